@@ -1,0 +1,284 @@
+//! The benchmark plan: what PID 1 runs, on which targets, with which caps.
+//!
+//! The xtask generates one plan per image (it knows the partition layout) and puts it
+//! in the initramfs as JSON at [`PLAN_PATH`]; the init reads and validates it before
+//! running anything. Sizes are bytes, durations milliseconds.
+
+use serde::{Deserialize, Serialize};
+
+/// Where the plan sits inside the initramfs.
+pub const PLAN_PATH: &str = "/etc/benchboot/plan.json";
+/// Where module files sit inside the initramfs (`<dir>/<name>.ko`).
+pub const MODULES_DIR: &str = "/lib/modules";
+/// One MiB (2^20 bytes), the unit the seeds' tables use.
+pub const MIB: u64 = 1 << 20;
+
+/// Why a plan is unusable. Each variant names the field.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum PlanError {
+    #[error("plan: field `{field}`: {message}")]
+    Invalid { field: &'static str, message: String },
+    #[error("plan: not valid JSON for a plan: {0}")]
+    Json(String),
+}
+
+/// A whole run on one board.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Plan {
+    /// Board name (`boards/<name>.toml`).
+    pub board: String,
+    /// True when the plan was made for QEMU: figures are emulated, never hardware results.
+    pub emulated: bool,
+    /// Kernel modules (names without `.ko`) in load order, dependencies first.
+    pub modules: Vec<String>,
+    pub results: ResultsTarget,
+    pub storage: StoragePlan,
+    pub network: NetworkPlan,
+}
+
+/// The partition that receives `results.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResultsTarget {
+    /// Block device, e.g. `/dev/mmcblk0p2` (FAT).
+    pub device: String,
+    /// File name on that partition.
+    pub file: String,
+}
+
+/// The storage sweep: every target × block size, write then read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoragePlan {
+    pub targets: Vec<StorageTarget>,
+    /// Block sizes in bytes, in the order they run.
+    pub block_sizes: Vec<u64>,
+    /// Per block size and direction, stop after this many bytes...
+    pub byte_cap: u64,
+    /// ...or this many milliseconds, whichever comes first.
+    pub time_cap_ms: u64,
+    /// Repetitions of each (target, block size); every one is kept.
+    pub repetitions: u32,
+    /// How long to wait for the target partitions to appear, ms.
+    pub device_wait_ms: u64,
+}
+
+/// One filesystem partition to measure.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StorageTarget {
+    /// Short name used in results and tables, e.g. `ext4`.
+    pub label: String,
+    /// Block device, e.g. `/dev/mmcblk0p7`.
+    pub device: String,
+    pub filesystem: Filesystem,
+}
+
+/// Filesystems the test partitions carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Filesystem {
+    Ext2,
+    Ext3,
+    Ext4,
+    Vfat,
+}
+
+impl Filesystem {
+    /// All test filesystems, in the seeds' column order.
+    pub const ALL: [Filesystem; 4] = [Self::Ext2, Self::Ext3, Self::Ext4, Self::Vfat];
+
+    /// The name `mount(2)` takes (ext2/ext3 are served by the ext4 driver in Debian's
+    /// kernels, which registers all three names: CONFIG_EXT4_USE_FOR_EXT2).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Ext2 => "ext2",
+            Self::Ext3 => "ext3",
+            Self::Ext4 => "ext4",
+            Self::Vfat => "vfat",
+        }
+    }
+}
+
+/// The results link: a static address on one interface and a read-only HTTP server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkPlan {
+    /// Interface name, e.g. `usb0`.
+    pub interface: String,
+    /// IPv4 address of the board on that link.
+    pub address: [u8; 4],
+    pub prefix_len: u8,
+    /// TCP port of the results server.
+    pub port: u16,
+    /// How long to wait for the interface to appear, ms.
+    pub interface_wait_ms: u64,
+}
+
+/// The seeds' block sizes: 8 B, 16 B, ... 1 MiB (18 powers of two).
+pub fn seed_block_sizes() -> Vec<u64> {
+    (3..=20).map(|shift| 1u64 << shift).collect()
+}
+
+impl Plan {
+    /// Parses and validates a plan document.
+    ///
+    /// # Errors
+    /// [`PlanError::Json`] for malformed JSON or unknown fields, else as [`Plan::validate`].
+    pub fn from_json(text: &str) -> Result<Plan, PlanError> {
+        let plan: Plan = serde_json::from_str(text).map_err(|e| PlanError::Json(e.to_string()))?;
+        plan.validate()?;
+        Ok(plan)
+    }
+
+    /// Checks the plan can run: non-empty lists, caps above zero, sane sizes.
+    ///
+    /// # Errors
+    /// [`PlanError::Invalid`] naming the field and what to change.
+    pub fn validate(&self) -> Result<(), PlanError> {
+        let bad = |field, message: &str| {
+            Err(PlanError::Invalid {
+                field,
+                message: message.to_owned(),
+            })
+        };
+        let s = &self.storage;
+        if s.block_sizes.is_empty() {
+            return bad("storage.block_sizes", "list at least one block size");
+        }
+        if let Some(bs) = s.block_sizes.iter().find(|&&b| b == 0 || b > 64 * MIB) {
+            return Err(PlanError::Invalid {
+                field: "storage.block_sizes",
+                message: format!("{bs} is outside 1 B ..= 64 MiB"),
+            });
+        }
+        if s.byte_cap == 0 {
+            return bad("storage.byte_cap", "must be above 0 bytes");
+        }
+        if s.time_cap_ms == 0 {
+            return bad("storage.time_cap_ms", "must be above 0 ms");
+        }
+        if s.repetitions == 0 {
+            return bad("storage.repetitions", "must be at least 1");
+        }
+        let mut labels: Vec<&str> = s.targets.iter().map(|t| t.label.as_str()).collect();
+        labels.sort_unstable();
+        if labels.windows(2).any(|w| w[0] == w[1]) {
+            return bad("storage.targets", "labels must be unique");
+        }
+        for t in &s.targets {
+            if !t.device.starts_with("/dev/") {
+                return bad("storage.targets.device", "must be a /dev/ path");
+            }
+            if t.label.is_empty() || t.label.contains(char::is_whitespace) {
+                return bad("storage.targets.label", "must be one word");
+            }
+        }
+        if !self.results.device.starts_with("/dev/") {
+            return bad("results.device", "must be a /dev/ path");
+        }
+        if self.results.file.is_empty() || self.results.file.contains('/') {
+            return bad("results.file", "must be a bare file name");
+        }
+        if self.network.prefix_len > 32 {
+            return bad("network.prefix_len", "must be 0..=32");
+        }
+        if self.network.port == 0 {
+            return bad("network.port", "must be a TCP port above 0");
+        }
+        if self.network.interface.is_empty() || self.network.interface.len() > 15 {
+            return bad("network.interface", "must be 1..=15 characters (IFNAMSIZ)");
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn sample() -> Plan {
+        Plan {
+            board: "rpi-zero-w".into(),
+            emulated: true,
+            modules: vec!["crc16".into(), "ext4".into()],
+            results: ResultsTarget {
+                device: "/dev/mmcblk0p2".into(),
+                file: "results.json".into(),
+            },
+            storage: StoragePlan {
+                targets: vec![StorageTarget {
+                    label: "ext4".into(),
+                    device: "/dev/mmcblk0p7".into(),
+                    filesystem: Filesystem::Ext4,
+                }],
+                block_sizes: vec![512, 4096],
+                byte_cap: 4 * MIB,
+                time_cap_ms: 2000,
+                repetitions: 1,
+                device_wait_ms: 10_000,
+            },
+            network: NetworkPlan {
+                interface: "usb0".into(),
+                address: [10, 0, 2, 15],
+                prefix_len: 24,
+                port: 8080,
+                interface_wait_ms: 10_000,
+            },
+        }
+    }
+
+    #[test]
+    fn seed_sizes_are_8_bytes_to_1_mib() {
+        let sizes = seed_block_sizes();
+        assert_eq!(sizes.len(), 18);
+        assert_eq!(sizes[0], 8);
+        assert_eq!(sizes[17], MIB);
+    }
+
+    #[test]
+    fn json_round_trip() {
+        let plan = sample();
+        let text = serde_json::to_string(&plan).unwrap();
+        assert_eq!(Plan::from_json(&text).unwrap(), plan);
+        assert!(text.contains("\"filesystem\":\"ext4\""), "{text}");
+    }
+
+    #[test]
+    fn zero_repetitions_refused() {
+        let mut plan = sample();
+        plan.storage.repetitions = 0;
+        assert_eq!(
+            plan.validate(),
+            Err(PlanError::Invalid {
+                field: "storage.repetitions",
+                message: "must be at least 1".into()
+            })
+        );
+    }
+
+    #[test]
+    fn duplicate_labels_refused() {
+        let mut plan = sample();
+        let t = plan.storage.targets[0].clone();
+        plan.storage.targets.push(t);
+        assert!(plan.validate().unwrap_err().to_string().contains("unique"));
+    }
+
+    #[test]
+    fn huge_block_refused() {
+        let mut plan = sample();
+        plan.storage.block_sizes.push(128 * MIB);
+        let err = plan.validate().unwrap_err().to_string();
+        assert!(err.contains("134217728"), "{err}");
+    }
+
+    #[test]
+    fn unknown_field_refused() {
+        let text = serde_json::to_string(&sample())
+            .unwrap()
+            .replacen('{', "{\"colour\":1,", 1);
+        assert!(matches!(Plan::from_json(&text), Err(PlanError::Json(_))));
+    }
+}
