@@ -1,0 +1,12 @@
+//! What runs on the board: the PID 1 init ([`init`]) and the benchmark engines.
+//!
+//! Engines ([`storage`]) are plain Rust over small traits (a clock, an `embedded_io`
+//! sink/source) and are unit-tested on the host. Syscalls live in [`sys`] (the only
+//! module with `unsafe`) and in the thin file wrappers of [`storage::SyncFile`].
+
+pub mod census;
+pub mod console;
+pub mod http;
+pub mod init;
+pub mod storage;
+pub mod sys;

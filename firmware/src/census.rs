@@ -1,0 +1,127 @@
+//! The process census: proof that nothing but PID 1 ran in user space.
+//!
+//! Kernel threads are told apart by `PF_KTHREAD` (0x00200000, include/linux/sched.h) in
+//! the `flags` field of `/proc/<pid>/stat` (proc(5), field 9).
+
+use benchboot_results::{Census, Process};
+
+/// `PF_KTHREAD` from include/linux/sched.h.
+pub const PF_KTHREAD: u64 = 0x0020_0000;
+
+/// The fields of one `/proc/<pid>/stat` line that the census needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stat {
+    pub pid: u32,
+    pub comm: String,
+    pub ppid: u32,
+    pub flags: u64,
+}
+
+/// Parses a `/proc/<pid>/stat` line. `comm` may hold spaces and parentheses, so it is
+/// taken between the first `(` and the last `)`. `None` for a malformed line.
+pub fn parse_stat(line: &str) -> Option<Stat> {
+    let open = line.find('(')?;
+    let close = line.rfind(')')?;
+    let pid = line[..open].trim().parse().ok()?;
+    let comm = line.get(open + 1..close)?.to_owned();
+    let rest: Vec<&str> = line[close + 1..].split_whitespace().collect();
+    // rest[0] = state (field 3), rest[1] = ppid (4), rest[6] = flags (9).
+    let ppid = rest.get(1)?.parse().ok()?;
+    let flags = rest.get(6)?.parse().ok()?;
+    Some(Stat {
+        pid,
+        comm,
+        ppid,
+        flags,
+    })
+}
+
+/// Sorts stat entries into a census: user-space processes listed, kernel threads counted.
+pub fn census_of(at: &str, stats: impl IntoIterator<Item = Stat>) -> Census {
+    let mut user_processes = Vec::new();
+    let mut kernel_threads = 0;
+    for s in stats {
+        if s.flags & PF_KTHREAD != 0 {
+            kernel_threads += 1;
+        } else {
+            user_processes.push(Process {
+                pid: s.pid,
+                ppid: s.ppid,
+                comm: s.comm,
+            });
+        }
+    }
+    user_processes.sort_by_key(|p| p.pid);
+    Census {
+        at: at.to_owned(),
+        user_processes,
+        kernel_threads,
+    }
+}
+
+/// Reads every `/proc/<pid>/stat` under `proc_root` (processes that exit meanwhile are
+/// skipped).
+pub fn take(at: &str, proc_root: &std::path::Path) -> std::io::Result<Census> {
+    let mut stats = Vec::new();
+    for entry in std::fs::read_dir(proc_root)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        if let Ok(text) = std::fs::read_to_string(entry.path().join("stat")) {
+            if let Some(s) = parse_stat(&text) {
+                stats.push(s);
+            }
+        }
+    }
+    Ok(census_of(at, stats))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Captured from a Debian 6.1 kernel.
+    const INIT: &str = "1 (benchboot-init) S 0 0 0 0 -1 4194560 180 0 0 0 1 3 0 0 20 0 1 0 17 2392064 93 4294967295";
+    const KTHREADD: &str = "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 17 0 0 4294967295";
+    const ODD_COMM: &str = "77 (a (b) c) R 1 77 77 0 -1 4194304 5 0 0 0 0 0 0 0 20 0 1 0 900 1 1 1";
+
+    #[test]
+    fn parses_fields() {
+        let s = parse_stat(INIT).unwrap();
+        assert_eq!((s.pid, s.ppid, s.comm.as_str()), (1, 0, "benchboot-init"));
+        assert_eq!(s.flags & PF_KTHREAD, 0);
+        let k = parse_stat(KTHREADD).unwrap();
+        assert_ne!(k.flags & PF_KTHREAD, 0);
+    }
+
+    #[test]
+    fn comm_with_parens_and_spaces() {
+        let s = parse_stat(ODD_COMM).unwrap();
+        assert_eq!((s.pid, s.comm.as_str(), s.ppid), (77, "a (b) c", 1));
+    }
+
+    #[test]
+    fn malformed_is_none() {
+        assert_eq!(parse_stat("garbage"), None);
+        assert_eq!(parse_stat("1 (x) S"), None);
+    }
+
+    #[test]
+    fn census_counts_kernel_threads_and_lists_user_processes() {
+        let c = census_of("t", [INIT, KTHREADD].iter().map(|l| parse_stat(l).unwrap()));
+        assert!(c.only_pid1());
+        assert_eq!(c.kernel_threads, 1);
+        let c = census_of("t", [INIT, ODD_COMM].iter().map(|l| parse_stat(l).unwrap()));
+        assert!(!c.only_pid1());
+        assert_eq!(c.user_processes[1].pid, 77);
+    }
+
+    #[test]
+    fn host_census_finds_this_process() {
+        let c = take("host", std::path::Path::new("/proc")).unwrap();
+        let me = std::process::id();
+        assert!(c.user_processes.iter().any(|p| p.pid == me));
+    }
+}

@@ -1,0 +1,374 @@
+//! PID 1: one straight sequence of steps, from the kernel's hand-over to serving results.
+//!
+//! Essential steps (pseudo-filesystems, the plan) end the sequence early on failure;
+//! every other failure is recorded as an [`Event`](benchboot_results::Event) and the run
+//! goes on. Results are written to the results partition after every step, so what
+//! finished is on stable storage before the next step starts. [`run`] never returns.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use benchboot_plan::{Plan, StorageTarget, MODULES_DIR, PLAN_PATH};
+use benchboot_results::{
+    mib_per_s, Direction, IoMode, RunResults, Severity, StorageMeasurement, SystemInfo,
+};
+use rustix::mount::MountFlags;
+
+use crate::console::{case_line, say, CaseResult, READY};
+use crate::storage::{pattern_block, timed_read, timed_write, Caps, MonotonicClock, SyncFile};
+use crate::{census, http, sys};
+
+/// Pseudo-filesystems PID 1 mounts itself (the kernel does not auto-mount devtmpfs for
+/// an initramfs): (source, target, type).
+pub const MOUNTS: &[(&str, &str, &str)] = &[
+    ("proc", "/proc", "proc"),
+    ("sysfs", "/sys", "sysfs"),
+    ("devtmpfs", "/dev", "devtmpfs"),
+];
+
+/// Where the results partition is mounted.
+const RESULTS_MNT: &str = "/results";
+/// Where test partition `<label>` is mounted: `/mnt/<label>`.
+const TARGETS_MNT: &str = "/mnt";
+/// The file each pass writes and reads on a test filesystem.
+const BENCH_FILE: &str = "benchboot.dat";
+
+/// Runs the whole sequence, then serves results forever.
+pub fn run() -> ! {
+    let started = sys::boottime_ns();
+    for (source, target, fstype) in MOUNTS {
+        if let Err(e) = sys::mount(source, target, fstype, MountFlags::empty()) {
+            say(&format!("cannot mount {fstype} on {target}: {e}"));
+        }
+    }
+    let plan = match std::fs::read_to_string(PLAN_PATH)
+        .map_err(|e| format!("{PLAN_PATH}: {e}"))
+        .and_then(|t| Plan::from_json(&t).map_err(|e| format!("{PLAN_PATH}: {e}")))
+    {
+        Ok(p) => p,
+        Err(e) => {
+            say(&format!("no usable plan, nothing to run: {e}"));
+            idle_forever();
+        }
+    };
+    let mut results = RunResults::new(run_id(&plan.board), plan.clone(), system_info(started));
+    say(&format!("start run={} board={}", results.run_id, plan.board));
+    if plan.emulated {
+        say("emulated run (QEMU): figures are not hardware results");
+    }
+    load_modules(&plan, &mut results);
+    let results_ok = mount_results(&plan, &mut results);
+    take_census("before-storage", &mut results);
+    persist(&plan, &mut results, results_ok);
+    run_storage(&plan, &mut results, results_ok);
+    take_census("after-storage", &mut results);
+    results.complete = true;
+    persist(&plan, &mut results, results_ok);
+    let errors = results.events.iter().filter(|e| e.severity == Severity::Error).count();
+    say(&format!(
+        "end run={} measurements={} errors={errors}",
+        results.run_id,
+        results.storage.len()
+    ));
+    let listener = bring_up_network(&plan, &mut results);
+    persist(&plan, &mut results, results_ok);
+    let body = results.to_json();
+    match listener {
+        Some(l) => {
+            say(&format!(
+                "{} serving http://{}:{}{} (read-only)",
+                READY.trim_start_matches("benchboot: "),
+                dotted(plan.network.address),
+                plan.network.port,
+                http::RESULTS_PATH
+            ));
+            http::serve(&l, &body)
+        }
+        None => {
+            say("ready without network: results are on the results partition only");
+            idle_forever()
+        }
+    }
+}
+
+/// Sleeps forever, reaping any orphans. PID 1 must never exit.
+pub fn idle_forever() -> ! {
+    loop {
+        sys::reap_zombies();
+        std::thread::sleep(Duration::from_secs(60));
+    }
+}
+
+fn dotted(a: [u8; 4]) -> String {
+    format!("{}.{}.{}.{}", a[0], a[1], a[2], a[3])
+}
+
+fn run_id(board: &str) -> String {
+    let boot_id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+    let short: String = boot_id.trim().chars().filter(|c| *c != '-').take(12).collect();
+    format!("{board}-{short}")
+}
+
+fn system_info(started: u64) -> SystemInfo {
+    let uname = rustix::system::uname();
+    let mem_total_bytes = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| parse_meminfo_total(&t))
+        .unwrap_or(0);
+    SystemInfo {
+        kernel_release: uname.release().to_string_lossy().into_owned(),
+        machine: uname.machine().to_string_lossy().into_owned(),
+        mem_total_bytes,
+        init_started_ns: started,
+        written_ns: 0,
+    }
+}
+
+/// `MemTotal:  499012 kB` → bytes (proc(5): the kB there are KiB).
+pub fn parse_meminfo_total(text: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+fn load_modules(plan: &Plan, results: &mut RunResults) {
+    for name in &plan.modules {
+        let path = Path::new(MODULES_DIR).join(format!("{name}.ko"));
+        match sys::load_module(&path) {
+            Ok(()) => {}
+            Err(e) => {
+                say(&format!("module {name}: {e}"));
+                results.event(format!("module.{name}"), Severity::Error, e.to_string());
+            }
+        }
+    }
+}
+
+/// Waits until `path` exists, polling every 50 ms, for at most `wait`.
+fn wait_for(path: &Path, wait: Duration) -> bool {
+    let until = Instant::now() + wait;
+    loop {
+        if path.exists() {
+            return true;
+        }
+        if Instant::now() >= until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn mount_results(plan: &Plan, results: &mut RunResults) -> bool {
+    let dev = Path::new(&plan.results.device);
+    if !wait_for(dev, Duration::from_millis(plan.storage.device_wait_ms)) {
+        results.event("mount.results", Severity::Error, format!("{} never appeared", dev.display()));
+        return false;
+    }
+    match sys::mount(&plan.results.device, RESULTS_MNT, "vfat", MountFlags::NOATIME) {
+        Ok(()) => true,
+        Err(e) => {
+            say(&format!("cannot mount results partition: {e}"));
+            results.event("mount.results", Severity::Error, e.to_string());
+            false
+        }
+    }
+}
+
+fn take_census(at: &str, results: &mut RunResults) {
+    sys::reap_zombies();
+    match census::take(at, Path::new("/proc")) {
+        Ok(c) => {
+            let others = c.user_processes.len().saturating_sub(1);
+            say(&format!(
+                "census {at}: {} user-space process(es), {} kernel threads",
+                c.user_processes.len(),
+                c.kernel_threads
+            ));
+            if others > 0 {
+                results.event(format!("census.{at}"), Severity::Warning, format!("{others} process(es) besides PID 1"));
+            }
+            results.census.push(c);
+        }
+        Err(e) => results.event(format!("census.{at}"), Severity::Error, e.to_string()),
+    }
+}
+
+/// Writes `results.json` atomically: temp file, `fsync`, rename, `fsync` of the folder.
+fn persist(plan: &Plan, results: &mut RunResults, mounted: bool) {
+    if !mounted {
+        return;
+    }
+    results.system.written_ns = sys::boottime_ns();
+    let dir = Path::new(RESULTS_MNT);
+    let tmp = dir.join(format!("{}.tmp", plan.results.file));
+    let dst = dir.join(&plan.results.file);
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        std::io::Write::write_all(&mut f, results.to_json().as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &dst)?;
+        std::fs::File::open(dir)?.sync_all()
+    };
+    if let Err(e) = write() {
+        say(&format!("cannot write {}: {e}", dst.display()));
+        results.event("results.write", Severity::Error, e.to_string());
+    }
+}
+
+fn run_storage(plan: &Plan, results: &mut RunResults, results_ok: bool) {
+    let wait = Duration::from_millis(plan.storage.device_wait_ms);
+    for target in &plan.storage.targets {
+        let mnt = PathBuf::from(TARGETS_MNT).join(&target.label);
+        if !wait_for(Path::new(&target.device), wait) {
+            results.event(
+                format!("mount.{}", target.label),
+                Severity::Error,
+                format!("{} never appeared", target.device),
+            );
+            continue;
+        }
+        let mnt_str = mnt.to_string_lossy().into_owned();
+        if let Err(e) = sys::mount(&target.device, &mnt_str, target.filesystem.name(), MountFlags::NOATIME) {
+            say(&format!("cannot mount {} ({}): {e}", target.device, target.filesystem.name()));
+            results.event(format!("mount.{}", target.label), Severity::Error, e.to_string());
+            continue;
+        }
+        for &block_size in &plan.storage.block_sizes {
+            for repetition in 0..plan.storage.repetitions {
+                let step = format!("storage.{}.bs{block_size}.r{repetition}", target.label);
+                let outcome = sys::run_worker(|| {
+                    match measure_pair(plan, target, &mnt, block_size, repetition) {
+                        Ok(pair) => serde_json::to_string(&pair).unwrap_or_default(),
+                        Err(e) => format!("error: {e}"),
+                    }
+                });
+                match outcome {
+                    Ok(out) => match serde_json::from_str::<Vec<StorageMeasurement>>(&out) {
+                        Ok(pair) => {
+                            for m in &pair {
+                                say(&case_line(
+                                    &format!("{step}.{}", direction_name(m.direction)),
+                                    CaseResult::Pass,
+                                    mib_per_s(m.bytes, m.nanos),
+                                    "MiB/s",
+                                ));
+                            }
+                            results.storage.extend(pair);
+                        }
+                        Err(_) => fail(results, &step, &out),
+                    },
+                    Err(e) => fail(results, &step, &e.to_string()),
+                }
+            }
+            persist(plan, results, results_ok);
+        }
+    }
+}
+
+fn fail(results: &mut RunResults, step: &str, message: &str) {
+    say(&case_line(step, CaseResult::Fail, 0.0, "MiB/s"));
+    say(&format!("{step}: {message}"));
+    results.event(step, Severity::Error, message);
+}
+
+fn direction_name(d: Direction) -> &'static str {
+    match d {
+        Direction::Write => "write",
+        Direction::Read => "read",
+    }
+}
+
+/// One write pass then one read pass of the same file (runs in a worker process).
+fn measure_pair(
+    plan: &Plan,
+    target: &StorageTarget,
+    mnt: &Path,
+    block_size: u64,
+    repetition: u32,
+) -> std::io::Result<Vec<StorageMeasurement>> {
+    let path = mnt.join(BENCH_FILE);
+    let _ = std::fs::remove_file(&path);
+    let caps = Caps {
+        bytes: plan.storage.byte_cap,
+        time_ns: plan.storage.time_cap_ms * 1_000_000,
+    };
+    let mut block = pattern_block(block_size as usize, block_size ^ u64::from(repetition));
+    // Nothing of an earlier pass may sit in the page cache or the dirty lists.
+    sys::drop_caches()?;
+    let mut file = SyncFile(std::fs::File::create(&path)?);
+    let w = timed_write(&mut file, &block, caps, &mut MonotonicClock).map_err(std::io::Error::from)?;
+    drop(file);
+    // A read right after a write would be served from the page cache.
+    sys::drop_caches()?;
+    let mut file = SyncFile(std::fs::File::open(&path)?);
+    let read_caps = Caps {
+        bytes: w.bytes,
+        time_ns: caps.time_ns,
+    };
+    let r = timed_read(&mut file, &mut block, read_caps, &mut MonotonicClock)
+        .map_err(std::io::Error::from)?;
+    drop(file);
+    std::fs::remove_file(&path)?;
+    let m = |direction, t: crate::storage::Timed| StorageMeasurement {
+        target: target.label.clone(),
+        filesystem: target.filesystem,
+        block_size,
+        direction,
+        mode: IoMode::Sync,
+        repetition,
+        bytes: t.bytes,
+        nanos: t.nanos,
+        stopped_by: t.stopped_by,
+    };
+    Ok(vec![m(Direction::Write, w), m(Direction::Read, r)])
+}
+
+fn bring_up_network(plan: &Plan, results: &mut RunResults) -> Option<std::net::TcpListener> {
+    if let Err(e) = sys::link_up("lo") {
+        results.event("network.lo", Severity::Warning, e.to_string());
+    }
+    let n = &plan.network;
+    let sysfs = Path::new("/sys/class/net").join(&n.interface);
+    if !wait_for(&sysfs, Duration::from_millis(n.interface_wait_ms)) {
+        let msg = format!("interface {} never appeared", n.interface);
+        say(&msg);
+        results.event("network.up", Severity::Error, msg);
+        return None;
+    }
+    if let Err(e) = sys::ifconfig_up(&n.interface, n.address, n.prefix_len) {
+        say(&format!("cannot configure {}: {e}", n.interface));
+        results.event("network.up", Severity::Error, e.to_string());
+        return None;
+    }
+    match std::net::TcpListener::bind(("0.0.0.0", n.port)) {
+        Ok(l) => Some(l),
+        Err(e) => {
+            say(&format!("cannot listen on port {}: {e}", n.port));
+            results.event("network.listen", Severity::Error, e.to_string());
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meminfo_total_in_bytes() {
+        let text = "MemTotal:         441396 kB\nMemFree:          400000 kB\n";
+        assert_eq!(parse_meminfo_total(text), Some(441_396 * 1024));
+        assert_eq!(parse_meminfo_total("MemFree: 1 kB"), None);
+    }
+
+    #[test]
+    fn mount_table_has_the_pseudo_filesystems() {
+        let targets: Vec<_> = MOUNTS.iter().map(|m| m.1).collect();
+        assert_eq!(targets, ["/proc", "/sys", "/dev"]);
+    }
+
+    #[test]
+    fn dotted_quad() {
+        assert_eq!(dotted([10, 0, 2, 15]), "10.0.2.15");
+    }
+}

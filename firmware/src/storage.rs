@@ -1,0 +1,171 @@
+//! The storage engine: timed write and read passes at one block size.
+//!
+//! Plain logic over [`Clock`] and `embedded_io` sinks/sources so the caps, the timed
+//! region and the sums are unit-tested on the host with a mock clock. On the board the
+//! sink/source is a [`SyncFile`] whose `flush` is `fsync(2)`: the flush to the device is
+//! inside the timed write region (a write timed without it measures the page cache).
+
+use benchboot_results::StopReason;
+
+/// A monotonic clock in nanoseconds.
+pub trait Clock {
+    fn now_ns(&mut self) -> u64;
+}
+
+/// `clock_gettime(CLOCK_MONOTONIC)`.
+pub struct MonotonicClock;
+
+impl Clock for MonotonicClock {
+    fn now_ns(&mut self) -> u64 {
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+        t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+    }
+}
+
+/// When a timed loop stops: at `bytes` bytes or `time_ns` nanoseconds, whichever first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caps {
+    pub bytes: u64,
+    pub time_ns: u64,
+}
+
+/// What one timed pass moved and how long it took.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timed {
+    pub bytes: u64,
+    pub nanos: u64,
+    pub stopped_by: StopReason,
+}
+
+/// How many calls pass between two clock reads: about every 64 KiB, at least every call.
+/// On a BCM2835 there is no architected timer, so `clock_gettime` is a real syscall
+/// (no vDSO): reading it every 8 B write would double the syscalls being measured.
+pub fn calls_per_clock_check(block_size: usize) -> u64 {
+    (65_536 / block_size.max(1)).max(1) as u64
+}
+
+/// Writes `block` repeatedly, then flushes; times the whole region including the flush.
+///
+/// Stops once at least `caps.bytes` are written (the last block may pass the cap by less
+/// than one block) or `caps.time_ns` has passed, checked every
+/// [`calls_per_clock_check`] writes.
+///
+/// # Errors
+/// The first error of the sink (`write` or `flush`).
+pub fn timed_write<W: embedded_io::Write, C: Clock>(
+    sink: &mut W,
+    block: &[u8],
+    caps: Caps,
+    clock: &mut C,
+) -> Result<Timed, W::Error> {
+    let every = calls_per_clock_check(block.len());
+    let start = clock.now_ns();
+    let mut bytes = 0u64;
+    let mut calls = 0u64;
+    let stopped_by = loop {
+        if bytes >= caps.bytes {
+            break StopReason::Bytes;
+        }
+        sink.write_all(block)?;
+        bytes += block.len() as u64;
+        calls += 1;
+        if calls % every == 0 && clock.now_ns() - start >= caps.time_ns {
+            break StopReason::Time;
+        }
+    };
+    sink.flush()?;
+    let nanos = clock.now_ns() - start;
+    Ok(Timed {
+        bytes,
+        nanos,
+        stopped_by,
+    })
+}
+
+/// Reads into `buf` until end of file, `caps.bytes`, or `caps.time_ns`; times the loop.
+///
+/// # Errors
+/// The first error of the source.
+pub fn timed_read<R: embedded_io::Read, C: Clock>(
+    source: &mut R,
+    buf: &mut [u8],
+    caps: Caps,
+    clock: &mut C,
+) -> Result<Timed, R::Error> {
+    let every = calls_per_clock_check(buf.len());
+    let start = clock.now_ns();
+    let mut bytes = 0u64;
+    let mut calls = 0u64;
+    let stopped_by = loop {
+        if bytes >= caps.bytes {
+            break StopReason::Bytes;
+        }
+        let n = source.read(buf)?;
+        if n == 0 {
+            break StopReason::Eof;
+        }
+        bytes += n as u64;
+        calls += 1;
+        if calls % every == 0 && clock.now_ns() - start >= caps.time_ns {
+            break StopReason::Time;
+        }
+    };
+    let nanos = clock.now_ns() - start;
+    Ok(Timed {
+        bytes,
+        nanos,
+        stopped_by,
+    })
+}
+
+/// A block of `len` bytes of a seeded xorshift pattern (not zeros: some devices and
+/// filesystems treat zero blocks specially).
+pub fn pattern_block(len: usize, seed: u64) -> Vec<u8> {
+    // splitmix-style scramble so that nearby seeds give unrelated streams.
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+/// A file whose `flush` is `fsync(2)`; reads and writes retry on EINTR.
+pub struct SyncFile(pub std::fs::File);
+
+impl embedded_io::ErrorType for SyncFile {
+    type Error = std::io::Error;
+}
+
+impl embedded_io::Write for SyncFile {
+    fn write(&mut self, buf: &[u8]) -> Result<usize, Self::Error> {
+        loop {
+            match std::io::Write::write(&mut self.0, buf) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                other => return other,
+            }
+        }
+    }
+
+    /// `fsync(2)`: data and metadata reach the device.
+    fn flush(&mut self) -> Result<(), Self::Error> {
+        self.0.sync_all()
+    }
+}
+
+impl embedded_io::Read for SyncFile {
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize, Self::Error> {
+        loop {
+            match std::io::Read::read(&mut self.0, buf) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                other => return other,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,226 @@
+//! The syscall edge: thin wrappers over rustix, and libc where rustix has no safe API.
+//! This is the only module with `unsafe`.
+//!
+//! Each wrapper names the C call it makes; see its man page for the details.
+
+use std::ffi::CStr;
+use std::io;
+use std::path::Path;
+
+use rustix::mount::MountFlags;
+
+/// `mount(2)`. `EBUSY` (already mounted there) counts as success, so mounts are idempotent.
+pub fn mount(source: &str, target: &str, fstype: &str, flags: MountFlags) -> io::Result<()> {
+    std::fs::create_dir_all(target)?;
+    match rustix::mount::mount(source, target, fstype, flags, None::<&CStr>) {
+        Ok(()) | Err(rustix::io::Errno::BUSY) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `finit_module(2)` of `path` with no parameters. `EEXIST` (already loaded) is success.
+pub fn load_module(path: &Path) -> io::Result<()> {
+    let file = std::fs::File::open(path)?;
+    match rustix::system::finit_module(&file, c"", 0) {
+        Ok(()) | Err(rustix::io::Errno::EXIST) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `sync(2)` then `3` into `/proc/sys/vm/drop_caches`: page cache, dentries and inodes
+/// are dropped (Documentation/admin-guide/sysctl/vm.rst).
+pub fn drop_caches() -> io::Result<()> {
+    rustix::fs::sync();
+    std::fs::write("/proc/sys/vm/drop_caches", "3")
+}
+
+/// `CLOCK_BOOTTIME` in ns (includes time suspended; on a board: time since power-on of
+/// the kernel).
+pub fn boottime_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Boottime);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// How a worker process ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WorkerError {
+    Fork(String),
+    /// Killed by this signal (e.g. SIGSEGV, SIGABRT from a panic).
+    Signal(i32),
+    /// Exited with a non-zero status.
+    Exit(i32),
+}
+
+impl std::fmt::Display for WorkerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Fork(e) => write!(f, "fork failed: {e}"),
+            Self::Signal(s) => write!(f, "worker killed by signal {s}"),
+            Self::Exit(c) => write!(f, "worker exited with status {c}"),
+        }
+    }
+}
+
+/// Runs `work` in a forked child (`fork(2)`, `pipe(2)`, `waitpid(2)`) and returns what it
+/// produced. A crash or panic in the worker becomes an error here instead of taking
+/// PID 1 (and so the kernel) down.
+pub fn run_worker(work: impl FnOnce() -> String) -> Result<String, WorkerError> {
+    let (read_end, write_end) =
+        rustix::pipe::pipe().map_err(|e| WorkerError::Fork(e.to_string()))?;
+    // SAFETY: PID 1 is single-threaded, so the child may run any code after fork.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(WorkerError::Fork(io::Error::last_os_error().to_string()));
+    }
+    if pid == 0 {
+        drop(read_end);
+        let out = work();
+        let mut file = std::fs::File::from(write_end);
+        let ok = io::Write::write_all(&mut file, out.as_bytes()).is_ok();
+        // SAFETY: _exit ends the child without running PID 1's atexit handlers.
+        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+    }
+    drop(write_end);
+    let mut out = String::new();
+    let _ = io::Read::read_to_string(&mut std::fs::File::from(read_end), &mut out);
+    let mut status = 0;
+    loop {
+        // SAFETY: status is a valid out-pointer.
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if r == pid {
+            break;
+        }
+        if r < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            return Err(WorkerError::Fork(io::Error::last_os_error().to_string()));
+        }
+    }
+    if libc::WIFSIGNALED(status) {
+        return Err(WorkerError::Signal(libc::WTERMSIG(status)));
+    }
+    match libc::WEXITSTATUS(status) {
+        0 => Ok(out),
+        code => Err(WorkerError::Exit(code)),
+    }
+}
+
+/// Reaps any exited children without blocking (`waitpid(-1, WNOHANG)`): PID 1 inherits
+/// orphans.
+pub fn reap_zombies() {
+    loop {
+        let mut status = 0;
+        // SAFETY: status is a valid out-pointer.
+        let r = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if r <= 0 {
+            break;
+        }
+    }
+}
+
+/// Sets an IPv4 address on `ifname` and brings it up: `SIOCSIFADDR`, `SIOCSIFNETMASK`,
+/// `SIOCSIFFLAGS` with `IFF_UP` (netdevice(7)).
+pub fn ifconfig_up(ifname: &str, address: [u8; 4], prefix_len: u8) -> io::Result<()> {
+    let mask: u32 = if prefix_len == 0 {
+        0
+    } else {
+        u32::MAX << (32 - u32::from(prefix_len.min(32)))
+    };
+    // SAFETY: plain socket(2) call.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd is a fresh, owned descriptor.
+    let sock = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    let raw = std::os::fd::AsRawFd::as_raw_fd(&sock);
+    let set_addr = |request, addr: [u8; 4]| -> io::Result<()> {
+        let mut req = ifreq(ifname)?;
+        let sin = libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: 0,
+            sin_addr: libc::in_addr {
+                s_addr: u32::from_ne_bytes(addr),
+            },
+            sin_zero: [0; 8],
+        };
+        // SAFETY: sockaddr_in fits in the ifreq union's sockaddr (both 16 bytes).
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                (&sin as *const libc::sockaddr_in).cast::<u8>(),
+                &mut req.ifr_ifru as *mut _ as *mut u8,
+                std::mem::size_of::<libc::sockaddr_in>(),
+            );
+        }
+        ioctl(raw, request, &mut req)
+    };
+    set_addr(libc::SIOCSIFADDR, address)?;
+    set_addr(libc::SIOCSIFNETMASK, mask.to_be_bytes())?;
+    let mut req = ifreq(ifname)?;
+    ioctl(raw, libc::SIOCGIFFLAGS, &mut req)?;
+    // SAFETY: SIOCGIFFLAGS filled the flags member of the union.
+    unsafe { req.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short };
+    ioctl(raw, libc::SIOCSIFFLAGS, &mut req)
+}
+
+/// Brings `ifname` up with no address (for `lo`, whose address the kernel sets).
+pub fn link_up(ifname: &str) -> io::Result<()> {
+    // SAFETY: plain socket(2) call.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd is a fresh, owned descriptor.
+    let sock = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    let raw = std::os::fd::AsRawFd::as_raw_fd(&sock);
+    let mut req = ifreq(ifname)?;
+    ioctl(raw, libc::SIOCGIFFLAGS, &mut req)?;
+    // SAFETY: SIOCGIFFLAGS filled the flags member of the union.
+    unsafe { req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short };
+    ioctl(raw, libc::SIOCSIFFLAGS, &mut req)
+}
+
+fn ifreq(ifname: &str) -> io::Result<libc::ifreq> {
+    if ifname.is_empty() || ifname.len() >= libc::IFNAMSIZ {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "interface name length"));
+    }
+    // SAFETY: ifreq is plain old data; all-zero is a valid value.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (dst, src) in req.ifr_name.iter_mut().zip(ifname.bytes()) {
+        *dst = src as libc::c_char;
+    }
+    Ok(req)
+}
+
+fn ioctl(fd: libc::c_int, request: libc::Ioctl, req: &mut libc::ifreq) -> io::Result<()> {
+    // SAFETY: req is a valid ifreq for these SIOC* requests.
+    let r = unsafe { libc::ioctl(fd, request as _, req as *mut libc::ifreq) };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worker_returns_output() {
+        assert_eq!(run_worker(|| "hello".into()), Ok("hello".into()));
+    }
+
+    #[test]
+    fn worker_crash_is_an_error_not_a_crash() {
+        let r = run_worker(|| {
+            // What a panic under panic = "abort" does.
+            std::process::abort();
+        });
+        assert_eq!(r, Err(WorkerError::Signal(libc::SIGABRT)));
+    }
+
+    #[test]
+    fn ifreq_refuses_long_names() {
+        assert!(ifreq("a-very-long-interface-name").is_err());
+        assert!(ifreq("usb0").is_ok());
+    }
+}
