@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use benchboot_plan::{Plan, StorageTarget, MODULES_DIR, PLAN_PATH};
+use benchboot_plan::{plan_name, plan_path, Plan, StorageTarget, MODULES_DIR};
 use benchboot_results::{
     mib_per_s, Direction, IoMode, RunResults, Severity, StorageMeasurement, SystemInfo,
 };
@@ -41,9 +41,11 @@ pub fn run() -> ! {
             say(&format!("cannot mount {fstype} on {target}: {e}"));
         }
     }
-    let plan = match std::fs::read_to_string(PLAN_PATH)
-        .map_err(|e| format!("{PLAN_PATH}: {e}"))
-        .and_then(|t| Plan::from_json(&t).map_err(|e| format!("{PLAN_PATH}: {e}")))
+    let cmdline = std::fs::read_to_string("/proc/cmdline").unwrap_or_default();
+    let path = plan_path(plan_name(&cmdline));
+    let plan = match std::fs::read_to_string(&path)
+        .map_err(|e| format!("{path}: {e}"))
+        .and_then(|t| Plan::from_json(&t).map_err(|e| format!("{path}: {e}")))
     {
         Ok(p) => p,
         Err(e) => {

@@ -1,1 +1,63 @@
-fn main() {}
+//! `cargo xtask <verb>`: dispatches to one module per verb.
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "benchboot build automation")]
+struct Cli {
+    #[command(subcommand)]
+    verb: Verb,
+}
+
+#[derive(Subcommand)]
+enum Verb {
+    /// Install what the build and tests need (apt, pip, rustup components).
+    Setup {
+        /// Print the commands instead of running them.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Cross-build the static init for a board (or a bare target) and gate it.
+    Firmware {
+        #[arg(long, conflicts_with = "target")]
+        board: Option<String>,
+        /// A Rust target triple, built for its baseline CPU.
+        #[arg(long)]
+        target: Option<String>,
+    },
+    /// Build target/images/<board>.img and its manifest.
+    Image {
+        #[arg(long)]
+        board: String,
+    },
+    /// Build the image if needed, boot it in QEMU, fetch and print the results.
+    Qemu {
+        #[arg(long)]
+        board: String,
+        /// Give up after this many seconds.
+        #[arg(long, default_value_t = 900)]
+        timeout: u64,
+    },
+    /// Refresh boards/packages.lock.toml from the Debian mirror's current index.
+    Lock,
+}
+
+fn main() -> Result<()> {
+    match Cli::parse().verb {
+        Verb::Setup { dry_run } => xtask::setup::run(dry_run),
+        Verb::Firmware { board, target } => {
+            let cpu = match (board, target) {
+                (Some(b), _) => xtask::firmware::CpuTarget::of_board(&xtask::load_board(&b)?),
+                (None, Some(t)) => xtask::firmware::CpuTarget::baseline(&t)?,
+                (None, None) => anyhow::bail!("give --board NAME or --target TRIPLE"),
+            };
+            xtask::firmware::build(&cpu).map(drop)
+        }
+        Verb::Image { board } => xtask::image::run(&xtask::load_board(&board)?).map(drop),
+        Verb::Qemu { board, timeout } => {
+            xtask::qemu::run(&xtask::load_board(&board)?, std::time::Duration::from_secs(timeout)).map(drop)
+        }
+        Verb::Lock => xtask::lock::run(),
+    }
+}

@@ -140,6 +140,8 @@ pub struct RawQemu {
     pub network: String,
     #[serde(default)]
     pub modules: Vec<String>,
+    #[serde(default)]
+    pub dtb_fixups: Vec<DtbFixup>,
 }
 
 /// A validated board. Built only by [`Board::from_toml`] / [`load`].
@@ -179,6 +181,8 @@ pub struct Qemu {
     pub network: QemuNetwork,
     /// Extra modules for the QEMU-only results link.
     pub modules: Vec<String>,
+    /// Applied to a QEMU-only copy of the card's DTB (the card keeps its own).
+    pub dtb_fixups: Vec<DtbFixup>,
 }
 
 /// The emulated device that carries the results link in QEMU.
@@ -259,7 +263,8 @@ impl RawBoard {
         if !self.kernel.dtb.ends_with(".dtb") || self.kernel.dtb.contains("..") {
             return Err(bad("kernel.dtb", "give a file name ending in `.dtb`".into()));
         }
-        for fixup in &self.kernel.dtb_fixups {
+        let qemu_fixups = self.qemu.iter().flat_map(|q| q.dtb_fixups.iter());
+        for fixup in self.kernel.dtb_fixups.iter().chain(qemu_fixups) {
             if !fixup.node.starts_with('/') {
                 return Err(bad(
                     "kernel.dtb-fixups.node",
@@ -313,6 +318,7 @@ impl RawBoard {
                     args: q.args,
                     network,
                     modules: q.modules,
+                    dtb_fixups: q.dtb_fixups,
                 })
             }
         };

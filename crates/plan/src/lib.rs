@@ -6,8 +6,12 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Where the plan sits inside the initramfs.
-pub const PLAN_PATH: &str = "/etc/benchboot/plan.json";
+/// Where plans sit inside the initramfs: `<dir>/<name>.json`.
+pub const PLANS_DIR: &str = "/etc/benchboot";
+/// The plan run when the kernel command line names none.
+pub const DEFAULT_PLAN: &str = "plan";
+/// Kernel parameter that picks another plan, e.g. `benchboot.plan=qemu`.
+pub const PLAN_PARAM: &str = "benchboot.plan=";
 /// Where module files sit inside the initramfs (`<dir>/<name>.ko`).
 pub const MODULES_DIR: &str = "/lib/modules";
 /// One MiB (2^20 bytes), the unit the seeds' tables use.
@@ -114,6 +118,22 @@ pub struct NetworkPlan {
     pub port: u16,
     /// How long to wait for the interface to appear, ms.
     pub interface_wait_ms: u64,
+}
+
+/// The plan named on a kernel command line (`/proc/cmdline`), or [`DEFAULT_PLAN`].
+/// Names other than `[a-z0-9_-]+` are ignored (no path tricks).
+pub fn plan_name(cmdline: &str) -> &str {
+    cmdline
+        .split_whitespace()
+        .filter_map(|w| w.strip_prefix(PLAN_PARAM))
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_'))
+        .last()
+        .unwrap_or(DEFAULT_PLAN)
+}
+
+/// Path of plan `name` inside the initramfs.
+pub fn plan_path(name: &str) -> String {
+    format!("{PLANS_DIR}/{name}.json")
 }
 
 /// The seeds' block sizes: 8 B, 16 B, ... 1 MiB (18 powers of two).
@@ -227,6 +247,14 @@ mod tests {
                 interface_wait_ms: 10_000,
             },
         }
+    }
+
+    #[test]
+    fn plan_from_cmdline() {
+        assert_eq!(plan_name("console=ttyS1 benchboot.plan=qemu quiet"), "qemu");
+        assert_eq!(plan_name("console=ttyS1"), "plan");
+        assert_eq!(plan_name("benchboot.plan=../etc/x"), "plan");
+        assert_eq!(plan_path("qemu"), "/etc/benchboot/qemu.json");
     }
 
     #[test]

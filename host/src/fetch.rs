@@ -1,0 +1,84 @@
+//! Fetching a results document from a board's read-only results server.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use benchboot_results::RunResults;
+
+/// Downloads `http://<addr>/results.json` and checks its schema version.
+///
+/// # Errors
+/// Network errors (with the address), a non-200 answer, or a document this version of
+/// benchboot cannot read (the message says to update benchboot).
+pub fn fetch(addr: &str, timeout: Duration) -> Result<(RunResults, String)> {
+    let url = format!("http://{addr}/results.json");
+    let agent = ureq::AgentBuilder::new().timeout(timeout).build();
+    let resp = agent.get(&url).call().with_context(|| {
+        format!("GET {url}: is the board up and its ready line printed? is the address right?")
+    })?;
+    let text = resp.into_string().with_context(|| format!("reading {url}"))?;
+    let results = RunResults::from_json(&text).with_context(|| format!("{url}"))?;
+    Ok((results, text))
+}
+
+/// Saves `text` to `path` atomically (temp file in the same folder + rename).
+pub fn save(path: &Path, text: &str) -> Result<PathBuf> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let tmp = dir.join(format!(
+        ".{}.tmp",
+        path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()
+    ));
+    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))?;
+    Ok(path.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    /// Serves one canned HTTP response on loopback.
+    fn serve_once(body: String) -> String {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap().to_string();
+        std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            let mut buf = [0u8; 1024];
+            let _ = s.read(&mut buf);
+            let _ = write!(
+                s,
+                "HTTP/1.0 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            );
+        });
+        addr
+    }
+
+    #[test]
+    fn wrong_major_version_is_refused() {
+        let addr = serve_once("{\"schema_version\": {\"major\": 9, \"minor\": 0}}".into());
+        let err = format!("{:#}", fetch(&addr, Duration::from_secs(5)).unwrap_err());
+        assert!(err.contains("schema version 9"), "{err}");
+        assert!(err.contains("update benchboot"), "{err}");
+    }
+
+    #[test]
+    fn nothing_listening_names_the_address() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let addr = format!("127.0.0.1:{port}");
+        let err = format!("{:#}", fetch(&addr, Duration::from_secs(2)).unwrap_err());
+        assert!(err.contains(&addr), "{err}");
+    }
+
+    #[test]
+    fn save_is_atomic() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sub/r.json");
+        save(&p, "{}").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "{}");
+        assert_eq!(std::fs::read_dir(dir.path().join("sub")).unwrap().count(), 1);
+    }
+}

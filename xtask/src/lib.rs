@@ -1,0 +1,100 @@
+//! benchboot's build automation, as a library so tests call the same code as `cargo xtask`.
+//!
+//! One module per verb (`setup`, `firmware`, `image`, `qemu`, `lock`), plus the pieces
+//! they share: packages (pinned Debian `.deb`s), kernel modules, the partition layout,
+//! the initramfs and the plans.
+
+pub mod firmware;
+pub mod image;
+pub mod initramfs;
+pub mod layout;
+pub mod lock;
+pub mod modules;
+pub mod packages;
+pub mod plans;
+pub mod qemu;
+pub mod setup;
+pub mod toolchain;
+
+use std::path::{Path, PathBuf};
+
+/// The repository root (the folder holding the workspace `Cargo.toml`).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// `<repo>/boards`.
+pub fn boards_dir() -> PathBuf {
+    repo_root().join("boards")
+}
+
+/// `<repo>/target`, or `CARGO_TARGET_DIR` when set.
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target"))
+}
+
+/// Loads a board by name from `boards/`, with the file named in any error.
+pub fn load_board(name: &str) -> anyhow::Result<benchboot_board::Board> {
+    Ok(benchboot_board::load(&boards_dir(), name)?)
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same folder and a rename,
+/// so a reader never sees half a file.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+    std::io::Write::write_all(&mut tmp, bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path)
+        .with_context(|| format!("renaming into {}", path.display()))?;
+    Ok(())
+}
+
+/// Lowercase hex SHA-256 of a byte slice.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex(&sha2::Sha256::digest(bytes))
+}
+
+/// Lowercase hex SHA-256 of a file, streamed.
+pub fn sha256_file(path: &Path) -> anyhow::Result<String> {
+    use anyhow::Context;
+    use sha2::Digest;
+    let mut f = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut h = sha2::Sha256::new();
+    std::io::copy(&mut f, &mut h).with_context(|| format!("reading {}", path.display()))?;
+    Ok(hex(&h.finalize()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn sha256_of_abc() {
+        // FIPS 180-2, appendix B.1.
+        assert_eq!(
+            super::sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn atomic_write_leaves_no_temp_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.json");
+        super::write_atomically(&path, b"{}").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"{}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}

@@ -1,0 +1,210 @@
+//! `cargo xtask qemu --board NAME`: the main job. Builds the image, boots the kernel,
+//! DTB and initramfs taken from the card's own boot partition in QEMU with the image
+//! as SD card, waits for the init's ready line, runs `benchboot fetch`, stops QEMU.
+//!
+//! QEMU's user-mode network forwards 127.0.0.1:<free port> on the host to the board's
+//! results server; nothing leaves this machine.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use benchboot_board::{Board, QemuNetwork};
+
+use crate::image::{self, INITRAMFS_FILE, KERNEL_FILE};
+use crate::layout::{self, Role};
+use crate::plans::RESULTS_PORT;
+
+/// The line PID 1 prints once results are on disk and served (firmware console.rs).
+pub const READY_MARKER: &str = "benchboot: ready";
+/// Kernel parameter that selects the short emulated plan.
+pub const QEMU_PLAN_PARAM: &str = "benchboot.plan=qemu";
+
+/// What a QEMU run produced.
+#[derive(Debug, Clone)]
+pub struct Run {
+    pub image: PathBuf,
+    pub manifest: PathBuf,
+    /// Everything the board printed on its console.
+    pub console_log: PathBuf,
+    /// The results document as fetched by `benchboot fetch`.
+    pub results: PathBuf,
+    /// From QEMU start to the ready line.
+    pub boot_to_ready: Duration,
+}
+
+/// Kills QEMU when dropped, whatever happened.
+struct Guard(Child);
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The kernel command line QEMU passes: the card's cmdline.txt, the board's QEMU
+/// additions, and the QEMU plan.
+pub fn append(cmdline_txt: &str, board_append: &str) -> String {
+    [cmdline_txt.trim(), board_append.trim(), QEMU_PLAN_PARAM]
+        .iter()
+        .filter(|s| !s.is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
+    let Some(q) = &board.qemu else {
+        bail!("boards/{}.toml has no [qemu] section: this board cannot boot in QEMU", board.name);
+    };
+    let built = image::run(board)?;
+    let work = crate::target_dir().join("qemu").join(&board.name);
+    std::fs::create_dir_all(&work)?;
+    let layout = layout::plan(&layout::Spec::default())?;
+    let boot = layout.part(Role::Boot).context("layout has no boot partition")?;
+    let kernel = work.join(KERNEL_FILE);
+    let initrd = work.join(INITRAMFS_FILE);
+    let dtb = work.join(&board.kernel.dtb);
+    std::fs::write(&kernel, image::read_fat_file(&built.image, boot, KERNEL_FILE)?)?;
+    std::fs::write(&initrd, image::read_fat_file(&built.image, boot, INITRAMFS_FILE)?)?;
+    let card_dtb = image::read_fat_file(&built.image, boot, &board.kernel.dtb)?;
+    std::fs::write(&dtb, image::apply_dtb_fixups(&card_dtb, &q.dtb_fixups)?)?;
+    let cmdline = String::from_utf8(image::read_fat_file(&built.image, boot, "cmdline.txt")?)?;
+    // QEMU writes to the card: boot a copy so the built image stays pristine.
+    let sd = work.join("sd.img");
+    std::fs::copy(&built.image, &sd)?;
+
+    let host = build_host_tool()?;
+    let port = free_port()?;
+    let mut args: Vec<String> = vec![
+        "-M".into(),
+        q.machine.clone(),
+        "-kernel".into(),
+        kernel.display().to_string(),
+        "-dtb".into(),
+        dtb.display().to_string(),
+        "-initrd".into(),
+        initrd.display().to_string(),
+        "-append".into(),
+        append(&cmdline, &q.append),
+        "-drive".into(),
+        format!("if=sd,format=raw,file={}", sd.display()),
+        "-display".into(),
+        "none".into(),
+        "-monitor".into(),
+        "none".into(),
+        "-no-reboot".into(),
+    ];
+    for i in 0..=q.console_serial_index {
+        args.push("-serial".into());
+        args.push(if i == q.console_serial_index { "stdio" } else { "null" }.into());
+    }
+    match q.network {
+        QemuNetwork::UsbNet => {
+            args.extend(["-device".into(), "usb-net,netdev=n0".into(), "-netdev".into()]);
+            args.push(format!("user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:{port}-:{RESULTS_PORT}"));
+        }
+    }
+    args.extend(q.args.iter().cloned());
+    eprintln!("qemu: {} {}", q.system, args.join(" "));
+    eprintln!("qemu: EMULATED run: throughput figures from QEMU say nothing about the hardware");
+    let started = Instant::now();
+    let child = Command::new(&q.system)
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .with_context(|| format!("starting {} (apt-get install qemu-system-arm)", q.system))?;
+    let mut guard = Guard(child);
+    let stdout = guard.0.stdout.take().context("no QEMU stdout")?;
+    let console_log = work.join("console.log");
+    let mut log = std::fs::File::create(&console_log)?;
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let line = line.trim_end_matches('\r').to_owned();
+            let _ = writeln!(log, "{line}");
+            eprintln!("  | {line}");
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = started + timeout;
+    let boot_to_ready = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left.min(Duration::from_secs(1))) {
+            Ok(line) if line.contains(READY_MARKER) => break started.elapsed(),
+            Ok(_) => {}
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if Instant::now() >= deadline {
+                    bail!(
+                        "no `{READY_MARKER}` line within {} s; console in {}",
+                        timeout.as_secs(),
+                        console_log.display()
+                    );
+                }
+                if let Some(status) = guard.0.try_wait()? {
+                    bail!("QEMU exited ({status}) before the ready line; console in {}", console_log.display());
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                bail!("QEMU closed its console before the ready line; console in {}", console_log.display())
+            }
+        }
+    };
+    eprintln!("qemu: ready after {:.1} s (boot + plan)", boot_to_ready.as_secs_f64());
+    let results = crate::target_dir().join("results").join(format!("{}-qemu.json", board.name));
+    let status = Command::new(&host)
+        .args(["fetch", "--addr", &format!("127.0.0.1:{port}"), "--out"])
+        .arg(&results)
+        .status()
+        .with_context(|| format!("running {}", host.display()))?;
+    drop(guard);
+    if !status.success() {
+        bail!("benchboot fetch failed ({status}); console in {}", console_log.display());
+    }
+    Ok(Run {
+        image: built.image,
+        manifest: built.manifest,
+        console_log,
+        results,
+        boot_to_ready,
+    })
+}
+
+/// Builds the host tool and returns its path.
+fn build_host_tool() -> Result<PathBuf> {
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["build", "--quiet", "-p", "benchboot", "--bin", "benchboot"])
+        .current_dir(crate::repo_root())
+        .status()?;
+    if !status.success() {
+        bail!("building the host tool failed");
+    }
+    Ok(crate::target_dir().join("debug").join("benchboot"))
+}
+
+/// A TCP port free on 127.0.0.1 right now.
+fn free_port() -> Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn append_joins_card_cmdline_board_extras_and_plan() {
+        assert_eq!(
+            append("console=ttyS1,115200 rootwait\n", "initcall_blacklist=x"),
+            "console=ttyS1,115200 rootwait initcall_blacklist=x benchboot.plan=qemu"
+        );
+        assert_eq!(append("a", ""), "a benchboot.plan=qemu");
+    }
+}
