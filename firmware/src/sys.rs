@@ -132,7 +132,7 @@ pub fn ifconfig_up(ifname: &str, address: [u8; 4], prefix_len: u8) -> io::Result
     // SAFETY: fd is a fresh, owned descriptor.
     let sock = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
     let raw = std::os::fd::AsRawFd::as_raw_fd(&sock);
-    let set_addr = |request, addr: [u8; 4]| -> io::Result<()> {
+    let set_addr = |request: libc::Ioctl, addr: [u8; 4]| -> io::Result<()> {
         let mut req = ifreq(ifname)?;
         let sin = libc::sockaddr_in {
             sin_family: libc::AF_INET as libc::sa_family_t,
@@ -152,13 +152,13 @@ pub fn ifconfig_up(ifname: &str, address: [u8; 4], prefix_len: u8) -> io::Result
         }
         ioctl(raw, request, &mut req)
     };
-    set_addr(libc::SIOCSIFADDR, address)?;
-    set_addr(libc::SIOCSIFNETMASK, mask.to_be_bytes())?;
+    set_addr(libc::SIOCSIFADDR as libc::Ioctl, address)?;
+    set_addr(libc::SIOCSIFNETMASK as libc::Ioctl, mask.to_be_bytes())?;
     let mut req = ifreq(ifname)?;
-    ioctl(raw, libc::SIOCGIFFLAGS, &mut req)?;
+    ioctl(raw, libc::SIOCGIFFLAGS as libc::Ioctl, &mut req)?;
     // SAFETY: SIOCGIFFLAGS filled the flags member of the union.
     unsafe { req.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short };
-    ioctl(raw, libc::SIOCSIFFLAGS, &mut req)
+    ioctl(raw, libc::SIOCSIFFLAGS as libc::Ioctl, &mut req)
 }
 
 /// Brings `ifname` up with no address (for `lo`, whose address the kernel sets).
@@ -172,10 +172,10 @@ pub fn link_up(ifname: &str) -> io::Result<()> {
     let sock = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
     let raw = std::os::fd::AsRawFd::as_raw_fd(&sock);
     let mut req = ifreq(ifname)?;
-    ioctl(raw, libc::SIOCGIFFLAGS, &mut req)?;
+    ioctl(raw, libc::SIOCGIFFLAGS as libc::Ioctl, &mut req)?;
     // SAFETY: SIOCGIFFLAGS filled the flags member of the union.
     unsafe { req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short };
-    ioctl(raw, libc::SIOCSIFFLAGS, &mut req)
+    ioctl(raw, libc::SIOCSIFFLAGS as libc::Ioctl, &mut req)
 }
 
 fn ifreq(ifname: &str) -> io::Result<libc::ifreq> {
@@ -192,7 +192,7 @@ fn ifreq(ifname: &str) -> io::Result<libc::ifreq> {
 
 fn ioctl(fd: libc::c_int, request: libc::Ioctl, req: &mut libc::ifreq) -> io::Result<()> {
     // SAFETY: req is a valid ifreq for these SIOC* requests.
-    let r = unsafe { libc::ioctl(fd, request as _, req as *mut libc::ifreq) };
+    let r = unsafe { libc::ioctl(fd, request, req as *mut libc::ifreq) };
     if r < 0 {
         Err(io::Error::last_os_error())
     } else {

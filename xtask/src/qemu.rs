@@ -125,9 +125,16 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
     let mut log = std::fs::File::create(&console_log)?;
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            let line = line.trim_end_matches('\r').to_owned();
+        // The console carries stray non-UTF-8 bytes (UART noise at start-up): read bytes.
+        let mut reader = BufReader::new(stdout);
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match reader.read_until(b'\n', &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            let line = String::from_utf8_lossy(&buf).trim_end_matches(['\r', '\n']).to_owned();
             let _ = writeln!(log, "{line}");
             eprintln!("  | {line}");
             if tx.send(line).is_err() {
