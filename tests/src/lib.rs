@@ -1,0 +1,51 @@
+//! Shared helpers for the QEMU smoke tests: image inspection with the real tools.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{ensure, Context, Result};
+use xtask::layout::{Layout, Part};
+
+/// Copies partition `part` of `image` into a temporary file (the host kernel does not
+/// scan partition tables on loop devices here, and fsck tools take a file).
+pub fn extract_partition(image: &Path, part: &Part) -> Result<tempfile::NamedTempFile> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut src = std::fs::File::open(image)?;
+    src.seek(SeekFrom::Start(part.offset_bytes()))?;
+    let mut tmp = tempfile::NamedTempFile::new()?;
+    let copied = std::io::copy(&mut src.by_ref().take(part.size_bytes()), tmp.as_file_mut())?;
+    ensure!(copied == part.size_bytes(), "short partition p{}", part.number);
+    Ok(tmp)
+}
+
+/// Runs a checker and returns its output, failing with that output on a non-zero exit.
+pub fn check_tool(prog: &str, args: &[&str], file: &Path) -> Result<String> {
+    let out = Command::new(prog)
+        .args(args)
+        .arg(file)
+        .output()
+        .with_context(|| format!("running {prog}"))?;
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    ensure!(out.status.success(), "{prog} {args:?} failed ({}):\n{text}", out.status);
+    Ok(text)
+}
+
+/// `sfdisk --dump`, `fsck.vfat -n` on every FAT partition, `e2fsck -fn` on every ext one.
+/// Returns the sfdisk dump.
+pub fn fsck_image(image: &Path, layout: &Layout) -> Result<String> {
+    let dump = check_tool("sfdisk", &["--dump"], image)?;
+    for part in &layout.parts {
+        let tmp = extract_partition(image, part)?;
+        if part.mbr_type == xtask::layout::TYPE_FAT32_LBA {
+            check_tool("fsck.vfat", &["-n"], tmp.path()).with_context(|| format!("p{}", part.number))?;
+        } else {
+            check_tool("e2fsck", &["-f", "-n"], tmp.path()).with_context(|| format!("p{}", part.number))?;
+        }
+    }
+    Ok(dump)
+}
+
+/// `target/` of the workspace.
+pub fn target_dir() -> PathBuf {
+    xtask::target_dir()
+}

@@ -28,6 +28,8 @@ pub const QEMU_PLAN_PARAM: &str = "benchboot.plan=qemu";
 pub struct Run {
     pub image: PathBuf,
     pub manifest: PathBuf,
+    /// The copy of the image QEMU booted (and wrote to).
+    pub sd_card: PathBuf,
     /// Everything the board printed on its console.
     pub console_log: PathBuf,
     /// The results document as fetched by `benchboot fetch`.
@@ -179,6 +181,7 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
     Ok(Run {
         image: built.image,
         manifest: built.manifest,
+        sd_card: sd,
         console_log,
         results,
         boot_to_ready,
