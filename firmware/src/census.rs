@@ -84,7 +84,8 @@ mod tests {
 
     // Captured from a Debian 6.1 kernel.
     const INIT: &str = "1 (benchboot-init) S 0 0 0 0 -1 4194560 180 0 0 0 1 3 0 0 20 0 1 0 17 2392064 93 4294967295";
-    const KTHREADD: &str = "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 17 0 0 4294967295";
+    const KTHREADD: &str =
+        "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 17 0 0 4294967295";
     const ODD_COMM: &str = "77 (a (b) c) R 1 77 77 0 -1 4194304 5 0 0 0 0 0 0 0 20 0 1 0 900 1 1 1";
 
     #[test]

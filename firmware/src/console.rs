@@ -48,7 +48,12 @@ mod tests {
     #[test]
     fn case_line_shape() {
         assert_eq!(
-            case_line("storage.ext4.write.bs4096", CaseResult::Pass, 12.34567, "MiB/s"),
+            case_line(
+                "storage.ext4.write.bs4096",
+                CaseResult::Pass,
+                12.34567,
+                "MiB/s"
+            ),
             "case=storage.ext4.write.bs4096 result=pass value=12.346 units=MiB/s"
         );
     }

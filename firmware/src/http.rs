@@ -17,8 +17,16 @@ pub fn respond(request_head: &str, body: &str) -> String {
     let (method, path) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
     let (status, content_type, body) = match (method, path) {
         ("GET", RESULTS_PATH | "/") => ("200 OK", "application/json", body),
-        ("GET", _) => ("404 Not Found", "text/plain", "not found: try /results.json\n"),
-        _ => ("405 Method Not Allowed", "text/plain", "read-only: GET only\n"),
+        ("GET", _) => (
+            "404 Not Found",
+            "text/plain",
+            "not found: try /results.json\n",
+        ),
+        _ => (
+            "405 Method Not Allowed",
+            "text/plain",
+            "read-only: GET only\n",
+        ),
     };
     format!(
         "HTTP/1.0 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",

@@ -54,7 +54,10 @@ pub fn run() -> ! {
         }
     };
     let mut results = RunResults::new(run_id(&plan.board), plan.clone(), system_info(started));
-    say(&format!("start run={} board={}", results.run_id, plan.board));
+    say(&format!(
+        "start run={} board={}",
+        results.run_id, plan.board
+    ));
     if plan.emulated {
         say("emulated run (QEMU): figures are not hardware results");
     }
@@ -66,7 +69,11 @@ pub fn run() -> ! {
     take_census("after-storage", &mut results);
     results.complete = true;
     persist(&plan, &mut results, results_ok);
-    let errors = results.events.iter().filter(|e| e.severity == Severity::Error).count();
+    let errors = results
+        .events
+        .iter()
+        .filter(|e| e.severity == Severity::Error)
+        .count();
     say(&format!(
         "end run={} measurements={} errors={errors}",
         results.run_id,
@@ -107,7 +114,12 @@ fn dotted(a: [u8; 4]) -> String {
 
 fn run_id(board: &str) -> String {
     let boot_id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
-    let short: String = boot_id.trim().chars().filter(|c| *c != '-').take(12).collect();
+    let short: String = boot_id
+        .trim()
+        .chars()
+        .filter(|c| *c != '-')
+        .take(12)
+        .collect();
     format!("{board}-{short}")
 }
 
@@ -163,10 +175,19 @@ fn wait_for(path: &Path, wait: Duration) -> bool {
 fn mount_results(plan: &Plan, results: &mut RunResults) -> bool {
     let dev = Path::new(&plan.results.device);
     if !wait_for(dev, Duration::from_millis(plan.storage.device_wait_ms)) {
-        results.event("mount.results", Severity::Error, format!("{} never appeared", dev.display()));
+        results.event(
+            "mount.results",
+            Severity::Error,
+            format!("{} never appeared", dev.display()),
+        );
         return false;
     }
-    match sys::mount(&plan.results.device, RESULTS_MNT, "vfat", MountFlags::NOATIME) {
+    match sys::mount(
+        &plan.results.device,
+        RESULTS_MNT,
+        "vfat",
+        MountFlags::NOATIME,
+    ) {
         Ok(()) => true,
         Err(e) => {
             say(&format!("cannot mount results partition: {e}"));
@@ -187,7 +208,11 @@ fn take_census(at: &str, results: &mut RunResults) {
                 c.kernel_threads
             ));
             if others > 0 {
-                results.event(format!("census.{at}"), Severity::Warning, format!("{others} process(es) besides PID 1"));
+                results.event(
+                    format!("census.{at}"),
+                    Severity::Warning,
+                    format!("{others} process(es) besides PID 1"),
+                );
             }
             results.census.push(c);
         }
@@ -230,9 +255,22 @@ fn run_storage(plan: &Plan, results: &mut RunResults, results_ok: bool) {
             continue;
         }
         let mnt_str = mnt.to_string_lossy().into_owned();
-        if let Err(e) = sys::mount(&target.device, &mnt_str, target.filesystem.name(), MountFlags::NOATIME) {
-            say(&format!("cannot mount {} ({}): {e}", target.device, target.filesystem.name()));
-            results.event(format!("mount.{}", target.label), Severity::Error, e.to_string());
+        if let Err(e) = sys::mount(
+            &target.device,
+            &mnt_str,
+            target.filesystem.name(),
+            MountFlags::NOATIME,
+        ) {
+            say(&format!(
+                "cannot mount {} ({}): {e}",
+                target.device,
+                target.filesystem.name()
+            ));
+            results.event(
+                format!("mount.{}", target.label),
+                Severity::Error,
+                e.to_string(),
+            );
             continue;
         }
         for &block_size in &plan.storage.block_sizes {
@@ -298,7 +336,8 @@ fn measure_pair(
     // Nothing of an earlier pass may sit in the page cache or the dirty lists.
     sys::drop_caches()?;
     let mut file = SyncFile(std::fs::File::create(&path)?);
-    let w = timed_write(&mut file, &block, caps, &mut MonotonicClock).map_err(std::io::Error::from)?;
+    let w =
+        timed_write(&mut file, &block, caps, &mut MonotonicClock).map_err(std::io::Error::from)?;
     drop(file);
     // A read right after a write would be served from the page cache.
     sys::drop_caches()?;

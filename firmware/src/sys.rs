@@ -180,7 +180,10 @@ pub fn link_up(ifname: &str) -> io::Result<()> {
 
 fn ifreq(ifname: &str) -> io::Result<libc::ifreq> {
     if ifname.is_empty() || ifname.len() >= libc::IFNAMSIZ {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, "interface name length"));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "interface name length",
+        ));
     }
     // SAFETY: ifreq is plain old data; all-zero is a valid value.
     let mut req: libc::ifreq = unsafe { std::mem::zeroed() };

@@ -17,18 +17,25 @@ pub fn fetch(addr: &str, timeout: Duration) -> Result<(RunResults, String)> {
     let resp = agent.get(&url).call().with_context(|| {
         format!("GET {url}: is the board up and its ready line printed? is the address right?")
     })?;
-    let text = resp.into_string().with_context(|| format!("reading {url}"))?;
+    let text = resp
+        .into_string()
+        .with_context(|| format!("reading {url}"))?;
     let results = RunResults::from_json(&text).with_context(|| format!("{url}"))?;
     Ok((results, text))
 }
 
 /// Saves `text` to `path` atomically (temp file in the same folder + rename).
 pub fn save(path: &Path, text: &str) -> Result<PathBuf> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let tmp = dir.join(format!(
         ".{}.tmp",
-        path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()
+        path.file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default()
     ));
     std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))?;
@@ -67,7 +74,11 @@ mod tests {
 
     #[test]
     fn nothing_listening_names_the_address() {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
         let addr = format!("127.0.0.1:{port}");
         let err = format!("{:#}", fetch(&addr, Duration::from_secs(2)).unwrap_err());
         assert!(err.contains(&addr), "{err}");
@@ -79,6 +90,9 @@ mod tests {
         let p = dir.path().join("sub/r.json");
         save(&p, "{}").unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "{}");
-        assert_eq!(std::fs::read_dir(dir.path().join("sub")).unwrap().count(), 1);
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("sub")).unwrap().count(),
+            1
+        );
     }
 }

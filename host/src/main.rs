@@ -9,7 +9,11 @@ use benchboot_results::RunResults;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "benchboot", version, about = "Measure what single-board computers really move")]
+#[command(
+    name = "benchboot",
+    version,
+    about = "Measure what single-board computers really move"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -41,14 +45,18 @@ fn main() -> Result<()> {
     match Cli::parse().command {
         Command::Fetch { addr, out, timeout } => {
             let (results, text) = fetch::fetch(&addr, Duration::from_secs(timeout))?;
-            let path = out.unwrap_or_else(|| PathBuf::from("benchboot-results").join(format!("{}.json", results.run_id)));
+            let path = out.unwrap_or_else(|| {
+                PathBuf::from("benchboot-results").join(format!("{}.json", results.run_id))
+            });
             let saved = fetch::save(&path, &text)?;
             print!("{}", render::report(&results));
             println!("saved {}", saved.display());
         }
         Command::Show { file } => {
-            let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
-            let results = RunResults::from_json(&text).with_context(|| format!("{}", file.display()))?;
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("reading {}", file.display()))?;
+            let results =
+                RunResults::from_json(&text).with_context(|| format!("{}", file.display()))?;
             print!("{}", render::report(&results));
         }
     }

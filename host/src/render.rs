@@ -35,7 +35,13 @@ pub fn cell_text(values: &[f64]) -> String {
 
 /// The seeds' table for one direction.
 pub fn storage_table(r: &RunResults, dir: Direction) -> Table {
-    let targets: Vec<&str> = r.plan.storage.targets.iter().map(|t| t.label.as_str()).collect();
+    let targets: Vec<&str> = r
+        .plan
+        .storage
+        .targets
+        .iter()
+        .map(|t| t.label.as_str())
+        .collect();
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
     let mut header = vec!["block size".to_owned()];
@@ -43,7 +49,11 @@ pub fn storage_table(r: &RunResults, dir: Direction) -> Table {
     t.set_header(header);
     for &bs in &r.plan.storage.block_sizes {
         let mut row = vec![block_size_label(bs)];
-        row.extend(targets.iter().map(|target| cell_text(&cell_values(r, target, bs, dir))));
+        row.extend(
+            targets
+                .iter()
+                .map(|target| cell_text(&cell_values(r, target, bs, dir))),
+        );
         t.add_row(row);
     }
     for i in 0..=targets.len() {
@@ -75,7 +85,11 @@ pub fn report(r: &RunResults) -> String {
          cap {} MiB or {} s per cell, {reps} repetition(s){}\n\n",
         r.plan.storage.byte_cap >> 20,
         r.plan.storage.time_cap_ms as f64 / 1000.0,
-        if reps > 1 { "; cells are median (min–max)" } else { "" }
+        if reps > 1 {
+            "; cells are median (min–max)"
+        } else {
+            ""
+        }
     ));
     out.push_str("Write, MiB/s\n");
     out.push_str(&storage_table(r, Direction::Write).to_string());
@@ -83,8 +97,16 @@ pub fn report(r: &RunResults) -> String {
     out.push_str(&storage_table(r, Direction::Read).to_string());
     out.push('\n');
     for c in &r.census {
-        let verdict = if c.only_pid1() { "only PID 1 in user space" } else { "OTHER PROCESSES RAN" };
-        let names: Vec<String> = c.user_processes.iter().map(|p| format!("{}:{}", p.pid, p.comm)).collect();
+        let verdict = if c.only_pid1() {
+            "only PID 1 in user space"
+        } else {
+            "OTHER PROCESSES RAN"
+        };
+        let names: Vec<String> = c
+            .user_processes
+            .iter()
+            .map(|p| format!("{}:{}", p.pid, p.comm))
+            .collect();
         out.push_str(&format!(
             "census {}: {verdict} ({}; {} kernel threads)\n",
             c.at,

@@ -14,7 +14,11 @@ pub fn extract_partition(image: &Path, part: &Part) -> Result<tempfile::NamedTem
     src.seek(SeekFrom::Start(part.offset_bytes()))?;
     let mut tmp = tempfile::NamedTempFile::new()?;
     let copied = std::io::copy(&mut src.by_ref().take(part.size_bytes()), tmp.as_file_mut())?;
-    ensure!(copied == part.size_bytes(), "short partition p{}", part.number);
+    ensure!(
+        copied == part.size_bytes(),
+        "short partition p{}",
+        part.number
+    );
     Ok(tmp)
 }
 
@@ -25,8 +29,16 @@ pub fn check_tool(prog: &str, args: &[&str], file: &Path) -> Result<String> {
         .arg(file)
         .output()
         .with_context(|| format!("running {prog}"))?;
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    ensure!(out.status.success(), "{prog} {args:?} failed ({}):\n{text}", out.status);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    ensure!(
+        out.status.success(),
+        "{prog} {args:?} failed ({}):\n{text}",
+        out.status
+    );
     Ok(text)
 }
 
@@ -37,9 +49,11 @@ pub fn fsck_image(image: &Path, layout: &Layout) -> Result<String> {
     for part in &layout.parts {
         let tmp = extract_partition(image, part)?;
         if part.mbr_type == xtask::layout::TYPE_FAT32_LBA {
-            check_tool("fsck.vfat", &["-n"], tmp.path()).with_context(|| format!("p{}", part.number))?;
+            check_tool("fsck.vfat", &["-n"], tmp.path())
+                .with_context(|| format!("p{}", part.number))?;
         } else {
-            check_tool("e2fsck", &["-f", "-n"], tmp.path()).with_context(|| format!("p{}", part.number))?;
+            check_tool("e2fsck", &["-f", "-n"], tmp.path())
+                .with_context(|| format!("p{}", part.number))?;
         }
     }
     Ok(dump)

@@ -16,8 +16,17 @@ fn rpi_zero_w_boots_measures_and_serves_results() {
     let layout = layout::plan(&layout::Spec::default()).unwrap();
     let dump = benchboot_tests::fsck_image(&run.image, &layout).unwrap();
     assert!(dump.contains("label: dos"), "{dump}");
-    for (n, kind) in [(1, "type=c, bootable"), (2, "type=c"), (3, "type=f"), (5, "type=83"), (8, "type=c")] {
-        let line = dump.lines().find(|l| l.contains(&format!("p{n} :"))).unwrap_or_else(|| panic!("no p{n}:\n{dump}"));
+    for (n, kind) in [
+        (1, "type=c, bootable"),
+        (2, "type=c"),
+        (3, "type=f"),
+        (5, "type=83"),
+        (8, "type=c"),
+    ] {
+        let line = dump
+            .lines()
+            .find(|l| l.contains(&format!("p{n} :")))
+            .unwrap_or_else(|| panic!("no p{n}:\n{dump}"));
         assert!(line.contains(kind), "p{n}: {line}");
     }
 
@@ -29,7 +38,13 @@ fn rpi_zero_w_boots_measures_and_serves_results() {
     assert!(r.complete);
     assert_eq!(r.system.machine, "armv6l");
     assert!(r.events.is_empty(), "events: {:?}", r.events);
-    let targets: Vec<&str> = r.plan.storage.targets.iter().map(|t| t.label.as_str()).collect();
+    let targets: Vec<&str> = r
+        .plan
+        .storage
+        .targets
+        .iter()
+        .map(|t| t.label.as_str())
+        .collect();
     assert_eq!(targets, ["ext2", "ext3", "ext4", "vfat"]);
     for t in &targets {
         for &bs in &r.plan.storage.block_sizes {
@@ -48,7 +63,11 @@ fn rpi_zero_w_boots_measures_and_serves_results() {
         let rd = r
             .storage
             .iter()
-            .find(|m| m.direction == Direction::Read && m.target == w.target && m.block_size == w.block_size)
+            .find(|m| {
+                m.direction == Direction::Read
+                    && m.target == w.target
+                    && m.block_size == w.block_size
+            })
             .unwrap();
         assert_eq!(rd.bytes, w.bytes, "{} {} B", w.target, w.block_size);
     }
@@ -61,18 +80,42 @@ fn rpi_zero_w_boots_measures_and_serves_results() {
     // The console carried the protocol lines, and the card's results partition holds the
     // same run (written atomically by PID 1).
     let console = std::fs::read_to_string(&run.console_log).unwrap();
-    assert!(console.contains(&format!("benchboot: start run={}", r.run_id)), "{console}");
-    assert!(console.contains("case=storage.ext4.bs4096.r0.write result=pass"), "{console}");
-    let card = xtask::image::read_fat_file(&run.sd_card, layout.part(Role::Results).unwrap(), "results.json").unwrap();
+    assert!(
+        console.contains(&format!("benchboot: start run={}", r.run_id)),
+        "{console}"
+    );
+    assert!(
+        console.contains("case=storage.ext4.bs4096.r0.write result=pass"),
+        "{console}"
+    );
+    let card = xtask::image::read_fat_file(
+        &run.sd_card,
+        layout.part(Role::Results).unwrap(),
+        "results.json",
+    )
+    .unwrap();
     let on_card = RunResults::from_json(&String::from_utf8(card).unwrap()).unwrap();
     assert_eq!(on_card.run_id, r.run_id);
     assert_eq!(on_card.storage, r.storage);
 
     // The manifest lists what went in, with checksums.
-    let manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&run.manifest).unwrap()).unwrap();
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&run.manifest).unwrap()).unwrap();
     let files = manifest["boot_files"].as_array().unwrap();
-    for name in ["bootcode.bin", "start.elf", "fixup.dat", "vmlinuz", "initrd.img", "bcm2835-rpi-zero-w.dtb", "config.txt", "cmdline.txt"] {
-        let f = files.iter().find(|f| f["path"] == format!("p1:/{name}")).unwrap_or_else(|| panic!("{name} not in manifest"));
+    for name in [
+        "bootcode.bin",
+        "start.elf",
+        "fixup.dat",
+        "vmlinuz",
+        "initrd.img",
+        "bcm2835-rpi-zero-w.dtb",
+        "config.txt",
+        "cmdline.txt",
+    ] {
+        let f = files
+            .iter()
+            .find(|f| f["path"] == format!("p1:/{name}"))
+            .unwrap_or_else(|| panic!("{name} not in manifest"));
         assert_eq!(f["sha256"].as_str().unwrap().len(), 64);
     }
 }

@@ -73,7 +73,9 @@ pub struct Built {
 
 /// Where `image` writes for `board`.
 pub fn image_path(board: &Board) -> PathBuf {
-    crate::target_dir().join("images").join(format!("{}.img", board.name))
+    crate::target_dir()
+        .join("images")
+        .join(format!("{}.img", board.name))
 }
 
 /// Builds the firmware, fetches the pinned packages and writes image + manifest.
@@ -94,10 +96,14 @@ pub fn run(board: &Board) -> Result<Built> {
         .tempfile_in(dir)?;
     render(tmp.path(), &layout, &contents)?;
     tmp.as_file().sync_all()?;
-    tmp.persist(&image).with_context(|| format!("renaming into {}", image.display()))?;
+    tmp.persist(&image)
+        .with_context(|| format!("renaming into {}", image.display()))?;
     let manifest = manifest(board, &image, &layout, &contents, vec![kernel_pkg, fw_pkg])?;
     let manifest_path = image.with_extension("manifest.json");
-    crate::write_atomically(&manifest_path, serde_json::to_string_pretty(&manifest)?.as_bytes())?;
+    crate::write_atomically(
+        &manifest_path,
+        serde_json::to_string_pretty(&manifest)?.as_bytes(),
+    )?;
     eprintln!(
         "image: wrote {} ({} MiB) and {} in {:.1} s",
         image.display(),
@@ -147,28 +153,61 @@ pub fn cmdline_txt(board: &Board) -> String {
     format!("{}\n", board.boot.cmdline.trim())
 }
 
-fn contents(board: &Board, init: &Path, kernel_root: &Path, fw_root: &Path, layout: &Layout) -> Result<Contents> {
+fn contents(
+    board: &Board,
+    init: &Path,
+    kernel_root: &Path,
+    fw_root: &Path,
+    layout: &Layout,
+) -> Result<Contents> {
     let release = &board.kernel.release;
     let kpkg = &board.kernel.package;
     let mut boot_files = Vec::new();
     for f in &board.firmware.files {
         let p = fw_root.join(&board.firmware.dir).join(f);
         let data = std::fs::read(&p).with_context(|| {
-            format!("boards/{}.toml: firmware.files: {f} is not in package {} ({})", board.name, board.firmware.package, p.display())
+            format!(
+                "boards/{}.toml: firmware.files: {f} is not in package {} ({})",
+                board.name,
+                board.firmware.package,
+                p.display()
+            )
         })?;
         boot_files.push((f.clone(), data, board.firmware.package.clone()));
     }
     let kernel = kernel_root.join("boot").join(format!("vmlinuz-{release}"));
-    let kernel_data = std::fs::read(&kernel)
-        .with_context(|| format!("boards/{}.toml: kernel.release: {} not found", board.name, kernel.display()))?;
+    let kernel_data = std::fs::read(&kernel).with_context(|| {
+        format!(
+            "boards/{}.toml: kernel.release: {} not found",
+            board.name,
+            kernel.display()
+        )
+    })?;
     boot_files.push((KERNEL_FILE.into(), kernel_data, kpkg.clone()));
-    let dtb_src = find_file(&kernel_root.join("usr/lib").join(format!("linux-image-{release}")), &board.kernel.dtb)
-        .with_context(|| format!("boards/{}.toml: kernel.dtb", board.name))?;
+    let dtb_src = find_file(
+        &kernel_root
+            .join("usr/lib")
+            .join(format!("linux-image-{release}")),
+        &board.kernel.dtb,
+    )
+    .with_context(|| format!("boards/{}.toml: kernel.dtb", board.name))?;
     let dtb = apply_dtb_fixups(&std::fs::read(&dtb_src)?, &board.kernel.dtb_fixups)
         .with_context(|| format!("boards/{}.toml: kernel.dtb-fixups", board.name))?;
-    boot_files.push((board.kernel.dtb.clone(), dtb, format!("{kpkg} + dtb-fixups")));
-    boot_files.push(("config.txt".into(), config_txt(board).into_bytes(), format!("boards/{}.toml", board.name)));
-    boot_files.push(("cmdline.txt".into(), cmdline_txt(board).into_bytes(), format!("boards/{}.toml", board.name)));
+    boot_files.push((
+        board.kernel.dtb.clone(),
+        dtb,
+        format!("{kpkg} + dtb-fixups"),
+    ));
+    boot_files.push((
+        "config.txt".into(),
+        config_txt(board).into_bytes(),
+        format!("boards/{}.toml", board.name),
+    ));
+    boot_files.push((
+        "cmdline.txt".into(),
+        cmdline_txt(board).into_bytes(),
+        format!("boards/{}.toml", board.name),
+    ));
 
     // Modules: the hardware plan loads the board's set; the QEMU plan adds its own.
     let hw_modules = modules::resolve(kernel_root, release, &board.modules)
@@ -192,20 +231,44 @@ fn contents(board: &Board, init: &Path, kernel_root: &Path, fw_root: &Path, layo
     }
     initramfs.push((rel(PLANS_DIR), Node::Dir, "benchboot".into()));
     initramfs.push((rel(MODULES_DIR), Node::Dir, "benchboot".into()));
-    initramfs.push(("dev/console".into(), Node::CharDev(5, 1), "benchboot".into()));
+    initramfs.push((
+        "dev/console".into(),
+        Node::CharDev(5, 1),
+        "benchboot".into(),
+    ));
     let init_data = std::fs::read(init)?;
-    initramfs.push(("init".into(), Node::File(init_data, 0o755), format!("firmware/ ({})", board.triple)));
+    initramfs.push((
+        "init".into(),
+        Node::File(init_data, 0o755),
+        format!("firmware/ ({})", board.triple),
+    ));
     for (name, plan) in [(DEFAULT_PLAN, &hw_plan), ("qemu", &qemu_plan)] {
         let json = serde_json::to_vec_pretty(plan)?;
-        initramfs.push((format!("{}/{name}.json", rel(PLANS_DIR)), Node::File(json, 0o644), "xtask plans".into()));
+        initramfs.push((
+            format!("{}/{name}.json", rel(PLANS_DIR)),
+            Node::File(json, 0o644),
+            "xtask plans".into(),
+        ));
     }
     for (name, path) in &qemu_modules {
         let data = std::fs::read(path)?;
-        initramfs.push((format!("{}/{name}.ko", rel(MODULES_DIR)), Node::File(data, 0o644), kpkg.clone()));
+        initramfs.push((
+            format!("{}/{name}.ko", rel(MODULES_DIR)),
+            Node::File(data, 0o644),
+            kpkg.clone(),
+        ));
     }
-    let archive = initramfs::build(&initramfs.iter().map(|(p, n, _)| (p.clone(), n.clone())).collect::<Vec<_>>())?;
+    let archive = initramfs::build(
+        &initramfs
+            .iter()
+            .map(|(p, n, _)| (p.clone(), n.clone()))
+            .collect::<Vec<_>>(),
+    )?;
     boot_files.push((INITRAMFS_FILE.into(), archive, "benchboot initramfs".into()));
-    Ok(Contents { boot_files, initramfs })
+    Ok(Contents {
+        boot_files,
+        initramfs,
+    })
 }
 
 /// Applies `fixups` to a DTB with `fdtput` (device-tree-compiler) and checks each with
@@ -223,24 +286,39 @@ pub fn apply_dtb_fixups(dtb: &[u8], fixups: &[benchboot_board::DtbFixup]) -> Res
         cmd!(sh, "fdtput -t s {file} {node} {prop} {value}")
             .quiet()
             .run()
-            .with_context(|| format!("setting {node} {prop} (apt-get install device-tree-compiler)"))?;
-        let got = cmd!(sh, "fdtget -t s {file} {node} {prop}").quiet().read()?;
-        ensure!(got.trim() == value, "fdtput did not set {node} {prop}: reads back {got:?}");
+            .with_context(|| {
+                format!("setting {node} {prop} (apt-get install device-tree-compiler)")
+            })?;
+        let got = cmd!(sh, "fdtget -t s {file} {node} {prop}")
+            .quiet()
+            .read()?;
+        ensure!(
+            got.trim() == value,
+            "fdtput did not set {node} {prop}: reads back {got:?}"
+        );
     }
     Ok(std::fs::read(file)?)
 }
 
 /// Writes the whole image into `path`.
 pub fn render(path: &Path, layout: &Layout, contents: &Contents) -> Result<()> {
-    let mut file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(path)?;
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)?;
     file.set_len(layout.disk_bytes)?;
     write_mbr(&mut file, layout)?;
     for part in &layout.parts {
         match part.role {
             Role::Boot => {
                 format_fat(&file, part, *b"BOOT       ", Some(fatfs::FatType::Fat32))?;
-                let files: Vec<(&str, &[u8])> =
-                    contents.boot_files.iter().map(|(n, d, _)| (n.as_str(), d.as_slice())).collect();
+                let files: Vec<(&str, &[u8])> = contents
+                    .boot_files
+                    .iter()
+                    .map(|(n, d, _)| (n.as_str(), d.as_slice()))
+                    .collect();
                 write_fat_files(&file, part, &files)?;
             }
             Role::Results => format_fat(&file, part, *b"BBRESULTS  ", None)?,
@@ -257,7 +335,11 @@ fn write_mbr(file: &mut std::fs::File, layout: &Layout) -> Result<()> {
     let mut mbr = mbrman::MBR::new_from(file, layout::SECTOR as u32, *b"bbt1")?;
     mbr.align = layout::ALIGN;
     let entry = |boot: bool, sys: u8, start: u32, sectors: u32| mbrman::MBRPartitionEntry {
-        boot: if boot { mbrman::BOOT_ACTIVE } else { mbrman::BOOT_INACTIVE },
+        boot: if boot {
+            mbrman::BOOT_ACTIVE
+        } else {
+            mbrman::BOOT_INACTIVE
+        },
         first_chs: mbrman::CHS::empty(),
         sys,
         last_chs: mbrman::CHS::empty(),
@@ -265,9 +347,15 @@ fn write_mbr(file: &mut std::fs::File, layout: &Layout) -> Result<()> {
         sectors,
     };
     for p in layout.parts.iter().filter(|p| p.number <= 4) {
-        mbr[usize::from(p.number)] = entry(p.role == Role::Boot, p.mbr_type, p.start_lba, p.sectors);
+        mbr[usize::from(p.number)] =
+            entry(p.role == Role::Boot, p.mbr_type, p.start_lba, p.sectors);
     }
-    mbr[3] = entry(false, layout::TYPE_EXTENDED_LBA, layout.extended.0, layout.extended.1);
+    mbr[3] = entry(
+        false,
+        layout::TYPE_EXTENDED_LBA,
+        layout.extended.0,
+        layout.extended.1,
+    );
     let logical: Vec<&Part> = layout.parts.iter().filter(|p| p.number >= 5).collect();
     for (p, &(slot, len)) in logical.iter().zip(&layout.slots) {
         let l = mbr.push(p.mbr_type, slot, len)?;
@@ -285,14 +373,28 @@ fn write_mbr(file: &mut std::fs::File, layout: &Layout) -> Result<()> {
     Ok(())
 }
 
-fn slice(file: &std::fs::File, part: &Part) -> Result<fscommon::BufStream<fscommon::StreamSlice<std::fs::File>>> {
+fn slice(
+    file: &std::fs::File,
+    part: &Part,
+) -> Result<fscommon::BufStream<fscommon::StreamSlice<std::fs::File>>> {
     let f = file.try_clone()?;
-    let s = fscommon::StreamSlice::new(f, part.offset_bytes(), part.offset_bytes() + part.size_bytes())?;
+    let s = fscommon::StreamSlice::new(
+        f,
+        part.offset_bytes(),
+        part.offset_bytes() + part.size_bytes(),
+    )?;
     Ok(fscommon::BufStream::new(s))
 }
 
-fn format_fat(file: &std::fs::File, part: &Part, label: [u8; 11], fat_type: Option<fatfs::FatType>) -> Result<()> {
-    let mut opts = fatfs::FormatVolumeOptions::new().volume_label(label).volume_id(0x6262_7431);
+fn format_fat(
+    file: &std::fs::File,
+    part: &Part,
+    label: [u8; 11],
+    fat_type: Option<fatfs::FatType>,
+) -> Result<()> {
+    let mut opts = fatfs::FormatVolumeOptions::new()
+        .volume_label(label)
+        .volume_id(0x6262_7431);
     if let Some(t) = fat_type {
         opts = opts.fat_type(t);
         if t == fatfs::FatType::Fat32 {
@@ -301,7 +403,8 @@ fn format_fat(file: &std::fs::File, part: &Part, label: [u8; 11], fat_type: Opti
         }
     }
     let mut s = slice(file, part)?;
-    fatfs::format_volume(&mut s, opts).with_context(|| format!("formatting p{} as FAT", part.number))?;
+    fatfs::format_volume(&mut s, opts)
+        .with_context(|| format!("formatting p{} as FAT", part.number))?;
     s.flush()?;
     Ok(())
 }
@@ -311,9 +414,12 @@ fn write_fat_files(file: &std::fs::File, part: &Part, files: &[(&str, &[u8])]) -
     {
         let root = fs.root_dir();
         for (name, data) in files {
-            let mut f = root.create_file(name).with_context(|| format!("creating {name} on p{}", part.number))?;
+            let mut f = root
+                .create_file(name)
+                .with_context(|| format!("creating {name} on p{}", part.number))?;
             f.truncate()?;
-            f.write_all(data).with_context(|| format!("writing {name} on p{}", part.number))?;
+            f.write_all(data)
+                .with_context(|| format!("writing {name} on p{}", part.number))?;
             f.flush()?;
         }
     }
@@ -324,8 +430,13 @@ fn write_fat_files(file: &std::fs::File, part: &Part, files: &[(&str, &[u8])]) -
 /// Reads one file from a FAT partition of an image (QEMU takes the kernel, DTB and
 /// initramfs from the card's own boot partition).
 pub fn read_fat_file(image: &Path, part: &Part, name: &str) -> Result<Vec<u8>> {
-    let file = std::fs::File::open(image).with_context(|| format!("opening {}", image.display()))?;
-    let s = fscommon::StreamSlice::new(file, part.offset_bytes(), part.offset_bytes() + part.size_bytes())?;
+    let file =
+        std::fs::File::open(image).with_context(|| format!("opening {}", image.display()))?;
+    let s = fscommon::StreamSlice::new(
+        file,
+        part.offset_bytes(),
+        part.offset_bytes() + part.size_bytes(),
+    )?;
     let fs = fatfs::FileSystem::new(ReadOnly(s), fatfs::FsOptions::new())?;
     let mut data = Vec::new();
     fs.root_dir()
@@ -349,7 +460,10 @@ impl<T: Seek> Seek for ReadOnly<T> {
 }
 impl<T> Write for ReadOnly<T> {
     fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
-        Err(std::io::Error::new(std::io::ErrorKind::PermissionDenied, "image opened read-only"))
+        Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "image opened read-only",
+        ))
     }
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
@@ -364,14 +478,21 @@ fn write_ext(file: &mut std::fs::File, part: &Part, fs: Filesystem) -> Result<()
     tmp.as_file().set_len(part.size_bytes())?;
     let sh = Shell::new()?;
     let (path, fstype, label) = (tmp.path(), fs.name(), fs.name());
-    cmd!(sh, "mke2fs -q -F -t {fstype} -L {label} -E lazy_itable_init=0,lazy_journal_init=0 {path}")
-        .quiet()
-        .run()
-        .with_context(|| format!("mke2fs for p{} (apt-get install e2fsprogs)", part.number))?;
+    cmd!(
+        sh,
+        "mke2fs -q -F -t {fstype} -L {label} -E lazy_itable_init=0,lazy_journal_init=0 {path}"
+    )
+    .quiet()
+    .run()
+    .with_context(|| format!("mke2fs for p{} (apt-get install e2fsprogs)", part.number))?;
     let mut src = std::fs::File::open(path)?;
     file.seek(SeekFrom::Start(part.offset_bytes()))?;
     let copied = std::io::copy(&mut src, file)?;
-    ensure!(copied == part.size_bytes(), "copied {copied} bytes of p{}", part.number);
+    ensure!(
+        copied == part.size_bytes(),
+        "copied {copied} bytes of p{}",
+        part.number
+    );
     Ok(())
 }
 
@@ -384,7 +505,13 @@ fn file_entry(path: String, data: &[u8], source: &str) -> ManifestFile {
     }
 }
 
-fn manifest(board: &Board, image: &Path, layout: &Layout, c: &Contents, packages: Vec<packages::Pinned>) -> Result<Manifest> {
+fn manifest(
+    board: &Board,
+    image: &Path,
+    layout: &Layout,
+    c: &Contents,
+    packages: Vec<packages::Pinned>,
+) -> Result<Manifest> {
     let modules = |plan: &str| -> Vec<String> {
         c.initramfs
             .iter()
@@ -398,7 +525,10 @@ fn manifest(board: &Board, image: &Path, layout: &Layout, c: &Contents, packages
     };
     Ok(Manifest {
         board: board.name.clone(),
-        image: image.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default(),
+        image: image
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default(),
         image_bytes: layout.disk_bytes,
         image_sha256: crate::sha256_file(image)?,
         packages,
@@ -417,7 +547,11 @@ fn manifest(board: &Board, image: &Path, layout: &Layout, c: &Contents, packages
                 mbr_type: format!("{:#04x}", p.mbr_type),
             })
             .collect(),
-        boot_files: c.boot_files.iter().map(|(n, d, s)| file_entry(format!("p1:/{n}"), d, s)).collect(),
+        boot_files: c
+            .boot_files
+            .iter()
+            .map(|(n, d, s)| file_entry(format!("p1:/{n}"), d, s))
+            .collect(),
         initramfs_files: c
             .initramfs
             .iter()
@@ -426,7 +560,10 @@ fn manifest(board: &Board, image: &Path, layout: &Layout, c: &Contents, packages
                 _ => None,
             })
             .collect(),
-        modules: vec![(DEFAULT_PLAN.into(), modules(DEFAULT_PLAN)), ("qemu".into(), modules("qemu"))],
+        modules: vec![
+            (DEFAULT_PLAN.into(), modules(DEFAULT_PLAN)),
+            ("qemu".into(), modules("qemu")),
+        ],
     })
 }
 
@@ -457,20 +594,30 @@ mod tests {
         };
         let l = layout::plan(&spec).unwrap();
         let contents = Contents {
-            boot_files: vec![("config.txt".into(), b"kernel=vmlinuz\n".to_vec(), "t".into())],
+            boot_files: vec![(
+                "config.txt".into(),
+                b"kernel=vmlinuz\n".to_vec(),
+                "t".into(),
+            )],
             initramfs: vec![],
         };
         let dir = tempfile::tempdir().unwrap();
         let img = dir.path().join("t.img");
         render(&img, &l, &contents).unwrap();
         let boot = l.part(Role::Boot).unwrap();
-        assert_eq!(read_fat_file(&img, boot, "config.txt").unwrap(), b"kernel=vmlinuz\n");
+        assert_eq!(
+            read_fat_file(&img, boot, "config.txt").unwrap(),
+            b"kernel=vmlinuz\n"
+        );
         let mut f = std::fs::File::open(&img).unwrap();
         let mbr = mbrman::MBR::read_from(&mut f, 512).unwrap();
         assert_eq!(mbr[1].starting_lba, boot.start_lba);
         assert_eq!(mbr[1].sys, layout::TYPE_FAT32_LBA);
         assert_eq!(mbr[3].sys, layout::TYPE_EXTENDED_LBA);
         assert_eq!(mbr.logical_partitions.len(), 1);
-        assert_eq!(mbr.logical_partitions[0].partition.starting_lba, l.parts[2].start_lba);
+        assert_eq!(
+            mbr.logical_partitions[0].partition.starting_lba,
+            l.parts[2].start_lba
+        );
     }
 }

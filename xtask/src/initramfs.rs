@@ -20,18 +20,30 @@ pub enum Node {
 pub fn build(entries: &[(String, Node)]) -> Result<Vec<u8>> {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
     for (ino, (path, node)) in entries.iter().enumerate() {
-        let b = cpio::newc::Builder::new(path).ino(ino as u32 + 1).uid(0).gid(0).mtime(0);
+        let b = cpio::newc::Builder::new(path)
+            .ino(ino as u32 + 1)
+            .uid(0)
+            .gid(0)
+            .mtime(0);
         match node {
             Node::Dir => {
                 b.mode(0o040_755).nlink(2).write(&mut gz, 0).finish()?;
             }
             Node::File(data, perm) => {
-                let mut w = b.mode(0o100_000 | perm).nlink(1).write(&mut gz, data.len() as u32);
+                let mut w = b
+                    .mode(0o100_000 | perm)
+                    .nlink(1)
+                    .write(&mut gz, data.len() as u32);
                 w.write_all(data)?;
                 w.finish()?;
             }
             Node::CharDev(major, minor) => {
-                b.mode(0o020_600).nlink(1).rdev_major(*major).rdev_minor(*minor).write(&mut gz, 0).finish()?;
+                b.mode(0o020_600)
+                    .nlink(1)
+                    .rdev_major(*major)
+                    .rdev_minor(*minor)
+                    .write(&mut gz, 0)
+                    .finish()?;
             }
         }
     }
@@ -61,7 +73,13 @@ mod tests {
                 break;
             }
             let e = r.entry();
-            seen.push((e.name().to_owned(), e.mode(), e.rdev_major(), e.rdev_minor(), e.file_size()));
+            seen.push((
+                e.name().to_owned(),
+                e.mode(),
+                e.rdev_major(),
+                e.rdev_minor(),
+                e.file_size(),
+            ));
             rest = r.finish().unwrap();
         }
         assert_eq!(

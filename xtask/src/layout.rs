@@ -99,9 +99,20 @@ impl Layout {
 /// # Errors
 /// When the disk size is not a power of two or the partitions do not fit.
 pub fn plan(spec: &Spec) -> Result<Layout> {
-    ensure!(spec.disk_mib.is_power_of_two(), "disk size {} MiB: QEMU's SD model needs a power of two", spec.disk_mib);
-    ensure!(spec.test_slot_mib >= 3, "test slot of {} MiB: needs at least 3 MiB (EBR + data)", spec.test_slot_mib);
-    ensure!(spec.boot_start_mib >= 1, "boot partition must start at 1 MiB or later (MBR)");
+    ensure!(
+        spec.disk_mib.is_power_of_two(),
+        "disk size {} MiB: QEMU's SD model needs a power of two",
+        spec.disk_mib
+    );
+    ensure!(
+        spec.test_slot_mib >= 3,
+        "test slot of {} MiB: needs at least 3 MiB (EBR + data)",
+        spec.test_slot_mib
+    );
+    ensure!(
+        spec.boot_start_mib >= 1,
+        "boot partition must start at 1 MiB or later (MBR)"
+    );
     let mib = |m: u32| m * MIB_SECTORS;
     let boot = Part {
         number: 1,
@@ -119,7 +130,11 @@ pub fn plan(spec: &Spec) -> Result<Layout> {
     };
     let ext_start = results.start_lba + results.sectors;
     let disk_sectors = mib(spec.disk_mib);
-    ensure!(ext_start < disk_sectors, "boot + results partitions do not fit in {} MiB", spec.disk_mib);
+    ensure!(
+        ext_start < disk_sectors,
+        "boot + results partitions do not fit in {} MiB",
+        spec.disk_mib
+    );
     let extended = (ext_start, disk_sectors - ext_start);
     let mut parts = vec![boot, results];
     let mut slots = Vec::new();
@@ -139,7 +154,11 @@ pub fn plan(spec: &Spec) -> Result<Layout> {
             role: Role::Test(*fs),
             start_lba: slot + ALIGN,
             sectors: len - ALIGN,
-            mbr_type: if *fs == Filesystem::Vfat { TYPE_FAT32_LBA } else { TYPE_LINUX },
+            mbr_type: if *fs == Filesystem::Vfat {
+                TYPE_FAT32_LBA
+            } else {
+                TYPE_LINUX
+            },
         });
         slot += len;
     }
@@ -171,17 +190,27 @@ mod tests {
         let numbers: Vec<u8> = l.parts.iter().map(|p| p.number).collect();
         assert_eq!(numbers, [1, 2, 5, 6, 7, 8]);
         let boot = l.part(Role::Boot).unwrap();
-        assert_eq!((boot.offset_bytes(), boot.size_bytes()), (4 << 20, 64 << 20));
+        assert_eq!(
+            (boot.offset_bytes(), boot.size_bytes()),
+            (4 << 20, 64 << 20)
+        );
         let ext4 = l.part(Role::Test(Filesystem::Ext4)).unwrap();
         assert_eq!(ext4.number, 7);
         assert_eq!(ext4.size_bytes(), 96 << 20);
-        assert_eq!(l.part(Role::Test(Filesystem::Vfat)).unwrap().mbr_type, TYPE_FAT32_LBA);
+        assert_eq!(
+            l.part(Role::Test(Filesystem::Vfat)).unwrap().mbr_type,
+            TYPE_FAT32_LBA
+        );
     }
 
     #[test]
     fn partitions_are_aligned_and_disjoint_and_inside() {
         let l = plan(&Spec::default()).unwrap();
-        let mut spans: Vec<(u32, u32)> = l.parts.iter().map(|p| (p.start_lba, p.start_lba + p.sectors)).collect();
+        let mut spans: Vec<(u32, u32)> = l
+            .parts
+            .iter()
+            .map(|p| (p.start_lba, p.start_lba + p.sectors))
+            .collect();
         spans.extend(l.slots.iter().map(|&(s, _)| (s, s + 1))); // each EBR sector
         spans.sort();
         for w in spans.windows(2) {
@@ -205,7 +234,10 @@ mod tests {
             disk_mib: 500,
             ..Spec::default()
         };
-        assert!(plan(&spec).unwrap_err().to_string().contains("power of two"));
+        assert!(plan(&spec)
+            .unwrap_err()
+            .to_string()
+            .contains("power of two"));
     }
 
     #[test]

@@ -55,13 +55,22 @@ pub fn run() -> Result<()> {
                 p.arch
             );
             eprintln!("lock: reading {url}");
-            let resp = ureq::get(&url).call().with_context(|| format!("GET {url}"))?;
+            let resp = ureq::get(&url)
+                .call()
+                .with_context(|| format!("GET {url}"))?;
             let mut text = String::new();
-            std::io::Read::read_to_string(&mut xz2::read::XzDecoder::new(resp.into_reader()), &mut text)
-                .with_context(|| format!("decompressing {url}"))?;
+            std::io::Read::read_to_string(
+                &mut xz2::read::XzDecoder::new(resp.into_reader()),
+                &mut text,
+            )
+            .with_context(|| format!("decompressing {url}"))?;
             indexes.push((key.clone(), parse_index(&text)));
         }
-        let entries = &indexes.iter().find(|(k, _)| *k == key).map(|(_, e)| e).unwrap_or_else(|| unreachable!());
+        let entries = &indexes
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, e)| e)
+            .unwrap_or_else(|| unreachable!());
         let Some(e) = entries.iter().rev().find(|e| e.package == p.name) else {
             bail!(
                 "{} is no longer in {} {}/{}: for a kernel, the ABI moved: set kernel.package and \
@@ -81,7 +90,8 @@ pub fn run() -> Result<()> {
         p.sha256 = e.sha256.clone();
         p.size = e.size;
     }
-    let header = "# Pinned Debian packages for every board: exact version, pool path and SHA-256.\n\
+    let header =
+        "# Pinned Debian packages for every board: exact version, pool path and SHA-256.\n\
                   # `cargo xtask lock` refreshes versions from the mirror's index.\n";
     let text = format!("{header}{}", toml::to_string(&lock)?);
     crate::write_atomically(&path, text.as_bytes())?;

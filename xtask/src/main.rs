@@ -55,9 +55,11 @@ fn main() -> Result<()> {
             xtask::firmware::build(&cpu).map(drop)
         }
         Verb::Image { board } => xtask::image::run(&xtask::load_board(&board)?).map(drop),
-        Verb::Qemu { board, timeout } => {
-            xtask::qemu::run(&xtask::load_board(&board)?, std::time::Duration::from_secs(timeout)).map(drop)
-        }
+        Verb::Qemu { board, timeout } => xtask::qemu::run(
+            &xtask::load_board(&board)?,
+            std::time::Duration::from_secs(timeout),
+        )
+        .map(drop),
         Verb::Lock => xtask::lock::run(),
     }
 }

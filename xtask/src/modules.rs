@@ -18,7 +18,13 @@ pub fn depends_of(modinfo: &[u8]) -> Vec<String> {
     modinfo
         .split(|&b| b == 0)
         .filter_map(|kv| kv.strip_prefix(b"depends="))
-        .flat_map(|v| String::from_utf8_lossy(v).split(',').map(str::trim).map(canonical).collect::<Vec<_>>())
+        .flat_map(|v| {
+            String::from_utf8_lossy(v)
+                .split(',')
+                .map(str::trim)
+                .map(canonical)
+                .collect::<Vec<_>>()
+        })
         .filter(|s| !s.is_empty())
         .collect()
 }
@@ -41,7 +47,10 @@ pub fn index(kernel_root: &Path, release: &str) -> Result<BTreeMap<String, PathB
         }
     }
     if out.is_empty() {
-        bail!("{}: no kernel modules found: is kernel.release right?", dir.display());
+        bail!(
+            "{}: no kernel modules found: is kernel.release right?",
+            dir.display()
+        );
     }
     Ok(out)
 }
@@ -50,7 +59,8 @@ pub fn index(kernel_root: &Path, release: &str) -> Result<BTreeMap<String, PathB
 pub fn modinfo(path: &Path) -> Result<Vec<u8>> {
     use object::{Object, ObjectSection};
     let data = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    let file = object::File::parse(&*data).with_context(|| format!("{}: not an ELF module", path.display()))?;
+    let file = object::File::parse(&*data)
+        .with_context(|| format!("{}: not an ELF module", path.display()))?;
     let section = file
         .section_by_name(".modinfo")
         .with_context(|| format!("{}: no .modinfo section", path.display()))?;
@@ -95,17 +105,24 @@ pub fn load_order(wanted: &[String], deps: &BTreeMap<String, Vec<String>>) -> Re
 }
 
 /// Resolves `wanted` against an unpacked kernel: the load order and each module's file.
-pub fn resolve(kernel_root: &Path, release: &str, wanted: &[String]) -> Result<Vec<(String, PathBuf)>> {
+pub fn resolve(
+    kernel_root: &Path,
+    release: &str,
+    wanted: &[String],
+) -> Result<Vec<(String, PathBuf)>> {
     let files = index(kernel_root, release)?;
     let mut deps = BTreeMap::new();
     for (name, path) in &files {
         deps.insert(name.clone(), depends_of(&modinfo(path)?));
     }
     let order = load_order(wanted, &deps)?;
-    Ok(order.into_iter().map(|m| {
-        let p = files[&m].clone();
-        (m, p)
-    }).collect())
+    Ok(order
+        .into_iter()
+        .map(|m| {
+            let p = files[&m].clone();
+            (m, p)
+        })
+        .collect())
 }
 
 #[cfg(test)]
@@ -144,7 +161,10 @@ mod tests {
     #[test]
     fn shared_dependency_loaded_once() {
         let d = deps(&[("a", &["c"]), ("b", &["c"]), ("c", &[])]);
-        assert_eq!(load_order(&["a".into(), "b".into()], &d).unwrap(), ["c", "a", "b"]);
+        assert_eq!(
+            load_order(&["a".into(), "b".into()], &d).unwrap(),
+            ["c", "a", "b"]
+        );
     }
 
     #[test]
@@ -153,6 +173,9 @@ mod tests {
         let err = load_order(&["a".into()], &d).unwrap_err().to_string();
         assert!(err.contains("`nope` (needed by a)"), "{err}");
         let d = deps(&[("a", &["b"]), ("b", &["a"])]);
-        assert!(load_order(&["a".into()], &d).unwrap_err().to_string().contains("cycle"));
+        assert!(load_order(&["a".into()], &d)
+            .unwrap_err()
+            .to_string()
+            .contains("cycle"));
     }
 }

@@ -49,7 +49,8 @@ impl Lock {
     /// # Errors
     /// Names the file and the TOML problem.
     pub fn load(path: &Path) -> Result<Lock> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         toml::from_str(&text).with_context(|| format!("{}: not a valid lock file", path.display()))
     }
 
@@ -106,7 +107,10 @@ pub fn fetch(lock: &Lock, p: &Pinned) -> Result<PathBuf> {
         }
         Err(apt_err) => {
             let url = format!("{}/{}", lock.mirror().trim_end_matches('/'), p.filename);
-            eprintln!("packages: {} {} from {url} (apt: {apt_err})", p.name, p.version);
+            eprintln!(
+                "packages: {} {} from {url} (apt: {apt_err})",
+                p.name, p.version
+            );
             http_download(&url, &tmp.path().join(base)).map_err(|e| {
                 e.context(format!(
                     "{} {} ({}) is not served any more: Debian replaces kernel packages with security updates. \
@@ -141,7 +145,12 @@ fn apt_download(p: &Pinned, dir: &Path) -> Result<PathBuf> {
         .context("apt-get not found")?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        bail!("{}", err.lines().find(|l| l.starts_with("E:")).unwrap_or("apt-get download failed"));
+        bail!(
+            "{}",
+            err.lines()
+                .find(|l| l.starts_with("E:"))
+                .unwrap_or("apt-get download failed")
+        );
     }
     std::fs::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -151,7 +160,9 @@ fn apt_download(p: &Pinned, dir: &Path) -> Result<PathBuf> {
 
 /// Downloads `url` to `dest` (plain HTTP GET).
 pub fn http_download(url: &str, dest: &Path) -> Result<PathBuf> {
-    let resp = ureq::get(url).call().with_context(|| format!("GET {url}"))?;
+    let resp = ureq::get(url)
+        .call()
+        .with_context(|| format!("GET {url}"))?;
     let mut file = std::fs::File::create(dest)?;
     std::io::copy(&mut resp.into_reader(), &mut file).with_context(|| format!("reading {url}"))?;
     file.sync_all()?;
@@ -175,23 +186,32 @@ pub fn unpack_deb(deb: &Path, dest: &Path) -> Result<()> {
             "data.tar.xz" => Box::new(xz2::read::XzDecoder::new(entry)),
             "data.tar.gz" => Box::new(flate2::read::GzDecoder::new(entry)),
             "data.tar" => Box::new(entry),
-            other => bail!("{}: member {other} uses an unsupported compression", deb.display()),
+            other => bail!(
+                "{}: member {other} uses an unsupported compression",
+                deb.display()
+            ),
         };
         tar::Archive::new(reader)
             .unpack(dest)
             .with_context(|| format!("unpacking {} into {}", deb.display(), dest.display()))?;
         return Ok(());
     }
-    bail!("{}: no data.tar member: not a Debian package", deb.display())
+    bail!(
+        "{}: no data.tar member: not a Debian package",
+        deb.display()
+    )
 }
 
 /// Fetches and unpacks `name` from the lock; returns the unpacked root. Unpacking is
 /// done once per version (a stamp file records the SHA-256).
 pub fn unpacked(lock: &Lock, name: &str) -> Result<(PathBuf, Pinned)> {
     let p = lock.get(name)?.clone();
-    let root = crate::target_dir()
-        .join("pkgs")
-        .join(format!("{}_{}_{}", p.name, p.version.replace(':', "%3a"), p.arch));
+    let root = crate::target_dir().join("pkgs").join(format!(
+        "{}_{}_{}",
+        p.name,
+        p.version.replace(':', "%3a"),
+        p.arch
+    ));
     let stamp = root.join(".benchboot-unpacked");
     if std::fs::read_to_string(&stamp).ok().as_deref() == Some(p.sha256.as_str()) {
         return Ok((root, p));
@@ -255,16 +275,28 @@ mod tests {
             h.set_size(5);
             h.set_mode(0o644);
             h.set_cksum();
-            t.append_data(&mut h, "usr/share/hello.txt", &b"hello"[..]).unwrap();
+            t.append_data(&mut h, "usr/share/hello.txt", &b"hello"[..])
+                .unwrap();
             t.into_inner().unwrap().finish().unwrap();
         }
         let deb = dir.path().join("t.deb");
         let mut b = ar::Builder::new(std::fs::File::create(&deb).unwrap());
-        b.append(&ar::Header::new(b"debian-binary".to_vec(), 4), &b"2.0\n"[..]).unwrap();
-        b.append(&ar::Header::new(b"data.tar.gz".to_vec(), tar_gz.len() as u64), &tar_gz[..]).unwrap();
+        b.append(
+            &ar::Header::new(b"debian-binary".to_vec(), 4),
+            &b"2.0\n"[..],
+        )
+        .unwrap();
+        b.append(
+            &ar::Header::new(b"data.tar.gz".to_vec(), tar_gz.len() as u64),
+            &tar_gz[..],
+        )
+        .unwrap();
         drop(b);
         let out = dir.path().join("out");
         unpack_deb(&deb, &out).unwrap();
-        assert_eq!(std::fs::read_to_string(out.join("usr/share/hello.txt")).unwrap(), "hello");
+        assert_eq!(
+            std::fs::read_to_string(out.join("usr/share/hello.txt")).unwrap(),
+            "hello"
+        );
     }
 }

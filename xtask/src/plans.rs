@@ -87,7 +87,12 @@ mod tests {
         let p = qemu(&board, &layout, vec!["ext4".into()]);
         p.validate().unwrap();
         assert!(p.emulated);
-        let t: Vec<_> = p.storage.targets.iter().map(|t| (t.device.as_str(), t.filesystem)).collect();
+        let t: Vec<_> = p
+            .storage
+            .targets
+            .iter()
+            .map(|t| (t.device.as_str(), t.filesystem))
+            .collect();
         assert_eq!(
             t,
             [

@@ -60,18 +60,29 @@ pub fn append(cmdline_txt: &str, board_append: &str) -> String {
 
 pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
     let Some(q) = &board.qemu else {
-        bail!("boards/{}.toml has no [qemu] section: this board cannot boot in QEMU", board.name);
+        bail!(
+            "boards/{}.toml has no [qemu] section: this board cannot boot in QEMU",
+            board.name
+        );
     };
     let built = image::run(board)?;
     let work = crate::target_dir().join("qemu").join(&board.name);
     std::fs::create_dir_all(&work)?;
     let layout = layout::plan(&layout::Spec::default())?;
-    let boot = layout.part(Role::Boot).context("layout has no boot partition")?;
+    let boot = layout
+        .part(Role::Boot)
+        .context("layout has no boot partition")?;
     let kernel = work.join(KERNEL_FILE);
     let initrd = work.join(INITRAMFS_FILE);
     let dtb = work.join(&board.kernel.dtb);
-    std::fs::write(&kernel, image::read_fat_file(&built.image, boot, KERNEL_FILE)?)?;
-    std::fs::write(&initrd, image::read_fat_file(&built.image, boot, INITRAMFS_FILE)?)?;
+    std::fs::write(
+        &kernel,
+        image::read_fat_file(&built.image, boot, KERNEL_FILE)?,
+    )?;
+    std::fs::write(
+        &initrd,
+        image::read_fat_file(&built.image, boot, INITRAMFS_FILE)?,
+    )?;
     let card_dtb = image::read_fat_file(&built.image, boot, &board.kernel.dtb)?;
     std::fs::write(&dtb, image::apply_dtb_fixups(&card_dtb, &q.dtb_fixups)?)?;
     let cmdline = String::from_utf8(image::read_fat_file(&built.image, boot, "cmdline.txt")?)?;
@@ -102,12 +113,25 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
     ];
     for i in 0..=q.console_serial_index {
         args.push("-serial".into());
-        args.push(if i == q.console_serial_index { "stdio" } else { "null" }.into());
+        args.push(
+            if i == q.console_serial_index {
+                "stdio"
+            } else {
+                "null"
+            }
+            .into(),
+        );
     }
     match q.network {
         QemuNetwork::UsbNet => {
-            args.extend(["-device".into(), "usb-net,netdev=n0".into(), "-netdev".into()]);
-            args.push(format!("user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:{port}-:{RESULTS_PORT}"));
+            args.extend([
+                "-device".into(),
+                "usb-net,netdev=n0".into(),
+                "-netdev".into(),
+            ]);
+            args.push(format!(
+                "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:{port}-:{RESULTS_PORT}"
+            ));
         }
     }
     args.extend(q.args.iter().cloned());
@@ -136,7 +160,9 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
             }
-            let line = String::from_utf8_lossy(&buf).trim_end_matches(['\r', '\n']).to_owned();
+            let line = String::from_utf8_lossy(&buf)
+                .trim_end_matches(['\r', '\n'])
+                .to_owned();
             let _ = writeln!(log, "{line}");
             eprintln!("  | {line}");
             if tx.send(line).is_err() {
@@ -159,16 +185,27 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
                     );
                 }
                 if let Some(status) = guard.0.try_wait()? {
-                    bail!("QEMU exited ({status}) before the ready line; console in {}", console_log.display());
+                    bail!(
+                        "QEMU exited ({status}) before the ready line; console in {}",
+                        console_log.display()
+                    );
                 }
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => {
-                bail!("QEMU closed its console before the ready line; console in {}", console_log.display())
+                bail!(
+                    "QEMU closed its console before the ready line; console in {}",
+                    console_log.display()
+                )
             }
         }
     };
-    eprintln!("qemu: ready after {:.1} s (boot + plan)", boot_to_ready.as_secs_f64());
-    let results = crate::target_dir().join("results").join(format!("{}-qemu.json", board.name));
+    eprintln!(
+        "qemu: ready after {:.1} s (boot + plan)",
+        boot_to_ready.as_secs_f64()
+    );
+    let results = crate::target_dir()
+        .join("results")
+        .join(format!("{}-qemu.json", board.name));
     let status = Command::new(&host)
         .args(["fetch", "--addr", &format!("127.0.0.1:{port}"), "--out"])
         .arg(&results)
@@ -176,7 +213,10 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
         .with_context(|| format!("running {}", host.display()))?;
     drop(guard);
     if !status.success() {
-        bail!("benchboot fetch failed ({status}); console in {}", console_log.display());
+        bail!(
+            "benchboot fetch failed ({status}); console in {}",
+            console_log.display()
+        );
     }
     Ok(Run {
         image: built.image,
@@ -202,7 +242,9 @@ fn build_host_tool() -> Result<PathBuf> {
 
 /// A TCP port free on 127.0.0.1 right now.
 fn free_port() -> Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
 }
 
 #[cfg(test)]

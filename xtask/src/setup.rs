@@ -57,7 +57,15 @@ pub fn run(dry_run: bool) -> Result<()> {
         let mut update = pre.clone();
         update.extend(["apt-get", "update", "-q"]);
         step(dry_run, &update)?;
-        pre.extend(["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "-q", "--no-install-recommends"]);
+        pre.extend([
+            "env",
+            "DEBIAN_FRONTEND=noninteractive",
+            "apt-get",
+            "install",
+            "-y",
+            "-q",
+            "--no-install-recommends",
+        ]);
         pre.extend(missing.iter().copied());
         step(dry_run, &pre)?;
     }

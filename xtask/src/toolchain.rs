@@ -48,7 +48,9 @@ impl Available {
     pub fn probe() -> Available {
         let out = |prog: &str, args: &[&str]| -> Option<String> {
             let o = Command::new(prog).args(args).output().ok()?;
-            o.status.success().then(|| String::from_utf8_lossy(&o.stdout).into_owned())
+            o.status
+                .success()
+                .then(|| String::from_utf8_lossy(&o.stdout).into_owned())
         };
         let prebuilt_targets = out("rustup", &["target", "list", "--installed"])
             .map(|s| s.lines().map(str::to_owned).collect())
@@ -68,7 +70,10 @@ impl Available {
 
 /// The std sources rustup installs with `rust-src`, if present.
 pub fn rust_src_dir() -> Option<PathBuf> {
-    let o = Command::new("rustc").args(["--print", "sysroot"]).output().ok()?;
+    let o = Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()?;
     let sysroot = String::from_utf8_lossy(&o.stdout).trim().to_owned();
     let dir = PathBuf::from(sysroot).join("lib/rustlib/src/rust/library/std");
     dir.is_dir().then_some(dir)
@@ -135,9 +140,14 @@ mod tests {
 
     #[test]
     fn nothing_available_says_what_to_install() {
-        let err = choose(ARMV6, &Available::default(), None).unwrap_err().to_string();
+        let err = choose(ARMV6, &Available::default(), None)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("cargo xtask setup"), "{err}");
-        assert!(err.contains("rustup target add arm-unknown-linux-musleabihf"), "{err}");
+        assert!(
+            err.contains("rustup target add arm-unknown-linux-musleabihf"),
+            "{err}"
+        );
         assert!(err.contains("cross"), "{err}");
     }
 

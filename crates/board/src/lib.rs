@@ -43,9 +43,21 @@ pub enum Arch {
 /// Rust targets the firmware is built for, with the zig triple that links them.
 /// Source: toolchain.md (checked on these machines).
 pub const TARGETS: &[(&str, Arch, &str)] = &[
-    ("arm-unknown-linux-musleabihf", Arch::Arm, "arm-linux-musleabihf"),
-    ("armv7-unknown-linux-musleabihf", Arch::Arm, "arm-linux-musleabihf"),
-    ("aarch64-unknown-linux-musl", Arch::Aarch64, "aarch64-linux-musl"),
+    (
+        "arm-unknown-linux-musleabihf",
+        Arch::Arm,
+        "arm-linux-musleabihf",
+    ),
+    (
+        "armv7-unknown-linux-musleabihf",
+        Arch::Arm,
+        "arm-linux-musleabihf",
+    ),
+    (
+        "aarch64-unknown-linux-musl",
+        Arch::Aarch64,
+        "aarch64-linux-musl",
+    ),
 ];
 
 /// Debian architectures whose kernels can boot each [`Arch`].
@@ -219,7 +231,10 @@ impl RawBoard {
             if stem != self.name {
                 return Err(bad(
                     "name",
-                    format!("is `{}` but the file is `{stem}.toml`: make them equal", self.name),
+                    format!(
+                        "is `{}` but the file is `{stem}.toml`: make them equal",
+                        self.name
+                    ),
                 ));
             }
         }
@@ -237,7 +252,11 @@ impl RawBoard {
             let known: Vec<_> = TARGETS.iter().map(|t| t.0).collect();
             return Err(bad(
                 "target.triple",
-                format!("`{}` is not supported; use one of {}", self.target.triple, known.join(", ")),
+                format!(
+                    "`{}` is not supported; use one of {}",
+                    self.target.triple,
+                    known.join(", ")
+                ),
             ));
         };
         if !debian_arches(arch).contains(&self.kernel.arch.as_str()) {
@@ -261,7 +280,10 @@ impl RawBoard {
             ));
         }
         if !self.kernel.dtb.ends_with(".dtb") || self.kernel.dtb.contains("..") {
-            return Err(bad("kernel.dtb", "give a file name ending in `.dtb`".into()));
+            return Err(bad(
+                "kernel.dtb",
+                "give a file name ending in `.dtb`".into(),
+            ));
         }
         let qemu_fixups = self.qemu.iter().flat_map(|q| q.dtb_fixups.iter());
         for fixup in self.kernel.dtb_fixups.iter().chain(qemu_fixups) {
@@ -277,7 +299,10 @@ impl RawBoard {
         }
         for f in &self.firmware.files {
             if f.contains('/') || f.is_empty() {
-                return Err(bad("firmware.files", format!("`{f}` must be a bare file name")));
+                return Err(bad(
+                    "firmware.files",
+                    format!("`{f}` must be a bare file name"),
+                ));
             }
         }
         if self.boot.cmdline.contains('\n') {
@@ -285,7 +310,9 @@ impl RawBoard {
         }
         for line in &self.boot.config_txt {
             let key = line.split('=').next().unwrap_or("").trim();
-            if ["kernel", "initramfs", "device_tree"].contains(&key) || line.starts_with("initramfs ") {
+            if ["kernel", "initramfs", "device_tree"].contains(&key)
+                || line.starts_with("initramfs ")
+            {
                 return Err(bad(
                     "boot.config-txt",
                     format!("`{line}`: the image plan writes `{key}` itself; remove the line"),
@@ -295,7 +322,10 @@ impl RawBoard {
         let modules = self.modules.load;
         check_module_names(&modules).map_err(|m| bad("modules.load", m))?;
         if self.storage.disk.is_empty() || self.storage.disk.contains('/') {
-            return Err(bad("storage.disk", "give the kernel name, e.g. `mmcblk0`".into()));
+            return Err(bad(
+                "storage.disk",
+                "give the kernel name, e.g. `mmcblk0`".into(),
+            ));
         }
         let qemu = match self.qemu {
             None => None,

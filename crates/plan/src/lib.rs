@@ -21,7 +21,10 @@ pub const MIB: u64 = 1 << 20;
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum PlanError {
     #[error("plan: field `{field}`: {message}")]
-    Invalid { field: &'static str, message: String },
+    Invalid {
+        field: &'static str,
+        message: String,
+    },
     #[error("plan: not valid JSON for a plan: {0}")]
     Json(String),
 }
@@ -126,7 +129,11 @@ pub fn plan_name(cmdline: &str) -> &str {
     cmdline
         .split_whitespace()
         .filter_map(|w| w.strip_prefix(PLAN_PARAM))
-        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_'))
+        .filter(|n| {
+            !n.is_empty()
+                && n.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+        })
         .last()
         .unwrap_or(DEFAULT_PLAN)
 }

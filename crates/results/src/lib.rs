@@ -211,7 +211,12 @@ impl RunResults {
     }
 
     /// Records a failed or warned step.
-    pub fn event(&mut self, step: impl Into<String>, severity: Severity, message: impl Into<String>) {
+    pub fn event(
+        &mut self,
+        step: impl Into<String>,
+        severity: Severity,
+        message: impl Into<String>,
+    ) {
         self.events.push(Event {
             step: step.into(),
             severity,

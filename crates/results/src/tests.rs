@@ -66,9 +66,14 @@ fn round_trip() {
 
 #[test]
 fn other_major_version_is_refused_by_name() {
-    let text = sample().to_json().replacen("\"major\": 1", "\"major\": 2", 1);
+    let text = sample()
+        .to_json()
+        .replacen("\"major\": 1", "\"major\": 2", 1);
     let err = RunResults::from_json(&text).unwrap_err();
-    assert!(matches!(err, ResultsError::UnsupportedVersion { found: 2 }), "{err}");
+    assert!(
+        matches!(err, ResultsError::UnsupportedVersion { found: 2 }),
+        "{err}"
+    );
     assert!(err.to_string().contains("update benchboot"));
 }
 

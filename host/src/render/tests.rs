@@ -19,7 +19,10 @@ fn results() -> RunResults {
             file: "results.json".into(),
         },
         storage: StoragePlan {
-            targets: vec![target("ext4", Filesystem::Ext4), target("vfat", Filesystem::Vfat)],
+            targets: vec![
+                target("ext4", Filesystem::Ext4),
+                target("vfat", Filesystem::Vfat),
+            ],
             block_sizes: vec![8, 4096],
             byte_cap: 1 << 20,
             time_cap_ms: 1500,
@@ -46,9 +49,30 @@ fn results() -> RunResults {
         nanos,
         stopped_by: StopReason::Bytes,
     };
-    r.storage.push(m("ext4", Filesystem::Ext4, 4096, Direction::Write, 10 << 20, 500_000_000));
-    r.storage.push(m("ext4", Filesystem::Ext4, 4096, Direction::Read, 10 << 20, 250_000_000));
-    r.storage.push(m("vfat", Filesystem::Vfat, 8, Direction::Write, 1 << 20, 4_000_000_000));
+    r.storage.push(m(
+        "ext4",
+        Filesystem::Ext4,
+        4096,
+        Direction::Write,
+        10 << 20,
+        500_000_000,
+    ));
+    r.storage.push(m(
+        "ext4",
+        Filesystem::Ext4,
+        4096,
+        Direction::Read,
+        10 << 20,
+        250_000_000,
+    ));
+    r.storage.push(m(
+        "vfat",
+        Filesystem::Vfat,
+        8,
+        Direction::Write,
+        1 << 20,
+        4_000_000_000,
+    ));
     r
 }
 
@@ -64,7 +88,10 @@ fn labels() {
 fn write_table_has_rows_by_block_size_and_columns_by_filesystem() {
     let t = storage_table(&results(), Direction::Write).to_string();
     let lines: Vec<&str> = t.lines().collect();
-    assert!(lines[1].contains("block size") && lines[1].contains("ext4") && lines[1].contains("vfat"), "{t}");
+    assert!(
+        lines[1].contains("block size") && lines[1].contains("ext4") && lines[1].contains("vfat"),
+        "{t}"
+    );
     let row_8 = lines.iter().find(|l| l.contains("8 B")).unwrap();
     assert!(row_8.contains("0.25"), "{t}"); // vfat: 1 MiB in 4 s
     assert!(row_8.contains("—"), "{t}"); // ext4 has no 8 B measurement
