@@ -336,8 +336,7 @@ fn measure_pair(
     // Nothing of an earlier pass may sit in the page cache or the dirty lists.
     sys::drop_caches()?;
     let mut file = SyncFile(std::fs::File::create(&path)?);
-    let w =
-        timed_write(&mut file, &block, caps, &mut MonotonicClock).map_err(std::io::Error::from)?;
+    let w = timed_write(&mut file, &block, caps, &mut MonotonicClock)?;
     drop(file);
     // A read right after a write would be served from the page cache.
     sys::drop_caches()?;
@@ -346,8 +345,7 @@ fn measure_pair(
         bytes: w.bytes,
         time_ns: caps.time_ns,
     };
-    let r = timed_read(&mut file, &mut block, read_caps, &mut MonotonicClock)
-        .map_err(std::io::Error::from)?;
+    let r = timed_read(&mut file, &mut block, read_caps, &mut MonotonicClock)?;
     drop(file);
     std::fs::remove_file(&path)?;
     let m = |direction, t: crate::storage::Timed| StorageMeasurement {

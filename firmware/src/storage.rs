@@ -69,7 +69,7 @@ pub fn timed_write<W: embedded_io::Write, C: Clock>(
         sink.write_all(block)?;
         bytes += block.len() as u64;
         calls += 1;
-        if calls % every == 0 && clock.now_ns() - start >= caps.time_ns {
+        if calls.is_multiple_of(every) && clock.now_ns() - start >= caps.time_ns {
             break StopReason::Time;
         }
     };
@@ -106,7 +106,7 @@ pub fn timed_read<R: embedded_io::Read, C: Clock>(
         }
         bytes += n as u64;
         calls += 1;
-        if calls % every == 0 && clock.now_ns() - start >= caps.time_ns {
+        if calls.is_multiple_of(every) && clock.now_ns() - start >= caps.time_ns {
             break StopReason::Time;
         }
     };

@@ -20,7 +20,7 @@ pub fn fetch(addr: &str, timeout: Duration) -> Result<(RunResults, String)> {
     let text = resp
         .into_string()
         .with_context(|| format!("reading {url}"))?;
-    let results = RunResults::from_json(&text).with_context(|| format!("{url}"))?;
+    let results = RunResults::from_json(&text).with_context(|| url.to_string())?;
     Ok((results, text))
 }
 

@@ -128,13 +128,13 @@ pub struct NetworkPlan {
 pub fn plan_name(cmdline: &str) -> &str {
     cmdline
         .split_whitespace()
+        .rev()
         .filter_map(|w| w.strip_prefix(PLAN_PARAM))
-        .filter(|n| {
+        .find(|n| {
             !n.is_empty()
                 && n.bytes()
                     .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
         })
-        .last()
         .unwrap_or(DEFAULT_PLAN)
 }
 
