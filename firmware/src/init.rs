@@ -220,7 +220,14 @@ fn take_census(at: &str, results: &mut RunResults) {
     }
 }
 
-/// Writes `results.json` atomically: temp file, `fsync`, rename, `fsync` of the folder.
+/// Writes `results.json` atomically: temp file, `fsync`, rename, `fsync` of the file
+/// again, `fsync` of the folder.
+///
+/// The second file `fsync` matters on vfat: a rename over an existing file attaches the
+/// inode to the old directory slot, and that slot's size and first cluster are written
+/// only at inode write-back (fs/fat/namei_vfat.c `vfat_rename`), not by the folder's
+/// `fsync`. Without it a power cut leaves the old slot pointing at freed clusters (seen
+/// in QEMU: fsck.vfat "Contains a free cluster").
 fn persist(plan: &Plan, results: &mut RunResults, mounted: bool) {
     if !mounted {
         return;
@@ -234,6 +241,7 @@ fn persist(plan: &Plan, results: &mut RunResults, mounted: bool) {
         std::io::Write::write_all(&mut f, results.to_json().as_bytes())?;
         f.sync_all()?;
         std::fs::rename(&tmp, &dst)?;
+        f.sync_all()?;
         std::fs::File::open(dir)?.sync_all()
     };
     if let Err(e) = write() {

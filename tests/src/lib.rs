@@ -22,8 +22,8 @@ pub fn extract_partition(image: &Path, part: &Part) -> Result<tempfile::NamedTem
     Ok(tmp)
 }
 
-/// Runs a checker and returns its output, failing with that output on a non-zero exit.
-pub fn check_tool(prog: &str, args: &[&str], file: &Path) -> Result<String> {
+/// Runs a checker on `file`; returns its exit status and its stdout + stderr.
+fn tool(prog: &str, args: &[&str], file: &Path) -> Result<(std::process::ExitStatus, String)> {
     let out = Command::new(prog)
         .args(args)
         .arg(file)
@@ -34,10 +34,20 @@ pub fn check_tool(prog: &str, args: &[&str], file: &Path) -> Result<String> {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    Ok((out.status, text))
+}
+
+/// Runs a checker and returns its output, whatever its exit status.
+pub fn run_tool(prog: &str, args: &[&str], file: &Path) -> Result<String> {
+    Ok(tool(prog, args, file)?.1)
+}
+
+/// Runs a checker and returns its output, failing with that output on a non-zero exit.
+pub fn check_tool(prog: &str, args: &[&str], file: &Path) -> Result<String> {
+    let (status, text) = tool(prog, args, file)?;
     ensure!(
-        out.status.success(),
-        "{prog} {args:?} failed ({}):\n{text}",
-        out.status
+        status.success(),
+        "{prog} {args:?} failed ({status}):\n{text}"
     );
     Ok(text)
 }

@@ -20,6 +20,8 @@ use crate::plans::RESULTS_PORT;
 
 /// The line PID 1 prints once results are on disk and served (firmware console.rs).
 pub const READY_MARKER: &str = "benchboot: ready";
+/// The first line PID 1 prints.
+pub const START_MARKER: &str = "benchboot: start";
 /// Kernel parameter that selects the short emulated plan.
 pub const QEMU_PLAN_PARAM: &str = "benchboot.plan=qemu";
 
@@ -34,7 +36,9 @@ pub struct Run {
     pub console_log: PathBuf,
     /// The results document as fetched by `benchboot fetch`.
     pub results: PathBuf,
-    /// From QEMU start to the ready line.
+    /// From QEMU start to the init's start line (kernel boot to PID 1).
+    pub boot_to_init: Duration,
+    /// From QEMU start to the ready line (boot + the whole plan).
     pub boot_to_ready: Duration,
 }
 
@@ -171,10 +175,12 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
         }
     });
     let deadline = started + timeout;
+    let mut boot_to_init = None;
     let boot_to_ready = loop {
         let left = deadline.saturating_duration_since(Instant::now());
         match rx.recv_timeout(left.min(Duration::from_secs(1))) {
             Ok(line) if line.contains(READY_MARKER) => break started.elapsed(),
+            Ok(line) if line.contains(START_MARKER) => boot_to_init = Some(started.elapsed()),
             Ok(_) => {}
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 if Instant::now() >= deadline {
@@ -199,8 +205,10 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
             }
         }
     };
+    let boot_to_init = boot_to_init.unwrap_or(boot_to_ready);
     eprintln!(
-        "qemu: ready after {:.1} s (boot + plan)",
+        "qemu: PID 1 started {:.1} s after QEMU; ready {:.1} s after QEMU (boot + plan)",
+        boot_to_init.as_secs_f64(),
         boot_to_ready.as_secs_f64()
     );
     let results = crate::target_dir()
@@ -224,6 +232,7 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
         sd_card: sd,
         console_log,
         results,
+        boot_to_init,
         boot_to_ready,
     })
 }
