@@ -81,12 +81,16 @@ pub fn image_path(board: &Board) -> PathBuf {
 /// Builds the firmware, fetches the pinned packages and writes image + manifest.
 pub fn run(board: &Board) -> Result<Built> {
     let t0 = Instant::now();
+    let mut phase = Phases::default();
     let init = firmware::build(&CpuTarget::of_board(board))?;
+    phase.mark("firmware");
     let lock = Lock::load_repo()?;
     let (kernel_root, kernel_pkg) = packages::unpacked(&lock, &board.kernel.package)?;
     let (fw_root, fw_pkg) = packages::unpacked(&lock, &board.firmware.package)?;
+    phase.mark("packages");
     let layout = layout::plan(&layout::Spec::default())?;
     let contents = contents(board, &init, &kernel_root, &fw_root, &layout)?;
+    phase.mark("modules+initramfs");
     let image = image_path(board);
     let dir = image.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
@@ -98,23 +102,56 @@ pub fn run(board: &Board) -> Result<Built> {
     tmp.as_file().sync_all()?;
     tmp.persist(&image)
         .with_context(|| format!("renaming into {}", image.display()))?;
+    phase.mark("render");
     let manifest = manifest(board, &image, &layout, &contents, vec![kernel_pkg, fw_pkg])?;
     let manifest_path = image.with_extension("manifest.json");
     crate::write_atomically(
         &manifest_path,
         serde_json::to_string_pretty(&manifest)?.as_bytes(),
     )?;
+    phase.mark("manifest");
     eprintln!(
-        "image: wrote {} ({} MiB) and {} in {:.1} s",
+        "image: wrote {} ({} MiB) and {} in {:.1} s ({})",
         image.display(),
         layout.disk_bytes >> 20,
         manifest_path.display(),
-        t0.elapsed().as_secs_f64()
+        t0.elapsed().as_secs_f64(),
+        phase.summary()
     );
     Ok(Built {
         image,
         manifest: manifest_path,
     })
+}
+
+/// Wall time per build phase, for the closing line.
+struct Phases {
+    last: Instant,
+    done: Vec<(&'static str, f64)>,
+}
+
+impl Default for Phases {
+    fn default() -> Self {
+        Phases {
+            last: Instant::now(),
+            done: Vec::new(),
+        }
+    }
+}
+
+impl Phases {
+    fn mark(&mut self, name: &'static str) {
+        self.done.push((name, self.last.elapsed().as_secs_f64()));
+        self.last = Instant::now();
+    }
+    fn summary(&self) -> String {
+        let parts: Vec<String> = self
+            .done
+            .iter()
+            .map(|(n, s)| format!("{n} {s:.1} s"))
+            .collect();
+        parts.join(", ")
+    }
 }
 
 /// Finds `name` anywhere under `dir` (arm64 DTBs sit in vendor sub-folders).

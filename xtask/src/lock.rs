@@ -92,7 +92,8 @@ pub fn run() -> Result<()> {
     }
     let header =
         "# Pinned Debian packages for every board: exact version, pool path and SHA-256.\n\
-                  # `cargo xtask lock` refreshes versions from the mirror's index.\n";
+         # `cargo xtask lock` refreshes versions from the mirror's index. Nothing here is\n\
+         # committed as a binary: images are built from these downloads.\n";
     let text = format!("{header}{}", toml::to_string(&lock)?);
     crate::write_atomically(&path, text.as_bytes())?;
     eprintln!("lock: wrote {}", path.display());
