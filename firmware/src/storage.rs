@@ -44,6 +44,47 @@ pub fn calls_per_clock_check(block_size: usize) -> u64 {
     (65_536 / block_size.max(1)).max(1) as u64
 }
 
+/// The bookkeeping both timed loops share: bytes moved, calls made, and the caps.
+struct Loop {
+    start: u64,
+    bytes: u64,
+    calls: u64,
+    every: u64,
+    caps: Caps,
+}
+
+impl Loop {
+    fn start<C: Clock>(caps: Caps, call_size: usize, clock: &mut C) -> Loop {
+        Loop {
+            start: clock.now_ns(),
+            bytes: 0,
+            calls: 0,
+            every: calls_per_clock_check(call_size),
+            caps,
+        }
+    }
+
+    fn byte_cap_reached(&self) -> bool {
+        self.bytes >= self.caps.bytes
+    }
+
+    /// Counts one call of `n` bytes; true when the time cap has passed (checked every
+    /// [`calls_per_clock_check`] calls).
+    fn count<C: Clock>(&mut self, n: usize, clock: &mut C) -> bool {
+        self.bytes += n as u64;
+        self.calls += 1;
+        self.calls.is_multiple_of(self.every) && clock.now_ns() - self.start >= self.caps.time_ns
+    }
+
+    fn finish<C: Clock>(self, stopped_by: StopReason, clock: &mut C) -> Timed {
+        Timed {
+            bytes: self.bytes,
+            nanos: clock.now_ns() - self.start,
+            stopped_by,
+        }
+    }
+}
+
 /// Writes `block` repeatedly, then flushes; times the whole region including the flush.
 ///
 /// Stops once at least `caps.bytes` are written (the last block may pass the cap by less
@@ -58,28 +99,18 @@ pub fn timed_write<W: embedded_io::Write, C: Clock>(
     caps: Caps,
     clock: &mut C,
 ) -> Result<Timed, W::Error> {
-    let every = calls_per_clock_check(block.len());
-    let start = clock.now_ns();
-    let mut bytes = 0u64;
-    let mut calls = 0u64;
+    let mut l = Loop::start(caps, block.len(), clock);
     let stopped_by = loop {
-        if bytes >= caps.bytes {
+        if l.byte_cap_reached() {
             break StopReason::Bytes;
         }
         sink.write_all(block)?;
-        bytes += block.len() as u64;
-        calls += 1;
-        if calls.is_multiple_of(every) && clock.now_ns() - start >= caps.time_ns {
+        if l.count(block.len(), clock) {
             break StopReason::Time;
         }
     };
     sink.flush()?;
-    let nanos = clock.now_ns() - start;
-    Ok(Timed {
-        bytes,
-        nanos,
-        stopped_by,
-    })
+    Ok(l.finish(stopped_by, clock))
 }
 
 /// Reads into `buf` until end of file, `caps.bytes`, or `caps.time_ns`; times the loop.
@@ -92,30 +123,20 @@ pub fn timed_read<R: embedded_io::Read, C: Clock>(
     caps: Caps,
     clock: &mut C,
 ) -> Result<Timed, R::Error> {
-    let every = calls_per_clock_check(buf.len());
-    let start = clock.now_ns();
-    let mut bytes = 0u64;
-    let mut calls = 0u64;
+    let mut l = Loop::start(caps, buf.len(), clock);
     let stopped_by = loop {
-        if bytes >= caps.bytes {
+        if l.byte_cap_reached() {
             break StopReason::Bytes;
         }
         let n = source.read(buf)?;
         if n == 0 {
             break StopReason::Eof;
         }
-        bytes += n as u64;
-        calls += 1;
-        if calls.is_multiple_of(every) && clock.now_ns() - start >= caps.time_ns {
+        if l.count(n, clock) {
             break StopReason::Time;
         }
     };
-    let nanos = clock.now_ns() - start;
-    Ok(Timed {
-        bytes,
-        nanos,
-        stopped_by,
-    })
+    Ok(l.finish(stopped_by, clock))
 }
 
 /// A block of `len` bytes of a seeded xorshift pattern (not zeros: some devices and

@@ -226,31 +226,12 @@ pub fn gate(cpu: &CpuTarget, bin: &Path) -> Result<()> {
 /// Checks the ELF header and program headers: the machine matches `arch`, and there is
 /// no `PT_INTERP` or `PT_DYNAMIC` (a static executable).
 pub fn check_elf(data: &[u8], arch: Arch) -> Result<()> {
-    use object::read::elf::{FileHeader, ProgramHeader};
     use object::{elf, Endianness};
-    let (machine, types): (u16, Vec<u32>) = match arch {
-        Arch::Arm => {
-            let h =
-                elf::FileHeader32::<Endianness>::parse(data).context("not a 32-bit ELF file")?;
-            let e = h.endian()?;
-            let types = h
-                .program_headers(e, data)?
-                .iter()
-                .map(|p| p.p_type(e))
-                .collect();
-            (h.e_machine(e), types)
-        }
-        Arch::Aarch64 => {
-            let h =
-                elf::FileHeader64::<Endianness>::parse(data).context("not a 64-bit ELF file")?;
-            let e = h.endian()?;
-            let types = h
-                .program_headers(e, data)?
-                .iter()
-                .map(|p| p.p_type(e))
-                .collect();
-            (h.e_machine(e), types)
-        }
+    let (machine, types) = match arch {
+        Arch::Arm => elf_machine_and_segments::<elf::FileHeader32<Endianness>>(data)
+            .context("not a 32-bit ELF file")?,
+        Arch::Aarch64 => elf_machine_and_segments::<elf::FileHeader64<Endianness>>(data)
+            .context("not a 64-bit ELF file")?,
     };
     let want = match arch {
         Arch::Arm => elf::EM_ARM,
@@ -265,6 +246,22 @@ pub fn check_elf(data: &[u8], arch: Arch) -> Result<()> {
         "not statically linked (has PT_INTERP or PT_DYNAMIC): check the musl link route"
     );
     Ok(())
+}
+
+/// `e_machine` and the `p_type` of every program header.
+fn elf_machine_and_segments<H>(data: &[u8]) -> Result<(u16, Vec<u32>)>
+where
+    H: object::read::elf::FileHeader<Endian = object::Endianness>,
+{
+    use object::read::elf::ProgramHeader;
+    let h = H::parse(data)?;
+    let e = h.endian()?;
+    let types = h
+        .program_headers(e, data)?
+        .iter()
+        .map(|p| p.p_type(e))
+        .collect();
+    Ok((h.e_machine(e), types))
 }
 
 /// Checks `readelf -A` output: for ARMv6, `Tag_CPU_arch` is v6/v6K/v6KZ and no NEON.

@@ -9,7 +9,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{ensure, Context, Result};
 use benchboot_board::Board;
 use benchboot_plan::{Filesystem, DEFAULT_PLAN, MODULES_DIR, PLANS_DIR};
 use serde::Serialize;
@@ -156,18 +156,10 @@ impl Phases {
 
 /// Finds `name` anywhere under `dir` (arm64 DTBs sit in vendor sub-folders).
 fn find_file(dir: &Path, name: &str) -> Result<PathBuf> {
-    let mut stack = vec![dir.to_owned()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).with_context(|| format!("reading {}", d.display()))? {
-            let p = e?.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.file_name().is_some_and(|f| f == name) {
-                return Ok(p);
-            }
-        }
-    }
-    bail!("{name} is not in {}", dir.display())
+    crate::walk_files(dir)?
+        .into_iter()
+        .find(|p| p.file_name().is_some_and(|f| f == name))
+        .with_context(|| format!("{name} is not in {}", dir.display()))
 }
 
 /// config.txt for the Raspberry Pi firmware: names the kernel, initramfs and DTB, then

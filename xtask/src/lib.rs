@@ -58,6 +58,24 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Every regular file below `dir`, recursively (order unspecified).
+pub fn walk_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    use anyhow::Context;
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).with_context(|| format!("reading {}", d.display()))? {
+            let p = e?.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Lowercase hex SHA-256 of a byte slice.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;

@@ -33,16 +33,10 @@ pub fn depends_of(modinfo: &[u8]) -> Vec<String> {
 pub fn index(kernel_root: &Path, release: &str) -> Result<BTreeMap<String, PathBuf>> {
     let dir = kernel_root.join("lib/modules").join(release);
     let mut out = BTreeMap::new();
-    let mut stack = vec![dir.clone()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).with_context(|| format!("reading {}", d.display()))? {
-            let p = e?.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "ko") {
-                if let Some(stem) = p.file_stem().and_then(|s| s.to_str()) {
-                    out.insert(canonical(stem), p.clone());
-                }
+    for p in crate::walk_files(&dir)? {
+        if p.extension().is_some_and(|x| x == "ko") {
+            if let Some(stem) = p.file_stem().and_then(|s| s.to_str()) {
+                out.insert(canonical(stem), p.clone());
             }
         }
     }
