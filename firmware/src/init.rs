@@ -5,17 +5,14 @@
 //! goes on. Results are written to the results partition after every step, so what
 //! finished is on stable storage before the next step starts. [`run`] never returns.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use benchboot_plan::{plan_name, plan_path, Plan, StorageTarget, MODULES_DIR};
-use benchboot_results::{
-    mib_per_s, Direction, IoMode, RunResults, Severity, StorageMeasurement, SystemInfo,
-};
+use benchboot_plan::{plan_name, plan_path, Plan, MODULES_DIR};
+use benchboot_results::{RunResults, Severity, SystemInfo};
 use rustix::mount::MountFlags;
 
-use crate::console::{case_line, say, CaseResult, READY};
-use crate::storage::{pattern_block, timed_read, timed_write, Caps, MonotonicClock, SyncFile};
+use crate::console::{say, READY};
 use crate::{census, http, sys};
 
 /// Pseudo-filesystems PID 1 mounts itself (the kernel does not auto-mount devtmpfs for
@@ -24,14 +21,12 @@ pub const MOUNTS: &[(&str, &str, &str)] = &[
     ("proc", "/proc", "proc"),
     ("sysfs", "/sys", "sysfs"),
     ("devtmpfs", "/dev", "devtmpfs"),
+    // For the SD bus clock (mmcN/ios); optional.
+    ("debugfs", "/sys/kernel/debug", "debugfs"),
 ];
 
 /// Where the results partition is mounted.
 const RESULTS_MNT: &str = "/results";
-/// Where test partition `<label>` is mounted: `/mnt/<label>`.
-const TARGETS_MNT: &str = "/mnt";
-/// The file each pass writes and reads on a test filesystem.
-const BENCH_FILE: &str = "benchboot.dat";
 
 /// Runs the whole sequence, then serves results forever.
 pub fn run() -> ! {
@@ -65,7 +60,7 @@ pub fn run() -> ! {
     let results_ok = mount_results(&plan, &mut results);
     take_census("before-storage", &mut results);
     persist(&plan, &mut results, results_ok);
-    run_storage(&plan, &mut results, results_ok);
+    crate::steps::run_storage(&plan, &mut results, &mut |r| persist(&plan, r, results_ok));
     take_census("after-storage", &mut results);
     results.complete = true;
     persist(&plan, &mut results, results_ok);
@@ -135,6 +130,7 @@ fn system_info(started: u64) -> SystemInfo {
         mem_total_bytes,
         init_started_ns: started,
         written_ns: 0,
+        governor: None,
     }
 }
 
@@ -159,7 +155,7 @@ fn load_modules(plan: &Plan, results: &mut RunResults) {
 }
 
 /// Waits until `path` exists, polling every 50 ms, for at most `wait`.
-fn wait_for(path: &Path, wait: Duration) -> bool {
+pub fn wait_for(path: &Path, wait: Duration) -> bool {
     let until = Instant::now() + wait;
     loop {
         if path.exists() {
@@ -250,126 +246,6 @@ fn persist(plan: &Plan, results: &mut RunResults, mounted: bool) {
     }
 }
 
-fn run_storage(plan: &Plan, results: &mut RunResults, results_ok: bool) {
-    let wait = Duration::from_millis(plan.storage.device_wait_ms);
-    for target in &plan.storage.targets {
-        let mnt = PathBuf::from(TARGETS_MNT).join(&target.label);
-        if !wait_for(Path::new(&target.device), wait) {
-            results.event(
-                format!("mount.{}", target.label),
-                Severity::Error,
-                format!("{} never appeared", target.device),
-            );
-            continue;
-        }
-        let mnt_str = mnt.to_string_lossy().into_owned();
-        if let Err(e) = sys::mount(
-            &target.device,
-            &mnt_str,
-            target.filesystem.name(),
-            MountFlags::NOATIME,
-        ) {
-            say(&format!(
-                "cannot mount {} ({}): {e}",
-                target.device,
-                target.filesystem.name()
-            ));
-            results.event(
-                format!("mount.{}", target.label),
-                Severity::Error,
-                e.to_string(),
-            );
-            continue;
-        }
-        for &block_size in &plan.storage.block_sizes {
-            for repetition in 0..plan.storage.repetitions {
-                let step = format!("storage.{}.bs{block_size}.r{repetition}", target.label);
-                let outcome = sys::run_worker(|| {
-                    match measure_pair(plan, target, &mnt, block_size, repetition) {
-                        Ok(pair) => serde_json::to_string(&pair).unwrap_or_default(),
-                        Err(e) => format!("error: {e}"),
-                    }
-                });
-                match outcome {
-                    Ok(out) => match serde_json::from_str::<Vec<StorageMeasurement>>(&out) {
-                        Ok(pair) => {
-                            for m in &pair {
-                                say(&case_line(
-                                    &format!("{step}.{}", direction_name(m.direction)),
-                                    CaseResult::Pass,
-                                    mib_per_s(m.bytes, m.nanos),
-                                    "MiB/s",
-                                ));
-                            }
-                            results.storage.extend(pair);
-                        }
-                        Err(_) => fail(results, &step, &out),
-                    },
-                    Err(e) => fail(results, &step, &e.to_string()),
-                }
-            }
-            persist(plan, results, results_ok);
-        }
-    }
-}
-
-fn fail(results: &mut RunResults, step: &str, message: &str) {
-    say(&case_line(step, CaseResult::Fail, 0.0, "MiB/s"));
-    say(&format!("{step}: {message}"));
-    results.event(step, Severity::Error, message);
-}
-
-fn direction_name(d: Direction) -> &'static str {
-    match d {
-        Direction::Write => "write",
-        Direction::Read => "read",
-    }
-}
-
-/// One write pass then one read pass of the same file (runs in a worker process).
-fn measure_pair(
-    plan: &Plan,
-    target: &StorageTarget,
-    mnt: &Path,
-    block_size: u64,
-    repetition: u32,
-) -> std::io::Result<Vec<StorageMeasurement>> {
-    let path = mnt.join(BENCH_FILE);
-    let _ = std::fs::remove_file(&path);
-    let caps = Caps {
-        bytes: plan.storage.byte_cap,
-        time_ns: plan.storage.time_cap_ms * 1_000_000,
-    };
-    let mut block = pattern_block(block_size as usize, block_size ^ u64::from(repetition));
-    // Nothing of an earlier pass may sit in the page cache or the dirty lists.
-    sys::drop_caches()?;
-    let mut file = SyncFile(std::fs::File::create(&path)?);
-    let w = timed_write(&mut file, &block, caps, &mut MonotonicClock)?;
-    drop(file);
-    // A read right after a write would be served from the page cache.
-    sys::drop_caches()?;
-    let mut file = SyncFile(std::fs::File::open(&path)?);
-    let read_caps = Caps {
-        bytes: w.bytes,
-        time_ns: caps.time_ns,
-    };
-    let r = timed_read(&mut file, &mut block, read_caps, &mut MonotonicClock)?;
-    drop(file);
-    std::fs::remove_file(&path)?;
-    let m = |direction, t: crate::storage::Timed| StorageMeasurement {
-        target: target.label.clone(),
-        filesystem: target.filesystem,
-        block_size,
-        direction,
-        mode: IoMode::Sync,
-        repetition,
-        bytes: t.bytes,
-        nanos: t.nanos,
-        stopped_by: t.stopped_by,
-    };
-    Ok(vec![m(Direction::Write, w), m(Direction::Read, r)])
-}
-
 fn bring_up_network(plan: &Plan, results: &mut RunResults) -> Option<std::net::TcpListener> {
     if let Err(e) = sys::link_up("lo") {
         results.event("network.lo", Severity::Warning, e.to_string());
@@ -411,7 +287,7 @@ mod tests {
     #[test]
     fn mount_table_has_the_pseudo_filesystems() {
         let targets: Vec<_> = MOUNTS.iter().map(|m| m.1).collect();
-        assert_eq!(targets, ["/proc", "/sys", "/dev"]);
+        assert_eq!(targets, ["/proc", "/sys", "/dev", "/sys/kernel/debug"]);
     }
 
     #[test]

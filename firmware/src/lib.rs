@@ -6,7 +6,10 @@
 
 pub mod census;
 pub mod console;
+pub mod device;
 pub mod http;
 pub mod init;
+pub mod steps;
 pub mod storage;
+pub mod sweep;
 pub mod sys;

@@ -154,6 +154,66 @@ pub fn pattern_block(len: usize, seed: u64) -> Vec<u8> {
         .collect()
 }
 
+/// splitmix64 (Steele, Lea, Flood 2014): one 64-bit word of the verification pattern.
+fn splitmix64(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The verification pattern byte at absolute `offset`: every 8-byte word is stamped with
+/// its own position, so data that a fake-capacity card wraps around to an earlier
+/// address reads back wrong.
+fn pattern_byte(offset: u64, seed: u64) -> u8 {
+    let word = splitmix64(seed ^ (offset & !7));
+    word.to_le_bytes()[(offset & 7) as usize]
+}
+
+/// Fills `buf` with the verification pattern for bytes `start..start + buf.len()`.
+pub fn fill_pattern(buf: &mut [u8], start: u64, seed: u64) {
+    for (i, b) in buf.iter_mut().enumerate() {
+        *b = pattern_byte(start + i as u64, seed);
+    }
+}
+
+/// The absolute offset of the first byte of `buf` (read from `start`) that differs from
+/// the pattern, or `None` when all match.
+pub fn first_mismatch(buf: &[u8], start: u64, seed: u64) -> Option<u64> {
+    buf.iter()
+        .enumerate()
+        .find(|&(i, &b)| b != pattern_byte(start + i as u64, seed))
+        .map(|(i, _)| start + i as u64)
+}
+
+/// The block-aligned offsets a random-I/O thread visits: xorshift64 over
+/// `region / block` slots, seeded per thread.
+pub struct RandomOffsets {
+    state: u64,
+    slots: u64,
+    block: u64,
+}
+
+impl RandomOffsets {
+    pub fn new(seed: u64, region: u64, block: u64) -> RandomOffsets {
+        RandomOffsets {
+            state: splitmix64(seed) | 1,
+            slots: (region / block.max(1)).max(1),
+            block,
+        }
+    }
+}
+
+impl Iterator for RandomOffsets {
+    type Item = u64;
+    fn next(&mut self) -> Option<u64> {
+        self.state ^= self.state << 13;
+        self.state ^= self.state >> 7;
+        self.state ^= self.state << 17;
+        Some((self.state % self.slots) * self.block)
+    }
+}
+
 /// A file whose `flush` is `fsync(2)`; reads and writes retry on EINTR.
 pub struct SyncFile(pub std::fs::File);
 

@@ -34,6 +34,82 @@ pub fn drop_caches() -> io::Result<()> {
     std::fs::write("/proc/sys/vm/drop_caches", "3")
 }
 
+/// `posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)` after `fdatasync`: the file's clean
+/// pages leave the page cache (posix_fadvise(2)); works without root.
+pub fn evict_file(file: &std::fs::File) -> io::Result<()> {
+    rustix::fs::fdatasync(file)?;
+    rustix::fs::fadvise(file, 0, None, rustix::fs::Advice::DontNeed)?;
+    Ok(())
+}
+
+/// `statfs(2)` magic numbers of filesystems that live in RAM (include/uapi/linux/magic.h).
+pub const TMPFS_MAGIC: u64 = 0x0102_1994;
+pub const RAMFS_MAGIC: u64 = 0x8584_58f6;
+
+/// Refuses a directory whose filesystem lives in RAM: measuring it measures memory.
+pub fn refuse_ram_filesystem(dir: &Path) -> Result<(), String> {
+    let st = rustix::fs::statfs(dir).map_err(|e| format!("statfs {}: {e}", dir.display()))?;
+    #[allow(clippy::unnecessary_cast)] // f_type's type differs between targets
+    let magic = st.f_type as u64;
+    if magic == TMPFS_MAGIC || magic == RAMFS_MAGIC {
+        return Err(format!(
+            "{} is on a RAM filesystem (statfs magic {magic:#x}): it would measure memory, not storage; \
+             pick a directory on the disk to test",
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
+/// A zeroed buffer aligned to `align` bytes, for `O_DIRECT` I/O (open(2): buffers must
+/// be aligned to the logical block size).
+pub struct AlignedBuf {
+    ptr: std::ptr::NonNull<u8>,
+    layout: std::alloc::Layout,
+}
+
+impl AlignedBuf {
+    /// # Panics
+    /// When `align` is not a power of two or `len` is 0 (callers pass plan-validated sizes).
+    pub fn new(len: usize, align: usize) -> AlignedBuf {
+        let layout =
+            std::alloc::Layout::from_size_align(len.max(1), align).expect("power-of-two alignment");
+        // SAFETY: layout has a non-zero size.
+        let raw = unsafe { std::alloc::alloc_zeroed(layout) };
+        let ptr =
+            std::ptr::NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+        AlignedBuf { ptr, layout }
+    }
+}
+
+impl std::ops::Deref for AlignedBuf {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // SAFETY: ptr is valid for layout.size() initialised bytes for our lifetime.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.layout.size()) }
+    }
+}
+
+impl std::ops::DerefMut for AlignedBuf {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as above, and &mut self gives exclusive access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.layout.size()) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated in new() with this layout.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) }
+    }
+}
+
+// SAFETY: AlignedBuf owns its allocation like a Vec<u8>.
+unsafe impl Send for AlignedBuf {}
+
+/// `O_DIRECT` for `OpenOptionsExt::custom_flags`.
+pub const O_DIRECT: i32 = libc::O_DIRECT;
+
 /// `CLOCK_BOOTTIME` in ns (includes time suspended; on a board: time since power-on of
 /// the kernel).
 pub fn boottime_ns() -> u64 {
@@ -219,6 +295,26 @@ mod tests {
             std::process::abort();
         });
         assert_eq!(r, Err(WorkerError::Signal(libc::SIGABRT)));
+    }
+
+    #[test]
+    fn aligned_buffers_are_aligned() {
+        for align in [512, 4096] {
+            let b = AlignedBuf::new(8192, align);
+            assert_eq!(b.as_ptr() as usize % align, 0);
+            assert_eq!(b.len(), 8192);
+            assert!(b.iter().all(|&x| x == 0));
+        }
+    }
+
+    #[test]
+    fn tmpfs_is_refused_and_disk_is_not() {
+        let err = refuse_ram_filesystem(Path::new("/dev/shm")).unwrap_err();
+        assert!(
+            err.contains("RAM filesystem") && err.contains("/dev/shm"),
+            "{err}"
+        );
+        refuse_ram_filesystem(Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
     }
 
     #[test]

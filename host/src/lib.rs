@@ -2,3 +2,4 @@
 
 pub mod fetch;
 pub mod render;
+pub mod storage;

@@ -4,7 +4,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use benchboot::{fetch, render};
+use benchboot::{fetch, render, storage};
+use benchboot_plan::Mode;
 use benchboot_results::RunResults;
 use clap::{Parser, Subcommand};
 
@@ -35,6 +36,40 @@ enum Command {
         #[arg(long, default_value_t = 30)]
         timeout: u64,
     },
+    /// Run the board's storage engine on this machine, in a folder on the disk to test.
+    ///
+    /// Example: benchboot storage --path /mnt/usb --block-sizes 4096,1048576 --repetitions 3
+    Storage {
+        /// A folder on the filesystem to measure (tmpfs/ramfs are refused).
+        #[arg(long)]
+        path: PathBuf,
+        /// Block sizes in bytes, comma-separated; default: the seeds' 8 B ... 1 MiB.
+        #[arg(long, value_delimiter = ',')]
+        block_sizes: Vec<u64>,
+        /// I/O modes: sync (buffered + fsync) and/or direct (O_DIRECT).
+        #[arg(long, value_delimiter = ',', default_value = "sync,direct")]
+        modes: Vec<String>,
+        /// Per cell and direction, stop after this many MiB...
+        #[arg(long, default_value_t = 64)]
+        byte_cap_mib: u64,
+        /// ...or this many seconds, whichever comes first.
+        #[arg(long, default_value_t = 10.0)]
+        time_cap_s: f64,
+        #[arg(long, default_value_t = 3)]
+        repetitions: u32,
+        /// Seconds of random 4 KiB I/O per queue depth and operation (0 skips it).
+        #[arg(long, default_value_t = 5.0)]
+        random_s: f64,
+        /// Queue depths of random I/O.
+        #[arg(long, value_delimiter = ',', default_value = "1,4")]
+        queue_depths: Vec<u32>,
+        /// Write a position-stamped pattern and read it back.
+        #[arg(long)]
+        verify: bool,
+        /// Save the results JSON here.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Print the tables of a saved results file.
     ///
     /// Example: benchboot show benchboot-results/rpi-zero-w-0123abcd.json
@@ -51,6 +86,53 @@ fn main() -> Result<()> {
             let saved = fetch::save(&path, &text)?;
             print!("{}", render::report(&results));
             println!("saved {}", saved.display());
+        }
+        Command::Storage {
+            path,
+            block_sizes,
+            modes,
+            byte_cap_mib,
+            time_cap_s,
+            repetitions,
+            random_s,
+            queue_depths,
+            verify,
+            out,
+        } => {
+            let modes = modes
+                .iter()
+                .map(|m| match m.as_str() {
+                    "sync" => Ok(Mode::Sync),
+                    "direct" => Ok(Mode::Direct),
+                    other => Err(anyhow::anyhow!(
+                        "--modes: `{other}` is not a mode; use sync and/or direct"
+                    )),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let run = storage::HostRun {
+                dir: path,
+                block_sizes: if block_sizes.is_empty() {
+                    benchboot_plan::seed_block_sizes()
+                } else {
+                    block_sizes
+                },
+                modes,
+                byte_cap: byte_cap_mib << 20,
+                time_cap_ms: (time_cap_s * 1000.0) as u64,
+                repetitions,
+                random: (random_s > 0.0).then_some((
+                    byte_cap_mib << 20,
+                    (random_s * 1000.0) as u64,
+                    queue_depths,
+                )),
+                verify,
+            };
+            let results = storage::run(&run, &mut |step| eprintln!("storage: {step}"))?;
+            let text = results.to_json();
+            if let Some(out) = out {
+                println!("saved {}", fetch::save(&out, &text)?.display());
+            }
+            print!("{}", render::report(&results));
         }
         Command::Show { file } => {
             let text = std::fs::read_to_string(&file)

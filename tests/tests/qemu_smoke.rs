@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use benchboot_results::{Direction, RunResults, SchemaVersion, StopReason};
+use benchboot_plan::Mode;
+use benchboot_results::{DeviceReadKind, Direction, RunResults, SchemaVersion, StopReason};
 use xtask::layout::{self, Role};
 
 #[test]
@@ -22,6 +23,7 @@ fn rpi_zero_w_boots_measures_and_serves_results() {
         (3, "type=f"),
         (5, "type=83"),
         (8, "type=c"),
+        (9, "type=da"),
     ] {
         // sfdisk names the partitions of an image file `<image><n>`.
         let name = format!("{}{n} :", run.image.display());
@@ -47,19 +49,65 @@ fn rpi_zero_w_boots_measures_and_serves_results() {
         .iter()
         .map(|t| t.label.as_str())
         .collect();
-    assert_eq!(targets, ["ext2", "ext3", "ext4", "vfat"]);
+    assert_eq!(targets, ["ext2", "ext3", "ext4", "vfat", "raw"]);
+    // Every cell of every table: target x mode x block size x direction, with the mode
+    // that ran (O_DIRECT below the 512 B logical block size falls back to sync, noted).
+    assert_eq!(r.plan.storage.block_sizes.len(), 18);
+    assert_eq!(r.plan.storage.modes, [Mode::Sync, Mode::Direct]);
     for t in &targets {
-        for &bs in &r.plan.storage.block_sizes {
-            for dir in [Direction::Write, Direction::Read] {
-                let m = r
-                    .storage
-                    .iter()
-                    .find(|m| m.target == *t && m.block_size == bs && m.direction == dir)
-                    .unwrap_or_else(|| panic!("no {t} {bs} B {dir:?} measurement"));
-                assert!(m.bytes >= bs && m.nanos > 0, "{m:?}");
+        for &mode in &r.plan.storage.modes {
+            for &bs in &r.plan.storage.block_sizes {
+                for dir in [Direction::Write, Direction::Read] {
+                    let m = r
+                        .storage
+                        .iter()
+                        .find(|m| {
+                            m.target == *t
+                                && m.block_size == bs
+                                && m.direction == dir
+                                && m.requested_mode == mode
+                        })
+                        .unwrap_or_else(|| panic!("no {t} {mode:?} {bs} B {dir:?} measurement"));
+                    assert!(m.bytes >= bs && m.nanos > 0, "{m:?}");
+                    let fell_back = mode == Mode::Direct && bs < 512;
+                    assert_eq!(m.mode, if fell_back { Mode::Sync } else { mode }, "{m:?}");
+                    assert_eq!(m.note.is_some(), fell_back, "{m:?}");
+                }
             }
         }
     }
+    // hdparm-style reads of the card, random IOPS at each depth, verification, identity.
+    let kinds: Vec<_> = r
+        .device_reads
+        .iter()
+        .map(|d| (d.device.as_str(), d.kind))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("/dev/mmcblk0", DeviceReadKind::Cached),
+            ("/dev/mmcblk0", DeviceReadKind::Buffered)
+        ]
+    );
+    assert!(r.device_reads.iter().all(|d| d.bytes > 0 && d.nanos > 0));
+    let rp = r.plan.storage.random.as_ref().unwrap();
+    assert_eq!(r.random.len(), rp.targets.len() * rp.queue_depths.len() * 2);
+    assert!(
+        r.random.iter().all(|x| x.ios > 0 && x.nanos > 0),
+        "{:?}",
+        r.random
+    );
+    assert_eq!(r.verify.len(), 5);
+    assert!(r
+        .verify
+        .iter()
+        .all(|v| v.first_mismatch.is_none() && v.bytes > 0));
+    let card = r
+        .devices
+        .iter()
+        .find(|d| d.name == "mmcblk0")
+        .expect("identity of mmcblk0");
+    assert_eq!((card.size_bytes, card.logical_block_size), (1 << 30, 512));
     // A read covers what the write pass put on the device, unless the time cap cut it.
     for w in r.storage.iter().filter(|m| m.direction == Direction::Write) {
         let rd = r
@@ -69,6 +117,7 @@ fn rpi_zero_w_boots_measures_and_serves_results() {
                 m.direction == Direction::Read
                     && m.target == w.target
                     && m.block_size == w.block_size
+                    && m.requested_mode == w.requested_mode
             })
             .unwrap();
         assert!(rd.bytes <= w.bytes, "{rd:?} read more than {w:?} wrote");

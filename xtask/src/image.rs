@@ -352,6 +352,8 @@ pub fn render(path: &Path, layout: &Layout, contents: &Contents) -> Result<()> {
             }
             Role::Results => format_fat(&file, part, *b"BBRESULTS  ", None)?,
             Role::Test(Filesystem::Vfat) => format_fat(&file, part, *b"VFAT       ", None)?,
+            // The raw partition stays as it is: no filesystem (sparse zeros in the file).
+            Role::Test(Filesystem::Raw | Filesystem::Dir) => {}
             Role::Test(fs) => write_ext(&mut file, part, fs)?,
         }
     }

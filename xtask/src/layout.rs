@@ -5,7 +5,7 @@
 //! p1           FAT32 boot: firmware, kernel, DTB, initramfs, config.txt, cmdline.txt
 //! p2           FAT results partition (results.json)
 //! p3           extended partition, holding one logical partition per test filesystem:
-//!   p5..       ext2, ext3, ext4, vfat (each after its 1 MiB-aligned EBR)
+//!   p5..       ext2, ext3, ext4, vfat, raw (each after its 1 MiB-aligned EBR)
 //! ```
 //! Logical partitions follow mbrman's `push` convention: a slot of N MiB starts with its
 //! EBR, and the partition starts 1 MiB (one alignment unit) later.
@@ -23,6 +23,8 @@ const MIB_SECTORS: u32 = 2048;
 pub const TYPE_FAT32_LBA: u8 = 0x0c;
 pub const TYPE_LINUX: u8 = 0x83;
 pub const TYPE_EXTENDED_LBA: u8 = 0x0f;
+/// "Non-FS data": the raw test partition, written without a filesystem.
+pub const TYPE_NON_FS_DATA: u8 = 0xda;
 
 /// What a partition is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,12 +69,12 @@ pub struct Spec {
 impl Default for Spec {
     fn default() -> Self {
         Spec {
-            disk_mib: 512,
+            disk_mib: 1024,
             boot_start_mib: 4,
             boot_mib: 64,
             results_mib: 32,
             test_slot_mib: 97,
-            tests: Filesystem::ALL.to_vec(),
+            tests: [Filesystem::ALL.as_slice(), &[Filesystem::Raw]].concat(),
         }
     }
 }
@@ -154,10 +156,10 @@ pub fn plan(spec: &Spec) -> Result<Layout> {
             role: Role::Test(*fs),
             start_lba: slot + ALIGN,
             sectors: len - ALIGN,
-            mbr_type: if *fs == Filesystem::Vfat {
-                TYPE_FAT32_LBA
-            } else {
-                TYPE_LINUX
+            mbr_type: match fs {
+                Filesystem::Vfat => TYPE_FAT32_LBA,
+                Filesystem::Raw => TYPE_NON_FS_DATA,
+                _ => TYPE_LINUX,
             },
         });
         slot += len;
@@ -186,9 +188,13 @@ mod tests {
     #[test]
     fn default_layout() {
         let l = plan(&Spec::default()).unwrap();
-        assert_eq!(l.disk_bytes, 512 << 20);
+        assert_eq!(l.disk_bytes, 1024 << 20);
         let numbers: Vec<u8> = l.parts.iter().map(|p| p.number).collect();
-        assert_eq!(numbers, [1, 2, 5, 6, 7, 8]);
+        assert_eq!(numbers, [1, 2, 5, 6, 7, 8, 9]);
+        assert_eq!(
+            l.part(Role::Test(Filesystem::Raw)).unwrap().mbr_type,
+            TYPE_NON_FS_DATA
+        );
         let boot = l.part(Role::Boot).unwrap();
         assert_eq!(
             (boot.offset_bytes(), boot.size_bytes()),
@@ -225,7 +231,7 @@ mod tests {
     #[test]
     fn too_small_disk_is_refused_with_the_fix() {
         let spec = Spec {
-            disk_mib: 256,
+            disk_mib: 512,
             ..Spec::default()
         };
         let err = plan(&spec).unwrap_err().to_string();

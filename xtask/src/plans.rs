@@ -4,7 +4,8 @@
 
 use benchboot_board::Board;
 use benchboot_plan::{
-    seed_block_sizes, NetworkPlan, Plan, ResultsTarget, StoragePlan, StorageTarget, MIB,
+    seed_block_sizes, DeviceReadPlan, Filesystem, Mode, NetworkPlan, Plan, RandomPlan,
+    ResultsTarget, StoragePlan, StorageTarget, MIB,
 };
 
 use crate::layout::{partition_device, Layout, Role};
@@ -39,10 +40,30 @@ fn base(board: &Board, layout: &Layout, modules: Vec<String>, emulated: bool) ->
         storage: StoragePlan {
             targets,
             block_sizes: seed_block_sizes(),
+            modes: vec![Mode::Sync, Mode::Direct],
             byte_cap: 64 * MIB,
-            time_cap_ms: 60_000,
+            time_cap_ms: 10_000,
             repetitions: 3,
             device_wait_ms: 15_000,
+            // hdparm's own sizes: 2 MiB chunks, 2 s of -T, 3 s of -t (hdparm(8)).
+            device_reads: Some(DeviceReadPlan {
+                disks: vec![format!("/dev/{}", board.disk)],
+                chunk_bytes: 2 * MIB,
+                cached_ms: 2_000,
+                buffered_ms: 3_000,
+            }),
+            random: Some(RandomPlan {
+                targets: vec![
+                    Filesystem::Raw.name().into(),
+                    Filesystem::Ext4.name().into(),
+                ],
+                block_size: 4096,
+                region_bytes: 64 * MIB,
+                duration_ms: 10_000,
+                queue_depths: vec![1, 4],
+            }),
+            verify: true,
+            governor: Some("performance".into()),
         },
         network: NetworkPlan {
             interface: "usb0".into(),
@@ -54,20 +75,30 @@ fn base(board: &Board, layout: &Layout, modules: Vec<String>, emulated: bool) ->
     }
 }
 
-/// The hardware default: the seeds' 18 block sizes, 64 MiB or 60 s per size and
-/// direction (the 96 MiB test partitions bound the byte cap), 3 repetitions.
+/// The hardware default: the seeds' 18 block sizes in sync and direct mode on ext2, ext3,
+/// ext4, vfat and the raw partition, 64 MiB or 10 s per cell and direction (the 96 MiB
+/// test partitions bound the byte cap), 3 repetitions; hdparm-style reads of the card;
+/// random 4 KiB IOPS at depth 1 and 4 on raw and ext4; verification. On a Pi Zero W
+/// the tiny block sizes hit the time cap, so the whole plan takes about 1.5 h.
 pub fn hardware(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
     base(board, layout, modules, false)
 }
 
-/// The QEMU smoke plan: 5 block sizes (8 B, 512 B, 4 KiB, 64 KiB, 1 MiB), 2 MiB or 1.5 s
-/// each, one repetition; results link over QEMU's user network.
+/// The QEMU smoke plan: the hardware plan's whole structure (every block size, mode,
+/// target and step) with small caps (256 KiB or 250 ms per cell, one repetition, 300 ms
+/// device reads and random runs over 4 MiB); results link over QEMU's user network.
 pub fn qemu(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
     let mut p = base(board, layout, modules, true);
-    p.storage.block_sizes = vec![8, 512, 4096, 64 * 1024, MIB];
-    p.storage.byte_cap = 2 * MIB;
-    p.storage.time_cap_ms = 1_500;
-    p.storage.repetitions = 1;
+    let s = &mut p.storage;
+    s.byte_cap = 256 * 1024;
+    s.time_cap_ms = 250;
+    s.repetitions = 1;
+    if let Some(d) = &mut s.device_reads {
+        (d.cached_ms, d.buffered_ms) = (300, 300);
+    }
+    if let Some(r) = &mut s.random {
+        (r.region_bytes, r.duration_ms) = (4 * MIB, 300);
+    }
     p.network.address = QEMU_GUEST_ADDR;
     p.network.prefix_len = 24;
     p.network.interface_wait_ms = 20_000;
@@ -87,6 +118,12 @@ mod tests {
         let p = qemu(&board, &layout, vec!["ext4".into()]);
         p.validate().unwrap();
         assert!(p.emulated);
+        assert_eq!(
+            p.storage.block_sizes.len(),
+            18,
+            "QEMU runs the whole structure"
+        );
+        assert_eq!(p.storage.modes, [Mode::Sync, Mode::Direct]);
         let t: Vec<_> = p
             .storage
             .targets
@@ -99,7 +136,8 @@ mod tests {
                 ("/dev/mmcblk0p5", Filesystem::Ext2),
                 ("/dev/mmcblk0p6", Filesystem::Ext3),
                 ("/dev/mmcblk0p7", Filesystem::Ext4),
-                ("/dev/mmcblk0p8", Filesystem::Vfat)
+                ("/dev/mmcblk0p8", Filesystem::Vfat),
+                ("/dev/mmcblk0p9", Filesystem::Raw)
             ]
         );
         assert_eq!(p.results.device, "/dev/mmcblk0p2");

@@ -54,35 +54,96 @@ pub struct ResultsTarget {
     pub file: String,
 }
 
-/// The storage sweep: every target × block size, write then read.
+/// The storage plan: the sweep (every target × mode × block size, write then read), then
+/// device reads, random IOPS and verification.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StoragePlan {
     pub targets: Vec<StorageTarget>,
     /// Block sizes in bytes, in the order they run.
     pub block_sizes: Vec<u64>,
+    /// I/O modes of the sweep, each run for every block size.
+    pub modes: Vec<Mode>,
     /// Per block size and direction, stop after this many bytes...
     pub byte_cap: u64,
     /// ...or this many milliseconds, whichever comes first.
     pub time_cap_ms: u64,
-    /// Repetitions of each (target, block size); every one is kept.
+    /// Repetitions of each (target, mode, block size); every one is kept.
     pub repetitions: u32,
     /// How long to wait for the target partitions to appear, ms.
     pub device_wait_ms: u64,
+    /// `hdparm -T`/`-t`-style reads of each disk; `None` skips them.
+    pub device_reads: Option<DeviceReadPlan>,
+    /// Random 4 KiB IOPS; `None` skips them.
+    pub random: Option<RandomPlan>,
+    /// Write a position-stamped pattern and read it back on every target.
+    pub verify: bool,
+    /// cpufreq governor to set before measuring (e.g. `performance`), where cpufreq exists.
+    pub governor: Option<String>,
 }
 
-/// One filesystem partition to measure.
+/// How the sweep moves bytes; recorded with every measurement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Buffered I/O. Write: `write(2)` loop then `fsync(2)`, both timed. Read: the page
+    /// cache is dropped before the timed `read(2)` loop. Comparable to the seeds'
+    /// `dd` + `sync`.
+    Sync,
+    /// `O_DIRECT`: buffers, offsets and lengths aligned to the device's logical block
+    /// size; the write region ends with `fsync(2)`. Sizes below the logical block size
+    /// cannot be direct and run as [`Mode::Sync`] (the result says so).
+    Direct,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Sync => "sync",
+            Mode::Direct => "direct",
+        }
+    }
+}
+
+/// `hdparm -T` (cached reads of the first `chunk_bytes`, i.e. memory and bus) and
+/// `hdparm -t` (sequential reads from the device after dropping caches), per disk.
+/// hdparm uses 2 MiB chunks, 2 s for -T and 3 s for -t (hdparm(8)).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceReadPlan {
+    /// Whole-disk block devices, e.g. `/dev/mmcblk0`.
+    pub disks: Vec<String>,
+    pub chunk_bytes: u64,
+    pub cached_ms: u64,
+    pub buffered_ms: u64,
+}
+
+/// Random I/O at `block_size` over a region of `region_bytes` on each named target,
+/// `O_DIRECT` (the page cache cannot serve it), at each queue depth. Depth N is N
+/// threads each issuing synchronous I/O (fio `psync` with `numjobs=N`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RandomPlan {
+    /// Target labels, e.g. `["raw", "ext4"]`.
+    pub targets: Vec<String>,
+    pub block_size: u64,
+    pub region_bytes: u64,
+    pub duration_ms: u64,
+    pub queue_depths: Vec<u32>,
+}
+
+/// One place to measure.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StorageTarget {
     /// Short name used in results and tables, e.g. `ext4`.
     pub label: String,
-    /// Block device, e.g. `/dev/mmcblk0p7`.
+    /// Block device, e.g. `/dev/mmcblk0p7`; for [`Filesystem::Dir`] a directory.
     pub device: String,
     pub filesystem: Filesystem,
 }
 
-/// Filesystems the test partitions carry.
+/// What a target holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Filesystem {
@@ -90,21 +151,33 @@ pub enum Filesystem {
     Ext3,
     Ext4,
     Vfat,
+    /// No filesystem: the partition's block device is written and read directly.
+    Raw,
+    /// An already-mounted directory (host runs: `benchboot storage --path DIR`).
+    Dir,
 }
 
 impl Filesystem {
-    /// All test filesystems, in the seeds' column order.
+    /// The test filesystems of an image, in the seeds' column order.
     pub const ALL: [Filesystem; 4] = [Self::Ext2, Self::Ext3, Self::Ext4, Self::Vfat];
 
     /// The name `mount(2)` takes (ext2/ext3 are served by the ext4 driver in Debian's
-    /// kernels, which registers all three names: CONFIG_EXT4_USE_FOR_EXT2).
+    /// kernels, which registers all three names: CONFIG_EXT4_USE_FOR_EXT2), or the
+    /// kind's name for [`Filesystem::Raw`] and [`Filesystem::Dir`].
     pub fn name(self) -> &'static str {
         match self {
             Self::Ext2 => "ext2",
             Self::Ext3 => "ext3",
             Self::Ext4 => "ext4",
             Self::Vfat => "vfat",
+            Self::Raw => "raw",
+            Self::Dir => "dir",
         }
+    }
+
+    /// True when PID 1 must mount the target before measuring.
+    pub fn is_mounted_by_init(self) -> bool {
+        !matches!(self, Self::Raw | Self::Dir)
     }
 }
 
@@ -159,6 +232,49 @@ impl Plan {
         Ok(plan)
     }
 
+    /// A small valid plan (one ext4 target, two block sizes): for tests and examples.
+    pub fn example() -> Plan {
+        Plan {
+            board: "rpi-zero-w".into(),
+            emulated: true,
+            modules: vec!["crc16".into(), "ext4".into()],
+            results: ResultsTarget {
+                device: "/dev/mmcblk0p2".into(),
+                file: "results.json".into(),
+            },
+            storage: StoragePlan {
+                targets: vec![StorageTarget {
+                    label: "ext4".into(),
+                    device: "/dev/mmcblk0p7".into(),
+                    filesystem: Filesystem::Ext4,
+                }],
+                block_sizes: vec![512, 4096],
+                modes: vec![Mode::Sync, Mode::Direct],
+                byte_cap: 4 * MIB,
+                time_cap_ms: 2000,
+                repetitions: 1,
+                device_wait_ms: 10_000,
+                device_reads: None,
+                random: Some(RandomPlan {
+                    targets: vec!["ext4".into()],
+                    block_size: 4096,
+                    region_bytes: 16 * MIB,
+                    duration_ms: 1000,
+                    queue_depths: vec![1, 4],
+                }),
+                verify: true,
+                governor: Some("performance".into()),
+            },
+            network: NetworkPlan {
+                interface: "usb0".into(),
+                address: [10, 0, 2, 15],
+                prefix_len: 24,
+                port: 8080,
+                interface_wait_ms: 10_000,
+            },
+        }
+    }
+
     /// Checks the plan can run: non-empty lists, caps above zero, sane sizes.
     ///
     /// # Errors
@@ -194,12 +310,44 @@ impl Plan {
         if labels.windows(2).any(|w| w[0] == w[1]) {
             return bad("storage.targets", "labels must be unique");
         }
+        if s.modes.is_empty() {
+            return bad("storage.modes", "list at least one of sync, direct");
+        }
         for t in &s.targets {
-            if !t.device.starts_with("/dev/") {
+            if t.filesystem != Filesystem::Dir && !t.device.starts_with("/dev/") {
                 return bad("storage.targets.device", "must be a /dev/ path");
             }
             if t.label.is_empty() || t.label.contains(char::is_whitespace) {
                 return bad("storage.targets.label", "must be one word");
+            }
+        }
+        if let Some(d) = &s.device_reads {
+            if d.chunk_bytes == 0 || d.chunk_bytes > 64 * MIB {
+                return bad("storage.device_reads.chunk_bytes", "must be 1 B ..= 64 MiB");
+            }
+            if d.disks.iter().any(|x| !x.starts_with("/dev/")) {
+                return bad("storage.device_reads.disks", "must be /dev/ paths");
+            }
+        }
+        if let Some(r) = &s.random {
+            if r.block_size == 0 || r.region_bytes < r.block_size {
+                return bad(
+                    "storage.random.region_bytes",
+                    "must hold at least one block",
+                );
+            }
+            if r.queue_depths.is_empty() || r.queue_depths.iter().any(|&q| q == 0 || q > 256) {
+                return bad("storage.random.queue_depths", "list depths in 1..=256");
+            }
+            if let Some(l) = r
+                .targets
+                .iter()
+                .find(|l| !s.targets.iter().any(|t| &t.label == *l))
+            {
+                return Err(PlanError::Invalid {
+                    field: "storage.random.targets",
+                    message: format!("`{l}` is not the label of a storage target"),
+                });
             }
         }
         if !self.results.device.starts_with("/dev/") {
@@ -225,37 +373,6 @@ impl Plan {
 mod tests {
     use super::*;
 
-    pub(crate) fn sample() -> Plan {
-        Plan {
-            board: "rpi-zero-w".into(),
-            emulated: true,
-            modules: vec!["crc16".into(), "ext4".into()],
-            results: ResultsTarget {
-                device: "/dev/mmcblk0p2".into(),
-                file: "results.json".into(),
-            },
-            storage: StoragePlan {
-                targets: vec![StorageTarget {
-                    label: "ext4".into(),
-                    device: "/dev/mmcblk0p7".into(),
-                    filesystem: Filesystem::Ext4,
-                }],
-                block_sizes: vec![512, 4096],
-                byte_cap: 4 * MIB,
-                time_cap_ms: 2000,
-                repetitions: 1,
-                device_wait_ms: 10_000,
-            },
-            network: NetworkPlan {
-                interface: "usb0".into(),
-                address: [10, 0, 2, 15],
-                prefix_len: 24,
-                port: 8080,
-                interface_wait_ms: 10_000,
-            },
-        }
-    }
-
     #[test]
     fn plan_from_cmdline() {
         assert_eq!(plan_name("console=ttyS1 benchboot.plan=qemu quiet"), "qemu");
@@ -274,7 +391,7 @@ mod tests {
 
     #[test]
     fn json_round_trip() {
-        let plan = sample();
+        let plan = Plan::example();
         let text = serde_json::to_string(&plan).unwrap();
         assert_eq!(Plan::from_json(&text).unwrap(), plan);
         assert!(text.contains("\"filesystem\":\"ext4\""), "{text}");
@@ -282,7 +399,7 @@ mod tests {
 
     #[test]
     fn zero_repetitions_refused() {
-        let mut plan = sample();
+        let mut plan = Plan::example();
         plan.storage.repetitions = 0;
         assert_eq!(
             plan.validate(),
@@ -295,15 +412,41 @@ mod tests {
 
     #[test]
     fn duplicate_labels_refused() {
-        let mut plan = sample();
+        let mut plan = Plan::example();
         let t = plan.storage.targets[0].clone();
         plan.storage.targets.push(t);
         assert!(plan.validate().unwrap_err().to_string().contains("unique"));
     }
 
     #[test]
+    fn random_target_must_exist() {
+        let mut plan = Plan::example();
+        plan.storage.random.as_mut().unwrap().targets = vec!["usb".into()];
+        let err = plan.validate().unwrap_err().to_string();
+        assert!(
+            err.contains("storage.random.targets") && err.contains("`usb`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn dir_targets_take_paths_others_devices() {
+        let mut plan = Plan::example();
+        plan.storage.targets[0].device = "/tmp/x".into();
+        assert!(plan.validate().is_err());
+        plan.storage.targets[0].filesystem = Filesystem::Dir;
+        plan.validate().unwrap();
+        plan.storage.modes.clear();
+        assert!(plan
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("storage.modes"));
+    }
+
+    #[test]
     fn huge_block_refused() {
-        let mut plan = sample();
+        let mut plan = Plan::example();
         plan.storage.block_sizes.push(128 * MIB);
         let err = plan.validate().unwrap_err().to_string();
         assert!(err.contains("134217728"), "{err}");
@@ -311,9 +454,10 @@ mod tests {
 
     #[test]
     fn unknown_field_refused() {
-        let text = serde_json::to_string(&sample())
-            .unwrap()
-            .replacen('{', "{\"colour\":1,", 1);
+        let text =
+            serde_json::to_string(&Plan::example())
+                .unwrap()
+                .replacen('{', "{\"colour\":1,", 1);
         assert!(matches!(Plan::from_json(&text), Err(PlanError::Json(_))));
     }
 }

@@ -4,17 +4,19 @@
 //! (MiB/s) are derived only when rendering ([`mib_per_s`]). Readers refuse a major
 //! version they do not know ([`RunResults::from_json`]).
 
-use benchboot_plan::{Filesystem, Plan};
+use benchboot_plan::{Filesystem, Mode, Plan};
 use serde::{Deserialize, Serialize};
 
+pub mod a1;
 pub mod summary;
 
-pub use summary::{mib_per_s, Summary};
+pub use a1::{a1_verdict, A1Verdict};
+pub use summary::{iops, mib_per_s, Summary};
 
 /// Major version: bumped on any change an old reader would misread.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: bumped when fields are added that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 0;
+pub const SCHEMA_MINOR: u32 = 1;
 
 /// Why a results document could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +61,18 @@ pub struct RunResults {
     /// Snapshots of every user-space process, taken between steps.
     pub census: Vec<Census>,
     pub storage: Vec<StorageMeasurement>,
+    /// `hdparm -T`/`-t`-style reads per disk.
+    #[serde(default)]
+    pub device_reads: Vec<DeviceRead>,
+    /// Random-I/O runs (IOPS).
+    #[serde(default)]
+    pub random: Vec<RandomIo>,
+    /// Pattern verification per target.
+    #[serde(default)]
+    pub verify: Vec<Verify>,
+    /// Identity of every disk measured.
+    #[serde(default)]
+    pub devices: Vec<DeviceIdentity>,
     /// Failures and warnings of steps, in order. A failed step never stops the run.
     pub events: Vec<Event>,
     /// True once every step of the plan has been attempted.
@@ -78,6 +92,9 @@ pub struct SystemInfo {
     pub init_started_ns: u64,
     /// CLOCK_BOOTTIME when the results were last written, ns.
     pub written_ns: u64,
+    /// The cpufreq governor in force while measuring (`None`: no cpufreq).
+    #[serde(default)]
+    pub governor: Option<String>,
 }
 
 /// The user-space processes alive at one moment (kernel threads are counted only).
@@ -112,15 +129,8 @@ pub enum Direction {
     Read,
 }
 
-/// How the I/O was done, and so what the timed region contains.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum IoMode {
-    /// Buffered I/O. Write: `write(2)` loop then `fsync(2)`, both timed. Read: the page
-    /// cache is dropped (`sync` + `drop_caches=3`) before the timed `read(2)` loop.
-    /// Comparable to the seeds' `dd` + `sync`.
-    Sync,
-}
+/// How the I/O was done ([`Mode`] of the plan crate: one definition for plan and results).
+pub type IoMode = Mode;
 
 /// What ended a timed loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -141,7 +151,14 @@ pub struct StorageMeasurement {
     pub filesystem: Filesystem,
     pub block_size: u64,
     pub direction: Direction,
+    /// The mode that ran.
     pub mode: IoMode,
+    /// The mode the plan asked for; differs from `mode` only for a fallback.
+    #[serde(default = "default_mode")]
+    pub requested_mode: IoMode,
+    /// Why `mode` differs from `requested_mode`, e.g. a block below the logical block size.
+    #[serde(default)]
+    pub note: Option<String>,
     /// 0-based.
     pub repetition: u32,
     /// Bytes moved inside the timed region.
@@ -149,6 +166,76 @@ pub struct StorageMeasurement {
     /// Length of the timed region (CLOCK_MONOTONIC), ns.
     pub nanos: u64,
     pub stopped_by: StopReason,
+}
+
+fn default_mode() -> IoMode {
+    Mode::Sync
+}
+
+/// `hdparm -T` (cached) or `-t` (buffered device) reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeviceReadKind {
+    /// The same chunk read again and again from the page cache: memory and bus speed.
+    Cached,
+    /// Sequential reads from the device after dropping the caches.
+    Buffered,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceRead {
+    pub device: String,
+    pub kind: DeviceReadKind,
+    pub bytes: u64,
+    pub nanos: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RandomOp {
+    Read,
+    Write,
+}
+
+/// One random-I/O run: `ios` completed operations of `block_size` bytes in `nanos`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RandomIo {
+    pub target: String,
+    pub op: RandomOp,
+    pub block_size: u64,
+    pub queue_depth: u32,
+    pub region_bytes: u64,
+    pub ios: u64,
+    pub nanos: u64,
+}
+
+/// A pattern written and read back over `bytes` of a target.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verify {
+    pub target: String,
+    pub bytes: u64,
+    /// Byte offset of the first byte that read back wrong; `None` when all matched.
+    pub first_mismatch: Option<u64>,
+}
+
+/// What the kernel says about a disk. Serial numbers are never stored in clear.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct DeviceIdentity {
+    /// Kernel name, e.g. `mmcblk0`.
+    pub name: String,
+    /// `device/model` (SCSI/USB) or `device/name` (SD/MMC CID product name).
+    pub model: Option<String>,
+    pub size_bytes: u64,
+    pub logical_block_size: u64,
+    pub physical_block_size: u64,
+    /// SD/MMC: CID manufacturer id (`device/manfid`).
+    pub manfid: Option<String>,
+    /// SD/MMC: manufacturing date (`device/date`).
+    pub date: Option<String>,
+    /// SHA-256 of the serial number (`device/serial`), hex.
+    pub serial_sha256: Option<String>,
+    /// SD/MMC bus clock, Hz (debugfs `mmcN/ios`).
+    pub bus_clock_hz: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -179,6 +266,10 @@ impl RunResults {
             plan,
             census: Vec::new(),
             storage: Vec::new(),
+            device_reads: Vec::new(),
+            random: Vec::new(),
+            verify: Vec::new(),
+            devices: Vec::new(),
             events: Vec::new(),
             complete: false,
         }

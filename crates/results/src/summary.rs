@@ -9,6 +9,14 @@ pub fn mib_per_s(bytes: u64, nanos: u64) -> f64 {
     (bytes as f64 / (1u64 << 20) as f64) / (nanos as f64 / 1e9)
 }
 
+/// Operations per second from a count and nanoseconds; 0.0 when `nanos` is 0.
+pub fn iops(ios: u64, nanos: u64) -> f64 {
+    if nanos == 0 {
+        return 0.0;
+    }
+    ios as f64 / (nanos as f64 / 1e9)
+}
+
 /// Min / median / max of a set of repetitions.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Summary {

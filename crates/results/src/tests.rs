@@ -1,48 +1,44 @@
-//! Results document tests: round trip, version checks, maths.
+//! Results document tests: round trip, version checks, maths, the A1 verdict.
 
 use super::*;
-use benchboot_plan::{NetworkPlan, ResultsTarget, StoragePlan};
 
-fn plan() -> Plan {
-    Plan {
-        board: "rpi-zero-w".into(),
-        emulated: true,
-        modules: vec![],
-        results: ResultsTarget {
-            device: "/dev/mmcblk0p2".into(),
-            file: "results.json".into(),
-        },
-        storage: StoragePlan {
-            targets: vec![],
-            block_sizes: vec![4096],
-            byte_cap: 1 << 20,
-            time_cap_ms: 1000,
-            repetitions: 1,
-            device_wait_ms: 1000,
-        },
-        network: NetworkPlan {
-            interface: "usb0".into(),
-            address: [10, 0, 2, 15],
-            prefix_len: 24,
-            port: 8080,
-            interface_wait_ms: 1000,
-        },
+fn measurement(
+    target: &str,
+    bs: u64,
+    direction: Direction,
+    mode: Mode,
+    bytes: u64,
+    nanos: u64,
+) -> StorageMeasurement {
+    StorageMeasurement {
+        target: target.into(),
+        filesystem: Filesystem::Ext4,
+        block_size: bs,
+        direction,
+        mode,
+        requested_mode: mode,
+        note: None,
+        repetition: 0,
+        bytes,
+        nanos,
+        stopped_by: StopReason::Bytes,
     }
 }
 
 fn sample() -> RunResults {
-    let mut r = RunResults::new("rpi-zero-w-abc".into(), plan(), SystemInfo::default());
-    r.storage.push(StorageMeasurement {
-        target: "ext4".into(),
-        filesystem: Filesystem::Ext4,
-        block_size: 4096,
-        direction: Direction::Write,
-        mode: IoMode::Sync,
-        repetition: 0,
-        bytes: 1 << 20,
-        nanos: 500_000_000,
-        stopped_by: StopReason::Bytes,
-    });
+    let mut r = RunResults::new(
+        "rpi-zero-w-abc".into(),
+        Plan::example(),
+        SystemInfo::default(),
+    );
+    r.storage.push(measurement(
+        "ext4",
+        4096,
+        Direction::Write,
+        Mode::Sync,
+        1 << 20,
+        500_000_000,
+    ));
     r.census.push(Census {
         at: "before-storage".into(),
         user_processes: vec![Process {
@@ -58,7 +54,21 @@ fn sample() -> RunResults {
 
 #[test]
 fn round_trip() {
-    let r = sample();
+    let mut r = sample();
+    r.random.push(RandomIo {
+        target: "ext4".into(),
+        op: RandomOp::Read,
+        block_size: 4096,
+        queue_depth: 1,
+        region_bytes: 1 << 24,
+        ios: 1000,
+        nanos: 1_000_000_000,
+    });
+    r.verify.push(Verify {
+        target: "ext4".into(),
+        bytes: 4096,
+        first_mismatch: Some(512),
+    });
     let back = RunResults::from_json(&r.to_json()).unwrap();
     assert_eq!(back, r);
     assert!(back.census[0].only_pid1());
@@ -84,10 +94,26 @@ fn missing_version_is_refused() {
 }
 
 #[test]
+fn minor_version_0_documents_still_read() {
+    // 1.0 had no device_reads/random/verify/devices and no requested_mode/note.
+    let mut v: serde_json::Value = serde_json::from_str(&sample().to_json()).unwrap();
+    let o = v.as_object_mut().unwrap();
+    for k in ["device_reads", "random", "verify", "devices"] {
+        o.remove(k);
+    }
+    let m = o["storage"][0].as_object_mut().unwrap();
+    m.remove("requested_mode");
+    m.remove("note");
+    let back = RunResults::from_json(&v.to_string()).unwrap();
+    assert_eq!(back.storage[0].requested_mode, Mode::Sync);
+}
+
+#[test]
 fn mib_per_s_uses_binary_megabytes() {
     assert_eq!(mib_per_s(1 << 20, 1_000_000_000), 1.0);
     assert_eq!(mib_per_s(10 << 20, 500_000_000), 20.0);
     assert_eq!(mib_per_s(5, 0), 0.0);
+    assert_eq!(iops(1500, 500_000_000), 3000.0);
 }
 
 #[test]
@@ -108,4 +134,58 @@ fn census_with_another_process_is_not_pid1_only() {
         comm: "sh".into(),
     });
     assert!(!c.only_pid1());
+}
+
+fn random(op: RandomOp, qd: u32, ios: u64) -> RandomIo {
+    RandomIo {
+        target: "raw".into(),
+        op,
+        block_size: 4096,
+        queue_depth: qd,
+        region_bytes: 1 << 26,
+        ios,
+        nanos: 1_000_000_000,
+    }
+}
+
+#[test]
+fn a1_verdict_uses_the_published_thresholds() {
+    let mut plan = Plan::example();
+    plan.storage.block_sizes = vec![4096, 1 << 20];
+    let mut r = RunResults::new("x".into(), plan, SystemInfo::default());
+    // 12 MB/s direct sequential write at 1 MiB; 4 KiB blocks do not count.
+    r.storage.push(measurement(
+        "raw",
+        1 << 20,
+        Direction::Write,
+        Mode::Direct,
+        12_000_000,
+        1_000_000_000,
+    ));
+    r.storage.push(measurement(
+        "raw",
+        4096,
+        Direction::Write,
+        Mode::Direct,
+        99_000_000,
+        1_000_000_000,
+    ));
+    r.random.push(random(RandomOp::Write, 1, 600));
+    r.random.push(random(RandomOp::Read, 1, 1_600));
+    r.random.push(random(RandomOp::Read, 8, 9_999));
+    let v = a1_verdict(&r, "raw").unwrap();
+    assert_eq!(
+        (v.seq_write_bps, v.random_write_iops, v.random_read_iops),
+        (12e6, 600.0, 1600.0)
+    );
+    assert!(v.passes);
+    // 1,499 random-read IOPS at depth 1 fails, whatever depth 8 did.
+    r.random[1].ios = 1_499;
+    assert!(!a1_verdict(&r, "raw").unwrap().passes);
+    // 9,999 KB/s sequential write fails.
+    r.random[1].ios = 1_600;
+    r.storage[0].bytes = 9_999_000;
+    assert!(!a1_verdict(&r, "raw").unwrap().passes);
+    // A missing figure gives no verdict at all.
+    assert!(a1_verdict(&r, "ext4").is_none());
 }

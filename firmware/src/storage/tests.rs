@@ -197,3 +197,30 @@ fn real_file_write_then_read() {
     let r = timed_read(&mut f, &mut vec![0u8; 4096], caps, &mut MonotonicClock).unwrap();
     assert_eq!((r.bytes, r.stopped_by), (256 * 1024, StopReason::Eof));
 }
+
+#[test]
+fn pattern_mismatch_is_reported_at_its_offset() {
+    let start = 1 << 20;
+    let mut buf = vec![0u8; 64 * 1024];
+    fill_pattern(&mut buf, start, 7);
+    assert_eq!(first_mismatch(&buf, start, 7), None);
+    buf[12_345] ^= 0x01;
+    buf[20_000] ^= 0xff;
+    assert_eq!(first_mismatch(&buf, start, 7), Some(start + 12_345));
+}
+
+#[test]
+fn wrapped_data_does_not_verify() {
+    // A fake-capacity card returns the data of offset 0 when offset 1 GiB is read.
+    let mut low = vec![0u8; 4096];
+    fill_pattern(&mut low, 0, 3);
+    assert_eq!(first_mismatch(&low, 1 << 30, 3), Some(1 << 30));
+}
+
+#[test]
+fn random_offsets_are_aligned_and_inside() {
+    let offs: Vec<u64> = RandomOffsets::new(1, 1 << 20, 4096).take(10_000).collect();
+    assert!(offs.iter().all(|o| o % 4096 == 0 && *o < 1 << 20));
+    let distinct: std::collections::BTreeSet<_> = offs.iter().collect();
+    assert_eq!(distinct.len(), 256, "every slot of the region is visited");
+}

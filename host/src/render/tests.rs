@@ -1,77 +1,78 @@
 //! Rendering tests on a hand-made results document.
 
 use super::*;
-use benchboot_plan::{Filesystem, NetworkPlan, Plan, ResultsTarget, StoragePlan, StorageTarget};
-use benchboot_results::{IoMode, StopReason, StorageMeasurement, SystemInfo};
+use benchboot_plan::{Filesystem, Plan, StorageTarget};
+use benchboot_results::{DeviceRead, RandomIo, StopReason, StorageMeasurement, SystemInfo};
 
-fn results() -> RunResults {
-    let target = |label: &str, fs| StorageTarget {
-        label: label.into(),
-        device: "/dev/x".into(),
-        filesystem: fs,
-    };
-    let plan = Plan {
-        board: "rpi-zero-w".into(),
-        emulated: true,
-        modules: vec![],
-        results: ResultsTarget {
-            device: "/dev/mmcblk0p2".into(),
-            file: "results.json".into(),
-        },
-        storage: StoragePlan {
-            targets: vec![
-                target("ext4", Filesystem::Ext4),
-                target("vfat", Filesystem::Vfat),
-            ],
-            block_sizes: vec![8, 4096],
-            byte_cap: 1 << 20,
-            time_cap_ms: 1500,
-            repetitions: 1,
-            device_wait_ms: 1,
-        },
-        network: NetworkPlan {
-            interface: "usb0".into(),
-            address: [10, 0, 2, 15],
-            prefix_len: 24,
-            port: 8080,
-            interface_wait_ms: 1,
-        },
-    };
-    let mut r = RunResults::new("run-1".into(), plan, SystemInfo::default());
-    let m = |target: &str, fs, bs, direction, bytes, nanos| StorageMeasurement {
+fn m(
+    target: &str,
+    bs: u64,
+    direction: Direction,
+    mode: Mode,
+    requested: Mode,
+    bytes: u64,
+    nanos: u64,
+) -> StorageMeasurement {
+    StorageMeasurement {
         target: target.into(),
-        filesystem: fs,
+        filesystem: Filesystem::Ext4,
         block_size: bs,
         direction,
-        mode: IoMode::Sync,
+        mode,
+        requested_mode: requested,
+        note: None,
         repetition: 0,
         bytes,
         nanos,
         stopped_by: StopReason::Bytes,
-    };
+    }
+}
+
+fn results() -> RunResults {
+    let mut plan = Plan::example();
+    plan.storage.block_sizes = vec![8, 4096];
+    plan.storage.targets.push(StorageTarget {
+        label: "vfat".into(),
+        device: "/dev/x".into(),
+        filesystem: Filesystem::Vfat,
+    });
+    let mut r = RunResults::new("run-1".into(), plan, SystemInfo::default());
+    use Mode::*;
     r.storage.push(m(
         "ext4",
-        Filesystem::Ext4,
         4096,
         Direction::Write,
+        Sync,
+        Sync,
         10 << 20,
         500_000_000,
     ));
     r.storage.push(m(
         "ext4",
-        Filesystem::Ext4,
         4096,
         Direction::Read,
+        Sync,
+        Sync,
         10 << 20,
         250_000_000,
     ));
     r.storage.push(m(
         "vfat",
-        Filesystem::Vfat,
         8,
         Direction::Write,
+        Sync,
+        Sync,
         1 << 20,
         4_000_000_000,
+    ));
+    r.storage.push(m(
+        "vfat",
+        8,
+        Direction::Write,
+        Sync,
+        Direct,
+        1 << 20,
+        2_000_000_000,
     ));
     r
 }
@@ -86,7 +87,7 @@ fn labels() {
 
 #[test]
 fn write_table_has_rows_by_block_size_and_columns_by_filesystem() {
-    let t = storage_table(&results(), Direction::Write).to_string();
+    let t = storage_table(&results(), Direction::Write, Mode::Sync).to_string();
     let lines: Vec<&str> = t.lines().collect();
     assert!(
         lines[1].contains("block size") && lines[1].contains("ext4") && lines[1].contains("vfat"),
@@ -100,13 +101,51 @@ fn write_table_has_rows_by_block_size_and_columns_by_filesystem() {
 }
 
 #[test]
+fn direct_table_marks_the_sync_fallback() {
+    let t = storage_table(&results(), Direction::Write, Mode::Direct).to_string();
+    let row_8 = t.lines().find(|l| l.contains("8 B")).unwrap();
+    assert!(row_8.contains(&format!("0.50{FALLBACK_MARK}")), "{t}");
+    let rep = report(&results());
+    assert!(rep.contains("ran in sync mode"), "{rep}");
+}
+
+#[test]
 fn read_table_and_report() {
     let r = results();
-    let t = storage_table(&r, Direction::Read).to_string();
+    let t = storage_table(&r, Direction::Read, Mode::Sync).to_string();
     assert!(t.contains("40.00"), "{t}");
     let rep = report(&r);
     assert!(rep.contains("EMULATED (QEMU)"), "{rep}");
-    assert!(rep.contains("Write, MiB/s") && rep.contains("Read, MiB/s"));
+    assert!(
+        rep.contains("Write, MiB/s, mode sync") && rep.contains("Read, MiB/s, mode direct"),
+        "{rep}"
+    );
+}
+
+#[test]
+fn device_reads_iops_and_a1() {
+    let mut r = results();
+    r.device_reads.push(DeviceRead {
+        device: "/dev/mmcblk0".into(),
+        kind: DeviceReadKind::Cached,
+        bytes: 300 << 20,
+        nanos: 2_000_000_000,
+    });
+    r.random.push(RandomIo {
+        target: "ext4".into(),
+        op: RandomOp::Read,
+        block_size: 4096,
+        queue_depth: 4,
+        region_bytes: 1 << 24,
+        ios: 4321,
+        nanos: 1_000_000_000,
+    });
+    let d = device_read_table(&r).to_string();
+    assert!(d.contains("/dev/mmcblk0") && d.contains("150.00"), "{d}");
+    let t = iops_table(&r).to_string();
+    assert!(t.contains("QD4 IOPS") && t.contains("4321"), "{t}");
+    // No QD1 figures and no direct sequential write: no verdict, said so.
+    assert!(a1_lines(&r).contains("no verdict"), "{}", a1_lines(&r));
 }
 
 #[test]

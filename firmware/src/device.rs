@@ -1,0 +1,137 @@
+//! Facts about the machine under test, read from sysfs/debugfs: disk identity (serial
+//! numbers hashed, never in clear) and the cpufreq governor.
+
+use std::path::Path;
+
+use benchboot_results::DeviceIdentity;
+use sha2::{Digest, Sha256};
+
+fn read_trimmed(path: &Path) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+}
+
+/// Identity of disk `name` from `<sys_block>/<name>/` (size is in 512-byte sectors,
+/// Documentation/ABI/stable/sysfs-block) and, for SD/MMC, the bus clock from
+/// `<debugfs>/mmcN/ios` when debugfs is mounted.
+pub fn identify(sys_block: &Path, debugfs: &Path, name: &str) -> DeviceIdentity {
+    let dir = sys_block.join(name);
+    let num = |rel: &str| read_trimmed(&dir.join(rel)).and_then(|s| s.parse::<u64>().ok());
+    let text = |rel: &str| read_trimmed(&dir.join(rel));
+    let serial_sha256 = text("device/serial").map(|s| {
+        Sha256::digest(s.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    });
+    let bus_clock_hz = name
+        .strip_prefix("mmcblk")
+        .and_then(|n| read_trimmed(&debugfs.join(format!("mmc{n}/ios"))))
+        .and_then(|ios| parse_ios_clock(&ios));
+    DeviceIdentity {
+        name: name.to_owned(),
+        model: text("device/model").or_else(|| text("device/name")),
+        size_bytes: num("size").unwrap_or(0) * 512,
+        logical_block_size: num("queue/logical_block_size").unwrap_or(0),
+        physical_block_size: num("queue/physical_block_size").unwrap_or(0),
+        manfid: text("device/manfid"),
+        date: text("device/date"),
+        serial_sha256,
+        bus_clock_hz,
+    }
+}
+
+/// The `clock:` line of debugfs `mmcN/ios` (drivers/mmc/core/debugfs.c), e.g.
+/// `clock:\t\t50000000 Hz`.
+pub fn parse_ios_clock(ios: &str) -> Option<u64> {
+    ios.lines()
+        .find_map(|l| l.trim().strip_prefix("clock:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+}
+
+/// Writes `governor` to every `cpu*/cpufreq/scaling_governor` under `cpu_root`; returns
+/// the governor in force after, or `Ok(None)` when there is no cpufreq (nothing to set).
+///
+/// # Errors
+/// When a governor file exists but refuses the value (named in the message).
+pub fn set_governor(cpu_root: &Path, governor: &str) -> Result<Option<String>, String> {
+    let Ok(entries) = std::fs::read_dir(cpu_root) else {
+        return Ok(None);
+    };
+    let mut set = None;
+    for e in entries.flatten() {
+        let f = e.path().join("cpufreq/scaling_governor");
+        if !f.exists() {
+            continue;
+        }
+        std::fs::write(&f, governor).map_err(|err| format!("{}: {err}", f.display()))?;
+        set = read_trimmed(&f);
+    }
+    Ok(set)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sd_card_identity_with_hashed_serial() {
+        let root = tempfile::tempdir().unwrap();
+        let d = root.path().join("block/mmcblk0");
+        std::fs::create_dir_all(d.join("device")).unwrap();
+        std::fs::create_dir_all(d.join("queue")).unwrap();
+        for (f, v) in [
+            ("size", "62333952"),
+            ("queue/logical_block_size", "512"),
+            ("queue/physical_block_size", "512"),
+            ("device/name", "SC32G"),
+            ("device/manfid", "0x000003"),
+            ("device/date", "06/2021"),
+            ("device/serial", "0x1234abcd"),
+        ] {
+            std::fs::write(d.join(f), format!("{v}\n")).unwrap();
+        }
+        let dbg = root.path().join("debug/mmc0");
+        std::fs::create_dir_all(&dbg).unwrap();
+        std::fs::write(
+            dbg.join("ios"),
+            "clock:\t\t50000000 Hz\nvdd:\t\t21 (3.3 ~ 3.4 V)\n",
+        )
+        .unwrap();
+        let id = identify(
+            &root.path().join("block"),
+            &root.path().join("debug"),
+            "mmcblk0",
+        );
+        assert_eq!(id.size_bytes, 62_333_952 * 512);
+        assert_eq!(id.model.as_deref(), Some("SC32G"));
+        assert_eq!(id.manfid.as_deref(), Some("0x000003"));
+        assert_eq!(id.bus_clock_hz, Some(50_000_000));
+        let hash = id.serial_sha256.unwrap();
+        assert_eq!(hash.len(), 64);
+        assert!(!hash.contains("1234abcd"));
+        assert!(!serde_json::to_string(&identify(
+            &root.path().join("block"),
+            root.path(),
+            "mmcblk0"
+        ))
+        .unwrap()
+        .contains("1234abcd"));
+    }
+
+    #[test]
+    fn governor_is_set_where_cpufreq_exists() {
+        let root = tempfile::tempdir().unwrap();
+        assert_eq!(set_governor(root.path(), "performance"), Ok(None));
+        let g = root.path().join("cpu0/cpufreq");
+        std::fs::create_dir_all(&g).unwrap();
+        std::fs::write(g.join("scaling_governor"), "ondemand\n").unwrap();
+        assert_eq!(
+            set_governor(root.path(), "performance"),
+            Ok(Some("performance".into()))
+        );
+    }
+}

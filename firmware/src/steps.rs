@@ -1,0 +1,266 @@
+//! PID 1's storage steps: governor, disk identity, the sweep, device reads, random IOPS
+//! and verification. Every measurement runs in a forked worker ([`sys::run_worker`]), is
+//! announced on the console and recorded; every failure becomes an event and the plan
+//! goes on. `persist` is called after each block size and each step.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use benchboot_plan::{Filesystem, Plan, StorageTarget};
+use benchboot_results::{
+    iops, mib_per_s, Direction, RandomOp, RunResults, Severity, StorageMeasurement,
+};
+use rustix::mount::MountFlags;
+use serde::{de::DeserializeOwned, Serialize};
+
+use crate::console::{case_line, say, CaseResult};
+use crate::storage::Caps;
+use crate::sweep::{self, Place, WholeCache};
+use crate::{device, sys};
+
+/// Where test partition `<label>` is mounted: `/mnt/<label>`.
+const TARGETS_MNT: &str = "/mnt";
+const SYS_BLOCK: &str = "/sys/class/block";
+
+/// Runs `work` in a worker process; its value comes back as JSON. A failure (error,
+/// crash, signal) is recorded as an event of `step` and announced; `None` then.
+fn in_worker<T: Serialize + DeserializeOwned>(
+    results: &mut RunResults,
+    step: &str,
+    work: impl FnOnce() -> std::io::Result<T>,
+) -> Option<T> {
+    let outcome = sys::run_worker(|| match work() {
+        Ok(v) => serde_json::to_string(&v).unwrap_or_default(),
+        Err(e) => format!("error: {e}"),
+    });
+    let message = match outcome {
+        Ok(out) => match serde_json::from_str::<T>(&out) {
+            Ok(v) => return Some(v),
+            Err(_) => out,
+        },
+        Err(e) => e.to_string(),
+    };
+    say(&case_line(step, CaseResult::Fail, 0.0, "-"));
+    say(&format!("{step}: {message}"));
+    results.event(step, Severity::Error, message);
+    None
+}
+
+/// `mmcblk0p5` → `mmcblk0` (the disk holding a partition), via sysfs.
+fn disk_of(name: &str) -> String {
+    let dev = Path::new(SYS_BLOCK).join(name);
+    if dev.join("partition").exists() {
+        if let Some(disk) = dev.canonicalize().ok().and_then(|p| {
+            p.parent()
+                .and_then(|d| d.file_name())
+                .map(|f| f.to_string_lossy().into_owned())
+        }) {
+            return disk;
+        }
+    }
+    name.to_owned()
+}
+
+fn kernel_name(device: &str) -> &str {
+    device.trim_start_matches("/dev/")
+}
+
+/// Makes a target ready to measure: waits for its device, mounts filesystems, refuses RAM
+/// filesystems, finds the O_DIRECT alignment and (raw) the capacity.
+fn resolve(target: &StorageTarget, wait: Duration) -> Result<Place, String> {
+    if !crate::init::wait_for(Path::new(&target.device), wait) {
+        return Err(format!("{} never appeared", target.device));
+    }
+    let name = kernel_name(&target.device);
+    let (logical, _) = sweep::block_sizes_of(Path::new(SYS_BLOCK), name)
+        .map_err(|e| format!("block size of {name}: {e}"))?;
+    let (path, capacity) = match target.filesystem {
+        Filesystem::Raw => {
+            let sectors: u64 =
+                std::fs::read_to_string(Path::new(SYS_BLOCK).join(name).join("size"))
+                    .ok()
+                    .and_then(|s| s.trim().parse().ok())
+                    .ok_or_else(|| format!("size of {name} unknown"))?;
+            (PathBuf::from(&target.device), Some(sectors * 512))
+        }
+        Filesystem::Dir => (PathBuf::from(&target.device), None),
+        fs => {
+            let mnt = PathBuf::from(TARGETS_MNT).join(&target.label);
+            sys::mount(
+                &target.device,
+                &mnt.to_string_lossy(),
+                fs.name(),
+                MountFlags::NOATIME,
+            )
+            .map_err(|e| format!("mount {} ({}): {e}", target.device, fs.name()))?;
+            sys::refuse_ram_filesystem(&mnt)?;
+            (mnt, None)
+        }
+    };
+    Ok(Place {
+        target: target.clone(),
+        path,
+        logical_block_size: logical,
+        capacity,
+    })
+}
+
+pub fn run_storage(
+    plan: &Plan,
+    results: &mut RunResults,
+    persist: &mut dyn FnMut(&mut RunResults),
+) {
+    let sp = &plan.storage;
+    if let Some(g) = &sp.governor {
+        match device::set_governor(Path::new("/sys/devices/system/cpu"), g) {
+            Ok(v) => results.system.governor = v,
+            Err(e) => results.event("governor", Severity::Warning, e),
+        }
+    }
+    let mut disks: Vec<String> = sp
+        .targets
+        .iter()
+        .map(|t| disk_of(kernel_name(&t.device)))
+        .collect();
+    if let Some(d) = &sp.device_reads {
+        disks.extend(d.disks.iter().map(|x| kernel_name(x).to_owned()));
+    }
+    disks.sort();
+    disks.dedup();
+    for d in &disks {
+        results.devices.push(device::identify(
+            Path::new("/sys/block"),
+            Path::new("/sys/kernel/debug"),
+            d,
+        ));
+    }
+
+    let wait = Duration::from_millis(sp.device_wait_ms);
+    let mut places = Vec::new();
+    for t in &sp.targets {
+        match resolve(t, wait) {
+            Ok(p) => places.push(p),
+            Err(e) => {
+                say(&format!("target {}: {e}", t.label));
+                results.event(format!("target.{}", t.label), Severity::Error, e);
+            }
+        }
+    }
+    let caps = Caps {
+        bytes: sp.byte_cap,
+        time_ns: sp.time_cap_ms * 1_000_000,
+    };
+    for place in &places {
+        for &mode in &sp.modes {
+            for &bs in &sp.block_sizes {
+                for rep in 0..sp.repetitions {
+                    let step = format!(
+                        "storage.{}.{}.bs{bs}.r{rep}",
+                        place.target.label,
+                        mode.name()
+                    );
+                    let pair: Option<Vec<StorageMeasurement>> = in_worker(results, &step, || {
+                        sweep::measure_pair(place, caps, bs, mode, rep, &WholeCache)
+                    });
+                    for m in pair.into_iter().flatten() {
+                        let dir = if m.direction == Direction::Write {
+                            "write"
+                        } else {
+                            "read"
+                        };
+                        say(&case_line(
+                            &format!("{step}.{dir}"),
+                            CaseResult::Pass,
+                            mib_per_s(m.bytes, m.nanos),
+                            "MiB/s",
+                        ));
+                        results.storage.push(m);
+                    }
+                }
+                persist(results);
+            }
+        }
+    }
+    if let Some(d) = &sp.device_reads {
+        for disk in &d.disks {
+            let step = format!("device-read.{}", kernel_name(disk));
+            if let Some(reads) = in_worker(results, &step, || {
+                sweep::device_reads(Path::new(disk), d, &WholeCache)
+            }) {
+                for r in &reads {
+                    say(&case_line(
+                        &format!("{step}.{:?}", r.kind).to_lowercase(),
+                        CaseResult::Pass,
+                        mib_per_s(r.bytes, r.nanos),
+                        "MiB/s",
+                    ));
+                }
+                results.device_reads.extend(reads);
+            }
+        }
+        persist(results);
+    }
+    if let Some(rp) = &sp.random {
+        for label in &rp.targets {
+            let Some(place) = places.iter().find(|p| &p.target.label == label) else {
+                continue;
+            };
+            let step = format!("random.{label}.prepare");
+            let Some(region) = in_worker(results, &step, || {
+                sweep::prepare_region(place, rp.region_bytes)
+            }) else {
+                continue;
+            };
+            for &qd in &rp.queue_depths {
+                for op in [RandomOp::Read, RandomOp::Write] {
+                    let step = format!("random.{label}.{op:?}.qd{qd}").to_lowercase();
+                    let dur = Duration::from_millis(rp.duration_ms);
+                    if let Some(r) = in_worker(results, &step, || {
+                        sweep::random_io(place, op, rp.block_size, region, qd, dur)
+                    }) {
+                        say(&case_line(
+                            &step,
+                            CaseResult::Pass,
+                            iops(r.ios, r.nanos),
+                            "IOPS",
+                        ));
+                        results.random.push(r);
+                    }
+                }
+            }
+            if place.target.filesystem != Filesystem::Raw {
+                let _ = std::fs::remove_file(place.path.join(sweep::RANDOM_FILE));
+            }
+            persist(results);
+        }
+    }
+    if sp.verify {
+        for place in &places {
+            let step = format!("verify.{}", place.target.label);
+            if let Some(v) = in_worker(results, &step, || {
+                sweep::verify(place, sp.byte_cap, 0xbb, &WholeCache)
+            }) {
+                let ok = v.first_mismatch.is_none();
+                say(&case_line(
+                    &step,
+                    if ok {
+                        CaseResult::Pass
+                    } else {
+                        CaseResult::Fail
+                    },
+                    v.bytes as f64,
+                    "bytes",
+                ));
+                if let Some(at) = v.first_mismatch {
+                    results.event(
+                        &step,
+                        Severity::Error,
+                        format!("pattern mismatch at byte {at}: fake capacity or failing card"),
+                    );
+                }
+                results.verify.push(v);
+            }
+        }
+        persist(results);
+    }
+}

@@ -1,0 +1,376 @@
+//! The storage plan's steps over real files and devices: the sweep (write then read per
+//! block size and mode), `hdparm`-style device reads, random IOPS and verification.
+//!
+//! Shared by PID 1 (which runs each step in a forked worker) and the host tool
+//! (`benchboot storage --path DIR`, in process), so both measure with the same code.
+//! Page-cache control is a trait ([`PageCache`]) so tests can prove where it happens.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use benchboot_plan::{DeviceReadPlan, Filesystem, Mode, StorageTarget};
+use benchboot_results::{
+    DeviceRead, DeviceReadKind, Direction, RandomIo, RandomOp, StorageMeasurement, Verify,
+};
+
+use crate::storage::{
+    fill_pattern, first_mismatch, pattern_block, timed_read, timed_write, Caps, MonotonicClock,
+    RandomOffsets, SyncFile,
+};
+use crate::sys::{self, AlignedBuf, O_DIRECT};
+
+/// The file each sweep pass writes and reads on a filesystem target.
+pub const BENCH_FILE: &str = "benchboot.dat";
+/// The region file of random I/O on a filesystem target.
+pub const RANDOM_FILE: &str = "benchboot-random.dat";
+/// The file of the verification pass on a filesystem target.
+pub const VERIFY_FILE: &str = "benchboot-verify.dat";
+
+/// Empties the page cache of what a pass just wrote, so the next read comes from the
+/// device. Called between every write and read.
+pub trait PageCache {
+    fn drop_caches(&self, file: &File) -> io::Result<()>;
+}
+
+/// On the board (root, PID 1): evict the file, then `sync` + `drop_caches=3`.
+pub struct WholeCache;
+impl PageCache for WholeCache {
+    fn drop_caches(&self, file: &File) -> io::Result<()> {
+        sys::evict_file(file)?;
+        sys::drop_caches()
+    }
+}
+
+/// On a host (maybe not root): evict the file's own pages with `posix_fadvise`.
+pub struct FileCache;
+impl PageCache for FileCache {
+    fn drop_caches(&self, file: &File) -> io::Result<()> {
+        sys::evict_file(file)
+    }
+}
+
+/// A target resolved to something to open.
+#[derive(Debug, Clone)]
+pub struct Place {
+    pub target: StorageTarget,
+    /// Folder for filesystem/dir targets; the block device for raw ones.
+    pub path: PathBuf,
+    /// Alignment `O_DIRECT` needs here, bytes.
+    pub logical_block_size: u64,
+    /// Bytes available to a raw target (its partition size).
+    pub capacity: Option<u64>,
+}
+
+impl Place {
+    fn is_raw(&self) -> bool {
+        self.target.filesystem == Filesystem::Raw
+    }
+
+    fn file(&self, name: &str) -> PathBuf {
+        if self.is_raw() {
+            self.path.clone()
+        } else {
+            self.path.join(name)
+        }
+    }
+
+    fn open(&self, name: &str, write: bool, direct: bool) -> io::Result<File> {
+        let mut o = OpenOptions::new();
+        if write {
+            o.write(true);
+            if !self.is_raw() {
+                o.create(true).truncate(true);
+            }
+        } else {
+            o.read(true);
+        }
+        if direct {
+            o.custom_flags(O_DIRECT);
+        }
+        o.open(self.file(name))
+    }
+
+    fn clean_up(&self, name: &str) {
+        if !self.is_raw() {
+            let _ = std::fs::remove_file(self.file(name));
+        }
+    }
+
+    /// Limits `bytes` to what the target holds (raw partitions), whole blocks.
+    fn clamp(&self, bytes: u64, block: u64) -> u64 {
+        match self.capacity {
+            Some(c) => bytes.min(c / block * block),
+            None => bytes,
+        }
+    }
+}
+
+/// The mode that can run: `O_DIRECT` needs whole logical blocks, so smaller sizes run
+/// as [`Mode::Sync`], with the reason.
+pub fn effective_mode(
+    requested: Mode,
+    block_size: u64,
+    logical_block_size: u64,
+) -> (Mode, Option<String>) {
+    if requested == Mode::Direct && !block_size.is_multiple_of(logical_block_size.max(1)) {
+        let note = format!(
+            "{block_size} B is not a multiple of the {logical_block_size} B logical block size: O_DIRECT impossible, ran sync"
+        );
+        return (Mode::Sync, Some(note));
+    }
+    (requested, None)
+}
+
+/// The logical and physical block sizes of the disk holding `/dev/<name>` (a disk or a
+/// partition), from sysfs `queue/`.
+pub fn block_sizes_of(sys_block: &Path, name: &str) -> io::Result<(u64, u64)> {
+    let dev = sys_block.join(name);
+    let disk = if dev.join("partition").exists() {
+        dev.canonicalize()?
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or(dev)
+    } else {
+        dev
+    };
+    let read = |f: &str| -> io::Result<u64> {
+        std::fs::read_to_string(disk.join("queue").join(f))?
+            .trim()
+            .parse()
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{f}: {e}")))
+    };
+    Ok((read("logical_block_size")?, read("physical_block_size")?))
+}
+
+/// One write pass then one read pass at `block_size`, in `requested` mode when it can run.
+///
+/// # Errors
+/// The first I/O error (ENOSPC, EIO, ...).
+pub fn measure_pair(
+    place: &Place,
+    caps: Caps,
+    block_size: u64,
+    requested: Mode,
+    repetition: u32,
+    cache: &dyn PageCache,
+) -> io::Result<Vec<StorageMeasurement>> {
+    let (mut mode, mut note) = effective_mode(requested, block_size, place.logical_block_size);
+    let caps = Caps {
+        bytes: place.clamp(caps.bytes, block_size),
+        time_ns: caps.time_ns,
+    };
+    if caps.bytes == 0 {
+        return Err(io::Error::other(format!(
+            "{block_size} B does not fit on {}",
+            place.path.display()
+        )));
+    }
+    let mut buf = AlignedBuf::new(
+        block_size as usize,
+        place.logical_block_size.max(8) as usize,
+    );
+    buf.copy_from_slice(&pattern_block(
+        block_size as usize,
+        block_size ^ u64::from(repetition),
+    ));
+    let file = match place.open(BENCH_FILE, true, mode == Mode::Direct) {
+        Err(e) if mode == Mode::Direct && e.raw_os_error() == Some(libc::EINVAL) => {
+            mode = Mode::Sync;
+            note = Some(format!(
+                "O_DIRECT refused by {} (EINVAL): ran sync",
+                place.target.filesystem.name()
+            ));
+            place.open(BENCH_FILE, true, false)?
+        }
+        other => other?,
+    };
+    // Nothing of an earlier pass may sit in the page cache or the dirty lists.
+    cache.drop_caches(&file)?;
+    let mut sink = SyncFile(file);
+    let w = timed_write(&mut sink, &buf, caps, &mut MonotonicClock)?;
+    // A read right after a write would be served from the page cache.
+    cache.drop_caches(&sink.0)?;
+    drop(sink);
+    let mut source = SyncFile(place.open(BENCH_FILE, false, mode == Mode::Direct)?);
+    let read_caps = Caps {
+        bytes: w.bytes,
+        time_ns: caps.time_ns,
+    };
+    let r = timed_read(&mut source, &mut buf, read_caps, &mut MonotonicClock)?;
+    drop(source);
+    place.clean_up(BENCH_FILE);
+    let m = |direction, t: crate::storage::Timed| StorageMeasurement {
+        target: place.target.label.clone(),
+        filesystem: place.target.filesystem,
+        block_size,
+        direction,
+        mode,
+        requested_mode: requested,
+        note: note.clone(),
+        repetition,
+        bytes: t.bytes,
+        nanos: t.nanos,
+        stopped_by: t.stopped_by,
+    };
+    Ok(vec![m(Direction::Write, w), m(Direction::Read, r)])
+}
+
+/// `hdparm -T` and `-t` on one disk: cached re-reads of the first chunk, then sequential
+/// reads from the device after dropping the caches.
+pub fn device_reads(
+    disk: &Path,
+    plan: &DeviceReadPlan,
+    cache: &dyn PageCache,
+) -> io::Result<Vec<DeviceRead>> {
+    let file = File::open(disk)?;
+    let chunk = plan.chunk_bytes as usize;
+    let mut buf = vec![0u8; chunk];
+    let timed = |kind, ms: u64, sequential: bool, buf: &mut [u8]| -> io::Result<DeviceRead> {
+        let (start, until) = (Instant::now(), Duration::from_millis(ms));
+        let (mut bytes, mut offset) = (0u64, 0u64);
+        while start.elapsed() < until {
+            let n = file.read_at(buf, offset)?;
+            if n == 0 {
+                break;
+            }
+            bytes += n as u64;
+            if sequential {
+                offset += n as u64;
+            }
+        }
+        Ok(DeviceRead {
+            device: disk.display().to_string(),
+            kind,
+            bytes,
+            nanos: start.elapsed().as_nanos() as u64,
+        })
+    };
+    file.read_exact_at(&mut buf, 0)?; // prime the cache for -T
+    let cached = timed(DeviceReadKind::Cached, plan.cached_ms, false, &mut buf)?;
+    cache.drop_caches(&file)?;
+    let buffered = timed(DeviceReadKind::Buffered, plan.buffered_ms, true, &mut buf)?;
+    Ok(vec![cached, buffered])
+}
+
+/// Writes the random-I/O region once (untimed), so reads hit written blocks.
+pub fn prepare_region(place: &Place, region: u64) -> io::Result<u64> {
+    let region = place.clamp(region, 1 << 20).max(place.clamp(region, 4096));
+    let mut f = place.open(RANDOM_FILE, true, false)?;
+    let chunk = pattern_block(1 << 20, 99);
+    let mut left = region;
+    while left > 0 {
+        let n = left.min(chunk.len() as u64) as usize;
+        io::Write::write_all(&mut f, &chunk[..n])?;
+        left -= n as u64;
+    }
+    f.sync_all()?;
+    Ok(region)
+}
+
+/// Random `O_DIRECT` I/O of `block` bytes over `region` bytes with `depth` threads for
+/// `duration` (each thread does at least one I/O); writes end with `fdatasync` inside the
+/// timed region, which runs from before the threads start until all have joined.
+pub fn random_io(
+    place: &Place,
+    op: RandomOp,
+    block: u64,
+    region: u64,
+    depth: u32,
+    duration: Duration,
+) -> io::Result<RandomIo> {
+    let align = place.logical_block_size.max(512) as usize;
+    let start = Instant::now();
+    let results: Vec<io::Result<u64>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..depth)
+            .map(|t| {
+                s.spawn(move || -> io::Result<u64> {
+                    let mut o = OpenOptions::new();
+                    match op {
+                        RandomOp::Read => o.read(true),
+                        RandomOp::Write => o.write(true),
+                    };
+                    let file = o.custom_flags(O_DIRECT).open(place.file(RANDOM_FILE))?;
+                    let mut buf = AlignedBuf::new(block as usize, align);
+                    fill_pattern(&mut buf, 0, u64::from(t));
+                    let mut ios = 0u64;
+                    // Each thread completes at least one I/O (a slow device or a late
+                    // thread start must not give an empty figure), then stops at the
+                    // deadline.
+                    for offset in RandomOffsets::new(u64::from(t) + 1, region, block) {
+                        match op {
+                            RandomOp::Read => file.read_exact_at(&mut buf, offset)?,
+                            RandomOp::Write => file.write_all_at(&buf, offset)?,
+                        }
+                        ios += 1;
+                        if start.elapsed() >= duration {
+                            break;
+                        }
+                    }
+                    if op == RandomOp::Write {
+                        rustix::fs::fdatasync(&file)?;
+                    }
+                    Ok(ios)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(io::Error::other("thread panicked")))
+            })
+            .collect()
+    });
+    let nanos = start.elapsed().as_nanos() as u64;
+    let mut ios = 0;
+    for r in results {
+        ios += r?;
+    }
+    Ok(RandomIo {
+        target: place.target.label.clone(),
+        op,
+        block_size: block,
+        queue_depth: depth,
+        region_bytes: region,
+        ios,
+        nanos,
+    })
+}
+
+/// Writes a position-stamped pattern over `bytes`, drops the caches, reads it back and
+/// reports the first wrong byte.
+pub fn verify(place: &Place, bytes: u64, seed: u64, cache: &dyn PageCache) -> io::Result<Verify> {
+    const CHUNK: u64 = 1 << 20;
+    let bytes = place.clamp(bytes, CHUNK);
+    let mut buf = vec![0u8; CHUNK as usize];
+    let file = place.open(VERIFY_FILE, true, false)?;
+    let mut offset = 0;
+    while offset < bytes {
+        fill_pattern(&mut buf, offset, seed);
+        file.write_all_at(&buf, offset)?;
+        offset += CHUNK;
+    }
+    file.sync_all()?;
+    cache.drop_caches(&file)?;
+    drop(file);
+    let file = place.open(VERIFY_FILE, false, false)?;
+    let mut first = None;
+    let mut offset = 0;
+    while offset < bytes && first.is_none() {
+        file.read_exact_at(&mut buf, offset)?;
+        first = first_mismatch(&buf, offset, seed);
+        offset += CHUNK;
+    }
+    place.clean_up(VERIFY_FILE);
+    Ok(Verify {
+        target: place.target.label.clone(),
+        bytes,
+        first_mismatch: first,
+    })
+}
+
+#[cfg(test)]
+mod tests;

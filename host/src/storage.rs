@@ -1,0 +1,207 @@
+//! `benchboot storage --path DIR`: the board's storage engine run on this machine, so its
+//! figures can be set beside `dd` and `fio` on the same file and device.
+//!
+//! Same code as PID 1 ([`benchboot_firmware::sweep`]), run in process; the page cache is
+//! emptied of the test file with `posix_fadvise(DONTNEED)` (no root needed) instead of
+//! the board's `drop_caches`.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use benchboot_firmware::storage::Caps;
+use benchboot_firmware::sweep::{self, FileCache, Place};
+use benchboot_firmware::sys;
+use benchboot_plan::{
+    Filesystem, Mode, NetworkPlan, Plan, RandomPlan, ResultsTarget, StoragePlan, StorageTarget,
+};
+use benchboot_results::{RandomOp, RunResults, SystemInfo};
+
+/// What to run on the host.
+#[derive(Debug, Clone)]
+pub struct HostRun {
+    pub dir: PathBuf,
+    pub block_sizes: Vec<u64>,
+    pub modes: Vec<Mode>,
+    pub byte_cap: u64,
+    pub time_cap_ms: u64,
+    pub repetitions: u32,
+    /// Random 4 KiB I/O: region bytes, duration, queue depths; `None` skips it.
+    pub random: Option<(u64, u64, Vec<u32>)>,
+    pub verify: bool,
+}
+
+/// The O_DIRECT alignment of the disk under `dir` (sysfs `/sys/dev/block/MAJ:MIN`),
+/// or 4096 (valid for every logical block size up to 4 KiB) when it cannot be found.
+pub fn logical_block_size(dir: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::metadata(dir) else {
+        return 4096;
+    };
+    let dev = meta.dev();
+    let name = format!("{}:{}", rustix::fs::major(dev), rustix::fs::minor(dev));
+    sweep::block_sizes_of(Path::new("/sys/dev/block"), &name).map_or(4096, |(l, _)| l)
+}
+
+/// The plan a host run records in its results document.
+pub fn plan(run: &HostRun) -> Plan {
+    let label = Filesystem::Dir.name().to_owned();
+    Plan {
+        board: "host".into(),
+        emulated: false,
+        modules: vec![],
+        results: ResultsTarget {
+            device: "/dev/null".into(),
+            file: "results.json".into(),
+        },
+        storage: StoragePlan {
+            targets: vec![StorageTarget {
+                label: label.clone(),
+                device: run.dir.display().to_string(),
+                filesystem: Filesystem::Dir,
+            }],
+            block_sizes: run.block_sizes.clone(),
+            modes: run.modes.clone(),
+            byte_cap: run.byte_cap,
+            time_cap_ms: run.time_cap_ms,
+            repetitions: run.repetitions,
+            device_wait_ms: 0,
+            device_reads: None,
+            random: run.random.as_ref().map(|(region, ms, qds)| RandomPlan {
+                targets: vec![label],
+                block_size: 4096,
+                region_bytes: *region,
+                duration_ms: *ms,
+                queue_depths: qds.clone(),
+            }),
+            verify: run.verify,
+            governor: None,
+        },
+        network: NetworkPlan {
+            interface: "lo".into(),
+            address: [127, 0, 0, 1],
+            prefix_len: 8,
+            port: 1,
+            interface_wait_ms: 0,
+        },
+    }
+}
+
+/// Runs the sweep (and random I/O, verification) in `run.dir`.
+///
+/// # Errors
+/// A RAM filesystem, an invalid plan, or the first I/O error (with the step).
+pub fn run(run: &HostRun, progress: &mut dyn FnMut(&str)) -> Result<RunResults> {
+    if !run.dir.is_dir() {
+        bail!("--path {}: not a directory", run.dir.display());
+    }
+    sys::refuse_ram_filesystem(&run.dir).map_err(anyhow::Error::msg)?;
+    let plan = plan(run);
+    plan.validate()?;
+    let uname = rustix::system::uname();
+    let system = SystemInfo {
+        kernel_release: uname.release().to_string_lossy().into_owned(),
+        machine: uname.machine().to_string_lossy().into_owned(),
+        mem_total_bytes: std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|t| benchboot_firmware::init::parse_meminfo_total(&t))
+            .unwrap_or(0),
+        ..SystemInfo::default()
+    };
+    let mut results = RunResults::new(format!("host-{}", std::process::id()), plan.clone(), system);
+    let place = Place {
+        target: plan.storage.targets[0].clone(),
+        path: run.dir.clone(),
+        logical_block_size: logical_block_size(&run.dir),
+        capacity: None,
+    };
+    let caps = Caps {
+        bytes: run.byte_cap,
+        time_ns: run.time_cap_ms * 1_000_000,
+    };
+    for &mode in &run.modes {
+        for &bs in &run.block_sizes {
+            for rep in 0..run.repetitions {
+                progress(&format!("{} {bs} B r{rep}", mode.name()));
+                let pair = sweep::measure_pair(&place, caps, bs, mode, rep, &FileCache)
+                    .with_context(|| format!("{} {bs} B in {}", mode.name(), run.dir.display()))?;
+                results.storage.extend(pair);
+            }
+        }
+    }
+    if let Some(rp) = &plan.storage.random {
+        let region = sweep::prepare_region(&place, rp.region_bytes)?;
+        for &qd in &rp.queue_depths {
+            for op in [RandomOp::Read, RandomOp::Write] {
+                progress(&format!("random {op:?} QD{qd}"));
+                results.random.push(sweep::random_io(
+                    &place,
+                    op,
+                    rp.block_size,
+                    region,
+                    qd,
+                    Duration::from_millis(rp.duration_ms),
+                )?);
+            }
+        }
+        let _ = std::fs::remove_file(run.dir.join(sweep::RANDOM_FILE));
+    }
+    if run.verify {
+        progress("verify");
+        results
+            .verify
+            .push(sweep::verify(&place, run.byte_cap, 0xbb, &FileCache)?);
+    }
+    results.complete = true;
+    Ok(results)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small(dir: &Path) -> HostRun {
+        HostRun {
+            dir: dir.to_owned(),
+            block_sizes: vec![512, 65536],
+            modes: vec![Mode::Sync, Mode::Direct],
+            byte_cap: 1 << 20,
+            time_cap_ms: 2000,
+            repetitions: 2,
+            random: Some((2 << 20, 100, vec![1, 2])),
+            verify: true,
+        }
+    }
+
+    #[test]
+    fn host_run_fills_every_cell() {
+        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        let r = run(&small(dir.path()), &mut |_| {}).unwrap();
+        // 2 modes x 2 sizes x 2 repetitions x (write + read)
+        assert_eq!(r.storage.len(), 16);
+        assert!(r.storage.iter().all(|m| m.bytes == 1 << 20 && m.nanos > 0));
+        assert_eq!(r.random.len(), 4);
+        assert_eq!(r.verify[0].first_mismatch, None);
+        let text = crate::render::report(&r);
+        assert!(
+            text.contains("mode direct") && text.contains("QD2 IOPS"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn tmpfs_is_refused() {
+        let err = run(&small(Path::new("/dev/shm")), &mut |_| {})
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("RAM filesystem"), "{err}");
+    }
+
+    #[test]
+    fn missing_dir_is_named() {
+        let err = run(&small(Path::new("/nonexistent/bench")), &mut |_| {})
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("--path /nonexistent/bench"), "{err}");
+    }
+}
