@@ -140,7 +140,7 @@ fn rpi_zero_w_boots_measures_and_serves_results() {
         "{console}"
     );
     assert!(
-        console.contains("case=storage.ext4.bs4096.r0.write result=pass"),
+        console.contains("case=storage.ext4.direct.bs4096.r0.write result=pass"),
         "{console}"
     );
     let card = xtask::image::read_fat_file(
