@@ -4,6 +4,7 @@
 //! they share: packages (pinned Debian `.deb`s), kernel modules, the partition layout,
 //! the initramfs and the plans.
 
+pub mod bench;
 pub mod firmware;
 pub mod image;
 pub mod initramfs;

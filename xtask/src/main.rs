@@ -39,6 +39,17 @@ enum Verb {
         #[arg(long, default_value_t = 900)]
         timeout: u64,
     },
+    /// Benchmarks (not tests): `storage` runs benchboot, dd and fio side by side.
+    Bench {
+        /// What to benchmark: `storage`.
+        what: String,
+        /// Folder on the disk to measure (default target/bench).
+        #[arg(long)]
+        path: Option<std::path::PathBuf>,
+        /// Runs per tool and cell (medians are compared).
+        #[arg(long, default_value_t = 3)]
+        runs: u32,
+    },
     /// Refresh boards/packages.lock.toml from the Debian mirror's current index.
     Lock,
 }
@@ -60,6 +71,10 @@ fn main() -> Result<()> {
             std::time::Duration::from_secs(timeout),
         )
         .map(drop),
+        Verb::Bench { what, path, runs } => match what.as_str() {
+            "storage" => xtask::bench::storage(path, runs),
+            other => anyhow::bail!("no bench named `{other}`: use `storage`"),
+        },
         Verb::Lock => xtask::lock::run(),
     }
 }

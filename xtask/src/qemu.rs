@@ -238,7 +238,7 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
 }
 
 /// Builds the host tool and returns its path.
-fn build_host_tool() -> Result<PathBuf> {
+pub fn build_host_tool() -> Result<PathBuf> {
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args(["build", "--quiet", "-p", "benchboot", "--bin", "benchboot"])
         .current_dir(crate::repo_root())

@@ -22,6 +22,8 @@ pub const APT_PACKAGES: &[&str] = &[
     "binutils",
     "file",
     "xz-utils",
+    // reference tools for `cargo xtask bench storage`
+    "fio",
 ];
 /// The zig release the route was checked with (toolchain.md).
 pub const ZIGLANG: &str = "ziglang==0.17.0";
