@@ -50,7 +50,10 @@ pub fn parse_fio(json: &str, dir: Direction) -> Option<(u64, u64)> {
     Some((sec["io_bytes"].as_u64()?, sec["runtime"].as_u64()?))
 }
 
+/// Runs a command, after `sync(1)` so no other tool's dirty pages are written back
+/// inside its timed region.
 fn run(cmd: &mut Command) -> Result<std::process::Output> {
+    Command::new("sync").status().context("running sync")?;
     let out = cmd.output().with_context(|| format!("running {cmd:?}"))?;
     if !out.status.success() {
         bail!("{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr));
@@ -161,11 +164,10 @@ pub fn storage(dir: Option<PathBuf>, runs: u32) -> Result<()> {
     let dir = dir.unwrap_or_else(|| crate::target_dir().join("bench"));
     std::fs::create_dir_all(&dir)?;
     let file = dir.join("reference.dat");
-    let host = crate::qemu::build_host_tool()?;
+    let host = crate::qemu::build_host_tool(true)?;
     let big: u64 = 256 << 20;
     println!(
-        "bench: {} runs per tool and cell, median; dir {}",
-        runs,
+        "bench: {runs} runs per tool and cell after one warm-up run, interleaved, median; dir {}",
         dir.display()
     );
     println!(
@@ -182,17 +184,28 @@ pub fn storage(dir: Option<PathBuf>, runs: u32) -> Result<()> {
             let mut bb = [Vec::new(), Vec::new()];
             let mut dds = [Vec::new(), Vec::new()];
             let mut fios = [Vec::new(), Vec::new()];
-            for _ in 0..runs {
+            // Run 0 is an untimed warm-up of every tool (allocator, journal and cache
+            // state after the previous cell), as fio's own ramp_time does.
+            for run_no in 0..=runs {
+                let keep = run_no > 0;
                 for r in benchboot(&host, &dir, bs, mode, bytes)? {
-                    bb[usize::from(r.0 == Direction::Read)].push(r.1);
+                    if keep {
+                        bb[usize::from(r.0 == Direction::Read)].push(r.1);
+                    }
                 }
                 for (k, d) in [Direction::Write, Direction::Read].into_iter().enumerate() {
                     if d == Direction::Read {
                         dd(&file, bs.max(4096), bytes, Mode::Sync, Direction::Write)?;
                         // the file to read
                     }
-                    dds[k].push(dd(&file, bs, bytes, mode, d)?);
-                    fios[k].push(fio(&file, bs, bytes, mode, d)?);
+                    let (x, f) = (
+                        dd(&file, bs, bytes, mode, d)?,
+                        fio(&file, bs, bytes, mode, d)?,
+                    );
+                    if keep {
+                        dds[k].push(x);
+                        fios[k].push(f);
+                    }
                 }
             }
             for (k, d) in [Direction::Write, Direction::Read].into_iter().enumerate() {

@@ -94,7 +94,7 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
     let sd = work.join("sd.img");
     std::fs::copy(&built.image, &sd)?;
 
-    let host = build_host_tool()?;
+    let host = build_host_tool(false)?;
     let port = free_port()?;
     let mut args: Vec<String> = vec![
         "-M".into(),
@@ -237,16 +237,21 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
     })
 }
 
-/// Builds the host tool and returns its path.
-pub fn build_host_tool() -> Result<PathBuf> {
+/// Builds the host tool (`release` for measuring with it) and returns its path.
+pub fn build_host_tool(release: bool) -> Result<PathBuf> {
+    let mut args = vec!["build", "--quiet", "-p", "benchboot", "--bin", "benchboot"];
+    if release {
+        args.push("--release");
+    }
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(["build", "--quiet", "-p", "benchboot", "--bin", "benchboot"])
+        .args(&args)
         .current_dir(crate::repo_root())
         .status()?;
     if !status.success() {
         bail!("building the host tool failed");
     }
-    Ok(crate::target_dir().join("debug").join("benchboot"))
+    let profile = if release { "release" } else { "debug" };
+    Ok(crate::target_dir().join(profile).join("benchboot"))
 }
 
 /// A TCP port free on 127.0.0.1 right now.
