@@ -180,6 +180,7 @@ pub fn run_storage(
                 persist(results);
             }
         }
+        place.clean_up(sweep::BENCH_FILE);
     }
     if let Some(d) = &sp.device_reads {
         for disk in &d.disks {
@@ -228,9 +229,7 @@ pub fn run_storage(
                     }
                 }
             }
-            if place.target.filesystem != Filesystem::Raw {
-                let _ = std::fs::remove_file(place.path.join(sweep::RANDOM_FILE));
-            }
+            place.clean_up(sweep::RANDOM_FILE);
             persist(results);
         }
     }

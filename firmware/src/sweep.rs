@@ -93,7 +93,11 @@ impl Place {
         o.open(self.file(name))
     }
 
-    fn clean_up(&self, name: &str) {
+    /// Removes a step's file from a filesystem target (raw targets keep nothing). Sweep
+    /// passes truncate and rewrite one file, as `dd` does, so the filesystem's allocator
+    /// sees the seeds' pattern; remove [`BENCH_FILE`] once the target's sweep is done,
+    /// before the next step needs the space.
+    pub fn clean_up(&self, name: &str) {
         if !self.is_raw() {
             let _ = std::fs::remove_file(self.file(name));
         }
@@ -146,6 +150,7 @@ pub fn block_sizes_of(sys_block: &Path, name: &str) -> io::Result<(u64, u64)> {
 }
 
 /// One write pass then one read pass at `block_size`, in `requested` mode when it can run.
+/// The pass truncates and rewrites [`BENCH_FILE`]; [`Place::clean_up`] removes it.
 ///
 /// # Errors
 /// The first I/O error (ENOSPC, EIO, ...).
@@ -201,7 +206,6 @@ pub fn measure_pair(
     };
     let r = timed_read(&mut source, &mut buf, read_caps, &mut MonotonicClock)?;
     drop(source);
-    place.clean_up(BENCH_FILE);
     let m = |direction, t: crate::storage::Timed| StorageMeasurement {
         target: place.target.label.clone(),
         filesystem: place.target.filesystem,

@@ -129,6 +129,7 @@ pub fn run(run: &HostRun, progress: &mut dyn FnMut(&str)) -> Result<RunResults> 
             }
         }
     }
+    place.clean_up(sweep::BENCH_FILE);
     if let Some(rp) = &plan.storage.random {
         let region = sweep::prepare_region(&place, rp.region_bytes)?;
         for &qd in &rp.queue_depths {
@@ -144,7 +145,7 @@ pub fn run(run: &HostRun, progress: &mut dyn FnMut(&str)) -> Result<RunResults> 
                 )?);
             }
         }
-        let _ = std::fs::remove_file(run.dir.join(sweep::RANDOM_FILE));
+        place.clean_up(sweep::RANDOM_FILE);
     }
     if run.verify {
         progress("verify");
@@ -182,6 +183,11 @@ mod tests {
         assert!(r.storage.iter().all(|m| m.bytes == 1 << 20 && m.nanos > 0));
         assert_eq!(r.random.len(), 4);
         assert_eq!(r.verify[0].first_mismatch, None);
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "nothing left behind"
+        );
         let text = crate::render::report(&r);
         assert!(
             text.contains("mode direct") && text.contains("QD2 IOPS"),
