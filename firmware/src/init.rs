@@ -9,11 +9,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use benchboot_plan::{plan_name, plan_path, Plan, MODULES_DIR};
-use benchboot_results::{RunResults, Severity, SystemInfo};
+use benchboot_results::{RunResults, Severity};
 use rustix::mount::MountFlags;
 
 use crate::console::{say, READY};
-use crate::{census, http, sys};
+use crate::{census, device, http, sys};
 
 /// Pseudo-filesystems PID 1 mounts itself (the kernel does not auto-mount devtmpfs for
 /// an initramfs): (source, target, type).
@@ -48,7 +48,11 @@ pub fn run() -> ! {
             idle_forever();
         }
     };
-    let mut results = RunResults::new(run_id(&plan.board), plan.clone(), system_info(started));
+    let mut results = RunResults::new(
+        run_id(&plan.board),
+        plan.clone(),
+        device::system_info(started),
+    );
     say(&format!(
         "start run={} board={}",
         results.run_id, plan.board
@@ -116,29 +120,6 @@ fn run_id(board: &str) -> String {
         .take(12)
         .collect();
     format!("{board}-{short}")
-}
-
-fn system_info(started: u64) -> SystemInfo {
-    let uname = rustix::system::uname();
-    let mem_total_bytes = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|t| parse_meminfo_total(&t))
-        .unwrap_or(0);
-    SystemInfo {
-        kernel_release: uname.release().to_string_lossy().into_owned(),
-        machine: uname.machine().to_string_lossy().into_owned(),
-        mem_total_bytes,
-        init_started_ns: started,
-        written_ns: 0,
-        governor: None,
-    }
-}
-
-/// `MemTotal:  499012 kB` → bytes (proc(5): the kB there are KiB).
-pub fn parse_meminfo_total(text: &str) -> Option<u64> {
-    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }
 
 fn load_modules(plan: &Plan, results: &mut RunResults) {
@@ -276,13 +257,6 @@ fn bring_up_network(plan: &Plan, results: &mut RunResults) -> Option<std::net::T
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn meminfo_total_in_bytes() {
-        let text = "MemTotal:         441396 kB\nMemFree:          400000 kB\n";
-        assert_eq!(parse_meminfo_total(text), Some(441_396 * 1024));
-        assert_eq!(parse_meminfo_total("MemFree: 1 kB"), None);
-    }
 
     #[test]
     fn mount_table_has_the_pseudo_filesystems() {

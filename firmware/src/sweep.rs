@@ -261,7 +261,7 @@ pub fn device_reads(
 
 /// Writes the random-I/O region once (untimed), so reads hit written blocks.
 pub fn prepare_region(place: &Place, region: u64) -> io::Result<u64> {
-    let region = place.clamp(region, 1 << 20).max(place.clamp(region, 4096));
+    let region = place.clamp(region, 4096);
     let mut f = place.open(RANDOM_FILE, true, false)?;
     let chunk = pattern_block(1 << 20, 99);
     let mut left = region;

@@ -15,7 +15,7 @@ use benchboot_firmware::sys;
 use benchboot_plan::{
     Filesystem, Mode, NetworkPlan, Plan, RandomPlan, ResultsTarget, StoragePlan, StorageTarget,
 };
-use benchboot_results::{RandomOp, RunResults, SystemInfo};
+use benchboot_results::{RandomOp, RunResults};
 
 /// What to run on the host.
 #[derive(Debug, Clone)]
@@ -98,16 +98,7 @@ pub fn run(run: &HostRun, progress: &mut dyn FnMut(&str)) -> Result<RunResults> 
     sys::refuse_ram_filesystem(&run.dir).map_err(anyhow::Error::msg)?;
     let plan = plan(run);
     plan.validate()?;
-    let uname = rustix::system::uname();
-    let system = SystemInfo {
-        kernel_release: uname.release().to_string_lossy().into_owned(),
-        machine: uname.machine().to_string_lossy().into_owned(),
-        mem_total_bytes: std::fs::read_to_string("/proc/meminfo")
-            .ok()
-            .and_then(|t| benchboot_firmware::init::parse_meminfo_total(&t))
-            .unwrap_or(0),
-        ..SystemInfo::default()
-    };
+    let system = benchboot_firmware::device::system_info(0);
     let mut results = RunResults::new(format!("host-{}", std::process::id()), plan.clone(), system);
     let place = Place {
         target: plan.storage.targets[0].clone(),
