@@ -83,6 +83,8 @@ pub fn plan(run: &HostRun) -> Plan {
             prefix_len: 8,
             port: 1,
             interface_wait_ms: 0,
+            gadget: None,
+            tests: None,
         },
     }
 }

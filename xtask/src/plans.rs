@@ -71,6 +71,8 @@ fn base(board: &Board, layout: &Layout, modules: Vec<String>, emulated: bool) ->
             prefix_len: 30,
             port: RESULTS_PORT,
             interface_wait_ms: 10_000,
+            gadget: None,
+            tests: None,
         },
     }
 }

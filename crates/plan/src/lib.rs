@@ -6,6 +6,10 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod network;
+
+pub use network::{GadgetFunction, GadgetPlan, NetTests, NetworkPlan};
+
 /// Where plans sit inside the initramfs: `<dir>/<name>.json`.
 pub const PLANS_DIR: &str = "/etc/benchboot";
 /// The plan run when the kernel command line names none.
@@ -181,21 +185,6 @@ impl Filesystem {
     }
 }
 
-/// The results link: a static address on one interface and a read-only HTTP server.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NetworkPlan {
-    /// Interface name, e.g. `usb0`.
-    pub interface: String,
-    /// IPv4 address of the board on that link.
-    pub address: [u8; 4],
-    pub prefix_len: u8,
-    /// TCP port of the results server.
-    pub port: u16,
-    /// How long to wait for the interface to appear, ms.
-    pub interface_wait_ms: u64,
-}
-
 /// The plan named on a kernel command line (`/proc/cmdline`), or [`DEFAULT_PLAN`].
 /// Names other than `[a-z0-9_-]+` are ignored (no path tricks).
 pub fn plan_name(cmdline: &str) -> &str {
@@ -271,6 +260,8 @@ impl Plan {
                 prefix_len: 24,
                 port: 8080,
                 interface_wait_ms: 10_000,
+                gadget: None,
+                tests: None,
             },
         }
     }
@@ -356,15 +347,8 @@ impl Plan {
         if self.results.file.is_empty() || self.results.file.contains('/') {
             return bad("results.file", "must be a bare file name");
         }
-        if self.network.prefix_len > 32 {
-            return bad("network.prefix_len", "must be 0..=32");
-        }
-        if self.network.port == 0 {
-            return bad("network.port", "must be a TCP port above 0");
-        }
-        if self.network.interface.is_empty() || self.network.interface.len() > 15 {
-            return bad("network.interface", "must be 1..=15 characters (IFNAMSIZ)");
-        }
+        network::check(&self.network)
+            .map_err(|(field, message)| PlanError::Invalid { field, message })?;
         Ok(())
     }
 }

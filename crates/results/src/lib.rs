@@ -8,15 +8,17 @@ use benchboot_plan::{Filesystem, Mode, Plan};
 use serde::{Deserialize, Serialize};
 
 pub mod a1;
+pub mod network;
 pub mod summary;
 
 pub use a1::{a1_verdict, A1Verdict};
+pub use network::NetworkResults;
 pub use summary::{iops, mib_per_s, Summary};
 
 /// Major version: bumped on any change an old reader would misread.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: bumped when fields are added that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 1;
+pub const SCHEMA_MINOR: u32 = 2;
 
 /// Why a results document could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -73,6 +75,9 @@ pub struct RunResults {
     /// Identity of every disk measured.
     #[serde(default)]
     pub devices: Vec<DeviceIdentity>,
+    /// Gadget links and network tests.
+    #[serde(default)]
+    pub network: NetworkResults,
     /// Failures and warnings of steps, in order. A failed step never stops the run.
     pub events: Vec<Event>,
     /// True once every step of the plan has been attempted.
@@ -270,6 +275,7 @@ impl RunResults {
             random: Vec::new(),
             verify: Vec::new(),
             devices: Vec::new(),
+            network: NetworkResults::default(),
             events: Vec::new(),
             complete: false,
         }

@@ -1,0 +1,281 @@
+//! The network part of a plan: the results link, the USB gadget that carries it on
+//! hardware, and the throughput / latency / HTTP tests run over it.
+//!
+//! Addresses: each gadget function gets its own /30 (RFC 3021 would allow /31, but hosts'
+//! DHCP clients expect a network and broadcast address): function `i` (0-based, in plan
+//! order) uses `subnet + 4 i`; the board is `.1` of it, the host is leased `.2`. With the
+//! default subnet `10.55.0.0` that is board 10.55.0.1 / host 10.55.0.2 for the first
+//! function, 10.55.0.5 / 10.55.0.6 for the second, 10.55.0.9 / 10.55.0.10 for the third.
+
+use serde::{Deserialize, Serialize};
+
+/// The results link and, optionally, the gadget and the network tests.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkPlan {
+    /// Interface with a static address, e.g. `usb0` (QEMU's usb-net) or `eth0`; empty when
+    /// the gadget is the only link.
+    pub interface: String,
+    /// IPv4 address of the board on that interface.
+    pub address: [u8; 4],
+    pub prefix_len: u8,
+    /// TCP port of the read-only results server (all interfaces).
+    pub port: u16,
+    /// How long to wait for the interface to appear, ms.
+    pub interface_wait_ms: u64,
+    /// USB gadget Ethernet set up by PID 1 through configfs; `None` on boards without an
+    /// OTG/peripheral port.
+    #[serde(default)]
+    pub gadget: Option<GadgetPlan>,
+    /// Throughput, latency and HTTP tests against a peer; `None` skips them.
+    #[serde(default)]
+    pub tests: Option<NetTests>,
+}
+
+/// A USB function that carries Ethernet frames (kernel: drivers/usb/gadget/function).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GadgetFunction {
+    /// CDC NCM: Linux, macOS, Windows 10+ (native driver).
+    Ncm,
+    /// CDC ECM: Linux, macOS.
+    Ecm,
+    /// RNDIS: Windows (with Microsoft OS descriptors) and Linux.
+    Rndis,
+}
+
+impl GadgetFunction {
+    /// The configfs function type, as in `functions/<type>.<instance>`.
+    pub fn configfs_type(self) -> &'static str {
+        match self {
+            Self::Ncm => "ncm",
+            Self::Ecm => "ecm",
+            Self::Rndis => "rndis",
+        }
+    }
+}
+
+/// The configfs gadget (Documentation/usb/gadget_configfs.rst).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GadgetPlan {
+    /// Functions in order; RNDIS goes into its own configuration that the Microsoft OS
+    /// descriptors point Windows at.
+    pub functions: Vec<GadgetFunction>,
+    /// Test mode: bring the functions up one at a time (each bound, tested, torn down)
+    /// instead of one composite gadget.
+    pub in_turn: bool,
+    /// UDC to bind (a name in /sys/class/udc); `None` takes the first one listed.
+    pub udc: Option<String>,
+    pub vendor_id: u16,
+    pub product_id: u16,
+    pub manufacturer: String,
+    /// Product string the host shows; the board name by default.
+    pub product: String,
+    /// Base of the link subnets (see the module docs).
+    pub subnet: [u8; 4],
+    /// DHCP lease time handed to the host, seconds.
+    pub lease_secs: u32,
+    /// How long to wait for the UDC and for a host to take a lease, ms.
+    pub link_wait_ms: u64,
+    /// `dummy_hcd` test set-up: the USB host side is this same kernel. PID 1 moves each
+    /// host-side interface into its own network namespace and runs the peer there.
+    pub host_in_namespace: bool,
+}
+
+/// The network tests (iperf-style TCP both ways, TCP round trips, HTTP from RAM).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetTests {
+    /// Control and data port of the peer (`benchboot peer` on the host).
+    pub peer_port: u16,
+    /// How long the board retries connecting to the peer, ms.
+    pub peer_wait_ms: u64,
+    /// Measured time per throughput run (after the omitted warm-up), ms.
+    pub duration_ms: u64,
+    /// Report interval, ms.
+    pub interval_ms: u64,
+    /// Warm-up at the start of each run that is measured but not counted, ms.
+    pub omit_ms: u64,
+    /// Parallel stream counts to run, each in both directions.
+    pub streams: Vec<u32>,
+    /// TCP round trips (1-byte ping-pong) for the latency figure.
+    pub latency_samples: u32,
+    /// Size of the HTTP object served from RAM, bytes (the seeds used 100 MiB).
+    pub http_bytes: u64,
+}
+
+impl GadgetPlan {
+    /// Board and host addresses of function `index`'s /30 link.
+    pub fn link_addresses(&self, index: usize) -> ([u8; 4], [u8; 4]) {
+        let base = u32::from_be_bytes(self.subnet) + 4 * index as u32;
+        ((base + 1).to_be_bytes(), (base + 2).to_be_bytes())
+    }
+
+    /// Linux Foundation vendor id 0x1d6b, product 0x0104 "Multifunction Composite
+    /// Gadget" (the ids the kernel's own composite gadgets use; usb.ids).
+    pub fn default_for(board: &str) -> GadgetPlan {
+        GadgetPlan {
+            functions: vec![
+                GadgetFunction::Ncm,
+                GadgetFunction::Ecm,
+                GadgetFunction::Rndis,
+            ],
+            in_turn: false,
+            udc: None,
+            vendor_id: 0x1d6b,
+            product_id: 0x0104,
+            manufacturer: "benchboot".into(),
+            product: format!("benchboot {board}"),
+            subnet: [10, 55, 0, 0],
+            lease_secs: 3600,
+            link_wait_ms: 120_000,
+            host_in_namespace: false,
+        }
+    }
+}
+
+impl NetTests {
+    /// The hardware defaults: 30 s runs with 1 s intervals after a 2 s warm-up, 1 and 4
+    /// streams, 1000 round trips, 100 MiB over HTTP (measuring.md: the seeds' wget test).
+    pub fn hardware() -> NetTests {
+        NetTests {
+            peer_port: 5202,
+            peer_wait_ms: 120_000,
+            duration_ms: 30_000,
+            interval_ms: 1000,
+            omit_ms: 2000,
+            streams: vec![1, 4],
+            latency_samples: 1000,
+            http_bytes: 100 << 20,
+        }
+    }
+}
+
+/// Checks the network part; returns (field, message) for the first problem.
+pub(crate) fn check(n: &NetworkPlan) -> Result<(), (&'static str, String)> {
+    let bad = |f, m: &str| Err((f, m.to_owned()));
+    if n.prefix_len > 32 {
+        return bad("network.prefix_len", "must be 0..=32");
+    }
+    if n.port == 0 {
+        return bad("network.port", "must be a TCP port above 0");
+    }
+    if n.interface.len() > 15 {
+        return bad(
+            "network.interface",
+            "must be at most 15 characters (IFNAMSIZ)",
+        );
+    }
+    if n.interface.is_empty() && n.gadget.is_none() {
+        return bad("network.interface", "name an interface or add a gadget");
+    }
+    if let Some(g) = &n.gadget {
+        if g.functions.is_empty() {
+            return bad(
+                "network.gadget.functions",
+                "list at least one of ncm, ecm, rndis",
+            );
+        }
+        let mut seen = g.functions.clone();
+        seen.sort_by_key(|f| f.configfs_type());
+        seen.dedup();
+        if seen.len() != g.functions.len() {
+            return bad("network.gadget.functions", "list each function once");
+        }
+        if g.subnet[3] & 3 != 0 || g.subnet[3] as usize + 4 * g.functions.len() > 256 {
+            return bad(
+                "network.gadget.subnet",
+                "must be a multiple of 4 with room for one /30 per function in its /24",
+            );
+        }
+        for (field, s) in [
+            ("network.gadget.manufacturer", &g.manufacturer),
+            ("network.gadget.product", &g.product),
+        ] {
+            // USB string descriptors hold at most 126 UTF-16 code units (USB 2.0 §9.6.7).
+            if s.is_empty() || s.encode_utf16().count() > 126 || s.contains('\n') {
+                return bad(field, "must be one line of 1..=126 characters");
+            }
+        }
+        if g.lease_secs < 60 {
+            return bad("network.gadget.lease_secs", "must be at least 60 s");
+        }
+    }
+    if let Some(t) = &n.tests {
+        if t.peer_port == 0 || t.peer_port == n.port {
+            return bad(
+                "network.tests.peer_port",
+                "must be a TCP port above 0, not the results port",
+            );
+        }
+        if t.interval_ms == 0 || t.duration_ms < t.interval_ms {
+            return bad(
+                "network.tests.duration_ms",
+                "must be at least one interval (interval_ms > 0)",
+            );
+        }
+        if t.streams.is_empty() || t.streams.iter().any(|&s| s == 0 || s > 64) {
+            return bad("network.tests.streams", "list stream counts in 1..=64");
+        }
+        if t.http_bytes == 0 || t.http_bytes > 1 << 30 {
+            return bad(
+                "network.tests.http_bytes",
+                "must be 1 B ..= 1 GiB (it is held in RAM)",
+            );
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_function_gets_its_own_slash_30() {
+        let g = GadgetPlan::default_for("rpi-zero-w");
+        assert_eq!(g.link_addresses(0), ([10, 55, 0, 1], [10, 55, 0, 2]));
+        assert_eq!(g.link_addresses(1), ([10, 55, 0, 5], [10, 55, 0, 6]));
+        assert_eq!(g.link_addresses(2), ([10, 55, 0, 9], [10, 55, 0, 10]));
+    }
+
+    fn plan_with(g: GadgetPlan) -> NetworkPlan {
+        NetworkPlan {
+            interface: String::new(),
+            address: [0; 4],
+            prefix_len: 0,
+            port: 8080,
+            interface_wait_ms: 0,
+            gadget: Some(g),
+            tests: Some(NetTests::hardware()),
+        }
+    }
+
+    #[test]
+    fn gadget_checks_name_the_field() {
+        let ok = plan_with(GadgetPlan::default_for("x"));
+        check(&ok).unwrap();
+        let mut g = GadgetPlan::default_for("x");
+        g.functions.push(GadgetFunction::Ncm);
+        assert_eq!(
+            check(&plan_with(g)).unwrap_err().0,
+            "network.gadget.functions"
+        );
+        let mut g = GadgetPlan::default_for("x");
+        g.subnet = [10, 55, 0, 2];
+        assert_eq!(check(&plan_with(g)).unwrap_err().0, "network.gadget.subnet");
+        let mut g = GadgetPlan::default_for("x");
+        g.product = "p".repeat(127);
+        assert_eq!(
+            check(&plan_with(g)).unwrap_err().0,
+            "network.gadget.product"
+        );
+        let mut n = plan_with(GadgetPlan::default_for("x"));
+        n.tests.as_mut().unwrap().peer_port = 8080;
+        assert_eq!(check(&n).unwrap_err().0, "network.tests.peer_port");
+        n.gadget = None;
+        n.tests = None;
+        assert_eq!(check(&n).unwrap_err().0, "network.interface");
+    }
+}
