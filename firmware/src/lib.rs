@@ -7,6 +7,7 @@
 pub mod census;
 pub mod console;
 pub mod device;
+pub mod gadget;
 pub mod http;
 pub mod init;
 pub mod steps;

@@ -12,7 +12,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use benchboot_board::{Board, QemuNetwork};
+use benchboot_board::{Board, QemuDrive, QemuNetwork};
 
 use crate::image::{self, INITRAMFS_FILE, KERNEL_FILE};
 use crate::layout::{self, Role};
@@ -78,7 +78,6 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
         .context("layout has no boot partition")?;
     let kernel = work.join(KERNEL_FILE);
     let initrd = work.join(INITRAMFS_FILE);
-    let dtb = work.join(&board.kernel.dtb);
     std::fs::write(
         &kernel,
         image::read_fat_file(&built.image, boot, KERNEL_FILE)?,
@@ -87,8 +86,15 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
         &initrd,
         image::read_fat_file(&built.image, boot, INITRAMFS_FILE)?,
     )?;
-    let card_dtb = image::read_fat_file(&built.image, boot, &board.kernel.dtb)?;
-    std::fs::write(&dtb, image::apply_dtb_fixups(&card_dtb, &q.dtb_fixups)?)?;
+    let dtb = match &board.kernel.dtb {
+        Some(name) => {
+            let card_dtb = image::read_fat_file(&built.image, boot, name)?;
+            let path = work.join(name);
+            std::fs::write(&path, image::apply_dtb_fixups(&card_dtb, &q.dtb_fixups)?)?;
+            Some(path)
+        }
+        None => None,
+    };
     let cmdline = String::from_utf8(image::read_fat_file(&built.image, boot, "cmdline.txt")?)?;
     // QEMU writes to the card: boot a copy so the built image stays pristine.
     let sd = work.join("sd.img");
@@ -101,20 +107,31 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
         q.machine.clone(),
         "-kernel".into(),
         kernel.display().to_string(),
-        "-dtb".into(),
-        dtb.display().to_string(),
         "-initrd".into(),
         initrd.display().to_string(),
         "-append".into(),
         append(&cmdline, &q.append),
-        "-drive".into(),
-        format!("if=sd,format=raw,file={}", sd.display()),
         "-display".into(),
         "none".into(),
         "-monitor".into(),
         "none".into(),
         "-no-reboot".into(),
     ];
+    if let Some(dtb) = &dtb {
+        args.extend(["-dtb".into(), dtb.display().to_string()]);
+    }
+    match q.drive {
+        QemuDrive::Sd => args.extend([
+            "-drive".into(),
+            format!("if=sd,format=raw,file={}", sd.display()),
+        ]),
+        QemuDrive::Virtio => args.extend([
+            "-drive".into(),
+            format!("if=none,id=card,format=raw,file={}", sd.display()),
+            "-device".into(),
+            "virtio-blk-device,drive=card".into(),
+        ]),
+    }
     for i in 0..=q.console_serial_index {
         args.push("-serial".into());
         args.push(
@@ -126,18 +143,16 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
             .into(),
         );
     }
-    match q.network {
-        QemuNetwork::UsbNet => {
-            args.extend([
-                "-device".into(),
-                "usb-net,netdev=n0".into(),
-                "-netdev".into(),
-            ]);
-            args.push(format!(
-                "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:{port}-:{RESULTS_PORT}"
-            ));
-        }
-    }
+    let device = match q.network {
+        QemuNetwork::UsbNet => "usb-net,netdev=n0",
+        QemuNetwork::VirtioNet => "virtio-net-device,netdev=n0",
+    };
+    args.extend([
+        "-device".into(),
+        device.into(),
+        "-netdev".into(),
+        format!("user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:{port}-:{RESULTS_PORT}"),
+    ]);
     args.extend(q.args.iter().cloned());
     eprintln!("qemu: {} {}", q.system, args.join(" "));
     eprintln!("qemu: EMULATED run: throughput figures from QEMU say nothing about the hardware");

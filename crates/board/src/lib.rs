@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use benchboot_plan::GadgetFunction;
 use serde::Deserialize;
 
 /// Why a board file could not be used. Each variant names the file.
@@ -75,11 +76,25 @@ pub struct RawBoard {
     pub description: String,
     pub target: RawTarget,
     pub kernel: RawKernel,
-    pub firmware: RawFirmware,
+    /// Boot firmware files copied to the boot partition (Raspberry Pi); none for
+    /// machines that take the kernel directly (QEMU virt).
+    pub firmware: Option<RawFirmware>,
     pub boot: RawBoot,
     pub modules: RawModules,
     pub storage: RawStorage,
+    /// USB gadget Ethernet on the board's OTG/peripheral port; none without one.
+    pub gadget: Option<RawGadget>,
     pub qemu: Option<RawQemu>,
+}
+
+/// The board's USB peripheral port as a gadget (configfs, libcomposite).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawGadget {
+    /// Functions in order of preference: `ncm`, `ecm`, `rndis`.
+    pub functions: Vec<String>,
+    /// Modules for the UDC and the functions (dependencies are resolved from .modinfo).
+    pub modules: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -96,7 +111,9 @@ pub struct RawKernel {
     pub package: String,
     pub release: String,
     pub arch: String,
-    pub dtb: String,
+    /// DTB file name in the kernel package; none where the machine provides its own
+    /// (QEMU virt generates one).
+    pub dtb: Option<String>,
     #[serde(default)]
     pub dtb_fixups: Vec<DtbFixup>,
 }
@@ -150,6 +167,13 @@ pub struct RawQemu {
     #[serde(default)]
     pub args: Vec<String>,
     pub network: String,
+    /// How the card image is attached: `sd` (default) or `virtio`.
+    #[serde(default)]
+    pub drive: Option<String>,
+    /// `dummy-hcd`: the QEMU plan tests the gadget against the kernel's dummy_hcd
+    /// (both USB ends in the guest); absent: the QEMU plan has no gadget.
+    #[serde(default)]
+    pub gadget: Option<String>,
     #[serde(default)]
     pub modules: Vec<String>,
     #[serde(default)]
@@ -171,10 +195,11 @@ pub struct Board {
     /// Target triple as zig spells it for `-target`.
     pub zig_triple: String,
     pub kernel: RawKernel,
-    pub firmware: RawFirmware,
+    pub firmware: Option<RawFirmware>,
     pub boot: RawBoot,
     /// Modules the init loads (names without `.ko`), before dependency resolution.
     pub modules: Vec<String>,
+    pub gadget: Option<Gadget>,
     /// Kernel name of the SD card / disk holding the test partitions, e.g. `mmcblk0`.
     pub disk: String,
     pub qemu: Option<Qemu>,
@@ -195,6 +220,25 @@ pub struct Qemu {
     pub modules: Vec<String>,
     /// Applied to a QEMU-only copy of the card's DTB (the card keeps its own).
     pub dtb_fixups: Vec<DtbFixup>,
+    pub drive: QemuDrive,
+    /// True: the QEMU plan runs the gadget against `dummy_hcd` inside the guest.
+    pub gadget_dummy_hcd: bool,
+}
+
+/// The board's gadget: functions and the modules that provide them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gadget {
+    pub functions: Vec<GadgetFunction>,
+    pub modules: Vec<String>,
+}
+
+/// How QEMU attaches the card image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QemuDrive {
+    /// `-drive if=sd` (the Pi machines' SD controller); the guest sees `mmcblk0`.
+    Sd,
+    /// virtio-blk on virtio-mmio (`virt`); the guest sees `vda`.
+    Virtio,
 }
 
 /// The emulated device that carries the results link in QEMU.
@@ -202,6 +246,8 @@ pub struct Qemu {
 pub enum QemuNetwork {
     /// `-device usb-net`: the guest binds it with cdc_ether as `usb0`.
     UsbNet,
+    /// `-device virtio-net-device` (virtio-mmio, `virt`): the guest's `eth0`.
+    VirtioNet,
 }
 
 impl Board {
@@ -279,10 +325,14 @@ impl RawBoard {
                 ),
             ));
         }
-        if !self.kernel.dtb.ends_with(".dtb") || self.kernel.dtb.contains("..") {
+        if let Some(dtb) = &self.kernel.dtb {
+            if !dtb.ends_with(".dtb") || dtb.contains("..") {
+                return Err(bad("kernel.dtb", "give a file name ending in `.dtb`".into()));
+            }
+        } else if !self.kernel.dtb_fixups.is_empty() {
             return Err(bad(
-                "kernel.dtb",
-                "give a file name ending in `.dtb`".into(),
+                "kernel.dtb-fixups",
+                "there is no `kernel.dtb` to fix up: name the DTB or drop the fix-ups".into(),
             ));
         }
         let qemu_fixups = self.qemu.iter().flat_map(|q| q.dtb_fixups.iter());
@@ -294,10 +344,11 @@ impl RawBoard {
                 ));
             }
         }
-        if self.firmware.files.is_empty() {
+        let fw_files = self.firmware.iter().flat_map(|f| f.files.iter());
+        if self.firmware.as_ref().is_some_and(|f| f.files.is_empty()) {
             return Err(bad("firmware.files", "list the boot firmware files".into()));
         }
-        for f in &self.firmware.files {
+        for f in fw_files {
             if f.contains('/') || f.is_empty() {
                 return Err(bad(
                     "firmware.files",
@@ -327,15 +378,70 @@ impl RawBoard {
                 "give the kernel name, e.g. `mmcblk0`".into(),
             ));
         }
+        let gadget = match self.gadget {
+            None => None,
+            Some(g) => {
+                let mut functions = Vec::new();
+                for f in &g.functions {
+                    let func = match f.as_str() {
+                        "ncm" => GadgetFunction::Ncm,
+                        "ecm" => GadgetFunction::Ecm,
+                        "rndis" => GadgetFunction::Rndis,
+                        other => {
+                            return Err(bad(
+                                "gadget.functions",
+                                format!("`{other}` is not one of ncm, ecm, rndis"),
+                            ))
+                        }
+                    };
+                    if functions.contains(&func) {
+                        return Err(bad("gadget.functions", format!("`{f}` is listed twice")));
+                    }
+                    functions.push(func);
+                }
+                if functions.is_empty() {
+                    return Err(bad("gadget.functions", "list at least one of ncm, ecm, rndis".into()));
+                }
+                check_module_names(&g.modules).map_err(|m| bad("gadget.modules", m))?;
+                Some(Gadget { functions, modules: g.modules })
+            }
+        };
         let qemu = match self.qemu {
             None => None,
             Some(q) => {
                 let network = match q.network.as_str() {
                     "usb-net" => QemuNetwork::UsbNet,
+                    "virtio-net" => QemuNetwork::VirtioNet,
                     other => {
                         return Err(bad(
                             "qemu.network",
-                            format!("`{other}` is not supported; use `usb-net`"),
+                            format!("`{other}` is not supported; use `usb-net` or `virtio-net`"),
+                        ))
+                    }
+                };
+                let drive = match q.drive.as_deref() {
+                    None | Some("sd") => QemuDrive::Sd,
+                    Some("virtio") => QemuDrive::Virtio,
+                    Some(other) => {
+                        return Err(bad(
+                            "qemu.drive",
+                            format!("`{other}` is not supported; use `sd` or `virtio`"),
+                        ))
+                    }
+                };
+                let gadget_dummy_hcd = match q.gadget.as_deref() {
+                    None => false,
+                    Some("dummy-hcd") if gadget.is_some() => true,
+                    Some("dummy-hcd") => {
+                        return Err(bad(
+                            "qemu.gadget",
+                            "needs a [gadget] section to test".into(),
+                        ))
+                    }
+                    Some(other) => {
+                        return Err(bad(
+                            "qemu.gadget",
+                            format!("`{other}` is not supported; use `dummy-hcd` or leave it out"),
                         ))
                     }
                 };
@@ -349,6 +455,8 @@ impl RawBoard {
                     network,
                     modules: q.modules,
                     dtb_fixups: q.dtb_fixups,
+                    drive,
+                    gadget_dummy_hcd,
                 })
             }
         };
@@ -364,6 +472,7 @@ impl RawBoard {
             firmware: self.firmware,
             boot: self.boot,
             modules,
+            gadget,
             disk: self.storage.disk,
             qemu,
         })
