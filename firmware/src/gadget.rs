@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 use benchboot_plan::{GadgetFunction, GadgetPlan};
 use sha2::{Digest, Sha256};
 
+/// Where configfs is mounted (kernel Documentation/filesystems/configfs.rst).
+pub const CONFIGFS_DIR: &str = "/sys/kernel/config";
 /// Where configfs keeps gadgets.
 pub const GADGETS_DIR: &str = "/sys/kernel/config/usb_gadget";
 /// Our gadget's folder name under [`GADGETS_DIR`].

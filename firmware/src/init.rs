@@ -60,6 +60,10 @@ pub fn run() -> ! {
     if plan.emulated {
         say("emulated run (QEMU): figures are not hardware results");
     }
+    // Loopback first: the network tests talk to the board's own addresses too.
+    if let Err(e) = sys::link_up("lo") {
+        results.event("network.lo", Severity::Warning, e.to_string());
+    }
     load_modules(&plan, &mut results);
     let results_ok = mount_results(&plan, &mut results);
     take_census("before-storage", &mut results);
@@ -78,17 +82,28 @@ pub fn run() -> ! {
         results.run_id,
         results.storage.len()
     ));
+    crate::network::run_gadget(&plan, &mut results);
+    take_census("after-network", &mut results);
     let listener = bring_up_network(&plan, &mut results);
     persist(&plan, &mut results, results_ok);
     let body = results.to_json();
     match listener {
         Some(l) => {
+            let at = served_addresses(&plan, &results)
+                .iter()
+                .map(|a| {
+                    format!(
+                        "http://{}:{}{}",
+                        dotted(*a),
+                        plan.network.port,
+                        http::RESULTS_PATH
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(" ");
             say(&format!(
-                "{} serving http://{}:{}{} (read-only)",
+                "{} serving {at} (read-only)",
                 READY.trim_start_matches("benchboot: "),
-                dotted(plan.network.address),
-                plan.network.port,
-                http::RESULTS_PATH
             ));
             http::serve(&l, &body)
         }
@@ -227,21 +242,27 @@ fn persist(plan: &Plan, results: &mut RunResults, mounted: bool) {
     }
 }
 
+/// The board's addresses the results server can be reached at: the static interface's
+/// and every gadget link's that is still up (composite mode keeps its links).
+fn served_addresses(plan: &Plan, results: &RunResults) -> Vec<[u8; 4]> {
+    let mut v = Vec::new();
+    if !plan.network.interface.is_empty() {
+        v.push(plan.network.address);
+    }
+    if plan.network.gadget.as_ref().is_some_and(|g| !g.in_turn) {
+        v.extend(results.network.links.iter().map(|l| l.board_address));
+    }
+    v
+}
+
+/// Brings up the static interface (if the plan names one) and binds the
+/// results server on every address.
 fn bring_up_network(plan: &Plan, results: &mut RunResults) -> Option<std::net::TcpListener> {
-    if let Err(e) = sys::link_up("lo") {
-        results.event("network.lo", Severity::Warning, e.to_string());
-    }
     let n = &plan.network;
-    let sysfs = Path::new("/sys/class/net").join(&n.interface);
-    if !wait_for(&sysfs, Duration::from_millis(n.interface_wait_ms)) {
-        let msg = format!("interface {} never appeared", n.interface);
-        say(&msg);
-        results.event("network.up", Severity::Error, msg);
-        return None;
-    }
-    if let Err(e) = sys::ifconfig_up(&n.interface, n.address, n.prefix_len) {
-        say(&format!("cannot configure {}: {e}", n.interface));
-        results.event("network.up", Severity::Error, e.to_string());
+    let static_up = !n.interface.is_empty() && bring_up_static(plan, results);
+    let gadget_up =
+        n.gadget.as_ref().is_some_and(|g| !g.in_turn) && !results.network.links.is_empty();
+    if !static_up && !gadget_up {
         return None;
     }
     match std::net::TcpListener::bind(("0.0.0.0", n.port)) {
@@ -252,6 +273,23 @@ fn bring_up_network(plan: &Plan, results: &mut RunResults) -> Option<std::net::T
             None
         }
     }
+}
+
+fn bring_up_static(plan: &Plan, results: &mut RunResults) -> bool {
+    let n = &plan.network;
+    let sysfs = Path::new("/sys/class/net").join(&n.interface);
+    if !wait_for(&sysfs, Duration::from_millis(n.interface_wait_ms)) {
+        let msg = format!("interface {} never appeared", n.interface);
+        say(&msg);
+        results.event("network.up", Severity::Error, msg);
+        return false;
+    }
+    if let Err(e) = sys::ifconfig_up(&n.interface, n.address, n.prefix_len) {
+        say(&format!("cannot configure {}: {e}", n.interface));
+        results.event("network.up", Severity::Error, e.to_string());
+        return false;
+    }
+    true
 }
 
 #[cfg(test)]

@@ -4,12 +4,15 @@
 //! sink/source) and are unit-tested on the host. Syscalls live in [`sys`] (the only
 //! module with `unsafe`) and in the thin file wrappers of [`storage::SyncFile`].
 
+pub mod blkid;
 pub mod census;
 pub mod console;
 pub mod device;
 pub mod gadget;
 pub mod http;
 pub mod init;
+pub mod netlink;
+pub mod network;
 pub mod steps;
 pub mod storage;
 pub mod sweep;

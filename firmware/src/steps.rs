@@ -4,9 +4,9 @@
 //! goes on. `persist` is called after each block size and each step.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use benchboot_plan::{Filesystem, Plan, StorageTarget};
+use benchboot_plan::{DeviceRef, Filesystem, Plan, StorageTarget};
 use benchboot_results::{
     iops, mib_per_s, Direction, RandomOp, RunResults, Severity, StorageMeasurement,
 };
@@ -16,11 +16,12 @@ use serde::{de::DeserializeOwned, Serialize};
 use crate::console::{case_line, say, CaseResult};
 use crate::storage::Caps;
 use crate::sweep::{self, Place, WholeCache};
-use crate::{device, sys};
+use crate::{blkid, device, sys};
 
 /// Where test partition `<label>` is mounted: `/mnt/<label>`.
 const TARGETS_MNT: &str = "/mnt";
 const SYS_BLOCK: &str = "/sys/class/block";
+const DEV: &str = "/dev";
 
 /// Runs `work` in a worker process; its value comes back as JSON. A failure (error,
 /// crash, signal) is recorded as an event of `step` and announced; `None` then.
@@ -63,6 +64,46 @@ fn disk_of(name: &str) -> String {
 
 fn kernel_name(device: &str) -> &str {
     device.trim_start_matches("/dev/")
+}
+
+/// The targets with a `/dev/` path each: those named by `LABEL=`/`PARTLABEL=` are looked
+/// up ([`blkid::wait_for`] under `sys_class_block` and `dev`), all of them until
+/// `deadline`. A name that no device (or more than one) carries becomes an error event
+/// `target.<label>` and the target is left out; the others go on.
+fn name_devices(
+    targets: &[StorageTarget],
+    sys_class_block: &Path,
+    dev: &Path,
+    deadline: Instant,
+    results: &mut RunResults,
+) -> Vec<StorageTarget> {
+    let mut named = Vec::new();
+    for t in targets {
+        let wanted = t.device_ref();
+        if let DeviceRef::Path(_) = wanted {
+            named.push(t.clone());
+            continue;
+        }
+        let wait = deadline.saturating_duration_since(Instant::now());
+        match blkid::wait_for(sys_class_block, dev, wanted, wait) {
+            Ok(path) => {
+                say(&format!(
+                    "target {}: {wanted} is {}",
+                    t.label,
+                    path.display()
+                ));
+                named.push(StorageTarget {
+                    device: path.display().to_string(),
+                    ..t.clone()
+                });
+            }
+            Err(e) => {
+                say(&format!("target {}: {e}", t.label));
+                results.event(format!("target.{}", t.label), Severity::Error, e);
+            }
+        }
+    }
+    named
 }
 
 /// Makes a target ready to measure: waits for its device, mounts filesystems, refuses RAM
@@ -117,8 +158,15 @@ pub fn run_storage(
             Err(e) => results.event("governor", Severity::Warning, e),
         }
     }
-    let mut disks: Vec<String> = sp
-        .targets
+    let wait = Duration::from_millis(sp.device_wait_ms);
+    let targets = name_devices(
+        &sp.targets,
+        Path::new(SYS_BLOCK),
+        Path::new(DEV),
+        Instant::now() + wait,
+        results,
+    );
+    let mut disks: Vec<String> = targets
         .iter()
         .map(|t| disk_of(kernel_name(&t.device)))
         .collect();
@@ -135,9 +183,8 @@ pub fn run_storage(
         ));
     }
 
-    let wait = Duration::from_millis(sp.device_wait_ms);
     let mut places = Vec::new();
-    for t in &sp.targets {
+    for t in &targets {
         match resolve(t, wait) {
             Ok(p) => places.push(p),
             Err(e) => {
@@ -261,5 +308,74 @@ pub fn run_storage(
             }
         }
         persist(results);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fake `/sys/class/block` + `/dev` with one partition `sda1` whose ext
+    /// filesystem is labelled `BBUSB`.
+    fn fake_system(root: &Path) -> (PathBuf, PathBuf) {
+        let (sys, dev) = (root.join("sys"), root.join("dev"));
+        std::fs::create_dir_all(sys.join("sda1")).unwrap();
+        std::fs::write(sys.join("sda1/size"), "64\n").unwrap();
+        std::fs::write(sys.join("sda1/partition"), "1\n").unwrap();
+        std::fs::create_dir_all(&dev).unwrap();
+        let mut sb = vec![0u8; 4096];
+        sb[1024 + 56..1024 + 58].copy_from_slice(&0xEF53u16.to_le_bytes());
+        sb[1024 + 120..1024 + 125].copy_from_slice(b"BBUSB");
+        std::fs::write(dev.join("sda1"), sb).unwrap();
+        (sys, dev)
+    }
+
+    fn target(label: &str, device: &str) -> StorageTarget {
+        StorageTarget {
+            label: label.into(),
+            device: device.into(),
+            filesystem: Filesystem::Ext4,
+        }
+    }
+
+    #[test]
+    fn labels_become_paths_and_a_missing_one_is_an_event() {
+        let root = tempfile::tempdir().unwrap();
+        let (sys, dev) = fake_system(root.path());
+        let mut results = RunResults::new("t".into(), Plan::example(), device::system_info(0));
+        let targets = [
+            target("ext4", "/dev/mmcblk0p7"),
+            target("gone", "LABEL=NOPE"),
+            target("usb", "LABEL=BBUSB"),
+            target("gpt", "PARTLABEL=nothing"),
+        ];
+        let deadline = Instant::now() + Duration::from_millis(200);
+        let named = name_devices(&targets, &sys, &dev, deadline, &mut results);
+        let got: Vec<(&str, String)> = named
+            .iter()
+            .map(|t| (t.label.as_str(), t.device.clone()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("ext4", "/dev/mmcblk0p7".to_owned()),
+                ("usb", dev.join("sda1").display().to_string()),
+            ],
+            "the sweep goes on with the targets it found"
+        );
+        let events: Vec<(&str, Severity, &str)> = results
+            .events
+            .iter()
+            .map(|e| (e.step.as_str(), e.severity, e.message.as_str()))
+            .collect();
+        assert_eq!(events.len(), 2, "{events:?}");
+        assert_eq!(events[0].0, "target.gone");
+        assert_eq!(events[0].1, Severity::Error);
+        assert!(
+            events[0].2.starts_with("no block device has LABEL=NOPE"),
+            "{events:?}"
+        );
+        assert_eq!(events[1].0, "target.gpt");
+        assert!(events[1].2.contains("PARTLABEL=nothing"), "{events:?}");
     }
 }

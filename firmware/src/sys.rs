@@ -192,6 +192,85 @@ pub fn reap_zombies() {
     }
 }
 
+/// Forks a child that runs `body` and `_exit`s with its return value; returns the
+/// child's pid at once (the caller ends it with [`kill_and_reap`]). Call it only while
+/// no other thread holds a lock the child needs (musl's malloc is fork-safe).
+pub fn spawn_child(body: impl FnOnce() -> i32) -> io::Result<i32> {
+    // SAFETY: plain fork(2); the child only runs `body` and then _exit(2).
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if pid == 0 {
+        let code = body();
+        // SAFETY: _exit ends the child without running PID 1's atexit handlers.
+        unsafe { libc::_exit(code) };
+    }
+    Ok(pid)
+}
+
+/// The exit status of child `pid` if it has ended (`waitpid(WNOHANG)`, which reaps it);
+/// `None` while it runs.
+pub fn exit_code(pid: i32) -> Option<i32> {
+    let mut status = 0;
+    // SAFETY: status is a valid out-pointer.
+    let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+    (r == pid).then(|| {
+        if libc::WIFEXITED(status) {
+            libc::WEXITSTATUS(status)
+        } else {
+            128 + libc::WTERMSIG(status)
+        }
+    })
+}
+
+/// Sends SIGKILL to `pid` and waits for it.
+pub fn kill_and_reap(pid: i32) {
+    let mut status = 0;
+    // SAFETY: plain kill(2) / waitpid(2) with a valid out-pointer.
+    unsafe {
+        libc::kill(pid, libc::SIGKILL);
+        libc::waitpid(pid, &mut status, 0);
+    }
+}
+
+/// Moves the calling (single-threaded) process into a new network namespace
+/// (`unshare(CLONE_NEWNET)`): it then sees only its own `lo`.
+pub fn unshare_netns() -> io::Result<()> {
+    // SAFETY: only NEWNET is unshared, not the file table: no fd is invalidated.
+    unsafe { rustix::thread::unshare_unsafe(rustix::thread::UnshareFlags::NEWNET) }
+        .map_err(io::Error::from)
+}
+
+/// Moves interface `ifname` (seen in PID 1's namespace) into the network namespace of
+/// process `pid`, over rtnetlink ([`crate::netlink`]).
+pub fn move_link_to_netns(ifname: &str, pid: u32) -> io::Result<()> {
+    use rustix::net::{netlink, recv, sendto, socket, AddressFamily, RecvFlags, SendFlags};
+    let index: i32 = std::fs::read_to_string(format!("/sys/class/net/{ifname}/ifindex"))?
+        .trim()
+        .parse()
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("ifindex: {e}")))?;
+    // Protocol 0 is NETLINK_ROUTE (rustix: pass `None` for the default).
+    let sock = socket(AddressFamily::NETLINK, rustix::net::SocketType::RAW, None)?;
+    let seq = 1;
+    let req = crate::netlink::move_request(index, pid, seq);
+    sendto(
+        &sock,
+        &req,
+        SendFlags::empty(),
+        &netlink::SocketAddrNetlink::new(0, 0),
+    )?;
+    let mut reply = [0u8; 512];
+    let (n, _) = recv(&sock, &mut reply, RecvFlags::empty())?;
+    crate::netlink::parse_ack(&reply[..n], seq).map_err(|errno| {
+        if errno > 0 {
+            io::Error::from_raw_os_error(errno)
+        } else {
+            io::Error::new(io::ErrorKind::InvalidData, "malformed netlink reply")
+        }
+    })
+}
+
 /// Sets an IPv4 address on `ifname` and brings it up: `SIOCSIFADDR`, `SIOCSIFNETMASK`,
 /// `SIOCSIFFLAGS` with `IFF_UP` (netdevice(7)).
 pub fn ifconfig_up(ifname: &str, address: [u8; 4], prefix_len: u8) -> io::Result<()> {

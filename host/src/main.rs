@@ -9,6 +9,8 @@ use benchboot_plan::Mode;
 use benchboot_results::RunResults;
 use clap::{Parser, Subcommand};
 
+mod peer;
+
 #[derive(Parser)]
 #[command(
     name = "benchboot",
@@ -24,11 +26,14 @@ struct Cli {
 enum Command {
     /// Download results from a board's results server, save them, print the tables.
     ///
-    /// Example: benchboot fetch --addr 127.0.0.1:8080 --out run.json
+    /// Examples: benchboot fetch   (finds a board on its USB gadget link)
+    ///           benchboot fetch --addr 127.0.0.1:8080 --out run.json
     Fetch {
-        /// HOST:PORT of the board's results server.
+        /// HOST:PORT of the board's results server. Default: find the board
+        /// ($BENCHBOOT_BOARD, then the gadget links 10.55.0.1/.5/.9:8080, then a QEMU
+        /// board forwarded to 127.0.0.1:18080).
         #[arg(long)]
-        addr: String,
+        addr: Option<String>,
         /// Where to save the JSON (default: benchboot-results/<run id>.json).
         #[arg(long)]
         out: Option<PathBuf>,
@@ -70,6 +75,58 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Serve the board's network tests: the host end, like `iperf3 -s`.
+    ///
+    /// TCP throughput both ways, round trips and HTTP, for one board at a time, until
+    /// stopped. The board's plan must name the same port (network.tests.peer_port).
+    ///
+    /// Example: benchboot peer --listen 0.0.0.0:5202
+    Peer {
+        /// ADDRESS:PORT to listen on.
+        #[arg(long, default_value = "0.0.0.0:5202")]
+        listen: std::net::SocketAddr,
+    },
+    /// Run the board's network tests from this machine against a `benchboot peer`.
+    ///
+    /// Example: benchboot net --peer 127.0.0.1:5202 --streams 1,4 --duration-ms 10000
+    #[command(hide = true)]
+    Net {
+        /// ADDRESS:PORT of the peer.
+        #[arg(long)]
+        peer: std::net::SocketAddr,
+        /// Address the peer fetches this machine's HTTP object from (default: the
+        /// address the control connection goes out on).
+        #[arg(long, default_value = "0.0.0.0")]
+        board_ip: std::net::IpAddr,
+        /// Label of the link in the results.
+        #[arg(long, default_value = "static")]
+        link: String,
+        /// Parallel stream counts, each a run per direction.
+        #[arg(long, value_delimiter = ',', default_value = "1,4")]
+        streams: Vec<u32>,
+        /// board-to-host (this machine sends), host-to-board, or both.
+        #[arg(long, default_value = "both")]
+        direction: String,
+        #[arg(long, default_value_t = 10_000)]
+        duration_ms: u64,
+        #[arg(long, default_value_t = 1000)]
+        interval_ms: u64,
+        /// Warm-up measured but not counted.
+        #[arg(long, default_value_t = 1000)]
+        omit_ms: u64,
+        /// TCP round trips (0 skips the latency test).
+        #[arg(long, default_value_t = 1000)]
+        latency_samples: u32,
+        /// HTTP object size each way (0 skips the HTTP tests).
+        #[arg(long, default_value_t = 100 << 20)]
+        http_bytes: u64,
+        /// How long to retry connecting to the peer.
+        #[arg(long, default_value_t = 5000)]
+        wait_ms: u64,
+        /// Save the results as JSON (`-`: print them instead of the tables).
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// Print the tables of a saved results file.
     ///
     /// Example: benchboot show benchboot-results/rpi-zero-w-0123abcd.json
@@ -79,6 +136,14 @@ enum Command {
 fn main() -> Result<()> {
     match Cli::parse().command {
         Command::Fetch { addr, out, timeout } => {
+            let addr = match addr {
+                Some(a) => a,
+                None => {
+                    let found = fetch::discover(Duration::from_secs(timeout))?;
+                    eprintln!("found a board at {found}");
+                    found
+                }
+            };
             let (results, text) = fetch::fetch(&addr, Duration::from_secs(timeout))?;
             let path = out.unwrap_or_else(|| {
                 PathBuf::from("benchboot-results").join(format!("{}.json", results.run_id))
@@ -134,6 +199,37 @@ fn main() -> Result<()> {
             }
             print!("{}", render::report(&results));
         }
+        Command::Peer { listen } => peer::serve(listen)?,
+        Command::Net {
+            peer: peer_addr,
+            board_ip,
+            link,
+            streams,
+            direction,
+            duration_ms,
+            interval_ms,
+            omit_ms,
+            latency_samples,
+            http_bytes,
+            wait_ms,
+            json,
+        } => peer::net(&peer::NetRun {
+            peer: peer_addr,
+            board_ip,
+            link,
+            tests: benchboot_plan::NetTests {
+                peer_port: peer_addr.port(),
+                peer_wait_ms: wait_ms,
+                duration_ms,
+                interval_ms,
+                omit_ms,
+                streams,
+                latency_samples,
+                http_bytes,
+            },
+            directions: peer::parse_directions(&direction)?,
+            json,
+        })?,
         Command::Show { file } => {
             let text = std::fs::read_to_string(&file)
                 .with_context(|| format!("reading {}", file.display()))?;

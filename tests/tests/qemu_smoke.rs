@@ -13,6 +13,13 @@ fn rpi_zero_w_boots_measures_and_serves_results() {
     let board = xtask::load_board("rpi-zero-w").unwrap();
     let run = xtask::qemu::run(&board, Duration::from_secs(900)).unwrap();
 
+    // `benchboot fetch` found the board by itself (no address given).
+    assert!(
+        run.discovered,
+        "127.0.0.1:{} was busy: fetch needed an address",
+        benchboot_plan::QEMU_RESULTS_FORWARD
+    );
+
     // The image as built passes the real tools.
     let layout = layout::plan(&layout::Spec::default()).unwrap();
     let dump = benchboot_tests::fsck_image(&run.image, &layout).unwrap();
@@ -126,7 +133,7 @@ fn rpi_zero_w_boots_measures_and_serves_results() {
             "{rd:?} vs {w:?}"
         );
     }
-    assert_eq!(r.census.len(), 2);
+    assert_eq!(r.census.len(), 3);
     for c in &r.census {
         assert!(c.only_pid1(), "census {}: {:?}", c.at, c.user_processes);
         assert!(c.kernel_threads > 0);

@@ -1,9 +1,20 @@
 //! `cargo xtask bench storage`: benchboot's storage engine, `dd` and `fio` on the same
-//! file of the same disk, same block sizes and modes; prints the medians and the ratios.
+//! disk, same block sizes and modes; prints the medians and the ratios.
 //!
 //! A benchmark, not a test: it asserts nothing, it reports. Targets (issue 3): benchboot
 //! at 0.98 x the reference or better for blocks of 4 KiB and up, and a per-call cost at
 //! 8 B within 10 % of dd's.
+//!
+//! Every timed pass starts from the same state ([`steps`]): no bench file left by an
+//! earlier pass (each tool creates its file and allocates its blocks inside its timed
+//! region; nobody overwrites blocks another tool allocated, nobody gets a preallocated
+//! file), nothing dirty (`sync`), and the page cache the earlier files held freed just
+//! before the pass. The tool order rotates run by run. Without this, dd (`O_TRUNC` of
+//! its own file) and fio (`invalidate=1` of its own file) each wrote into page-cache
+//! memory freed a moment before, while benchboot wrote a new file beside the cached
+//! reference file and took its 1 MiB folios from long-free memory; on a VM whose
+//! balloon reports free memory to the hypervisor (virtio-balloon free page reporting)
+//! that memory has to be faulted back in inside the timed write: 0.2 x dd.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -14,6 +25,69 @@ use benchboot_results::{mib_per_s, Direction, RunResults, Summary};
 
 /// Block sizes the bench compares (8 B for per-call overhead, then 4 KiB and up).
 pub const BLOCK_SIZES: [u64; 5] = [8, 4096, 65536, 1 << 20, 4 << 20];
+
+/// The file dd and fio write and read.
+const REFERENCE_FILE: &str = "reference.dat";
+/// The file benchboot's sweep writes and reads (`benchboot_firmware::sweep::BENCH_FILE`).
+const BENCHBOOT_FILE: &str = "benchboot.dat";
+
+/// A tool under comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tool {
+    Benchboot,
+    Dd,
+    Fio,
+}
+
+/// What the harness does, in order, in one run of one cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Remove every bench file, then `sync(1)`: the next pass creates its file, nothing
+    /// is dirty, and the page cache the earlier files held is freed now, for every tool
+    /// alike.
+    Fresh,
+    /// dd writes the reference file that the next read pass reads (untimed).
+    Prepare,
+    /// A timed pass. benchboot's write pass is followed, in the same process and after
+    /// dropping its file's pages, by its read pass.
+    Timed(Tool, Direction),
+}
+
+/// The steps of run `run_no` of a cell: every write pass starts from [`Step::Fresh`],
+/// every dd/fio read pass from a fresh, freshly written reference file; the tool order
+/// rotates by one each run so no tool always follows the same one.
+pub fn steps(run_no: u32) -> Vec<Step> {
+    let mut tools = [Tool::Benchboot, Tool::Dd, Tool::Fio];
+    let n = tools.len();
+    tools.rotate_left(run_no as usize % n);
+    let mut out = Vec::new();
+    for tool in tools {
+        out.extend([Step::Fresh, Step::Timed(tool, Direction::Write)]);
+        if tool != Tool::Benchboot {
+            out.extend([
+                Step::Fresh,
+                Step::Prepare,
+                Step::Timed(tool, Direction::Read),
+            ]);
+        }
+    }
+    out
+}
+
+/// [`Step::Fresh`]: removes the bench files in `dir`, then `sync(1)`.
+fn fresh(dir: &Path) -> Result<()> {
+    for name in [REFERENCE_FILE, BENCHBOOT_FILE] {
+        let path = dir.join(name);
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(e).with_context(|| format!("removing {}", path.display()));
+            }
+            _ => {}
+        }
+    }
+    Command::new("sync").status().context("running sync")?;
+    Ok(())
+}
 
 /// Bytes per cell: 8 MiB at 8 B (a million calls), else `big`.
 fn cell_bytes(bs: u64, big: u64) -> u64 {
@@ -98,7 +172,9 @@ fn dd(file: &Path, bs: u64, bytes: u64, mode: Mode, dir: Direction) -> Result<f6
 }
 
 /// MiB/s of one fio pass (psync, one job; `end_fsync` on writes; reads invalidate the
-/// file's cache first, fio's default).
+/// file's cache first, fio's default). `fallocate=none`: like dd and benchboot, fio
+/// allocates blocks as it writes (its default lays a new file out with `fallocate(2)`
+/// before the timed region).
 fn fio(file: &Path, bs: u64, bytes: u64, mode: Mode, dir: Direction) -> Result<f64> {
     let rw = match dir {
         Direction::Write => "write",
@@ -114,6 +190,7 @@ fn fio(file: &Path, bs: u64, bytes: u64, mode: Mode, dir: Direction) -> Result<f
         &format!("--direct={}", u8::from(mode == Mode::Direct)),
         "--end_fsync=1",
         "--invalidate=1",
+        "--fallocate=none",
         "--output-format=json",
     ]))?;
     let (b, ms) =
@@ -156,6 +233,16 @@ fn benchboot(
         .collect())
 }
 
+/// The 1, 5 and 15 minute load averages (`/proc/loadavg`).
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn median(v: &[f64]) -> f64 {
     Summary::of(v).map_or(0.0, |s| s.median)
 }
@@ -163,12 +250,21 @@ fn median(v: &[f64]) -> f64 {
 pub fn storage(dir: Option<PathBuf>, runs: u32) -> Result<()> {
     let dir = dir.unwrap_or_else(|| crate::target_dir().join("bench"));
     std::fs::create_dir_all(&dir)?;
-    let file = dir.join("reference.dat");
+    let file = dir.join(REFERENCE_FILE);
     let host = crate::qemu::build_host_tool(true)?;
     let big: u64 = 256 << 20;
     println!(
-        "bench: {runs} runs per tool and cell after one warm-up run, interleaved, median; dir {}",
+        "bench: {runs} runs per tool and cell after one warm-up run, interleaved (order rotating), \
+         every pass from no file and nothing dirty, median; dir {}",
         dir.display()
+    );
+    println!(
+        "machine: {} CPUs, Linux {}, load average {}",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .unwrap_or_default()
+            .trim(),
+        load_average()
     );
     println!(
         "{:>7} {:>6} {:>5} {:>11} {:>11} {:>11} {:>8} {:>8}",
@@ -184,27 +280,36 @@ pub fn storage(dir: Option<PathBuf>, runs: u32) -> Result<()> {
             let mut bb = [Vec::new(), Vec::new()];
             let mut dds = [Vec::new(), Vec::new()];
             let mut fios = [Vec::new(), Vec::new()];
+            let k = |d: Direction| usize::from(d == Direction::Read);
             // Run 0 is an untimed warm-up of every tool (allocator, journal and cache
             // state after the previous cell), as fio's own ramp_time does.
             for run_no in 0..=runs {
                 let keep = run_no > 0;
-                for r in benchboot(&host, &dir, bs, mode, bytes)? {
-                    if keep {
-                        bb[usize::from(r.0 == Direction::Read)].push(r.1);
-                    }
-                }
-                for (k, d) in [Direction::Write, Direction::Read].into_iter().enumerate() {
-                    if d == Direction::Read {
-                        dd(&file, bs.max(4096), bytes, Mode::Sync, Direction::Write)?;
-                        // the file to read
-                    }
-                    let (x, f) = (
-                        dd(&file, bs, bytes, mode, d)?,
-                        fio(&file, bs, bytes, mode, d)?,
-                    );
-                    if keep {
-                        dds[k].push(x);
-                        fios[k].push(f);
+                for step in steps(run_no) {
+                    match step {
+                        Step::Fresh => fresh(&dir)?,
+                        Step::Prepare => {
+                            dd(&file, bs.max(4096), bytes, Mode::Sync, Direction::Write)?;
+                        }
+                        Step::Timed(Tool::Benchboot, _) => {
+                            for (d, v) in benchboot(&host, &dir, bs, mode, bytes)? {
+                                if keep {
+                                    bb[k(d)].push(v);
+                                }
+                            }
+                        }
+                        Step::Timed(Tool::Dd, d) => {
+                            let v = dd(&file, bs, bytes, mode, d)?;
+                            if keep {
+                                dds[k(d)].push(v);
+                            }
+                        }
+                        Step::Timed(Tool::Fio, d) => {
+                            let v = fio(&file, bs, bytes, mode, d)?;
+                            if keep {
+                                fios[k(d)].push(v);
+                            }
+                        }
                     }
                 }
             }
@@ -239,7 +344,12 @@ pub fn storage(dir: Option<PathBuf>, runs: u32) -> Result<()> {
             }
         }
     }
-    let _ = std::fs::remove_file(&file);
+    fresh(&dir)?;
+    println!(
+        "load average at the end {} (other processes on the CPUs make the small direct \
+         cells wander)",
+        load_average()
+    );
     println!("MiB/s = 2^20 bytes/s. Writes include fsync (dd conv=fsync, fio end_fsync=1); reads start with the file's pages dropped.");
     Ok(())
 }
@@ -253,6 +363,43 @@ mod tests {
         let err = "16384+0 records in\n16384+0 records out\n134217728 bytes (134 MB, 128 MiB) copied, 0.152023 s, 883 MB/s\n";
         assert_eq!(parse_dd(err), Some((134_217_728, 0.152023)));
         assert_eq!(parse_dd("dd: error"), None);
+    }
+
+    #[test]
+    fn every_pass_starts_fresh_and_the_order_rotates() {
+        for run_no in 0..6 {
+            let s = steps(run_no);
+            let timed: Vec<_> = s
+                .iter()
+                .enumerate()
+                .filter_map(|(i, st)| match st {
+                    Step::Timed(t, d) => Some((i, *t, *d)),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(timed.len(), 5, "{s:?}"); // benchboot (write + read), dd and fio x 2
+            for (i, tool, dir) in timed {
+                // A write pass right after Fresh: no file of an earlier pass, nothing
+                // dirty, its cache freed; a read pass reads a file written just before.
+                let before = match dir {
+                    Direction::Write => &s[i - 1..i],
+                    Direction::Read => &s[i - 2..i],
+                };
+                let want: &[Step] = match dir {
+                    Direction::Write => &[Step::Fresh],
+                    Direction::Read => &[Step::Fresh, Step::Prepare],
+                };
+                assert_eq!(before, want, "{tool:?} {dir:?} in run {run_no}: {s:?}");
+            }
+        }
+        let first = |r| match steps(r)[1] {
+            Step::Timed(t, _) => t,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            [first(0), first(1), first(2), first(3)],
+            [Tool::Benchboot, Tool::Dd, Tool::Fio, Tool::Benchboot]
+        );
     }
 
     #[test]

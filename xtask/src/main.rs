@@ -3,6 +3,8 @@
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
+mod bench_net;
+
 #[derive(Parser)]
 #[command(name = "cargo xtask", about = "benchboot build automation")]
 struct Cli {
@@ -39,9 +41,10 @@ enum Verb {
         #[arg(long, default_value_t = 900)]
         timeout: u64,
     },
-    /// Benchmarks (not tests): `storage` runs benchboot, dd and fio side by side.
+    /// Benchmarks (not tests): `storage` runs benchboot, dd and fio side by side; `net`
+    /// runs benchboot's network engine and iperf3 over loopback.
     Bench {
-        /// What to benchmark: `storage`.
+        /// What to benchmark: `storage` or `net`.
         what: String,
         /// Folder on the disk to measure (default target/bench).
         #[arg(long)]
@@ -49,6 +52,9 @@ enum Verb {
         /// Runs per tool and cell (medians are compared).
         #[arg(long, default_value_t = 3)]
         runs: u32,
+        /// (net) Measured seconds per run, after a 1 s warm-up.
+        #[arg(long, default_value_t = 5)]
+        seconds: u64,
     },
     /// Refresh boards/packages.lock.toml from the Debian mirror's current index.
     Lock,
@@ -71,9 +77,15 @@ fn main() -> Result<()> {
             std::time::Duration::from_secs(timeout),
         )
         .map(drop),
-        Verb::Bench { what, path, runs } => match what.as_str() {
+        Verb::Bench {
+            what,
+            path,
+            runs,
+            seconds,
+        } => match what.as_str() {
             "storage" => xtask::bench::storage(path, runs),
-            other => anyhow::bail!("no bench named `{other}`: use `storage`"),
+            "net" => bench_net::net(runs, seconds),
+            other => anyhow::bail!("no bench named `{other}`: use `storage` or `net`"),
         },
         Verb::Lock => xtask::lock::run(),
     }

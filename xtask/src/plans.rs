@@ -2,16 +2,14 @@
 //! plan for the emulated smoke tier). The init picks one by the kernel parameter
 //! `benchboot.plan=<name>` (default `plan`).
 
-use benchboot_board::Board;
+use benchboot_board::{Board, QemuNetwork};
 use benchboot_plan::{
-    seed_block_sizes, DeviceReadPlan, Filesystem, Mode, NetworkPlan, Plan, RandomPlan,
-    ResultsTarget, StoragePlan, StorageTarget, MIB,
+    seed_block_sizes, DeviceReadPlan, Filesystem, GadgetPlan, Mode, NetTests, NetworkPlan, Plan,
+    RandomPlan, ResultsTarget, StoragePlan, StorageTarget, MIB, RESULTS_PORT,
 };
 
 use crate::layout::{partition_device, Layout, Role};
 
-/// TCP port of the board's read-only results server.
-pub const RESULTS_PORT: u16 = 8080;
 /// The guest address QEMU's user-mode network (slirp) expects; host forwards reach it.
 pub const QEMU_GUEST_ADDR: [u8; 4] = [10, 0, 2, 15];
 
@@ -65,15 +63,31 @@ fn base(board: &Board, layout: &Layout, modules: Vec<String>, emulated: bool) ->
             verify: true,
             governor: Some("performance".into()),
         },
-        network: NetworkPlan {
-            interface: "usb0".into(),
-            address: [10, 55, 0, 1],
-            prefix_len: 30,
-            port: RESULTS_PORT,
-            interface_wait_ms: 10_000,
-            gadget: None,
-            tests: None,
-        },
+        network: hardware_network(board),
+    }
+}
+
+/// On hardware the results link is the gadget (every function of the board file, DHCP
+/// for the host) and the network tests run against `benchboot peer` on the host. Boards
+/// without a gadget keep a static address on `eth0` until they get their own results
+/// path (Ethernet / the card).
+fn hardware_network(board: &Board) -> NetworkPlan {
+    let gadget = board.gadget.as_ref().map(|g| GadgetPlan {
+        functions: g.functions.clone(),
+        ..GadgetPlan::default_for(&board.name)
+    });
+    let (interface, address) = match &gadget {
+        Some(_) => (String::new(), [0; 4]),
+        None => ("eth0".to_owned(), [10, 55, 0, 1]),
+    };
+    NetworkPlan {
+        interface,
+        address,
+        prefix_len: 30,
+        port: RESULTS_PORT,
+        interface_wait_ms: 10_000,
+        tests: gadget.as_ref().map(|_| NetTests::hardware()),
+        gadget,
     }
 }
 
@@ -101,10 +115,48 @@ pub fn qemu(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
     if let Some(r) = &mut s.random {
         (r.region_bytes, r.duration_ms) = (4 * MIB, 300);
     }
-    p.network.address = QEMU_GUEST_ADDR;
-    p.network.prefix_len = 24;
-    p.network.interface_wait_ms = 20_000;
+    p.network = qemu_network(board, p.network.gadget.take());
     p
+}
+
+/// In QEMU the results link is QEMU's emulated NIC on its user network (the host
+/// forwards a port to it). The gadget runs only where the board file asks for the
+/// dummy_hcd test: one function at a time, the host side in a namespace of the guest,
+/// with short tests (emulated figures, never hardware results).
+fn qemu_network(board: &Board, gadget: Option<GadgetPlan>) -> NetworkPlan {
+    let q = board.qemu.as_ref();
+    let interface = match q.map(|q| q.network) {
+        Some(QemuNetwork::VirtioNet) => "eth0",
+        _ => "usb0",
+    };
+    let gadget = gadget
+        .filter(|_| q.is_some_and(|q| q.gadget_dummy_hcd))
+        .map(|g| GadgetPlan {
+            in_turn: true,
+            host_in_namespace: true,
+            udc: Some("dummy_udc.0".into()),
+            link_wait_ms: 30_000,
+            ..g
+        });
+    let tests = gadget.as_ref().map(|_| NetTests {
+        peer_wait_ms: 20_000,
+        duration_ms: 2_000,
+        interval_ms: 500,
+        omit_ms: 500,
+        streams: vec![1, 2],
+        latency_samples: 200,
+        http_bytes: 16 * MIB,
+        ..NetTests::hardware()
+    });
+    NetworkPlan {
+        interface: interface.into(),
+        address: QEMU_GUEST_ADDR,
+        prefix_len: 24,
+        port: RESULTS_PORT,
+        interface_wait_ms: 20_000,
+        gadget,
+        tests,
+    }
 }
 
 #[cfg(test)]
@@ -149,5 +201,30 @@ mod tests {
         assert_eq!(h.storage.block_sizes.len(), 18);
         // The byte cap must fit on a test partition.
         assert!(h.storage.byte_cap < layout.parts[2].size_bytes());
+    }
+
+    #[test]
+    fn gadget_on_hardware_dummy_hcd_only_in_qemu_virt() {
+        let layout = plan(&Spec::default()).unwrap();
+        let zero = crate::load_board("rpi-zero-w").unwrap();
+        let hw = hardware(&zero, &layout, vec![]);
+        let g = hw.network.gadget.as_ref().unwrap();
+        assert!(!g.in_turn && !g.host_in_namespace);
+        assert_eq!(g.functions.len(), 3);
+        assert_eq!(hw.network.interface, "");
+        assert_eq!(hw.network.tests.as_ref().unwrap().http_bytes, 100 * MIB);
+        // raspi0 in QEMU has a host-only dwc2: no gadget, results over usb-net.
+        let q = qemu(&zero, &layout, vec![]);
+        assert!(q.network.gadget.is_none() && q.network.tests.is_none());
+        assert_eq!(q.network.interface, "usb0");
+
+        let virt = crate::load_board("qemu-virt-arm64").unwrap();
+        let q = qemu(&virt, &layout, vec![]);
+        q.validate().unwrap();
+        let g = q.network.gadget.as_ref().unwrap();
+        assert!(g.in_turn && g.host_in_namespace);
+        assert_eq!(g.udc.as_deref(), Some("dummy_udc.0"));
+        assert_eq!(q.network.interface, "eth0");
+        assert_eq!(q.storage.targets[0].device, "/dev/vda5");
     }
 }

@@ -16,7 +16,7 @@ use benchboot_board::{Board, QemuDrive, QemuNetwork};
 
 use crate::image::{self, INITRAMFS_FILE, KERNEL_FILE};
 use crate::layout::{self, Role};
-use crate::plans::RESULTS_PORT;
+use benchboot_plan::{QEMU_RESULTS_FORWARD, RESULTS_PORT};
 
 /// The line PID 1 prints once results are on disk and served (firmware console.rs).
 pub const READY_MARKER: &str = "benchboot: ready";
@@ -40,6 +40,9 @@ pub struct Run {
     pub boot_to_init: Duration,
     /// From QEMU start to the ready line (boot + the whole plan).
     pub boot_to_ready: Duration,
+    /// True when `benchboot fetch` found the board with no address given (the
+    /// well-known forward was free).
+    pub discovered: bool,
 }
 
 /// Kills QEMU when dropped, whatever happened.
@@ -101,7 +104,13 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
     std::fs::copy(&built.image, &sd)?;
 
     let host = build_host_tool(false)?;
-    let port = free_port()?;
+    // The well-known forward lets `benchboot fetch` find the board with no address;
+    // another QEMU holding it means a free port and an explicit address instead.
+    let port = if port_is_free(QEMU_RESULTS_FORWARD) {
+        QEMU_RESULTS_FORWARD
+    } else {
+        free_port()?
+    };
     let mut args: Vec<String> = vec![
         "-M".into(),
         q.machine.clone(),
@@ -229,8 +238,13 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
     let results = crate::target_dir()
         .join("results")
         .join(format!("{}-qemu.json", board.name));
-    let status = Command::new(&host)
-        .args(["fetch", "--addr", &format!("127.0.0.1:{port}"), "--out"])
+    let mut fetch = Command::new(&host);
+    fetch.arg("fetch");
+    if port != QEMU_RESULTS_FORWARD {
+        fetch.args(["--addr", &format!("127.0.0.1:{port}")]);
+    }
+    let status = fetch
+        .arg("--out")
         .arg(&results)
         .status()
         .with_context(|| format!("running {}", host.display()))?;
@@ -249,6 +263,7 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
         results,
         boot_to_init,
         boot_to_ready,
+        discovered: port == QEMU_RESULTS_FORWARD,
     })
 }
 
@@ -267,6 +282,10 @@ pub fn build_host_tool(release: bool) -> Result<PathBuf> {
     }
     let profile = if release { "release" } else { "debug" };
     Ok(crate::target_dir().join(profile).join("benchboot"))
+}
+
+fn port_is_free(port: u16) -> bool {
+    std::net::TcpListener::bind(("127.0.0.1", port)).is_ok()
 }
 
 /// A TCP port free on 127.0.0.1 right now.

@@ -1,7 +1,7 @@
 //! `cargo xtask setup`: installs what the build and the tests need on a Debian machine.
 //!
 //! - apt: QEMU (system + user), mkfs/fsck tools, fdisk (sfdisk), device-tree-compiler
-//!   (fdtput), binutils (readelf), file.
+//!   (fdtput), binutils (readelf), file; fio and iperf3 for the benches.
 //! - PyPI: `ziglang` (C compiler, musl libc and linker for the zig route).
 //! - rustup: the `rust-src` component (std sources for `-Zbuild-std`).
 //!
@@ -22,8 +22,9 @@ pub const APT_PACKAGES: &[&str] = &[
     "binutils",
     "file",
     "xz-utils",
-    // reference tools for `cargo xtask bench storage`
+    // reference tools for `cargo xtask bench storage` and `bench net`
     "fio",
+    "iperf3",
 ];
 /// The zig release the route was checked with (toolchain.md).
 pub const ZIGLANG: &str = "ziglang==0.17.0";

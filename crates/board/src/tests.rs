@@ -26,9 +26,17 @@ fn zero_w_fields() {
     assert_eq!(b.triple, "arm-unknown-linux-musleabihf");
     assert_eq!(b.arch, Arch::Arm);
     assert_eq!(b.zig_triple, "arm-linux-musleabihf");
-    assert_eq!(b.kernel.dtb, "bcm2835-rpi-zero-w.dtb");
+    assert_eq!(b.kernel.dtb.as_deref(), Some("bcm2835-rpi-zero-w.dtb"));
     assert_eq!(b.kernel.dtb_fixups[0].value, "peripheral");
-    assert_eq!(b.firmware.files, ["bootcode.bin", "start.elf", "fixup.dat"]);
+    assert_eq!(
+        b.firmware.as_ref().unwrap().files,
+        ["bootcode.bin", "start.elf", "fixup.dat"]
+    );
+    let g = b.gadget.as_ref().unwrap();
+    assert_eq!(
+        g.functions,
+        [GadgetFunction::Ncm, GadgetFunction::Ecm, GadgetFunction::Rndis]
+    );
     let q = b.qemu.unwrap();
     assert_eq!(q.machine, "raspi0");
     assert_eq!(q.console_serial_index, 1);
@@ -88,4 +96,41 @@ fn config_txt_may_not_set_kernel() {
 fn unknown_board_lists_known() {
     let err = load(&boards_dir(), "rpi-9").unwrap_err().to_string();
     assert!(err.contains("rpi-zero-w"), "{err}");
+}
+
+#[test]
+fn virt_board_has_no_firmware_or_dtb_and_tests_the_gadget_on_dummy_hcd() {
+    let b = load(&boards_dir(), "qemu-virt-arm64").unwrap();
+    assert!(b.firmware.is_none() && b.kernel.dtb.is_none());
+    assert_eq!(b.arch, Arch::Aarch64);
+    let q = b.qemu.unwrap();
+    assert_eq!((q.network, q.drive), (QemuNetwork::VirtioNet, QemuDrive::Virtio));
+    assert!(q.gadget_dummy_hcd);
+}
+
+#[test]
+fn gadget_errors_name_the_field() {
+    let dup = zero_w_text().replace(
+        "functions = [\"ncm\", \"ecm\", \"rndis\"]",
+        "functions = [\"ncm\", \"ncm\"]",
+    );
+    let err = parse(&dup).unwrap_err().to_string();
+    assert!(err.contains("gadget.functions") && err.contains("twice"), "{err}");
+    let eem = zero_w_text().replace(
+        "functions = [\"ncm\", \"ecm\", \"rndis\"]",
+        "functions = [\"eem\"]",
+    );
+    let err = parse(&eem).unwrap_err().to_string();
+    assert!(err.contains("`eem`"), "{err}");
+    let no_gadget = zero_w_text()
+        .replace("[gadget]", "[unused]")
+        .replace("[unused]\n", "")
+        .replace("network = \"usb-net\"", "network = \"usb-net\"\ngadget = \"dummy-hcd\"");
+    let cut = no_gadget
+        .lines()
+        .filter(|l| !l.starts_with("functions =") && !l.starts_with("modules = [\"usb_f"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let err = parse(&cut).unwrap_err().to_string();
+    assert!(err.contains("qemu.gadget"), "{err}");
 }

@@ -18,6 +18,11 @@ pub const DEFAULT_PLAN: &str = "plan";
 pub const PLAN_PARAM: &str = "benchboot.plan=";
 /// Where module files sit inside the initramfs (`<dir>/<name>.ko`).
 pub const MODULES_DIR: &str = "/lib/modules";
+/// TCP port of the board's read-only results server, on every interface.
+pub const RESULTS_PORT: u16 = 8080;
+/// The host port `cargo xtask qemu` forwards (127.0.0.1 only) to a QEMU board's results
+/// port when it is free; `benchboot fetch` with no address tries it last.
+pub const QEMU_RESULTS_FORWARD: u16 = 18080;
 /// One MiB (2^20 bytes), the unit the seeds' tables use.
 pub const MIB: u64 = 1 << 20;
 
@@ -142,9 +147,95 @@ pub struct RandomPlan {
 pub struct StorageTarget {
     /// Short name used in results and tables, e.g. `ext4`.
     pub label: String,
-    /// Block device, e.g. `/dev/mmcblk0p7`; for [`Filesystem::Dir`] a directory.
+    /// Block device: a path (`/dev/mmcblk0p7`, `/dev/sda1`), `LABEL=<filesystem label>`
+    /// or `PARTLABEL=<GPT partition name>` (found by PID 1 when the storage step starts,
+    /// see [`DeviceRef`]); for [`Filesystem::Dir`] a directory.
     pub device: String,
     pub filesystem: Filesystem,
+}
+
+/// Prefix of a [`StorageTarget::device`] named by filesystem label.
+pub const LABEL_PREFIX: &str = "LABEL=";
+/// Prefix of a [`StorageTarget::device`] named by GPT partition name.
+pub const PARTLABEL_PREFIX: &str = "PARTLABEL=";
+/// Longest filesystem label: ext2/3/4 `s_volume_name` (16 bytes; FAT holds 11).
+pub const MAX_LABEL_BYTES: usize = 16;
+/// Longest GPT partition name, in UTF-16 code units (UEFI 2.10 §5.3.3).
+pub const MAX_PARTLABEL_UNITS: usize = 36;
+
+/// How a [`StorageTarget`] names its device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceRef<'a> {
+    /// A path: `/dev/...`, or the folder of a [`Filesystem::Dir`] target.
+    Path(&'a str),
+    /// `LABEL=<name>`: the device whose filesystem (ext2/3/4 volume name, FAT volume
+    /// label) carries `name`.
+    Label(&'a str),
+    /// `PARTLABEL=<name>`: the GPT partition named `name`.
+    PartLabel(&'a str),
+}
+
+impl std::fmt::Display for DeviceRef<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeviceRef::Path(p) => f.write_str(p),
+            DeviceRef::Label(n) => write!(f, "{LABEL_PREFIX}{n}"),
+            DeviceRef::PartLabel(n) => write!(f, "{PARTLABEL_PREFIX}{n}"),
+        }
+    }
+}
+
+impl StorageTarget {
+    /// How [`StorageTarget::device`] names the device. A [`Filesystem::Dir`] target's
+    /// device is always a path (`benchboot storage --path` takes any folder name).
+    pub fn device_ref(&self) -> DeviceRef<'_> {
+        let d = self.device.as_str();
+        if self.filesystem == Filesystem::Dir {
+            return DeviceRef::Path(d);
+        }
+        if let Some(n) = d.strip_prefix(LABEL_PREFIX) {
+            DeviceRef::Label(n)
+        } else if let Some(n) = d.strip_prefix(PARTLABEL_PREFIX) {
+            DeviceRef::PartLabel(n)
+        } else {
+            DeviceRef::Path(d)
+        }
+    }
+
+    /// Why [`StorageTarget::device`] is unusable, if it is.
+    fn device_problem(&self) -> Option<String> {
+        let who = format!("target `{}`", self.label);
+        match self.device_ref() {
+            DeviceRef::Path(_) if self.filesystem == Filesystem::Dir => None,
+            DeviceRef::Path(p) if p.starts_with("/dev/") => None,
+            DeviceRef::Path(p) => Some(format!(
+                "{who}: `{p}` must be a /dev/ path, {LABEL_PREFIX}<filesystem label> or \
+                 {PARTLABEL_PREFIX}<GPT partition name>"
+            )),
+            DeviceRef::Label("") => Some(format!(
+                "{who}: {LABEL_PREFIX} needs a name, e.g. {LABEL_PREFIX}BBUSB"
+            )),
+            DeviceRef::PartLabel("") => Some(format!(
+                "{who}: {PARTLABEL_PREFIX} needs a name, e.g. {PARTLABEL_PREFIX}bench"
+            )),
+            DeviceRef::Label(n) if n.len() > MAX_LABEL_BYTES => Some(format!(
+                "{who}: `{n}` is {} bytes; a filesystem label holds at most {MAX_LABEL_BYTES} \
+                 (ext) or 11 (FAT)",
+                n.len()
+            )),
+            DeviceRef::Label(_) if self.filesystem == Filesystem::Raw => Some(format!(
+                "{who}: a raw target is overwritten, and the filesystem that carries the \
+                 label with it; name the partition by {PARTLABEL_PREFIX} or /dev/ path"
+            )),
+            DeviceRef::PartLabel(n) if n.encode_utf16().count() > MAX_PARTLABEL_UNITS => {
+                Some(format!(
+                    "{who}: `{n}` is longer than a GPT partition name ({MAX_PARTLABEL_UNITS} \
+                     UTF-16 code units)"
+                ))
+            }
+            DeviceRef::Label(_) | DeviceRef::PartLabel(_) => None,
+        }
+    }
 }
 
 /// What a target holds.
@@ -305,8 +396,11 @@ impl Plan {
             return bad("storage.modes", "list at least one of sync, direct");
         }
         for t in &s.targets {
-            if t.filesystem != Filesystem::Dir && !t.device.starts_with("/dev/") {
-                return bad("storage.targets.device", "must be a /dev/ path");
+            if let Some(message) = t.device_problem() {
+                return Err(PlanError::Invalid {
+                    field: "storage.targets.device",
+                    message,
+                });
             }
             if t.label.is_empty() || t.label.contains(char::is_whitespace) {
                 return bad("storage.targets.label", "must be one word");
@@ -426,6 +520,72 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("storage.modes"));
+    }
+
+    #[test]
+    fn targets_named_by_label_or_partlabel() {
+        let mut plan = Plan::example();
+        let t = &mut plan.storage.targets[0];
+        assert_eq!(t.device_ref(), DeviceRef::Path("/dev/mmcblk0p7"));
+        t.device = "LABEL=BBUSB".into();
+        assert_eq!(t.device_ref(), DeviceRef::Label("BBUSB"));
+        assert_eq!(t.device_ref().to_string(), "LABEL=BBUSB");
+        plan.validate().unwrap();
+        let t = &mut plan.storage.targets[0];
+        t.device = "PARTLABEL=bench data".into();
+        t.filesystem = Filesystem::Raw;
+        assert_eq!(t.device_ref(), DeviceRef::PartLabel("bench data"));
+        plan.validate().unwrap();
+        let text = serde_json::to_string(&plan).unwrap();
+        assert!(
+            text.contains(r#""device":"PARTLABEL=bench data""#),
+            "{text}"
+        );
+        assert_eq!(Plan::from_json(&text).unwrap(), plan);
+    }
+
+    #[test]
+    fn bad_label_names_are_refused_naming_the_field() {
+        let cases = [
+            ("LABEL=", Filesystem::Ext4, "needs a name"),
+            ("PARTLABEL=", Filesystem::Raw, "needs a name"),
+            ("LABEL=seventeen-bytes-x", Filesystem::Ext4, "17 bytes"),
+            ("LABEL=CARD", Filesystem::Raw, "PARTLABEL"),
+            (
+                "PARTLABEL=0123456789012345678901234567890123456",
+                Filesystem::Raw,
+                "36 UTF-16",
+            ),
+            ("sda1", Filesystem::Ext4, "LABEL=<filesystem label>"),
+            ("label=x", Filesystem::Vfat, "must be a /dev/ path"),
+        ];
+        for (device, filesystem, why) in cases {
+            let mut plan = Plan::example();
+            plan.storage.targets[0].device = device.into();
+            plan.storage.targets[0].filesystem = filesystem;
+            let err = plan.validate().unwrap_err().to_string();
+            assert!(
+                err.contains("storage.targets.device") && err.contains("target `ext4`"),
+                "{device}: {err}"
+            );
+            assert!(err.contains(why), "{device}: {err}");
+        }
+        // 36 UTF-16 code units is the most a GPT name holds; non-ASCII is counted in units.
+        let mut plan = Plan::example();
+        plan.storage.targets[0].device = format!("PARTLABEL={}", "é".repeat(36));
+        plan.validate().unwrap();
+    }
+
+    #[test]
+    fn dir_targets_are_paths_whatever_their_name() {
+        let mut plan = Plan::example();
+        plan.storage.targets[0].filesystem = Filesystem::Dir;
+        plan.storage.targets[0].device = "LABEL=".into();
+        assert_eq!(
+            plan.storage.targets[0].device_ref(),
+            DeviceRef::Path("LABEL=")
+        );
+        plan.validate().unwrap();
     }
 
     #[test]

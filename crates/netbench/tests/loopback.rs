@@ -1,0 +1,311 @@
+//! The driver against the peer over loopback (127.0.0.1, ephemeral ports, short runs),
+//! and against peers that misbehave. No speed or timing assertions: only that every
+//! test completes with sane shapes, and that failures are error strings, not panics or
+//! hangs.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use benchboot_netbench::control::{encode, Reply, MAX_LINE};
+use benchboot_netbench::{driver, peer};
+use benchboot_plan::NetTests;
+use benchboot_results::network::{NetDirection, NetworkResults};
+
+const LOCALHOST: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+
+/// A fixed `/proc/stat` for the board side: every CPU delta reads 0.
+fn fake_stat(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("netbench-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("stat");
+    std::fs::write(
+        &path,
+        "cpu  4705 356 584 3699 23 23 0 0 0 0\ncpu0 4705 356 584 3699 23 23 0 0 0 0\n",
+    )
+    .unwrap();
+    path
+}
+
+fn start_peer() -> SocketAddr {
+    let l = TcpListener::bind((LOCALHOST, 0)).unwrap();
+    let addr = l.local_addr().unwrap();
+    thread::spawn(move || peer::serve(l, Path::new("/proc/stat")));
+    addr
+}
+
+fn tests(port: u16) -> NetTests {
+    NetTests {
+        peer_port: port,
+        peer_wait_ms: 5000,
+        duration_ms: 300,
+        interval_ms: 100,
+        omit_ms: 100,
+        streams: vec![1, 3],
+        latency_samples: 20,
+        http_bytes: 1 << 20,
+    }
+}
+
+/// Runs the driver on its own thread; a hang fails the test after `limit`.
+fn run_bounded(
+    peer: SocketAddr,
+    t: NetTests,
+    stat: PathBuf,
+    limit: Duration,
+) -> (NetworkResults, Vec<String>) {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(driver::run(peer, LOCALHOST, "static", &t, &stat));
+    });
+    rx.recv_timeout(limit)
+        .expect("the driver must end (bounded waits), not hang")
+}
+
+#[test]
+fn driver_against_peer_completes_every_test() {
+    let peer = start_peer();
+    let stat = fake_stat("full");
+    let t = tests(peer.port());
+    let (r, errors) = run_bounded(peer, t.clone(), stat.clone(), Duration::from_secs(120));
+    assert_eq!(errors, Vec::<String>::new());
+
+    let shape: Vec<(NetDirection, u32)> = r
+        .throughput
+        .iter()
+        .map(|x| (x.direction, x.streams))
+        .collect();
+    use NetDirection::*;
+    assert_eq!(
+        shape,
+        [
+            (BoardToHost, 1),
+            (HostToBoard, 1),
+            (BoardToHost, 3),
+            (HostToBoard, 3)
+        ]
+    );
+    for run in &r.throughput {
+        assert_eq!(run.link, "static");
+        assert!(run.bytes > 0, "{run:?}");
+        assert_eq!(run.omit_ns, 100_000_000);
+        // 300 ms in 100 ms intervals.
+        assert_eq!(run.intervals.len(), 3);
+        assert_eq!(
+            run.intervals.iter().map(|i| i.bytes).sum::<u64>(),
+            run.bytes
+        );
+        assert_eq!(run.intervals[0].start_ns, 0);
+        assert_eq!(run.intervals[2].end_ns, run.nanos);
+        for w in run.intervals.windows(2) {
+            assert_eq!(w[0].end_ns, w[1].start_ns);
+        }
+        // The board read the fake /proc/stat: nothing moved.
+        assert_eq!(run.board_cpu.total(), 0);
+    }
+
+    assert_eq!(r.latency.len(), 1);
+    assert_eq!(r.latency[0].rtt_ns.len(), 20);
+    assert!(r.latency[0].rtt_ns.iter().all(|&ns| ns > 0));
+
+    let http: Vec<(NetDirection, u64)> = r.http.iter().map(|h| (h.direction, h.bytes)).collect();
+    assert_eq!(http, [(HostToBoard, 1 << 20), (BoardToHost, 1 << 20)]);
+    assert!(r.http.iter().all(|h| h.nanos > 0));
+
+    // The peer serves forever: a second board session works as the first did.
+    let mut t2 = tests(peer.port());
+    t2.streams = vec![2];
+    t2.http_bytes = 0;
+    let (r2, errors) = run_bounded(peer, t2, stat, Duration::from_secs(120));
+    assert_eq!(errors, Vec::<String>::new());
+    assert_eq!(r2.throughput.len(), 2);
+    assert!(r2.http.is_empty());
+    assert_eq!(r2.latency[0].rtt_ns.len(), 20);
+}
+
+#[test]
+fn no_peer_is_one_error() {
+    // A port nobody listens on (bound, then closed).
+    let port = TcpListener::bind((LOCALHOST, 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut t = tests(port);
+    t.peer_wait_ms = 300;
+    let (r, errors) = run_bounded(
+        (LOCALHOST, port).into(),
+        t,
+        fake_stat("nopeer"),
+        Duration::from_secs(60),
+    );
+    assert_eq!(r, NetworkResults::default());
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].contains("no peer at"), "{errors:?}");
+}
+
+/// Reads one line of a fake peer's connection.
+fn line(r: &mut impl BufRead) -> String {
+    let mut s = String::new();
+    r.read_line(&mut s).unwrap();
+    s
+}
+
+#[test]
+fn a_peer_that_closes_mid_test_is_an_error_not_a_hang() {
+    let l = TcpListener::bind((LOCALHOST, 0)).unwrap();
+    let addr = l.local_addr().unwrap();
+    let fake = thread::spawn(move || {
+        let (c, _) = l.accept().unwrap();
+        let mut r = BufReader::new(c.try_clone().unwrap());
+        let mut w = c;
+        assert!(line(&mut r).contains("Hello"));
+        w.write_all(&encode(&Reply::Hello {
+            version: benchboot_netbench::control::VERSION,
+            session: 7,
+        }))
+        .unwrap();
+        let req = line(&mut r);
+        assert!(req.contains("Throughput"), "{req}");
+        let (d, _) = l.accept().unwrap();
+        let mut d = BufReader::new(d);
+        assert!(line(&mut d).contains("\"session\":7"));
+        w.write_all(&encode(&Reply::Started { test: 2 })).unwrap();
+        // Take data for a moment, then vanish: control, data and listener.
+        let until = Instant::now() + Duration::from_millis(150);
+        let mut buf = vec![0u8; 1 << 16];
+        while Instant::now() < until {
+            if d.read(&mut buf).unwrap_or(0) == 0 {
+                break;
+            }
+        }
+    });
+    let mut t = tests(addr.port());
+    t.peer_wait_ms = 500;
+    t.duration_ms = 2000;
+    t.streams = vec![1];
+    let (r, errors) = run_bounded(addr, t, fake_stat("closes"), Duration::from_secs(90));
+    fake.join().unwrap();
+    assert!(r.throughput.is_empty() && r.latency.is_empty() && r.http.is_empty());
+    assert!(
+        errors[0].starts_with("network: throughput board-to-host 1 stream(s): "),
+        "{errors:?}"
+    );
+    // The rest were tried (or skipped), each with its own error.
+    assert!(errors.iter().any(|e| e.contains("gone")), "{errors:?}");
+    assert!(
+        errors.iter().any(|e| e.contains("latency: skipped")),
+        "{errors:?}"
+    );
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("http board-to-host: skipped")),
+        "{errors:?}"
+    );
+}
+
+#[test]
+fn an_endless_line_from_the_peer_is_refused() {
+    let l = TcpListener::bind((LOCALHOST, 0)).unwrap();
+    let addr = l.local_addr().unwrap();
+    thread::spawn(move || {
+        let (c, _) = l.accept().unwrap();
+        let mut r = BufReader::new(c.try_clone().unwrap());
+        let mut w = c;
+        let _ = line(&mut r);
+        let junk = vec![b'x'; 64 * 1024];
+        for _ in 0..(MAX_LINE / junk.len() + 2) {
+            if w.write_all(&junk).is_err() {
+                break;
+            }
+        }
+        drop(l);
+    });
+    let mut t = tests(addr.port());
+    t.peer_wait_ms = 300;
+    let (_, errors) = run_bounded(addr, t, fake_stat("endless"), Duration::from_secs(60));
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].contains("longer than"), "{errors:?}");
+}
+
+#[test]
+fn a_second_board_is_told_the_peer_is_busy() {
+    let peer = start_peer();
+    let first = driver::Session::connect(peer, Duration::from_secs(5), &fake_stat("busy")).unwrap();
+    let e = driver::Session::connect(peer, Duration::ZERO, &fake_stat("busy2")).unwrap_err();
+    assert!(e.to_string().contains("busy"), "{e}");
+    first.close();
+    // Once the first says goodbye, the peer takes the next board.
+    driver::Session::connect(peer, Duration::from_secs(5), &fake_stat("busy3"))
+        .unwrap()
+        .close();
+}
+
+#[test]
+fn the_peer_outlives_boards_that_vanish() {
+    use benchboot_netbench::control::{Greeting, Request, VERSION};
+    let peer = start_peer();
+    // A fake board's session, retried while the peer is still busy with the last one.
+    let hello = || -> (std::net::TcpStream, u64) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let mut c = std::net::TcpStream::connect(peer).unwrap();
+            c.write_all(&encode(&Greeting::Hello { version: VERSION }))
+                .unwrap();
+            let mut r = BufReader::new(c.try_clone().unwrap());
+            match serde_json::from_str::<Reply>(&line(&mut r)).unwrap() {
+                Reply::Hello { session, .. } => return (c, session),
+                Reply::Error { message } if message.starts_with("busy") => {
+                    assert!(Instant::now() < deadline, "the peer stays busy");
+                    thread::sleep(Duration::from_millis(100));
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    };
+    let throughput = |direction| Request::Throughput {
+        test: 1,
+        direction,
+        streams: 1,
+        omit_ms: 0,
+        duration_ms: 10_000,
+        interval_ms: 1000,
+    };
+    // Asks for a run, opens no data connection, hangs up.
+    let (mut c, _) = hello();
+    c.write_all(&encode(&throughput(NetDirection::BoardToHost)))
+        .unwrap();
+    drop(c);
+    // Starts a run in each direction and hangs up in the middle.
+    for direction in [NetDirection::BoardToHost, NetDirection::HostToBoard] {
+        let (mut c, session) = hello();
+        c.write_all(&encode(&throughput(direction))).unwrap();
+        let mut d = std::net::TcpStream::connect(peer).unwrap();
+        d.write_all(&encode(&Greeting::Data {
+            session,
+            test: 1,
+            stream: 0,
+        }))
+        .unwrap();
+        let mut r = BufReader::new(c.try_clone().unwrap());
+        assert!(line(&mut r).contains("Started"));
+        d.set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        let _ = d.write_all(&[1u8; 4096]);
+        let _ = d.read(&mut [0u8; 4096]);
+        drop((c, d, r));
+    }
+    // A real board is served as if nothing happened (after at most the peer's waits).
+    let mut t = tests(peer.port());
+    t.streams = vec![1];
+    t.latency_samples = 5;
+    t.http_bytes = 0;
+    t.peer_wait_ms = 60_000;
+    let (r, errors) = run_bounded(peer, t, fake_stat("vanish"), Duration::from_secs(120));
+    assert_eq!(errors, Vec::<String>::new());
+    assert_eq!(r.throughput.len(), 2);
+}

@@ -1,0 +1,699 @@
+//! Finds block devices by filesystem label (`LABEL=`) or GPT partition name
+//! (`PARTLABEL=`), as `blkid -t` and udev's `/dev/disk/by-*label` links do, for PID 1,
+//! which has neither.
+//!
+//! The recognisers are pure functions over the first [`PROBE_BYTES`] of a device:
+//! - ext2/3/4 ([`probe_filesystem`]): superblock at byte 1024, `s_magic` 0xEF53 at +56,
+//!   `s_volume_name` (16 bytes, NUL-padded) at +120 (kernel
+//!   `Documentation/filesystems/ext4/super.rst`);
+//! - FAT12/16: boot sector with a BPB, extended boot signature 0x29 at 0x26, volume
+//!   label (11 bytes, space-padded) at 0x2B; FAT32 (16-bit FAT size 0): signature at
+//!   0x42, label at 0x47 (Microsoft FAT specification, BPB). `NO NAME` means no label.
+//!   Only the boot sector's copy is read, not the root directory's volume-label entry;
+//!   the bytes are compared as they are (OEM code page), so use ASCII FAT labels;
+//! - GPT ([`gpt_partitions`]): header at LBA 1 (`EFI PART`, header CRC32 and entry
+//!   array CRC32 checked), partition name = 36 UTF-16LE code units at +56 of each entry;
+//!   entry `i` is partition number `i + 1`, as the kernel numbers them (UEFI 2.10 §5.3).
+//!
+//! [`find`] and [`wait_for`] are the thin edge: they walk `/sys/class/block` (kernel
+//! name → `/dev/<DEVNAME>`) and read the head of each device.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use benchboot_plan::DeviceRef;
+
+/// How much of each device is read: every superblock and the usual GPT entry array (at
+/// LBA 2, 128 entries of 128 bytes) lie in it, for 512 B and 4 KiB sectors.
+pub const PROBE_BYTES: usize = 64 * 1024;
+
+/// What [`probe_filesystem`] recognised.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FsProbe {
+    /// `ext` (ext2, ext3 and ext4 share the superblock) or `vfat`.
+    pub kind: &'static str,
+    /// The volume label, `None` when the filesystem has none.
+    pub label: Option<String>,
+}
+
+/// One used entry of a GPT.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GptPartition {
+    /// Partition number as the kernel gives it (`sda<number>`, `mmcblk0p<number>`).
+    pub number: u32,
+    pub name: String,
+}
+
+fn le16(b: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([b[at], b[at + 1]])
+}
+
+fn le32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+fn le64(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// A label field as text: cut at the first NUL, trailing spaces dropped; `None` if empty.
+fn label_text(field: &[u8]) -> Option<String> {
+    let end = field.iter().position(|&b| b == 0).unwrap_or(field.len());
+    let text = String::from_utf8_lossy(&field[..end]);
+    let text = text.trim_end_matches(' ');
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
+/// The ext2/3/4 superblock's volume name, if `buf` starts with an ext filesystem.
+fn probe_ext(buf: &[u8]) -> Option<FsProbe> {
+    const SB: usize = 1024;
+    let sb = buf.get(SB..SB + 136)?;
+    if le16(sb, 56) != 0xEF53 {
+        return None;
+    }
+    Some(FsProbe {
+        kind: "ext",
+        label: label_text(&sb[120..136]),
+    })
+}
+
+/// The FAT12/16/32 boot sector's volume label, if `buf` starts with a FAT boot sector.
+fn probe_fat(buf: &[u8]) -> Option<FsProbe> {
+    let bs = buf.get(..512)?;
+    let jump = (bs[0] == 0xEB && bs[2] == 0x90) || bs[0] == 0xE9;
+    let bytes_per_sector = le16(bs, 0x0B);
+    let sectors_per_cluster = bs[0x0D];
+    let media = bs[0x15];
+    let valid = bs[510..512] == [0x55, 0xAA]
+        && jump
+        && matches!(bytes_per_sector, 512 | 1024 | 2048 | 4096)
+        && sectors_per_cluster.is_power_of_two()
+        && le16(bs, 0x0E) != 0 // reserved sectors
+        && bs[0x10] != 0 // number of FATs
+        && (media == 0xF0 || media >= 0xF8);
+    if !valid {
+        return None;
+    }
+    // FAT32 has a 16-bit FAT size of 0 and its 32-bit size at 0x24; its extended BPB
+    // (boot signature, serial, label) sits 0x1C bytes further on.
+    let fat32 = le16(bs, 0x16) == 0;
+    if fat32 && le32(bs, 0x24) == 0 {
+        return None;
+    }
+    let (signature, label) = if fat32 { (0x42, 0x47) } else { (0x26, 0x2B) };
+    // Signature 0x28 has no label field; 0x29 has one.
+    let label = (bs[signature] == 0x29)
+        .then(|| label_text(&bs[label..label + 11]))
+        .flatten()
+        .filter(|l| l != "NO NAME");
+    Some(FsProbe {
+        kind: "vfat",
+        label,
+    })
+}
+
+/// The filesystem `buf` (the first bytes of a device, ideally [`PROBE_BYTES`]) starts
+/// with, and its label. ext is tried first: its superblock lies past the boot sector,
+/// which mkfs.ext4 may leave behind from an earlier FAT.
+pub fn probe_filesystem(buf: &[u8]) -> Option<FsProbe> {
+    probe_ext(buf).or_else(|| probe_fat(buf))
+}
+
+/// CRC-32 (IEEE 802.3, reflected, as GPT uses).
+pub fn crc32(data: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = (crc >> 1) ^ (0xEDB8_8320 & (crc & 1).wrapping_neg());
+        }
+    }
+    !crc
+}
+
+/// The used partitions of the GPT in `buf` (the first bytes of a whole disk) for
+/// logical sectors of `sector` bytes, or `None` when there is no valid primary GPT (bad
+/// signature or CRC, or an entry array outside `buf`).
+pub fn gpt_partitions(buf: &[u8], sector: usize) -> Option<Vec<GptPartition>> {
+    let hdr = buf.get(sector..sector + 92)?;
+    if &hdr[..8] != b"EFI PART" {
+        return None;
+    }
+    let header_size = le32(hdr, 12) as usize;
+    if header_size < 92 || header_size > sector {
+        return None;
+    }
+    let mut header = buf.get(sector..sector + header_size)?.to_vec();
+    header[16..20].fill(0); // the CRC is computed with its own field zeroed
+    if crc32(&header) != le32(hdr, 16) {
+        return None;
+    }
+    let entry_size = le32(hdr, 84) as usize;
+    if entry_size < 128 || !entry_size.is_multiple_of(8) {
+        return None;
+    }
+    let count = le32(hdr, 80) as usize;
+    let start = usize::try_from(le64(hdr, 72)).ok()?.checked_mul(sector)?;
+    let array = buf.get(start..start.checked_add(count.checked_mul(entry_size)?)?)?;
+    if crc32(array) != le32(hdr, 88) {
+        return None;
+    }
+    Some(
+        array
+            .chunks_exact(entry_size)
+            .enumerate()
+            .filter(|(_, e)| e[..16].iter().any(|&b| b != 0)) // type GUID 0: unused
+            .map(|(i, e)| {
+                let units: Vec<u16> = e[56..128]
+                    .chunks_exact(2)
+                    .map(|u| u16::from_le_bytes([u[0], u[1]]))
+                    .take_while(|&u| u != 0)
+                    .collect();
+                GptPartition {
+                    number: i as u32 + 1,
+                    name: String::from_utf16_lossy(&units),
+                }
+            })
+            .collect(),
+    )
+}
+
+/// Up to [`PROBE_BYTES`] from the start of `path`.
+fn head(path: &Path) -> io::Result<Vec<u8>> {
+    let mut buf = Vec::with_capacity(PROBE_BYTES);
+    File::open(path)?
+        .take(PROBE_BYTES as u64)
+        .read_to_end(&mut buf)?;
+    Ok(buf)
+}
+
+fn read_trimmed(path: &Path) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_owned())
+}
+
+/// `/dev/<DEVNAME>` of the sysfs block device directory `sys` (DEVNAME from its
+/// `uevent`, else the directory name).
+fn dev_path(sys: &Path, dev: &Path) -> PathBuf {
+    let devname = std::fs::read_to_string(sys.join("uevent"))
+        .ok()
+        .and_then(|u| {
+            u.lines()
+                .find_map(|l| l.strip_prefix("DEVNAME=").map(str::to_owned))
+        })
+        .or_else(|| sys.file_name().map(|n| n.to_string_lossy().into_owned()));
+    dev.join(devname.unwrap_or_default())
+}
+
+/// Block devices with data: the entries of `sys_class_block` whose `size` is not 0.
+fn block_devices(sys_class_block: &Path) -> Vec<PathBuf> {
+    let mut all: Vec<PathBuf> = std::fs::read_dir(sys_class_block)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| read_trimmed(&p.join("size")).is_some_and(|s| s != "0"))
+        .collect();
+    all.sort();
+    all
+}
+
+/// Partition `number` of the disk whose sysfs directory is `disk`: the child directory
+/// whose `partition` file holds that number.
+fn partition_dir(disk: &Path, number: u32) -> Option<PathBuf> {
+    std::fs::read_dir(disk)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| read_trimmed(&p.join("partition")) == Some(number.to_string()))
+}
+
+/// Every device under `sys_class_block` (e.g. `/sys/class/block`) whose filesystem
+/// label ([`DeviceRef::Label`]) or GPT partition name ([`DeviceRef::PartLabel`]) is the
+/// one asked for, as paths under `dev` (e.g. `/dev`). A [`DeviceRef::Path`] is itself.
+/// Devices that cannot be read (no medium, no permission) are skipped.
+pub fn find(sys_class_block: &Path, dev: &Path, wanted: DeviceRef<'_>) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    match wanted {
+        DeviceRef::Path(p) => found.push(PathBuf::from(p)),
+        DeviceRef::Label(name) => {
+            for sys in block_devices(sys_class_block) {
+                let path = dev_path(&sys, dev);
+                let Ok(buf) = head(&path) else { continue };
+                if probe_filesystem(&buf).and_then(|p| p.label).as_deref() == Some(name) {
+                    found.push(path);
+                }
+            }
+        }
+        DeviceRef::PartLabel(name) => {
+            let disks = block_devices(sys_class_block)
+                .into_iter()
+                .filter(|s| !s.join("partition").exists());
+            for disk in disks {
+                let Ok(buf) = head(&dev_path(&disk, dev)) else {
+                    continue;
+                };
+                let logical = read_trimmed(&disk.join("queue/logical_block_size"))
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or(512);
+                let Some(parts) = [logical, 512, 4096]
+                    .into_iter()
+                    .find_map(|sector| gpt_partitions(&buf, sector))
+                else {
+                    continue;
+                };
+                for p in parts.iter().filter(|p| p.name == name) {
+                    if let Some(sys) = partition_dir(&disk, p.number) {
+                        found.push(dev_path(&sys, dev));
+                    }
+                }
+            }
+        }
+    }
+    found
+}
+
+/// [`find`] again every 100 ms until exactly one device answers or `wait` has passed.
+///
+/// # Errors
+/// No device carries the label within `wait`, or several do (a benchmark writes to its
+/// target: it must not pick one of them by chance).
+pub fn wait_for(
+    sys_class_block: &Path,
+    dev: &Path,
+    wanted: DeviceRef<'_>,
+    wait: Duration,
+) -> Result<PathBuf, String> {
+    let until = Instant::now() + wait;
+    loop {
+        let mut found = find(sys_class_block, dev, wanted);
+        match found.len() {
+            1 => return Ok(found.remove(0)),
+            0 if Instant::now() < until => std::thread::sleep(Duration::from_millis(100)),
+            0 => {
+                return Err(format!(
+                    "no block device has {wanted} (waited {} ms)",
+                    wait.as_millis()
+                ))
+            }
+            _ => {
+                let list: Vec<String> = found.iter().map(|p| p.display().to_string()).collect();
+                return Err(format!(
+                    "{wanted} is ambiguous: {}; give the /dev/ path",
+                    list.join(", ")
+                ));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    /// Runs `tool args` (looked up on PATH, then in /usr/sbin and /sbin). `None`, with the
+    /// reason printed, when the tool is not installed; a failing run panics.
+    fn run_tool(tool: &str, args: &[&str]) -> Option<()> {
+        let found = std::iter::once(PathBuf::from(tool))
+            .chain(["/usr/sbin", "/sbin"].map(|d| Path::new(d).join(tool)))
+            .find_map(|t| match Command::new(&t).args(args).output() {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+                other => Some(other),
+            });
+        let Some(out) = found else {
+            println!(
+                "skipped: {tool} is not installed (apt-get install e2fsprogs dosfstools fdisk)"
+            );
+            return None;
+        };
+        let out = out.unwrap_or_else(|e| panic!("{tool}: {e}"));
+        assert!(
+            out.status.success(),
+            "{tool} {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Some(())
+    }
+
+    /// A zeroed file of `mib` MiB in `dir`.
+    fn blank(dir: &Path, name: &str, mib: u64) -> PathBuf {
+        let path = dir.join(name);
+        File::create(&path).unwrap().set_len(mib << 20).unwrap();
+        path
+    }
+
+    fn probe_file(path: &Path) -> Option<FsProbe> {
+        probe_filesystem(&head(path).unwrap())
+    }
+
+    #[test]
+    fn a_missing_tool_skips() {
+        assert_eq!(run_tool("benchboot-no-such-mkfs", &[]), None);
+    }
+
+    #[test]
+    fn crc32_check_value() {
+        assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+        assert_eq!(crc32(b""), 0);
+    }
+
+    #[test]
+    fn ext_labels_from_mkfs() {
+        let dir = tempfile::tempdir().unwrap();
+        for (kind, label) in [("ext4", "BBEXT4"), ("ext2", "sixteen-bytes-ok")] {
+            let img = blank(dir.path(), kind, 8);
+            let path = img.to_str().unwrap();
+            if run_tool("mkfs.ext4", &["-q", "-F", "-t", kind, "-L", label, path]).is_none() {
+                return;
+            }
+            assert_eq!(
+                probe_file(&img),
+                Some(FsProbe {
+                    kind: "ext",
+                    label: Some(label.into())
+                })
+            );
+        }
+        let img = blank(dir.path(), "nolabel", 8);
+        run_tool("mkfs.ext4", &["-q", "-F", img.to_str().unwrap()]).unwrap();
+        assert_eq!(
+            probe_file(&img),
+            Some(FsProbe {
+                kind: "ext",
+                label: None
+            })
+        );
+    }
+
+    #[test]
+    fn fat_labels_from_mkfs() {
+        let dir = tempfile::tempdir().unwrap();
+        for (bits, mib, label) in [
+            ("12", 2, "BBFAT12"),
+            ("16", 16, "BBFAT16"),
+            ("32", 64, "BB FAT 32"),
+        ] {
+            let img = blank(dir.path(), &format!("fat{bits}"), mib);
+            let path = img.to_str().unwrap();
+            if run_tool("mkfs.vfat", &["-F", bits, "-n", label, path]).is_none() {
+                return;
+            }
+            let buf = head(&img).unwrap();
+            assert_eq!(le16(&buf, 0x16) == 0, bits == "32", "FAT{bits} layout");
+            assert_eq!(
+                probe_filesystem(&buf),
+                Some(FsProbe {
+                    kind: "vfat",
+                    label: Some(label.into())
+                }),
+                "FAT{bits}"
+            );
+            // Without -n, mkfs.vfat writes "NO NAME": no label.
+            run_tool("mkfs.vfat", &["-F", bits, path]).unwrap();
+            assert_eq!(
+                probe_file(&img),
+                Some(FsProbe {
+                    kind: "vfat",
+                    label: None
+                }),
+                "FAT{bits} without label"
+            );
+        }
+    }
+
+    #[test]
+    fn a_reformatted_device_shows_its_new_filesystem() {
+        let dir = tempfile::tempdir().unwrap();
+        let img = blank(dir.path(), "img", 64);
+        let path = img.to_str().unwrap();
+        if run_tool("mkfs.ext4", &["-q", "-F", "-L", "OLDEXT", path]).is_none()
+            || run_tool("mkfs.vfat", &["-F", "32", "-n", "NEWFAT", path]).is_none()
+        {
+            return;
+        }
+        assert_eq!(probe_file(&img).unwrap().label.as_deref(), Some("NEWFAT"));
+        run_tool("mkfs.ext4", &["-q", "-F", "-L", "NEWEXT", path]).unwrap();
+        assert_eq!(probe_file(&img).unwrap().label.as_deref(), Some("NEWEXT"));
+    }
+
+    /// An ext superblock at 1024 with `name` as `s_volume_name`.
+    fn ext_image(name: &[u8]) -> Vec<u8> {
+        let mut d = vec![0u8; 4096];
+        d[1024 + 56..1024 + 58].copy_from_slice(&0xEF53u16.to_le_bytes());
+        d[1024 + 120..1024 + 120 + name.len()].copy_from_slice(name);
+        d
+    }
+
+    /// A FAT32 boot sector (mkfs.fat's jump and BPB) labelled `label` (11 bytes).
+    fn fat32_image(signature: u8, label: &[u8; 11]) -> Vec<u8> {
+        let mut d = vec![0u8; 4096];
+        d[..3].copy_from_slice(&[0xEB, 0x58, 0x90]);
+        d[0x0B..0x0D].copy_from_slice(&512u16.to_le_bytes());
+        d[0x0D] = 8;
+        d[0x0E] = 32;
+        d[0x10] = 2;
+        d[0x15] = 0xF8;
+        d[0x24..0x28].copy_from_slice(&1000u32.to_le_bytes());
+        d[0x42] = signature;
+        d[0x47..0x52].copy_from_slice(label);
+        d[510..512].copy_from_slice(&[0x55, 0xAA]);
+        d
+    }
+
+    #[test]
+    fn hand_built_superblocks() {
+        // 16 bytes, no NUL: the whole field is the name.
+        assert_eq!(
+            probe_filesystem(&ext_image(b"0123456789abcdef"))
+                .unwrap()
+                .label
+                .as_deref(),
+            Some("0123456789abcdef")
+        );
+        assert_eq!(probe_filesystem(&ext_image(b"")).unwrap().label, None);
+        let mut wrong_magic = ext_image(b"X");
+        wrong_magic[1024 + 56] = 0x54;
+        assert_eq!(probe_filesystem(&wrong_magic), None);
+        // Too short to hold a superblock.
+        assert_eq!(probe_filesystem(&ext_image(b"X")[..1100]), None);
+
+        assert_eq!(
+            probe_filesystem(&fat32_image(0x29, b"CARD       "))
+                .unwrap()
+                .label
+                .as_deref(),
+            Some("CARD")
+        );
+        assert_eq!(
+            probe_filesystem(&fat32_image(0x29, b"NO NAME    "))
+                .unwrap()
+                .label,
+            None
+        );
+        // Extended boot signature 0x28: no label field.
+        assert_eq!(
+            probe_filesystem(&fat32_image(0x28, b"CARD       "))
+                .unwrap()
+                .label,
+            None
+        );
+        // An MBR: 0x55AA but no BPB.
+        let mut mbr = vec![0u8; 512];
+        mbr[0x1BE] = 0x80;
+        mbr[510..512].copy_from_slice(&[0x55, 0xAA]);
+        assert_eq!(probe_filesystem(&mbr), None);
+        let mut bad_sector = fat32_image(0x29, b"CARD       ");
+        bad_sector[0x0B..0x0D].copy_from_slice(&500u16.to_le_bytes());
+        assert_eq!(probe_filesystem(&bad_sector), None);
+    }
+
+    /// A disk head with a primary GPT (128 entries at LBA 2) holding `parts`
+    /// (entry index, name) for `sector`-byte sectors.
+    fn gpt_disk(sector: usize, parts: &[(usize, &str)]) -> Vec<u8> {
+        let mut d = vec![0u8; PROBE_BYTES];
+        let array = 2 * sector;
+        for &(i, name) in parts {
+            let e = &mut d[array + i * 128..array + (i + 1) * 128];
+            e[..16].copy_from_slice(&[0xAF; 16]); // type GUID
+            e[16] = i as u8 + 1; // unique GUID
+            e[32..40].copy_from_slice(&(2048u64 * (i as u64 + 1)).to_le_bytes());
+            for (k, u) in name.encode_utf16().enumerate() {
+                e[56 + 2 * k..58 + 2 * k].copy_from_slice(&u.to_le_bytes());
+            }
+        }
+        let array_crc = crc32(&d[array..array + 128 * 128]);
+        let h = &mut d[sector..sector + 92];
+        h[..8].copy_from_slice(b"EFI PART");
+        h[8..12].copy_from_slice(&0x0001_0000u32.to_le_bytes());
+        h[12..16].copy_from_slice(&92u32.to_le_bytes());
+        h[24..32].copy_from_slice(&1u64.to_le_bytes());
+        h[72..80].copy_from_slice(&2u64.to_le_bytes());
+        h[80..84].copy_from_slice(&128u32.to_le_bytes());
+        h[84..88].copy_from_slice(&128u32.to_le_bytes());
+        h[88..92].copy_from_slice(&array_crc.to_le_bytes());
+        let crc = crc32(h);
+        h[16..20].copy_from_slice(&crc.to_le_bytes());
+        d
+    }
+
+    #[test]
+    fn hand_built_gpt() {
+        let long = "abcdefghijklmnopqrstuvwxyz0123456789"; // 36 units: no NUL after it
+        let names = [(0, "boot"), (2, "bénch ✓"), (127, long)];
+        for sector in [512, 4096] {
+            let disk = gpt_disk(sector, &names);
+            let parts = gpt_partitions(&disk, sector).unwrap();
+            let got: Vec<(u32, &str)> = parts.iter().map(|p| (p.number, p.name.as_str())).collect();
+            assert_eq!(
+                got,
+                [(1, "boot"), (3, "bénch ✓"), (128, long)],
+                "{sector} B sectors"
+            );
+            // Read with the wrong sector size, there is no header at LBA 1.
+            let other = if sector == 512 { 4096 } else { 512 };
+            assert_eq!(gpt_partitions(&disk, other), None);
+        }
+        let good = gpt_disk(512, &names);
+        let mut bad_header = good.clone();
+        bad_header[512 + 80] = 127; // entry count changed, header CRC not
+        assert_eq!(gpt_partitions(&bad_header, 512), None);
+        let mut bad_entry = good.clone();
+        bad_entry[1024 + 56] = b'B'; // a name changed, array CRC not
+        assert_eq!(gpt_partitions(&bad_entry, 512), None);
+        // The entry array must lie in what was read.
+        assert_eq!(gpt_partitions(&good[..1024 + 4096], 512), None);
+        assert_eq!(gpt_partitions(&[], 512), None);
+    }
+
+    #[test]
+    fn gpt_names_from_sfdisk() {
+        let dir = tempfile::tempdir().unwrap();
+        let img = blank(dir.path(), "disk", 8);
+        let script = dir.path().join("script");
+        std::fs::write(
+            &script,
+            "label: gpt\nstart=2048, size=2048, name=\"boot\"\nsize=4096, name=\"bénch data\"\n",
+        )
+        .unwrap();
+        let sh = format!("sfdisk --quiet {} < {}", img.display(), script.display());
+        if run_tool("sfdisk", &["--version"]).is_none() {
+            return;
+        }
+        run_tool("sh", &["-c", &sh]).unwrap();
+        let parts = gpt_partitions(&head(&img).unwrap(), 512).unwrap();
+        let got: Vec<(u32, &str)> = parts.iter().map(|p| (p.number, p.name.as_str())).collect();
+        assert_eq!(got, [(1, "boot"), (2, "bénch data")]);
+    }
+
+    /// A fake `/sys/class/block` + `/dev`: disk `sda` (GPT: sda1 "bench", sda2 "other")
+    /// whose partitions hold ext filesystems labelled `BBUSB` and `SECOND`, and a whole
+    /// disk `sdb` with a FAT filesystem labelled `label_b`.
+    fn fake_system(root: &Path, label_b: &[u8; 11]) -> (PathBuf, PathBuf) {
+        let (sys, dev) = (root.join("sys/class/block"), root.join("dev"));
+        std::fs::create_dir_all(&dev).unwrap();
+        let sda = sys.join("sda");
+        std::fs::create_dir_all(sda.join("queue")).unwrap();
+        std::fs::write(sda.join("queue/logical_block_size"), "512\n").unwrap();
+        std::fs::write(sda.join("size"), "16384\n").unwrap();
+        std::fs::write(
+            sda.join("uevent"),
+            "MAJOR=8\nMINOR=0\nDEVNAME=sda\nDEVTYPE=disk\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dev.join("sda"),
+            gpt_disk(512, &[(0, "bench"), (1, "other")]),
+        )
+        .unwrap();
+        for (n, label) in [(1, "BBUSB"), (2, "SECOND")] {
+            let part = sda.join(format!("sda{n}"));
+            std::fs::create_dir_all(&part).unwrap();
+            std::fs::write(part.join("partition"), format!("{n}\n")).unwrap();
+            std::fs::write(part.join("size"), "2048\n").unwrap();
+            std::os::unix::fs::symlink(&part, sys.join(format!("sda{n}"))).unwrap();
+            std::fs::write(dev.join(format!("sda{n}")), ext_image(label.as_bytes())).unwrap();
+        }
+        let sdb = sys.join("sdb");
+        std::fs::create_dir_all(&sdb).unwrap();
+        std::fs::write(sdb.join("size"), "8192\n").unwrap();
+        std::fs::write(dev.join("sdb"), fat32_image(0x29, label_b)).unwrap();
+        // An empty card reader: size 0, no medium to read.
+        std::fs::create_dir_all(sys.join("sdc")).unwrap();
+        std::fs::write(sys.join("sdc/size"), "0\n").unwrap();
+        (sys, dev)
+    }
+
+    #[test]
+    fn labels_found_through_sysfs() {
+        let root = tempfile::tempdir().unwrap();
+        let (sys, dev) = fake_system(root.path(), b"CARD       ");
+        let find = |r| find(&sys, &dev, r);
+        assert_eq!(find(DeviceRef::Label("BBUSB")), [dev.join("sda1")]);
+        assert_eq!(find(DeviceRef::Label("SECOND")), [dev.join("sda2")]);
+        assert_eq!(find(DeviceRef::Label("CARD")), [dev.join("sdb")]);
+        assert_eq!(find(DeviceRef::PartLabel("bench")), [dev.join("sda1")]);
+        assert_eq!(find(DeviceRef::PartLabel("other")), [dev.join("sda2")]);
+        assert!(
+            find(DeviceRef::Label("bench")).is_empty(),
+            "a partition name is no filesystem label"
+        );
+        assert!(find(DeviceRef::PartLabel("BBUSB")).is_empty());
+        assert_eq!(
+            find(DeviceRef::Path("/dev/sdz9")),
+            [PathBuf::from("/dev/sdz9")]
+        );
+        assert_eq!(
+            wait_for(&sys, &dev, DeviceRef::PartLabel("bench"), Duration::ZERO),
+            Ok(dev.join("sda1"))
+        );
+    }
+
+    #[test]
+    fn missing_and_ambiguous_labels_are_errors() {
+        let root = tempfile::tempdir().unwrap();
+        let (sys, dev) = fake_system(root.path(), b"BBUSB      ");
+        let start = Instant::now();
+        let err = wait_for(
+            &sys,
+            &dev,
+            DeviceRef::Label("NOPE"),
+            Duration::from_millis(250),
+        )
+        .unwrap_err();
+        assert!(start.elapsed() >= Duration::from_millis(250), "waited");
+        assert_eq!(err, "no block device has LABEL=NOPE (waited 250 ms)");
+        let err = wait_for(&sys, &dev, DeviceRef::Label("BBUSB"), Duration::ZERO).unwrap_err();
+        assert!(
+            err.contains("LABEL=BBUSB is ambiguous") && err.contains("sda1") && err.contains("sdb"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_label_that_appears_late_is_waited_for() {
+        let root = tempfile::tempdir().unwrap();
+        let (sys, dev) = fake_system(root.path(), b"CARD       ");
+        let late = sys.join("sdd");
+        let writer = {
+            let (late, dev) = (late.clone(), dev.clone());
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(150));
+                std::fs::write(dev.join("sdd"), ext_image(b"LATE")).unwrap();
+                std::fs::create_dir_all(&late).unwrap();
+                std::fs::write(late.join("size"), "64\n").unwrap();
+            })
+        };
+        let got = wait_for(
+            &sys,
+            &dev,
+            DeviceRef::Label("LATE"),
+            Duration::from_secs(10),
+        );
+        writer.join().unwrap();
+        assert_eq!(got, Ok(dev.join("sdd")));
+    }
+}

@@ -1,0 +1,551 @@
+//! The network step of PID 1: USB gadget links (configfs), DHCP for the host, the
+//! network tests against a peer, and the static results interface.
+//!
+//! Two gadget modes (plan `network.gadget.in_turn`):
+//! - composite (hardware): every function at once; a DHCP server per board-side
+//!   interface runs for the rest of the boot so the host keeps its lease; the tests run
+//!   over the first link a host takes a lease on, against `benchboot peer` on the host.
+//! - in turn (QEMU + dummy_hcd): one function at a time is bound, leased, tested and torn
+//!   down. With `host_in_namespace` the USB host side is this same kernel: a forked
+//!   child takes a new network namespace, PID 1 moves the host-side interface into it,
+//!   and the child runs the DHCP client and the peer, so traffic really crosses the
+//!   emulated USB instead of the loopback.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+use benchboot_dhcp::{Lease, Server};
+use benchboot_plan::{GadgetFunction, GadgetPlan, NetTests, Plan};
+use benchboot_results::network::{mbit_per_s, LinkRecord, NetDirection, NetworkResults};
+use benchboot_results::{RunResults, Severity};
+
+use crate::console::{case_line, say, CaseResult};
+use crate::gadget::{self, Op};
+use crate::init::wait_for;
+use crate::sys;
+
+/// The kernel's CPU counters, sampled around every network test.
+const PROC_STAT: &str = "/proc/stat";
+/// The /30 of every gadget link.
+const LINK_PREFIX: u8 = 30;
+/// Netmask of [`LINK_PREFIX`].
+const LINK_NETMASK: Ipv4Addr = Ipv4Addr::new(255, 255, 255, 252);
+/// Tries per function in turn: one retry for the carrier race seen after an RNDIS
+/// teardown with dummy_hcd (boards-and-boot.md: 2 of ~24 runs).
+const ATTEMPTS: u32 = 2;
+
+/// Runs the gadget part of the plan (if any). Every failure becomes an event.
+pub fn run_gadget(plan: &Plan, results: &mut RunResults) {
+    let Some(g) = &plan.network.gadget else {
+        return;
+    };
+    // configfs is a module on Debian's kernels (loaded with libcomposite): mount it now.
+    if !Path::new(gadget::GADGETS_DIR).exists() {
+        if let Err(e) = sys::mount(
+            "configfs",
+            gadget::CONFIGFS_DIR,
+            "configfs",
+            rustix::mount::MountFlags::empty(),
+        ) {
+            return fail(
+                results,
+                "gadget.configfs",
+                format!("mounting configfs: {e}"),
+            );
+        }
+    }
+    let udc_dir = Path::new(gadget::UDC_DIR);
+    let wait = Duration::from_millis(g.link_wait_ms);
+    if !wait_until(wait, || {
+        std::fs::read_dir(udc_dir).is_ok_and(|mut d| d.next().is_some())
+    }) {
+        fail(
+            results,
+            "gadget.udc",
+            format!(
+                "no UDC appeared in {} (is the port in peripheral mode, the UDC driver loaded?)",
+                udc_dir.display()
+            ),
+        );
+        return;
+    }
+    let udc = match gadget::find_udc(g.udc.as_deref(), udc_dir) {
+        Ok(u) => u,
+        Err(e) => return fail(results, "gadget.udc", e.to_string()),
+    };
+    let serial = gadget::board_serial();
+    if g.in_turn {
+        for (index, &f) in g.functions.iter().enumerate() {
+            for attempt in 1..=ATTEMPTS {
+                let got_lease = one_function(plan, g, &udc, &serial, index, f, results);
+                if got_lease {
+                    break;
+                }
+                if attempt < ATTEMPTS {
+                    say(&format!(
+                        "gadget {}: no lease, retrying once",
+                        f.configfs_type()
+                    ));
+                }
+            }
+        }
+    } else {
+        composite(plan, g, &udc, &serial, results);
+    }
+}
+
+fn fail(results: &mut RunResults, step: &str, msg: String) {
+    say(&format!("{step}: {msg}"));
+    results.event(step, Severity::Error, msg);
+}
+
+/// Polls `ok` every 50 ms for at most `wait`.
+fn wait_until(wait: Duration, mut ok: impl FnMut() -> bool) -> bool {
+    let until = Instant::now() + wait;
+    loop {
+        if ok() {
+            return true;
+        }
+        if Instant::now() >= until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn net_names() -> Vec<String> {
+    std::fs::read_dir("/sys/class/net")
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A bound gadget: its configfs operations (for the teardown) and the links.
+struct Bound {
+    ops: Vec<Op>,
+    links: Vec<(GadgetFunction, String, LinkRecord)>,
+    bound_at: Instant,
+}
+
+/// Lays out, applies and binds the gadget with `functions`, then addresses every
+/// board-side interface. `first_index` is the plan index of `functions[0]` (in-turn
+/// mode) so each function keeps its own subnet.
+fn bring_up(
+    g: &GadgetPlan,
+    udc: &str,
+    serial: &str,
+    functions: &[(usize, GadgetFunction)],
+) -> Result<Bound, String> {
+    let root = gadget::gadget_dir();
+    let only: Vec<_> = functions.iter().map(|(_, f)| *f).collect();
+    let (ops, setups) = gadget::layout(g, &only, serial);
+    if root.exists() {
+        let _ = gadget::tear_down(&root, &ops);
+    }
+    gadget::apply(&root, &ops).map_err(|e| format!("configfs: {e}"))?;
+    gadget::bind(&root, udc).map_err(|e| format!("binding to UDC {udc}: {e}"))?;
+    let bound_at = Instant::now();
+    let mut links = Vec::new();
+    for ((index, f), setup) in functions.iter().zip(&setups) {
+        let ifname =
+            gadget::ifname(&root, *f).map_err(|e| format!("{} ifname: {e}", f.configfs_type()))?;
+        let (board, _host) = g.link_addresses(*index);
+        if !wait_for(
+            &Path::new("/sys/class/net").join(&ifname),
+            Duration::from_secs(10),
+        ) {
+            return Err(format!("{ifname} never appeared"));
+        }
+        sys::ifconfig_up(&ifname, board, LINK_PREFIX).map_err(|e| format!("{ifname}: {e}"))?;
+        links.push((
+            *f,
+            ifname.clone(),
+            LinkRecord {
+                function: f.configfs_type().into(),
+                udc: udc.into(),
+                board_interface: ifname,
+                board_mac: gadget::mac_text(&setup.dev_mac),
+                host_mac: gadget::mac_text(&setup.host_mac),
+                board_address: board,
+                host_address: None,
+                lease_ns: None,
+            },
+        ));
+    }
+    Ok(Bound {
+        ops,
+        links,
+        bound_at,
+    })
+}
+
+/// Starts a DHCP server thread on `ifname` handing out `host`; leases arrive on `tx`.
+fn start_dhcp(
+    ifname: &str,
+    board: [u8; 4],
+    host: [u8; 4],
+    lease_secs: u32,
+    tag: usize,
+    tx: mpsc::Sender<(usize, Lease)>,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<std::io::Result<()>> {
+    let server = Server::new(board.into(), host.into(), LINK_NETMASK, lease_secs);
+    let ifname = ifname.to_owned();
+    std::thread::spawn(move || {
+        benchboot_dhcp::serve(&ifname, server, stop, move |lease| {
+            let _ = tx.send((tag, lease));
+        })
+    })
+}
+
+fn lease_ns(bound_at: Instant, lease: &Lease) -> u64 {
+    // The lease carries CLOCK_BOOTTIME; the bind time is an Instant: compare both in
+    // CLOCK_BOOTTIME by going through "now".
+    let bound_boot = sys::boottime_ns().saturating_sub(bound_at.elapsed().as_nanos() as u64);
+    lease.acked_ns.saturating_sub(bound_boot)
+}
+
+/// Hardware mode: one composite gadget for the rest of the boot.
+fn composite(plan: &Plan, g: &GadgetPlan, udc: &str, serial: &str, results: &mut RunResults) {
+    let functions: Vec<_> = g.functions.iter().copied().enumerate().collect();
+    let bound = match bring_up(g, udc, serial, &functions) {
+        Ok(b) => b,
+        Err(e) => return fail(results, "gadget.up", e),
+    };
+    let (tx, rx) = mpsc::channel();
+    let stop = Arc::new(AtomicBool::new(false));
+    for (i, (_, ifname, link)) in bound.links.iter().enumerate() {
+        let (_, host) = g.link_addresses(functions[i].0);
+        // Runs for the rest of the boot: the host renews its lease against it.
+        start_dhcp(
+            ifname,
+            link.board_address,
+            host,
+            g.lease_secs,
+            i,
+            tx.clone(),
+            stop.clone(),
+        );
+    }
+    let mut links: Vec<LinkRecord> = bound.links.iter().map(|l| l.2.clone()).collect();
+    say(&format!(
+        "gadget up on {udc}: {}; waiting for a host to take a lease",
+        links
+            .iter()
+            .map(|l| format!("{} {}", l.function, l.board_interface))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    let first = rx.recv_timeout(Duration::from_millis(g.link_wait_ms)).ok();
+    if let Some((i, lease)) = &first {
+        links[*i].host_address = Some(lease.address.octets());
+        links[*i].lease_ns = Some(lease_ns(bound.bound_at, lease));
+        say(&format!(
+            "host {} took {} on {}",
+            gadget::mac_text(&lease.mac),
+            lease.address,
+            links[*i].board_interface
+        ));
+    } else {
+        fail(
+            results,
+            "gadget.lease",
+            "no host took a DHCP lease (cable in the data port? host interface up?)".into(),
+        );
+    }
+    results.network.links.extend(links.iter().cloned());
+    if let (Some((i, lease)), Some(tests)) = (first, &plan.network.tests) {
+        run_tests(&links[i], lease.address, tests, results);
+    }
+}
+
+/// Test mode: one function bound, leased, tested, torn down. Returns whether the host
+/// side took a lease.
+fn one_function(
+    plan: &Plan,
+    g: &GadgetPlan,
+    udc: &str,
+    serial: &str,
+    index: usize,
+    f: GadgetFunction,
+    results: &mut RunResults,
+) -> bool {
+    let name = f.configfs_type();
+    let before = net_names();
+    let bound = match bring_up(g, udc, serial, &[(index, f)]) {
+        Ok(b) => b,
+        Err(e) => {
+            fail(results, &format!("gadget.{name}"), e);
+            let _ = gadget::tear_down(&gadget::gadget_dir(), &gadget::layout(g, &[f], serial).0);
+            return false;
+        }
+    };
+    let (_, ifname, mut link) = bound.links[0].clone();
+    let (board, host) = g.link_addresses(index);
+    let (tx, rx) = mpsc::channel();
+    let stop = Arc::new(AtomicBool::new(false));
+    let dhcp = start_dhcp(&ifname, board, host, g.lease_secs, 0, tx, stop.clone());
+    let wait = Duration::from_millis(g.link_wait_ms);
+    let mut peer_pid = None;
+    if g.host_in_namespace {
+        let mut host_if = None;
+        wait_until(wait, || {
+            host_if = net_names()
+                .into_iter()
+                .find(|n| !before.contains(n) && *n != ifname);
+            host_if.is_some()
+        });
+        match host_if {
+            None => fail(
+                results,
+                &format!("gadget.{name}"),
+                "the host-side interface never appeared (dummy_hcd, host driver loaded?)".into(),
+            ),
+            Some(host_if) => {
+                let host_mac = gadget::mac_for(serial, f, "host");
+                match spawn_host_side(&host_if, host_mac, plan, wait) {
+                    Ok(pid) => peer_pid = Some(pid),
+                    Err(e) => fail(results, &format!("gadget.{name}"), e),
+                }
+            }
+        }
+    }
+    let lease = rx.recv_timeout(wait).ok().map(|(_, l)| l);
+    let got = lease.is_some();
+    match &lease {
+        Some(l) => {
+            link.host_address = Some(l.address.octets());
+            link.lease_ns = Some(lease_ns(bound.bound_at, l));
+            say(&format!(
+                "gadget {name}: host took {} on {ifname}",
+                l.address
+            ));
+        }
+        None => {
+            let why = match peer_pid.and_then(sys::exit_code) {
+                Some(code) => {
+                    peer_pid = None;
+                    format!("no DHCP lease taken; the host side ended: {}", host_side_failure(code))
+                }
+                None => "no DHCP lease taken".to_owned(),
+            };
+            fail(results, &format!("gadget.{name}"), why)
+        }
+    }
+    results.network.links.push(link.clone());
+    if let (Some(l), Some(tests)) = (lease, &plan.network.tests) {
+        run_tests(&link, l.address, tests, results);
+    }
+    if let Some(pid) = peer_pid {
+        sys::kill_and_reap(pid);
+    }
+    stop.store(true, Ordering::Relaxed);
+    let _ = dhcp.join();
+    if let Err(e) = gadget::tear_down(&gadget::gadget_dir(), &bound.ops) {
+        results.event(
+            format!("gadget.{name}.teardown"),
+            Severity::Warning,
+            e.to_string(),
+        );
+    }
+    got
+}
+
+// Exit codes of the host-side child.
+const HOST_NO_NETNS: i32 = 3;
+const HOST_NO_LINK: i32 = 4;
+const HOST_NO_LEASE: i32 = 5;
+const HOST_NO_ADDRESS: i32 = 6;
+const HOST_NO_LISTEN: i32 = 7;
+
+fn host_side_failure(code: i32) -> String {
+    match code {
+        HOST_NO_NETNS => "unshare(CLONE_NEWNET) failed".into(),
+        HOST_NO_LINK => "the interface never arrived in its namespace".into(),
+        HOST_NO_LEASE => "its DHCP client got no lease".into(),
+        HOST_NO_ADDRESS => "it could not set the leased address".into(),
+        HOST_NO_LISTEN => "it could not listen for the peer".into(),
+        c => format!("exit status {c}"),
+    }
+}
+
+/// Forks the USB host side's stand-in: a child in its own network namespace that takes
+/// `host_if`, asks for a DHCP lease as `host_mac`, and serves the peer. Returns its pid.
+fn spawn_host_side(
+    host_if: &str,
+    host_mac: [u8; 6],
+    plan: &Plan,
+    wait: Duration,
+) -> Result<i32, String> {
+    let (ready_rx, ready_tx) = rustix::pipe::pipe().map_err(|e| format!("pipe: {e}"))?;
+    let peer_port = plan.network.tests.as_ref().map(|t| t.peer_port);
+    let ifname = host_if;
+    // The child borrows the parent's descriptors: after fork(2) both have their own copy.
+    let pid = sys::spawn_child(|| {
+        if sys::unshare_netns().is_err() {
+            return HOST_NO_NETNS;
+        }
+        let _ = rustix::io::write(&ready_tx, b"1");
+        // Wait for PID 1 to move the interface into this namespace.
+        if !wait_until(Duration::from_secs(10), || sys::link_up(ifname).is_ok()) {
+            return HOST_NO_LINK;
+        }
+        let _ = sys::link_up("lo");
+        let Ok(lease) = benchboot_dhcp::client_lease(ifname, host_mac, wait) else {
+            return HOST_NO_LEASE;
+        };
+        if sys::ifconfig_up(ifname, lease.address.octets(), LINK_PREFIX).is_err() {
+            return HOST_NO_ADDRESS;
+        }
+        let Some(port) = peer_port else {
+            // No tests: keep the lease holder alive until PID 1 ends it.
+            loop {
+                std::thread::sleep(Duration::from_secs(60));
+            }
+        };
+        match std::net::TcpListener::bind((lease.address, port)) {
+            Ok(l) => {
+                let _ = benchboot_netbench::peer::serve(l, Path::new(PROC_STAT));
+                0
+            }
+            Err(_) => HOST_NO_LISTEN,
+        }
+    })
+    .map_err(|e| format!("fork: {e}"))?;
+    drop(ready_tx);
+    let mut byte = [0u8; 1];
+    match rustix::io::read(&ready_rx, &mut byte) {
+        Ok(1) => {}
+        _ => {
+            sys::kill_and_reap(pid);
+            return Err("host-side child could not take a network namespace".into());
+        }
+    }
+    if let Err(e) = sys::move_link_to_netns(host_if, pid as u32) {
+        sys::kill_and_reap(pid);
+        return Err(format!("moving {host_if} into the child's namespace: {e}"));
+    }
+    Ok(pid)
+}
+
+/// Runs the network tests over `link` against the peer at `host`:`peer_port`.
+fn run_tests(link: &LinkRecord, host: Ipv4Addr, tests: &NetTests, results: &mut RunResults) {
+    let peer = SocketAddr::new(IpAddr::V4(host), tests.peer_port);
+    say(&format!(
+        "network tests over {} against peer {peer}",
+        link.function
+    ));
+    let board_ip = IpAddr::V4(Ipv4Addr::from(link.board_address));
+    let (got, errors) = benchboot_netbench::driver::run(
+        peer,
+        board_ip,
+        &link.function,
+        tests,
+        Path::new(PROC_STAT),
+    );
+    for e in errors {
+        fail(results, &format!("network.{}", link.function), e);
+    }
+    for line in case_lines(&got) {
+        say(&line);
+    }
+    let n = &mut results.network;
+    n.throughput.extend(got.throughput);
+    n.latency.extend(got.latency);
+    n.http.extend(got.http);
+}
+
+fn direction_id(d: NetDirection) -> &'static str {
+    match d {
+        NetDirection::BoardToHost => "board-to-host",
+        NetDirection::HostToBoard => "host-to-board",
+    }
+}
+
+/// Protocol lines for the network figures: Mbit/s per throughput run and HTTP GET,
+/// median round trip in µs.
+pub fn case_lines(n: &NetworkResults) -> Vec<String> {
+    let mut v = Vec::new();
+    for t in &n.throughput {
+        let id = format!(
+            "network.{}.tcp.{}.s{}",
+            t.link,
+            direction_id(t.direction),
+            t.streams
+        );
+        v.push(case_line(
+            &id,
+            CaseResult::Pass,
+            mbit_per_s(t.bytes, t.nanos),
+            "Mbit/s",
+        ));
+    }
+    for l in &n.latency {
+        let mut rtt = l.rtt_ns.clone();
+        rtt.sort_unstable();
+        if let Some(&median) = rtt.get(rtt.len() / 2) {
+            let id = format!("network.{}.rtt.median", l.link);
+            v.push(case_line(&id, CaseResult::Pass, median as f64 / 1e3, "us"));
+        }
+    }
+    for h in &n.http {
+        let id = format!("network.{}.http.{}", h.link, direction_id(h.direction));
+        v.push(case_line(
+            &id,
+            CaseResult::Pass,
+            mbit_per_s(h.bytes, h.nanos),
+            "Mbit/s",
+        ));
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use benchboot_results::network::{CpuTimes, HttpRun, LatencyRun, ThroughputRun};
+
+    #[test]
+    fn protocol_lines_for_network_figures() {
+        let n = NetworkResults {
+            links: vec![],
+            throughput: vec![ThroughputRun {
+                link: "ncm".into(),
+                direction: NetDirection::BoardToHost,
+                streams: 2,
+                omit_ns: 0,
+                intervals: vec![],
+                bytes: 125_000_000,
+                nanos: 10_000_000_000,
+                board_cpu: CpuTimes::default(),
+                host_cpu: CpuTimes::default(),
+            }],
+            latency: vec![LatencyRun {
+                link: "ncm".into(),
+                rtt_ns: vec![3_000, 1_000, 2_000],
+            }],
+            http: vec![HttpRun {
+                link: "rndis".into(),
+                direction: NetDirection::HostToBoard,
+                bytes: 12_500_000,
+                nanos: 1_000_000_000,
+                board_cpu: CpuTimes::default(),
+                host_cpu: CpuTimes::default(),
+            }],
+        };
+        assert_eq!(
+            case_lines(&n),
+            [
+                "case=network.ncm.tcp.board-to-host.s2 result=pass value=100.000 units=Mbit/s",
+                "case=network.ncm.rtt.median result=pass value=2.000 units=us",
+                "case=network.rndis.http.host-to-board result=pass value=100.000 units=Mbit/s",
+            ]
+        );
+    }
+}
