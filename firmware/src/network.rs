@@ -18,7 +18,7 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use benchboot_dhcp::{Lease, Server};
-use benchboot_plan::{GadgetFunction, GadgetPlan, NetTests, Plan};
+use benchboot_plan::{GadgetFunction, GadgetPlan, NetTests, Plan, BOARD_LINK_LOCAL};
 use benchboot_results::network::{mbit_per_s, LinkRecord, NetDirection, NetworkResults};
 use benchboot_results::{RunResults, Severity};
 
@@ -163,6 +163,10 @@ fn bring_up(
             return Err(format!("{ifname} never appeared"));
         }
         sys::ifconfig_up(&ifname, board, LINK_PREFIX).map_err(|e| format!("{ifname}: {e}"))?;
+        // The well-known link-local fallback; the link still works without it.
+        if let Err(e) = sys::add_ipv6(&ifname, BOARD_LINK_LOCAL, 64) {
+            say(&format!("{ifname}: no fe80::1 ({e}); IPv4 only"));
+        }
         links.push((
             *f,
             ifname.clone(),

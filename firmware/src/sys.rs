@@ -316,6 +316,40 @@ pub fn ifconfig_up(ifname: &str, address: [u8; 4], prefix_len: u8) -> io::Result
     ioctl(raw, libc::SIOCSIFFLAGS as libc::Ioctl, &mut req)
 }
 
+/// Adds IPv6 address `addr`/`prefix_len` to `ifname` (`SIOCSIFADDR` on an AF_INET6
+/// socket with `struct in6_ifreq`, ipv6(7)). The interface must be up.
+pub fn add_ipv6(ifname: &str, addr: [u8; 16], prefix_len: u32) -> io::Result<()> {
+    let index: i32 = std::fs::read_to_string(format!("/sys/class/net/{ifname}/ifindex"))?
+        .trim()
+        .parse()
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("ifindex: {e}")))?;
+    // SAFETY: plain socket(2) call.
+    let fd = unsafe { libc::socket(libc::AF_INET6, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd is a fresh, owned descriptor.
+    let sock = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    let mut req = libc::in6_ifreq {
+        ifr6_addr: libc::in6_addr { s6_addr: addr },
+        ifr6_prefixlen: prefix_len,
+        ifr6_ifindex: index,
+    };
+    // SAFETY: req is a valid in6_ifreq for SIOCSIFADDR on an AF_INET6 socket.
+    let r = unsafe {
+        libc::ioctl(
+            std::os::fd::AsRawFd::as_raw_fd(&sock),
+            libc::SIOCSIFADDR as libc::Ioctl,
+            &mut req as *mut libc::in6_ifreq,
+        )
+    };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
 /// Brings `ifname` up with no address (for `lo`, whose address the kernel sets).
 pub fn link_up(ifname: &str) -> io::Result<()> {
     // SAFETY: plain socket(2) call.

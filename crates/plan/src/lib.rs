@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod network;
 
-pub use network::{GadgetFunction, GadgetPlan, NetTests, NetworkPlan};
+pub use network::{GadgetFunction, GadgetPlan, NetTests, NetworkPlan, BOARD_LINK_LOCAL};
 
 /// Where plans sit inside the initramfs: `<dir>/<name>.json`.
 pub const PLANS_DIR: &str = "/etc/benchboot";

@@ -9,6 +9,11 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The board's well-known IPv6 link-local address on every gadget link, `fe80::1`
+/// (RFC 4291 §2.5.6), next to the kernel's own EUI-64 one: the host tool tries
+/// `[fe80::1%<interface>]` on its USB network interfaces when no IPv4 lease is there.
+pub const BOARD_LINK_LOCAL: [u8; 16] = [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+
 /// The results link and, optionally, the gadget and the network tests.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
