@@ -1,7 +1,8 @@
 //! `cargo xtask setup`: installs what the build and the tests need on a Debian machine.
 //!
 //! - apt: QEMU (system + user), mkfs/fsck tools, fdisk (sfdisk), device-tree-compiler
-//!   (fdtput), binutils (readelf), file; fio and iperf3 for the benches.
+//!   (fdtput), binutils (readelf), file, iproute2 (the DHCP veth test); fio and
+//!   iperf3 for the benches.
 //! - PyPI: `ziglang` (C compiler, musl libc and linker for the zig route).
 //! - rustup: the `rust-src` component (std sources for `-Zbuild-std`).
 //!
@@ -22,6 +23,8 @@ pub const APT_PACKAGES: &[&str] = &[
     "binutils",
     "file",
     "xz-utils",
+    // `ip` for the DHCP test over a veth pair between network namespaces
+    "iproute2",
     // reference tools for `cargo xtask bench storage` and `bench net`
     "fio",
     "iperf3",
