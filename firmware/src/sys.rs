@@ -242,14 +242,19 @@ pub fn unshare_netns() -> io::Result<()> {
         .map_err(io::Error::from)
 }
 
+/// The kernel's index of interface `ifname` in PID 1's namespace (sysfs).
+fn ifindex(ifname: &str) -> io::Result<i32> {
+    std::fs::read_to_string(format!("/sys/class/net/{ifname}/ifindex"))?
+        .trim()
+        .parse()
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{ifname} ifindex: {e}")))
+}
+
 /// Moves interface `ifname` (seen in PID 1's namespace) into the network namespace of
 /// process `pid`, over rtnetlink ([`crate::netlink`]).
 pub fn move_link_to_netns(ifname: &str, pid: u32) -> io::Result<()> {
     use rustix::net::{netlink, recv, sendto, socket, AddressFamily, RecvFlags, SendFlags};
-    let index: i32 = std::fs::read_to_string(format!("/sys/class/net/{ifname}/ifindex"))?
-        .trim()
-        .parse()
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("ifindex: {e}")))?;
+    let index = ifindex(ifname)?;
     // Protocol 0 is NETLINK_ROUTE (rustix: pass `None` for the default).
     let sock = socket(AddressFamily::NETLINK, rustix::net::SocketType::RAW, None)?;
     let seq = 1;
@@ -319,10 +324,7 @@ pub fn ifconfig_up(ifname: &str, address: [u8; 4], prefix_len: u8) -> io::Result
 /// Adds IPv6 address `addr`/`prefix_len` to `ifname` (`SIOCSIFADDR` on an AF_INET6
 /// socket with `struct in6_ifreq`, ipv6(7)). The interface must be up.
 pub fn add_ipv6(ifname: &str, addr: [u8; 16], prefix_len: u32) -> io::Result<()> {
-    let index: i32 = std::fs::read_to_string(format!("/sys/class/net/{ifname}/ifindex"))?
-        .trim()
-        .parse()
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("ifindex: {e}")))?;
+    let index = ifindex(ifname)?;
     // SAFETY: plain socket(2) call.
     let fd = unsafe { libc::socket(libc::AF_INET6, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
     if fd < 0 {
