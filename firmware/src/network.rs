@@ -116,14 +116,16 @@ fn wait_until(wait: Duration, mut ok: impl FnMut() -> bool) -> bool {
     }
 }
 
-fn net_names() -> Vec<String> {
+/// The interface whose MAC is `mac` (`/sys/class/net/*/address`): the USB host side of
+/// a gadget function carries the function's `host_addr` (u_ether: ECM/NCM send it as
+/// iMACAddress, RNDIS answers OID_802_3_PERMANENT_ADDRESS with it).
+fn interface_with_mac(mac: &[u8; 6]) -> Option<String> {
+    let want = gadget::mac_text(mac);
     std::fs::read_dir("/sys/class/net")
-        .map(|d| {
-            d.filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default()
+        .ok()?
+        .filter_map(|e| e.ok())
+        .find(|e| std::fs::read_to_string(e.path().join("address")).is_ok_and(|a| a.trim() == want))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
 }
 
 /// A bound gadget: its configfs operations (for the teardown) and the links.
@@ -281,7 +283,6 @@ fn one_function(
     results: &mut RunResults,
 ) -> bool {
     let name = f.configfs_type();
-    let before = net_names();
     let bound = match bring_up(g, udc, serial, &[(index, f)]) {
         Ok(b) => b,
         Err(e) => {
@@ -298,11 +299,10 @@ fn one_function(
     let wait = Duration::from_millis(g.link_wait_ms);
     let mut peer_pid = None;
     if g.host_in_namespace {
+        let host_mac = gadget::mac_for(serial, f, "host");
         let mut host_if = None;
         wait_until(wait, || {
-            host_if = net_names()
-                .into_iter()
-                .find(|n| !before.contains(n) && *n != ifname);
+            host_if = interface_with_mac(&host_mac);
             host_if.is_some()
         });
         match host_if {
@@ -311,13 +311,10 @@ fn one_function(
                 &format!("gadget.{name}"),
                 "the host-side interface never appeared (dummy_hcd, host driver loaded?)".into(),
             ),
-            Some(host_if) => {
-                let host_mac = gadget::mac_for(serial, f, "host");
-                match spawn_host_side(&host_if, host_mac, plan, wait) {
-                    Ok(pid) => peer_pid = Some(pid),
-                    Err(e) => fail(results, &format!("gadget.{name}"), e),
-                }
-            }
+            Some(host_if) => match spawn_host_side(&host_if, host_mac, plan, wait) {
+                Ok(pid) => peer_pid = Some(pid),
+                Err(e) => fail(results, &format!("gadget.{name}"), e),
+            },
         }
     }
     let lease = rx.recv_timeout(wait).ok().map(|(_, l)| l);
@@ -335,7 +332,10 @@ fn one_function(
             let why = match peer_pid.and_then(sys::exit_code) {
                 Some(code) => {
                     peer_pid = None;
-                    format!("no DHCP lease taken; the host side ended: {}", host_side_failure(code))
+                    format!(
+                        "no DHCP lease taken; the host side ended: {}",
+                        host_side_failure(code)
+                    )
                 }
                 None => "no DHCP lease taken".to_owned(),
             };
