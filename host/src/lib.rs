@@ -1,6 +1,15 @@
 //! The benchboot host tool as a library: fetching results and rendering them.
 
+pub mod card;
+pub mod collect;
+pub mod compare;
+pub mod devices;
 pub mod discover;
 pub mod fetch;
+pub mod flash;
+pub mod plot;
+pub mod reference;
 pub mod render;
+pub mod report;
 pub mod storage;
+pub mod store;

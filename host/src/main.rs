@@ -131,6 +131,53 @@ enum Command {
     ///
     /// Example: benchboot show benchboot-results/rpi-zero-w-0123abcd.json
     Show { file: PathBuf },
+    /// Wait for a board, download its results and keep them in the local results store.
+    ///
+    /// A board serves its results once its run is done; a board without a USB OTG port
+    /// leaves them on its card's results partition (BBRESULTS) instead.
+    #[command(after_help = "Examples:
+  benchboot collect                           (finds the board on its USB gadget link)
+  benchboot collect --addr 127.0.0.1:18080    (a QEMU board, cargo xtask qemu)
+  sudo benchboot collect --from-card /dev/sdb (the card, read-only)
+  benchboot collect --from-card /media/$USER/BBRESULTS
+  benchboot collect --json | jq -r .json_path")]
+    Collect(benchboot::collect::CollectArgs),
+    /// List the runs in the local results store.
+    #[command(after_help = "Examples:
+  benchboot runs
+  benchboot runs --json | jq -r '.[].run_id'")]
+    Runs(benchboot::collect::RunsArgs),
+    /// Report one run: the seeds' tables, context and warnings; tables, Markdown, CSV,
+    /// JSON, plots.
+    #[command(after_help = "Examples:
+  benchboot report benchboot-results/rpi-zero-w-0123abcd.json
+  benchboot report run.json --format markdown > run.md
+  benchboot report run.json --format csv > run.csv      (one row per measurement)
+  benchboot report run.json --json | jq '.storage[0]'
+  benchboot report run.json --plots plots/              (PNG + SVG)")]
+    Report(benchboot::report::ReportArgs),
+    /// Compare runs side by side, or with built-in references: ratios, spread, rank test.
+    #[command(after_help = "Examples:
+  benchboot compare pi-zero.json banana-pi.json
+  benchboot compare run.json --reference pi-model-b-usb-hdd --plots plots/
+  benchboot compare a.json b.json --format csv > compare.csv
+  benchboot compare --list-references")]
+    Compare(benchboot::compare::CompareArgs),
+    /// List the disks a card could be on, and whether `benchboot flash` may write each.
+    #[command(after_help = "Examples:
+  benchboot devices
+  benchboot devices --json | jq -r '.[] | select(.writable) | .path'")]
+    Devices(benchboot::devices::DevicesArgs),
+    /// Write an image to a card (or a file), then read it back and compare SHA-256.
+    ///
+    /// Refuses fixed disks, the system's disk, read-only cards and disks larger than
+    /// 256 GiB, with every reason; unmounts the card's own partitions; writes the first
+    /// 1 MiB last, so an interrupted write leaves a card that does not boot.
+    #[command(after_help = "Examples:
+  benchboot flash target/images/rpi-zero-w.img --device /dev/sdb --dry-run
+  sudo benchboot flash target/images/rpi-zero-w.img --device /dev/mmcblk0
+  benchboot flash target/images/rpi-zero-w.img --device card.img --yes   (to a file)")]
+    Flash(benchboot::flash::FlashArgs),
 }
 
 fn main() -> Result<()> {
@@ -230,6 +277,12 @@ fn main() -> Result<()> {
             directions: peer::parse_directions(&direction)?,
             json,
         })?,
+        Command::Report(args) => benchboot::report::run(&args)?,
+        Command::Compare(args) => benchboot::compare::run(&args)?,
+        Command::Devices(args) => benchboot::devices::run(&args)?,
+        Command::Flash(args) => benchboot::flash::run(&(&args).into())?,
+        Command::Collect(args) => benchboot::collect::run(&args)?,
+        Command::Runs(args) => benchboot::collect::run_runs(&args)?,
         Command::Show { file } => {
             let text = std::fs::read_to_string(&file)
                 .with_context(|| format!("reading {}", file.display()))?;

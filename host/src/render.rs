@@ -1,12 +1,15 @@
-//! Rendering results as the seeds' tables: rows = block size, columns = filesystem,
-//! cells = MiB/s (1 MiB = 1,048,576 bytes), one table for writes and one for reads.
+//! The seeds' tables from one results document: rows = block size, columns =
+//! filesystem, cells = MiB/s (1 MiB = 1,048,576 bytes), one table per direction and
+//! mode; device reads, IOPS with the A1 verdict, network. Tables are [`Grid`]s, so
+//! the same content prints as terminal tables or Markdown ([`crate::report`]).
 
 use benchboot_plan::Mode;
 use benchboot_results::network::{mbit_per_s, CpuTimes, NetDirection, NetworkResults};
 use benchboot_results::{
-    a1_verdict, iops, mib_per_s, DeviceReadKind, Direction, RandomOp, RunResults, Severity, Summary,
+    a1_verdict, iops, mib_per_s, DeviceReadKind, Direction, RandomOp, RunResults, Summary,
 };
-use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+
+pub use crate::report::doc::{Block, Doc, Grid};
 
 /// "8 B", "4 KiB", "1 MiB".
 pub fn block_size_label(bytes: u64) -> String {
@@ -54,36 +57,26 @@ pub fn cell_text(values: &[f64]) -> String {
     }
 }
 
-fn table(header: Vec<String>) -> Table {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header(header);
-    t
-}
-
-fn align_right(t: &mut Table, columns: usize) {
-    for i in 0..columns {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-}
-
 /// Marks a cell that ran in sync mode although the plan asked for direct.
 pub const FALLBACK_MARK: &str = "ˢ";
 
-/// The seeds' table for one direction and mode: rows = block size, columns = target.
-pub fn storage_table(r: &RunResults, dir: Direction, mode: Mode) -> Table {
-    let targets: Vec<&str> = r
-        .plan
+/// The target labels of the plan, in the plan's (the seeds' column) order.
+pub fn target_labels(r: &RunResults) -> Vec<&str> {
+    r.plan
         .storage
         .targets
         .iter()
         .map(|t| t.label.as_str())
-        .collect();
+        .collect()
+}
+
+/// The seeds' table for one direction and mode: rows = block size, columns = target,
+/// cells = MiB/s median (min–max of repetitions), [`FALLBACK_MARK`] on fallbacks.
+pub fn storage_table(r: &RunResults, dir: Direction, mode: Mode) -> Grid {
+    let targets = target_labels(r);
     let mut header = vec!["block size".to_owned()];
     header.extend(targets.iter().map(|s| s.to_string()));
-    let mut t = table(header);
+    let mut t = Grid::new(header);
     for &bs in &r.plan.storage.block_sizes {
         let mut row = vec![block_size_label(bs)];
         for target in &targets {
@@ -91,15 +84,14 @@ pub fn storage_table(r: &RunResults, dir: Direction, mode: Mode) -> Table {
             let mark = if fell_back { FALLBACK_MARK } else { "" };
             row.push(format!("{}{mark}", cell_text(&values)));
         }
-        t.add_row(row);
+        t.push(row);
     }
-    align_right(&mut t, targets.len() + 1);
     t
 }
 
 /// `hdparm -T`/`-t`-style figures: one row per disk, MiB/s.
-pub fn device_read_table(r: &RunResults) -> Table {
-    let mut t = table(vec![
+pub fn device_read_table(r: &RunResults) -> Grid {
+    let mut t = Grid::new(vec![
         "device".into(),
         "cached reads (-T), MiB/s".into(),
         "device reads (-t), MiB/s".into(),
@@ -116,30 +108,39 @@ pub fn device_read_table(r: &RunResults) -> Table {
                 .collect();
             cell_text(&v)
         };
-        t.add_row(vec![
+        t.push(vec![
             dev.to_owned(),
             cell(DeviceReadKind::Cached),
             cell(DeviceReadKind::Buffered),
         ]);
     }
-    align_right(&mut t, 3);
     t
 }
 
-/// Random IOPS: one row per target and operation, one column per queue depth.
-pub fn iops_table(r: &RunResults) -> Table {
+/// "read" / "write".
+pub fn random_op_label(op: RandomOp) -> &'static str {
+    match op {
+        RandomOp::Read => "read",
+        RandomOp::Write => "write",
+    }
+}
+
+/// Random IOPS: one row per target and operation, one column per queue depth
+/// (median of repetitions, operations per second).
+pub fn iops_table(r: &RunResults) -> Grid {
     let Some(rp) = &r.plan.storage.random else {
-        return table(vec!["no random I/O in this plan".into()]);
+        return Grid::new(vec!["no random I/O in this plan".into()]);
     };
     let mut header = vec![
         "target".to_owned(),
         format!("{} random", block_size_label(rp.block_size)),
     ];
     header.extend(rp.queue_depths.iter().map(|q| format!("QD{q} IOPS")));
-    let mut t = table(header);
+    let mut t = Grid::new(header);
+    t.left_columns = 2;
     for target in &rp.targets {
         for op in [RandomOp::Read, RandomOp::Write] {
-            let mut row = vec![target.clone(), format!("{op:?}").to_lowercase()];
+            let mut row = vec![target.clone(), random_op_label(op).to_owned()];
             for &qd in &rp.queue_depths {
                 let v: Vec<f64> = r
                     .random
@@ -149,10 +150,9 @@ pub fn iops_table(r: &RunResults) -> Table {
                     .collect();
                 row.push(Summary::of(&v).map_or("—".into(), |s| format!("{:.0}", s.median)));
             }
-            t.add_row(row);
+            t.push(row);
         }
     }
-    align_right(&mut t, rp.queue_depths.len() + 2);
     t
 }
 
@@ -207,9 +207,17 @@ pub fn cpu_cell(t: &CpuTimes) -> String {
 
 const CPU_HEADER: &str = "CPU % usr/sys/irq/sirq/idle";
 
+/// Mbit/s of every interval of a throughput run (10^6 bit/s).
+pub fn interval_mbits(r: &benchboot_results::network::ThroughputRun) -> Vec<f64> {
+    r.intervals
+        .iter()
+        .map(|i| mbit_per_s(i.bytes, i.end_ns.saturating_sub(i.start_ns)))
+        .collect()
+}
+
 /// Throughput runs: one row per run, counted at the receiver after the warm-up.
-pub fn throughput_table(n: &NetworkResults) -> Table {
-    let mut t = table(vec![
+pub fn throughput_table(n: &NetworkResults) -> Grid {
+    let mut t = Grid::new(vec![
         "link".into(),
         "direction".into(),
         "streams".into(),
@@ -219,13 +227,10 @@ pub fn throughput_table(n: &NetworkResults) -> Table {
         format!("board {CPU_HEADER}"),
         format!("host {CPU_HEADER}"),
     ]);
+    t.left_columns = 2;
     for r in &n.throughput {
-        let per: Vec<f64> = r
-            .intervals
-            .iter()
-            .map(|i| mbit_per_s(i.bytes, i.end_ns.saturating_sub(i.start_ns)))
-            .collect();
-        t.add_row(vec![
+        let per = interval_mbits(r);
+        t.push(vec![
             r.link.clone(),
             net_direction_label(r.direction).into(),
             r.streams.to_string(),
@@ -236,12 +241,11 @@ pub fn throughput_table(n: &NetworkResults) -> Table {
             cpu_cell(&r.host_cpu),
         ]);
     }
-    align_right(&mut t, 8);
     t
 }
 
 /// Nearest-rank percentile `p` (0 < p <= 100) of sorted values.
-fn percentile(sorted: &[u64], p: f64) -> Option<u64> {
+pub fn percentile(sorted: &[u64], p: f64) -> Option<u64> {
     if sorted.is_empty() {
         return None;
     }
@@ -250,8 +254,8 @@ fn percentile(sorted: &[u64], p: f64) -> Option<u64> {
 }
 
 /// TCP round trips: min, median, p99 and max per run, µs.
-pub fn latency_table(n: &NetworkResults) -> Table {
-    let mut t = table(vec![
+pub fn latency_table(n: &NetworkResults) -> Grid {
+    let mut t = Grid::new(vec![
         "link".into(),
         "round trips".into(),
         "min µs".into(),
@@ -265,7 +269,7 @@ pub fn latency_table(n: &NetworkResults) -> Table {
         let us = |x: Option<u64>| x.map_or("—".into(), |ns| format!("{:.1}", ns as f64 / 1e3));
         let median = Summary::of(&v.iter().map(|&x| x as f64).collect::<Vec<_>>())
             .map_or("—".into(), |s| format!("{:.1}", s.median / 1e3));
-        t.add_row(vec![
+        t.push(vec![
             r.link.clone(),
             v.len().to_string(),
             us(v.first().copied()),
@@ -274,13 +278,12 @@ pub fn latency_table(n: &NetworkResults) -> Table {
             us(v.last().copied()),
         ]);
     }
-    align_right(&mut t, 6);
     t
 }
 
 /// HTTP GETs of an object held in RAM by the sender.
-pub fn http_table(n: &NetworkResults) -> Table {
-    let mut t = table(vec![
+pub fn http_table(n: &NetworkResults) -> Grid {
+    let mut t = Grid::new(vec![
         "link".into(),
         "direction".into(),
         "MiB".into(),
@@ -290,8 +293,9 @@ pub fn http_table(n: &NetworkResults) -> Table {
         format!("board {CPU_HEADER}"),
         format!("host {CPU_HEADER}"),
     ]);
+    t.left_columns = 2;
     for h in &n.http {
-        t.add_row(vec![
+        t.push(vec![
             h.link.clone(),
             net_direction_label(h.direction).into(),
             format!("{:.1}", h.bytes as f64 / (1u64 << 20) as f64),
@@ -302,7 +306,6 @@ pub fn http_table(n: &NetworkResults) -> Table {
             cpu_cell(&h.host_cpu),
         ]);
     }
-    align_right(&mut t, 8);
     t
 }
 
@@ -311,61 +314,55 @@ pub fn has_network(n: &NetworkResults) -> bool {
     !(n.throughput.is_empty() && n.latency.is_empty() && n.http.is_empty())
 }
 
-/// The network section: throughput, latency and HTTP tables with their units.
-pub fn network_report(n: &NetworkResults, emulated: bool) -> String {
-    let mut out = String::new();
+/// The network section as blocks: throughput, latency and HTTP tables with their units.
+pub fn network_blocks(n: &NetworkResults, emulated: bool) -> Vec<Block> {
+    let mut out = Vec::new();
     let mark = if emulated {
         " (EMULATED: QEMU's virtual network, not the board's)"
     } else {
         ""
     };
     if !n.throughput.is_empty() {
-        let omit: Vec<u64> = n.throughput.iter().map(|r| r.omit_ns).collect();
-        out.push_str(&format!(
-            "\nTCP throughput{mark}: counted at the receiver after a {} s warm-up; \
-             Mbit/s = 10^6 bit/s, MiB/s = 2^20 B/s; CPU = system-wide /proc/stat shares\n",
-            omit.iter().max().copied().unwrap_or(0) as f64 / 1e9
-        ));
-        out.push_str(&throughput_table(n).to_string());
-        out.push('\n');
+        let omit = n.throughput.iter().map(|r| r.omit_ns).max().unwrap_or(0);
+        out.push(Block::Heading(format!(
+            "TCP throughput{mark}: counted at the receiver after a {} s warm-up; \
+             Mbit/s = 10^6 bit/s, MiB/s = 2^20 B/s; CPU = system-wide /proc/stat shares",
+            omit as f64 / 1e9
+        )));
+        out.push(Block::Grid(throughput_table(n)));
     }
     if !n.latency.is_empty() {
-        out.push_str(&format!(
-            "\nTCP round trips{mark} (1 byte each way, TCP_NODELAY)\n"
-        ));
-        out.push_str(&latency_table(n).to_string());
-        out.push('\n');
+        out.push(Block::Heading(format!(
+            "TCP round trips{mark} (1 byte each way, TCP_NODELAY)"
+        )));
+        out.push(Block::Grid(latency_table(n)));
     }
     if !n.http.is_empty() {
-        out.push_str(&format!(
-            "\nHTTP GET of an object in the sender's RAM{mark} (request to last byte)\n"
-        ));
-        out.push_str(&http_table(n).to_string());
-        out.push('\n');
+        out.push(Block::Heading(format!(
+            "HTTP GET of an object in the sender's RAM{mark} (request to last byte)"
+        )));
+        out.push(Block::Grid(http_table(n)));
     }
     out
 }
 
-/// The whole report: context, both tables, census verdict, and every event.
-pub fn report(r: &RunResults) -> String {
-    let mut out = String::new();
-    let s = &r.system;
-    out.push_str(&format!(
-        "run {}  board {}  kernel {} ({})  RAM {} MiB  governor {}\n",
-        r.run_id,
-        r.board,
-        s.kernel_release,
-        s.machine,
-        s.mem_total_bytes >> 20,
-        s.governor.as_deref().unwrap_or("none (no cpufreq)")
-    ));
-    if r.emulated {
-        out.push_str("EMULATED (QEMU): these figures say nothing about the hardware\n");
+/// The network section as terminal text.
+pub fn network_report(n: &NetworkResults, emulated: bool) -> String {
+    Doc {
+        blocks: network_blocks(n, emulated),
     }
+    .text()
+}
+
+/// The storage section: how it was timed, then one table per mode and direction
+/// (headings `Write, MiB/s, mode sync`), the fallback legend, device reads, IOPS, A1.
+pub fn storage_blocks(r: &RunResults) -> Vec<Block> {
+    let mut out = Vec::new();
     let reps = r.plan.storage.repetitions;
-    out.push_str(&format!(
-        "storage: write = write(2) loop + fsync(2), timed together; read after the page cache is \
-         dropped; cap {} KiB or {} s per cell, {reps} repetition(s){}\n\n",
+    out.push(Block::Heading("Storage".into()));
+    out.push(Block::Text(format!(
+        "write = write(2) loop + fsync(2), timed together; read after the page cache is \
+         dropped; cap {} KiB or {} s per cell, {reps} repetition(s){}",
         r.plan.storage.byte_cap >> 10,
         r.plan.storage.time_cap_ms as f64 / 1000.0,
         if reps > 1 {
@@ -373,48 +370,50 @@ pub fn report(r: &RunResults) -> String {
         } else {
             ""
         }
-    ));
+    )));
     for mode in &r.plan.storage.modes {
         for (dir, name) in [(Direction::Write, "Write"), (Direction::Read, "Read")] {
-            out.push_str(&format!("{name}, MiB/s, mode {}\n", mode.name()));
-            out.push_str(&storage_table(r, dir, *mode).to_string());
-            out.push('\n');
+            out.push(Block::Heading(format!(
+                "{name}, MiB/s, mode {}",
+                mode.name()
+            )));
+            out.push(Block::Grid(storage_table(r, dir, *mode)));
         }
     }
     if r.storage.iter().any(|m| m.mode != m.requested_mode) {
-        out.push_str(&format!(
-            "{FALLBACK_MARK} ran in sync mode: below the logical block size O_DIRECT is impossible\n"
-        ));
+        out.push(Block::Text(format!(
+            "{FALLBACK_MARK} ran in sync mode: below the logical block size O_DIRECT is impossible"
+        )));
     }
     if !r.device_reads.is_empty() {
-        out.push_str("\nDevice reads (like hdparm -T / -t)\n");
-        out.push_str(&device_read_table(r).to_string());
-        out.push('\n');
+        out.push(Block::Heading("Device reads (like hdparm -T / -t)".into()));
+        out.push(Block::Grid(device_read_table(r)));
     }
     if !r.random.is_empty() {
-        out.push_str("\nRandom I/O (O_DIRECT; queue depth N = N threads of synchronous I/O)\n");
-        out.push_str(&iops_table(r).to_string());
-        out.push('\n');
-        out.push_str(&a1_lines(r));
+        out.push(Block::Heading(
+            "Random I/O (O_DIRECT; queue depth N = N threads of synchronous I/O)".into(),
+        ));
+        out.push(Block::Grid(iops_table(r)));
+        out.push(Block::Text(a1_lines(r).trim_end().to_owned()));
     }
-    if has_network(&r.network) {
-        out.push_str(&network_report(&r.network, r.emulated));
-    }
+    out
+}
+
+/// Verification, disk identity and census lines.
+pub fn detail_lines(r: &RunResults) -> Vec<String> {
+    let mut out = Vec::new();
     for v in &r.verify {
-        match v.first_mismatch {
-            None => out.push_str(&format!(
-                "verify {}: {} bytes read back as written\n",
+        out.push(match v.first_mismatch {
+            None => format!(
+                "verify {}: {} bytes read back as written",
                 v.target, v.bytes
-            )),
-            Some(at) => out.push_str(&format!(
-                "verify {}: MISMATCH at byte {at} of {}\n",
-                v.target, v.bytes
-            )),
-        }
+            ),
+            Some(at) => format!("verify {}: MISMATCH at byte {at} of {}", v.target, v.bytes),
+        });
     }
     for d in &r.devices {
-        out.push_str(&format!(
-            "device {}: {} {} MiB, logical/physical block {}/{} B{}{}\n",
+        out.push(format!(
+            "device {}: {} {} MiB, logical/physical block {}/{} B{}{}",
             d.name,
             d.model.as_deref().unwrap_or("?"),
             d.size_bytes >> 20,
@@ -440,24 +439,20 @@ pub fn report(r: &RunResults) -> String {
             .iter()
             .map(|p| format!("{}:{}", p.pid, p.comm))
             .collect();
-        out.push_str(&format!(
-            "census {}: {verdict} ({}; {} kernel threads)\n",
+        out.push(format!(
+            "census {}: {verdict} ({}; {} kernel threads)",
             c.at,
             names.join(", "),
             c.kernel_threads
         ));
     }
-    if !r.complete {
-        out.push_str("warning: the run did not finish every step of its plan\n");
-    }
-    for e in &r.events {
-        let sev = match e.severity {
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        };
-        out.push_str(&format!("{sev}: {}: {}\n", e.step, e.message));
-    }
     out
+}
+
+/// The whole report as terminal text: context, warnings, every table
+/// ([`crate::report::document`]).
+pub fn report(r: &RunResults) -> String {
+    crate::report::document(r).text()
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! renders them. The image is written to a temporary file and renamed at the end, so a
 //! failed build never leaves a half-written image under the final name.
 
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -475,51 +475,21 @@ fn write_fat_files(file: &std::fs::File, part: &Part, files: &[(&str, &[u8])]) -
 }
 
 /// Reads one file from a FAT partition of an image (QEMU takes the kernel, DTB and
-/// initramfs from the card's own boot partition).
+/// initramfs from the card's own boot partition), read-only, through the host tool's
+/// card reader (`benchboot::card`).
 pub fn read_fat_file(image: &Path, part: &Part, name: &str) -> Result<Vec<u8>> {
     let file =
         std::fs::File::open(image).with_context(|| format!("opening {}", image.display()))?;
-    let s = fscommon::StreamSlice::new(
-        file,
-        part.offset_bytes(),
-        part.offset_bytes() + part.size_bytes(),
-    )?;
-    let fs = fatfs::FileSystem::new(ReadOnly(s), fatfs::FsOptions::new())?;
-    let mut data = Vec::new();
-    fs.root_dir()
-        .open_file(name)
-        .with_context(|| format!("{}: p{} has no {name}", image.display(), part.number))?
-        .read_to_end(&mut data)?;
-    Ok(data)
+    let p = benchboot::card::Partition {
+        number: part.number,
+        mbr_type: part.mbr_type,
+        offset: part.offset_bytes(),
+        len: part.size_bytes(),
+    };
+    benchboot::card::read_fat_file(file, &p, name)
+        .with_context(|| format!("{}: p{} has no {name}", image.display(), part.number))
 }
 
-/// A read-only stream for fatfs (which asks for Write but does not write on reads).
-struct ReadOnly<T>(T);
-impl<T: Read> Read for ReadOnly<T> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.0.read(buf)
-    }
-}
-impl<T: Seek> Seek for ReadOnly<T> {
-    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
-        self.0.seek(pos)
-    }
-}
-impl<T> Write for ReadOnly<T> {
-    fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
-        Err(std::io::Error::new(
-            std::io::ErrorKind::PermissionDenied,
-            "image opened read-only",
-        ))
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Makes an ext2/3/4 filesystem with `mke2fs` (lazy inode table and journal
-/// initialisation off, so no background init disturbs the first benchmark) in a
-/// temporary file, then copies it into the partition.
 fn write_ext(file: &mut std::fs::File, part: &Part, fs: Filesystem) -> Result<()> {
     let tmp = tempfile::NamedTempFile::new()?;
     tmp.as_file().set_len(part.size_bytes())?;

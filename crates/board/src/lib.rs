@@ -327,7 +327,10 @@ impl RawBoard {
         }
         if let Some(dtb) = &self.kernel.dtb {
             if !dtb.ends_with(".dtb") || dtb.contains("..") {
-                return Err(bad("kernel.dtb", "give a file name ending in `.dtb`".into()));
+                return Err(bad(
+                    "kernel.dtb",
+                    "give a file name ending in `.dtb`".into(),
+                ));
             }
         } else if !self.kernel.dtb_fixups.is_empty() {
             return Err(bad(
@@ -400,10 +403,16 @@ impl RawBoard {
                     functions.push(func);
                 }
                 if functions.is_empty() {
-                    return Err(bad("gadget.functions", "list at least one of ncm, ecm, rndis".into()));
+                    return Err(bad(
+                        "gadget.functions",
+                        "list at least one of ncm, ecm, rndis".into(),
+                    ));
                 }
                 check_module_names(&g.modules).map_err(|m| bad("gadget.modules", m))?;
-                Some(Gadget { functions, modules: g.modules })
+                Some(Gadget {
+                    functions,
+                    modules: g.modules,
+                })
             }
         };
         let qemu = match self.qemu {

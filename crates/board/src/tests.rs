@@ -35,7 +35,11 @@ fn zero_w_fields() {
     let g = b.gadget.as_ref().unwrap();
     assert_eq!(
         g.functions,
-        [GadgetFunction::Ncm, GadgetFunction::Ecm, GadgetFunction::Rndis]
+        [
+            GadgetFunction::Ncm,
+            GadgetFunction::Ecm,
+            GadgetFunction::Rndis
+        ]
     );
     let q = b.qemu.unwrap();
     assert_eq!(q.machine, "raspi0");
@@ -104,7 +108,10 @@ fn virt_board_has_no_firmware_or_dtb_and_tests_the_gadget_on_dummy_hcd() {
     assert!(b.firmware.is_none() && b.kernel.dtb.is_none());
     assert_eq!(b.arch, Arch::Aarch64);
     let q = b.qemu.unwrap();
-    assert_eq!((q.network, q.drive), (QemuNetwork::VirtioNet, QemuDrive::Virtio));
+    assert_eq!(
+        (q.network, q.drive),
+        (QemuNetwork::VirtioNet, QemuDrive::Virtio)
+    );
     assert!(q.gadget_dummy_hcd);
 }
 
@@ -115,7 +122,10 @@ fn gadget_errors_name_the_field() {
         "functions = [\"ncm\", \"ncm\"]",
     );
     let err = parse(&dup).unwrap_err().to_string();
-    assert!(err.contains("gadget.functions") && err.contains("twice"), "{err}");
+    assert!(
+        err.contains("gadget.functions") && err.contains("twice"),
+        "{err}"
+    );
     let eem = zero_w_text().replace(
         "functions = [\"ncm\", \"ecm\", \"rndis\"]",
         "functions = [\"eem\"]",
@@ -125,7 +135,10 @@ fn gadget_errors_name_the_field() {
     let no_gadget = zero_w_text()
         .replace("[gadget]", "[unused]")
         .replace("[unused]\n", "")
-        .replace("network = \"usb-net\"", "network = \"usb-net\"\ngadget = \"dummy-hcd\"");
+        .replace(
+            "network = \"usb-net\"",
+            "network = \"usb-net\"\ngadget = \"dummy-hcd\"",
+        );
     let cut = no_gadget
         .lines()
         .filter(|l| !l.starts_with("functions =") && !l.starts_with("modules = [\"usb_f"))

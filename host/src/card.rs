@@ -1,0 +1,326 @@
+//! Reading `results.json` from a card's results partition, for boards without a USB OTG
+//! port: a mounted folder, or the card itself (block device or image file) read
+//! read-only through its MBR and FAT, so nothing has to be mounted.
+//!
+//! The image's layout (xtask/src/layout.rs): p1 FAT32 boot, p2 FAT results partition
+//! labelled `BBRESULTS`, p3 extended with the test partitions. The results partition is
+//! found by its label on any FAT partition, else taken to be p2.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+
+/// FAT volume label of the results partition (xtask/src/image.rs formats it so).
+pub const RESULTS_LABEL: &str = "BBRESULTS";
+/// The file PID 1 writes on the results partition.
+pub const RESULTS_FILE: &str = "results.json";
+/// Partition number of the results partition in benchboot's layout (p2).
+pub const RESULTS_PARTITION: u8 = 2;
+/// Bytes per sector of the MBR.
+const SECTOR: u64 = 512;
+
+/// MBR partition type ids of FAT filesystems: FAT12, FAT16 (< 32 MiB), FAT16, FAT32
+/// (CHS), FAT32 (LBA), FAT16 (LBA).
+pub const FAT_TYPES: [u8; 6] = [0x01, 0x04, 0x06, 0x0b, 0x0c, 0x0e];
+
+/// One partition of a disk, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Partition {
+    /// As Linux numbers it: 1-4 primary, 5 and up logical; 0 for a whole disk that is
+    /// one FAT filesystem (a partition device such as `/dev/sdb2`, or a bare FAT image).
+    pub number: u8,
+    /// MBR type id (0 for a whole-disk filesystem).
+    pub mbr_type: u8,
+    /// Byte offset of the partition from the start of the disk.
+    pub offset: u64,
+    /// Length in bytes.
+    pub len: u64,
+}
+
+impl Partition {
+    /// True when the MBR type says FAT.
+    pub fn is_fat_type(&self) -> bool {
+        FAT_TYPES.contains(&self.mbr_type)
+    }
+}
+
+/// What [`read_results`] read and from where.
+#[derive(Debug, Clone)]
+pub struct CardRead {
+    /// The results document, as stored.
+    pub text: String,
+    /// Where it came from, e.g. `/dev/sdb p2 (BBRESULTS)` or `/media/me/BBRESULTS/results.json`.
+    pub source: String,
+}
+
+/// Reads the results document from `path`:
+/// - a folder (the mounted results partition): its `results.json`;
+/// - a file that starts with `{`: the results document itself;
+/// - anything else (block device, image file): the results partition found by
+///   [`find_results_partition`], read read-only.
+///
+/// # Errors
+/// The path cannot be opened (the message says how to get read access), no results
+/// partition, or no `results.json` on it (the board has not written one yet).
+pub fn read_results(path: &Path) -> Result<CardRead> {
+    // Sources are stored, so they name the card absolutely (symlinks such as
+    // /dev/disk/by-id/... kept as given).
+    let path = &std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+    let meta = std::fs::metadata(path).with_context(|| {
+        format!(
+            "{}: no such file, folder or device: give the card's device (e.g. /dev/sdb, \
+             see lsblk), an image file, or the folder the results partition is mounted on",
+            path.display()
+        )
+    })?;
+    if meta.is_dir() {
+        let file = path.join(RESULTS_FILE);
+        let text = std::fs::read_to_string(&file).with_context(|| {
+            format!(
+                "{}: no readable {RESULTS_FILE}: is {} the card's results partition \
+                 ({RESULTS_LABEL}, the second one), and did the board's run start?",
+                file.display(),
+                path.display()
+            )
+        })?;
+        return Ok(CardRead {
+            text,
+            source: file.display().to_string(),
+        });
+    }
+    let mut disk = File::open(path).with_context(|| open_advice(path))?;
+    if starts_with_brace(&mut disk)? {
+        let mut text = String::new();
+        disk.read_to_string(&mut text)
+            .with_context(|| format!("reading {}", path.display()))?;
+        return Ok(CardRead {
+            text,
+            source: path.display().to_string(),
+        });
+    }
+    let (part, label) = find_results_partition(&mut disk).with_context(|| {
+        format!(
+            "{}: is this a benchboot card or image? (it needs an MBR with a FAT partition \
+             labelled {RESULTS_LABEL}, or a FAT p2)",
+            path.display()
+        )
+    })?;
+    let place = describe(path, &part, label.as_deref());
+    let data = match read_fat_file(&mut disk, &part, RESULTS_FILE) {
+        Ok(d) => d,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => bail!(
+            "{place} has no {RESULTS_FILE}: the board has not written results yet (PID 1 \
+             writes it once the first block size is done); boot the card in the board and \
+             let the run go on"
+        ),
+        Err(e) => return Err(e).with_context(|| format!("reading {RESULTS_FILE} from {place}")),
+    };
+    let text = String::from_utf8(data)
+        .with_context(|| format!("{place}: {RESULTS_FILE} is not UTF-8 text"))?;
+    Ok(CardRead {
+        text,
+        source: place,
+    })
+}
+
+/// `/dev/sdb p2 (BBRESULTS)`, or just the path for a whole-disk filesystem.
+fn describe(path: &Path, part: &Partition, label: Option<&str>) -> String {
+    let mut s = path.display().to_string();
+    if part.number != 0 {
+        s.push_str(&format!(" p{}", part.number));
+    }
+    if let Some(l) = label {
+        s.push_str(&format!(" ({l})"));
+    }
+    s
+}
+
+fn open_advice(path: &Path) -> String {
+    format!(
+        "opening {} read-only: reading a card needs read access to the device (run as \
+         root, or be in the disk group), or mount its results partition and give that folder",
+        path.display()
+    )
+}
+
+/// True when the first non-blank byte is `{` (a JSON document rather than a disk).
+fn starts_with_brace(f: &mut File) -> Result<bool> {
+    let mut head = [0u8; 64];
+    let n = f.read(&mut head)?;
+    f.seek(SeekFrom::Start(0))?;
+    Ok(head[..n]
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|&b| b == b'{'))
+}
+
+/// The partitions of an MBR disk, primary then logical, those that start inside the disk
+/// (lengths clipped to its end). Empty when there is no MBR (no `55 AA` signature);
+/// primaries only when the chain of extended boot records is broken.
+///
+/// # Errors
+/// Only I/O errors of `disk`.
+pub fn partitions<R: Read + Seek>(disk: &mut R) -> io::Result<Vec<Partition>> {
+    let disk_len = disk.seek(SeekFrom::End(0))?;
+    let entries: Vec<(usize, mbrman::MBRPartitionEntry)> =
+        match mbrman::MBR::read_from(disk, SECTOR as u32) {
+            Ok(mbr) => mbr.iter().map(|(i, e)| (i, e.clone())).collect(),
+            Err(_) => match mbrman::MBRHeader::read_from(disk) {
+                Ok(h) => h.iter().map(|(i, e)| (i, e.clone())).collect(),
+                Err(_) => Vec::new(),
+            },
+        };
+    Ok(entries
+        .into_iter()
+        .filter(|(_, e)| e.is_used() && !e.is_extended() && e.sectors > 0)
+        .filter_map(|(i, e)| {
+            let offset = u64::from(e.starting_lba) * SECTOR;
+            (offset < disk_len).then(|| Partition {
+                number: u8::try_from(i).unwrap_or(u8::MAX),
+                mbr_type: e.sys,
+                offset,
+                len: (u64::from(e.sectors) * SECTOR).min(disk_len - offset),
+            })
+        })
+        .collect())
+}
+
+/// Finds the results partition: the first FAT-typed partition whose volume label is
+/// [`RESULTS_LABEL`], else p2 when it holds a FAT filesystem, else the whole disk when
+/// it is one FAT filesystem. Returns the partition and its label, if it has one.
+///
+/// # Errors
+/// None of these; the message lists the partitions seen.
+pub fn find_results_partition<R: Read + Seek>(disk: &mut R) -> Result<(Partition, Option<String>)> {
+    let parts = partitions(disk)?;
+    let mut labels = Vec::new();
+    for p in parts.iter().filter(|p| p.is_fat_type()) {
+        if let Ok(label) = fat_label(&mut *disk, p) {
+            if label.as_deref() == Some(RESULTS_LABEL) {
+                return Ok((*p, label));
+            }
+            labels.push((p.number, label));
+        }
+    }
+    if let Some(p) = parts.iter().find(|p| p.number == RESULTS_PARTITION) {
+        if let Ok(label) = fat_label(&mut *disk, p) {
+            return Ok((*p, label));
+        }
+    }
+    let len = disk.seek(SeekFrom::End(0))?;
+    let whole = Partition {
+        number: 0,
+        mbr_type: 0,
+        offset: 0,
+        len,
+    };
+    if let Ok(label) = fat_label(&mut *disk, &whole) {
+        return Ok((whole, label));
+    }
+    let seen = if parts.is_empty() {
+        "no MBR partition table and no FAT filesystem".to_owned()
+    } else {
+        parts
+            .iter()
+            .map(|p| {
+                let label = labels
+                    .iter()
+                    .find(|(n, _)| *n == p.number)
+                    .map(|(_, l)| format!(", label {}", l.as_deref().unwrap_or("none")))
+                    .unwrap_or_default();
+                format!("p{} type {:#04x}{label}", p.number, p.mbr_type)
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    bail!("no results partition (FAT labelled {RESULTS_LABEL}, or a FAT p{RESULTS_PARTITION}): found {seen}")
+}
+
+/// The volume label of the FAT filesystem on `part`: the root folder's volume entry
+/// (what `fatlabel` and Windows set), else the boot sector's; `None` when blank or
+/// `NO NAME`.
+///
+/// # Errors
+/// I/O errors, or no FAT filesystem on `part`.
+pub fn fat_label<R: Read + Seek>(disk: R, part: &Partition) -> io::Result<Option<String>> {
+    let fs = open_fat(disk, part)?;
+    let label = match fs.read_volume_label_from_root_dir()? {
+        Some(l) => l,
+        None => fs.volume_label(),
+    };
+    let label = label.trim().to_owned();
+    Ok((!label.is_empty() && label != "NO NAME").then_some(label))
+}
+
+/// Reads the file `name` (a path inside the filesystem, `/`-separated) from the FAT
+/// filesystem on `part` of `disk`, read-only: nothing is ever written to `disk`.
+///
+/// # Errors
+/// I/O errors, no FAT filesystem on `part`, or [`io::ErrorKind::NotFound`] when the
+/// file is not there.
+pub fn read_fat_file<R: Read + Seek>(disk: R, part: &Partition, name: &str) -> io::Result<Vec<u8>> {
+    let fs = open_fat(disk, part)?;
+    let mut data = Vec::new();
+    fs.root_dir().open_file(name)?.read_to_end(&mut data)?;
+    Ok(data)
+}
+
+type FatOn<R> = fatfs::FileSystem<fscommon::BufStream<fscommon::StreamSlice<ReadOnly<R>>>>;
+
+/// Mounts the FAT filesystem of `part` over a read-only, partition-offset view of `disk`.
+fn open_fat<R: Read + Seek>(disk: R, part: &Partition) -> io::Result<FatOn<R>> {
+    let slice = fscommon::StreamSlice::new(ReadOnly(disk), part.offset, part.offset + part.len)?;
+    fatfs::FileSystem::new(fscommon::BufStream::new(slice), fatfs::FsOptions::new())
+}
+
+/// A read-only stream for fatfs, which asks for `Write` but writes nothing when it only
+/// reads (no accessed dates, dirty flag left as found): any write is refused.
+struct ReadOnly<T>(T);
+
+impl<T: Read> Read for ReadOnly<T> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl<T: Seek> Seek for ReadOnly<T> {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        self.0.seek(pos)
+    }
+}
+
+impl<T> Write for ReadOnly<T> {
+    fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+        Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "the card is read read-only",
+        ))
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_mbr_no_partitions() {
+        let mut c = io::Cursor::new(vec![0u8; 64 * 1024]);
+        assert!(partitions(&mut c).unwrap().is_empty());
+        let err = format!("{:#}", find_results_partition(&mut c).unwrap_err());
+        assert!(err.contains("no MBR partition table"), "{err}");
+    }
+
+    #[test]
+    fn read_only_refuses_writes() {
+        let mut r = ReadOnly(io::Cursor::new(vec![0u8; 4]));
+        assert_eq!(
+            r.write(b"x").unwrap_err().kind(),
+            io::ErrorKind::PermissionDenied
+        );
+    }
+}

@@ -1,0 +1,393 @@
+//! `benchboot collect` and `benchboot runs`: get a run's results from a board (over its
+//! USB gadget link, or from its card) into the local results store ([`crate::store`]).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use benchboot_results::RunResults;
+
+use crate::store::{self, Outcome, RunRow, Store};
+use crate::{card, fetch};
+
+/// `benchboot collect`'s arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CollectArgs {
+    /// HOST:PORT of the board's results server. Default: find the board
+    /// ($BENCHBOOT_BOARD, then the gadget links 10.55.0.1/.5/.9:8080, then a QEMU board
+    /// forwarded to 127.0.0.1:18080).
+    #[arg(long, conflicts_with = "from_card")]
+    pub addr: Option<String>,
+    /// Read the card instead (boards without a USB OTG port): its block device
+    /// (/dev/sdb, needs root), an image file, or the folder its results partition
+    /// (BBRESULTS) is mounted on.
+    #[arg(long, value_name = "PATH")]
+    pub from_card: Option<PathBuf>,
+    /// The results store folder. Default: $BENCHBOOT_STORE, else
+    /// $XDG_DATA_HOME/benchboot, else ~/.local/share/benchboot.
+    #[arg(long, value_name = "DIR")]
+    pub store: Option<PathBuf>,
+    /// Seconds to wait for the board to answer (it serves results once its run is
+    /// done), and for the download.
+    #[arg(long, value_name = "S", default_value_t = 300)]
+    pub timeout: u64,
+    /// Print the stored run as JSON (run_id, board, json_path, outcome, ...).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `benchboot runs`'s arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunsArgs {
+    /// The results store folder (default as for `collect`).
+    #[arg(long, value_name = "DIR")]
+    pub store: Option<PathBuf>,
+    /// Print the runs as a JSON array.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `benchboot collect`: collects, prints the warnings (partial, emulated) on stderr and
+/// where the run was stored (or the stored row as JSON) on stdout.
+///
+/// # Errors
+/// As [`collect`].
+pub fn run(args: &CollectArgs) -> Result<()> {
+    let c = collect(&Options {
+        addr: args.addr.clone(),
+        from_card: args.from_card.clone(),
+        store: args.store.clone(),
+        timeout: Duration::from_secs(args.timeout),
+        progress: true,
+    })?;
+    for w in warnings(&c.results) {
+        eprintln!("warning: {w}");
+    }
+    if args.json {
+        println!("{}", to_json(&c));
+    } else {
+        print!("{}", summary(&c));
+    }
+    Ok(())
+}
+
+/// `benchboot runs`: prints [`runs`].
+///
+/// # Errors
+/// As [`runs`].
+pub fn run_runs(args: &RunsArgs) -> Result<()> {
+    print!("{}", runs(args.store.as_deref(), args.json)?);
+    Ok(())
+}
+
+/// Where to collect from and where to store.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// `HOST:PORT` of the board's results server; `None` finds it ([`fetch::discover`]).
+    pub addr: Option<String>,
+    /// Read from the card instead: a mounted folder, a block device or an image file.
+    pub from_card: Option<PathBuf>,
+    /// The store folder; `None`: [`store::default_dir`].
+    pub store: Option<PathBuf>,
+    /// How long to wait for the board to answer, and for the download.
+    pub timeout: Duration,
+    /// Show a spinner on stderr while waiting (drawn only on a terminal).
+    pub progress: bool,
+}
+
+/// A results document as received.
+#[derive(Debug, Clone)]
+pub struct Got {
+    pub results: RunResults,
+    /// The document's text, stored as it came.
+    pub text: String,
+    /// `HOST:PORT`, or the card path (`/dev/sdb p2 (BBRESULTS)`, a folder's file).
+    pub source: String,
+}
+
+/// What [`collect`] did.
+#[derive(Debug, Clone)]
+pub struct Collected {
+    pub results: RunResults,
+    pub outcome: Outcome,
+    /// The stored row (the one kept, for [`Outcome::KeptStored`]).
+    pub row: RunRow,
+    /// The store's database file.
+    pub db: PathBuf,
+}
+
+/// Collects one run: from the card when `from_card` is set, else over the network, then
+/// stores it ([`Store::put`]).
+///
+/// # Errors
+/// No board answered in time, the card has no results, the document is not one this
+/// benchboot reads, or the store cannot be written; each message names what it tried.
+pub fn collect(opts: &Options) -> Result<Collected> {
+    let got = match &opts.from_card {
+        Some(path) => from_card(path)?,
+        None => from_network(opts.addr.as_deref(), opts.timeout, opts.progress)?,
+    };
+    let dir = store::default_dir(opts.store.as_deref())?;
+    let mut store = Store::open(&dir)?;
+    let (outcome, row) = store.put(&got.results, &got.text, &got.source, unix_now())?;
+    Ok(Collected {
+        results: got.results,
+        outcome,
+        row,
+        db: store.db_path(),
+    })
+}
+
+/// Waits up to `timeout` for a board (at `addr`, or the first of
+/// [`fetch::candidates`] to answer), then downloads its results.
+///
+/// # Errors
+/// Nothing answered in time (the message lists the addresses), or [`fetch::fetch`]'s.
+pub fn from_network(addr: Option<&str>, timeout: Duration, progress: bool) -> Result<Got> {
+    let spinner = spinner(progress);
+    let found = match addr {
+        Some(a) => {
+            spinner.set_message(format!("waiting for the board at {a}"));
+            wait_for(a, timeout)
+        }
+        None => {
+            spinner.set_message(
+                "waiting for a board on a USB gadget link (or QEMU's 127.0.0.1 forward)",
+            );
+            fetch::discover(timeout)
+        }
+    };
+    let addr = match found {
+        Ok(a) => a,
+        Err(e) => {
+            spinner.finish_and_clear();
+            return Err(e);
+        }
+    };
+    spinner.set_message(format!("downloading http://{addr}/results.json"));
+    let fetched = fetch::fetch(&addr, timeout);
+    spinner.finish_and_clear();
+    let (results, text) = fetched?;
+    Ok(Got {
+        results,
+        text,
+        source: addr,
+    })
+}
+
+/// Reads the results from a card ([`card::read_results`]) and checks the document.
+///
+/// # Errors
+/// [`card::read_results`]'s, or a document this benchboot cannot read.
+pub fn from_card(path: &Path) -> Result<Got> {
+    let read = card::read_results(path)?;
+    let results = RunResults::from_json(&read.text).with_context(|| read.source.clone())?;
+    Ok(Got {
+        results,
+        text: read.text,
+        source: read.source,
+    })
+}
+
+/// Polls `addr` (a TCP connect, 1 s timeout each, every 0.5 s) until it accepts or
+/// `timeout` passes.
+fn wait_for(addr: &str, timeout: Duration) -> Result<String> {
+    use std::net::ToSocketAddrs;
+    let until = Instant::now() + timeout;
+    loop {
+        let sockets: Vec<_> = addr
+            .to_socket_addrs()
+            .with_context(|| format!("--addr {addr}: give HOST:PORT, e.g. 10.55.0.1:8080"))?
+            .collect();
+        if sockets
+            .iter()
+            .any(|s| std::net::TcpStream::connect_timeout(s, Duration::from_secs(1)).is_ok())
+        {
+            return Ok(addr.to_owned());
+        }
+        if Instant::now() >= until {
+            anyhow::bail!(
+                "no board answered at {addr} within {} s: is it powered, its run finished \
+                 (it serves results after the ready line) and the link up? Give it longer \
+                 with --timeout, or read the card: benchboot collect --from-card DEVICE",
+                timeout.as_secs()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+fn spinner(progress: bool) -> indicatif::ProgressBar {
+    if !progress {
+        return indicatif::ProgressBar::hidden();
+    }
+    let pb = indicatif::ProgressBar::new_spinner();
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
+        pb.set_style(style);
+    }
+    pb.enable_steady_tick(Duration::from_millis(120));
+    pb
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// Warnings about a collected document, one line each: partial, emulated.
+pub fn warnings(r: &RunResults) -> Vec<String> {
+    let mut w = Vec::new();
+    if !r.complete {
+        let errors = r
+            .events
+            .iter()
+            .filter(|e| e.severity == benchboot_results::Severity::Error)
+            .count();
+        w.push(format!(
+            "run {} is partial (complete: false): the board had not attempted every step \
+             when this copy was written ({errors} error events); stored anyway, collect \
+             again once the run is done",
+            r.run_id
+        ));
+    }
+    if r.emulated {
+        w.push(format!(
+            "run {} is emulated (QEMU): its figures say nothing about the hardware",
+            r.run_id
+        ));
+    }
+    w
+}
+
+/// The lines `benchboot collect` prints for a person.
+pub fn summary(c: &Collected) -> String {
+    let r = &c.results;
+    let state = if r.complete { "complete" } else { "partial" };
+    let mut s = format!(
+        "collected {} (board {}, kernel {}, {state}, {} measurements) from {}\n",
+        r.run_id,
+        r.board,
+        r.system.kernel_release,
+        c.row.counts.measurements(),
+        c.row.source
+    );
+    s.push_str(&match c.outcome {
+        Outcome::Inserted => format!("stored in {}\n", c.row.json_path.display()),
+        Outcome::Updated => format!(
+            "stored in {} (replaced the earlier copy)\n",
+            c.row.json_path.display()
+        ),
+        Outcome::KeptStored => format!(
+            "not stored: the store already has a {} copy of this run, written later, in {}; \
+             kept it\n",
+            if c.row.complete {
+                "complete"
+            } else {
+                "partial"
+            },
+            c.row.json_path.display()
+        ),
+    });
+    s.push_str(&format!(
+        "database {}\nsee it: benchboot show {}\n",
+        c.db.display(),
+        c.row.json_path.display()
+    ));
+    s
+}
+
+/// `benchboot collect --json`: the stored row, plus `outcome` and `database`.
+pub fn to_json(c: &Collected) -> String {
+    let mut v = serde_json::to_value(&c.row).unwrap_or_default();
+    if let Some(o) = v.as_object_mut() {
+        o.insert(
+            "outcome".into(),
+            serde_json::to_value(c.outcome).unwrap_or_default(),
+        );
+        o.insert("database".into(), c.db.display().to_string().into());
+    }
+    serde_json::to_string_pretty(&v).unwrap_or_default()
+}
+
+/// `benchboot runs`: the stored runs as a table, or JSON (an array of rows).
+///
+/// # Errors
+/// The store cannot be read.
+pub fn runs(store_dir: Option<&Path>, json: bool) -> Result<String> {
+    let dir = store::default_dir(store_dir)?;
+    let rows = match Store::open_existing(&dir)? {
+        Some(s) => s.list()?,
+        None => Vec::new(),
+    };
+    if json {
+        return Ok(serde_json::to_string_pretty(&rows).unwrap_or_default() + "\n");
+    }
+    if rows.is_empty() {
+        return Ok(format!(
+            "no runs stored in {} yet: benchboot collect\n",
+            dir.display()
+        ));
+    }
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
+    t.set_header([
+        "run id",
+        "board",
+        "kernel",
+        "state",
+        "measurements",
+        "collected (UTC)",
+        "source",
+    ]);
+    for r in &rows {
+        let mut state = if r.complete { "complete" } else { "partial" }.to_owned();
+        if r.emulated {
+            state.push_str(", emulated");
+        }
+        t.add_row([
+            r.run_id.clone(),
+            r.board.clone(),
+            r.kernel.clone(),
+            state,
+            r.counts.measurements().to_string(),
+            utc(r.collected_at),
+            r.source.clone(),
+        ]);
+    }
+    Ok(format!("{t}\nstore {}\n", dir.display()))
+}
+
+/// `YYYY-MM-DD HH:MM` in UTC of a unix time in seconds (proleptic Gregorian calendar).
+pub fn utc(unix_s: i64) -> String {
+    let (days, secs) = (unix_s.div_euclid(86_400), unix_s.rem_euclid(86_400));
+    // Days to civil date: H. Hinnant, "chrono-Compatible Low-Level Date Algorithms".
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
+        secs / 3600,
+        secs % 3600 / 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc(0), "1970-01-01 00:00");
+        assert_eq!(utc(951_782_400), "2000-02-29 00:00");
+        assert_eq!(utc(1_700_000_000), "2023-11-14 22:13");
+        assert_eq!(utc(-60), "1969-12-31 23:59");
+    }
+}

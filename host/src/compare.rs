@@ -1,0 +1,663 @@
+//! `benchboot compare RUN RUN... [--reference NAME]`: runs and built-in references side
+//! by side, cell by cell, with the ratio of the first run to each other entry and, where
+//! both sides have repetitions, whether the difference is larger than the run-to-run
+//! spread (min–max ranges apart or not, and a Mann–Whitney U test where the sample
+//! sizes allow one). Output as tables, Markdown, tidy CSV or JSON; overlaid plots.
+
+pub mod output;
+pub mod rank_test;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use benchboot_results::network::{mbit_per_s, CpuTimes};
+use benchboot_results::{
+    iops, mib_per_s, DeviceReadKind, Direction, RandomOp, RunResults, Summary,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::reference::{self, Reference};
+use crate::render::{cell_values, target_labels};
+use crate::report::Format;
+use rank_test::{mann_whitney, MannWhitney};
+
+/// Significance level of the rank test, two-sided.
+pub const ALPHA: f64 = 0.05;
+
+/// Which table a figure belongs to; the unit follows from it ([`Section::unit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Section {
+    /// Sequential throughput by block size, MiB/s.
+    Storage,
+    /// `hdparm -T`/`-t`-style reads, MiB/s.
+    DeviceRead,
+    /// Random I/O, IOPS.
+    Random,
+    /// TCP throughput, Mbit/s.
+    Tcp,
+    /// The board's system CPU share during a TCP run, percent.
+    TcpBoardCpuSystem,
+    /// The board's softirq CPU share during a TCP run, percent.
+    TcpBoardCpuSoftirq,
+    /// HTTP GET of an object in RAM, Mbit/s.
+    Http,
+}
+
+impl Section {
+    /// "MiB/s", "IOPS", "Mbit/s" or "%".
+    pub fn unit(self) -> &'static str {
+        match self {
+            Section::Storage | Section::DeviceRead => "MiB/s",
+            Section::Random => "IOPS",
+            Section::Tcp | Section::Http => "Mbit/s",
+            Section::TcpBoardCpuSystem | Section::TcpBoardCpuSoftirq => "%",
+        }
+    }
+
+    /// Decimals shown for this unit.
+    pub fn decimals(self) -> usize {
+        match self {
+            Section::Storage | Section::DeviceRead => 2,
+            Section::Random => 0,
+            _ => 1,
+        }
+    }
+}
+
+/// What one figure is, across runs: section, storage mode asked (`random`: `direct`),
+/// direction (write/read, cached/buffered, board-to-host/host-to-board), target (label,
+/// disk or link; empty for a reference figure that holds for any link), block size
+/// (0 when none) and queue depth or stream count (0 when none).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Key {
+    pub section: Section,
+    pub mode: String,
+    pub direction: String,
+    pub target: String,
+    pub block_size_bytes: u64,
+    pub param: u32,
+}
+
+impl Key {
+    /// A storage cell.
+    pub fn storage(mode: &str, direction: &str, target: &str, block_size: u64) -> Key {
+        Key {
+            section: Section::Storage,
+            mode: mode.into(),
+            direction: direction.into(),
+            target: target.into(),
+            block_size_bytes: block_size,
+            param: 0,
+        }
+    }
+
+    /// A network figure (`param`: streams, 0 when none).
+    pub fn network(section: Section, direction: &str, target: &str, param: u32) -> Key {
+        Key {
+            section,
+            mode: String::new(),
+            direction: direction.into(),
+            target: target.into(),
+            block_size_bytes: 0,
+            param,
+        }
+    }
+
+    fn any_link(&self) -> Key {
+        Key {
+            target: String::new(),
+            param: 0,
+            ..self.clone()
+        }
+    }
+}
+
+/// The figures of one entry in one cell, in the unit of the row's section
+/// ([`Section::unit`]): every repetition, or (references) a single published figure or
+/// only a min–max range.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stat {
+    /// Number of values (0 for a range without its values).
+    pub n: usize,
+    pub values: Vec<f64>,
+    /// `None` for a range-only figure.
+    pub median: Option<f64>,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Stat {
+    /// Median and min–max of `values`; `None` when empty.
+    pub fn of(values: &[f64]) -> Option<Stat> {
+        Summary::of(values).map(|s| Stat {
+            n: s.count,
+            values: values.to_vec(),
+            median: Some(s.median),
+            min: s.min,
+            max: s.max,
+        })
+    }
+
+    /// One figure.
+    pub fn single(v: f64) -> Stat {
+        Stat {
+            n: 1,
+            values: vec![v],
+            median: Some(v),
+            min: v,
+            max: v,
+        }
+    }
+
+    /// Only a min and a max are known.
+    pub fn range(lo: f64, hi: f64) -> Stat {
+        Stat {
+            n: 0,
+            values: Vec::new(),
+            median: None,
+            min: lo,
+            max: hi,
+        }
+    }
+}
+
+/// Whether two entries' repetitions are further apart than their spread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SpreadVerdict {
+    /// One side has fewer than two repetitions (or is a reference): no spread to compare.
+    NoSpread,
+    /// The min–max ranges overlap: the difference is within run-to-run spread.
+    Overlap,
+    /// The min–max ranges do not overlap.
+    Apart,
+}
+
+/// The first run against one other entry in one cell.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Against {
+    /// First run's median ÷ this entry's median.
+    pub ratio: Option<f64>,
+    /// When this entry has only a range: first run's median ÷ its max, ÷ its min.
+    pub ratio_range: Option<(f64, f64)>,
+    pub spread: SpreadVerdict,
+    /// Two-sided Mann–Whitney U test, when both sides have at least two repetitions.
+    pub test: Option<MannWhitney>,
+    /// The verdict in words, as the tables print it.
+    pub note: String,
+}
+
+/// Compares `a` (the first run) with `b`.
+pub fn against(a: &Stat, b: &Stat, b_is_reference: bool) -> Against {
+    let ratio = match (a.median, b.median) {
+        (Some(x), Some(y)) if y > 0.0 => Some(x / y),
+        _ => None,
+    };
+    let ratio_range = match (a.median, b.median) {
+        (Some(x), None) if b.min > 0.0 => Some((x / b.max, x / b.min)),
+        _ => None,
+    };
+    if a.n < 2 || b.n < 2 {
+        let note = if b_is_reference {
+            "no spread: a reference is one published figure".into()
+        } else {
+            format!("no spread: n = {}+{}", a.n, b.n)
+        };
+        return Against {
+            ratio,
+            ratio_range,
+            spread: SpreadVerdict::NoSpread,
+            test: None,
+            note,
+        };
+    }
+    let spread = if a.max < b.min || b.max < a.min {
+        SpreadVerdict::Apart
+    } else {
+        SpreadVerdict::Overlap
+    };
+    let test = mann_whitney(&a.values, &b.values);
+    let words = match spread {
+        SpreadVerdict::Apart => "ranges apart",
+        _ => "within spread",
+    };
+    let note = match &test {
+        Some(t) if t.min_p > ALPHA => format!(
+            "{words}; n = {}+{}: too few for a rank test (p ≥ {:.2})",
+            a.n, b.n, t.min_p
+        ),
+        Some(t) => format!(
+            "{words}; U = {}, p = {:.3}{}",
+            t.u_x,
+            t.p,
+            if t.p < ALPHA { " < 0.05" } else { "" }
+        ),
+        None => words.into(),
+    };
+    Against {
+        ratio,
+        ratio_range,
+        spread,
+        test,
+        note,
+    }
+}
+
+/// One entry of a comparison.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntryInfo {
+    /// `A`, `B`, ... in argument order, runs first.
+    pub letter: String,
+    /// `run` or `reference`.
+    pub kind: String,
+    /// Run id or reference name.
+    pub name: String,
+    pub board: String,
+    /// True for a QEMU run: never a hardware result.
+    pub emulated: bool,
+    /// The results file of a run.
+    pub file: Option<String>,
+    /// What it is, in a few words (a reference's title).
+    pub description: String,
+}
+
+struct Entry {
+    info: EntryInfo,
+    figures: BTreeMap<Key, Stat>,
+    reference: bool,
+}
+
+/// One row of a comparison: a figure across every entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    pub key: Key,
+    pub unit: String,
+    /// One per entry, in entry order; `None` where the entry has no such figure.
+    pub cells: Vec<Option<Stat>>,
+    /// One per entry: the first run against that entry (`None` for the first run itself
+    /// and where either side is missing).
+    pub against: Vec<Option<Against>>,
+}
+
+/// A whole comparison (what `--format json` prints).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// Always `benchboot-compare`.
+    pub kind: String,
+    /// Shape version (1).
+    pub version: u32,
+    /// Set when an entry is a QEMU run.
+    pub notice: Option<String>,
+    pub entries: Vec<EntryInfo>,
+    pub rows: Vec<Row>,
+}
+
+fn cpu_figures(t: &CpuTimes) -> Option<(f64, f64)> {
+    t.share().map(|s| (s.system, s.softirq))
+}
+
+/// Every comparable figure of a run.
+pub fn run_figures(r: &RunResults) -> BTreeMap<Key, Stat> {
+    let mut acc: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
+    for target in target_labels(r) {
+        for &mode in &r.plan.storage.modes {
+            for (dir, name) in [(Direction::Write, "write"), (Direction::Read, "read")] {
+                for &bs in &r.plan.storage.block_sizes {
+                    let (v, _) = cell_values(r, target, bs, dir, mode);
+                    if !v.is_empty() {
+                        acc.insert(Key::storage(mode.name(), name, target, bs), v);
+                    }
+                }
+            }
+        }
+    }
+    for d in &r.device_reads {
+        let kind = match d.kind {
+            DeviceReadKind::Cached => "cached",
+            DeviceReadKind::Buffered => "buffered",
+        };
+        acc.entry(Key::network(Section::DeviceRead, kind, &d.device, 0))
+            .or_default()
+            .push(mib_per_s(d.bytes, d.nanos));
+    }
+    for x in &r.random {
+        let op = match x.op {
+            RandomOp::Read => "read",
+            RandomOp::Write => "write",
+        };
+        let key = Key {
+            section: Section::Random,
+            mode: "direct".into(),
+            direction: op.into(),
+            target: x.target.clone(),
+            block_size_bytes: x.block_size,
+            param: x.queue_depth,
+        };
+        acc.entry(key).or_default().push(iops(x.ios, x.nanos));
+    }
+    let dir = |d| crate::report::tidy::net_dir_name(d);
+    for t in &r.network.throughput {
+        let k = |s| Key::network(s, dir(t.direction), &t.link, t.streams);
+        acc.entry(k(Section::Tcp))
+            .or_default()
+            .push(mbit_per_s(t.bytes, t.nanos));
+        if let Some((sys, soft)) = cpu_figures(&t.board_cpu) {
+            acc.entry(k(Section::TcpBoardCpuSystem))
+                .or_default()
+                .push(sys);
+            acc.entry(k(Section::TcpBoardCpuSoftirq))
+                .or_default()
+                .push(soft);
+        }
+    }
+    for h in &r.network.http {
+        acc.entry(Key::network(Section::Http, dir(h.direction), &h.link, 0))
+            .or_default()
+            .push(mbit_per_s(h.bytes, h.nanos));
+    }
+    acc.into_iter()
+        .filter_map(|(k, v)| Stat::of(&v).map(|s| (k, s)))
+        .collect()
+}
+
+/// The banner of a comparison with emulated entries.
+pub fn emulated_notice(entries: &[EntryInfo]) -> Option<String> {
+    let emu: Vec<String> = entries
+        .iter()
+        .filter(|e| e.emulated)
+        .map(|e| format!("{} ({})", e.letter, e.name))
+        .collect();
+    (!emu.is_empty()).then(|| {
+        format!(
+            "EMULATED (QEMU): {} {} figures of an emulated board; they say nothing about the \
+             hardware, and ratios against {} compare QEMU, not boards",
+            emu.join(", "),
+            if emu.len() == 1 { "holds" } else { "hold" },
+            if emu.len() == 1 { "it" } else { "them" }
+        )
+    })
+}
+
+fn mode_rank(m: &str) -> u8 {
+    match m {
+        "sync" => 0,
+        "direct" => 1,
+        _ => 2,
+    }
+}
+
+fn dir_rank(d: &str) -> u8 {
+    match d {
+        "write" => 0,
+        "read" => 1,
+        "board-to-host" => 2,
+        "host-to-board" => 3,
+        "cached" => 4,
+        "buffered" => 5,
+        _ => 9,
+    }
+}
+
+/// Builds the comparison of `runs` (path and results; the first is the baseline) and
+/// `references`.
+///
+/// # Errors
+/// When there are fewer than two entries or no run.
+pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Result<Comparison> {
+    if runs.is_empty() {
+        bail!("compare needs at least one run (a results JSON file) as its first argument");
+    }
+    if runs.len() + references.len() < 2 {
+        bail!(
+            "compare needs two things to compare: two runs, or a run and --reference NAME \
+             (benchboot compare --list-references lists the built-in ones)"
+        );
+    }
+    let letter = |i: usize| {
+        let c = (b'A' + (i % 26) as u8) as char;
+        if i < 26 {
+            c.to_string()
+        } else {
+            format!("{c}{}", i / 26)
+        }
+    };
+    let mut entries: Vec<Entry> = Vec::new();
+    for (i, (path, r)) in runs.iter().enumerate() {
+        entries.push(Entry {
+            info: EntryInfo {
+                letter: letter(i),
+                kind: "run".into(),
+                name: r.run_id.clone(),
+                board: r.board.clone(),
+                emulated: r.emulated,
+                file: Some(path.display().to_string()),
+                description: format!(
+                    "{} run, kernel {} ({})",
+                    if r.emulated {
+                        "EMULATED (QEMU)"
+                    } else {
+                        "hardware"
+                    },
+                    r.system.kernel_release,
+                    r.system.machine
+                ),
+            },
+            figures: run_figures(r),
+            reference: false,
+        });
+    }
+    for (j, rf) in references.iter().enumerate() {
+        entries.push(Entry {
+            info: EntryInfo {
+                letter: letter(runs.len() + j),
+                kind: "reference".into(),
+                name: rf.name.into(),
+                board: rf.board.into(),
+                emulated: false,
+                file: None,
+                description: rf.title.into(),
+            },
+            figures: reference::figures(rf)?.into_iter().collect(),
+            reference: true,
+        });
+    }
+    // Target label → filesystem, from the runs: a reference's columns are filesystems.
+    let mut fs_of: BTreeMap<String, String> = BTreeMap::new();
+    let mut target_rank: BTreeMap<String, usize> = BTreeMap::new();
+    for (_, r) in runs {
+        for t in &r.plan.storage.targets {
+            fs_of
+                .entry(t.label.clone())
+                .or_insert(t.filesystem.name().into());
+            let n = target_rank.len();
+            target_rank.entry(t.label.clone()).or_insert(n);
+        }
+    }
+    let mut keys: BTreeSet<Key> = entries
+        .iter()
+        .filter(|e| !e.reference)
+        .flat_map(|e| e.figures.keys().cloned())
+        .collect();
+    let lookup = |e: &Entry, k: &Key| -> Option<(Key, Stat)> {
+        if let Some(s) = e.figures.get(k) {
+            return Some((k.clone(), s.clone()));
+        }
+        if !e.reference {
+            return None;
+        }
+        if k.section == Section::Storage {
+            let fs = fs_of.get(&k.target)?;
+            let alt = Key {
+                target: fs.clone(),
+                ..k.clone()
+            };
+            return e.figures.get(&alt).map(|s| (alt, s.clone()));
+        }
+        let alt = k.any_link();
+        e.figures.get(&alt).map(|s| (alt, s.clone()))
+    };
+    // Reference figures no run row picks up get rows of their own.
+    let mut used: BTreeSet<(usize, Key)> = BTreeSet::new();
+    for k in &keys {
+        for (i, e) in entries.iter().enumerate().filter(|(_, e)| e.reference) {
+            if let Some((rk, _)) = lookup(e, k) {
+                used.insert((i, rk));
+            }
+        }
+    }
+    for (i, e) in entries.iter().enumerate().filter(|(_, e)| e.reference) {
+        for k in e.figures.keys() {
+            if !used.contains(&(i, k.clone())) {
+                keys.insert(k.clone());
+            }
+        }
+    }
+    let mut keys: Vec<Key> = keys.into_iter().collect();
+    keys.sort_by_key(|k| {
+        (
+            k.section,
+            mode_rank(&k.mode),
+            dir_rank(&k.direction),
+            target_rank.get(&k.target).copied().unwrap_or(usize::MAX),
+            k.target.clone(),
+            k.block_size_bytes,
+            k.param,
+        )
+    });
+    let rows = keys
+        .into_iter()
+        .map(|k| {
+            let cells: Vec<Option<Stat>> = entries
+                .iter()
+                .map(|e| lookup(e, &k).map(|(_, s)| s))
+                .collect();
+            let against = cells
+                .iter()
+                .enumerate()
+                .map(|(i, c)| match (i, &cells[0], c) {
+                    (0, _, _) => None,
+                    (_, Some(a), Some(b)) => Some(against(a, b, entries[i].reference)),
+                    _ => None,
+                })
+                .collect();
+            Row {
+                unit: k.section.unit().into(),
+                key: k,
+                cells,
+                against,
+            }
+        })
+        .collect();
+    let infos: Vec<EntryInfo> = entries.into_iter().map(|e| e.info).collect();
+    Ok(Comparison {
+        kind: "benchboot-compare".into(),
+        version: 1,
+        notice: emulated_notice(&infos),
+        entries: infos,
+        rows,
+    })
+}
+
+/// `benchboot compare` arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CompareArgs {
+    /// Runs: results JSON files. The first is the baseline of every ratio.
+    pub runs: Vec<String>,
+    /// Also compare with a built-in reference (repeatable); see --list-references.
+    #[arg(long = "reference", value_name = "NAME")]
+    pub references: Vec<String>,
+    /// List the built-in references with their provenance and exit.
+    #[arg(long)]
+    pub list_references: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Same as `--format json`.
+    #[arg(long)]
+    pub json: bool,
+    /// Also draw overlaid plots (PNG and SVG) into this folder (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub plots: Option<PathBuf>,
+}
+
+impl CompareArgs {
+    /// `--json` wins over `--format`.
+    pub fn format(&self) -> Format {
+        if self.json {
+            Format::Json
+        } else {
+            self.format
+        }
+    }
+}
+
+/// Runs `benchboot compare`: prints the comparison; plot paths go to stderr.
+pub fn run(args: &CompareArgs) -> Result<()> {
+    if args.list_references {
+        print!("{}", output::references_text(args.format())?);
+        return Ok(());
+    }
+    let runs = args
+        .runs
+        .iter()
+        .map(|r| crate::report::load_run(r))
+        .collect::<Result<Vec<_>>>()?;
+    let refs = args
+        .references
+        .iter()
+        .map(|n| reference::find(n))
+        .collect::<Result<Vec<_>>>()?;
+    let c = compare(&runs, &refs)?;
+    print!("{}", output::render(&c, args.format())?);
+    if let Some(dir) = &args.plots {
+        for f in output::compare_plots(&c, dir)? {
+            eprintln!("plot {}", f.display());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_verdicts() {
+        let a = Stat::of(&[10.0, 11.0, 12.0, 13.0]).unwrap();
+        let b = Stat::of(&[20.0, 21.0, 22.0, 23.0]).unwrap();
+        let v = against(&a, &b, false);
+        assert_eq!(v.spread, SpreadVerdict::Apart);
+        assert!((v.ratio.unwrap() - 11.5 / 21.5).abs() < 1e-12);
+        assert!(v.note.contains("p = 0.029 < 0.05"), "{}", v.note);
+        let c = Stat::of(&[10.0, 12.0, 14.0]).unwrap();
+        let d = Stat::of(&[11.0, 13.0, 15.0]).unwrap();
+        let v = against(&c, &d, false);
+        assert_eq!(v.spread, SpreadVerdict::Overlap);
+        assert!(v.note.contains("too few for a rank test"), "{}", v.note);
+        let v = against(&c, &Stat::single(12.0), true);
+        assert_eq!(v.spread, SpreadVerdict::NoSpread);
+        assert!(v.test.is_none() && v.note.contains("reference"));
+        let v = against(&Stat::single(10.0), &Stat::range(4.0, 5.0), true);
+        assert_eq!((v.ratio, v.ratio_range), (None, Some((2.0, 2.5))));
+    }
+
+    #[test]
+    fn needs_two_entries_and_a_run() {
+        let e = compare(&[], &[]).unwrap_err().to_string();
+        assert!(e.contains("at least one run"), "{e}");
+        let r = RunResults::new(
+            "r".into(),
+            benchboot_plan::Plan::example(),
+            benchboot_results::SystemInfo::default(),
+        );
+        let e = compare(&[("r.json".into(), r)], &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--reference") && e.contains("--list-references"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,505 @@
+//! A comparison as terminal tables, Markdown, tidy CSV or JSON, the list of built-in
+//! references, and overlaid plots.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
+use serde::{Deserialize, Serialize};
+
+use super::{Comparison, Key, Row, Section, SpreadVerdict, Stat, ALPHA};
+use crate::plot::{self, Chart, Point, Series, XAxis};
+use crate::reference;
+use crate::render::{block_size_label, Block, Doc, Grid};
+use crate::report::Format;
+
+/// `12.34 (12.00–13.00)`, `12.34`, `1.51–3.37` (range only) in the section's decimals.
+pub fn stat_text(s: &Stat, section: Section) -> String {
+    let d = section.decimals();
+    match s.median {
+        Some(m) if s.n > 1 => format!("{m:.d$} ({:.d$}–{:.d$})", s.min, s.max),
+        Some(m) => format!("{m:.d$}"),
+        None => format!("{:.d$}–{:.d$}", s.min, s.max),
+    }
+}
+
+fn direction_label(d: &str) -> String {
+    match d {
+        "board-to-host" => "board → host".into(),
+        "host-to-board" => "host → board".into(),
+        other => other.into(),
+    }
+}
+
+/// The label columns of a row and their headers.
+fn labels(k: &Key) -> (Vec<&'static str>, Vec<String>) {
+    let link = || {
+        if k.target.is_empty() {
+            "(reference, any link)".to_owned()
+        } else {
+            k.target.clone()
+        }
+    };
+    let streams = || {
+        if k.param == 0 {
+            "—".to_owned()
+        } else {
+            k.param.to_string()
+        }
+    };
+    match k.section {
+        Section::Storage => (
+            vec!["block size"],
+            vec![block_size_label(k.block_size_bytes)],
+        ),
+        Section::DeviceRead => (
+            vec!["device", "reads"],
+            vec![k.target.clone(), k.direction.clone()],
+        ),
+        Section::Random => (
+            vec!["target", "op", "block", "QD"],
+            vec![
+                k.target.clone(),
+                k.direction.clone(),
+                block_size_label(k.block_size_bytes),
+                k.param.to_string(),
+            ],
+        ),
+        Section::Tcp | Section::TcpBoardCpuSystem | Section::TcpBoardCpuSoftirq => (
+            vec!["link", "direction", "streams"],
+            vec![link(), direction_label(&k.direction), streams()],
+        ),
+        Section::Http => (
+            vec!["link", "direction"],
+            vec![link(), direction_label(&k.direction)],
+        ),
+    }
+}
+
+/// The table a row goes in: storage by mode, direction and target; one per other section.
+fn group_title(k: &Key) -> String {
+    let dir = |d: &str| {
+        let mut s = d.to_owned();
+        if let Some(c) = s.get_mut(0..1) {
+            c.make_ascii_uppercase();
+        }
+        s
+    };
+    match k.section {
+        Section::Storage => format!(
+            "{}, MiB/s, mode {}, target {}",
+            dir(&k.direction),
+            k.mode,
+            k.target
+        ),
+        Section::DeviceRead => "Device reads (like hdparm -T / -t), MiB/s".into(),
+        Section::Random => "Random I/O (O_DIRECT), IOPS".into(),
+        Section::Tcp => "TCP throughput, Mbit/s (10^6 bit/s), counted at the receiver".into(),
+        Section::TcpBoardCpuSystem => "Board CPU during TCP runs: system, % of all CPU time".into(),
+        Section::TcpBoardCpuSoftirq => {
+            "Board CPU during TCP runs: softirq, % of all CPU time".into()
+        }
+        Section::Http => "HTTP GET of an object in RAM, Mbit/s".into(),
+    }
+}
+
+fn ratio_text(a: &super::Against) -> String {
+    match (a.ratio, a.ratio_range) {
+        (Some(r), _) => format!("{r:.2}"),
+        (None, Some((lo, hi))) => format!("{lo:.2}–{hi:.2}"),
+        _ => "—".into(),
+    }
+}
+
+/// One grid per group of rows, in row order. An entry with no figure in a group gets
+/// no columns there; the verdict column appears only where some row has a spread.
+fn grids(c: &Comparison) -> Vec<(String, Option<Grid>)> {
+    let base = &c.entries[0].letter;
+    let mut groups: Vec<(String, Vec<&Row>)> = Vec::new();
+    for row in &c.rows {
+        let title = group_title(&row.key);
+        match groups.last_mut() {
+            Some((t, rows)) if *t == title => rows.push(row),
+            _ => groups.push((title, vec![row])),
+        }
+    }
+    let mut out = Vec::new();
+    for (title, rows) in groups {
+        let present: Vec<bool> = (0..c.entries.len())
+            .map(|i| rows.iter().any(|r| r.cells[i].is_some()))
+            .collect();
+        if present.iter().filter(|&&p| p).count() < 2 {
+            out.push((title, None));
+            continue;
+        }
+        let with_spread: Vec<bool> = (0..c.entries.len())
+            .map(|i| {
+                rows.iter().any(|r| {
+                    r.against[i]
+                        .as_ref()
+                        .is_some_and(|a| a.spread != SpreadVerdict::NoSpread)
+                })
+            })
+            .collect();
+        let (label_headers, _) = labels(&rows[0].key);
+        let mut header: Vec<String> = label_headers.iter().map(|s| s.to_string()).collect();
+        header.push(base.clone());
+        for (i, e) in c
+            .entries
+            .iter()
+            .enumerate()
+            .skip(1)
+            .filter(|(i, _)| present[*i])
+        {
+            header.push(e.letter.clone());
+            if i > 0 {
+                header.push(format!("{base}÷{}", e.letter));
+                if with_spread[i] {
+                    header.push(format!("{base} vs {}", e.letter));
+                }
+            }
+        }
+        let mut g = Grid::new(header);
+        g.left_columns = label_headers.len();
+        for row in rows {
+            let (_, mut cells) = labels(&row.key);
+            for (i, cell) in row
+                .cells
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i == 0 || present[*i])
+            {
+                cells.push(
+                    cell.as_ref()
+                        .map_or("—".into(), |s| stat_text(s, row.key.section)),
+                );
+                if i > 0 {
+                    let a = row.against[i].as_ref();
+                    cells.push(a.map_or("—".into(), ratio_text));
+                    if with_spread[i] {
+                        cells.push(a.map_or("—".into(), |a| a.note.clone()));
+                    }
+                }
+            }
+            g.push(cells);
+        }
+        out.push((title, Some(g)));
+    }
+    out
+}
+
+/// The comparison as a document (tables or Markdown).
+pub fn document(c: &Comparison) -> Doc {
+    let mut d = Doc::default();
+    let letters: Vec<String> = c
+        .entries
+        .iter()
+        .map(|e| format!("{} = {}", e.letter, e.name))
+        .collect();
+    d.push(Block::Title(format!(
+        "benchboot compare: {}",
+        letters.join(", ")
+    )));
+    if let Some(n) = &c.notice {
+        d.push(Block::Alert(n.clone()));
+    }
+    d.push(Block::Heading("Entries".into()));
+    let mut g = Grid::new(vec![
+        "".into(),
+        "kind".into(),
+        "name".into(),
+        "board".into(),
+        "what".into(),
+    ]);
+    g.left_columns = 5;
+    for e in &c.entries {
+        g.push(vec![
+            e.letter.clone(),
+            if e.emulated {
+                "run, EMULATED".into()
+            } else {
+                e.kind.clone()
+            },
+            e.name.clone(),
+            e.board.clone(),
+            match &e.file {
+                Some(f) => format!("{} — {f}", e.description),
+                None => e.description.clone(),
+            },
+        ]);
+    }
+    d.push(Block::Grid(g));
+    let base = &c.entries[0].letter;
+    let mut legend = format!(
+        "{base}÷X = median of {base} ÷ median of X (a range when X gives only min and max). \
+         Cells: median (min–max) of the repetitions."
+    );
+    if c.rows.iter().any(|r| {
+        r.against
+            .iter()
+            .flatten()
+            .any(|a| a.spread != SpreadVerdict::NoSpread)
+    }) {
+        legend.push_str(&format!(
+            "\n{base} vs X: \"ranges apart\" when the min–max ranges do not overlap, \"within \
+             spread\" when they do; p = two-sided Mann–Whitney U test (exact up to 40 values), \
+             printed only where the numbers of repetitions can reach p < {ALPHA}."
+        ));
+    } else {
+        legend.push_str(
+            "\nNo cell has at least two repetitions on both sides: ratios only, nothing says \
+             whether a difference exceeds the run-to-run spread.",
+        );
+    }
+    if c.entries.iter().any(|e| e.kind == "reference") {
+        legend.push_str(
+            "\nReferences are published figures of other boards (dd, wget, iperf; storage \
+             compared with mode sync); provenance: benchboot compare --list-references.",
+        );
+    }
+    d.push(Block::Text(legend));
+    let mut alone = Vec::new();
+    for (title, g) in grids(c) {
+        match g {
+            Some(g) => {
+                d.push(Block::Heading(title));
+                d.push(Block::Grid(g));
+            }
+            None => alone.push(title),
+        }
+    }
+    if !alone.is_empty() {
+        d.push(Block::Heading(
+            "Measured by one entry only (nothing to compare; see benchboot report)".into(),
+        ));
+        d.push(Block::List(alone));
+    }
+    d
+}
+
+/// One tidy CSV row: one entry's figure in one cell, against the first run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareCsvRow {
+    pub section: Section,
+    pub mode: String,
+    pub direction: String,
+    pub target: String,
+    pub block_size_bytes: u64,
+    /// Queue depth or streams; 0 when none.
+    pub param: u32,
+    pub unit: String,
+    pub entry: String,
+    pub entry_kind: String,
+    pub entry_name: String,
+    pub board: String,
+    /// True for a QEMU run: never a hardware result.
+    pub emulated: bool,
+    pub n: usize,
+    pub median: Option<f64>,
+    pub min: f64,
+    pub max: f64,
+    /// First run's median ÷ this entry's median.
+    pub ratio_first_over_entry: Option<f64>,
+    pub spread: Option<SpreadVerdict>,
+    pub u: Option<f64>,
+    pub p_value: Option<f64>,
+    pub note: String,
+}
+
+/// Every (row, entry) with a figure as tidy rows.
+pub fn csv_rows(c: &Comparison) -> Vec<CompareCsvRow> {
+    let mut out = Vec::new();
+    for r in &c.rows {
+        for (i, (cell, e)) in r.cells.iter().zip(&c.entries).enumerate() {
+            let Some(s) = cell else { continue };
+            let a = r.against[i].as_ref();
+            let usable_test = a.and_then(|a| a.test).filter(|t| t.min_p <= ALPHA);
+            out.push(CompareCsvRow {
+                section: r.key.section,
+                mode: r.key.mode.clone(),
+                direction: r.key.direction.clone(),
+                target: r.key.target.clone(),
+                block_size_bytes: r.key.block_size_bytes,
+                param: r.key.param,
+                unit: r.unit.clone(),
+                entry: e.letter.clone(),
+                entry_kind: e.kind.clone(),
+                entry_name: e.name.clone(),
+                board: e.board.clone(),
+                emulated: e.emulated,
+                n: s.n,
+                median: s.median,
+                min: s.min,
+                max: s.max,
+                ratio_first_over_entry: a.and_then(|a| a.ratio),
+                spread: a.map(|a| a.spread),
+                u: a.and_then(|a| a.test).map(|t| t.u_x),
+                p_value: usable_test.map(|t| t.p),
+                note: a.map_or(String::new(), |a| a.note.clone()),
+            });
+        }
+    }
+    out
+}
+
+/// The comparison in `format`.
+pub fn render(c: &Comparison, format: Format) -> Result<String> {
+    Ok(match format {
+        Format::Table => document(c).text(),
+        Format::Markdown => document(c).markdown(),
+        Format::Csv => {
+            let mut w = csv::Writer::from_writer(Vec::new());
+            for row in csv_rows(c) {
+                w.serialize(row).context("writing a CSV row")?;
+            }
+            String::from_utf8(w.into_inner().context("finishing the CSV")?)?
+        }
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(c)?;
+            s.push('\n');
+            s
+        }
+    })
+}
+
+/// `--list-references` in `format`.
+pub fn references_text(format: Format) -> Result<String> {
+    let list = reference::list();
+    Ok(match format {
+        Format::Json => serde_json::to_string_pretty(&list)? + "\n",
+        Format::Csv => {
+            let mut w = csv::Writer::from_writer(Vec::new());
+            w.write_record([
+                "name", "kind", "title", "measured", "method", "source", "files",
+            ])?;
+            for r in &list {
+                w.write_record([
+                    r.name,
+                    r.kind,
+                    r.title,
+                    r.measured,
+                    r.method,
+                    r.source,
+                    &r.files.join(" "),
+                ])?;
+            }
+            String::from_utf8(w.into_inner().context("finishing the CSV")?)?
+        }
+        Format::Table | Format::Markdown => {
+            let mut d = Doc::default();
+            d.push(Block::Title(
+                "Built-in references (benchboot compare --reference NAME)".into(),
+            ));
+            d.push(Block::Text(
+                "Published measurements of other people's boards (2014–2019), not ground truth."
+                    .into(),
+            ));
+            let mut g = Grid::new(vec!["name".into(), "kind".into(), "what".into()]);
+            g.left_columns = 3;
+            for r in &list {
+                g.push(vec![r.name.into(), r.kind.into(), r.title.into()]);
+            }
+            d.push(Block::Grid(g));
+            for r in &list {
+                d.push(Block::Heading(r.name.into()));
+                d.push(Block::List(vec![
+                    format!("what: {}", r.title),
+                    format!("measured: {}", r.measured),
+                    format!("how: {}", r.method),
+                    format!("source: {}", r.source),
+                    format!("files: {}", r.files.join(", ")),
+                ]));
+            }
+            if format == Format::Table {
+                d.text()
+            } else {
+                d.markdown()
+            }
+        }
+    })
+}
+
+/// Overlaid plots: for each storage mode and direction one figure, a panel per target,
+/// a line per entry (median, whiskers min–max). Files `compare-storage-<mode>-<dir>`
+/// as PNG and SVG in `dir`; returns them.
+///
+/// # Errors
+/// When a file cannot be written.
+pub fn compare_plots(c: &Comparison, dir: &Path) -> Result<Vec<PathBuf>> {
+    let pre = plot::emulated_prefix(c.notice.is_some());
+    let mut groups: Vec<(String, String, Vec<String>)> = Vec::new();
+    for r in c.rows.iter().filter(|r| r.key.section == Section::Storage) {
+        let k = &r.key;
+        match groups
+            .iter_mut()
+            .find(|g| g.0 == k.mode && g.1 == k.direction)
+        {
+            Some(g) => {
+                if !g.2.contains(&k.target) {
+                    g.2.push(k.target.clone());
+                }
+            }
+            None => groups.push((k.mode.clone(), k.direction.clone(), vec![k.target.clone()])),
+        }
+    }
+    let mut out = Vec::new();
+    for (mode, direction, targets) in groups {
+        let panels: Vec<Chart> = targets
+            .iter()
+            .map(|t| Chart {
+                title: format!("target {t}"),
+                x_desc: "block size (log2 scale)".into(),
+                y_desc: "MiB/s (2^20 B/s)".into(),
+                x_axis: XAxis::Log2Bytes,
+                y_max: None,
+                legend_right: false,
+                series: c
+                    .entries
+                    .iter()
+                    .enumerate()
+                    .map(|(i, e)| Series {
+                        label: format!(
+                            "{}: {}{}",
+                            e.letter,
+                            e.name,
+                            if e.emulated { " (EMULATED)" } else { "" }
+                        ),
+                        points: c
+                            .rows
+                            .iter()
+                            .filter(|r| {
+                                r.key.section == Section::Storage
+                                    && r.key.mode == mode
+                                    && r.key.direction == direction
+                                    && &r.key.target == t
+                            })
+                            .filter_map(|r| {
+                                let s = r.cells[i].as_ref()?;
+                                Some(Point {
+                                    x: (r.key.block_size_bytes as f64).log2(),
+                                    y: s.median?,
+                                    lo: s.min,
+                                    hi: s.max,
+                                })
+                            })
+                            .collect(),
+                    })
+                    .filter(|s| !s.points.is_empty())
+                    .collect(),
+            })
+            .collect();
+        let title = format!("{pre}compare: {direction} throughput by block size, mode {mode}");
+        out.extend(plot::write_figure(
+            dir,
+            &format!("compare-storage-{mode}-{direction}"),
+            &title,
+            &panels,
+            2,
+        )?);
+    }
+    Ok(out)
+}
+
+/// The rows of one section (for tests and scripts).
+pub fn section_rows(c: &Comparison, s: Section) -> Vec<&Row> {
+    c.rows.iter().filter(|r| r.key.section == s).collect()
+}

@@ -1,0 +1,592 @@
+//! `benchboot flash IMAGE --device DEV`: writes an image to a card, safely, and reads it
+//! back to prove it.
+//!
+//! Plan first ([`plan`]: refuses any device the rules of [`crate::devices`] refuse,
+//! with every reason), then [`execute`]: unmount the card's own partitions, write with
+//! [`io::write_image`] (the first 1 MiB last), fsync, read back with the page cache
+//! bypassed and compare SHA-256 ([`io::verify_image`]). A regular file as `--device`
+//! takes the same path, which is how the tests run it.
+
+pub mod io;
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+
+use crate::devices::{self, human_bytes, Device, Limits, Refusal};
+use io::{Disk, VerifyReport, WriteOptions, WriteReport, CHUNK, HEAD};
+
+/// The command line of `benchboot flash`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    pub image: PathBuf,
+    /// A whole disk (`/dev/sdb`, `/dev/mmcblk0`, `/dev/disk4`) or a regular file.
+    pub device: PathBuf,
+    /// Print the plan, write nothing.
+    pub dry_run: bool,
+    /// Read back and compare SHA-256 (on by default).
+    pub verify: bool,
+    /// Leave all-zero chunks out even when the target is not known blank.
+    pub skip_zeros: bool,
+    /// Lift the size limit of a sane card.
+    pub allow_large: bool,
+    /// Do not ask; required without a terminal.
+    pub yes: bool,
+}
+
+/// `benchboot flash` as clap parses it.
+#[derive(Debug, Clone, clap::Args)]
+pub struct FlashArgs {
+    /// The image to write (`target/images/<board>.img`).
+    pub image: PathBuf,
+    /// The whole card (`/dev/sdb`, `/dev/mmcblk0`, `/dev/disk4`) or a regular file.
+    #[arg(long)]
+    pub device: PathBuf,
+    /// Print what would be done (device, size, unmounts, chunks); write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not read the card back to compare SHA-256.
+    #[arg(long)]
+    pub no_verify: bool,
+    /// Leave all-zero chunks out although the card is not known blank (faster; the
+    /// card's old data stays there, verification will say so).
+    #[arg(long)]
+    pub skip_zeros: bool,
+    /// Write a disk larger than a sane card (256 GiB).
+    #[arg(long)]
+    pub allow_large: bool,
+    /// Do not ask for confirmation (required without a terminal).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}
+
+impl From<&FlashArgs> for Options {
+    fn from(a: &FlashArgs) -> Options {
+        Options {
+            image: a.image.clone(),
+            device: a.device.clone(),
+            dry_run: a.dry_run,
+            verify: !a.no_verify,
+            skip_zeros: a.skip_zeros,
+            allow_large: a.allow_large,
+            yes: a.yes,
+        }
+    }
+}
+
+/// A device the rules refuse: every reason, each with its fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("refusing to write {device}:{}", list(.refusals))]
+pub struct Refused {
+    /// [`Device::describe`] of the device.
+    pub device: String,
+    pub refusals: Vec<Refusal>,
+}
+
+fn list(refusals: &[Refusal]) -> String {
+    refusals.iter().map(|r| format!("\n  - {r}")).collect()
+}
+
+/// The rules applied for writing: the card's own mount points to unmount (deepest
+/// first), or every reason not to write it.
+///
+/// # Errors
+/// [`Refused`] with every reason of [`Device::verdict`].
+pub fn check_device(device: &Device, limits: &Limits) -> Result<Vec<PathBuf>, Refused> {
+    let verdict = device.verdict(limits);
+    if verdict.writable() {
+        Ok(verdict.unmount)
+    } else {
+        Err(Refused {
+            device: device.describe(),
+            refusals: verdict.refusals,
+        })
+    }
+}
+
+/// What `--device` names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A regular file. `blank`: it is about to be created, or is empty, so it reads as
+    /// zeros and all-zero chunks need not be written.
+    File { exists: bool, blank: bool },
+    /// A whole disk that passed the rules, and the mount points to unmount first.
+    Disk {
+        device: Box<Device>,
+        unmount: Vec<PathBuf>,
+    },
+}
+
+/// Everything [`execute`] will do; [`Plan::describe`] prints it for `--dry-run`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub image: PathBuf,
+    /// Image size in bytes.
+    pub image_bytes: u64,
+    /// What is opened and written: the file, `/dev/sdb`, or macOS's raw `/dev/rdisk4`.
+    pub path: PathBuf,
+    pub target: Target,
+    /// Alignment of `O_DIRECT` I/O in bytes (the logical block size; 4096 for files).
+    pub align: usize,
+    pub write: WriteOptions,
+    pub verify: bool,
+}
+
+/// Works out the plan for `opts`, refusing what must not be written. `root` is where
+/// sysfs and proc are (`/`; a fake tree in tests).
+///
+/// # Errors
+/// A missing or unreadable image, an image larger than the device, a `--device` that
+/// is neither a regular file nor a whole disk, a device the rules refuse ([`Refused`]).
+pub fn plan(opts: &Options, root: &Path) -> Result<Plan> {
+    let image_meta = std::fs::metadata(&opts.image).with_context(|| {
+        format!(
+            "image {}: not readable; build one with `cargo xtask image --board rpi-zero-w`",
+            opts.image.display()
+        )
+    })?;
+    if !image_meta.is_file() {
+        bail!("image {}: not a regular file", opts.image.display());
+    }
+    let image_bytes = image_meta.len();
+    if image_bytes == 0 {
+        bail!("image {}: empty", opts.image.display());
+    }
+    let limits = Limits::new(opts.allow_large);
+    let dev = &opts.device;
+    let (path, target, align) = match std::fs::metadata(dev) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if ["/dev", "/sys", "/proc"].iter().any(|p| dev.starts_with(p)) {
+                bail!(
+                    "{}: no such device; `benchboot devices` lists the cards this machine sees",
+                    dev.display()
+                );
+            }
+            let target = Target::File {
+                exists: false,
+                blank: true,
+            };
+            (dev.clone(), target, 4096)
+        }
+        Err(e) => return Err(e).with_context(|| format!("--device {}", dev.display())),
+        Ok(meta) if meta.is_file() => {
+            use std::os::unix::fs::MetadataExt;
+            if (meta.dev(), meta.ino()) == (image_meta.dev(), image_meta.ino()) {
+                bail!(
+                    "--device {} is the image itself; name the card",
+                    dev.display()
+                );
+            }
+            let target = Target::File {
+                exists: true,
+                blank: meta.len() == 0,
+            };
+            (dev.clone(), target, 4096)
+        }
+        Ok(meta) => {
+            let device = lookup_disk(dev, &meta, root)?;
+            let unmount = check_device(&device, &limits)?;
+            if image_bytes > device.size_bytes {
+                bail!(
+                    "{}: the image ({}) is larger than the card ({}); use a larger card",
+                    device.describe(),
+                    human_bytes(image_bytes),
+                    human_bytes(device.size_bytes)
+                );
+            }
+            let align = device.logical_block_size.clamp(512, CHUNK as u64) as usize;
+            let path = raw_node(&device.path);
+            let target = Target::Disk {
+                device: Box::new(device),
+                unmount,
+            };
+            (path, target, align)
+        }
+    };
+    let blank = matches!(target, Target::File { blank: true, .. });
+    Ok(Plan {
+        image: opts.image.clone(),
+        image_bytes,
+        path,
+        target,
+        align,
+        write: WriteOptions {
+            skip_zeros: opts.skip_zeros || blank,
+            known_blank: blank,
+        },
+        verify: opts.verify,
+    })
+}
+
+/// The whole disk `path` (a block device node) is, found in the system's tables.
+fn lookup_disk(path: &Path, meta: &std::fs::Metadata, root: &Path) -> Result<Device> {
+    let all = if root == Path::new("/") {
+        devices::scan_system()?
+    } else {
+        devices::scan_linux(root)?
+    };
+    #[cfg(target_os = "linux")]
+    let key = {
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        if !meta.file_type().is_block_device() {
+            bail!(
+                "--device {}: not a block device or regular file; name the whole card \
+                 (`benchboot devices`) or an image file",
+                path.display()
+            );
+        }
+        let rdev = meta.rdev();
+        let key = format!("{}:{}", rustix::fs::major(rdev), rustix::fs::minor(rdev));
+        move |d: &Device, part: Option<&devices::Partition>| match part {
+            Some(p) => p.dev.as_deref() == Some(key.as_str()),
+            None => d.dev.as_deref() == Some(key.as_str()),
+        }
+    };
+    #[cfg(not(target_os = "linux"))]
+    let key = {
+        let _ = meta;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let name = name.strip_prefix('r').map(str::to_owned).unwrap_or(name);
+        move |d: &Device, part: Option<&devices::Partition>| match part {
+            Some(p) => p.name == name,
+            None => d.name == name,
+        }
+    };
+    if let Some(d) = all.iter().find(|d| key(d, None)) {
+        return Ok(d.clone());
+    }
+    for d in &all {
+        if let Some(p) = d.partitions.iter().find(|p| key(d, Some(p))) {
+            bail!(
+                "--device {} is partition {} of {}: flash the whole card, --device {}",
+                path.display(),
+                p.name,
+                d.describe(),
+                d.path.display()
+            );
+        }
+    }
+    bail!(
+        "--device {}: not a disk this machine lists; `benchboot devices` shows the candidates",
+        path.display()
+    )
+}
+
+/// macOS writes through the raw node (`/dev/rdisk4`), which bypasses the buffer cache.
+fn raw_node(path: &Path) -> PathBuf {
+    if cfg!(target_os = "macos") {
+        if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
+            if name.starts_with("disk") {
+                return path.with_file_name(format!("r{name}"));
+            }
+        }
+    }
+    path.to_owned()
+}
+
+impl Plan {
+    /// The plan in words: image, target, what is unmounted, the chunks, verification.
+    pub fn describe(&self) -> String {
+        let body_chunks = io::chunk_order(self.image_bytes).len().saturating_sub(1);
+        let head = self.image_bytes.min(HEAD);
+        let mut s = format!(
+            "image    {} ({}, {} bytes)\n",
+            self.image.display(),
+            human_bytes(self.image_bytes),
+            self.image_bytes
+        );
+        match &self.target {
+            Target::File { exists, blank } => {
+                let what = match (exists, blank) {
+                    (false, _) => "new regular file",
+                    (true, true) => "empty regular file",
+                    (true, false) => "regular file, overwritten in place",
+                };
+                s += &format!("target   {} ({what})\n", self.path.display());
+            }
+            Target::Disk { device, unmount } => {
+                s += &format!("target   {}\n", device.describe());
+                let list: Vec<String> = unmount.iter().map(|p| p.display().to_string()).collect();
+                s += &format!(
+                    "unmount  {}\n",
+                    if list.is_empty() {
+                        "nothing is mounted".to_string()
+                    } else {
+                        list.join(", ")
+                    }
+                );
+            }
+        }
+        if !self.write.known_blank {
+            s += &format!(
+                "write    1. {} of zeros at byte 0 (the old partition table goes first)\n",
+                human_bytes(head)
+            );
+        }
+        s += &format!(
+            "write    {}{body_chunks} chunk(s) of up to {} from byte {head} on, O_DIRECT aligned to {} B; \
+             all-zero chunks {}\n",
+            if self.write.known_blank { "1. " } else { "2. " },
+            human_bytes(CHUNK as u64),
+            self.align,
+            if self.write.skip_zeros { "skipped" } else { "written" },
+        );
+        s += &format!(
+            "write    {}fsync, then the first {} (MBR, partition table) last, fsync\n",
+            if self.write.known_blank { "2. " } else { "3. " },
+            human_bytes(head)
+        );
+        s += &if self.verify {
+            format!(
+                "verify   read {} back with the page cache bypassed, compare SHA-256\n",
+                human_bytes(self.image_bytes)
+            )
+        } else {
+            "verify   skipped (--no-verify)\n".to_string()
+        };
+        s
+    }
+}
+
+/// The two long phases, for progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Write,
+    Verify,
+}
+
+/// What [`execute`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub write: WriteReport,
+    /// `None` with `--no-verify`.
+    pub verify: Option<VerifyReport>,
+    /// Aligned writes went with `O_DIRECT`.
+    pub direct: bool,
+    /// Seconds spent writing (with the fsyncs) and verifying.
+    pub write_seconds: f64,
+    pub verify_seconds: f64,
+}
+
+/// Carries out `plan`: unmount, open (`O_EXCL` on a disk), write, verify. `progress`
+/// gets (phase, bytes done, bytes in the phase).
+///
+/// # Errors
+/// Unmount, open, write and verification failures, each naming the target and the fix.
+pub fn execute(plan: &Plan, progress: &mut dyn FnMut(Phase, u64, u64)) -> Result<Outcome> {
+    let target = plan.path.display();
+    let exclusive = match &plan.target {
+        Target::Disk { device, unmount } => {
+            unmount_all(device, unmount)?;
+            true
+        }
+        Target::File { exists, blank } => {
+            if !exists {
+                File::create_new(&plan.path).with_context(|| format!("creating {target}"))?;
+            }
+            if *blank {
+                let f = std::fs::OpenOptions::new().write(true).open(&plan.path)?;
+                f.set_len(plan.image_bytes)
+                    .with_context(|| format!("sizing {target}"))?;
+            }
+            false
+        }
+    };
+    let mut disk =
+        Disk::open(&plan.path, plan.align, exclusive).map_err(|e| open_error(&plan.path, e))?;
+    let image =
+        File::open(&plan.image).with_context(|| format!("opening {}", plan.image.display()))?;
+    let len = plan.image_bytes;
+
+    let t0 = Instant::now();
+    let write = io::write_image(
+        &image,
+        len,
+        &mut disk,
+        plan.align,
+        plan.write,
+        &mut |done| progress(Phase::Write, done, len),
+    )
+    .with_context(|| {
+        format!(
+            "writing {target} failed; its first 1 MiB is blank, so it will not boot \
+             half-written: check the card and reader, then flash again"
+        )
+    })?;
+    let write_seconds = t0.elapsed().as_secs_f64();
+
+    let t1 = Instant::now();
+    let verify = if plan.verify {
+        let report = io::verify_image(&image, len, &mut disk, plan.align, &mut |done| {
+            progress(Phase::Verify, done, len)
+        })
+        .with_context(|| format!("{target}"))?;
+        Some(report)
+    } else {
+        None
+    };
+    Ok(Outcome {
+        write,
+        verify,
+        direct: disk.is_direct(),
+        write_seconds,
+        verify_seconds: t1.elapsed().as_secs_f64(),
+    })
+}
+
+fn open_error(path: &Path, e: std::io::Error) -> anyhow::Error {
+    let p = path.display();
+    let hint = match e.raw_os_error().map(rustix::io::Errno::from_raw_os_error) {
+        Some(rustix::io::Errno::BUSY) => format!(
+            "something still has it open or mounted (see `lsof {p}`); close it and flash again"
+        ),
+        Some(rustix::io::Errno::ACCESS | rustix::io::Errno::PERM) => {
+            "run benchboot flash as root (sudo), or add yourself to the disk group".into()
+        }
+        Some(rustix::io::Errno::ROFS) => "the card is read-only: check its lock switch".into(),
+        _ => "check the card and the reader".into(),
+    };
+    anyhow::anyhow!("opening {p}: {e}: {hint}")
+}
+
+/// Unmounts the card's own filesystems (deepest first).
+fn unmount_all(device: &Device, mount_points: &[PathBuf]) -> Result<()> {
+    if mount_points.is_empty() {
+        return Ok(());
+    }
+    if cfg!(target_os = "macos") {
+        let status = std::process::Command::new("diskutil")
+            .arg("unmountDisk")
+            .arg(&device.path)
+            .status()
+            .context("running diskutil unmountDisk")?;
+        if !status.success() {
+            bail!(
+                "could not unmount {}: quit the programs using it, eject its volumes in \
+                 Finder, and flash again",
+                device.describe()
+            );
+        }
+        return Ok(());
+    }
+    for mp in mount_points {
+        let m = mp.display();
+        match rustix::mount::unmount(mp, rustix::mount::UnmountFlags::empty()) {
+            // EINVAL: not a mount point (any more).
+            Ok(()) | Err(rustix::io::Errno::INVAL) => continue,
+            Err(e) => {
+                // umount(8) can also undo mounts a user may undo (fstab `user`).
+                let ok = std::process::Command::new("umount")
+                    .arg(mp)
+                    .status()
+                    .is_ok_and(|s| s.success());
+                if !ok {
+                    bail!(
+                        "could not unmount {m} on {} ({e}): close what uses it, run \
+                         `sudo umount {m}` (or flash with sudo), and flash again",
+                        device.path.display()
+                    );
+                }
+            }
+        }
+        eprintln!("unmounted {m}");
+    }
+    Ok(())
+}
+
+/// Asks before erasing, unless `yes`; refuses without a terminal to ask on.
+fn confirm(plan: &Plan, yes: bool) -> Result<()> {
+    use std::io::{BufRead, IsTerminal, Write};
+    if yes {
+        return Ok(());
+    }
+    let what = match &plan.target {
+        Target::Disk { device, .. } => device.describe(),
+        Target::File { .. } => plan.path.display().to_string(),
+    };
+    if !std::io::stdin().is_terminal() {
+        bail!("no terminal to confirm on: pass --yes to erase {what} without asking");
+    }
+    eprint!(
+        "erase {what} and write {}? type yes: ",
+        plan.image.display()
+    );
+    std::io::stderr().flush()?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    if answer.trim() != "yes" {
+        bail!("not confirmed: nothing written");
+    }
+    Ok(())
+}
+
+/// `benchboot flash`: plan, print it, confirm, write with a progress bar (bytes,
+/// MiB/s, ETA), verify, print what was done.
+///
+/// # Errors
+/// See [`plan`] and [`execute`].
+pub fn run(opts: &Options) -> Result<()> {
+    use indicatif::{ProgressBar, ProgressStyle};
+    let plan = plan(opts, Path::new("/"))?;
+    print!("{}", plan.describe());
+    if opts.dry_run {
+        println!("dry run: nothing written");
+        return Ok(());
+    }
+    confirm(&plan, opts.yes)?;
+    let bar = ProgressBar::new(plan.image_bytes);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{msg:6} [{bar:32}] {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} ETA {eta}",
+        )
+        .expect("progress template")
+        .progress_chars("=> "),
+    );
+    let mut current = None;
+    let outcome = execute(&plan, &mut |phase, done, total| {
+        if current != Some(phase) {
+            current = Some(phase);
+            bar.reset();
+            bar.set_length(total);
+            bar.set_message(match phase {
+                Phase::Write => "write",
+                Phase::Verify => "verify",
+            });
+        }
+        bar.set_position(done);
+    });
+    bar.finish_and_clear();
+    let outcome = outcome?;
+    let mib_s = |bytes: u64, s: f64| bytes as f64 / (1 << 20) as f64 / s.max(1e-9);
+    println!(
+        "wrote    {} in {:.1} s ({:.1} MiB/s, {}); {} of all-zero chunks skipped",
+        human_bytes(outcome.write.bytes_written),
+        outcome.write_seconds,
+        mib_s(outcome.write.bytes_written, outcome.write_seconds),
+        if outcome.direct {
+            "O_DIRECT"
+        } else {
+            "buffered + fsync"
+        },
+        human_bytes(outcome.write.bytes_skipped),
+    );
+    match &outcome.verify {
+        Some(v) => println!(
+            "verified {} read back in {:.1} s ({:.1} MiB/s): SHA-256 {} matches the image",
+            human_bytes(v.bytes),
+            outcome.verify_seconds,
+            mib_s(v.bytes, outcome.verify_seconds),
+            v.sha256
+        ),
+        None => println!("not verified (--no-verify)"),
+    }
+    if let Target::Disk { device, .. } = &plan.target {
+        println!("done: {} can be removed", device.path.display());
+    }
+    Ok(())
+}

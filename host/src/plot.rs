@@ -1,0 +1,474 @@
+//! Plots (PNG and SVG, `plotters`): storage throughput against block size (log2 x axis)
+//! per filesystem, one file per mode and direction; per-interval network throughput
+//! with the board's CPU softirq and system shares. Text uses DejaVu Sans compiled into
+//! the binary (`dejavu` crate, `ab_glyph`), so no system font or fontconfig is needed.
+//! A QEMU run's plots say EMULATED in their title.
+
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+
+use anyhow::{anyhow, Context as _, Result};
+use benchboot_plan::Mode;
+use benchboot_results::network::mbit_per_s;
+use benchboot_results::{Direction, RunResults, Summary};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::{register_font, FontStyle};
+
+use crate::render::{block_size_label, cell_values, net_direction_label, target_labels};
+
+/// Font family name the plots use (registered once from the bundled DejaVu Sans).
+const FONT: &str = "sans-serif";
+
+fn fonts() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // The bundled fonts are valid TrueType files; a failure would only lose text.
+        let _ = register_font(FONT, FontStyle::Normal, dejavu::sans::regular());
+        let _ = register_font(FONT, FontStyle::Bold, dejavu::sans::bold());
+    });
+}
+
+/// Colours of series, in order (the "tab10" palette).
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+/// One point in chart units (x: log2 of bytes for [`XAxis::Log2Bytes`]): `y` is the
+/// median, `lo`..`hi` the spread drawn as a whisker.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    pub x: f64,
+    pub y: f64,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+impl Point {
+    /// The median and min–max of `values` at `x`; `None` for no values.
+    pub fn of(x: f64, values: &[f64]) -> Option<Point> {
+        Summary::of(values).map(|s| Point {
+            x,
+            y: s.median,
+            lo: s.min,
+            hi: s.max,
+        })
+    }
+}
+
+/// One line of a chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub label: String,
+    pub points: Vec<Point>,
+}
+
+/// How the x axis reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum XAxis {
+    /// x is log2(bytes); ticks print as block sizes ("8 B", "4 KiB").
+    Log2Bytes,
+    /// Plain numbers.
+    Linear,
+}
+
+/// One panel: a title, axes and its lines.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chart {
+    pub title: String,
+    pub x_desc: String,
+    pub y_desc: String,
+    pub x_axis: XAxis,
+    /// Top of the y axis; `None`: fit the data with room for the legend.
+    pub y_max: Option<f64>,
+    /// Legend in the upper right corner instead of the upper left.
+    pub legend_right: bool,
+    pub series: Vec<Series>,
+}
+
+/// Image formats written for every plot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImageFormat {
+    Png,
+    Svg,
+}
+
+fn draw_chart<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    chart: &Chart,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let points = || chart.series.iter().flat_map(|s| s.points.iter());
+    let (mut x0, mut x1) =
+        points().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.x), b.max(p.x)));
+    if x0 > x1 {
+        (x0, x1) = (0.0, 1.0);
+    }
+    if x1 - x0 < 1e-9 {
+        x1 = x0 + 1.0;
+    }
+    let pad = match chart.x_axis {
+        XAxis::Log2Bytes => 0.3,
+        XAxis::Linear => {
+            x0 = x0.min(0.0);
+            0.0
+        }
+    };
+    let y1 = points().fold(0.0f64, |m, p| m.max(p.hi).max(p.y));
+    // Linear charts get headroom so the legend sits above the lines.
+    let headroom = match chart.x_axis {
+        XAxis::Log2Bytes => 1.1,
+        XAxis::Linear => 1.15 + 0.06 * chart.series.len() as f64,
+    };
+    let y1 = chart
+        .y_max
+        .unwrap_or(if y1 > 0.0 { y1 * headroom } else { 1.0 });
+    let mut c = ChartBuilder::on(area)
+        .caption(&chart.title, (FONT, 18).into_font().style(FontStyle::Bold))
+        .margin(12)
+        .x_label_area_size(44)
+        .y_label_area_size(64)
+        .build_cartesian_2d((x0 - pad)..(x1 + pad), 0.0..y1)?;
+    // Every tick labelled where there is room (about 48 px per label), else every 2nd...
+    let ticks = (x1 - x0).round().max(1.0);
+    let step = ((48.0 * ticks / f64::from(area.dim_in_pixel().0.max(1))).ceil()).max(1.0);
+    let fmt_x = |x: &f64| -> String {
+        match chart.x_axis {
+            XAxis::Log2Bytes => {
+                let r = x.round();
+                if (x - r).abs() < 1e-6
+                    && (0.0..63.0).contains(&r)
+                    && ((r - x0.round()) % step).abs() < 1e-6
+                {
+                    block_size_label(1u64 << r as u32)
+                } else {
+                    String::new()
+                }
+            }
+            XAxis::Linear => format!("{x:.1}"),
+        }
+    };
+    let x_labels = match chart.x_axis {
+        XAxis::Log2Bytes => ((x1 - x0).round() as usize + 1).clamp(2, 24),
+        XAxis::Linear => 10,
+    };
+    c.configure_mesh()
+        .x_desc(&chart.x_desc)
+        .y_desc(&chart.y_desc)
+        .x_labels(x_labels)
+        .x_label_formatter(&fmt_x)
+        .label_style((FONT, 12))
+        .axis_desc_style((FONT, 14))
+        .light_line_style(RGBColor(235, 235, 235))
+        .draw()?;
+    for (i, s) in chart.series.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let line: Vec<(f64, f64)> = s.points.iter().map(|p| (p.x, p.y)).collect();
+        c.draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))?
+            .label(s.label.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+            });
+        c.draw_series(line.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+        c.draw_series(
+            s.points
+                .iter()
+                .filter(|p| p.hi > p.lo)
+                .map(|p| PathElement::new(vec![(p.x, p.lo), (p.x, p.hi)], color.stroke_width(1))),
+        )?;
+    }
+    if !chart.series.is_empty() {
+        c.configure_series_labels()
+            .position(if chart.legend_right {
+                SeriesLabelPosition::UpperRight
+            } else {
+                SeriesLabelPosition::UpperLeft
+            })
+            .label_font((FONT, 12))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()?;
+    }
+    Ok(())
+}
+
+fn draw_all<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    title: &str,
+    panels: &[Chart],
+    columns: usize,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    root.fill(&WHITE)?;
+    let body = root.titled(title, (FONT, 22).into_font().style(FontStyle::Bold))?;
+    let cols = columns.clamp(1, panels.len().max(1));
+    let rows = panels.len().div_ceil(cols).max(1);
+    for (area, chart) in body.split_evenly((rows, cols)).iter().zip(panels) {
+        draw_chart(area, chart)?;
+    }
+    root.present()
+}
+
+/// Pixel size of a figure of `n` panels in `columns` columns.
+fn size(n: usize, columns: usize) -> (u32, u32) {
+    let cols = columns.clamp(1, n.max(1));
+    let rows = n.div_ceil(cols).max(1);
+    ((560 * cols).max(960) as u32, (60 + 420 * rows) as u32)
+}
+
+/// Draws `panels` under `title` into `<dir>/<stem>.png` and `.svg`; returns both paths.
+///
+/// # Errors
+/// When the folder cannot be created or a file written.
+pub fn write_figure(
+    dir: &Path,
+    stem: &str,
+    title: &str,
+    panels: &[Chart],
+    columns: usize,
+) -> Result<Vec<PathBuf>> {
+    fonts();
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("creating the plot folder {}", dir.display()))?;
+    let wh = size(panels.len(), columns);
+    let mut out = Vec::new();
+    for fmt in [ImageFormat::Png, ImageFormat::Svg] {
+        let path = dir.join(format!(
+            "{stem}.{}",
+            if fmt == ImageFormat::Png {
+                "png"
+            } else {
+                "svg"
+            }
+        ));
+        let result = match fmt {
+            ImageFormat::Png => draw_all(
+                BitMapBackend::new(&path, wh).into_drawing_area(),
+                title,
+                panels,
+                columns,
+            )
+            .map_err(|e| anyhow!("{e}")),
+            ImageFormat::Svg => draw_all(
+                SVGBackend::new(&path, wh).into_drawing_area(),
+                title,
+                panels,
+                columns,
+            )
+            .map_err(|e| anyhow!("{e}")),
+        };
+        result.with_context(|| format!("drawing {}", path.display()))?;
+        out.push(path);
+    }
+    Ok(out)
+}
+
+/// `rpi-zero-w-0123` → safe as a file name (letters, digits, `-`, `_`, `.`).
+pub fn file_stem(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// "Write" / "Read".
+pub fn direction_title(d: Direction) -> &'static str {
+    match d {
+        Direction::Write => "Write",
+        Direction::Read => "Read",
+    }
+}
+
+/// The title prefix for an emulated run.
+pub fn emulated_prefix(emulated: bool) -> &'static str {
+    if emulated {
+        "EMULATED (QEMU, not hardware) — "
+    } else {
+        ""
+    }
+}
+
+/// One chart of throughput against block size for one mode and direction of `r`: a
+/// line per target (median, whiskers min–max).
+pub fn storage_chart(r: &RunResults, mode: Mode, dir: Direction) -> Chart {
+    let series = target_labels(r)
+        .into_iter()
+        .map(|t| Series {
+            label: t.to_owned(),
+            points: r
+                .plan
+                .storage
+                .block_sizes
+                .iter()
+                .filter_map(|&bs| {
+                    let (v, _) = cell_values(r, t, bs, dir, mode);
+                    Point::of((bs as f64).log2(), &v)
+                })
+                .collect(),
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    Chart {
+        title: format!("{}, mode {}", direction_title(dir), mode.name()),
+        x_desc: "block size (log2 scale)".into(),
+        y_desc: "MiB/s (2^20 B/s)".into(),
+        x_axis: XAxis::Log2Bytes,
+        y_max: None,
+        legend_right: false,
+        series,
+    }
+}
+
+/// Every plot of a report into `dir`: `<run>-storage-<mode>-<direction>` per mode and
+/// direction and `<run>-net-<link>` per network link, each as PNG and SVG.
+/// Returns the files written.
+///
+/// # Errors
+/// When a file cannot be written.
+pub fn report_plots(r: &RunResults, dir: &Path) -> Result<Vec<PathBuf>> {
+    let stem = file_stem(&r.run_id);
+    let pre = emulated_prefix(r.emulated);
+    let mut out = Vec::new();
+    for &mode in &r.plan.storage.modes {
+        for dir_ in [Direction::Write, Direction::Read] {
+            let chart = storage_chart(r, mode, dir_);
+            if chart.series.is_empty() {
+                continue;
+            }
+            let title = format!(
+                "{pre}{}: {} throughput by block size, mode {}",
+                r.board,
+                direction_title(dir_).to_lowercase(),
+                mode.name()
+            );
+            out.extend(write_figure(
+                dir,
+                &format!(
+                    "{stem}-storage-{}-{}",
+                    mode.name(),
+                    direction_title(dir_).to_lowercase()
+                ),
+                &title,
+                &[chart],
+                1,
+            )?);
+        }
+    }
+    let mut links: Vec<&str> = r
+        .network
+        .throughput
+        .iter()
+        .map(|t| t.link.as_str())
+        .collect();
+    links.dedup();
+    for link in links {
+        let runs: Vec<_> = r
+            .network
+            .throughput
+            .iter()
+            .filter(|t| t.link == link)
+            .collect();
+        let name = |t: &benchboot_results::network::ThroughputRun| {
+            format!(
+                "{}, {} stream(s)",
+                net_direction_label(t.direction),
+                t.streams
+            )
+        };
+        let time = |ns: u64| ns as f64 / 1e9;
+        let throughput = Chart {
+            title: format!("TCP throughput per interval, link {link}"),
+            x_desc: "seconds after the warm-up".into(),
+            y_desc: "Mbit/s (10^6 bit/s)".into(),
+            x_axis: XAxis::Linear,
+            y_max: None,
+            legend_right: false,
+            series: runs
+                .iter()
+                .map(|t| Series {
+                    label: name(t),
+                    points: t
+                        .intervals
+                        .iter()
+                        .map(|i| {
+                            let v = mbit_per_s(i.bytes, i.end_ns.saturating_sub(i.start_ns));
+                            Point {
+                                x: time(i.end_ns),
+                                y: v,
+                                lo: v,
+                                hi: v,
+                            }
+                        })
+                        .collect(),
+                })
+                .collect(),
+        };
+        let mut cpu = Vec::new();
+        for t in &runs {
+            for (what, pick) in [
+                (
+                    "softirq",
+                    (|s: &benchboot_results::network::CpuShare| s.softirq) as fn(&_) -> f64,
+                ),
+                ("system", |s| s.system),
+            ] {
+                cpu.push(Series {
+                    label: format!("{what}: {}", name(t)),
+                    points: t
+                        .intervals
+                        .iter()
+                        .filter_map(|i| {
+                            i.board_cpu.share().map(|s| {
+                                let v = pick(&s);
+                                Point {
+                                    x: time(i.end_ns),
+                                    y: v,
+                                    lo: v,
+                                    hi: v,
+                                }
+                            })
+                        })
+                        .collect(),
+                });
+            }
+        }
+        let cpu = Chart {
+            title: format!("board CPU per interval (system-wide /proc/stat), link {link}"),
+            x_desc: "seconds after the warm-up".into(),
+            y_desc: "% of all CPU time".into(),
+            x_axis: XAxis::Linear,
+            y_max: Some(100.0),
+            legend_right: true,
+            series: cpu,
+        };
+        let title = format!(
+            "{pre}{}: network link {link}{}",
+            r.board,
+            if r.emulated {
+                " (QEMU's virtual network)"
+            } else {
+                ""
+            }
+        );
+        out.extend(write_figure(
+            dir,
+            &format!("{stem}-net-{}", file_stem(link)),
+            &title,
+            &[throughput, cpu],
+            1,
+        )?);
+    }
+    Ok(out)
+}

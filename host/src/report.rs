@@ -1,0 +1,173 @@
+//! `benchboot report RUN`: one run's tables (the seeds' storage tables, device reads,
+//! IOPS + A1, network), context and warnings, as terminal tables, Markdown, tidy CSV
+//! or JSON, and plots. A QEMU run is marked EMULATED in every one of them.
+
+pub mod context;
+pub mod doc;
+pub mod summary;
+pub mod tidy;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context as _, Result};
+use benchboot_results::{ResultsError, RunResults};
+
+use crate::render::{detail_lines, has_network, network_blocks, storage_blocks};
+use context::{context, context_grid, warnings};
+use doc::{Block, Doc};
+
+/// Output format of `report` and `compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Format {
+    /// Terminal tables.
+    #[default]
+    Table,
+    /// GitHub-flavoured Markdown.
+    Markdown,
+    /// Tidy CSV (report: one row per measurement; compare: per figure and entry).
+    Csv,
+    /// The summaries as JSON, for scripts.
+    Json,
+}
+
+/// `benchboot report` arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReportArgs {
+    /// The run: a results JSON file (as saved by `benchboot fetch` or
+    /// `benchboot storage --out`).
+    pub run: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Same as `--format json`.
+    #[arg(long)]
+    pub json: bool,
+    /// Also draw plots (PNG and SVG) into this folder (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub plots: Option<PathBuf>,
+}
+
+impl ReportArgs {
+    /// `--json` wins over `--format`.
+    pub fn format(&self) -> Format {
+        if self.json {
+            Format::Json
+        } else {
+            self.format
+        }
+    }
+}
+
+/// Where the results of `run` are: a results JSON file path, or a run id (or a unique
+/// prefix of one) in the local results store (`benchboot collect`). The one place a
+/// run argument is resolved ([`crate::store::resolve`]).
+///
+/// # Errors
+/// `run` is a folder, or neither a file nor a stored run (the message says what to pass).
+pub fn resolve_run(run: &str) -> Result<PathBuf> {
+    let path = PathBuf::from(run);
+    if path.is_dir() {
+        bail!(
+            "`{run}` is a folder: pass one results JSON file in it, e.g. {}/<run id>.json",
+            path.display()
+        );
+    }
+    crate::store::resolve(run).with_context(|| {
+        format!(
+            "no results file or stored run `{run}`: pass the path of a results JSON (as saved \
+             by `benchboot fetch`) or a run id listed by `benchboot runs`"
+        )
+    })
+}
+
+/// Reads and checks the results document at `path`.
+///
+/// # Errors
+/// Names the file and says what was expected when it is not a benchboot results document.
+pub fn load_path(path: &Path) -> Result<RunResults> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    RunResults::from_json(&text).map_err(|e| {
+        let hint = match &e {
+            ResultsError::Json(_) | ResultsError::NoVersion | ResultsError::Shape(_) => {
+                "expected a benchboot results document (JSON with schema_version, run_id, \
+                 plan, storage, ..., as saved by `benchboot fetch`)"
+            }
+            ResultsError::UnsupportedVersion { .. } => {
+                "update benchboot on this machine to the version of the image that wrote it"
+            }
+        };
+        anyhow::anyhow!("{}: {e}\n  {hint}", path.display())
+    })
+}
+
+/// [`resolve_run`] then [`load_path`].
+pub fn load_run(run: &str) -> Result<(PathBuf, RunResults)> {
+    let path = resolve_run(run)?;
+    let r = load_path(&path)?;
+    Ok((path, r))
+}
+
+/// The whole report of `r`: title, EMULATED banner, context, warnings, storage tables,
+/// device reads, IOPS and A1, network, verification, disks and census.
+pub fn document(r: &RunResults) -> Doc {
+    let mut d = Doc::default();
+    d.push(Block::Title(format!(
+        "benchboot report: run {} on {}",
+        r.run_id, r.board
+    )));
+    if r.emulated {
+        d.push(Block::Alert(context::EMULATED_NOTICE.into()));
+    }
+    d.push(Block::Heading("Context".into()));
+    d.push(Block::Grid(context_grid(&context(r))));
+    d.push(Block::Heading("Warnings".into()));
+    let w = warnings(r);
+    if w.is_empty() {
+        d.push(Block::Text("none".into()));
+    } else {
+        d.push(Block::List(
+            w.into_iter()
+                .map(|w| format!("{}: {}", w.kind, w.message))
+                .collect(),
+        ));
+    }
+    d.extend(storage_blocks(r));
+    if has_network(&r.network) {
+        d.extend(network_blocks(&r.network, r.emulated));
+    }
+    let details = detail_lines(r);
+    if !details.is_empty() {
+        d.push(Block::Heading("Verification, disks, census".into()));
+        d.push(Block::List(details));
+    }
+    d
+}
+
+/// `r` in `format`.
+pub fn render(r: &RunResults, format: Format) -> Result<String> {
+    Ok(match format {
+        Format::Table => document(r).text(),
+        Format::Markdown => document(r).markdown(),
+        Format::Csv => tidy::to_csv(&tidy::rows(r))?,
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(&summary::summary(r))?;
+            s.push('\n');
+            s
+        }
+    })
+}
+
+/// Runs `benchboot report`: prints the report; plots go to `--plots` (their paths on
+/// stderr, so stdout stays parseable).
+pub fn run(args: &ReportArgs) -> Result<()> {
+    let (_, r) = load_run(&args.run)?;
+    print!("{}", render(&r, args.format())?);
+    if let Some(dir) = &args.plots {
+        let files = crate::plot::report_plots(&r, dir)?;
+        for f in files {
+            eprintln!("plot {}", f.display());
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,200 @@
+//! A report as a list of blocks (titles, text, lists, tables) that renders to terminal
+//! text (comfy-table) or Markdown from the same content.
+
+use std::fmt;
+
+use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+
+/// A table: a header row and rows of cells, all text. Columns from `left_columns` on
+/// are right-aligned (numbers).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Grid {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    /// How many leading columns are labels (left-aligned).
+    pub left_columns: usize,
+}
+
+impl Grid {
+    /// A table with `header`; the first column is the label column.
+    pub fn new(header: Vec<String>) -> Grid {
+        Grid {
+            header,
+            rows: Vec::new(),
+            left_columns: 1,
+        }
+    }
+
+    /// Appends one row (cells as text).
+    pub fn push(&mut self, row: Vec<String>) {
+        self.rows.push(row);
+    }
+
+    /// The terminal table (UTF-8 borders), label columns left, numbers right.
+    pub fn table(&self) -> Table {
+        let mut t = Table::new();
+        t.load_preset(UTF8_FULL_CONDENSED);
+        t.set_header(self.header.clone());
+        for row in &self.rows {
+            t.add_row(row.clone());
+        }
+        let columns = self
+            .rows
+            .iter()
+            .map(Vec::len)
+            .chain([self.header.len()])
+            .max()
+            .unwrap_or(0);
+        for i in 0..columns {
+            if let Some(c) = t.column_mut(i) {
+                c.set_cell_alignment(if i < self.left_columns {
+                    CellAlignment::Left
+                } else {
+                    CellAlignment::Right
+                });
+            }
+        }
+        t
+    }
+
+    /// A GitHub-flavoured Markdown table (`|` in cells escaped, numbers right-aligned).
+    pub fn markdown(&self) -> String {
+        let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+        let line = |cells: &[String]| {
+            let cells: Vec<String> = cells.iter().map(|c| esc(c)).collect();
+            format!("| {} |\n", cells.join(" | "))
+        };
+        let mut out = line(&self.header);
+        let rule: Vec<&str> = (0..self.header.len())
+            .map(|i| if i < self.left_columns { "---" } else { "---:" })
+            .collect();
+        out.push_str(&format!("|{}|\n", rule.join("|")));
+        for row in &self.rows {
+            out.push_str(&line(row));
+        }
+        out
+    }
+}
+
+impl fmt::Display for Grid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.table())
+    }
+}
+
+/// One piece of a report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Block {
+    /// The report's title (Markdown `#`).
+    Title(String),
+    /// Something the reader must not miss, e.g. EMULATED (Markdown: a bold quote).
+    Alert(String),
+    /// A section heading (Markdown `###`), printed after a blank line.
+    Heading(String),
+    /// A paragraph, one or more lines.
+    Text(String),
+    /// A bulleted list.
+    List(Vec<String>),
+    Grid(Grid),
+}
+
+/// A whole report or comparison.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Doc {
+    pub blocks: Vec<Block>,
+}
+
+impl Doc {
+    pub fn push(&mut self, b: Block) {
+        self.blocks.push(b);
+    }
+
+    pub fn extend(&mut self, bs: impl IntoIterator<Item = Block>) {
+        self.blocks.extend(bs);
+    }
+
+    /// Terminal text: tables drawn with comfy-table.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for b in &self.blocks {
+            match b {
+                Block::Title(s) | Block::Alert(s) | Block::Text(s) => {
+                    out.push_str(s);
+                    out.push('\n');
+                }
+                Block::Heading(s) => {
+                    out.push('\n');
+                    out.push_str(s);
+                    out.push('\n');
+                }
+                Block::List(items) => {
+                    for i in items {
+                        out.push_str(&format!("- {i}\n"));
+                    }
+                }
+                Block::Grid(g) => {
+                    out.push_str(&g.to_string());
+                    out.push('\n');
+                }
+            }
+        }
+        out
+    }
+
+    /// GitHub-flavoured Markdown.
+    pub fn markdown(&self) -> String {
+        let mut out = String::new();
+        for b in &self.blocks {
+            match b {
+                Block::Title(s) => out.push_str(&format!("# {s}\n\n")),
+                Block::Alert(s) => out.push_str(&format!("> **{s}**\n\n")),
+                Block::Heading(s) => out.push_str(&format!("### {s}\n\n")),
+                Block::Text(s) => {
+                    // Markdown joins lines of a paragraph: keep the breaks.
+                    out.push_str(&s.lines().collect::<Vec<_>>().join("  \n"));
+                    out.push_str("\n\n");
+                }
+                Block::List(items) => {
+                    for i in items {
+                        out.push_str(&format!("- {i}\n"));
+                    }
+                    out.push('\n');
+                }
+                Block::Grid(g) => {
+                    out.push_str(&g.markdown());
+                    out.push('\n');
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_table_escapes_and_aligns() {
+        let mut g = Grid::new(vec!["block size".into(), "a|b".into()]);
+        g.push(vec!["8 B".into(), "1.00".into()]);
+        assert_eq!(
+            g.markdown(),
+            "| block size | a\\|b |\n|---|---:|\n| 8 B | 1.00 |\n"
+        );
+    }
+
+    #[test]
+    fn text_and_markdown_of_the_same_blocks() {
+        let doc = Doc {
+            blocks: vec![
+                Block::Title("t".into()),
+                Block::Alert("EMULATED".into()),
+                Block::Heading("h".into()),
+                Block::List(vec!["x".into()]),
+            ],
+        };
+        assert_eq!(doc.text(), "t\nEMULATED\n\nh\n- x\n");
+        assert_eq!(doc.markdown(), "# t\n\n> **EMULATED**\n\n### h\n\n- x\n\n");
+    }
+}

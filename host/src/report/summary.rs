@@ -1,0 +1,362 @@
+//! The report as data for scripts (`--format json`): every table's figures as numbers
+//! with their units in the field names, plus context and warnings.
+
+use benchboot_plan::{Filesystem, Mode};
+use benchboot_results::network::{mbit_per_s, CpuShare, CpuTimes, NetDirection};
+use benchboot_results::{
+    a1_verdict, iops, mib_per_s, DeviceReadKind, Direction, RandomOp, RunResults, Summary,
+};
+use serde::{Deserialize, Serialize};
+
+use super::context::{context, warnings, Context, Warning, EMULATED_NOTICE};
+use crate::render::{cell_values, interval_mbits, percentile};
+
+/// What `--format json` prints: shape version 1.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportJson {
+    /// Always `benchboot-report`.
+    pub kind: String,
+    /// Shape version of this JSON (1).
+    pub version: u32,
+    /// True for a QEMU run: never a hardware result.
+    pub emulated: bool,
+    /// [`EMULATED_NOTICE`] for a QEMU run.
+    pub notice: Option<String>,
+    pub context: Context,
+    pub warnings: Vec<Warning>,
+    /// One entry per target × mode asked × direction × block size of the plan.
+    pub storage: Vec<StorageCell>,
+    pub device_reads: Vec<DeviceReadCell>,
+    pub random: Vec<RandomCell>,
+    pub a1: Vec<A1Cell>,
+    pub network: NetworkSummary,
+    pub verify: Vec<VerifyCell>,
+}
+
+/// Median, min and max of `n` repetitions, in the unit the field holding it names.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    pub n: usize,
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    /// `None` for no values.
+    pub fn of(values: &[f64]) -> Option<Spread> {
+        Summary::of(values).map(|s| Spread {
+            n: s.count,
+            median: s.median,
+            min: s.min,
+            max: s.max,
+        })
+    }
+}
+
+/// One cell of the seeds' storage table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StorageCell {
+    pub target: String,
+    pub filesystem: Filesystem,
+    /// The mode the plan asked for (the table the cell is in).
+    pub mode: Mode,
+    pub direction: Direction,
+    pub block_size_bytes: u64,
+    /// MiB/s (2^20 bytes per second) over the repetitions; `None` when not measured.
+    pub mib_per_s: Option<Spread>,
+    /// The mode that ran instead of `mode` (an O_DIRECT fallback), if any.
+    pub ran_as: Option<Mode>,
+}
+
+/// `hdparm -T`/`-t`-style reads of one disk.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceReadCell {
+    pub device: String,
+    pub kind: DeviceReadKind,
+    /// MiB/s.
+    pub mib_per_s: Spread,
+}
+
+/// Random I/O of one target, operation and queue depth.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RandomCell {
+    pub target: String,
+    pub op: RandomOp,
+    pub block_size_bytes: u64,
+    pub queue_depth: u32,
+    /// Operations per second.
+    pub iops: Spread,
+}
+
+/// The A1 verdict of one target (`verdict: None` when a deciding figure is missing).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct A1Cell {
+    pub target: String,
+    pub verdict: Option<A1Figures>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct A1Figures {
+    pub passes: bool,
+    /// KB/s (10^3 bytes per second); the floor is 10,000.
+    pub seq_write_kb_per_s: f64,
+    /// 4 KiB at QD1; floors 500 (write) and 1,500 (read).
+    pub random_write_iops: f64,
+    pub random_read_iops: f64,
+}
+
+/// CPU shares, percent of all CPUs' time over the span (user includes nice, idle
+/// includes steal).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CpuPercent {
+    pub user: f64,
+    pub system: f64,
+    pub irq: f64,
+    pub softirq: f64,
+    pub iowait: f64,
+    pub idle: f64,
+}
+
+impl CpuPercent {
+    /// `None` for an empty span.
+    pub fn of(t: &CpuTimes) -> Option<CpuPercent> {
+        t.share().map(|s: CpuShare| CpuPercent {
+            user: s.user,
+            system: s.system,
+            irq: s.irq,
+            softirq: s.softirq,
+            iowait: s.iowait,
+            idle: s.idle,
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct NetworkSummary {
+    pub throughput: Vec<TcpCell>,
+    pub latency: Vec<LatencyCell>,
+    pub http: Vec<HttpCell>,
+}
+
+/// One TCP throughput run, counted at the receiver after the warm-up.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TcpCell {
+    pub link: String,
+    pub direction: NetDirection,
+    pub streams: u32,
+    /// Warm-up left out, seconds.
+    pub omit_s: f64,
+    /// Mbit/s (10^6 bit/s) over the whole run.
+    pub mbit_per_s: f64,
+    pub mib_per_s: f64,
+    /// Mbit/s of each interval, in order.
+    pub interval_mbit_per_s: Vec<f64>,
+    pub board_cpu: Option<CpuPercent>,
+    pub host_cpu: Option<CpuPercent>,
+}
+
+/// TCP round trips of one link, microseconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencyCell {
+    pub link: String,
+    pub round_trips: usize,
+    pub min_us: Option<f64>,
+    pub median_us: Option<f64>,
+    /// Nearest-rank 99th percentile.
+    pub p99_us: Option<f64>,
+    pub max_us: Option<f64>,
+}
+
+/// One HTTP GET of an object in the sender's RAM.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HttpCell {
+    pub link: String,
+    pub direction: NetDirection,
+    pub bytes: u64,
+    pub seconds: f64,
+    pub mib_per_s: f64,
+    pub mbit_per_s: f64,
+    pub board_cpu: Option<CpuPercent>,
+    pub host_cpu: Option<CpuPercent>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerifyCell {
+    pub target: String,
+    pub bytes: u64,
+    /// Byte offset of the first wrong byte; `None` when everything matched.
+    pub first_mismatch: Option<u64>,
+}
+
+/// The whole report of `r` as data.
+pub fn summary(r: &RunResults) -> ReportJson {
+    let mut storage = Vec::new();
+    for t in &r.plan.storage.targets {
+        for &mode in &r.plan.storage.modes {
+            for dir in [Direction::Write, Direction::Read] {
+                for &bs in &r.plan.storage.block_sizes {
+                    let (values, fell_back) = cell_values(r, &t.label, bs, dir, mode);
+                    let ran_as = fell_back
+                        .then(|| {
+                            r.storage
+                                .iter()
+                                .find(|m| {
+                                    m.target == t.label
+                                        && m.block_size == bs
+                                        && m.direction == dir
+                                        && m.requested_mode == mode
+                                        && m.mode != mode
+                                })
+                                .map(|m| m.mode)
+                        })
+                        .flatten();
+                    storage.push(StorageCell {
+                        target: t.label.clone(),
+                        filesystem: t.filesystem,
+                        mode,
+                        direction: dir,
+                        block_size_bytes: bs,
+                        mib_per_s: Spread::of(&values),
+                        ran_as,
+                    });
+                }
+            }
+        }
+    }
+    let mut device_reads = Vec::new();
+    let mut devices: Vec<&str> = r.device_reads.iter().map(|d| d.device.as_str()).collect();
+    devices.dedup();
+    for dev in devices {
+        for kind in [DeviceReadKind::Cached, DeviceReadKind::Buffered] {
+            let v: Vec<f64> = r
+                .device_reads
+                .iter()
+                .filter(|d| d.device == dev && d.kind == kind)
+                .map(|d| mib_per_s(d.bytes, d.nanos))
+                .collect();
+            if let Some(s) = Spread::of(&v) {
+                device_reads.push(DeviceReadCell {
+                    device: dev.into(),
+                    kind,
+                    mib_per_s: s,
+                });
+            }
+        }
+    }
+    let mut random = Vec::new();
+    let mut keys: Vec<(String, RandomOp, u64, u32)> = Vec::new();
+    for x in &r.random {
+        let k = (x.target.clone(), x.op, x.block_size, x.queue_depth);
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    for (target, op, bs, qd) in keys {
+        let v: Vec<f64> = r
+            .random
+            .iter()
+            .filter(|x| {
+                x.target == target && x.op == op && x.block_size == bs && x.queue_depth == qd
+            })
+            .map(|x| iops(x.ios, x.nanos))
+            .collect();
+        if let Some(s) = Spread::of(&v) {
+            random.push(RandomCell {
+                target,
+                op,
+                block_size_bytes: bs,
+                queue_depth: qd,
+                iops: s,
+            });
+        }
+    }
+    let a1 = r
+        .plan
+        .storage
+        .random
+        .iter()
+        .flat_map(|rp| rp.targets.iter())
+        .map(|t| A1Cell {
+            target: t.clone(),
+            verdict: a1_verdict(r, t).map(|v| A1Figures {
+                passes: v.passes,
+                seq_write_kb_per_s: v.seq_write_bps / 1000.0,
+                random_write_iops: v.random_write_iops,
+                random_read_iops: v.random_read_iops,
+            }),
+        })
+        .collect();
+    let n = &r.network;
+    let network = NetworkSummary {
+        throughput: n
+            .throughput
+            .iter()
+            .map(|t| TcpCell {
+                link: t.link.clone(),
+                direction: t.direction,
+                streams: t.streams,
+                omit_s: t.omit_ns as f64 / 1e9,
+                mbit_per_s: mbit_per_s(t.bytes, t.nanos),
+                mib_per_s: mib_per_s(t.bytes, t.nanos),
+                interval_mbit_per_s: interval_mbits(t),
+                board_cpu: CpuPercent::of(&t.board_cpu),
+                host_cpu: CpuPercent::of(&t.host_cpu),
+            })
+            .collect(),
+        latency: n
+            .latency
+            .iter()
+            .map(|l| {
+                let mut v = l.rtt_ns.clone();
+                v.sort_unstable();
+                let us = |x: Option<u64>| x.map(|ns| ns as f64 / 1e3);
+                LatencyCell {
+                    link: l.link.clone(),
+                    round_trips: v.len(),
+                    min_us: us(v.first().copied()),
+                    median_us: Summary::of(&v.iter().map(|&x| x as f64).collect::<Vec<_>>())
+                        .map(|s| s.median / 1e3),
+                    p99_us: us(percentile(&v, 99.0)),
+                    max_us: us(v.last().copied()),
+                }
+            })
+            .collect(),
+        http: n
+            .http
+            .iter()
+            .map(|h| HttpCell {
+                link: h.link.clone(),
+                direction: h.direction,
+                bytes: h.bytes,
+                seconds: h.nanos as f64 / 1e9,
+                mib_per_s: mib_per_s(h.bytes, h.nanos),
+                mbit_per_s: mbit_per_s(h.bytes, h.nanos),
+                board_cpu: CpuPercent::of(&h.board_cpu),
+                host_cpu: CpuPercent::of(&h.host_cpu),
+            })
+            .collect(),
+    };
+    ReportJson {
+        kind: "benchboot-report".into(),
+        version: 1,
+        emulated: r.emulated,
+        notice: r.emulated.then(|| EMULATED_NOTICE.to_owned()),
+        context: context(r),
+        warnings: warnings(r),
+        storage,
+        device_reads,
+        random,
+        a1,
+        network,
+        verify: r
+            .verify
+            .iter()
+            .map(|v| VerifyCell {
+                target: v.target.clone(),
+                bytes: v.bytes,
+                first_mismatch: v.first_mismatch,
+            })
+            .collect(),
+    }
+}

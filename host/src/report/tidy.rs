@@ -1,0 +1,226 @@
+//! The report as tidy CSV (`--format csv`): one row per raw measurement, raw bytes and
+//! nanoseconds next to the derived rates, so a spreadsheet or R/pandas needs no parsing.
+
+use anyhow::{Context as _, Result};
+use benchboot_results::network::{mbit_per_s, CpuTimes, NetDirection};
+use benchboot_results::{iops, mib_per_s, DeviceReadKind, Direction, RandomOp, RunResults};
+use serde::{Deserialize, Serialize};
+
+use super::summary::CpuPercent;
+
+/// One measurement. Empty cells (`None`, `""`) mean "does not apply to this section".
+///
+/// Sections: `storage` (one pass: `repetition` 0-based), `device-read` (`direction`
+/// cached/buffered), `random` (`direction` read/write, `ios`, `iops`), `tcp` (a whole
+/// run), `tcp-interval` (one report interval, `repetition` = interval index),
+/// `latency` (one round trip, `repetition` = sample index), `http`, `verify` (`ns` 0,
+/// `note` says ok or where it mismatched).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TidyRow {
+    pub run_id: String,
+    pub board: String,
+    /// True for a QEMU run: never a hardware result.
+    pub emulated: bool,
+    pub section: String,
+    /// Storage/random target label, disk, or network link.
+    pub target: String,
+    pub filesystem: String,
+    /// The mode that ran (storage).
+    pub mode: String,
+    /// The mode the plan asked for (storage).
+    pub requested_mode: String,
+    /// write/read, cached/buffered, board-to-host/host-to-board.
+    pub direction: String,
+    pub block_size_bytes: Option<u64>,
+    pub queue_depth: Option<u32>,
+    pub streams: Option<u32>,
+    pub repetition: Option<u32>,
+    /// Bytes moved inside the timed region.
+    pub bytes: Option<u64>,
+    /// Operations completed (random I/O).
+    pub ios: Option<u64>,
+    /// Length of the timed region, ns.
+    pub ns: u64,
+    /// MiB/s (2^20 B/s).
+    pub mib_per_s: Option<f64>,
+    /// Mbit/s (10^6 bit/s), network sections.
+    pub mbit_per_s: Option<f64>,
+    pub iops: Option<f64>,
+    /// Board CPU shares over the span, percent (network sections).
+    pub board_cpu_user_pct: Option<f64>,
+    pub board_cpu_system_pct: Option<f64>,
+    pub board_cpu_irq_pct: Option<f64>,
+    pub board_cpu_softirq_pct: Option<f64>,
+    pub board_cpu_idle_pct: Option<f64>,
+    pub note: String,
+}
+
+impl TidyRow {
+    fn new(r: &RunResults, section: &str, target: &str) -> TidyRow {
+        TidyRow {
+            run_id: r.run_id.clone(),
+            board: r.board.clone(),
+            emulated: r.emulated,
+            section: section.into(),
+            target: target.into(),
+            filesystem: String::new(),
+            mode: String::new(),
+            requested_mode: String::new(),
+            direction: String::new(),
+            block_size_bytes: None,
+            queue_depth: None,
+            streams: None,
+            repetition: None,
+            bytes: None,
+            ios: None,
+            ns: 0,
+            mib_per_s: None,
+            mbit_per_s: None,
+            iops: None,
+            board_cpu_user_pct: None,
+            board_cpu_system_pct: None,
+            board_cpu_irq_pct: None,
+            board_cpu_softirq_pct: None,
+            board_cpu_idle_pct: None,
+            note: String::new(),
+        }
+    }
+
+    fn cpu(mut self, t: &CpuTimes) -> TidyRow {
+        if let Some(c) = CpuPercent::of(t) {
+            self.board_cpu_user_pct = Some(c.user);
+            self.board_cpu_system_pct = Some(c.system);
+            self.board_cpu_irq_pct = Some(c.irq);
+            self.board_cpu_softirq_pct = Some(c.softirq);
+            self.board_cpu_idle_pct = Some(c.idle + c.iowait);
+        }
+        self
+    }
+
+    fn rate(mut self, bytes: u64, ns: u64, mbit: bool) -> TidyRow {
+        self.bytes = Some(bytes);
+        self.ns = ns;
+        self.mib_per_s = Some(mib_per_s(bytes, ns));
+        if mbit {
+            self.mbit_per_s = Some(mbit_per_s(bytes, ns));
+        }
+        self
+    }
+}
+
+fn dir_name(d: Direction) -> &'static str {
+    match d {
+        Direction::Write => "write",
+        Direction::Read => "read",
+    }
+}
+
+/// `board-to-host` / `host-to-board`, as the results document spells them.
+pub fn net_dir_name(d: NetDirection) -> &'static str {
+    match d {
+        NetDirection::BoardToHost => "board-to-host",
+        NetDirection::HostToBoard => "host-to-board",
+    }
+}
+
+/// Every measurement of `r` as a tidy row, in the document's order.
+pub fn rows(r: &RunResults) -> Vec<TidyRow> {
+    let mut out = Vec::new();
+    for m in &r.storage {
+        let mut row = TidyRow::new(r, "storage", &m.target).rate(m.bytes, m.nanos, false);
+        row.filesystem = m.filesystem.name().into();
+        row.mode = m.mode.name().into();
+        row.requested_mode = m.requested_mode.name().into();
+        row.direction = dir_name(m.direction).into();
+        row.block_size_bytes = Some(m.block_size);
+        row.repetition = Some(m.repetition);
+        row.note = m.note.clone().unwrap_or_default();
+        out.push(row);
+    }
+    for d in &r.device_reads {
+        let mut row = TidyRow::new(r, "device-read", &d.device).rate(d.bytes, d.nanos, false);
+        row.direction = match d.kind {
+            DeviceReadKind::Cached => "cached",
+            DeviceReadKind::Buffered => "buffered",
+        }
+        .into();
+        out.push(row);
+    }
+    for x in &r.random {
+        let mut row = TidyRow::new(r, "random", &x.target);
+        row.direction = match x.op {
+            RandomOp::Read => "read",
+            RandomOp::Write => "write",
+        }
+        .into();
+        row.mode = "direct".into();
+        row.block_size_bytes = Some(x.block_size);
+        row.queue_depth = Some(x.queue_depth);
+        row.ios = Some(x.ios);
+        row.bytes = Some(x.ios * x.block_size);
+        row.ns = x.nanos;
+        row.mib_per_s = Some(mib_per_s(x.ios * x.block_size, x.nanos));
+        row.iops = Some(iops(x.ios, x.nanos));
+        out.push(row);
+    }
+    for t in &r.network.throughput {
+        let mut row = TidyRow::new(r, "tcp", &t.link)
+            .rate(t.bytes, t.nanos, true)
+            .cpu(&t.board_cpu);
+        row.direction = net_dir_name(t.direction).into();
+        row.streams = Some(t.streams);
+        out.push(row);
+        for (i, iv) in t.intervals.iter().enumerate() {
+            let mut row = TidyRow::new(r, "tcp-interval", &t.link)
+                .rate(iv.bytes, iv.end_ns.saturating_sub(iv.start_ns), true)
+                .cpu(&iv.board_cpu);
+            row.direction = net_dir_name(t.direction).into();
+            row.streams = Some(t.streams);
+            row.repetition = Some(i as u32);
+            out.push(row);
+        }
+    }
+    for l in &r.network.latency {
+        for (i, &ns) in l.rtt_ns.iter().enumerate() {
+            let mut row = TidyRow::new(r, "latency", &l.link);
+            row.repetition = Some(i as u32);
+            row.ns = ns;
+            out.push(row);
+        }
+    }
+    for h in &r.network.http {
+        let mut row = TidyRow::new(r, "http", &h.link)
+            .rate(h.bytes, h.nanos, true)
+            .cpu(&h.board_cpu);
+        row.direction = net_dir_name(h.direction).into();
+        out.push(row);
+    }
+    for v in &r.verify {
+        let mut row = TidyRow::new(r, "verify", &v.target);
+        row.bytes = Some(v.bytes);
+        row.note = match v.first_mismatch {
+            None => "ok".into(),
+            Some(at) => format!("mismatch at byte {at}"),
+        };
+        out.push(row);
+    }
+    out
+}
+
+/// Tidy rows as CSV with a header line.
+pub fn to_csv(rows: &[TidyRow]) -> Result<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for row in rows {
+        w.serialize(row).context("writing a CSV row")?;
+    }
+    let bytes = w.into_inner().context("finishing the CSV")?;
+    String::from_utf8(bytes).context("CSV is not UTF-8")
+}
+
+/// Reads CSV written by [`to_csv`] back.
+pub fn from_csv(text: &str) -> Result<Vec<TidyRow>> {
+    csv::Reader::from_reader(text.as_bytes())
+        .deserialize()
+        .collect::<Result<Vec<TidyRow>, _>>()
+        .context("reading benchboot report CSV")
+}

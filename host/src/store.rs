@@ -1,0 +1,521 @@
+//! The local results store: an SQLite database of collected runs (`<store>/benchboot.db`,
+//! table `runs`) plus each run's raw JSON (`<store>/runs/<run id>.json`).
+//!
+//! The store lives in `--store DIR`, else `$BENCHBOOT_STORE`, else
+//! `$XDG_DATA_HOME/benchboot`, else `~/.local/share/benchboot`. One row per run id:
+//! collecting a run again updates its row and file, never adds a second one.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use benchboot_results::RunResults;
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use serde::Serialize;
+
+/// Environment variable that names the store folder.
+pub const STORE_ENV: &str = "BENCHBOOT_STORE";
+/// The database file inside the store folder.
+pub const DB_FILE: &str = "benchboot.db";
+/// The folder of raw JSON files inside the store folder.
+pub const RUNS_DIR: &str = "runs";
+/// Version of the store's own tables (`PRAGMA user_version`).
+const STORE_VERSION: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS runs (
+    run_id            TEXT PRIMARY KEY NOT NULL,
+    board             TEXT NOT NULL,
+    emulated          INTEGER NOT NULL,
+    complete          INTEGER NOT NULL,
+    kernel            TEXT NOT NULL,
+    collected_at      INTEGER NOT NULL, -- unix time, s
+    source            TEXT NOT NULL,    -- HOST:PORT, or the card path it was read from
+    json_path         TEXT NOT NULL,    -- relative to the store folder
+    schema_major      INTEGER NOT NULL,
+    schema_minor      INTEGER NOT NULL,
+    written_ns        INTEGER NOT NULL, -- system.written_ns of the document
+    storage_count     INTEGER NOT NULL,
+    device_read_count INTEGER NOT NULL,
+    random_count      INTEGER NOT NULL,
+    verify_count      INTEGER NOT NULL,
+    network_count     INTEGER NOT NULL,
+    event_count       INTEGER NOT NULL
+);";
+
+const COLUMNS: &str = "run_id, board, emulated, complete, kernel, collected_at, source, \
+    json_path, schema_major, schema_minor, written_ns, storage_count, device_read_count, \
+    random_count, verify_count, network_count, event_count";
+
+/// Why a run could not be found in the store (wrapped in [`anyhow::Error`]; downcast to
+/// tell the cases apart).
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(
+        "no stored run matches `{query}` in {}: `benchboot runs` lists the stored runs; \
+         a results file can be given by its path",
+        store.display()
+    )]
+    NotFound { query: String, store: PathBuf },
+    #[error(
+        "`{query}` matches {} stored runs ({}): give more of the run id",
+        matches.len(),
+        matches.join(", ")
+    )]
+    Ambiguous { query: String, matches: Vec<String> },
+    #[error(
+        "no results store at {}: collect a run first (`benchboot collect`), or point \
+         --store / ${STORE_ENV} at the store",
+        .0.display()
+    )]
+    NoStore(PathBuf),
+    #[error(
+        "run id `{0}` cannot name a file (only ASCII letters, digits, `.`, `_`, `-`, not \
+         starting with `.`): is this a benchboot results document?"
+    )]
+    BadRunId(String),
+}
+
+/// Measurements in a document, by kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Counts {
+    /// Timed storage passes.
+    pub storage: u64,
+    /// `hdparm`-style device reads.
+    pub device_reads: u64,
+    /// Random-I/O runs.
+    pub random: u64,
+    /// Verification passes.
+    pub verify: u64,
+    /// Network runs: throughput + latency + HTTP.
+    pub network: u64,
+    /// Events (failed or warned steps).
+    pub events: u64,
+}
+
+impl Counts {
+    /// Counts the measurements of `r`.
+    pub fn of(r: &RunResults) -> Counts {
+        let n = |l: usize| l as u64;
+        Counts {
+            storage: n(r.storage.len()),
+            device_reads: n(r.device_reads.len()),
+            random: n(r.random.len()),
+            verify: n(r.verify.len()),
+            network: n(r.network.throughput.len() + r.network.latency.len() + r.network.http.len()),
+            events: n(r.events.len()),
+        }
+    }
+
+    /// All measurements (events not counted).
+    pub fn measurements(&self) -> u64 {
+        self.storage + self.device_reads + self.random + self.verify + self.network
+    }
+}
+
+/// One stored run (a row of `runs`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RunRow {
+    pub run_id: String,
+    pub board: String,
+    /// True: figures from QEMU, not hardware.
+    pub emulated: bool,
+    /// False: a partial run (not every step of the plan was attempted).
+    pub complete: bool,
+    /// `uname -r` of the board.
+    pub kernel: String,
+    /// When it was collected, unix time in seconds.
+    pub collected_at: i64,
+    /// `HOST:PORT` it was fetched from, or the card path it was read from.
+    pub source: String,
+    /// The raw JSON in the store (absolute path).
+    pub json_path: PathBuf,
+    /// `schema_version` of the document: major, minor.
+    pub schema: (u32, u32),
+    /// `system.written_ns` of the document (CLOCK_BOOTTIME of the board when written, ns).
+    pub written_ns: u64,
+    pub counts: Counts,
+}
+
+/// What [`Store::put`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// A run id not stored before.
+    Inserted,
+    /// Replaced the stored copy (a later or more complete one).
+    Updated,
+    /// The stored copy is complete (or written later) and this one is not: kept it.
+    KeptStored,
+}
+
+/// The local results store.
+pub struct Store {
+    dir: PathBuf,
+    conn: Connection,
+}
+
+/// The store folder: `explicit`, else `$BENCHBOOT_STORE`, else
+/// `$XDG_DATA_HOME/benchboot` (when absolute), else `$HOME/.local/share/benchboot`.
+///
+/// # Errors
+/// None of them is set; the message says to give `--store`.
+pub fn default_dir(explicit: Option<&Path>) -> Result<PathBuf> {
+    let var = |k: &str| std::env::var_os(k).map(PathBuf::from);
+    dir_from(explicit, var(STORE_ENV), var("XDG_DATA_HOME"), var("HOME")).with_context(|| {
+        format!("no place for the results store: $HOME is not set; give --store DIR or set ${STORE_ENV}")
+    })
+}
+
+/// [`default_dir`] without the environment: empty values count as unset.
+pub fn dir_from(
+    explicit: Option<&Path>,
+    store_env: Option<PathBuf>,
+    xdg_data_home: Option<PathBuf>,
+    home: Option<PathBuf>,
+) -> Option<PathBuf> {
+    let set = |p: Option<PathBuf>| p.filter(|p| !p.as_os_str().is_empty());
+    explicit
+        .map(Path::to_owned)
+        .or_else(|| set(store_env))
+        .or_else(|| {
+            set(xdg_data_home)
+                .filter(|p| p.is_absolute())
+                .map(|p| p.join("benchboot"))
+        })
+        .or_else(|| set(home).map(|h| h.join(".local/share/benchboot")))
+}
+
+/// Maps `run` to a results file, for `report`/`compare`: a path to an existing file is
+/// returned as it is; otherwise `run` is a run id, or a prefix of exactly one, in the
+/// default store ([`default_dir`]). An exact id wins over longer ids it prefixes.
+///
+/// # Errors
+/// [`StoreError`] (no store, no match, ambiguous prefix), or the stored file is gone.
+pub fn resolve(run: &str) -> Result<PathBuf> {
+    let p = Path::new(run);
+    if p.is_file() {
+        return Ok(p.to_owned());
+    }
+    let dir = default_dir(None)?;
+    match Store::open_existing(&dir)? {
+        Some(store) => store.resolve(run),
+        None => Err(StoreError::NoStore(dir).into()),
+    }
+}
+
+impl Store {
+    /// Opens the store in `dir`, creating the folder and database when missing.
+    ///
+    /// # Errors
+    /// The folder cannot be created, the database cannot be opened, or it was made by a
+    /// newer benchboot.
+    pub fn open(dir: &Path) -> Result<Store> {
+        std::fs::create_dir_all(dir.join(RUNS_DIR)).with_context(|| {
+            format!(
+                "creating the results store {}: give --store DIR elsewhere",
+                dir.display()
+            )
+        })?;
+        Self::connect(dir, true)
+    }
+
+    /// Opens the store in `dir` when it has a database; `None` when it has none.
+    ///
+    /// # Errors
+    /// As [`Store::open`].
+    pub fn open_existing(dir: &Path) -> Result<Option<Store>> {
+        if !dir.join(DB_FILE).is_file() {
+            return Ok(None);
+        }
+        Self::connect(dir, false).map(Some)
+    }
+
+    fn connect(dir: &Path, create: bool) -> Result<Store> {
+        let db = dir.join(DB_FILE);
+        let conn = Connection::open(&db).with_context(|| format!("opening {}", db.display()))?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        if version > STORE_VERSION {
+            bail!(
+                "{}: store version {version} is newer than this benchboot reads ({STORE_VERSION}): \
+                 update benchboot, or give --store DIR for a new store",
+                db.display()
+            );
+        }
+        if create || version < STORE_VERSION {
+            conn.execute_batch(SCHEMA)
+                .and_then(|()| conn.pragma_update(None, "user_version", STORE_VERSION))
+                .with_context(|| format!("creating the tables of {}", db.display()))?;
+        }
+        Ok(Store {
+            dir: dir.to_owned(),
+            conn,
+        })
+    }
+
+    /// The store folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The database file.
+    pub fn db_path(&self) -> PathBuf {
+        self.dir.join(DB_FILE)
+    }
+
+    /// Stores a run: its JSON `text` saved atomically (temp file, fsync, rename) as
+    /// `<store>/runs/<run id>.json`, its row inserted or replaced, in one transaction.
+    /// A stored copy is replaced unless it ranks higher: complete beats partial, then a
+    /// later `system.written_ns` (the board writes the file again after each step)
+    /// beats an earlier one. `collected_at` is unix time in seconds; `source` is where
+    /// the document came from.
+    ///
+    /// # Errors
+    /// A run id that cannot be a file name ([`StoreError::BadRunId`]), or I/O and
+    /// database errors (with the path).
+    pub fn put(
+        &mut self,
+        results: &RunResults,
+        text: &str,
+        source: &str,
+        collected_at: i64,
+    ) -> Result<(Outcome, RunRow)> {
+        check_run_id(&results.run_id)?;
+        let rel = Path::new(RUNS_DIR).join(format!("{}.json", results.run_id));
+        let row = RunRow {
+            run_id: results.run_id.clone(),
+            board: results.board.clone(),
+            emulated: results.emulated,
+            complete: results.complete,
+            kernel: results.system.kernel_release.clone(),
+            collected_at,
+            source: source.to_owned(),
+            json_path: self.dir.join(&rel),
+            schema: (results.schema_version.major, results.schema_version.minor),
+            written_ns: results.system.written_ns,
+            counts: Counts::of(results),
+        };
+        let db = self.db_path();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .with_context(|| format!("locking {}", db.display()))?;
+        let stored: Option<RunRow> = tx
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM runs WHERE run_id = ?1"),
+                [&row.run_id],
+                |r| row_from(r, &self.dir),
+            )
+            .optional()?;
+        let outcome = match &stored {
+            None => Outcome::Inserted,
+            Some(s) if (s.complete, s.written_ns) > (row.complete, row.written_ns) => {
+                return Ok((Outcome::KeptStored, s.clone()));
+            }
+            Some(_) => Outcome::Updated,
+        };
+        save_atomic(&row.json_path, text)?;
+        let c = &row.counts;
+        tx.execute(
+            &format!(
+                "INSERT OR REPLACE INTO runs ({COLUMNS}) VALUES \
+                 (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
+            ),
+            params![
+                row.run_id,
+                row.board,
+                row.emulated,
+                row.complete,
+                row.kernel,
+                row.collected_at,
+                row.source,
+                rel.to_string_lossy(),
+                row.schema.0,
+                row.schema.1,
+                i64::try_from(row.written_ns).unwrap_or(i64::MAX),
+                c.storage as i64,
+                c.device_reads as i64,
+                c.random as i64,
+                c.verify as i64,
+                c.network as i64,
+                c.events as i64,
+            ],
+        )
+        .with_context(|| format!("writing run {} to {}", row.run_id, db.display()))?;
+        tx.commit()
+            .with_context(|| format!("committing to {}", db.display()))?;
+        Ok((outcome, row))
+    }
+
+    /// All stored runs, most recently collected first.
+    ///
+    /// # Errors
+    /// Database errors.
+    pub fn list(&self) -> Result<Vec<RunRow>> {
+        let mut st = self.conn.prepare(&format!(
+            "SELECT {COLUMNS} FROM runs ORDER BY collected_at DESC, run_id"
+        ))?;
+        let rows = st
+            .query_map([], |r| row_from(r, &self.dir))?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .with_context(|| format!("reading {}", self.db_path().display()))?;
+        Ok(rows)
+    }
+
+    /// The stored run with id `run_id`, if any.
+    ///
+    /// # Errors
+    /// Database errors.
+    pub fn get(&self, run_id: &str) -> Result<Option<RunRow>> {
+        Ok(self
+            .conn
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM runs WHERE run_id = ?1"),
+                [run_id],
+                |r| row_from(r, &self.dir),
+            )
+            .optional()?)
+    }
+
+    /// The stored run whose id is `query`, or the only one it prefixes.
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`], [`StoreError::Ambiguous`], or database errors.
+    pub fn find(&self, query: &str) -> Result<RunRow> {
+        if let Some(row) = self.get(query)? {
+            return Ok(row);
+        }
+        let mut st = self.conn.prepare(&format!(
+            "SELECT {COLUMNS} FROM runs WHERE substr(run_id, 1, length(?1)) = ?1 ORDER BY run_id"
+        ))?;
+        let mut rows = st
+            .query_map([query], |r| row_from(r, &self.dir))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        match rows.len() {
+            0 => Err(StoreError::NotFound {
+                query: query.to_owned(),
+                store: self.dir.clone(),
+            }
+            .into()),
+            1 => Ok(rows.remove(0)),
+            _ => Err(StoreError::Ambiguous {
+                query: query.to_owned(),
+                matches: rows.into_iter().map(|r| r.run_id).collect(),
+            }
+            .into()),
+        }
+    }
+
+    /// The JSON file of the run [`Store::find`] finds.
+    ///
+    /// # Errors
+    /// As [`Store::find`], or the file is no longer there.
+    pub fn resolve(&self, query: &str) -> Result<PathBuf> {
+        let row = self.find(query)?;
+        if !row.json_path.is_file() {
+            bail!(
+                "stored run {}: its file {} is gone: collect the run again (`benchboot collect`)",
+                row.run_id,
+                row.json_path.display()
+            );
+        }
+        Ok(row.json_path)
+    }
+}
+
+fn row_from(r: &rusqlite::Row<'_>, dir: &Path) -> rusqlite::Result<RunRow> {
+    let u = |i: usize| r.get::<_, i64>(i).map(|v| u64::try_from(v).unwrap_or(0));
+    Ok(RunRow {
+        run_id: r.get(0)?,
+        board: r.get(1)?,
+        emulated: r.get(2)?,
+        complete: r.get(3)?,
+        kernel: r.get(4)?,
+        collected_at: r.get(5)?,
+        source: r.get(6)?,
+        json_path: dir.join(r.get::<_, String>(7)?),
+        schema: (r.get(8)?, r.get(9)?),
+        written_ns: u(10)?,
+        counts: Counts {
+            storage: u(11)?,
+            device_reads: u(12)?,
+            random: u(13)?,
+            verify: u(14)?,
+            network: u(15)?,
+            events: u(16)?,
+        },
+    })
+}
+
+/// A run id names a file in the store: ASCII letters, digits, `.`, `_`, `-`, at most
+/// 128 bytes, not starting with `.`.
+fn check_run_id(id: &str) -> Result<(), StoreError> {
+    let ok = !id.is_empty()
+        && id.len() <= 128
+        && !id.starts_with('.')
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+    if ok {
+        Ok(())
+    } else {
+        Err(StoreError::BadRunId(id.to_owned()))
+    }
+}
+
+/// Writes `text` to `path` atomically: a temp file in the same folder (unique to this
+/// process), fsync, rename over `path`, fsync of the folder.
+fn save_atomic(path: &Path, text: &str) -> Result<()> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let name = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()
+    };
+    if let Err(e) = write() {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e).with_context(|| format!("writing {}", tmp.display()));
+    }
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_dir_order() {
+        let p = |s: &str| Some(PathBuf::from(s));
+        let explicit = Path::new("/x");
+        assert_eq!(dir_from(Some(explicit), p("/s"), p("/d"), p("/h")), p("/x"));
+        assert_eq!(dir_from(None, p("/s"), p("/d"), p("/h")), p("/s"));
+        assert_eq!(dir_from(None, p(""), p("/d"), p("/h")), p("/d/benchboot"));
+        // XDG says relative values are to be ignored.
+        assert_eq!(
+            dir_from(None, None, p("rel"), p("/h")),
+            p("/h/.local/share/benchboot")
+        );
+        assert_eq!(dir_from(None, None, None, None), None);
+    }
+
+    #[test]
+    fn run_ids_that_cannot_be_file_names_are_refused() {
+        for bad in ["", "../x", "a/b", ".hidden", "a b", "ü"] {
+            assert!(check_run_id(bad).is_err(), "{bad:?}");
+        }
+        check_run_id("rpi-zero-w-a0111b486424").unwrap();
+        check_run_id("host-1.2_3").unwrap();
+    }
+}

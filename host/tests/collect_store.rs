@@ -1,0 +1,192 @@
+//! The local results store: insert, re-collect (update, never duplicate), list, resolve
+//! by id and prefix, refusals.
+
+use benchboot::store::{self, Outcome, Store, StoreError};
+use benchboot_plan::Plan;
+use benchboot_results::{RunResults, SystemInfo};
+
+/// A generated document: `id`, complete or not, written at `written_ns`, `storage` empty.
+fn doc(id: &str, complete: bool, written_ns: u64) -> (RunResults, String) {
+    let mut r = RunResults::new(
+        id.into(),
+        Plan::example(),
+        SystemInfo {
+            kernel_release: "6.1.0-test".into(),
+            machine: "armv6l".into(),
+            written_ns,
+            ..SystemInfo::default()
+        },
+    );
+    r.complete = complete;
+    let text = r.to_json();
+    (r, text)
+}
+
+#[test]
+fn round_trip_and_recollect() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(dir.path()).unwrap();
+
+    let (partial, partial_text) = doc("rpi-zero-w-0001", false, 100);
+    let (outcome, row) = s
+        .put(&partial, &partial_text, "10.55.0.1:8080", 1_000)
+        .unwrap();
+    assert_eq!(outcome, Outcome::Inserted);
+    assert_eq!(row.json_path, dir.path().join("runs/rpi-zero-w-0001.json"));
+    assert_eq!(
+        std::fs::read_to_string(&row.json_path).unwrap(),
+        partial_text
+    );
+    assert!(!row.complete);
+
+    // The same run collected later, now complete: replaces the partial copy.
+    let (complete, complete_text) = doc("rpi-zero-w-0001", true, 200);
+    let (outcome, row) = s
+        .put(&complete, &complete_text, "/dev/sdb p2 (BBRESULTS)", 2_000)
+        .unwrap();
+    assert_eq!(outcome, Outcome::Updated);
+    assert!(row.complete);
+    assert_eq!(
+        std::fs::read_to_string(&row.json_path).unwrap(),
+        complete_text
+    );
+
+    // An older partial copy does not replace the complete one.
+    let (stale, stale_text) = doc("rpi-zero-w-0001", false, 150);
+    let (outcome, kept) = s.put(&stale, &stale_text, "x", 3_000).unwrap();
+    assert_eq!(outcome, Outcome::KeptStored);
+    assert!(kept.complete && kept.source == "/dev/sdb p2 (BBRESULTS)");
+    assert_eq!(
+        std::fs::read_to_string(&kept.json_path).unwrap(),
+        complete_text
+    );
+
+    let (other, other_text) = doc("qemu-virt-arm64-0002", true, 50);
+    s.put(&other, &other_text, "127.0.0.1:18080", 4_000)
+        .unwrap();
+
+    // One row per run id, most recently collected first, persisted across opens.
+    drop(s);
+    let s = Store::open_existing(dir.path()).unwrap().unwrap();
+    let rows = s.list().unwrap();
+    let ids: Vec<&str> = rows.iter().map(|r| r.run_id.as_str()).collect();
+    assert_eq!(ids, ["qemu-virt-arm64-0002", "rpi-zero-w-0001"]);
+    let r = &rows[1];
+    assert_eq!(
+        (r.board.as_str(), r.kernel.as_str(), r.collected_at),
+        ("rpi-zero-w", "6.1.0-test", 2_000)
+    );
+    assert_eq!(r.schema, (1, benchboot_results::SCHEMA_MINOR));
+    assert_eq!(r.written_ns, 200);
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("runs")).unwrap().count(),
+        2,
+        "no temp files left"
+    );
+}
+
+#[test]
+fn measurement_counts_of_a_real_document() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/rpi-zero-w-qemu.json"
+    );
+    let Ok(text) = std::fs::read_to_string(path) else {
+        eprintln!("skipped: {path} is not there");
+        return;
+    };
+    let r = RunResults::from_json(&text).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(dir.path()).unwrap();
+    let (_, row) = s.put(&r, &text, "test", 0).unwrap();
+    assert_eq!(row.counts.storage, r.storage.len() as u64);
+    assert_eq!(row.counts.random, r.random.len() as u64);
+    assert_eq!(row.emulated, r.emulated);
+    assert_eq!(s.get(&r.run_id).unwrap().unwrap(), row);
+}
+
+#[test]
+fn resolve_by_id_and_prefix() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(dir.path()).unwrap();
+    for id in [
+        "rpi-zero-w-aaaa11",
+        "rpi-zero-w-aaaa22",
+        "rpi-zero-w-bbbb",
+        "x-1",
+        "x-12",
+    ] {
+        let (r, t) = doc(id, true, 1);
+        s.put(&r, &t, "test", 0).unwrap();
+    }
+    let path = |id: &str| dir.path().join(format!("runs/{id}.json"));
+    assert_eq!(
+        s.resolve("rpi-zero-w-bbbb").unwrap(),
+        path("rpi-zero-w-bbbb")
+    );
+    assert_eq!(s.resolve("rpi-zero-w-b").unwrap(), path("rpi-zero-w-bbbb"));
+    assert_eq!(
+        s.resolve("rpi-zero-w-aaaa2").unwrap(),
+        path("rpi-zero-w-aaaa22")
+    );
+    // An exact id wins over the longer ids it prefixes.
+    assert_eq!(s.resolve("x-1").unwrap(), path("x-1"));
+
+    let err = s.resolve("rpi-zero-w-aaaa").unwrap_err();
+    match err.downcast_ref::<StoreError>() {
+        Some(StoreError::Ambiguous { matches, .. }) => {
+            assert_eq!(matches, &["rpi-zero-w-aaaa11", "rpi-zero-w-aaaa22"]);
+        }
+        other => panic!("{other:?}"),
+    }
+    let msg = err.to_string();
+    assert!(msg.contains("give more of the run id"), "{msg}");
+
+    let err = s.resolve("nope").unwrap_err();
+    assert!(
+        matches!(
+            err.downcast_ref::<StoreError>(),
+            Some(StoreError::NotFound { .. })
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("benchboot runs"), "{err}");
+    // LIKE wildcards are not wildcards here.
+    assert!(s.resolve("rpi%").is_err() && s.resolve("rpi_zero").is_err());
+
+    // The row is there but its file is gone: say so.
+    std::fs::remove_file(path("x-12")).unwrap();
+    let err = s.resolve("x-12").unwrap_err().to_string();
+    assert!(err.contains("collect the run again"), "{err}");
+}
+
+#[test]
+fn resolve_takes_a_file_path_as_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("run.json");
+    std::fs::write(&f, "{}").unwrap();
+    assert_eq!(store::resolve(f.to_str().unwrap()).unwrap(), f);
+}
+
+#[test]
+fn run_ids_that_are_not_file_names_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(&dir.path().join("store")).unwrap();
+    let (r, t) = doc("../escape", true, 1);
+    let err = s.put(&r, &t, "test", 0).unwrap_err();
+    assert!(
+        matches!(
+            err.downcast_ref::<StoreError>(),
+            Some(StoreError::BadRunId(_))
+        ),
+        "{err}"
+    );
+    assert!(!dir.path().join("escape.json").exists());
+    assert!(s.list().unwrap().is_empty());
+}
+
+#[test]
+fn no_store_yet() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(Store::open_existing(dir.path()).unwrap().is_none());
+}

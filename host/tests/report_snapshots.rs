@@ -1,0 +1,76 @@
+//! Snapshot tests (insta) of `benchboot report` and `benchboot compare` on stored results
+//! documents: two real QEMU runs and two hand-made runs with repetitions
+//! (`tests/data/`). Review changes with `cargo insta review`, or accept them with
+//! `INSTA_UPDATE=always cargo test -p benchboot --test report_snapshots`.
+
+use benchboot::compare::{compare, output};
+use benchboot::reference;
+use benchboot::report::{load_run, render, Format};
+
+const RPI: &str = "tests/data/rpi-zero-w-qemu.json";
+const VIRT: &str = "tests/data/qemu-virt-arm64-qemu.json";
+const HAND_A: &str = "tests/data/handmade-a.json";
+const HAND_B: &str = "tests/data/handmade-b.json";
+
+fn report(path: &str, format: Format) -> String {
+    let (_, r) = load_run(path).unwrap();
+    render(&r, format).unwrap()
+}
+
+fn compare_text(runs: &[&str], refs: &[&str], format: Format) -> String {
+    let runs: Vec<_> = runs.iter().map(|p| load_run(p).unwrap()).collect();
+    let refs: Vec<_> = refs.iter().map(|n| reference::find(n).unwrap()).collect();
+    output::render(&compare(&runs, &refs).unwrap(), format).unwrap()
+}
+
+#[test]
+fn report_table_rpi_zero_w_qemu() {
+    insta::assert_snapshot!("report_table_rpi_zero_w_qemu", report(RPI, Format::Table));
+}
+
+#[test]
+fn report_table_qemu_virt_arm64_with_network() {
+    insta::assert_snapshot!("report_table_qemu_virt_arm64", report(VIRT, Format::Table));
+}
+
+#[test]
+fn report_markdown_handmade_with_repetitions_and_events() {
+    insta::assert_snapshot!(
+        "report_markdown_handmade_a",
+        report(HAND_A, Format::Markdown)
+    );
+}
+
+#[test]
+fn report_csv_handmade() {
+    insta::assert_snapshot!("report_csv_handmade_a", report(HAND_A, Format::Csv));
+}
+
+#[test]
+fn report_json_handmade() {
+    insta::assert_snapshot!("report_json_handmade_a", report(HAND_A, Format::Json));
+}
+
+#[test]
+fn compare_table_handmade_runs_and_a_network_reference() {
+    insta::assert_snapshot!(
+        "compare_table_handmade_a_b_pi_zero",
+        compare_text(&[HAND_A, HAND_B], &["pi-zero-wh-usb-gadget"], Format::Table)
+    );
+}
+
+#[test]
+fn compare_markdown_qemu_run_against_pi_model_b() {
+    insta::assert_snapshot!(
+        "compare_markdown_rpi_qemu_pi_model_b",
+        compare_text(&[RPI], &["pi-model-b-usb-hdd"], Format::Markdown)
+    );
+}
+
+#[test]
+fn list_of_references() {
+    insta::assert_snapshot!(
+        "references_table",
+        output::references_text(Format::Table).unwrap()
+    );
+}
