@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::reference::{self, Reference};
 use crate::render::{cell_values, target_labels};
-use crate::report::Format;
+use crate::report::OutputArgs;
 use rank_test::{mann_whitney, MannWhitney};
 
 /// Significance level of the rank test, two-sided.
@@ -571,32 +571,14 @@ pub struct CompareArgs {
     /// List the built-in references with their provenance and exit.
     #[arg(long)]
     pub list_references: bool,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
-    /// Same as `--format json`.
-    #[arg(long)]
-    pub json: bool,
-    /// Also draw overlaid plots (PNG and SVG) into this folder (created if missing).
-    #[arg(long, value_name = "DIR")]
-    pub plots: Option<PathBuf>,
-}
-
-impl CompareArgs {
-    /// `--json` wins over `--format`.
-    pub fn format(&self) -> Format {
-        if self.json {
-            Format::Json
-        } else {
-            self.format
-        }
-    }
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// Runs `benchboot compare`: prints the comparison; plot paths go to stderr.
 pub fn run(args: &CompareArgs) -> Result<()> {
     if args.list_references {
-        print!("{}", output::references_text(args.format())?);
+        print!("{}", output::references_text(args.output.format())?);
         return Ok(());
     }
     let runs = args
@@ -610,8 +592,8 @@ pub fn run(args: &CompareArgs) -> Result<()> {
         .map(|n| reference::find(n))
         .collect::<Result<Vec<_>>>()?;
     let c = compare(&runs, &refs)?;
-    print!("{}", output::render(&c, args.format())?);
-    if let Some(dir) = &args.plots {
+    print!("{}", output::render(&c, args.output.format())?);
+    if let Some(dir) = &args.output.plots {
         for f in output::compare_plots(&c, dir)? {
             eprintln!("plot {}", f.display());
         }

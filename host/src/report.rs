@@ -36,6 +36,13 @@ pub struct ReportArgs {
     /// The run: a results JSON file (as saved by `benchboot fetch` or
     /// `benchboot storage --out`).
     pub run: String,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// How `report` and `compare` print, and where they draw plots.
+#[derive(Debug, Clone, clap::Args)]
+pub struct OutputArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -47,7 +54,7 @@ pub struct ReportArgs {
     pub plots: Option<PathBuf>,
 }
 
-impl ReportArgs {
+impl OutputArgs {
     /// `--json` wins over `--format`.
     pub fn format(&self) -> Format {
         if self.json {
@@ -162,8 +169,8 @@ pub fn render(r: &RunResults, format: Format) -> Result<String> {
 /// stderr, so stdout stays parseable).
 pub fn run(args: &ReportArgs) -> Result<()> {
     let (_, r) = load_run(&args.run)?;
-    print!("{}", render(&r, args.format())?);
-    if let Some(dir) = &args.plots {
+    print!("{}", render(&r, args.output.format())?);
+    if let Some(dir) = &args.output.plots {
         let files = crate::plot::report_plots(&r, dir)?;
         for f in files {
             eprintln!("plot {}", f.display());

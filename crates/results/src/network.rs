@@ -55,8 +55,9 @@ pub struct CpuTimes {
     pub steal: u64,
 }
 
-/// CPU time shares in percent of the span (all CPUs together = 100).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+/// CPU time shares in percent of the span (all CPUs together = 100; user includes
+/// nice, idle includes steal).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct CpuShare {
     pub user: f64,
     pub system: f64,

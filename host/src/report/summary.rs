@@ -2,7 +2,7 @@
 //! with their units in the field names, plus context and warnings.
 
 use benchboot_plan::{Filesystem, Mode};
-use benchboot_results::network::{mbit_per_s, CpuShare, CpuTimes, NetDirection};
+use benchboot_results::network::{mbit_per_s, CpuShare, NetDirection};
 use benchboot_results::{
     a1_verdict, iops, mib_per_s, DeviceReadKind, Direction, RandomOp, RunResults, Summary,
 };
@@ -106,32 +106,6 @@ pub struct A1Figures {
     pub random_read_iops: f64,
 }
 
-/// CPU shares, percent of all CPUs' time over the span (user includes nice, idle
-/// includes steal).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct CpuPercent {
-    pub user: f64,
-    pub system: f64,
-    pub irq: f64,
-    pub softirq: f64,
-    pub iowait: f64,
-    pub idle: f64,
-}
-
-impl CpuPercent {
-    /// `None` for an empty span.
-    pub fn of(t: &CpuTimes) -> Option<CpuPercent> {
-        t.share().map(|s: CpuShare| CpuPercent {
-            user: s.user,
-            system: s.system,
-            irq: s.irq,
-            softirq: s.softirq,
-            iowait: s.iowait,
-            idle: s.idle,
-        })
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct NetworkSummary {
     pub throughput: Vec<TcpCell>,
@@ -152,8 +126,8 @@ pub struct TcpCell {
     pub mib_per_s: f64,
     /// Mbit/s of each interval, in order.
     pub interval_mbit_per_s: Vec<f64>,
-    pub board_cpu: Option<CpuPercent>,
-    pub host_cpu: Option<CpuPercent>,
+    pub board_cpu: Option<CpuShare>,
+    pub host_cpu: Option<CpuShare>,
 }
 
 /// TCP round trips of one link, microseconds.
@@ -177,8 +151,8 @@ pub struct HttpCell {
     pub seconds: f64,
     pub mib_per_s: f64,
     pub mbit_per_s: f64,
-    pub board_cpu: Option<CpuPercent>,
-    pub host_cpu: Option<CpuPercent>,
+    pub board_cpu: Option<CpuShare>,
+    pub host_cpu: Option<CpuShare>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -300,8 +274,8 @@ pub fn summary(r: &RunResults) -> ReportJson {
                 mbit_per_s: mbit_per_s(t.bytes, t.nanos),
                 mib_per_s: mib_per_s(t.bytes, t.nanos),
                 interval_mbit_per_s: interval_mbits(t),
-                board_cpu: CpuPercent::of(&t.board_cpu),
-                host_cpu: CpuPercent::of(&t.host_cpu),
+                board_cpu: t.board_cpu.share(),
+                host_cpu: t.host_cpu.share(),
             })
             .collect(),
         latency: n
@@ -332,8 +306,8 @@ pub fn summary(r: &RunResults) -> ReportJson {
                 seconds: h.nanos as f64 / 1e9,
                 mib_per_s: mib_per_s(h.bytes, h.nanos),
                 mbit_per_s: mbit_per_s(h.bytes, h.nanos),
-                board_cpu: CpuPercent::of(&h.board_cpu),
-                host_cpu: CpuPercent::of(&h.host_cpu),
+                board_cpu: h.board_cpu.share(),
+                host_cpu: h.host_cpu.share(),
             })
             .collect(),
     };

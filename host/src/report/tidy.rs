@@ -6,8 +6,6 @@ use benchboot_results::network::{mbit_per_s, CpuTimes, NetDirection};
 use benchboot_results::{iops, mib_per_s, DeviceReadKind, Direction, RandomOp, RunResults};
 use serde::{Deserialize, Serialize};
 
-use super::summary::CpuPercent;
-
 /// One measurement. Empty cells (`None`, `""`) mean "does not apply to this section".
 ///
 /// Sections: `storage` (one pass: `repetition` 0-based), `device-read` (`direction`
@@ -87,7 +85,7 @@ impl TidyRow {
     }
 
     fn cpu(mut self, t: &CpuTimes) -> TidyRow {
-        if let Some(c) = CpuPercent::of(t) {
+        if let Some(c) = t.share() {
             self.board_cpu_user_pct = Some(c.user);
             self.board_cpu_system_pct = Some(c.system);
             self.board_cpu_irq_pct = Some(c.irq);
