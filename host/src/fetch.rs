@@ -22,8 +22,13 @@ pub fn fetch(addr: &str, timeout: Duration) -> Result<(RunResults, String)> {
         .timeout(timeout)
         .resolver(move |_: &str| Ok(vec![sock]))
         .build();
+    // A zone (fe80::1%usb0) cannot go in a URL: such addresses are named `board` there.
+    let host = match sock {
+        std::net::SocketAddr::V6(v6) if v6.scope_id() != 0 => format!("board:{}", sock.port()),
+        _ => sock.to_string(),
+    };
     let resp = agent
-        .get(&format!("http://board:{}/results.json", sock.port()))
+        .get(&format!("http://{host}/results.json"))
         .call()
         .with_context(|| {
             format!("GET {url}: is the board up and its ready line printed? is the address right?")

@@ -3,10 +3,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use benchboot::{fetch, render, storage};
 use benchboot_plan::Mode;
-use benchboot_results::RunResults;
 use clap::{Parser, Subcommand};
 
 mod peer;
@@ -284,10 +283,7 @@ fn main() -> Result<()> {
         Command::Collect(args) => benchboot::collect::run(&args)?,
         Command::Runs(args) => benchboot::collect::run_runs(&args)?,
         Command::Show { file } => {
-            let text = std::fs::read_to_string(&file)
-                .with_context(|| format!("reading {}", file.display()))?;
-            let results =
-                RunResults::from_json(&text).with_context(|| format!("{}", file.display()))?;
+            let results = benchboot::report::load_path(&file)?;
             print!("{}", render::report(&results));
         }
     }

@@ -92,8 +92,14 @@ pub fn resolve_run(run: &str) -> Result<PathBuf> {
 /// # Errors
 /// Names the file and says what was expected when it is not a benchboot results document.
 pub fn load_path(path: &Path) -> Result<RunResults> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let Ok(text) = String::from_utf8(bytes) else {
+        bail!(
+            "{}: not text, so not a benchboot results document (a JSON file saved by \
+             `benchboot fetch` / `collect`)",
+            path.display()
+        );
+    };
     RunResults::from_json(&text).map_err(|e| {
         let hint = match &e {
             ResultsError::Json(_) | ResultsError::NoVersion | ResultsError::Shape(_) => {

@@ -358,3 +358,29 @@ fn the_command_asks_and_refuses_without_a_terminal_unless_yes() {
     );
     assert!(std::fs::read(&card).unwrap() == bytes);
 }
+
+#[test]
+fn a_file_without_an_mbr_signature_is_not_an_image() {
+    let dir = tempfile::tempdir().unwrap();
+    let tiny = dir.path().join("tiny.img");
+    std::fs::write(&tiny, b"abc").unwrap();
+    let mut sector = vec![0u8; 1024];
+    let unsigned = dir.path().join("unsigned.img");
+    std::fs::write(&unsigned, &sector).unwrap();
+    for bad in [&tiny, &unsigned] {
+        let err = flash::check_disk_image(bad).unwrap_err().to_string();
+        assert!(
+            err.contains("not a disk image") && err.contains("0x55AA"),
+            "{err}"
+        );
+    }
+    sector[510] = 0x55;
+    sector[511] = 0xaa;
+    std::fs::write(&unsigned, &sector).unwrap();
+    flash::check_disk_image(&unsigned).unwrap();
+    // The whole path refuses before touching the device.
+    let device = dir.path().join("card.img");
+    let err = format!("{:#}", flash_file(&options(&tiny, &device)).unwrap_err());
+    assert!(err.contains("not a disk image"), "{err}");
+    assert!(!device.exists());
+}

@@ -134,6 +134,31 @@ pub struct Plan {
     pub verify: bool,
 }
 
+/// Refuses a file that is not a partitioned disk image: it must hold at least one
+/// 512-byte sector ending in the MBR boot signature 0x55 0xAA (bytes 510-511; also
+/// present in the protective MBR of a GPT disk).
+///
+/// # Errors
+/// Unreadable, shorter than a sector, or no signature (with what the file seems to be
+/// and how to get an image).
+pub fn check_disk_image(image: &Path) -> Result<()> {
+    use std::io::Read;
+    let mut sector = [0u8; 512];
+    let mut f = std::fs::File::open(image)
+        .with_context(|| format!("image {}: not readable", image.display()))?;
+    let n = f
+        .read(&mut sector)
+        .with_context(|| format!("image {}: not readable", image.display()))?;
+    if n < 512 || sector[510..512] != [0x55, 0xaa] {
+        bail!(
+            "image {}: not a disk image (no MBR boot signature 0x55AA at byte 510); \
+             build one with `cargo xtask image --board rpi-zero-w`",
+            image.display()
+        );
+    }
+    Ok(())
+}
+
 /// Works out the plan for `opts`, refusing what must not be written. `root` is where
 /// sysfs and proc are (`/`; a fake tree in tests).
 ///
@@ -154,6 +179,7 @@ pub fn plan(opts: &Options, root: &Path) -> Result<Plan> {
     if image_bytes == 0 {
         bail!("image {}: empty", opts.image.display());
     }
+    check_disk_image(&opts.image)?;
     let limits = Limits::new(opts.allow_large);
     let dev = &opts.device;
     let (path, target, align) = match std::fs::metadata(dev) {
