@@ -81,7 +81,8 @@ enum Command {
     ///
     /// Example: benchboot peer --listen 0.0.0.0:5202
     Peer {
-        /// ADDRESS:PORT to listen on.
+        /// ADDRESS:PORT to listen on, e.g. 0.0.0.0:5202 (all interfaces) or
+        /// 10.55.0.2:5202 (the gadget link only).
         #[arg(long, default_value = "0.0.0.0:5202")]
         listen: std::net::SocketAddr,
     },

@@ -16,7 +16,13 @@ const PROC_STAT: &str = "/proc/stat";
 
 /// Serves boards on `listen` until killed.
 pub fn serve(listen: SocketAddr) -> Result<()> {
-    let listener = TcpListener::bind(listen).with_context(|| format!("listening on {listen}"))?;
+    let listener = TcpListener::bind(listen).with_context(|| {
+        format!(
+            "listening on {listen}: is another `benchboot peer` (or iperf3 -s) on that port? \
+             Stop it, or pick another port with --listen 0.0.0.0:PORT and the same \
+             network.tests.peer_port in the board's plan"
+        )
+    })?;
     eprintln!(
         "benchboot peer: listening on {} (the board's network.tests.peer_port must be {}); \
          one board at a time; Ctrl-C stops",

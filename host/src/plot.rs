@@ -235,6 +235,12 @@ pub fn write_figure(
     columns: usize,
 ) -> Result<Vec<PathBuf>> {
     fonts();
+    if dir.exists() && !dir.is_dir() {
+        anyhow::bail!(
+            "--plots {}: is a file, not a folder; name a folder (it is created if missing)",
+            dir.display()
+        );
+    }
     std::fs::create_dir_all(dir)
         .with_context(|| format!("creating the plot folder {}", dir.display()))?;
     let wh = size(panels.len(), columns);

@@ -75,8 +75,9 @@ pub fn resolve_run(run: &str) -> Result<PathBuf> {
     let path = PathBuf::from(run);
     if path.is_dir() {
         bail!(
-            "`{run}` is a folder: pass one results JSON file in it, e.g. {}/<run id>.json",
-            path.display()
+            "`{run}` is a folder: pass one results JSON file (e.g. {}) or a run id from \
+             `benchboot runs`",
+            path.join("<name>.json").display()
         );
     }
     crate::store::resolve(run).with_context(|| {
