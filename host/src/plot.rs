@@ -9,13 +9,14 @@ use std::sync::Once;
 
 use anyhow::{anyhow, Context as _, Result};
 use benchboot_plan::Mode;
-use benchboot_results::network::mbit_per_s;
 use benchboot_results::{Direction, RunResults, Summary};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
 
-use crate::render::{block_size_label, cell_values, net_direction_label, target_labels};
+use crate::render::{
+    block_size_label, cell_values, interval_mbits, net_direction_label, target_labels,
+};
 
 /// Font family name the plots use (registered once from the bundled DejaVu Sans).
 const FONT: &str = "sans-serif";
@@ -54,6 +55,11 @@ pub struct Point {
 }
 
 impl Point {
+    /// One value at `x`, no spread.
+    pub fn single(x: f64, y: f64) -> Point {
+        Point { x, y, lo: y, hi: y }
+    }
+
     /// The median and min–max of `values` at `x`; `None` for no values.
     pub fn of(x: f64, values: &[f64]) -> Option<Point> {
         Summary::of(values).map(|s| Point {
@@ -408,15 +414,8 @@ pub fn report_plots(r: &RunResults, dir: &Path) -> Result<Vec<PathBuf>> {
                     points: t
                         .intervals
                         .iter()
-                        .map(|i| {
-                            let v = mbit_per_s(i.bytes, i.end_ns.saturating_sub(i.start_ns));
-                            Point {
-                                x: time(i.end_ns),
-                                y: v,
-                                lo: v,
-                                hi: v,
-                            }
-                        })
+                        .zip(interval_mbits(t))
+                        .map(|(i, v)| Point::single(time(i.end_ns), v))
                         .collect(),
                 })
                 .collect(),
@@ -436,15 +435,8 @@ pub fn report_plots(r: &RunResults, dir: &Path) -> Result<Vec<PathBuf>> {
                         .intervals
                         .iter()
                         .filter_map(|i| {
-                            i.board_cpu.share().map(|s| {
-                                let v = pick(&s);
-                                Point {
-                                    x: time(i.end_ns),
-                                    y: v,
-                                    lo: v,
-                                    hi: v,
-                                }
-                            })
+                            let s = i.board_cpu.share()?;
+                            Some(Point::single(time(i.end_ns), pick(&s)))
                         })
                         .collect(),
                 });

@@ -99,15 +99,7 @@ pub fn device_read_table(r: &RunResults) -> Grid {
     let mut devices: Vec<&str> = r.device_reads.iter().map(|d| d.device.as_str()).collect();
     devices.dedup();
     for dev in devices {
-        let cell = |kind| {
-            let v: Vec<f64> = r
-                .device_reads
-                .iter()
-                .filter(|d| d.device == dev && d.kind == kind)
-                .map(|d| mib_per_s(d.bytes, d.nanos))
-                .collect();
-            cell_text(&v)
-        };
+        let cell = |kind| cell_text(&device_read_values(r, dev, kind));
         t.push(vec![
             dev.to_owned(),
             cell(DeviceReadKind::Cached),
@@ -206,6 +198,15 @@ pub fn cpu_cell(t: &CpuTimes) -> String {
 }
 
 const CPU_HEADER: &str = "CPU % usr/sys/irq/sirq/idle";
+
+/// MiB/s of every `kind` read of `device`, in the order measured.
+pub fn device_read_values(r: &RunResults, device: &str, kind: DeviceReadKind) -> Vec<f64> {
+    r.device_reads
+        .iter()
+        .filter(|d| d.device == device && d.kind == kind)
+        .map(|d| mib_per_s(d.bytes, d.nanos))
+        .collect()
+}
 
 /// Mbit/s of every interval of a throughput run (10^6 bit/s).
 pub fn interval_mbits(r: &benchboot_results::network::ThroughputRun) -> Vec<f64> {

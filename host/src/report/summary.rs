@@ -9,7 +9,7 @@ use benchboot_results::{
 use serde::{Deserialize, Serialize};
 
 use super::context::{context, warnings, Context, Warning, EMULATED_NOTICE};
-use crate::render::{cell_values, interval_mbits, percentile};
+use crate::render::{cell_values, device_read_values, interval_mbits, percentile};
 
 /// What `--format json` prints: shape version 1.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -203,12 +203,7 @@ pub fn summary(r: &RunResults) -> ReportJson {
     devices.dedup();
     for dev in devices {
         for kind in [DeviceReadKind::Cached, DeviceReadKind::Buffered] {
-            let v: Vec<f64> = r
-                .device_reads
-                .iter()
-                .filter(|d| d.device == dev && d.kind == kind)
-                .map(|d| mib_per_s(d.bytes, d.nanos))
-                .collect();
+            let v = device_read_values(r, dev, kind);
             if let Some(s) = Spread::of(&v) {
                 device_reads.push(DeviceReadCell {
                     device: dev.into(),
