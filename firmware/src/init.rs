@@ -152,9 +152,14 @@ fn load_modules(plan: &Plan, results: &mut RunResults) {
 
 /// Waits until `path` exists, polling every 50 ms, for at most `wait`.
 pub fn wait_for(path: &Path, wait: Duration) -> bool {
+    wait_until(wait, || path.exists())
+}
+
+/// Polls `ok` every 50 ms until it holds or `wait` has passed; returns the last answer.
+pub fn wait_until(wait: Duration, mut ok: impl FnMut() -> bool) -> bool {
     let until = Instant::now() + wait;
     loop {
-        if path.exists() {
+        if ok() {
             return true;
         }
         if Instant::now() >= until {

@@ -15,16 +15,18 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use benchboot_dhcp::{Lease, Server};
 use benchboot_plan::{GadgetFunction, GadgetPlan, NetTests, Plan, BOARD_LINK_LOCAL};
-use benchboot_results::network::{mbit_per_s, LinkRecord, NetDirection, NetworkResults};
+use benchboot_results::network::{mbit_per_s, LinkRecord, NetworkResults};
 use benchboot_results::{RunResults, Severity};
+
+use benchboot_netbench::driver::direction_name;
 
 use crate::console::{case_line, say, CaseResult};
 use crate::gadget::{self, Op};
-use crate::init::wait_for;
+use crate::init::{wait_for, wait_until};
 use crate::sys;
 
 /// The kernel's CPU counters, sampled around every network test.
@@ -103,20 +105,6 @@ fn fail(results: &mut RunResults, step: &str, msg: String) {
     results.event(step, Severity::Error, msg);
 }
 
-/// Polls `ok` every 50 ms for at most `wait`.
-fn wait_until(wait: Duration, mut ok: impl FnMut() -> bool) -> bool {
-    let until = Instant::now() + wait;
-    loop {
-        if ok() {
-            return true;
-        }
-        if Instant::now() >= until {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 /// The interface whose MAC is `mac` (`/sys/class/net/*/address`): the USB host side of
 /// a gadget function carries the function's `host_addr` (u_ether: ECM/NCM send it as
 /// iMACAddress, RNDIS answers OID_802_3_PERMANENT_ADDRESS with it).
@@ -133,7 +121,8 @@ fn interface_with_mac(mac: &[u8; 6]) -> Option<String> {
 struct Bound {
     ops: Vec<Op>,
     links: Vec<(GadgetFunction, String, LinkRecord)>,
-    bound_at: Instant,
+    /// CLOCK_BOOTTIME when the UDC was bound, ns (the clock leases carry).
+    bound_ns: u64,
 }
 
 /// Lays out, applies and binds the gadget with `functions`, then addresses every
@@ -153,7 +142,7 @@ fn bring_up(
     }
     gadget::apply(&root, &ops).map_err(|e| format!("configfs: {e}"))?;
     gadget::bind(&root, udc).map_err(|e| format!("binding to UDC {udc}: {e}"))?;
-    let bound_at = Instant::now();
+    let bound_ns = sys::boottime_ns();
     let mut links = Vec::new();
     for ((index, f), setup) in functions.iter().zip(&setups) {
         let ifname =
@@ -188,7 +177,7 @@ fn bring_up(
     Ok(Bound {
         ops,
         links,
-        bound_at,
+        bound_ns,
     })
 }
 
@@ -209,13 +198,6 @@ fn start_dhcp(
             let _ = tx.send((tag, lease));
         })
     })
-}
-
-fn lease_ns(bound_at: Instant, lease: &Lease) -> u64 {
-    // The lease carries CLOCK_BOOTTIME; the bind time is an Instant: compare both in
-    // CLOCK_BOOTTIME by going through "now".
-    let bound_boot = sys::boottime_ns().saturating_sub(bound_at.elapsed().as_nanos() as u64);
-    lease.acked_ns.saturating_sub(bound_boot)
 }
 
 /// Hardware mode: one composite gadget for the rest of the boot.
@@ -252,7 +234,7 @@ fn composite(plan: &Plan, g: &GadgetPlan, udc: &str, serial: &str, results: &mut
     let first = rx.recv_timeout(Duration::from_millis(g.link_wait_ms)).ok();
     if let Some((i, lease)) = &first {
         links[*i].host_address = Some(lease.address.octets());
-        links[*i].lease_ns = Some(lease_ns(bound.bound_at, lease));
+        links[*i].lease_ns = Some(lease.acked_ns.saturating_sub(bound.bound_ns));
         say(&format!(
             "host {} took {} on {}",
             gadget::mac_text(&lease.mac),
@@ -324,7 +306,7 @@ fn one_function(
     match &lease {
         Some(l) => {
             link.host_address = Some(l.address.octets());
-            link.lease_ns = Some(lease_ns(bound.bound_at, l));
+            link.lease_ns = Some(l.acked_ns.saturating_sub(bound.bound_ns));
             say(&format!(
                 "gadget {name}: host took {} on {ifname}",
                 l.address
@@ -477,13 +459,6 @@ fn run_tests(link: &LinkRecord, host: Ipv4Addr, tests: &NetTests, results: &mut 
     n.http.extend(got.http);
 }
 
-fn direction_id(d: NetDirection) -> &'static str {
-    match d {
-        NetDirection::BoardToHost => "board-to-host",
-        NetDirection::HostToBoard => "host-to-board",
-    }
-}
-
 /// Protocol lines for the network figures: Mbit/s per throughput run and HTTP GET,
 /// median round trip in µs.
 pub fn case_lines(n: &NetworkResults) -> Vec<String> {
@@ -492,7 +467,7 @@ pub fn case_lines(n: &NetworkResults) -> Vec<String> {
         let id = format!(
             "network.{}.tcp.{}.s{}",
             t.link,
-            direction_id(t.direction),
+            direction_name(t.direction),
             t.streams
         );
         v.push(case_line(
@@ -511,7 +486,7 @@ pub fn case_lines(n: &NetworkResults) -> Vec<String> {
         }
     }
     for h in &n.http {
-        let id = format!("network.{}.http.{}", h.link, direction_id(h.direction));
+        let id = format!("network.{}.http.{}", h.link, direction_name(h.direction));
         v.push(case_line(
             &id,
             CaseResult::Pass,
@@ -525,7 +500,7 @@ pub fn case_lines(n: &NetworkResults) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use benchboot_results::network::{CpuTimes, HttpRun, LatencyRun, ThroughputRun};
+    use benchboot_results::network::{CpuTimes, HttpRun, LatencyRun, NetDirection, ThroughputRun};
 
     #[test]
     fn protocol_lines_for_network_figures() {
