@@ -242,8 +242,9 @@ mod tests {
             assert_eq!(k.arch, board.kernel.arch, "{name}");
             assert_eq!(k.sha256.len(), 64);
             assert!(k.filename.ends_with(".deb"));
-            if let Some(fw) = &board.firmware {
-                lock.get(&fw.package).unwrap();
+            let loaders = board.loader.iter();
+            for l in loaders.chain(board.qemu.iter().flat_map(|q| &q.loader)) {
+                lock.get(&l.package).unwrap();
             }
         }
     }

@@ -69,8 +69,8 @@ fn base(board: &Board, layout: &Layout, modules: Vec<String>, emulated: bool) ->
 
 /// On hardware the results link is the gadget (every function of the board file, DHCP
 /// for the host) and the network tests run against `benchboot peer` on the host. Boards
-/// without a gadget keep a static address on `eth0` until they get their own results
-/// path (Ethernet / the card).
+/// without a gadget serve results on their Ethernet interface at 10.55.0.1/30 (the host
+/// takes 10.55.0.2/30); every board also writes them to the card's results partition.
 fn hardware_network(board: &Board) -> NetworkPlan {
     let gadget = board.gadget.as_ref().map(|g| GadgetPlan {
         functions: g.functions.clone(),
@@ -78,7 +78,13 @@ fn hardware_network(board: &Board) -> NetworkPlan {
     });
     let (interface, address) = match &gadget {
         Some(_) => (String::new(), [0; 4]),
-        None => ("eth0".to_owned(), [10, 55, 0, 1]),
+        None => (
+            board
+                .ethernet
+                .as_ref()
+                .map_or_else(|| "eth0".to_owned(), |e| e.interface.clone()),
+            [10, 55, 0, 1],
+        ),
     };
     NetworkPlan {
         interface,

@@ -153,15 +153,18 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
         );
     }
     let device = match q.network {
-        QemuNetwork::UsbNet => "usb-net,netdev=n0",
-        QemuNetwork::VirtioNet => "virtio-net-device,netdev=n0",
+        QemuNetwork::UsbNet => Some("usb-net,netdev=n0"),
+        QemuNetwork::VirtioNet => Some("virtio-net-device,netdev=n0"),
+        QemuNetwork::None => None,
     };
-    args.extend([
-        "-device".into(),
-        device.into(),
-        "-netdev".into(),
-        format!("user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:{port}-:{RESULTS_PORT}"),
-    ]);
+    if let Some(device) = device {
+        args.extend([
+            "-device".into(),
+            device.into(),
+            "-netdev".into(),
+            format!("user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:{port}-:{RESULTS_PORT}"),
+        ]);
+    }
     args.extend(q.args.iter().cloned());
     eprintln!("qemu: {} {}", q.system, args.join(" "));
     eprintln!("qemu: EMULATED run: throughput figures from QEMU say nothing about the hardware");

@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 use benchboot_plan::GadgetFunction;
 use serde::Deserialize;
 
+mod shared;
+pub use shared::{BootConfig, Kernel, Loader, RawBlob, Shared, SHARED_FILE};
+
 /// Why a board file could not be used. Each variant names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum BoardError {
@@ -69,22 +72,26 @@ fn debian_arches(arch: Arch) -> &'static [&'static str] {
     }
 }
 
+/// A board file as written (serde; unknown fields refused). Validated into [`Board`].
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawBoard {
     pub name: String,
     pub description: String,
+    /// SoC, CPU cores and clock, as the README's board table shows it.
+    pub cpu: String,
     pub target: RawTarget,
     pub kernel: RawKernel,
-    /// Boot firmware files copied to the boot partition (Raspberry Pi); none for
-    /// machines that take the kernel directly (QEMU virt).
-    pub firmware: Option<RawFirmware>,
     pub boot: RawBoot,
     pub modules: RawModules,
     pub storage: RawStorage,
     /// USB gadget Ethernet on the board's OTG/peripheral port; none without one.
     pub gadget: Option<RawGadget>,
+    /// Wired Ethernet as the results link of boards without a USB peripheral port.
+    pub ethernet: Option<RawEthernet>,
     pub qemu: Option<RawQemu>,
+    /// Why QEMU cannot boot this board (or what its stand-in leaves out), for the README.
+    pub qemu_note: Option<String>,
 }
 
 /// The board's USB peripheral port as a gadget (configfs, libcomposite).
@@ -93,7 +100,17 @@ pub struct RawBoard {
 pub struct RawGadget {
     /// Functions in order of preference: `ncm`, `ecm`, `rndis`.
     pub functions: Vec<String>,
-    /// Modules for the UDC and the functions (dependencies are resolved from .modinfo).
+    /// Modules for the UDC and the functions (`@set` names a set of shared.toml).
+    pub modules: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawEthernet {
+    /// Kernel interface name, e.g. `eth0`.
+    pub interface: String,
+    /// Modules of the controller (`@set` allowed).
+    #[serde(default)]
     pub modules: Vec<String>,
 }
 
@@ -108,39 +125,67 @@ pub struct RawTarget {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawKernel {
-    pub package: String,
-    pub release: String,
-    pub arch: String,
+    /// A flavour of shared.toml: `rpi`, `armmp`, `arm64`.
+    pub flavour: String,
     /// DTB file name in the kernel package; none where the machine provides its own
     /// (QEMU virt generates one).
     pub dtb: Option<String>,
     #[serde(default)]
-    pub dtb_fixups: Vec<DtbFixup>,
+    pub dtb_fixups: Vec<RawDtbFixup>,
 }
 
-/// One string property written into the DTB before it goes on the card.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct DtbFixup {
-    /// Absolute node path, e.g. `/soc/usb@7e980000`.
-    pub node: String,
-    pub property: String,
-    pub value: String,
-}
-
+/// One DTB edit as written: `property` + `value` sets a string property,
+/// `delete-property` removes one, `delete-node = true` removes the node.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct RawFirmware {
-    pub package: String,
-    pub dir: String,
-    pub files: Vec<String>,
+pub struct RawDtbFixup {
+    /// Absolute node path, e.g. `/soc/usb@7e980000`.
+    pub node: String,
+    pub property: Option<String>,
+    pub value: Option<String>,
+    pub delete_property: Option<String>,
+    #[serde(default)]
+    pub delete_node: bool,
+}
+
+/// One edit of a DTB before it goes on the card (or into a QEMU-only copy).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DtbFixup {
+    /// Sets a string property (`fdtput -t s`).
+    Set {
+        node: String,
+        property: String,
+        value: String,
+    },
+    /// Removes a property (`fdtput -d`).
+    DeleteProperty { node: String, property: String },
+    /// Removes a node and its children (`fdtput -r`).
+    DeleteNode { node: String },
+}
+
+impl DtbFixup {
+    /// The node the edit applies to.
+    pub fn node(&self) -> &str {
+        match self {
+            DtbFixup::Set { node, .. }
+            | DtbFixup::DeleteProperty { node, .. }
+            | DtbFixup::DeleteNode { node } => node,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawBoot {
+    /// A loader of shared.toml; none where QEMU takes the kernel directly.
+    pub loader: Option<String>,
+    /// Serial console as the kernel names it, with its speed: `ttyS1,115200`.
+    pub console: String,
+    /// Extra config.txt lines (`config-txt` loaders only); kernel=, initramfs and
+    /// device_tree= are written by the image plan.
     #[serde(default)]
     pub config_txt: Vec<String>,
+    /// Kernel parameters after `console=`.
     pub cmdline: String,
 }
 
@@ -154,6 +199,18 @@ pub struct RawModules {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawStorage {
     pub disk: String,
+    /// Other storage the board can test besides the card.
+    #[serde(default)]
+    pub extra: Vec<RawExtraStorage>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawExtraStorage {
+    /// `usb` or `sata`.
+    pub bus: String,
+    #[serde(default)]
+    pub modules: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -166,10 +223,19 @@ pub struct RawQemu {
     pub append: String,
     #[serde(default)]
     pub args: Vec<String>,
+    /// `usb-net`, `virtio-net`, or `none` (results read from the card afterwards).
     pub network: String,
     /// How the card image is attached: `sd` (default) or `virtio`.
     #[serde(default)]
     pub drive: Option<String>,
+    /// `kernel` (default): QEMU loads kernel, DTB and initramfs from the card's boot
+    /// partition. `card`: the machine's boot ROM runs the card's own loader.
+    #[serde(default)]
+    pub boot: Option<String>,
+    /// A loader of shared.toml replacing the board's in a QEMU-only copy of the card.
+    pub loader: Option<String>,
+    /// A DTB replacing the board's in the QEMU-only copy (stand-in machines).
+    pub dtb: Option<String>,
     /// `dummy-hcd`: the QEMU plan tests the gadget against the kernel's dummy_hcd
     /// (both USB ends in the guest); absent: the QEMU plan has no gadget.
     #[serde(default)]
@@ -177,7 +243,7 @@ pub struct RawQemu {
     #[serde(default)]
     pub modules: Vec<String>,
     #[serde(default)]
-    pub dtb_fixups: Vec<DtbFixup>,
+    pub dtb_fixups: Vec<RawDtbFixup>,
 }
 
 /// A validated board. Built only by [`Board::from_toml`] / [`load`].
@@ -185,6 +251,8 @@ pub struct RawQemu {
 pub struct Board {
     pub name: String,
     pub description: String,
+    /// SoC, cores, clock.
+    pub cpu: String,
     /// Rust target triple of the firmware, e.g. `arm-unknown-linux-musleabihf`.
     pub triple: String,
     pub arch: Arch,
@@ -194,15 +262,74 @@ pub struct Board {
     pub zig_cpu: String,
     /// Target triple as zig spells it for `-target`.
     pub zig_triple: String,
-    pub kernel: RawKernel,
-    pub firmware: Option<RawFirmware>,
-    pub boot: RawBoot,
-    /// Modules the init loads (names without `.ko`), before dependency resolution.
+    pub kernel: BoardKernel,
+    /// Boot firmware / boot loader; none for machines that take the kernel directly.
+    pub loader: Option<Loader>,
+    pub boot: Boot,
+    /// Modules the init loads (names without `.ko`, sets expanded), before dependency
+    /// resolution.
     pub modules: Vec<String>,
     pub gadget: Option<Gadget>,
+    pub ethernet: Option<Ethernet>,
     /// Kernel name of the SD card / disk holding the test partitions, e.g. `mmcblk0`.
     pub disk: String,
+    pub extra_storage: Vec<ExtraStorage>,
     pub qemu: Option<Qemu>,
+    pub qemu_note: Option<String>,
+}
+
+/// The board's kernel: a shared flavour plus the board's DTB.
+#[derive(Debug, Clone)]
+pub struct BoardKernel {
+    /// Flavour name in shared.toml.
+    pub flavour: String,
+    pub package: String,
+    pub release: String,
+    /// Debian architecture of the kernel package.
+    pub arch: String,
+    pub dtb: Option<String>,
+    pub dtb_fixups: Vec<DtbFixup>,
+}
+
+/// Boot configuration.
+#[derive(Debug, Clone)]
+pub struct Boot {
+    /// `ttyS1,115200`.
+    pub console: String,
+    pub config_txt: Vec<String>,
+    /// The whole kernel command line: `console=<console> <cmdline>`.
+    pub cmdline: String,
+}
+
+/// Wired Ethernet as results link.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ethernet {
+    pub interface: String,
+    pub modules: Vec<String>,
+}
+
+/// Storage besides the card.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExtraStorage {
+    pub bus: StorageBus,
+    pub modules: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StorageBus {
+    /// A USB mass-storage disk on a host port.
+    Usb,
+    /// A SATA disk (Allwinner A20's AHCI).
+    Sata,
+}
+
+impl StorageBus {
+    pub fn name(self) -> &'static str {
+        match self {
+            StorageBus::Usb => "USB disk",
+            StorageBus::Sata => "SATA",
+        }
+    }
 }
 
 /// How the QEMU smoke tier boots this board.
@@ -212,15 +339,20 @@ pub struct Qemu {
     pub machine: String,
     /// Which `-serial` carries the console (0 = first).
     pub console_serial_index: u8,
-    /// Appended to the card's cmdline.txt for QEMU only.
+    /// Appended to the kernel command line for QEMU only.
     pub append: String,
     pub args: Vec<String>,
     pub network: QemuNetwork,
-    /// Extra modules for the QEMU-only results link.
+    /// Extra modules for the QEMU-only results link (sets expanded).
     pub modules: Vec<String>,
-    /// Applied to a QEMU-only copy of the card's DTB (the card keeps its own).
+    /// Applied to a QEMU-only copy of the DTB (the card keeps its own).
     pub dtb_fixups: Vec<DtbFixup>,
     pub drive: QemuDrive,
+    pub boot: QemuBoot,
+    /// Replaces the board's loader in a QEMU-only copy of the card.
+    pub loader: Option<Loader>,
+    /// Replaces the board's DTB in a QEMU-only copy of the card.
+    pub dtb: Option<String>,
     /// True: the QEMU plan runs the gadget against `dummy_hcd` inside the guest.
     pub gadget_dummy_hcd: bool,
 }
@@ -241,6 +373,15 @@ pub enum QemuDrive {
     Virtio,
 }
 
+/// How QEMU starts the board.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QemuBoot {
+    /// `-kernel`/`-dtb`/`-initrd` taken from the card's boot partition.
+    Kernel,
+    /// The machine's boot ROM runs the card's loader (SPL, U-Boot, extlinux).
+    Card,
+}
+
 /// The emulated device that carries the results link in QEMU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QemuNetwork {
@@ -248,26 +389,81 @@ pub enum QemuNetwork {
     UsbNet,
     /// `-device virtio-net-device` (virtio-mmio, `virt`): the guest's `eth0`.
     VirtioNet,
+    /// No network: the harness reads the results partition of the card afterwards.
+    None,
 }
 
 impl Board {
-    /// Parses and validates one board file's text. `file` is used in error messages.
+    /// Parses and validates one board file's text against the shared pieces. `file` is
+    /// used in error messages.
     ///
     /// # Errors
     /// [`BoardError::Parse`] for TOML/shape errors (unknown or missing fields),
     /// [`BoardError::Invalid`] for values that parse but cannot work.
-    pub fn from_toml(file: &Path, text: &str) -> Result<Board, BoardError> {
+    pub fn from_toml(file: &Path, text: &str, shared: &Shared) -> Result<Board, BoardError> {
         let raw: RawBoard = toml::from_str(text).map_err(|e| BoardError::Parse {
             file: file.to_owned(),
             message: e.to_string(),
         })?;
-        raw.validate(file)
+        raw.validate(file, shared)
     }
+
+    /// What carries results to the host, for people: `USB gadget (NCM, ECM, RNDIS)`,
+    /// `Ethernet (eth0)`; the card's results partition always does.
+    pub fn results_link(&self) -> String {
+        let mut links = Vec::new();
+        if let Some(g) = &self.gadget {
+            let f: Vec<&str> = g.functions.iter().map(|f| f.configfs_type()).collect();
+            links.push(format!("USB gadget ({})", f.join(", ").to_uppercase()));
+        }
+        if let Some(e) = &self.ethernet {
+            links.push(format!("Ethernet ({})", e.interface));
+        }
+        links.push("card".into());
+        links.join(" + ")
+    }
+}
+
+fn dtb_fixups(
+    raw: Vec<RawDtbFixup>,
+    field: &'static str,
+    bad: &dyn Fn(&'static str, String) -> BoardError,
+) -> Result<Vec<DtbFixup>, BoardError> {
+    raw.into_iter()
+        .map(|f| {
+            if !f.node.starts_with('/') {
+                return Err(bad(
+                    field,
+                    format!("`{}` must be an absolute node path", f.node),
+                ));
+            }
+            match (f.property, f.value, f.delete_property, f.delete_node) {
+                (Some(property), Some(value), None, false) => Ok(DtbFixup::Set {
+                    node: f.node,
+                    property,
+                    value,
+                }),
+                (None, None, Some(property), false) => Ok(DtbFixup::DeleteProperty {
+                    node: f.node,
+                    property,
+                }),
+                (None, None, None, true) => Ok(DtbFixup::DeleteNode { node: f.node }),
+                _ => Err(bad(
+                    field,
+                    format!(
+                        "`{}`: give `property` + `value`, or `delete-property`, or \
+                         `delete-node = true` (one of the three)",
+                        f.node
+                    ),
+                )),
+            }
+        })
+        .collect()
 }
 
 impl RawBoard {
     /// Checks every field that can be checked without the packages themselves.
-    pub fn validate(self, file: &Path) -> Result<Board, BoardError> {
+    pub fn validate(self, file: &Path, shared: &Shared) -> Result<Board, BoardError> {
         let bad = |field: &'static str, message: String| BoardError::Invalid {
             file: file.to_owned(),
             field,
@@ -305,62 +501,75 @@ impl RawBoard {
                 ),
             ));
         };
-        if !debian_arches(arch).contains(&self.kernel.arch.as_str()) {
+        let flavour = shared
+            .kernel(&self.kernel.flavour)
+            .map_err(|m| bad("kernel.flavour", m))?;
+        if !debian_arches(arch).contains(&flavour.arch.as_str()) {
             return Err(bad(
-                "kernel.arch",
+                "kernel.flavour",
                 format!(
-                    "`{}` kernels cannot run `{}` binaries; use one of {}",
-                    self.kernel.arch,
+                    "`{}` is an {} kernel: it cannot run `{}` binaries; use a flavour for {}",
+                    self.kernel.flavour,
+                    flavour.arch,
                     self.target.triple,
                     debian_arches(arch).join(", ")
                 ),
             ));
         }
-        if !self.kernel.package.ends_with(&self.kernel.release) {
-            return Err(bad(
-                "kernel.release",
-                format!(
-                    "`{}` does not match package `{}` (Debian names it linux-image-<release>)",
-                    self.kernel.release, self.kernel.package
-                ),
-            ));
-        }
-        if let Some(dtb) = &self.kernel.dtb {
-            if !dtb.ends_with(".dtb") || dtb.contains("..") {
+        for dtb in self
+            .kernel
+            .dtb
+            .iter()
+            .chain(self.qemu.iter().flat_map(|q| &q.dtb))
+        {
+            if !dtb.ends_with(".dtb") || dtb.contains("..") || dtb.contains('/') {
                 return Err(bad(
                     "kernel.dtb",
-                    "give a file name ending in `.dtb`".into(),
+                    format!("`{dtb}`: give a file name ending in `.dtb`"),
                 ));
             }
-        } else if !self.kernel.dtb_fixups.is_empty() {
+        }
+        if self.kernel.dtb.is_none() && !self.kernel.dtb_fixups.is_empty() {
             return Err(bad(
                 "kernel.dtb-fixups",
                 "there is no `kernel.dtb` to fix up: name the DTB or drop the fix-ups".into(),
             ));
         }
-        let qemu_fixups = self.qemu.iter().flat_map(|q| q.dtb_fixups.iter());
-        for fixup in self.kernel.dtb_fixups.iter().chain(qemu_fixups) {
-            if !fixup.node.starts_with('/') {
-                return Err(bad(
-                    "kernel.dtb-fixups.node",
-                    format!("`{}` must be an absolute node path", fixup.node),
-                ));
-            }
-        }
-        let fw_files = self.firmware.iter().flat_map(|f| f.files.iter());
-        if self.firmware.as_ref().is_some_and(|f| f.files.is_empty()) {
-            return Err(bad("firmware.files", "list the boot firmware files".into()));
-        }
-        for f in fw_files {
-            if f.contains('/') || f.is_empty() {
-                return Err(bad(
-                    "firmware.files",
-                    format!("`{f}` must be a bare file name"),
-                ));
-            }
-        }
+        let kernel_fixups = dtb_fixups(self.kernel.dtb_fixups, "kernel.dtb-fixups", &bad)?;
+        let loader = match &self.boot.loader {
+            Some(name) => Some(
+                shared
+                    .loader(name)
+                    .map_err(|m| bad("boot.loader", m))?
+                    .clone(),
+            ),
+            None => None,
+        };
         if self.boot.cmdline.contains('\n') {
             return Err(bad("boot.cmdline", "must be one line".into()));
+        }
+        if self.boot.cmdline.contains("console=") {
+            return Err(bad(
+                "boot.cmdline",
+                "name the console in `boot.console`, not in the command line".into(),
+            ));
+        }
+        if self.boot.console.is_empty() || self.boot.console.contains(' ') {
+            return Err(bad(
+                "boot.console",
+                "give the kernel's console device and speed, e.g. `ttyS1,115200`".into(),
+            ));
+        }
+        let config_txt_loader = loader
+            .as_ref()
+            .is_some_and(|l| l.config == BootConfig::ConfigTxt);
+        if !self.boot.config_txt.is_empty() && !config_txt_loader {
+            return Err(bad(
+                "boot.config-txt",
+                "only Raspberry Pi firmware reads config.txt: remove the lines or use a \
+                 `config-txt` loader"
+                    .into(),
+            ));
         }
         for line in &self.boot.config_txt {
             let key = line.split('=').next().unwrap_or("").trim();
@@ -373,13 +582,32 @@ impl RawBoard {
                 ));
             }
         }
-        let modules = self.modules.load;
-        check_module_names(&modules).map_err(|m| bad("modules.load", m))?;
+        let expand = |field: &'static str, list: &[String]| {
+            shared.expand_modules(list).map_err(|m| bad(field, m))
+        };
+        let modules = expand("modules.load", &self.modules.load)?;
         if self.storage.disk.is_empty() || self.storage.disk.contains('/') {
             return Err(bad(
                 "storage.disk",
                 "give the kernel name, e.g. `mmcblk0`".into(),
             ));
+        }
+        let mut extra_storage = Vec::new();
+        for e in &self.storage.extra {
+            let bus = match e.bus.as_str() {
+                "usb" => StorageBus::Usb,
+                "sata" => StorageBus::Sata,
+                other => {
+                    return Err(bad(
+                        "storage.extra.bus",
+                        format!("`{other}` is not one of usb, sata"),
+                    ))
+                }
+            };
+            extra_storage.push(ExtraStorage {
+                bus,
+                modules: expand("storage.extra.modules", &e.modules)?,
+            });
         }
         let gadget = match self.gadget {
             None => None,
@@ -408,10 +636,24 @@ impl RawBoard {
                         "list at least one of ncm, ecm, rndis".into(),
                     ));
                 }
-                check_module_names(&g.modules).map_err(|m| bad("gadget.modules", m))?;
                 Some(Gadget {
                     functions,
-                    modules: g.modules,
+                    modules: expand("gadget.modules", &g.modules)?,
+                })
+            }
+        };
+        let ethernet = match self.ethernet {
+            None => None,
+            Some(e) => {
+                if e.interface.is_empty() || e.interface.contains('/') {
+                    return Err(bad(
+                        "ethernet.interface",
+                        "give the kernel's interface name, e.g. `eth0`".into(),
+                    ));
+                }
+                Some(Ethernet {
+                    interface: e.interface,
+                    modules: expand("ethernet.modules", &e.modules)?,
                 })
             }
         };
@@ -421,10 +663,13 @@ impl RawBoard {
                 let network = match q.network.as_str() {
                     "usb-net" => QemuNetwork::UsbNet,
                     "virtio-net" => QemuNetwork::VirtioNet,
+                    "none" => QemuNetwork::None,
                     other => {
                         return Err(bad(
                             "qemu.network",
-                            format!("`{other}` is not supported; use `usb-net` or `virtio-net`"),
+                            format!(
+                                "`{other}` is not supported; use `usb-net`, `virtio-net` or `none`"
+                            ),
                         ))
                     }
                 };
@@ -435,6 +680,22 @@ impl RawBoard {
                         return Err(bad(
                             "qemu.drive",
                             format!("`{other}` is not supported; use `sd` or `virtio`"),
+                        ))
+                    }
+                };
+                let boot = match q.boot.as_deref() {
+                    None | Some("kernel") => QemuBoot::Kernel,
+                    Some("card") if loader.is_some() || q.loader.is_some() => QemuBoot::Card,
+                    Some("card") => {
+                        return Err(bad(
+                            "qemu.boot",
+                            "`card` needs a boot loader (boot.loader or qemu.loader)".into(),
+                        ))
+                    }
+                    Some(other) => {
+                        return Err(bad(
+                            "qemu.boot",
+                            format!("`{other}` is not supported; use `kernel` or `card`"),
                         ))
                     }
                 };
@@ -454,7 +715,21 @@ impl RawBoard {
                         ))
                     }
                 };
-                check_module_names(&q.modules).map_err(|m| bad("qemu.modules", m))?;
+                let qloader = match &q.loader {
+                    Some(name) => Some(
+                        shared
+                            .loader(name)
+                            .map_err(|m| bad("qemu.loader", m))?
+                            .clone(),
+                    ),
+                    None => None,
+                };
+                if q.dtb.is_some() && self.kernel.dtb.is_none() {
+                    return Err(bad(
+                        "qemu.dtb",
+                        "replaces `kernel.dtb`, which this board does not name".into(),
+                    ));
+                }
                 Some(Qemu {
                     system: q.system,
                     machine: q.machine,
@@ -462,33 +737,52 @@ impl RawBoard {
                     append: q.append,
                     args: q.args,
                     network,
-                    modules: q.modules,
-                    dtb_fixups: q.dtb_fixups,
+                    modules: expand("qemu.modules", &q.modules)?,
+                    dtb_fixups: dtb_fixups(q.dtb_fixups, "qemu.dtb-fixups", &bad)?,
                     drive,
+                    boot,
+                    loader: qloader,
+                    dtb: q.dtb,
                     gadget_dummy_hcd,
                 })
             }
         };
+        let cmdline = format!("console={} {}", self.boot.console, self.boot.cmdline.trim());
         Ok(Board {
             name: self.name,
             description: self.description,
+            cpu: self.cpu,
             triple: self.target.triple,
             arch,
             rustc_cpu: self.target.rustc_cpu,
             zig_cpu: self.target.zig_cpu,
             zig_triple: zig_triple.to_owned(),
-            kernel: self.kernel,
-            firmware: self.firmware,
-            boot: self.boot,
+            kernel: BoardKernel {
+                flavour: self.kernel.flavour,
+                package: flavour.package.clone(),
+                release: flavour.release.clone(),
+                arch: flavour.arch.clone(),
+                dtb: self.kernel.dtb,
+                dtb_fixups: kernel_fixups,
+            },
+            loader,
+            boot: Boot {
+                console: self.boot.console,
+                config_txt: self.boot.config_txt,
+                cmdline: cmdline.trim_end().to_owned(),
+            },
             modules,
             gadget,
+            ethernet,
             disk: self.storage.disk,
+            extra_storage,
             qemu,
+            qemu_note: self.qemu_note,
         })
     }
 }
 
-fn check_module_names(names: &[String]) -> Result<(), String> {
+pub(crate) fn check_module_names(names: &[String]) -> Result<(), String> {
     for m in names {
         if m.is_empty() || m.ends_with(".ko") || m.contains('/') {
             return Err(format!("`{m}`: give the module name without path or `.ko`"));
@@ -516,7 +810,7 @@ pub fn load(dir: &Path, name: &str) -> Result<Board, BoardError> {
         file: file.clone(),
         source,
     })?;
-    Board::from_toml(&file, &text)
+    Board::from_toml(&file, &text, &Shared::load(dir)?)
 }
 
 /// Names of the board files in `dir`, sorted.
@@ -526,7 +820,7 @@ pub fn list(dir: &Path) -> std::io::Result<Vec<String>> {
         let path = entry?.path();
         if path.extension().is_some_and(|e| e == "toml") {
             if let Some(stem) = path.file_stem().and_then(|s| s.to_str()) {
-                if !stem.ends_with(".lock") && stem != "packages" {
+                if !stem.ends_with(".lock") && format!("{stem}.toml") != SHARED_FILE {
                     names.push(stem.to_owned());
                 }
             }

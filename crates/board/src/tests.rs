@@ -6,14 +6,19 @@ fn zero_w_text() -> String {
     std::fs::read_to_string(boards_dir().join("rpi-zero-w.toml")).unwrap()
 }
 
+fn shared() -> Shared {
+    Shared::load(&boards_dir()).unwrap()
+}
+
 fn parse(text: &str) -> Result<Board, BoardError> {
-    Board::from_toml(Path::new("boards/rpi-zero-w.toml"), text)
+    Board::from_toml(Path::new("boards/rpi-zero-w.toml"), text, &shared())
 }
 
 #[test]
 fn every_shipped_board_file_loads() {
     let names = list(&boards_dir()).unwrap();
     assert!(names.contains(&"rpi-zero-w".to_owned()), "{names:?}");
+    assert!(!names.contains(&"shared".to_owned()), "{names:?}");
     for name in &names {
         let board = load(&boards_dir(), name).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(&board.name, name);
@@ -27,11 +32,32 @@ fn zero_w_fields() {
     assert_eq!(b.arch, Arch::Arm);
     assert_eq!(b.zig_triple, "arm-linux-musleabihf");
     assert_eq!(b.kernel.dtb.as_deref(), Some("bcm2835-rpi-zero-w.dtb"));
-    assert_eq!(b.kernel.dtb_fixups[0].value, "peripheral");
     assert_eq!(
-        b.firmware.as_ref().unwrap().files,
-        ["bootcode.bin", "start.elf", "fixup.dat"]
+        b.kernel.dtb_fixups[0],
+        DtbFixup::Set {
+            node: "/soc/usb@7e980000".into(),
+            property: "dr_mode".into(),
+            value: "peripheral".into()
+        }
     );
+    assert_eq!(
+        (b.kernel.flavour.as_str(), b.kernel.arch.as_str()),
+        ("rpi", "armel")
+    );
+    assert_eq!(b.kernel.package, "linux-image-6.1.0-50-rpi");
+    let l = b.loader.as_ref().unwrap();
+    assert_eq!(l.files, ["bootcode.bin", "start.elf", "fixup.dat"]);
+    assert_eq!(l.config, BootConfig::ConfigTxt);
+    assert_eq!(b.boot.cmdline, "console=ttyS1,115200 loglevel=4 rootwait");
+    assert_eq!(
+        b.modules,
+        ["crc32c_generic", "ext4", "vfat", "nls_cp437", "nls_ascii"]
+    );
+    assert_eq!(
+        b.gadget.as_ref().unwrap().modules,
+        ["usb_f_ncm", "usb_f_ecm", "usb_f_rndis"]
+    );
+    assert_eq!(b.results_link(), "USB gadget (NCM, ECM, RNDIS) + card");
     let g = b.gadget.as_ref().unwrap();
     assert_eq!(
         g.functions,
@@ -57,10 +83,13 @@ fn unknown_field_is_named() {
 
 #[test]
 fn arch_mismatch_is_refused() {
-    let text = zero_w_text().replace("arch = \"armel\"", "arch = \"arm64\"");
+    let text = zero_w_text().replace("flavour = \"rpi\"", "flavour = \"arm64\"");
     let err = parse(&text).unwrap_err().to_string();
-    assert!(err.contains("kernel.arch"), "{err}");
+    assert!(err.contains("kernel.flavour"), "{err}");
     assert!(err.contains("armel, armhf"), "{err}");
+    let text = zero_w_text().replace("flavour = \"rpi\"", "flavour = \"rpi5\"");
+    let err = parse(&text).unwrap_err().to_string();
+    assert!(err.contains("arm64, armmp, rpi"), "{err}");
 }
 
 #[test]
@@ -76,7 +105,7 @@ fn unknown_triple_lists_known_ones() {
 
 #[test]
 fn name_must_match_file() {
-    let err = Board::from_toml(Path::new("boards/other.toml"), &zero_w_text())
+    let err = Board::from_toml(Path::new("boards/other.toml"), &zero_w_text(), &shared())
         .unwrap_err()
         .to_string();
     assert!(err.contains("field `name`"), "{err}");
@@ -84,9 +113,16 @@ fn name_must_match_file() {
 
 #[test]
 fn module_with_ko_suffix_is_refused() {
-    let text = zero_w_text().replace("\"vfat\"", "\"vfat.ko\"");
+    let text = zero_w_text().replace("\"@filesystems\"", "\"vfat.ko\"");
     let err = parse(&text).unwrap_err().to_string();
     assert!(err.contains("modules.load"), "{err}");
+    let text = zero_w_text().replace("\"@filesystems\"", "\"@filesystem\"");
+    let err = parse(&text).unwrap_err().to_string();
+    assert!(
+        err.contains("modules.load") && err.contains("no module set `filesystem`"),
+        "{err}"
+    );
+    assert!(err.contains("@filesystems"), "{err}");
 }
 
 #[test]
@@ -105,7 +141,7 @@ fn unknown_board_lists_known() {
 #[test]
 fn virt_board_has_no_firmware_or_dtb_and_tests_the_gadget_on_dummy_hcd() {
     let b = load(&boards_dir(), "qemu-virt-arm64").unwrap();
-    assert!(b.firmware.is_none() && b.kernel.dtb.is_none());
+    assert!(b.loader.is_none() && b.kernel.dtb.is_none());
     assert_eq!(b.arch, Arch::Aarch64);
     let q = b.qemu.unwrap();
     assert_eq!(
@@ -141,9 +177,111 @@ fn gadget_errors_name_the_field() {
         );
     let cut = no_gadget
         .lines()
-        .filter(|l| !l.starts_with("functions =") && !l.starts_with("modules = [\"usb_f"))
+        .filter(|l| !l.starts_with("functions =") && !l.starts_with("modules = [\"@gadget"))
         .collect::<Vec<_>>()
         .join("\n");
     let err = parse(&cut).unwrap_err().to_string();
     assert!(err.contains("qemu.gadget"), "{err}");
+}
+
+#[test]
+fn config_txt_needs_a_config_txt_loader() {
+    let text = zero_w_text().replace("loader = \"raspi-firmware\"", "loader = \"u-boot-am335x\"");
+    let err = parse(&text).unwrap_err().to_string();
+    assert!(err.contains("boot.config-txt"), "{err}");
+    let text = zero_w_text().replace("loader = \"raspi-firmware\"", "loader = \"grub\"");
+    let err = parse(&text).unwrap_err().to_string();
+    assert!(
+        err.contains("boot.loader") && err.contains("u-boot-bananapi"),
+        "{err}"
+    );
+}
+
+#[test]
+fn console_lives_in_boot_console_only() {
+    let text = zero_w_text().replace("cmdline = \"", "cmdline = \"console=tty1 ");
+    let err = parse(&text).unwrap_err().to_string();
+    assert!(
+        err.contains("boot.cmdline") && err.contains("boot.console"),
+        "{err}"
+    );
+}
+
+#[test]
+fn dtb_fixup_needs_exactly_one_action() {
+    let text = zero_w_text().replace(
+        "value = \"peripheral\"",
+        "value = \"peripheral\"\ndelete-node = true",
+    );
+    let err = parse(&text).unwrap_err().to_string();
+    assert!(
+        err.contains("kernel.dtb-fixups") && err.contains("one of the three"),
+        "{err}"
+    );
+    let text = zero_w_text().replace(
+        "property = \"dr_mode\"\nvalue = \"host\"",
+        "delete-property = \"dr_mode\"",
+    );
+    let b = parse(&text).unwrap();
+    assert_eq!(
+        b.qemu.unwrap().dtb_fixups,
+        [DtbFixup::DeleteProperty {
+            node: "/soc/usb@7e980000".into(),
+            property: "dr_mode".into()
+        }]
+    );
+}
+
+#[test]
+fn u_boot_boards_use_extlinux_and_raw_blobs() {
+    let bpi = load(&boards_dir(), "bananapi-m1").unwrap();
+    let l = bpi.loader.as_ref().unwrap();
+    assert_eq!(l.config, BootConfig::Extlinux);
+    assert_eq!(
+        l.raw,
+        [RawBlob {
+            file: "u-boot-sunxi-with-spl.bin".into(),
+            offset: 8192
+        }]
+    );
+    assert_eq!(bpi.extra_storage[0].bus, StorageBus::Sata);
+    let q = bpi.qemu.as_ref().unwrap();
+    assert_eq!((q.boot, q.network), (QemuBoot::Card, QemuNetwork::None));
+    assert_eq!(
+        q.loader.as_ref().unwrap().dir,
+        "usr/lib/u-boot/Bananapi_M2_Ultra"
+    );
+    let bbb = load(&boards_dir(), "beaglebone-black").unwrap();
+    assert_eq!(bbb.loader.as_ref().unwrap().files, ["MLO", "u-boot.img"]);
+    assert!(bbb.qemu.is_none() && bbb.qemu_note.is_some());
+    let pi3 = load(&boards_dir(), "rpi-3b").unwrap();
+    assert_eq!(pi3.results_link(), "Ethernet (eth0) + card");
+    assert_eq!(
+        pi3.ethernet.unwrap().modules,
+        ["phy-generic", "dwc2", "smsc95xx"]
+    );
+}
+
+#[test]
+fn shared_file_errors_name_the_entry() {
+    let text = std::fs::read_to_string(boards_dir().join(SHARED_FILE)).unwrap();
+    let bad = text.replace(
+        "release = \"6.1.0-50-armmp\"",
+        "release = \"6.1.0-51-armmp\"",
+    );
+    let err = Shared::from_toml(Path::new("boards/shared.toml"), &bad)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("boards/shared.toml") && err.contains("kernels.armmp"),
+        "{err}"
+    );
+    let bad = text.replace("files = [\"MLO\", \"u-boot.img\"]", "files = [\"x/MLO\"]");
+    let err = Shared::from_toml(Path::new("boards/shared.toml"), &bad)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("loaders.u-boot-am335x") && err.contains("bare file name"),
+        "{err}"
+    );
 }

@@ -1,0 +1,213 @@
+//! `boards/shared.toml`: kernel flavours, boot loaders and module sets that several
+//! boards reference by name. Parsed and checked once; board files only name them.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::BoardError;
+
+/// File name of the shared pieces inside `boards/`.
+pub const SHARED_FILE: &str = "shared.toml";
+
+/// A Debian kernel flavour: one pinned `linux-image-<release>` package.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Kernel {
+    /// Debian package, e.g. `linux-image-6.1.0-50-armmp` (pinned in the lock file).
+    pub package: String,
+    /// `uname -r` of the kernel, e.g. `6.1.0-50-armmp`; names `boot/vmlinuz-<release>`
+    /// and `lib/modules/<release>/` in the package.
+    pub release: String,
+    /// Debian architecture of the package: `armel`, `armhf` or `arm64`.
+    pub arch: String,
+}
+
+/// How the boot loader finds the kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BootConfig {
+    /// Raspberry Pi firmware: `config.txt` + `cmdline.txt` on the boot partition.
+    ConfigTxt,
+    /// U-Boot distro boot: `/extlinux/extlinux.conf` on the bootable partition
+    /// (U-Boot doc/develop/distro.rst).
+    Extlinux,
+}
+
+/// A file written raw at a byte offset of the card (before the first partition).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawBlob {
+    /// File name inside the loader's `dir`.
+    pub file: String,
+    /// Byte offset on the card (the boot ROM's documented location).
+    pub offset: u64,
+}
+
+/// Boot firmware / boot loader files from one pinned package.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Loader {
+    /// Name in `shared.toml` (`loaders.<name>`); filled in on load.
+    #[serde(skip)]
+    pub name: String,
+    pub package: String,
+    /// Folder inside the unpacked package.
+    pub dir: String,
+    /// Copied to the root of the boot partition.
+    #[serde(default)]
+    pub files: Vec<String>,
+    /// Written at byte offsets of the card.
+    #[serde(default)]
+    pub raw: Vec<RawBlob>,
+    pub config: BootConfig,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawShared {
+    kernels: BTreeMap<String, Kernel>,
+    loaders: BTreeMap<String, Loader>,
+    module_sets: BTreeMap<String, Vec<String>>,
+}
+
+/// The parsed `boards/shared.toml`.
+#[derive(Debug, Clone)]
+pub struct Shared {
+    /// The file it came from (for error messages).
+    pub file: PathBuf,
+    pub kernels: BTreeMap<String, Kernel>,
+    pub loaders: BTreeMap<String, Loader>,
+    pub module_sets: BTreeMap<String, Vec<String>>,
+}
+
+impl Shared {
+    /// Parses and checks the shared file's text.
+    ///
+    /// # Errors
+    /// [`BoardError::Parse`] for TOML/shape errors, [`BoardError::Invalid`] for a bad
+    /// module name, file name, or a loader with nothing to install.
+    pub fn from_toml(file: &Path, text: &str) -> Result<Shared, BoardError> {
+        let raw: RawShared = toml::from_str(text).map_err(|e| BoardError::Parse {
+            file: file.to_owned(),
+            message: e.to_string(),
+        })?;
+        let bad = |field: &'static str, message: String| BoardError::Invalid {
+            file: file.to_owned(),
+            field,
+            message,
+        };
+        for (name, k) in &raw.kernels {
+            if !k.package.ends_with(&k.release) {
+                return Err(bad(
+                    "kernels.release",
+                    format!(
+                        "kernels.{name}: `{}` does not match package `{}` (Debian names it \
+                         linux-image-<release>)",
+                        k.release, k.package
+                    ),
+                ));
+            }
+        }
+        let mut loaders = raw.loaders;
+        for (name, l) in &mut loaders {
+            l.name.clone_from(name);
+            if l.files.is_empty() && l.raw.is_empty() {
+                return Err(bad(
+                    "loaders.files",
+                    format!("loaders.{name}: list `files` or `raw` blobs to install"),
+                ));
+            }
+            let names = l.files.iter().chain(l.raw.iter().map(|r| &r.file));
+            for f in names {
+                if f.is_empty() || f.contains('/') {
+                    return Err(bad(
+                        "loaders.files",
+                        format!("loaders.{name}: `{f}` must be a bare file name"),
+                    ));
+                }
+            }
+        }
+        for (name, set) in &raw.module_sets {
+            crate::check_module_names(set)
+                .map_err(|m| bad("module-sets", format!("{name}: {m}")))?;
+        }
+        Ok(Shared {
+            file: file.to_owned(),
+            kernels: raw.kernels,
+            loaders,
+            module_sets: raw.module_sets,
+        })
+    }
+
+    /// Reads `<dir>/shared.toml`.
+    ///
+    /// # Errors
+    /// [`BoardError::Read`] when the file cannot be read, else as [`Shared::from_toml`].
+    pub fn load(dir: &Path) -> Result<Shared, BoardError> {
+        let file = dir.join(SHARED_FILE);
+        let text = std::fs::read_to_string(&file).map_err(|source| BoardError::Read {
+            file: file.clone(),
+            source,
+        })?;
+        Shared::from_toml(&file, &text)
+    }
+
+    /// Expands a module list: `@<set>` entries are replaced by the set, in order;
+    /// duplicates keep their first position.
+    ///
+    /// # Errors
+    /// The message names the unknown set and lists the known ones.
+    pub fn expand_modules(&self, list: &[String]) -> Result<Vec<String>, String> {
+        let mut out: Vec<String> = Vec::new();
+        for entry in list {
+            let items: &[String] = match entry.strip_prefix('@') {
+                Some(set) => self.module_sets.get(set).ok_or_else(|| {
+                    format!(
+                        "`{entry}`: no module set `{set}` in {SHARED_FILE}; known sets: {}",
+                        self.module_sets
+                            .keys()
+                            .map(|k| format!("@{k}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })?,
+                None => std::slice::from_ref(entry),
+            };
+            for m in items {
+                if !out.contains(m) {
+                    out.push(m.clone());
+                }
+            }
+        }
+        crate::check_module_names(&out)?;
+        Ok(out)
+    }
+
+    /// The kernel flavour `name`.
+    ///
+    /// # Errors
+    /// The message lists the known flavours.
+    pub fn kernel(&self, name: &str) -> Result<&Kernel, String> {
+        self.kernels.get(name).ok_or_else(|| {
+            format!(
+                "no kernel flavour `{name}` in {SHARED_FILE}; known: {}",
+                self.kernels.keys().cloned().collect::<Vec<_>>().join(", ")
+            )
+        })
+    }
+
+    /// The boot loader `name`.
+    ///
+    /// # Errors
+    /// The message lists the known loaders.
+    pub fn loader(&self, name: &str) -> Result<&Loader, String> {
+        self.loaders.get(name).ok_or_else(|| {
+            format!(
+                "no boot loader `{name}` in {SHARED_FILE}; known: {}",
+                self.loaders.keys().cloned().collect::<Vec<_>>().join(", ")
+            )
+        })
+    }
+}
