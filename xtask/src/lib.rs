@@ -5,6 +5,7 @@
 //! the initramfs and the plans.
 
 pub mod bench;
+pub mod boards;
 pub mod firmware;
 pub mod image;
 pub mod initramfs;

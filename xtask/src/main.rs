@@ -58,6 +58,13 @@ enum Verb {
     },
     /// Refresh boards/packages.lock.toml from the Debian mirror's current index.
     Lock,
+    /// Check every board file against the pinned packages and print the README's board
+    /// table.
+    Boards {
+        /// Write the table into README.md instead of printing it.
+        #[arg(long)]
+        write_readme: bool,
+    },
 }
 
 fn main() -> Result<()> {
@@ -88,5 +95,6 @@ fn main() -> Result<()> {
             other => anyhow::bail!("no bench named `{other}`: use `storage` or `net`"),
         },
         Verb::Lock => xtask::lock::run(),
+        Verb::Boards { write_readme } => xtask::boards::run(write_readme),
     }
 }

@@ -1,6 +1,7 @@
 //! `cargo xtask setup`: installs what the build and the tests need on a Debian machine.
 //!
-//! - apt: QEMU (system + user), mkfs/fsck tools, fdisk (sfdisk), device-tree-compiler
+//! - apt: QEMU (system + user; on bookworm QEMU 10 from bookworm-backports, for the
+//!   `bpim2u` and `raspi4b` machines), mkfs/fsck tools, fdisk (sfdisk), device-tree-compiler
 //!   (fdtput), binutils (readelf), file, iproute2 (the DHCP veth test); fio and
 //!   iperf3 for the benches.
 //! - PyPI: `ziglang` (C compiler, musl libc and linker for the zig route).
@@ -51,19 +52,45 @@ fn step(dry_run: bool, argv: &[&str]) -> Result<()> {
     Ok(())
 }
 
+/// QEMU machines the tests boot that Debian bookworm's QEMU 7.2 lacks (`bpim2u` came in
+/// QEMU 8.0, `raspi4b` in 9.0): bookworm-backports serves QEMU 10 (boards-and-boot.md).
+pub const QEMU_MACHINES: &[(&str, &str)] = &[
+    ("qemu-system-arm", "bpim2u"),
+    ("qemu-system-aarch64", "raspi4b"),
+];
+/// The apt source that adds bookworm-backports (deb822 format).
+const BACKPORTS_SOURCE: &str = "/etc/apt/sources.list.d/benchboot-bookworm-backports.sources";
+
 pub fn run(dry_run: bool) -> Result<()> {
     let missing: Vec<&str> = APT_PACKAGES
         .iter()
         .copied()
         .filter(|p| !succeeds("dpkg-query", &["-W", "-f=${Status}", p]) || !installed(p))
         .collect();
-    if !missing.is_empty() {
+    let old_qemu = !qemu_has_machines();
+    if !missing.is_empty() || old_qemu {
         let root = rustix_is_root();
-        let mut pre: Vec<&str> = if root { vec![] } else { vec!["sudo"] };
+        let pre: Vec<&str> = if root { vec![] } else { vec!["sudo"] };
+        let backports = old_qemu && os_codename().as_deref() == Some("bookworm");
+        if backports && !std::path::Path::new(BACKPORTS_SOURCE).exists() {
+            eprintln!("setup: adding bookworm-backports for QEMU 10 ({BACKPORTS_SOURCE})");
+            if !dry_run {
+                std::fs::write(
+                    BACKPORTS_SOURCE,
+                    "Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm-backports\n\
+                     Components: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n",
+                )?;
+            }
+        }
         let mut update = pre.clone();
         update.extend(["apt-get", "update", "-q"]);
-        step(dry_run, &update)?;
-        pre.extend([
+        // An index of an unrelated suite failing (a mirror mid-sync) must not stop the
+        // install: apt-get install reports what it really cannot find.
+        if let Err(e) = step(dry_run, &update) {
+            eprintln!("setup: warning: {e}; going on with the indexes apt has");
+        }
+        let mut install = pre.clone();
+        install.extend([
             "env",
             "DEBIAN_FRONTEND=noninteractive",
             "apt-get",
@@ -72,8 +99,19 @@ pub fn run(dry_run: bool) -> Result<()> {
             "-q",
             "--no-install-recommends",
         ]);
-        pre.extend(missing.iter().copied());
-        step(dry_run, &pre)?;
+        install.extend(missing.iter().copied());
+        if !missing.is_empty() {
+            step(dry_run, &install)?;
+        }
+        if backports {
+            install.extend([
+                "-t",
+                "bookworm-backports",
+                "qemu-system-arm",
+                "qemu-user-static",
+            ]);
+            step(dry_run, &install)?;
+        }
     }
     if !succeeds("python3", &["-m", "ziglang", "version"]) {
         step(dry_run, &["python3", "-m", "pip", "install", "-q", ZIGLANG])?;
@@ -83,6 +121,28 @@ pub fn run(dry_run: bool) -> Result<()> {
     }
     eprintln!("setup: done");
     Ok(())
+}
+
+/// True when QEMU knows every machine of [`QEMU_MACHINES`].
+fn qemu_has_machines() -> bool {
+    QEMU_MACHINES.iter().all(|(system, machine)| {
+        Command::new(system)
+            .args(["-machine", "help"])
+            .output()
+            .is_ok_and(|o| {
+                String::from_utf8_lossy(&o.stdout)
+                    .lines()
+                    .any(|l| l.split_whitespace().next() == Some(machine))
+            })
+    })
+}
+
+/// `VERSION_CODENAME` of /etc/os-release (`bookworm`, `trixie`...).
+fn os_codename() -> Option<String> {
+    let text = std::fs::read_to_string("/etc/os-release").ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("VERSION_CODENAME="))
+        .map(|v| v.trim_matches('"').to_owned())
 }
 
 fn installed(pkg: &str) -> bool {

@@ -1,0 +1,55 @@
+//! Every shipped board file against the pinned packages (fetched into the cache on first
+//! use), and the README's board table against `boards/`.
+
+use xtask::boards;
+
+#[test]
+fn every_board_is_sound_against_its_pinned_packages() {
+    let all = boards::all().unwrap();
+    assert!(all.len() >= 10, "{} boards", all.len());
+    boards::check_unique(&all).unwrap();
+    let lock = xtask::packages::Lock::load_repo().unwrap();
+    let mut problems = Vec::new();
+    for b in &all {
+        problems.extend(boards::check(b, &lock).unwrap());
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn check_finds_a_missing_dtb_module_and_loader_file() {
+    let lock = xtask::packages::Lock::load_repo().unwrap();
+    let mut b = xtask::load_board("bananapi-m1").unwrap();
+    b.kernel.dtb = Some("sun7i-a20-bananapi-m9.dtb".into());
+    b.modules.push("no_such_module".into());
+    if let Some(l) = &mut b.loader {
+        l.raw[0].file = "u-boot-sunxi-with-spl.bin.gz".into();
+    }
+    let problems = boards::check(&b, &lock).unwrap().join("\n");
+    assert!(
+        problems.contains("kernel.dtb: sun7i-a20-bananapi-m9.dtb is not in"),
+        "{problems}"
+    );
+    assert!(
+        problems.contains("modules.load") && problems.contains("no_such_module"),
+        "{problems}"
+    );
+    assert!(
+        problems.contains("u-boot-sunxi-with-spl.bin.gz is not in u-boot-sunxi"),
+        "{problems}"
+    );
+    let mut b = xtask::load_board("rpi-3b").unwrap();
+    b.arch = benchboot_board::Arch::Arm;
+    let problems = boards::check(&b, &lock).unwrap().join("\n");
+    assert!(problems.contains("boots Aarch64"), "{problems}");
+}
+
+#[test]
+fn readme_board_table_is_current() {
+    let all = boards::all().unwrap();
+    let readme = xtask::repo_root().join("README.md");
+    assert!(
+        boards::readme_is_current(&readme, &all).unwrap(),
+        "README.md's board table is stale: run `cargo xtask boards --write-readme`"
+    );
+}
