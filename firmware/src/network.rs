@@ -19,15 +19,15 @@ use std::time::Duration;
 
 use benchboot_dhcp::{Lease, Server};
 use benchboot_plan::{GadgetFunction, GadgetPlan, NetTests, Plan, BOARD_LINK_LOCAL};
-use benchboot_results::network::{mbit_per_s, LinkRecord, NetworkResults};
-use benchboot_results::{RunResults, Severity};
+use benchboot_results::network::{mbit_per_s, LinkRecord, NetDirection, NetTest, NetworkResults};
+use benchboot_results::{HealthScope, RunResults, Severity};
 
-use benchboot_netbench::driver::direction_name;
+use benchboot_netbench::driver::{direction_name, Stage};
 
 use crate::console::{case_line, say, CaseResult};
 use crate::gadget::{self, Op};
 use crate::init::{wait_for, wait_until};
-use crate::sys;
+use crate::{health, sys};
 
 /// The kernel's CPU counters, sampled around every network test.
 const PROC_STAT: &str = "/proc/stat";
@@ -440,13 +440,38 @@ fn run_tests(link: &LinkRecord, host: Ipv4Addr, tests: &NetTests, results: &mut 
         link.function
     ));
     let board_ip = IpAddr::V4(Ipv4Addr::from(link.board_address));
-    let (got, errors) = benchboot_netbench::driver::run(
+    // Board health right before and after every test.
+    let mut pending = None;
+    let mut snapshots = Vec::new();
+    let (got, errors) = benchboot_netbench::driver::run_observed(
         peer,
         board_ip,
         &link.function,
         tests,
+        &[NetDirection::BoardToHost, NetDirection::HostToBoard],
         Path::new(PROC_STAT),
+        &mut |stage, test| match stage {
+            Stage::Before => pending = Some(health::take()),
+            Stage::After => {
+                if let Some(before) = pending.take() {
+                    snapshots.push((*test, before, health::take()));
+                }
+            }
+        },
     );
+    for (test, before, after) in snapshots {
+        let scope = HealthScope::Network {
+            link: link.function.clone(),
+            test,
+        };
+        health::record(
+            results,
+            &test_id(&link.function, &test),
+            scope,
+            before,
+            after,
+        );
+    }
     for e in errors {
         fail(results, &format!("network.{}", link.function), e);
     }
@@ -459,17 +484,28 @@ fn run_tests(link: &LinkRecord, host: Ipv4Addr, tests: &NetTests, results: &mut 
     n.http.extend(got.http);
 }
 
+/// The step id of a network test, as its protocol line names it (without `.median`
+/// for round trips): `network.ncm.tcp.board-to-host.s4`, `network.ncm.rtt`,
+/// `network.ncm.http.host-to-board`.
+pub fn test_id(link: &str, test: &NetTest) -> String {
+    match test {
+        NetTest::Tcp { direction, streams } => format!(
+            "network.{link}.tcp.{}.s{streams}",
+            direction_name(*direction)
+        ),
+        NetTest::Latency => format!("network.{link}.rtt"),
+        NetTest::Http { direction } => {
+            format!("network.{link}.http.{}", direction_name(*direction))
+        }
+    }
+}
+
 /// Protocol lines for the network figures: Mbit/s per throughput run and HTTP GET,
 /// median round trip in µs.
 pub fn case_lines(n: &NetworkResults) -> Vec<String> {
     let mut v = Vec::new();
     for t in &n.throughput {
-        let id = format!(
-            "network.{}.tcp.{}.s{}",
-            t.link,
-            direction_name(t.direction),
-            t.streams
-        );
+        let id = test_id(&t.link, &NetTest::of_throughput(t));
         v.push(case_line(
             &id,
             CaseResult::Pass,
@@ -481,12 +517,12 @@ pub fn case_lines(n: &NetworkResults) -> Vec<String> {
         let mut rtt = l.rtt_ns.clone();
         rtt.sort_unstable();
         if let Some(&median) = rtt.get(rtt.len() / 2) {
-            let id = format!("network.{}.rtt.median", l.link);
+            let id = format!("{}.median", test_id(&l.link, &NetTest::Latency));
             v.push(case_line(&id, CaseResult::Pass, median as f64 / 1e3, "us"));
         }
     }
     for h in &n.http {
-        let id = format!("network.{}.http.{}", h.link, direction_name(h.direction));
+        let id = test_id(&h.link, &NetTest::of_http(h));
         v.push(case_line(
             &id,
             CaseResult::Pass,
@@ -500,7 +536,7 @@ pub fn case_lines(n: &NetworkResults) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use benchboot_results::network::{CpuTimes, HttpRun, LatencyRun, NetDirection, ThroughputRun};
+    use benchboot_results::network::{CpuTimes, HttpRun, LatencyRun, ThroughputRun};
 
     #[test]
     fn protocol_lines_for_network_figures() {
@@ -537,6 +573,17 @@ mod tests {
                 "case=network.ncm.rtt.median result=pass value=2.000 units=us",
                 "case=network.rndis.http.host-to-board result=pass value=100.000 units=Mbit/s",
             ]
+        );
+        // Health records name their step the same way.
+        assert_eq!(test_id("ncm", &NetTest::Latency), "network.ncm.rtt");
+        assert_eq!(
+            test_id(
+                "ecm",
+                &NetTest::Http {
+                    direction: NetDirection::BoardToHost
+                }
+            ),
+            "network.ecm.http.board-to-host"
         );
     }
 }

@@ -1,14 +1,16 @@
 //! PID 1's storage steps: governor, disk identity, the sweep, device reads, random IOPS
 //! and verification. Every measurement runs in a forked worker ([`sys::run_worker`]), is
 //! announced on the console and recorded; every failure becomes an event and the plan
-//! goes on. `persist` is called after each block size and each step.
+//! goes on. Board health ([`health`]) is read before and after every block size of a
+//! target and mode (all repetitions) and every other step. `persist` is called after
+//! each block size and each step.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use benchboot_plan::{DeviceRef, Filesystem, Plan, StorageTarget};
 use benchboot_results::{
-    iops, mib_per_s, Direction, RandomOp, RunResults, Severity, StorageMeasurement,
+    iops, mib_per_s, Direction, HealthScope, RandomOp, RunResults, Severity, StorageMeasurement,
 };
 use rustix::mount::MountFlags;
 use serde::{de::DeserializeOwned, Serialize};
@@ -16,7 +18,7 @@ use serde::{de::DeserializeOwned, Serialize};
 use crate::console::{case_line, say, CaseResult};
 use crate::storage::Caps;
 use crate::sweep::{self, Place, WholeCache};
-use crate::{blkid, device, sys};
+use crate::{blkid, device, health, sys};
 
 /// Where test partition `<label>` is mounted: `/mnt/<label>`.
 const TARGETS_MNT: &str = "/mnt";
@@ -200,30 +202,35 @@ pub fn run_storage(
     for place in &places {
         for &mode in &sp.modes {
             for &bs in &sp.block_sizes {
-                for rep in 0..sp.repetitions {
-                    let step = format!(
-                        "storage.{}.{}.bs{bs}.r{rep}",
-                        place.target.label,
-                        mode.name()
-                    );
-                    let pair: Option<Vec<StorageMeasurement>> = in_worker(results, &step, || {
-                        sweep::measure_pair(place, caps, bs, mode, rep, &WholeCache)
-                    });
-                    for m in pair.into_iter().flatten() {
-                        let dir = if m.direction == Direction::Write {
-                            "write"
-                        } else {
-                            "read"
-                        };
-                        say(&case_line(
-                            &format!("{step}.{dir}"),
-                            CaseResult::Pass,
-                            mib_per_s(m.bytes, m.nanos),
-                            "MiB/s",
-                        ));
-                        results.storage.push(m);
+                let cell = format!("storage.{}.{}.bs{bs}", place.target.label, mode.name());
+                let scope = HealthScope::Storage {
+                    target: place.target.label.clone(),
+                    mode,
+                    block_size: bs,
+                };
+                health::around(results, &cell, scope, |results| {
+                    for rep in 0..sp.repetitions {
+                        let step = format!("{cell}.r{rep}");
+                        let pair: Option<Vec<StorageMeasurement>> =
+                            in_worker(results, &step, || {
+                                sweep::measure_pair(place, caps, bs, mode, rep, &WholeCache)
+                            });
+                        for m in pair.into_iter().flatten() {
+                            let dir = if m.direction == Direction::Write {
+                                "write"
+                            } else {
+                                "read"
+                            };
+                            say(&case_line(
+                                &format!("{step}.{dir}"),
+                                CaseResult::Pass,
+                                mib_per_s(m.bytes, m.nanos),
+                                "MiB/s",
+                            ));
+                            results.storage.push(m);
+                        }
                     }
-                }
+                });
                 persist(results);
             }
         }
@@ -232,8 +239,13 @@ pub fn run_storage(
     if let Some(d) = &sp.device_reads {
         for disk in &d.disks {
             let step = format!("device-read.{}", kernel_name(disk));
-            if let Some(reads) = in_worker(results, &step, || {
-                sweep::device_reads(Path::new(disk), d, &WholeCache)
+            let scope = HealthScope::DeviceRead {
+                device: disk.clone(),
+            };
+            if let Some(reads) = health::around(results, &step, scope, |results| {
+                in_worker(results, &step, || {
+                    sweep::device_reads(Path::new(disk), d, &WholeCache)
+                })
             }) {
                 for r in &reads {
                     say(&case_line(
@@ -263,8 +275,15 @@ pub fn run_storage(
                 for op in [RandomOp::Read, RandomOp::Write] {
                     let step = format!("random.{label}.{op:?}.qd{qd}").to_lowercase();
                     let dur = Duration::from_millis(rp.duration_ms);
-                    if let Some(r) = in_worker(results, &step, || {
-                        sweep::random_io(place, op, rp.block_size, region, qd, dur)
+                    let scope = HealthScope::Random {
+                        target: label.clone(),
+                        op,
+                        queue_depth: qd,
+                    };
+                    if let Some(r) = health::around(results, &step, scope, |results| {
+                        in_worker(results, &step, || {
+                            sweep::random_io(place, op, rp.block_size, region, qd, dur)
+                        })
                     }) {
                         say(&case_line(
                             &step,
@@ -283,8 +302,13 @@ pub fn run_storage(
     if sp.verify {
         for place in &places {
             let step = format!("verify.{}", place.target.label);
-            if let Some(v) = in_worker(results, &step, || {
-                sweep::verify(place, sp.byte_cap, 0xbb, &WholeCache)
+            let scope = HealthScope::Verify {
+                target: place.target.label.clone(),
+            };
+            if let Some(v) = health::around(results, &step, scope, |results| {
+                in_worker(results, &step, || {
+                    sweep::verify(place, sp.byte_cap, 0xbb, &WholeCache)
+                })
             }) {
                 let ok = v.first_mismatch.is_none();
                 say(&case_line(

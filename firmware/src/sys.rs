@@ -117,6 +117,47 @@ pub fn boottime_ns() -> u64 {
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
+/// `IOCTL_MBOX_PROPERTY` of the Raspberry Pi `vcio` driver: `_IOWR(100, 0, char *)`
+/// (drivers/char/broadcom/vcio.c; [`crate::mailbox::mbox_property_ioctl`]).
+pub const IOCTL_MBOX_PROPERTY: libc::Ioctl = libc::_IOWR::<*mut libc::c_char>(100, 0);
+
+/// Hands a mailbox property message ([`crate::mailbox::encode`]) to the firmware:
+/// `open(2)` of `dev` (`/dev/vcio`) and `ioctl(fd, IOCTL_MBOX_PROPERTY, msg)`. The driver
+/// reads the total size from `msg[0]`, copies that many bytes in, and the answer back
+/// over them; it sets `msg[1]` to 0x80000000 on success and fails the call (EINVAL) when
+/// the firmware answered 0x80000001.
+///
+/// # Errors
+/// `dev` missing (no vcio driver: Debian's kernels), `msg[0]` not within `msg`, or the
+/// ioctl's errno.
+pub fn vcio_property(dev: &Path, msg: &mut [u32]) -> io::Result<()> {
+    let size = msg.first().copied().unwrap_or(0) as usize;
+    if size < 12 || !size.is_multiple_of(4) || size > msg.len() * 4 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "mailbox message size {size} does not fit its {} words",
+                msg.len()
+            ),
+        ));
+    }
+    let file = std::fs::File::open(dev)?;
+    // SAFETY: msg is valid for reads and writes of msg[0] bytes (checked above), which is
+    // all the driver copies in and out.
+    let r = unsafe {
+        libc::ioctl(
+            std::os::fd::AsRawFd::as_raw_fd(&file),
+            IOCTL_MBOX_PROPERTY,
+            msg.as_mut_ptr(),
+        )
+    };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
 /// How a worker process ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WorkerError {
@@ -430,6 +471,28 @@ mod tests {
             "{err}"
         );
         refuse_ram_filesystem(Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
+    }
+
+    #[test]
+    fn vcio_edge_checks_the_size_and_reports_errno() {
+        let mut msg = crate::mailbox::encode(crate::mailbox::Property::Throttled);
+        let err = vcio_property(Path::new("/nonexistent/vcio"), &mut msg).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+        // A character device without the ioctl: ENOTTY, nothing written.
+        let err = vcio_property(Path::new("/dev/null"), &mut msg).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::ENOTTY));
+        assert_eq!(
+            msg,
+            crate::mailbox::encode(crate::mailbox::Property::Throttled)
+        );
+        // A size word larger than the buffer never reaches the kernel.
+        let mut short = [64, 0, 0];
+        let err = vcio_property(Path::new("/dev/null"), &mut short).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        assert_eq!(
+            IOCTL_MBOX_PROPERTY as u32,
+            crate::mailbox::mbox_property_ioctl(std::mem::size_of::<usize>() as u32)
+        );
     }
 
     #[test]

@@ -4,9 +4,11 @@
 //! the same content prints as terminal tables or Markdown ([`crate::report`]).
 
 use benchboot_plan::Mode;
-use benchboot_results::network::{mbit_per_s, CpuTimes, NetDirection, NetworkResults};
+use benchboot_results::health::conditions_during;
+use benchboot_results::network::{mbit_per_s, CpuTimes, NetDirection, NetTest, NetworkResults};
 use benchboot_results::{
-    a1_verdict, iops, mib_per_s, DeviceReadKind, Direction, RandomOp, RunResults, Summary,
+    a1_verdict, iops, mib_per_s, DeviceReadKind, Direction, HealthScope, RandomOp, RunResults,
+    StepHealth, Summary,
 };
 
 pub use crate::report::doc::{Block, Doc, Grid};
@@ -60,6 +62,23 @@ pub fn cell_text(values: &[f64]) -> String {
 /// Marks a cell that ran in sync mode although the plan asked for direct.
 pub const FALLBACK_MARK: &str = "ˢ";
 
+/// Marks a figure measured while the board's health was flagged (throttling, frequency
+/// capping, under-voltage or the soft temperature limit, now or raised during the step).
+pub const HEALTH_MARK: &str = "!";
+
+/// The legend of [`HEALTH_MARK`].
+pub const HEALTH_LEGEND: &str = "! the board flagged throttling, frequency capping, \
+     under-voltage or the soft temperature limit during this measurement (see Warnings)";
+
+/// [`HEALTH_MARK`] when any step covering `scope` saw a flagged condition, else "".
+pub fn health_mark(health: &[StepHealth], scope: &HealthScope) -> &'static str {
+    if conditions_during(health, scope).is_empty() {
+        ""
+    } else {
+        HEALTH_MARK
+    }
+}
+
 /// The target labels of the plan, in the plan's (the seeds' column) order.
 pub fn target_labels(r: &RunResults) -> Vec<&str> {
     r.plan
@@ -71,7 +90,8 @@ pub fn target_labels(r: &RunResults) -> Vec<&str> {
 }
 
 /// The seeds' table for one direction and mode: rows = block size, columns = target,
-/// cells = MiB/s median (min–max of repetitions), [`FALLBACK_MARK`] on fallbacks.
+/// cells = MiB/s median (min–max of repetitions), [`FALLBACK_MARK`] on fallbacks,
+/// [`HEALTH_MARK`] where the board's health was flagged.
 pub fn storage_table(r: &RunResults, dir: Direction, mode: Mode) -> Grid {
     let targets = target_labels(r);
     let mut header = vec!["block size".to_owned()];
@@ -82,7 +102,16 @@ pub fn storage_table(r: &RunResults, dir: Direction, mode: Mode) -> Grid {
         for target in &targets {
             let (values, fell_back) = cell_values(r, target, bs, dir, mode);
             let mark = if fell_back { FALLBACK_MARK } else { "" };
-            row.push(format!("{}{mark}", cell_text(&values)));
+            let scope = HealthScope::Storage {
+                target: target.to_string(),
+                mode,
+                block_size: bs,
+            };
+            row.push(format!(
+                "{}{mark}{}",
+                cell_text(&values),
+                health_mark(&r.health, &scope)
+            ));
         }
         t.push(row);
     }
@@ -99,7 +128,11 @@ pub fn device_read_table(r: &RunResults) -> Grid {
     let mut devices: Vec<&str> = r.device_reads.iter().map(|d| d.device.as_str()).collect();
     devices.dedup();
     for dev in devices {
-        let cell = |kind| cell_text(&device_read_values(r, dev, kind));
+        let scope = HealthScope::DeviceRead {
+            device: dev.to_owned(),
+        };
+        let mark = health_mark(&r.health, &scope);
+        let cell = |kind| format!("{}{mark}", cell_text(&device_read_values(r, dev, kind)));
         t.push(vec![
             dev.to_owned(),
             cell(DeviceReadKind::Cached),
@@ -140,7 +173,13 @@ pub fn iops_table(r: &RunResults) -> Grid {
                     .filter(|x| &x.target == target && x.op == op && x.queue_depth == qd)
                     .map(|x| iops(x.ios, x.nanos))
                     .collect();
-                row.push(Summary::of(&v).map_or("—".into(), |s| format!("{:.0}", s.median)));
+                let scope = HealthScope::Random {
+                    target: target.clone(),
+                    op,
+                    queue_depth: qd,
+                };
+                let mark = health_mark(&r.health, &scope);
+                row.push(Summary::of(&v).map_or("—".into(), |s| format!("{:.0}{mark}", s.median)));
             }
             t.push(row);
         }
@@ -216,8 +255,19 @@ pub fn interval_mbits(r: &benchboot_results::network::ThroughputRun) -> Vec<f64>
         .collect()
 }
 
-/// Throughput runs: one row per run, counted at the receiver after the warm-up.
-pub fn throughput_table(n: &NetworkResults) -> Grid {
+fn net_mark(health: &[StepHealth], link: &str, test: NetTest) -> &'static str {
+    health_mark(
+        health,
+        &HealthScope::Network {
+            link: link.to_owned(),
+            test,
+        },
+    )
+}
+
+/// Throughput runs: one row per run, counted at the receiver after the warm-up;
+/// [`HEALTH_MARK`] on the rates of runs the board's health flagged.
+pub fn throughput_table(n: &NetworkResults, health: &[StepHealth]) -> Grid {
     let mut t = Grid::new(vec![
         "link".into(),
         "direction".into(),
@@ -231,12 +281,13 @@ pub fn throughput_table(n: &NetworkResults) -> Grid {
     t.left_columns = 2;
     for r in &n.throughput {
         let per = interval_mbits(r);
+        let mark = net_mark(health, &r.link, NetTest::of_throughput(r));
         t.push(vec![
             r.link.clone(),
             net_direction_label(r.direction).into(),
             r.streams.to_string(),
-            format!("{:.1}", mbit_per_s(r.bytes, r.nanos)),
-            format!("{:.2}", mib_per_s(r.bytes, r.nanos)),
+            format!("{:.1}{mark}", mbit_per_s(r.bytes, r.nanos)),
+            format!("{:.2}{mark}", mib_per_s(r.bytes, r.nanos)),
             Summary::of(&per).map_or("—".into(), |s| format!("{:.1}–{:.1}", s.min, s.max)),
             cpu_cell(&r.board_cpu),
             cpu_cell(&r.host_cpu),
@@ -254,8 +305,9 @@ pub fn percentile(sorted: &[u64], p: f64) -> Option<u64> {
     Some(sorted[rank.clamp(1, sorted.len()) - 1])
 }
 
-/// TCP round trips: min, median, p99 and max per run, µs.
-pub fn latency_table(n: &NetworkResults) -> Grid {
+/// TCP round trips: min, median, p99 and max per run, µs ([`HEALTH_MARK`] on the
+/// median where the board's health was flagged).
+pub fn latency_table(n: &NetworkResults, health: &[StepHealth]) -> Grid {
     let mut t = Grid::new(vec![
         "link".into(),
         "round trips".into(),
@@ -268,8 +320,9 @@ pub fn latency_table(n: &NetworkResults) -> Grid {
         let mut v = r.rtt_ns.clone();
         v.sort_unstable();
         let us = |x: Option<u64>| x.map_or("—".into(), |ns| format!("{:.1}", ns as f64 / 1e3));
+        let mark = net_mark(health, &r.link, NetTest::Latency);
         let median = Summary::of(&v.iter().map(|&x| x as f64).collect::<Vec<_>>())
-            .map_or("—".into(), |s| format!("{:.1}", s.median / 1e3));
+            .map_or("—".into(), |s| format!("{:.1}{mark}", s.median / 1e3));
         t.push(vec![
             r.link.clone(),
             v.len().to_string(),
@@ -282,8 +335,9 @@ pub fn latency_table(n: &NetworkResults) -> Grid {
     t
 }
 
-/// HTTP GETs of an object held in RAM by the sender.
-pub fn http_table(n: &NetworkResults) -> Grid {
+/// HTTP GETs of an object held in RAM by the sender ([`HEALTH_MARK`] on the rates
+/// where the board's health was flagged).
+pub fn http_table(n: &NetworkResults, health: &[StepHealth]) -> Grid {
     let mut t = Grid::new(vec![
         "link".into(),
         "direction".into(),
@@ -296,13 +350,14 @@ pub fn http_table(n: &NetworkResults) -> Grid {
     ]);
     t.left_columns = 2;
     for h in &n.http {
+        let mark = net_mark(health, &h.link, NetTest::of_http(h));
         t.push(vec![
             h.link.clone(),
             net_direction_label(h.direction).into(),
             format!("{:.1}", h.bytes as f64 / (1u64 << 20) as f64),
             format!("{:.2}", h.nanos as f64 / 1e9),
-            format!("{:.2}", mib_per_s(h.bytes, h.nanos)),
-            format!("{:.1}", mbit_per_s(h.bytes, h.nanos)),
+            format!("{:.2}{mark}", mib_per_s(h.bytes, h.nanos)),
+            format!("{:.1}{mark}", mbit_per_s(h.bytes, h.nanos)),
             cpu_cell(&h.board_cpu),
             cpu_cell(&h.host_cpu),
         ]);
@@ -315,8 +370,16 @@ pub fn has_network(n: &NetworkResults) -> bool {
     !(n.throughput.is_empty() && n.latency.is_empty() && n.http.is_empty())
 }
 
-/// The network section as blocks: throughput, latency and HTTP tables with their units.
-pub fn network_blocks(n: &NetworkResults, emulated: bool) -> Vec<Block> {
+/// True when a step of `health` covering a network test saw a flagged condition.
+fn network_flagged(health: &[StepHealth]) -> bool {
+    health
+        .iter()
+        .any(|h| matches!(h.scope, HealthScope::Network { .. }) && !h.during().is_empty())
+}
+
+/// The network section as blocks: throughput, latency and HTTP tables with their units
+/// (and the [`HEALTH_MARK`] legend when a test was flagged).
+pub fn network_blocks(n: &NetworkResults, health: &[StepHealth], emulated: bool) -> Vec<Block> {
     let mut out = Vec::new();
     let mark = if emulated {
         " (EMULATED: QEMU's virtual network, not the board's)"
@@ -330,27 +393,30 @@ pub fn network_blocks(n: &NetworkResults, emulated: bool) -> Vec<Block> {
              Mbit/s = 10^6 bit/s, MiB/s = 2^20 B/s; CPU = system-wide /proc/stat shares",
             omit as f64 / 1e9
         )));
-        out.push(Block::Grid(throughput_table(n)));
+        out.push(Block::Grid(throughput_table(n, health)));
     }
     if !n.latency.is_empty() {
         out.push(Block::Heading(format!(
             "TCP round trips{mark} (1 byte each way, TCP_NODELAY)"
         )));
-        out.push(Block::Grid(latency_table(n)));
+        out.push(Block::Grid(latency_table(n, health)));
     }
     if !n.http.is_empty() {
         out.push(Block::Heading(format!(
             "HTTP GET of an object in the sender's RAM{mark} (request to last byte)"
         )));
-        out.push(Block::Grid(http_table(n)));
+        out.push(Block::Grid(http_table(n, health)));
+    }
+    if network_flagged(health) {
+        out.push(Block::Text(HEALTH_LEGEND.into()));
     }
     out
 }
 
-/// The network section as terminal text.
+/// The network section as terminal text (no health records: the host's own runs).
 pub fn network_report(n: &NetworkResults, emulated: bool) -> String {
     Doc {
-        blocks: network_blocks(n, emulated),
+        blocks: network_blocks(n, &[], emulated),
     }
     .text()
 }
@@ -386,6 +452,14 @@ pub fn storage_blocks(r: &RunResults) -> Vec<Block> {
             "{FALLBACK_MARK} ran in sync mode: below the logical block size O_DIRECT is impossible"
         )));
     }
+    let storage_flagged = r.health.iter().any(|h| {
+        matches!(
+            h.scope,
+            HealthScope::Storage { .. }
+                | HealthScope::DeviceRead { .. }
+                | HealthScope::Random { .. }
+        ) && !h.during().is_empty()
+    });
     if !r.device_reads.is_empty() {
         out.push(Block::Heading("Device reads (like hdparm -T / -t)".into()));
         out.push(Block::Grid(device_read_table(r)));
@@ -397,6 +471,9 @@ pub fn storage_blocks(r: &RunResults) -> Vec<Block> {
         out.push(Block::Grid(iops_table(r)));
         out.push(Block::Text(a1_lines(r).trim_end().to_owned()));
     }
+    if storage_flagged {
+        out.push(Block::Text(HEALTH_LEGEND.into()));
+    }
     out
 }
 
@@ -404,12 +481,19 @@ pub fn storage_blocks(r: &RunResults) -> Vec<Block> {
 pub fn detail_lines(r: &RunResults) -> Vec<String> {
     let mut out = Vec::new();
     for v in &r.verify {
+        let scope = HealthScope::Verify {
+            target: v.target.clone(),
+        };
+        let mark = health_mark(&r.health, &scope);
         out.push(match v.first_mismatch {
             None => format!(
-                "verify {}: {} bytes read back as written",
+                "verify {}: {} bytes read back as written{mark}",
                 v.target, v.bytes
             ),
-            Some(at) => format!("verify {}: MISMATCH at byte {at} of {}", v.target, v.bytes),
+            Some(at) => format!(
+                "verify {}: MISMATCH at byte {at} of {}{mark}",
+                v.target, v.bytes
+            ),
         });
     }
     for d in &r.devices {
@@ -525,7 +609,7 @@ mod network_tests {
 
     #[test]
     fn throughput_rows_carry_rates_spread_and_cpu() {
-        let text = throughput_table(&network()).to_string();
+        let text = throughput_table(&network(), &[]).to_string();
         let row = text.lines().find(|l| l.contains("ncm")).unwrap();
         let cells = cells(row);
         assert_eq!(
@@ -545,7 +629,7 @@ mod network_tests {
 
     #[test]
     fn latency_row_has_min_median_p99_max_in_microseconds() {
-        let text = latency_table(&network()).to_string();
+        let text = latency_table(&network(), &[]).to_string();
         let row = text.lines().find(|l| l.contains("ncm")).unwrap();
         let cells = cells(row);
         assert_eq!(cells, ["ncm", "100", "1.0", "50.5", "99.0", "100.0"]);
@@ -555,7 +639,7 @@ mod network_tests {
 
     #[test]
     fn http_row_and_empty_cpu() {
-        let text = http_table(&network()).to_string();
+        let text = http_table(&network(), &[]).to_string();
         let row = text.lines().find(|l| l.contains("ncm")).unwrap();
         let cells = cells(row);
         // 100 MiB in 8 s = 12.5 MiB/s = 104.9 Mbit/s; the host's span was empty.

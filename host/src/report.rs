@@ -148,7 +148,7 @@ pub fn document(r: &RunResults) -> Doc {
     }
     d.extend(storage_blocks(r));
     if has_network(&r.network) {
-        d.extend(network_blocks(&r.network, r.emulated));
+        d.extend(network_blocks(&r.network, &r.health, r.emulated));
     }
     let details = detail_lines(r);
     if !details.is_empty() {

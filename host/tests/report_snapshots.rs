@@ -1,6 +1,6 @@
 //! Snapshot tests (insta) of `benchboot report` and `benchboot compare` on stored results
-//! documents: two real QEMU runs and two hand-made runs with repetitions
-//! (`tests/data/`). Review changes with `cargo insta review`, or accept them with
+//! documents: two real QEMU runs, two hand-made runs with repetitions and a hand-made
+//! run whose board throttled (`tests/data/`). Review changes with `cargo insta review`, or accept them with
 //! `INSTA_UPDATE=always cargo test -p benchboot --test report_snapshots`.
 
 use benchboot::compare::{compare, output};
@@ -11,6 +11,7 @@ const RPI: &str = "tests/data/rpi-zero-w-qemu.json";
 const VIRT: &str = "tests/data/qemu-virt-arm64-qemu.json";
 const HAND_A: &str = "tests/data/handmade-a.json";
 const HAND_B: &str = "tests/data/handmade-b.json";
+const THROTTLED: &str = "tests/data/handmade-throttled.json";
 
 fn report(path: &str, format: Format) -> String {
     let (_, r) = load_run(path).unwrap();
@@ -73,4 +74,72 @@ fn list_of_references() {
         "references_table",
         output::references_text(Format::Table).unwrap()
     );
+}
+
+#[test]
+fn report_table_throttled_board_warns_and_marks_cells() {
+    let text = report(THROTTLED, Format::Table);
+    insta::assert_snapshot!("report_table_handmade_throttled", text);
+}
+
+#[test]
+fn report_csv_throttled_board_carries_the_flags() {
+    insta::assert_snapshot!(
+        "report_csv_handmade_throttled",
+        report(THROTTLED, Format::Csv)
+    );
+}
+
+#[test]
+fn report_json_throttled_board_carries_flags_per_cell_and_every_snapshot() {
+    let json: serde_json::Value = serde_json::from_str(&report(THROTTLED, Format::Json)).unwrap();
+    let kinds: Vec<&str> = json["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w["kind"].as_str())
+        .filter(|k| k.starts_with("health"))
+        .collect();
+    assert_eq!(
+        kinds,
+        ["health", "health", "health"],
+        "{:#}",
+        json["warnings"]
+    );
+    let flagged: Vec<(String, u64, String)> = json["storage"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| !c["health_flags"].as_array().unwrap().is_empty())
+        .map(|c| {
+            (
+                format!(
+                    "{}.{}",
+                    c["target"].as_str().unwrap(),
+                    c["mode"].as_str().unwrap()
+                ),
+                c["block_size_bytes"].as_u64().unwrap(),
+                c["health_flags"].to_string(),
+            )
+        })
+        .collect();
+    // Write and read of the one cell group.
+    let want = (
+        "ext4.sync".to_owned(),
+        4096,
+        r#"["under-voltage","throttled"]"#.to_owned(),
+    );
+    assert_eq!(flagged, [want.clone(), want]);
+    let tcp = &json["network"]["throughput"];
+    assert_eq!(tcp[0]["health_flags"].to_string(), "[]");
+    assert_eq!(
+        tcp[1]["health_flags"].to_string(),
+        r#"["frequency-capped"]"#
+    );
+    assert_eq!(json["health"].as_array().unwrap().len(), 20);
+    assert_eq!(
+        json["health"][1]["after"]["throttled"]["value"]["raw"].as_u64(),
+        Some(0x50005)
+    );
+    assert_eq!(json["context"]["cpu_clock_hz"].as_u64(), Some(700_000_000));
 }

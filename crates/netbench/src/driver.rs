@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use benchboot_plan::NetTests;
 use benchboot_results::network::{
-    HttpRun, LatencyRun, NetDirection, NetworkResults, ThroughputRun,
+    HttpRun, LatencyRun, NetDirection, NetTest, NetworkResults, ThroughputRun,
 };
 
 use crate::control::{encode, unexpected, Control, Greeting, Reply, Request, MAX_STREAMS, VERSION};
@@ -418,6 +418,35 @@ pub fn run_directions(
     directions: &[NetDirection],
     stat_path: &Path,
 ) -> (NetworkResults, Vec<String>) {
+    run_observed(
+        peer,
+        board_ip,
+        link,
+        tests,
+        directions,
+        stat_path,
+        &mut |_, _| {},
+    )
+}
+
+/// Before or after one test, for the observer of [`run_observed`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    Before,
+    After,
+}
+
+/// [`run_directions`], calling `observe` right before and right after each test that
+/// runs (not for tests skipped for want of a peer): the board reads its health there.
+pub fn run_observed(
+    peer: SocketAddr,
+    board_ip: IpAddr,
+    link: &str,
+    tests: &NetTests,
+    directions: &[NetDirection],
+    stat_path: &Path,
+    observe: &mut dyn FnMut(Stage, &NetTest),
+) -> (NetworkResults, Vec<String>) {
     let mut out = NetworkResults::default();
     let wait = Duration::from_millis(tests.peer_wait_ms);
     let mut r = Runner {
@@ -428,6 +457,7 @@ pub fn run_directions(
         cpu_error_told: false,
         errors: Vec::new(),
         reconnect_wait: wait.min(RECONNECT_WAIT),
+        observe,
     };
     match Session::connect(peer, wait, stat_path) {
         Ok(s) => r.session = Some(s),
@@ -443,22 +473,36 @@ pub fn run_directions(
     for &n in &tests.streams {
         for &d in directions {
             let what = format!("throughput {} {n} stream(s)", direction_name(d));
-            if let Some(run) = r.step(&what, |s| s.throughput(link, d, n, &t)) {
+            let test = NetTest::Tcp {
+                direction: d,
+                streams: n,
+            };
+            if let Some(run) = r.step(&what, test, |s| s.throughput(link, d, n, &t)) {
                 out.throughput.push(run);
             }
         }
     }
     if tests.latency_samples > 0 {
-        if let Some(run) = r.step("latency", |s| s.latency(link, tests.latency_samples)) {
+        if let Some(run) = r.step("latency", NetTest::Latency, |s| {
+            s.latency(link, tests.latency_samples)
+        }) {
             out.latency.push(run);
         }
     }
     if tests.http_bytes > 0 {
         let bytes = tests.http_bytes;
-        if let Some(run) = r.step("http host-to-board", |s| s.http_from_peer(link, bytes)) {
+        let test = NetTest::Http {
+            direction: NetDirection::HostToBoard,
+        };
+        if let Some(run) = r.step("http host-to-board", test, |s| {
+            s.http_from_peer(link, bytes)
+        }) {
             out.http.push(run);
         }
-        if let Some(run) = r.step("http board-to-host", |s| {
+        let test = NetTest::Http {
+            direction: NetDirection::BoardToHost,
+        };
+        if let Some(run) = r.step("http board-to-host", test, |s| {
             s.http_from_board(link, board_ip, bytes)
         }) {
             out.http.push(run);
@@ -478,13 +522,16 @@ struct Runner<'a> {
     cpu_error_told: bool,
     errors: Vec<String>,
     reconnect_wait: Duration,
+    observe: &'a mut dyn FnMut(Stage, &NetTest),
 }
 
 impl Runner<'_> {
-    /// Runs one test on the session (connecting again when the last one broke).
+    /// Runs one test on the session (connecting again when the last one broke),
+    /// between the observer's `Before` and `After`.
     fn step<T>(
         &mut self,
         what: &str,
+        test: NetTest,
         f: impl FnOnce(&mut Session) -> Result<T, NetError>,
     ) -> Option<T> {
         if self.session.is_none() && !self.gone {
@@ -502,7 +549,9 @@ impl Runner<'_> {
                 .push(format!("network: {what}: skipped, no peer"));
             return None;
         };
+        (self.observe)(Stage::Before, &test);
         let result = f(s);
+        (self.observe)(Stage::After, &test);
         if let Some(e) = s.take_cpu_error() {
             if !self.cpu_error_told {
                 self.cpu_error_told = true;

@@ -127,6 +127,68 @@ fn driver_against_peer_completes_every_test() {
 }
 
 #[test]
+fn the_observer_brackets_every_test_that_runs() {
+    use benchboot_results::network::NetTest;
+    use driver::Stage;
+    let peer = start_peer();
+    let stat = fake_stat("observed");
+    let mut t = tests(peer.port());
+    t.streams = vec![1];
+    t.latency_samples = 3;
+    t.http_bytes = 4096;
+    let mut seen = Vec::new();
+    let (r, errors) = driver::run_observed(
+        peer,
+        LOCALHOST,
+        "static",
+        &t,
+        &[NetDirection::HostToBoard],
+        &stat,
+        &mut |stage, test| seen.push((stage, *test)),
+    );
+    assert_eq!(errors, Vec::<String>::new());
+    assert_eq!(r.throughput.len(), 1);
+    use NetDirection::*;
+    let order = [
+        NetTest::Tcp {
+            direction: HostToBoard,
+            streams: 1,
+        },
+        NetTest::Latency,
+        NetTest::Http {
+            direction: HostToBoard,
+        },
+        NetTest::Http {
+            direction: BoardToHost,
+        },
+    ];
+    let want: Vec<(Stage, NetTest)> = order
+        .iter()
+        .flat_map(|&x| [(Stage::Before, x), (Stage::After, x)])
+        .collect();
+    assert_eq!(seen, want);
+    // No peer: nothing runs, nothing is observed.
+    let dead = TcpListener::bind((LOCALHOST, 0))
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let mut t = tests(dead.port());
+    t.peer_wait_ms = 200;
+    let mut seen = 0;
+    let (_, errors) = driver::run_observed(
+        dead,
+        LOCALHOST,
+        "static",
+        &t,
+        &[HostToBoard],
+        &stat,
+        &mut |_, _| seen += 1,
+    );
+    assert!(!errors.is_empty());
+    assert_eq!(seen, 0);
+}
+
+#[test]
 fn no_peer_is_one_error() {
     // A port nobody listens on (bound, then closed).
     let port = TcpListener::bind((LOCALHOST, 0))

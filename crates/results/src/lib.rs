@@ -8,17 +8,19 @@ use benchboot_plan::{Filesystem, Mode, Plan};
 use serde::{Deserialize, Serialize};
 
 pub mod a1;
+pub mod health;
 pub mod network;
 pub mod summary;
 
 pub use a1::{a1_verdict, A1Verdict};
+pub use health::{Condition, Health, HealthScope, Reading, StepHealth, Throttled};
 pub use network::NetworkResults;
 pub use summary::{iops, mib_per_s, Summary};
 
 /// Major version: bumped on any change an old reader would misread.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: bumped when fields are added that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 2;
+pub const SCHEMA_MINOR: u32 = 3;
 
 /// Why a results document could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -78,6 +80,10 @@ pub struct RunResults {
     /// Gadget links and network tests.
     #[serde(default)]
     pub network: NetworkResults,
+    /// Board health (clock, temperature, throttle flags) before and after every step
+    /// (schema 1.3; empty in older documents).
+    #[serde(default)]
+    pub health: Vec<StepHealth>,
     /// Failures and warnings of steps, in order. A failed step never stops the run.
     pub events: Vec<Event>,
     /// True once every step of the plan has been attempted.
@@ -276,6 +282,7 @@ impl RunResults {
             verify: Vec::new(),
             devices: Vec::new(),
             network: NetworkResults::default(),
+            health: Vec::new(),
             events: Vec::new(),
             complete: false,
         }

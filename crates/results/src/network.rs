@@ -42,6 +42,38 @@ pub enum NetDirection {
     HostToBoard,
 }
 
+/// One network test of a plan, as named in [`crate::health::HealthScope::Network`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum NetTest {
+    /// A [`ThroughputRun`].
+    Tcp {
+        direction: NetDirection,
+        streams: u32,
+    },
+    /// A [`LatencyRun`].
+    Latency,
+    /// An [`HttpRun`].
+    Http { direction: NetDirection },
+}
+
+impl NetTest {
+    /// The test of a throughput run.
+    pub fn of_throughput(r: &ThroughputRun) -> NetTest {
+        NetTest::Tcp {
+            direction: r.direction,
+            streams: r.streams,
+        }
+    }
+
+    /// The test of an HTTP run.
+    pub fn of_http(r: &HttpRun) -> NetTest {
+        NetTest::Http {
+            direction: r.direction,
+        }
+    }
+}
+
 /// Jiffy deltas of the `cpu` line of `/proc/stat` over some span (proc(5)); all CPUs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct CpuTimes {

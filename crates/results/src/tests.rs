@@ -109,6 +109,33 @@ fn minor_version_0_documents_still_read() {
 }
 
 #[test]
+fn minor_version_2_documents_without_health_still_read() {
+    // 1.2 had no `health`; it reads as no snapshots.
+    let mut r = sample();
+    r.health.push(StepHealth {
+        step: "verify.ext4".into(),
+        scope: HealthScope::Verify {
+            target: "ext4".into(),
+        },
+        before: Health::default(),
+        after: Health {
+            at_ns: 5,
+            throttled: Reading::ok(Throttled::from_raw(0x50005), "mailbox:GET_THROTTLED"),
+            ..Health::default()
+        },
+    });
+    let back = RunResults::from_json(&r.to_json()).unwrap();
+    assert_eq!(back, r, "health round-trips");
+    let mut v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+    let o = v.as_object_mut().unwrap();
+    o.remove("health");
+    o["schema_version"]["minor"] = 2.into();
+    let old = RunResults::from_json(&v.to_string()).unwrap();
+    assert!(old.health.is_empty());
+    assert_eq!(old.schema_version.minor, 2);
+}
+
+#[test]
 fn mib_per_s_uses_binary_megabytes() {
     assert_eq!(mib_per_s(1 << 20, 1_000_000_000), 1.0);
     assert_eq!(mib_per_s(10 << 20, 500_000_000), 20.0);

@@ -2,9 +2,11 @@
 //! with their units in the field names, plus context and warnings.
 
 use benchboot_plan::{Filesystem, Mode};
-use benchboot_results::network::{mbit_per_s, CpuShare, NetDirection};
+use benchboot_results::health::conditions_during;
+use benchboot_results::network::{mbit_per_s, CpuShare, NetDirection, NetTest};
 use benchboot_results::{
-    a1_verdict, iops, mib_per_s, DeviceReadKind, Direction, RandomOp, RunResults, Summary,
+    a1_verdict, iops, mib_per_s, Condition, DeviceReadKind, Direction, Health, HealthScope,
+    RandomOp, RunResults, StepHealth, Summary,
 };
 use serde::{Deserialize, Serialize};
 
@@ -31,6 +33,36 @@ pub struct ReportJson {
     pub a1: Vec<A1Cell>,
     pub network: NetworkSummary,
     pub verify: Vec<VerifyCell>,
+    /// Board health before and after every step, with what was flagged during it.
+    #[serde(default)]
+    pub health: Vec<HealthStep>,
+}
+
+/// One step's health: the snapshots and the conditions they flag.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HealthStep {
+    pub step: String,
+    pub scope: HealthScope,
+    /// Conditions flagged during the step (now in a snapshot, or raised between them);
+    /// the step's figures carry them in `health_flags`.
+    pub during: Vec<Condition>,
+    /// "Has occurred" flags already set when the step began.
+    pub earlier: Vec<Condition>,
+    pub before: Health,
+    pub after: Health,
+}
+
+impl HealthStep {
+    fn of(h: &StepHealth) -> HealthStep {
+        HealthStep {
+            step: h.step.clone(),
+            scope: h.scope.clone(),
+            during: h.during(),
+            earlier: h.earlier(),
+            before: h.before.clone(),
+            after: h.after.clone(),
+        }
+    }
 }
 
 /// Median, min and max of `n` repetitions, in the unit the field holding it names.
@@ -67,6 +99,9 @@ pub struct StorageCell {
     pub mib_per_s: Option<Spread>,
     /// The mode that ran instead of `mode` (an O_DIRECT fallback), if any.
     pub ran_as: Option<Mode>,
+    /// Board health flagged while this cell was measured (empty: none, or not recorded).
+    #[serde(default)]
+    pub health_flags: Vec<Condition>,
 }
 
 /// `hdparm -T`/`-t`-style reads of one disk.
@@ -76,6 +111,8 @@ pub struct DeviceReadCell {
     pub kind: DeviceReadKind,
     /// MiB/s.
     pub mib_per_s: Spread,
+    #[serde(default)]
+    pub health_flags: Vec<Condition>,
 }
 
 /// Random I/O of one target, operation and queue depth.
@@ -87,6 +124,8 @@ pub struct RandomCell {
     pub queue_depth: u32,
     /// Operations per second.
     pub iops: Spread,
+    #[serde(default)]
+    pub health_flags: Vec<Condition>,
 }
 
 /// The A1 verdict of one target (`verdict: None` when a deciding figure is missing).
@@ -128,6 +167,8 @@ pub struct TcpCell {
     pub interval_mbit_per_s: Vec<f64>,
     pub board_cpu: Option<CpuShare>,
     pub host_cpu: Option<CpuShare>,
+    #[serde(default)]
+    pub health_flags: Vec<Condition>,
 }
 
 /// TCP round trips of one link, microseconds.
@@ -140,6 +181,8 @@ pub struct LatencyCell {
     /// Nearest-rank 99th percentile.
     pub p99_us: Option<f64>,
     pub max_us: Option<f64>,
+    #[serde(default)]
+    pub health_flags: Vec<Condition>,
 }
 
 /// One HTTP GET of an object in the sender's RAM.
@@ -153,6 +196,8 @@ pub struct HttpCell {
     pub mbit_per_s: f64,
     pub board_cpu: Option<CpuShare>,
     pub host_cpu: Option<CpuShare>,
+    #[serde(default)]
+    pub health_flags: Vec<Condition>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -161,10 +206,19 @@ pub struct VerifyCell {
     pub bytes: u64,
     /// Byte offset of the first wrong byte; `None` when everything matched.
     pub first_mismatch: Option<u64>,
+    #[serde(default)]
+    pub health_flags: Vec<Condition>,
 }
 
 /// The whole report of `r` as data.
 pub fn summary(r: &RunResults) -> ReportJson {
+    let flags = |scope: HealthScope| conditions_during(&r.health, &scope);
+    let net = |link: &str, test: NetTest| {
+        flags(HealthScope::Network {
+            link: link.to_owned(),
+            test,
+        })
+    };
     let mut storage = Vec::new();
     for t in &r.plan.storage.targets {
         for &mode in &r.plan.storage.modes {
@@ -193,6 +247,11 @@ pub fn summary(r: &RunResults) -> ReportJson {
                         block_size_bytes: bs,
                         mib_per_s: Spread::of(&values),
                         ran_as,
+                        health_flags: flags(HealthScope::Storage {
+                            target: t.label.clone(),
+                            mode,
+                            block_size: bs,
+                        }),
                     });
                 }
             }
@@ -209,6 +268,7 @@ pub fn summary(r: &RunResults) -> ReportJson {
                     device: dev.into(),
                     kind,
                     mib_per_s: s,
+                    health_flags: flags(HealthScope::DeviceRead { device: dev.into() }),
                 });
             }
         }
@@ -231,12 +291,18 @@ pub fn summary(r: &RunResults) -> ReportJson {
             .map(|x| iops(x.ios, x.nanos))
             .collect();
         if let Some(s) = Spread::of(&v) {
+            let health_flags = flags(HealthScope::Random {
+                target: target.clone(),
+                op,
+                queue_depth: qd,
+            });
             random.push(RandomCell {
                 target,
                 op,
                 block_size_bytes: bs,
                 queue_depth: qd,
                 iops: s,
+                health_flags,
             });
         }
     }
@@ -271,6 +337,7 @@ pub fn summary(r: &RunResults) -> ReportJson {
                 interval_mbit_per_s: interval_mbits(t),
                 board_cpu: t.board_cpu.share(),
                 host_cpu: t.host_cpu.share(),
+                health_flags: net(&t.link, NetTest::of_throughput(t)),
             })
             .collect(),
         latency: n
@@ -288,6 +355,7 @@ pub fn summary(r: &RunResults) -> ReportJson {
                         .map(|s| s.median / 1e3),
                     p99_us: us(percentile(&v, 99.0)),
                     max_us: us(v.last().copied()),
+                    health_flags: net(&l.link, NetTest::Latency),
                 }
             })
             .collect(),
@@ -303,6 +371,7 @@ pub fn summary(r: &RunResults) -> ReportJson {
                 mbit_per_s: mbit_per_s(h.bytes, h.nanos),
                 board_cpu: h.board_cpu.share(),
                 host_cpu: h.host_cpu.share(),
+                health_flags: net(&h.link, NetTest::of_http(h)),
             })
             .collect(),
     };
@@ -325,7 +394,11 @@ pub fn summary(r: &RunResults) -> ReportJson {
                 target: v.target.clone(),
                 bytes: v.bytes,
                 first_mismatch: v.first_mismatch,
+                health_flags: flags(HealthScope::Verify {
+                    target: v.target.clone(),
+                }),
             })
             .collect(),
+        health: r.health.iter().map(HealthStep::of).collect(),
     }
 }

@@ -2,8 +2,11 @@
 //! nanoseconds next to the derived rates, so a spreadsheet or R/pandas needs no parsing.
 
 use anyhow::{Context as _, Result};
-use benchboot_results::network::{mbit_per_s, CpuTimes, NetDirection};
-use benchboot_results::{iops, mib_per_s, DeviceReadKind, Direction, RandomOp, RunResults};
+use benchboot_results::health::conditions_during;
+use benchboot_results::network::{mbit_per_s, CpuTimes, NetDirection, NetTest};
+use benchboot_results::{
+    iops, mib_per_s, DeviceReadKind, Direction, HealthScope, RandomOp, RunResults,
+};
 use serde::{Deserialize, Serialize};
 
 /// One measurement. Empty cells (`None`, `""`) mean "does not apply to this section".
@@ -51,6 +54,11 @@ pub struct TidyRow {
     pub board_cpu_softirq_pct: Option<f64>,
     pub board_cpu_idle_pct: Option<f64>,
     pub note: String,
+    /// Board health flagged during the step that measured this row: conditions joined
+    /// by `;` (`under-voltage`, `frequency-capped`, `throttled`, `soft-temp-limit`);
+    /// empty when none was flagged or health was not recorded.
+    #[serde(default)]
+    pub health_flags: String,
 }
 
 impl TidyRow {
@@ -81,7 +89,17 @@ impl TidyRow {
             board_cpu_softirq_pct: None,
             board_cpu_idle_pct: None,
             note: String::new(),
+            health_flags: String::new(),
         }
+    }
+
+    fn health(mut self, r: &RunResults, scope: HealthScope) -> TidyRow {
+        self.health_flags = conditions_during(&r.health, &scope)
+            .iter()
+            .map(|c| c.name())
+            .collect::<Vec<_>>()
+            .join(";");
+        self
     }
 
     fn cpu(mut self, t: &CpuTimes) -> TidyRow {
@@ -125,7 +143,14 @@ pub fn net_dir_name(d: NetDirection) -> &'static str {
 pub fn rows(r: &RunResults) -> Vec<TidyRow> {
     let mut out = Vec::new();
     for m in &r.storage {
-        let mut row = TidyRow::new(r, "storage", &m.target).rate(m.bytes, m.nanos, false);
+        let scope = HealthScope::Storage {
+            target: m.target.clone(),
+            mode: m.requested_mode,
+            block_size: m.block_size,
+        };
+        let mut row = TidyRow::new(r, "storage", &m.target)
+            .rate(m.bytes, m.nanos, false)
+            .health(r, scope);
         row.filesystem = m.filesystem.name().into();
         row.mode = m.mode.name().into();
         row.requested_mode = m.requested_mode.name().into();
@@ -136,7 +161,12 @@ pub fn rows(r: &RunResults) -> Vec<TidyRow> {
         out.push(row);
     }
     for d in &r.device_reads {
-        let mut row = TidyRow::new(r, "device-read", &d.device).rate(d.bytes, d.nanos, false);
+        let scope = HealthScope::DeviceRead {
+            device: d.device.clone(),
+        };
+        let mut row = TidyRow::new(r, "device-read", &d.device)
+            .rate(d.bytes, d.nanos, false)
+            .health(r, scope);
         row.direction = match d.kind {
             DeviceReadKind::Cached => "cached",
             DeviceReadKind::Buffered => "buffered",
@@ -145,7 +175,12 @@ pub fn rows(r: &RunResults) -> Vec<TidyRow> {
         out.push(row);
     }
     for x in &r.random {
-        let mut row = TidyRow::new(r, "random", &x.target);
+        let scope = HealthScope::Random {
+            target: x.target.clone(),
+            op: x.op,
+            queue_depth: x.queue_depth,
+        };
+        let mut row = TidyRow::new(r, "random", &x.target).health(r, scope);
         row.direction = match x.op {
             RandomOp::Read => "read",
             RandomOp::Write => "write",
@@ -162,16 +197,22 @@ pub fn rows(r: &RunResults) -> Vec<TidyRow> {
         out.push(row);
     }
     for t in &r.network.throughput {
+        let scope = HealthScope::Network {
+            link: t.link.clone(),
+            test: NetTest::of_throughput(t),
+        };
         let mut row = TidyRow::new(r, "tcp", &t.link)
             .rate(t.bytes, t.nanos, true)
-            .cpu(&t.board_cpu);
+            .cpu(&t.board_cpu)
+            .health(r, scope.clone());
         row.direction = net_dir_name(t.direction).into();
         row.streams = Some(t.streams);
         out.push(row);
         for (i, iv) in t.intervals.iter().enumerate() {
             let mut row = TidyRow::new(r, "tcp-interval", &t.link)
                 .rate(iv.bytes, iv.end_ns.saturating_sub(iv.start_ns), true)
-                .cpu(&iv.board_cpu);
+                .cpu(&iv.board_cpu)
+                .health(r, scope.clone());
             row.direction = net_dir_name(t.direction).into();
             row.streams = Some(t.streams);
             row.repetition = Some(i as u32);
@@ -179,22 +220,34 @@ pub fn rows(r: &RunResults) -> Vec<TidyRow> {
         }
     }
     for l in &r.network.latency {
+        let scope = HealthScope::Network {
+            link: l.link.clone(),
+            test: NetTest::Latency,
+        };
         for (i, &ns) in l.rtt_ns.iter().enumerate() {
-            let mut row = TidyRow::new(r, "latency", &l.link);
+            let mut row = TidyRow::new(r, "latency", &l.link).health(r, scope.clone());
             row.repetition = Some(i as u32);
             row.ns = ns;
             out.push(row);
         }
     }
     for h in &r.network.http {
+        let scope = HealthScope::Network {
+            link: h.link.clone(),
+            test: NetTest::of_http(h),
+        };
         let mut row = TidyRow::new(r, "http", &h.link)
             .rate(h.bytes, h.nanos, true)
-            .cpu(&h.board_cpu);
+            .cpu(&h.board_cpu)
+            .health(r, scope);
         row.direction = net_dir_name(h.direction).into();
         out.push(row);
     }
     for v in &r.verify {
-        let mut row = TidyRow::new(r, "verify", &v.target);
+        let scope = HealthScope::Verify {
+            target: v.target.clone(),
+        };
+        let mut row = TidyRow::new(r, "verify", &v.target).health(r, scope);
         row.bytes = Some(v.bytes);
         row.note = match v.first_mismatch {
             None => "ok".into(),

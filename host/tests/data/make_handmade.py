@@ -6,6 +6,11 @@ the one of rpi-zero-w-qemu.json cut down to two targets and three block sizes.
 handmade-a: 4 repetitions everywhere, one warning and one error event, incomplete run.
 handmade-b: 4 KiB twice as fast (storage and IOPS), network 1.5x, only 3 repetitions on
 vfat (4+3 values cannot reach p < 0.05 in a two-sided rank test).
+handmade-throttled: handmade-b's figures as schema 1.3 with board health around every
+step (a Raspberry Pi kernel with /dev/vcio: the firmware's measured clock and flags):
+under-voltage and throttling during storage.ext4.sync.bs4096 (flags 0x50005 after it,
+the sticky 0x50000 from then on), ARM frequency capping raised during the host-to-board
+TCP run (0x70002 after it).
 
 Run from this folder: python3 make_handmade.py
 """
@@ -129,5 +134,80 @@ a["events"] = [
 ]
 a["complete"] = False
 b = make("handmade-b", {4096: 2.1, "net": 1.5}, {("vfat",): 3})
+
+
+def snapshot(at_s, raw, hz, temp):
+    def ok(v, src):
+        return {"status": "ok", "value": v, "source": src}
+    cpufreq = "/sys/devices/system/cpu/cpu0/cpufreq"
+    return {
+        "at_ns": at_s * 1_000_000_000,
+        "arm_measured_hz": ok(hz, "mailbox:GET_CLOCK_RATE_MEASURED(ARM)"),
+        "arm_set_hz": ok(1_000_000_000, "mailbox:GET_CLOCK_RATE(ARM)"),
+        "core_measured_hz": ok(400_000_000, "mailbox:GET_CLOCK_RATE_MEASURED(CORE)"),
+        "cpufreq_khz": ok(1_000_000, cpufreq + "/cpuinfo_cur_freq"),
+        "governor": ok("performance", cpufreq + "/scaling_governor"),
+        "temperature_millicelsius": ok(temp, "/sys/class/thermal/thermal_zone0/temp (cpu-thermal)"),
+        "throttled": ok({
+            "raw": raw,
+            "under_voltage_now": bool(raw & 1),
+            "frequency_capped_now": bool(raw & 2),
+            "throttled_now": bool(raw & 4),
+            "soft_temp_limit_now": bool(raw & 8),
+            "under_voltage_occurred": bool(raw & 0x10000),
+            "frequency_capped_occurred": bool(raw & 0x20000),
+            "throttled_occurred": bool(raw & 0x40000),
+            "soft_temp_limit_occurred": bool(raw & 0x80000),
+        }, "mailbox:GET_THROTTLED"),
+        "under_voltage_alarm": {
+            "status": "unavailable",
+            "reason": "no hwmon device named rpi_volt in /sys/class/hwmon (raspberrypi-hwmon "
+                      "not loaded, or not a Raspberry Pi)",
+        },
+    }
+
+
+def throttled_run():
+    r = make("handmade-throttled", {4096: 2.1, "net": 1.5}, {("vfat",): 3})
+    r["schema_version"]["minor"] = 3
+    steps = []
+    for t in ["ext4", "vfat"]:
+        for mode in ["sync", "direct"]:
+            for bs in [512, 4096, 1048576]:
+                steps.append((f"storage.{t}.{mode}.bs{bs}",
+                              {"kind": "storage", "target": t, "mode": mode, "block_size": bs}))
+    steps.append(("device-read.sda", {"kind": "device-read", "device": "/dev/sda"}))
+    for op in ["read", "write"]:
+        steps.append((f"random.ext4.{op}.qd1",
+                      {"kind": "random", "target": "ext4", "op": op, "queue_depth": 1}))
+    steps.append(("verify.ext4", {"kind": "verify", "target": "ext4"}))
+    net = [("network.ecm.tcp.board-to-host.s1",
+            {"kind": "tcp", "direction": "board-to-host", "streams": 1}),
+           ("network.ecm.tcp.host-to-board.s1",
+            {"kind": "tcp", "direction": "host-to-board", "streams": 1}),
+           ("network.ecm.rtt", {"kind": "latency"}),
+           ("network.ecm.http.host-to-board", {"kind": "http", "direction": "host-to-board"})]
+    for step, test in net:
+        steps.append((step, {"kind": "network", "link": "ecm", "test": test}))
+    # What the firmware's word reads after each step (sticky bits stay set).
+    after = {"storage.ext4.sync.bs4096": 0x50005, "network.ecm.tcp.host-to-board.s1": 0x70002}
+    raw, t, temp = 0, 3, 45_000
+    health = []
+    for step, scope in steps:
+        before = snapshot(t, raw, 1_000_000_000 if raw & 0xf == 0 else 700_000_000, temp)
+        t += 5
+        temp += 1_000
+        raw = after.get(step, raw)
+        hz = 700_000_000 if raw & 0x6 else 1_000_000_000
+        health.append({"step": step, "scope": scope, "before": before,
+                       "after": snapshot(t, raw, hz, temp)})
+        # The condition is over by the next step; its sticky bit stays.
+        raw &= 0xffff0000
+        t += 1
+    r["health"] = health
+    return r
+
+
 json.dump(a, open("handmade-a.json", "w"), indent=2)
 json.dump(b, open("handmade-b.json", "w"), indent=2)
+json.dump(throttled_run(), open("handmade-throttled.json", "w"), indent=2)

@@ -1,0 +1,481 @@
+//! Board health snapshots ([`Health`]) around every step: CPU clock, SoC temperature,
+//! throttle / under-voltage flags, governor. Each value names its source; a value no
+//! source gives is recorded as unavailable with the reason, never invented.
+//!
+//! Sources, in order:
+//! - the firmware, through `/dev/vcio` ([`crate::mailbox`], Raspberry Pi kernels only:
+//!   Debian's kernels have no vcio driver): measured ARM and core clocks, the ARM clock
+//!   set, the `GET_THROTTLED` flag word, the temperature;
+//! - cpufreq (`/sys/devices/system/cpu/cpu0/cpufreq`): `cpuinfo_cur_freq` (the
+//!   driver's answer: on Debian's Pi kernels raspberrypi-cpufreq + cpufreq-dt, i.e. the
+//!   rate the firmware set) else `scaling_cur_freq`, kHz; `scaling_governor`;
+//! - the first thermal zone (`/sys/class/thermal/thermal_zone0/temp`, millidegrees C;
+//!   bcm2835_thermal / bcm2711_thermal on the Pis), else the mailbox;
+//! - Linux raspberrypi-hwmon (`/sys/class/hwmon/*` named `rpi_volt`,
+//!   `in0_lcrit_alarm`, Documentation/hwmon/raspberrypi-hwmon.rst): the under-voltage
+//!   alarm. That driver resets the firmware's sticky bits every 2 s, so with it loaded
+//!   the "has occurred" flags cover only the last 2 s.
+//!
+//! Every reader returns a `Result`; nothing here panics (PID 1 runs it).
+
+use std::path::{Path, PathBuf};
+
+use benchboot_results::{Health, HealthScope, Reading, RunResults, StepHealth, Throttled};
+
+use crate::console::say;
+use crate::mailbox::{self, Property, CLOCK_ARM, CLOCK_CORE};
+use crate::sys;
+
+/// The Raspberry Pi kernel's mailbox device.
+pub const VCIO: &str = "/dev/vcio";
+/// Where sysfs is mounted.
+pub const SYS: &str = "/sys";
+
+/// Something that answers mailbox property messages in place.
+pub trait Mailbox {
+    /// Sends `msg` ([`mailbox::encode`]) and leaves the answer in it.
+    ///
+    /// # Errors
+    /// Why the message could not be exchanged.
+    fn call(&mut self, msg: &mut [u32]) -> Result<(), String>;
+}
+
+/// The firmware through `/dev/vcio` (or another device path).
+#[derive(Debug, Clone)]
+pub struct Vcio(pub PathBuf);
+
+impl Default for Vcio {
+    fn default() -> Vcio {
+        Vcio(PathBuf::from(VCIO))
+    }
+}
+
+impl Mailbox for Vcio {
+    fn call(&mut self, msg: &mut [u32]) -> Result<(), String> {
+        sys::vcio_property(&self.0, msg).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                format!(
+                    "{}: {e} (no vcio driver: it is in the Raspberry Pi kernel only, not in \
+                     Debian's)",
+                    self.0.display()
+                )
+            } else {
+                format!("{}: {e}", self.0.display())
+            }
+        })
+    }
+}
+
+/// Asks the firmware one property.
+///
+/// # Errors
+/// The exchange failed or the answer did not decode (the message says which).
+pub fn property(mb: &mut dyn Mailbox, p: Property) -> Result<u32, String> {
+    let mut msg = mailbox::encode(p);
+    mb.call(&mut msg)?;
+    mailbox::decode(p, &msg).map_err(|e| format!("{}: {e}", p.source()))
+}
+
+fn read_trimmed(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path)
+        .map(|s| s.trim().to_owned())
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn read_number<T: std::str::FromStr>(path: &Path) -> Result<T, String> {
+    let text = read_trimmed(path)?;
+    text.parse()
+        .map_err(|_| format!("{}: not a number: {text:?}", path.display()))
+}
+
+fn cpufreq_dir(sys: &Path) -> Result<PathBuf, String> {
+    let dir = sys.join("devices/system/cpu/cpu0/cpufreq");
+    if dir.is_dir() {
+        Ok(dir)
+    } else {
+        Err(format!(
+            "{} absent: no cpufreq driver bound (on Debian's kernels cpufreq-dt and the \
+             SoC's cpufreq module must be loaded)",
+            dir.display()
+        ))
+    }
+}
+
+/// CPU 0's current frequency, kHz, and its file: `cpuinfo_cur_freq` (asked of the
+/// driver; root only), else `scaling_cur_freq` (Documentation/cpu-freq/cpufreq-stats
+/// and admin-guide/pm/cpufreq.rst: both in kHz).
+///
+/// # Errors
+/// No cpufreq, or neither file reads as a number.
+pub fn cpufreq_khz(sys: &Path) -> Result<(u64, String), String> {
+    let dir = cpufreq_dir(sys)?;
+    let mut why = Vec::new();
+    for name in ["cpuinfo_cur_freq", "scaling_cur_freq"] {
+        let f = dir.join(name);
+        match read_number::<u64>(&f) {
+            Ok(khz) => return Ok((khz, f.display().to_string())),
+            Err(e) => why.push(e),
+        }
+    }
+    Err(why.join("; "))
+}
+
+/// CPU 0's governor in effect (`scaling_governor`).
+///
+/// # Errors
+/// No cpufreq, or the file does not read.
+pub fn governor(sys: &Path) -> Result<(String, String), String> {
+    let f = cpufreq_dir(sys)?.join("scaling_governor");
+    read_trimmed(&f).map(|g| (g, f.display().to_string()))
+}
+
+/// The first thermal zone's temperature, millidegrees C (sysfs-api: `temp` is in
+/// millidegrees Celsius), with the zone's `type` in the source.
+///
+/// # Errors
+/// No thermal zone, or `temp` does not read as a number (some sensors answer EAGAIN
+/// or ENODATA before their first conversion).
+pub fn thermal_millicelsius(sys: &Path) -> Result<(i64, String), String> {
+    let zone = sys.join("class/thermal/thermal_zone0");
+    if !zone.is_dir() {
+        return Err(format!(
+            "{} absent: no thermal sensor driver bound",
+            zone.display()
+        ));
+    }
+    let f = zone.join("temp");
+    let value = read_number::<i64>(&f)?;
+    let source = match read_trimmed(&zone.join("type")) {
+        Ok(t) if !t.is_empty() => format!("{} ({t})", f.display()),
+        _ => f.display().to_string(),
+    };
+    Ok((value, source))
+}
+
+/// raspberrypi-hwmon's under-voltage alarm: `in0_lcrit_alarm` of the hwmon device
+/// named `rpi_volt`.
+///
+/// # Errors
+/// No such hwmon device, or the alarm does not read as 0/1.
+pub fn under_voltage_alarm(sys: &Path) -> Result<(bool, String), String> {
+    let class = sys.join("class/hwmon");
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(&class)
+        .map_err(|e| format!("{}: {e}", class.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    let dev = entries
+        .into_iter()
+        .find(|d| read_trimmed(&d.join("name")).is_ok_and(|n| n == "rpi_volt"))
+        .ok_or_else(|| {
+            format!(
+                "no hwmon device named rpi_volt in {} (raspberrypi-hwmon not loaded, or not \
+                 a Raspberry Pi)",
+                class.display()
+            )
+        })?;
+    let f = dev.join("in0_lcrit_alarm");
+    match read_number::<u8>(&f)? {
+        0 => Ok((false, f.display().to_string())),
+        1 => Ok((true, f.display().to_string())),
+        other => Err(format!("{}: unexpected value {other}", f.display())),
+    }
+}
+
+fn reading<T>(r: Result<(T, String), String>) -> Reading<T> {
+    match r {
+        Ok((v, source)) => Reading::ok(v, source),
+        Err(reason) => Reading::unavailable(reason),
+    }
+}
+
+fn from_mailbox(mb: &mut dyn Mailbox, p: Property) -> Result<(u32, String), String> {
+    property(mb, p).map(|v| (v, p.source()))
+}
+
+/// One snapshot from sysfs under `sys` and the firmware behind `mb`, stamped `at_ns`.
+pub fn snapshot(sys: &Path, mb: &mut dyn Mailbox, at_ns: u64) -> Health {
+    let mut clock = |id| reading(from_mailbox(mb, id).map(|(hz, s)| (u64::from(hz), s)));
+    let arm_measured_hz = clock(Property::ClockRateMeasured(CLOCK_ARM));
+    let arm_set_hz = clock(Property::ClockRate(CLOCK_ARM));
+    let core_measured_hz = clock(Property::ClockRateMeasured(CLOCK_CORE));
+    let temperature_millicelsius = match thermal_millicelsius(sys) {
+        Ok((v, s)) => Reading::ok(v, s),
+        Err(zone) => match from_mailbox(mb, Property::Temperature) {
+            Ok((v, s)) => Reading::ok(i64::from(v), s),
+            Err(fw) => Reading::unavailable(format!("{zone}; {fw}")),
+        },
+    };
+    let throttled =
+        reading(from_mailbox(mb, Property::Throttled).map(|(w, s)| (Throttled::from_raw(w), s)));
+    Health {
+        at_ns,
+        arm_measured_hz,
+        arm_set_hz,
+        core_measured_hz,
+        cpufreq_khz: reading(cpufreq_khz(sys)),
+        governor: reading(governor(sys)),
+        temperature_millicelsius,
+        throttled,
+        under_voltage_alarm: reading(under_voltage_alarm(sys)),
+    }
+}
+
+/// A snapshot of this board now (`/sys`, `/dev/vcio`, CLOCK_BOOTTIME).
+pub fn take() -> Health {
+    snapshot(Path::new(SYS), &mut Vcio::default(), sys::boottime_ns())
+}
+
+/// Records `before`/`after` as the health of `step`; says on the console what was
+/// flagged during it.
+pub fn record(
+    results: &mut RunResults,
+    step: &str,
+    scope: HealthScope,
+    before: Health,
+    after: Health,
+) {
+    let h = StepHealth {
+        step: step.to_owned(),
+        scope,
+        before,
+        after,
+    };
+    let during = h.during();
+    if !during.is_empty() {
+        let names: Vec<&str> = during.iter().map(|c| c.name()).collect();
+        let raw = h
+            .after
+            .throttled
+            .value()
+            .map_or(String::new(), |t| format!(" (firmware flags {:#x})", t.raw));
+        say(&format!("health {step}: {}{raw}", names.join(", ")));
+    }
+    results.health.push(h);
+}
+
+/// Runs `work` between two snapshots of this board and records them for `step`.
+pub fn around<T>(
+    results: &mut RunResults,
+    step: &str,
+    scope: HealthScope,
+    work: impl FnOnce(&mut RunResults) -> T,
+) -> T {
+    let before = take();
+    let out = work(results);
+    let after = take();
+    record(results, step, scope, before, after);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use benchboot_results::Condition;
+    use mailbox::{STATUS_SUCCESS, TAG_RESPONSE};
+
+    /// A firmware stand-in: answers every tag it knows from a table.
+    struct FakeFirmware {
+        throttled: u32,
+        arm_measured: u32,
+        calls: Vec<u32>,
+    }
+
+    impl Mailbox for FakeFirmware {
+        fn call(&mut self, msg: &mut [u32]) -> Result<(), String> {
+            self.calls.push(msg[2]);
+            // vcio sets the buffer code to success whenever the firmware did not fail.
+            msg[1] = STATUS_SUCCESS;
+            let (len, value): (u32, Vec<u32>) = match (msg[2], msg[5]) {
+                (mailbox::GET_THROTTLED, _) => (4, vec![self.throttled]),
+                (mailbox::GET_CLOCK_RATE_MEASURED, 3) => (8, vec![3, self.arm_measured]),
+                (mailbox::GET_CLOCK_RATE_MEASURED, 4) => (8, vec![4, 250_000_000]),
+                (mailbox::GET_CLOCK_RATE, 3) => (8, vec![3, 1_000_000_000]),
+                (mailbox::GET_TEMPERATURE, 0) => (8, vec![0, 51_540]),
+                _ => return Ok(()), // unknown: left unanswered
+            };
+            msg[4] = TAG_RESPONSE | len;
+            msg[5..5 + value.len()].copy_from_slice(&value);
+            Ok(())
+        }
+    }
+
+    struct NoDevice;
+
+    impl Mailbox for NoDevice {
+        fn call(&mut self, _: &mut [u32]) -> Result<(), String> {
+            Err("/dev/vcio: No such file or directory (os error 2)".into())
+        }
+    }
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    /// A fake sysfs as Debian's rpi kernel shows a Pi Zero W with raspberrypi-cpufreq,
+    /// cpufreq-dt and raspberrypi-hwmon loaded.
+    fn fake_sys(root: &Path) {
+        let cpufreq = "devices/system/cpu/cpu0/cpufreq";
+        write(root, &format!("{cpufreq}/cpuinfo_cur_freq"), "1000000\n");
+        write(root, &format!("{cpufreq}/scaling_cur_freq"), "700000\n");
+        write(
+            root,
+            &format!("{cpufreq}/scaling_governor"),
+            "performance\n",
+        );
+        write(root, "class/thermal/thermal_zone0/temp", "48312\n");
+        write(root, "class/thermal/thermal_zone0/type", "cpu-thermal\n");
+        write(root, "class/hwmon/hwmon0/name", "cpu_thermal\n");
+        write(root, "class/hwmon/hwmon1/name", "rpi_volt\n");
+        write(root, "class/hwmon/hwmon1/in0_lcrit_alarm", "1\n");
+    }
+
+    #[test]
+    fn sysfs_readers_read_cpufreq_thermal_zone_and_hwmon() {
+        let root = tempfile::tempdir().unwrap();
+        let sys = root.path();
+        fake_sys(sys);
+        let (khz, src) = cpufreq_khz(sys).unwrap();
+        assert_eq!(khz, 1_000_000);
+        assert!(src.ends_with("cpu0/cpufreq/cpuinfo_cur_freq"), "{src}");
+        assert_eq!(governor(sys).unwrap().0, "performance");
+        let (mc, src) = thermal_millicelsius(sys).unwrap();
+        assert_eq!(mc, 48_312);
+        assert!(src.ends_with("thermal_zone0/temp (cpu-thermal)"), "{src}");
+        let (alarm, src) = under_voltage_alarm(sys).unwrap();
+        assert!(alarm);
+        assert!(src.ends_with("hwmon1/in0_lcrit_alarm"), "{src}");
+
+        // cpuinfo_cur_freq unreadable (not root): scaling_cur_freq.
+        std::fs::remove_file(sys.join("devices/system/cpu/cpu0/cpufreq/cpuinfo_cur_freq")).unwrap();
+        let (khz, src) = cpufreq_khz(sys).unwrap();
+        assert_eq!(khz, 700_000);
+        assert!(src.ends_with("scaling_cur_freq"), "{src}");
+        // Garbage is an error that names the file.
+        write(sys, "class/thermal/thermal_zone0/temp", "n/a\n");
+        let err = thermal_millicelsius(sys).unwrap_err();
+        assert!(err.contains("thermal_zone0/temp: not a number"), "{err}");
+        write(sys, "class/hwmon/hwmon1/in0_lcrit_alarm", "7\n");
+        assert!(under_voltage_alarm(sys).is_err());
+    }
+
+    #[test]
+    fn missing_sysfs_entries_say_why() {
+        let root = tempfile::tempdir().unwrap();
+        let sys = root.path();
+        let err = cpufreq_khz(sys).unwrap_err();
+        assert!(err.contains("no cpufreq driver bound"), "{err}");
+        assert!(governor(sys)
+            .unwrap_err()
+            .contains("no cpufreq driver bound"));
+        assert!(thermal_millicelsius(sys)
+            .unwrap_err()
+            .contains("no thermal sensor driver bound"));
+        assert!(under_voltage_alarm(sys)
+            .unwrap_err()
+            .contains("class/hwmon"));
+        write(sys, "class/hwmon/hwmon0/name", "cpu_thermal\n");
+        assert!(under_voltage_alarm(sys)
+            .unwrap_err()
+            .contains("no hwmon device named rpi_volt"));
+    }
+
+    #[test]
+    fn snapshot_with_the_firmware_names_every_source() {
+        let root = tempfile::tempdir().unwrap();
+        fake_sys(root.path());
+        let mut fw = FakeFirmware {
+            throttled: 0x50005,
+            arm_measured: 699_999_000,
+            calls: Vec::new(),
+        };
+        let h = snapshot(root.path(), &mut fw, 42);
+        assert_eq!(h.at_ns, 42);
+        assert_eq!(
+            h.arm_measured_hz,
+            Reading::ok(699_999_000, "mailbox:GET_CLOCK_RATE_MEASURED(ARM)")
+        );
+        assert_eq!(
+            h.arm_set_hz,
+            Reading::ok(1_000_000_000, "mailbox:GET_CLOCK_RATE(ARM)")
+        );
+        assert_eq!(h.core_measured_hz.value(), Some(&250_000_000));
+        assert_eq!(h.cpufreq_khz.value(), Some(&1_000_000));
+        assert_eq!(h.governor.value().map(String::as_str), Some("performance"));
+        // The thermal zone first; the mailbox is not asked for the temperature.
+        assert_eq!(h.temperature_millicelsius.value(), Some(&48_312));
+        assert!(!fw.calls.contains(&mailbox::GET_TEMPERATURE));
+        let t = h.throttled.value().unwrap();
+        assert_eq!(t.raw, 0x50005);
+        assert!(t.under_voltage_now && t.throttled_now);
+        assert_eq!(h.under_voltage_alarm.value(), Some(&true));
+        assert_eq!(h.now(), [Condition::UnderVoltage, Condition::Throttled]);
+        assert_eq!(h.cpu_clock_hz().unwrap().0, 699_999_000);
+    }
+
+    #[test]
+    fn snapshot_without_anything_records_unavailable_with_reasons() {
+        let root = tempfile::tempdir().unwrap();
+        let h = snapshot(root.path(), &mut NoDevice, 7);
+        for (name, r) in [
+            ("arm_measured_hz", &h.arm_measured_hz),
+            ("arm_set_hz", &h.arm_set_hz),
+            ("core_measured_hz", &h.core_measured_hz),
+            ("cpufreq_khz", &h.cpufreq_khz),
+        ] {
+            assert!(r.value().is_none(), "{name}: {r:?}");
+        }
+        let Reading::Unavailable { reason } = &h.temperature_millicelsius else {
+            panic!("{:?}", h.temperature_millicelsius)
+        };
+        assert!(
+            reason.contains("thermal_zone0") && reason.contains("/dev/vcio"),
+            "{reason}"
+        );
+        let Reading::Unavailable { reason } = &h.throttled else {
+            panic!("{:?}", h.throttled)
+        };
+        assert!(reason.contains("/dev/vcio"), "{reason}");
+        assert!(h.now().is_empty());
+        assert!(h.cpu_clock_hz().is_none());
+    }
+
+    #[test]
+    fn temperature_falls_back_to_the_mailbox_and_unknown_tags_are_unavailable() {
+        let root = tempfile::tempdir().unwrap();
+        let mut fw = FakeFirmware {
+            throttled: 0,
+            arm_measured: 1,
+            calls: Vec::new(),
+        };
+        let h = snapshot(root.path(), &mut fw, 0);
+        assert_eq!(
+            h.temperature_millicelsius,
+            Reading::ok(51_540, "mailbox:GET_TEMPERATURE")
+        );
+        assert_eq!(h.throttled.value(), Some(&Throttled::from_raw(0)));
+        // A firmware that ignores a tag: unavailable, saying so.
+        let err = property(&mut fw, Property::ClockRate(CLOCK_CORE)).unwrap_err();
+        assert!(err.contains("did not answer"), "{err}");
+    }
+
+    #[test]
+    fn around_records_before_and_after_for_the_step() {
+        let mut results = RunResults::new(
+            "t".into(),
+            benchboot_plan::Plan::example(),
+            benchboot_results::SystemInfo::default(),
+        );
+        let scope = HealthScope::Verify {
+            target: "ext4".into(),
+        };
+        let got = around(&mut results, "verify.ext4", scope.clone(), |_| 5);
+        assert_eq!(got, 5);
+        assert_eq!(results.health.len(), 1);
+        let h = &results.health[0];
+        assert_eq!((h.step.as_str(), &h.scope), ("verify.ext4", &scope));
+        assert!(h.before.at_ns <= h.after.at_ns);
+    }
+}
