@@ -70,23 +70,36 @@ impl CpuTarget {
         })
     }
 
+    /// Names the build: `<triple>-<rustc cpu>` (`-baseline` without one). Each key has
+    /// its own cargo target folder and output, so boards of one triple but different
+    /// CPUs (Pi 2 Cortex-A7, BeagleBone Cortex-A8) never overwrite each other's init or
+    /// rebuild std for each other.
+    pub fn key(&self) -> String {
+        format!(
+            "{}-{}",
+            self.triple,
+            self.rustc_cpu.as_deref().unwrap_or("baseline")
+        )
+    }
+
     fn is_armv6(&self) -> bool {
         self.triple == "arm-unknown-linux-musleabihf"
     }
 }
 
+/// The qemu-user `-cpu` that runs a build: the board's own core where QEMU models it.
 fn qemu_user_cpu(triple: &str, rustc_cpu: Option<&str>) -> String {
     match (triple, rustc_cpu) {
         ("arm-unknown-linux-musleabihf", _) => "arm1176",
+        (_, Some(c @ ("cortex-a7" | "cortex-a8" | "cortex-a53" | "cortex-a72"))) => c,
         ("armv7-unknown-linux-musleabihf", _) => "cortex-a7",
-        (_, Some("cortex-a72")) => "cortex-a72",
         _ => "cortex-a53",
     }
     .to_owned()
 }
 
 /// Builds the init for `cpu`, runs every gate, and returns the path of the binary
-/// (`target/firmware/<triple>/benchboot-init`).
+/// (`target/firmware/<triple>-<cpu>/benchboot-init`, see [`CpuTarget::key`]).
 pub fn build(cpu: &CpuTarget) -> Result<PathBuf> {
     let have = Available::probe();
     let forced = std::env::var("BENCHBOOT_ROUTE").ok();
@@ -98,12 +111,17 @@ pub fn build(cpu: &CpuTarget) -> Result<PathBuf> {
     );
     let sh = Shell::new()?;
     sh.change_dir(crate::repo_root());
-    let cross_dir = crate::target_dir().join("cross");
+    let cross_dir = crate::target_dir().join("cross").join(cpu.key());
     let triple = &cpu.triple;
     let env_triple = triple.to_uppercase().replace('-', "_");
     let mut rustflags = Vec::new();
     if let Some(c) = &cpu.rustc_cpu {
         rustflags.push(format!("-C target-cpu={c}"));
+    }
+    // Panic messages embed source paths: map this machine's toolchain and registry
+    // folders to fixed names so the init is byte-identical on any machine.
+    for (from, to) in remapped_roots() {
+        rustflags.push(format!("--remap-path-prefix={}={to}", from.display()));
     }
     match route {
         Route::Zig => {
@@ -152,10 +170,12 @@ pub fn build(cpu: &CpuTarget) -> Result<PathBuf> {
     let built = cross_dir.join(triple).join("firmware").join(INIT_BIN);
     let out = crate::target_dir()
         .join("firmware")
-        .join(triple)
+        .join(cpu.key())
         .join(INIT_BIN);
-    std::fs::create_dir_all(out.parent().unwrap_or(Path::new(".")))?;
-    std::fs::copy(&built, &out).with_context(|| format!("copying {}", built.display()))?;
+    let bytes = std::fs::read(&built).with_context(|| format!("reading {}", built.display()))?;
+    crate::write_atomically(&out, &bytes)?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o755))?;
     gate(cpu, &out)?;
     let size = std::fs::metadata(&out)?.len();
     eprintln!(
@@ -165,6 +185,29 @@ pub fn build(cpu: &CpuTarget) -> Result<PathBuf> {
         cpu.qemu_cpu
     );
     Ok(out)
+}
+
+/// The rustc sysroot (std sources for build-std) and the cargo home (registry sources),
+/// with the fixed names they are remapped to. A folder that contains spaces is left
+/// out (RUSTFLAGS splits on spaces).
+fn remapped_roots() -> Vec<(PathBuf, &'static str)> {
+    let mut roots = Vec::new();
+    let sysroot = std::process::Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+    if let Some(s) = sysroot.filter(|s| !s.as_os_str().is_empty()) {
+        roots.push((s, "/rustc-sysroot"));
+    }
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
+    if let Some(c) = cargo_home {
+        roots.push((c, "/cargo-home"));
+    }
+    roots.retain(|(p, _)| !p.to_string_lossy().contains(' '));
+    roots
 }
 
 /// A tiny script per target/CPU that runs `python3 -m ziglang cc` with the right
@@ -305,6 +348,25 @@ mod tests {
         // The host's own test binary is dynamically linked x86_64: wrong machine.
         let me = std::fs::read(std::env::current_exe().unwrap()).unwrap();
         assert!(check_elf(&me, Arch::Aarch64).is_err());
+    }
+
+    #[test]
+    fn each_cpu_builds_apart_and_runs_on_its_own_qemu_core() {
+        let pi2 = CpuTarget::of_board(&crate::load_board("rpi-2b").unwrap());
+        let bbb = CpuTarget::of_board(&crate::load_board("beaglebone-black").unwrap());
+        let bpi = CpuTarget::of_board(&crate::load_board("bananapi-m1").unwrap());
+        assert_eq!(pi2.triple, bbb.triple);
+        assert_eq!(pi2.key(), "armv7-unknown-linux-musleabihf-cortex-a7");
+        assert_eq!(bbb.key(), "armv7-unknown-linux-musleabihf-cortex-a8");
+        assert_eq!(pi2.key(), bpi.key());
+        assert_eq!(
+            (pi2.qemu_cpu.as_str(), bbb.qemu_cpu.as_str()),
+            ("cortex-a7", "cortex-a8")
+        );
+        let pi4 = CpuTarget::of_board(&crate::load_board("rpi-4b").unwrap());
+        assert_eq!(pi4.qemu_cpu, "cortex-a72");
+        let base = CpuTarget::baseline("aarch64-unknown-linux-musl").unwrap();
+        assert_eq!(base.key(), "aarch64-unknown-linux-musl-baseline");
     }
 
     #[test]
