@@ -254,7 +254,8 @@ impl Health {
     pub fn cpu_clock_hz(&self) -> Option<(u64, &str)> {
         match (&self.arm_measured_hz, &self.cpufreq_khz) {
             (Reading::Ok { value, source }, _) => Some((*value, source)),
-            (_, Reading::Ok { value, source }) => Some((value * 1000, source)),
+            // Saturating: the kHz figure comes from outside input (a results document).
+            (_, Reading::Ok { value, source }) => Some((value.saturating_mul(1000), source)),
             _ => None,
         }
     }
@@ -353,6 +354,18 @@ pub fn conditions_during(health: &[StepHealth], scope: &HealthScope) -> Vec<Cond
 mod tests {
     use super::*;
     use crate::network::{NetDirection, NetTest};
+
+    /// Regression, found while writing fuzz/ results_json (which aborts on it): a cpufreq
+    /// reading near `u64::MAX` kHz overflowed the conversion to Hz.
+    #[test]
+    fn huge_cpufreq_khz_saturates() {
+        let h = Health {
+            arm_measured_hz: Reading::unavailable("no mailbox"),
+            cpufreq_khz: Reading::ok(u64::MAX / 10, "cpuinfo_cur_freq"),
+            ..Health::default()
+        };
+        assert_eq!(h.cpu_clock_hz(), Some((u64::MAX, "cpuinfo_cur_freq")));
+    }
 
     #[test]
     fn throttle_word_0x50005_is_under_voltage_and_throttled_now_and_since_boot() {

@@ -305,7 +305,10 @@ impl RunResults {
         if major != u64::from(SCHEMA_MAJOR) {
             return Err(ResultsError::UnsupportedVersion { found: major });
         }
-        serde_json::from_value(value).map_err(|e| ResultsError::Shape(e.to_string()))
+        // Parsed again from the text, not from `value`, so a shape error says where
+        // (line and column), e.g. `invalid type: string "many", expected a sequence at
+        // line 12 column 14`.
+        serde_json::from_str(text).map_err(|e| ResultsError::Shape(e.to_string()))
     }
 
     /// Pretty JSON, as written to the results partition and served.

@@ -100,16 +100,20 @@ pub struct CpuShare {
 }
 
 impl CpuTimes {
-    /// Sum of every field, jiffies.
+    /// Sum of every field, jiffies. Saturates: a document is outside input, and counts
+    /// near `u64::MAX` must not overflow.
     pub fn total(&self) -> u64 {
-        self.user
-            + self.nice
-            + self.system
-            + self.idle
-            + self.iowait
-            + self.irq
-            + self.softirq
-            + self.steal
+        [
+            self.nice,
+            self.system,
+            self.idle,
+            self.iowait,
+            self.irq,
+            self.softirq,
+            self.steal,
+        ]
+        .into_iter()
+        .fold(self.user, u64::saturating_add)
     }
 
     /// Percent shares (user includes nice); `None` for an empty span.
@@ -120,12 +124,12 @@ impl CpuTimes {
         }
         let pct = |x: u64| 100.0 * x as f64 / total as f64;
         Some(CpuShare {
-            user: pct(self.user + self.nice),
+            user: pct(self.user.saturating_add(self.nice)),
             system: pct(self.system),
             irq: pct(self.irq),
             softirq: pct(self.softirq),
             iowait: pct(self.iowait),
-            idle: pct(self.idle + self.steal),
+            idle: pct(self.idle.saturating_add(self.steal)),
         })
     }
 }
@@ -213,6 +217,26 @@ mod tests {
             (20.0, 30.0, 20.0, 25.0)
         );
         assert!(CpuTimes::default().share().is_none());
+    }
+
+    /// Regression, found while writing fuzz/ results_json (which aborts on it): jiffy
+    /// counts adding up past `u64::MAX` made `total` overflow (a panic in debug builds,
+    /// nonsense shares in release).
+    #[test]
+    fn huge_jiffy_counts_saturate() {
+        let t = CpuTimes {
+            user: u64::MAX,
+            system: 93,
+            softirq: 107,
+            steal: u64::MAX,
+            ..CpuTimes::default()
+        };
+        assert_eq!(t.total(), u64::MAX);
+        let s = t.share().unwrap();
+        assert!(s.user <= 100.0 && s.idle <= 100.0, "{s:?}");
+        let doc = r#"{"user":18446744073709551615,"nice":1,"system":0,"idle":0,"iowait":0,"irq":0,"softirq":0,"steal":0}"#;
+        let t: CpuTimes = serde_json::from_str(doc).unwrap();
+        assert_eq!(t.share().unwrap().user, 100.0);
     }
 
     #[test]
