@@ -1,4 +1,5 @@
-//! The process census: proof that nothing but PID 1 ran in user space.
+//! The process census: proof that nothing but PID 1 and its own workers ran in user
+//! space; kernel threads are listed by name.
 //!
 //! Kernel threads are told apart by `PF_KTHREAD` (0x00200000, include/linux/sched.h) in
 //! the `flags` field of `/proc/<pid>/stat` (proc(5), field 9).
@@ -36,13 +37,14 @@ pub fn parse_stat(line: &str) -> Option<Stat> {
     })
 }
 
-/// Sorts stat entries into a census: user-space processes listed, kernel threads counted.
+/// Sorts stat entries into a census: user-space processes listed, kernel threads named
+/// (in pid order), and the verdict ([`Census::new`]: PID 1 and its workers only?).
 pub fn census_of(at: &str, stats: impl IntoIterator<Item = Stat>) -> Census {
     let mut user_processes = Vec::new();
-    let mut kernel_threads = 0;
+    let mut kernel = Vec::new();
     for s in stats {
         if s.flags & PF_KTHREAD != 0 {
-            kernel_threads += 1;
+            kernel.push((s.pid, s.comm));
         } else {
             user_processes.push(Process {
                 pid: s.pid,
@@ -51,12 +53,12 @@ pub fn census_of(at: &str, stats: impl IntoIterator<Item = Stat>) -> Census {
             });
         }
     }
-    user_processes.sort_by_key(|p| p.pid);
-    Census {
-        at: at.to_owned(),
+    kernel.sort_by_key(|k| k.0);
+    Census::new(
+        at,
         user_processes,
-        kernel_threads,
-    }
+        kernel.into_iter().map(|k| k.1).collect(),
+    )
 }
 
 /// Reads every `/proc/<pid>/stat` under `proc_root` (processes that exit meanwhile are
@@ -114,9 +116,83 @@ mod tests {
         let c = census_of("t", [INIT, KTHREADD].iter().map(|l| parse_stat(l).unwrap()));
         assert!(c.only_pid1());
         assert_eq!(c.kernel_threads, 1);
+        assert_eq!(c.kernel_thread_names, ["kthreadd"]);
         let c = census_of("t", [INIT, ODD_COMM].iter().map(|l| parse_stat(l).unwrap()));
         assert!(!c.only_pid1());
         assert_eq!(c.user_processes[1].pid, 77);
+        // Parent 1 but another name than PID 1's: not one of its workers.
+        assert_eq!(c.isolated, Some(false));
+        assert_eq!(c.foreign[0].comm, "a (b) c");
+    }
+
+    /// A fake `/proc` with PID 1, two kernel threads, one worker of PID 1 and, with
+    /// `foreign`, a usermode helper the kernel started (parent kthreadd).
+    fn fake_proc(root: &std::path::Path, foreign: bool) {
+        let mut procs = vec![
+            ("1", INIT.to_owned()),
+            ("2", KTHREADD.to_owned()),
+            (
+                "9",
+                "9 (kworker/0:1H-kblockd) I 2 0 0 0 -1 69238880 0 0 0 0 0 0 0 0 0 -20 1 0 40 0 0 4294967295".to_owned(),
+            ),
+            (
+                "40",
+                "40 (benchboot-init) S 1 1 1 0 -1 4194624 10 0 0 0 0 0 0 0 20 0 1 0 900 2392064 50 4294967295".to_owned(),
+            ),
+        ];
+        if foreign {
+            procs.push((
+                "77",
+                "77 (modprobe) R 2 0 0 0 -1 4194560 3 0 0 0 0 0 0 0 20 0 1 0 950 1 1 1".to_owned(),
+            ));
+        }
+        for (pid, stat) in procs {
+            std::fs::create_dir_all(root.join(pid)).unwrap();
+            std::fs::write(root.join(pid).join("stat"), stat).unwrap();
+        }
+        // Not processes: skipped.
+        std::fs::create_dir_all(root.join("sys")).unwrap();
+        std::fs::write(root.join("uptime"), "1.00 1.00\n").unwrap();
+        // A process that exited between readdir and open: no stat, skipped.
+        std::fs::create_dir_all(root.join("55")).unwrap();
+    }
+
+    #[test]
+    fn census_of_a_fake_proc_names_kernel_threads_and_allows_workers() {
+        let root = tempfile::tempdir().unwrap();
+        fake_proc(root.path(), false);
+        let c = take("after-storage", root.path()).unwrap();
+        assert_eq!(c.kernel_thread_names, ["kthreadd", "kworker/0:1H-kblockd"]);
+        assert_eq!(c.kernel_threads, 2);
+        let pids: Vec<u32> = c.user_processes.iter().map(|p| p.pid).collect();
+        assert_eq!(pids, [1, 40]);
+        assert_eq!(c.isolated, Some(true), "a worker of PID 1 is allowed");
+        assert!(c.foreign.is_empty());
+        assert_eq!(c.workers(), 1);
+    }
+
+    #[test]
+    fn census_of_a_fake_proc_flags_a_foreign_process() {
+        let root = tempfile::tempdir().unwrap();
+        fake_proc(root.path(), true);
+        let c = take("after-storage", root.path()).unwrap();
+        assert_eq!(c.isolated, Some(false));
+        assert_eq!(c.foreign.len(), 1);
+        assert_eq!(
+            (
+                c.foreign[0].pid,
+                c.foreign[0].ppid,
+                c.foreign[0].comm.as_str()
+            ),
+            (77, 2, "modprobe")
+        );
+        assert_eq!(c.user_processes.len(), 3);
+    }
+
+    #[test]
+    fn census_of_a_missing_proc_is_an_error() {
+        let root = tempfile::tempdir().unwrap();
+        assert!(take("x", &root.path().join("absent")).is_err());
     }
 
     #[test]

@@ -1,9 +1,10 @@
-//! Facts about the machine under test, read from /proc, sysfs and debugfs: kernel and
-//! memory, disk identity (serial numbers hashed, never in clear), the cpufreq governor.
+//! Facts about the machine under test, read from /proc, sysfs and debugfs: kernel, its
+//! command line and modules, memory, disk identity (serial numbers hashed, never in
+//! clear), the cpufreq governor.
 
 use std::path::Path;
 
-use benchboot_results::{DeviceIdentity, SystemInfo};
+use benchboot_results::{DeviceIdentity, KernelModule, Reading, SystemInfo};
 use sha2::{Digest, Sha256};
 
 fn read_trimmed(path: &Path) -> Option<String> {
@@ -28,6 +29,70 @@ pub fn system_info(init_started_ns: u64) -> SystemInfo {
         init_started_ns,
         written_ns: 0,
         governor: None,
+        // PID 1 reads these itself ([`kernel_cmdline`], [`modules`]); a host run
+        // (`benchboot storage`) leaves the host's out.
+        kernel_cmdline: Reading::default(),
+        modules: Reading::default(),
+    }
+}
+
+/// Where procfs is mounted.
+pub const PROC: &str = "/proc";
+
+/// `<proc>/cmdline`, without the trailing newline.
+pub fn kernel_cmdline(proc: &Path) -> Reading<String> {
+    let f = proc.join("cmdline");
+    match std::fs::read_to_string(&f) {
+        Ok(t) => Reading::ok(t.trim_end().to_owned(), f.display().to_string()),
+        Err(e) => Reading::unavailable(format!("{}: {e}", f.display())),
+    }
+}
+
+/// Parses `/proc/modules` (kernel/module/procfs.c `m_show`): one line per module,
+/// `name size refcount users state address [taints]`, where `users` is `-` or each user
+/// followed by a comma, and a kernel without module unloading prints `-` for both
+/// `refcount` and `users`.
+///
+/// # Errors
+/// A line with fewer than three fields or a size that is not a number.
+pub fn parse_modules(text: &str) -> Result<Vec<KernelModule>, String> {
+    let mut out = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let (Some(name), Some(size), Some(refcount)) = (f.first(), f.get(1), f.get(2)) else {
+            return Err(format!("/proc/modules: short line {line:?}"));
+        };
+        let size_bytes = size
+            .parse()
+            .map_err(|_| format!("/proc/modules: size not a number in {line:?}"))?;
+        let used_by = match f.get(3) {
+            Some(&"-") | None => Vec::new(),
+            Some(users) => users
+                .split(',')
+                .filter(|u| !u.is_empty())
+                .map(str::to_owned)
+                .collect(),
+        };
+        out.push(KernelModule {
+            name: (*name).to_owned(),
+            size_bytes,
+            refcount: refcount.parse().ok(),
+            used_by,
+        });
+    }
+    Ok(out)
+}
+
+/// The modules loaded now (`<proc>/modules`); unavailable with the reason when the
+/// file does not read (a kernel without module support has none) or does not parse.
+pub fn modules(proc: &Path) -> Reading<Vec<KernelModule>> {
+    let f = proc.join("modules");
+    match std::fs::read_to_string(&f)
+        .map_err(|e| format!("{}: {e}", f.display()))
+        .and_then(|t| parse_modules(&t))
+    {
+        Ok(m) => Reading::ok(m, f.display().to_string()),
+        Err(e) => Reading::unavailable(e),
     }
 }
 
@@ -152,6 +217,68 @@ mod tests {
         ))
         .unwrap()
         .contains("1234abcd"));
+    }
+
+    /// Lines in the layout of kernel/module/procfs.c (names of the gadget modules the
+    /// QEMU virt plan loads, sizes made up; addresses are zero for a reader without
+    /// CAP_SYSLOG), a module with a taint flag, and one from a kernel without
+    /// CONFIG_MODULE_UNLOAD.
+    const MODULES: &str = "\
+usb_f_ncm 40960 2 - Live 0x0000000000000000
+u_ether 28672 3 usb_f_rndis,usb_f_ecm,usb_f_ncm, Live 0x0000000000000000
+libcomposite 81920 4 usb_f_rndis,usb_f_ecm,usb_f_ncm, Live 0x0000000000000000
+dummy_hcd 36864 0 - Live 0x0000000000000000
+8021q 32768 0 [permanent], Live 0xbf000000 (O)
+crc16 16384 - - Live 0x00000000
+";
+
+    #[test]
+    fn proc_modules_lines_with_users_taints_and_no_unload() {
+        let m = parse_modules(MODULES).unwrap();
+        assert_eq!(m.len(), 6);
+        assert_eq!(
+            m[0],
+            KernelModule {
+                name: "usb_f_ncm".into(),
+                size_bytes: 40_960,
+                refcount: Some(2),
+                used_by: vec![],
+            }
+        );
+        assert_eq!(m[1].used_by, ["usb_f_rndis", "usb_f_ecm", "usb_f_ncm"]);
+        assert_eq!(m[2].refcount, Some(4));
+        assert_eq!(m[4].used_by, ["[permanent]"]);
+        assert_eq!((m[5].refcount, m[5].used_by.len()), (None, 0));
+        assert_eq!(parse_modules("").unwrap(), []);
+        assert!(parse_modules("lonely\n").is_err());
+        assert!(parse_modules("x big 0 - Live 0x0\n")
+            .unwrap_err()
+            .contains("size"));
+    }
+
+    #[test]
+    fn cmdline_and_modules_from_a_proc_folder_or_why_not() {
+        let root = tempfile::tempdir().unwrap();
+        let proc = root.path();
+        assert!(matches!(kernel_cmdline(proc), Reading::Unavailable { .. }));
+        let Reading::Unavailable { reason } = modules(proc) else {
+            panic!("no modules file")
+        };
+        assert!(reason.contains("modules"), "{reason}");
+        std::fs::write(
+            proc.join("cmdline"),
+            "console=ttyAMA0 rdinit=/init benchboot.plan=qemu\n",
+        )
+        .unwrap();
+        std::fs::write(proc.join("modules"), MODULES).unwrap();
+        assert_eq!(
+            kernel_cmdline(proc).value().map(String::as_str),
+            Some("console=ttyAMA0 rdinit=/init benchboot.plan=qemu")
+        );
+        assert_eq!(modules(proc).value().map(Vec::len), Some(6));
+        assert!(modules(proc).source().unwrap().ends_with("modules"));
+        std::fs::write(proc.join("modules"), "garbage\n").unwrap();
+        assert!(modules(proc).value().is_none());
     }
 
     #[test]

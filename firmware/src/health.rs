@@ -1,6 +1,8 @@
 //! Board health snapshots ([`Health`]) around every step: CPU clock, SoC temperature,
-//! throttle / under-voltage flags, governor. Each value names its source; a value no
-//! source gives is recorded as unavailable with the reason, never invented.
+//! throttle / under-voltage flags, governor; with them the interrupt counts
+//! ([`crate::interrupts`]), recorded as what each source raised during the step. Each
+//! value names its source; a value no source gives is recorded as unavailable with the
+//! reason, never invented.
 //!
 //! Sources, in order:
 //! - the firmware, through `/dev/vcio` ([`crate::mailbox`], Raspberry Pi kernels only:
@@ -24,7 +26,7 @@ use benchboot_results::{Health, HealthScope, Reading, RunResults, StepHealth, Th
 
 use crate::console::say;
 use crate::mailbox::{self, Property, CLOCK_ARM, CLOCK_CORE};
-use crate::sys;
+use crate::{interrupts, sys};
 
 /// The Raspberry Pi kernel's mailbox device.
 pub const VCIO: &str = "/dev/vcio";
@@ -221,25 +223,49 @@ pub fn snapshot(sys: &Path, mb: &mut dyn Mailbox, at_ns: u64) -> Health {
     }
 }
 
+/// What is taken before and after every step: the board's health and the interrupt
+/// counts ([`interrupts`]); only the counts' difference goes into the results.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub health: Health,
+    /// `/proc/interrupts`, or why it could not be read.
+    pub interrupts: Result<interrupts::Counts, String>,
+}
+
 /// A snapshot of this board now (`/sys`, `/dev/vcio`, CLOCK_BOOTTIME).
-pub fn take() -> Health {
+pub fn take_health() -> Health {
     snapshot(Path::new(SYS), &mut Vcio::default(), sys::boottime_ns())
 }
 
-/// Records `before`/`after` as the health of `step`; says on the console what was
-/// flagged during it.
+/// Before a step: health first, the interrupt counts last (closest to the step).
+pub fn take() -> Snapshot {
+    let health = take_health();
+    let interrupts = interrupts::read(Path::new(interrupts::PROC_INTERRUPTS));
+    Snapshot { health, interrupts }
+}
+
+/// After a step: the interrupt counts first (closest to the step), then health.
+pub fn take_after() -> Snapshot {
+    let interrupts = interrupts::read(Path::new(interrupts::PROC_INTERRUPTS));
+    let health = take_health();
+    Snapshot { health, interrupts }
+}
+
+/// Records `before`/`after` as the health of `step`, with the interrupts raised between
+/// them; says on the console what was flagged during it.
 pub fn record(
     results: &mut RunResults,
     step: &str,
     scope: HealthScope,
-    before: Health,
-    after: Health,
+    before: Snapshot,
+    after: Snapshot,
 ) {
     let h = StepHealth {
         step: step.to_owned(),
         scope,
-        before,
-        after,
+        interrupts: interrupts::reading(&before.interrupts, &after.interrupts),
+        before: before.health,
+        after: after.health,
     };
     let during = h.during();
     if !during.is_empty() {
@@ -263,7 +289,7 @@ pub fn around<T>(
 ) -> T {
     let before = take();
     let out = work(results);
-    let after = take();
+    let after = take_after();
     record(results, step, scope, before, after);
     out
 }
@@ -477,5 +503,50 @@ mod tests {
         let h = &results.health[0];
         assert_eq!((h.step.as_str(), &h.scope), ("verify.ext4", &scope));
         assert!(h.before.at_ns <= h.after.at_ns);
+        // This host's /proc/interrupts, or why not: recorded either way.
+        match &h.interrupts {
+            Reading::Ok { source, .. } => assert_eq!(source, interrupts::PROC_INTERRUPTS),
+            Reading::Unavailable { reason } => assert!(!reason.is_empty()),
+        }
+    }
+
+    #[test]
+    fn record_keeps_the_interrupts_of_the_step() {
+        let mut results = RunResults::new(
+            "t".into(),
+            benchboot_plan::Plan::example(),
+            benchboot_results::SystemInfo::default(),
+        );
+        let counts = |mmc: u64| {
+            interrupts::parse(&format!(
+                "  CPU0 CPU1\n 38: {mmc} 0 GICv2 126 Level mmc1\n 11: 100 100 GICv2 30 Level arch_timer\n"
+            ))
+        };
+        let snap = |mmc| Snapshot {
+            health: Health::default(),
+            interrupts: counts(mmc),
+        };
+        let scope = HealthScope::Verify {
+            target: "ext4".into(),
+        };
+        record(
+            &mut results,
+            "verify.ext4",
+            scope.clone(),
+            snap(5),
+            snap(905),
+        );
+        let got = results.health[0].interrupts.value().unwrap();
+        assert_eq!(got.len(), 1, "unchanged sources are left out");
+        assert_eq!((got[0].source.as_str(), got[0].count), ("38 mmc1", 900));
+        let failed = Snapshot {
+            health: Health::default(),
+            interrupts: Err("/proc/interrupts: Permission denied".into()),
+        };
+        record(&mut results, "verify.ext4", scope, snap(5), failed);
+        assert_eq!(
+            results.health[1].interrupts,
+            Reading::unavailable("/proc/interrupts: Permission denied")
+        );
     }
 }

@@ -53,6 +53,7 @@ pub fn run() -> ! {
         plan.clone(),
         device::system_info(started),
     );
+    results.system.kernel_cmdline = device::kernel_cmdline(Path::new(device::PROC));
     say(&format!(
         "start run={} board={}",
         results.run_id, plan.board
@@ -65,6 +66,7 @@ pub fn run() -> ! {
         results.event("network.lo", Severity::Warning, e.to_string());
     }
     load_modules(&plan, &mut results);
+    results.system.modules = device::modules(Path::new(device::PROC));
     let results_ok = mount_results(&plan, &mut results);
     take_census("before-storage", &mut results);
     persist(&plan, &mut results, results_ok);
@@ -84,6 +86,7 @@ pub fn run() -> ! {
     ));
     crate::network::run_gadget(&plan, &mut results);
     take_census("after-network", &mut results);
+    check_modules(&mut results);
     let listener = bring_up_network(&plan, &mut results);
     persist(&plan, &mut results, results_ok);
     let body = results.to_json();
@@ -198,23 +201,61 @@ fn take_census(at: &str, results: &mut RunResults) {
     sys::reap_zombies();
     match census::take(at, Path::new("/proc")) {
         Ok(c) => {
-            let others = c.user_processes.len().saturating_sub(1);
             say(&format!(
-                "census {at}: {} user-space process(es), {} kernel threads",
+                "census {at}: {} user-space process(es), {} kernel threads, {}",
                 c.user_processes.len(),
-                c.kernel_threads
+                c.kernel_threads,
+                if c.foreign.is_empty() {
+                    "isolated"
+                } else {
+                    "NOT ISOLATED"
+                }
             ));
-            if others > 0 {
+            if !c.foreign.is_empty() {
+                let who: Vec<String> = c
+                    .foreign
+                    .iter()
+                    .map(|p| format!("{} {} (parent {})", p.pid, p.comm, p.ppid))
+                    .collect();
                 results.event(
                     format!("census.{at}"),
                     Severity::Warning,
-                    format!("{others} process(es) besides PID 1"),
+                    format!(
+                        "user-space process(es) besides PID 1 and its workers: {}",
+                        who.join(", ")
+                    ),
                 );
             }
-            results.census.push(c);
+            results.push_census(c);
         }
         Err(e) => results.event(format!("census.{at}"), Severity::Error, e.to_string()),
     }
+}
+
+/// Reads `/proc/modules` again at the end of the run: a module that appeared after
+/// PID 1 loaded the plan's is a warning (the kernel loaded it for someone), and the
+/// document keeps the final list.
+fn check_modules(results: &mut RunResults) {
+    let now = device::modules(Path::new(device::PROC));
+    let (Some(then), Some(new)) = (results.system.modules.value(), now.value()) else {
+        return;
+    };
+    let added: Vec<&str> = new
+        .iter()
+        .filter(|m| !then.iter().any(|t| t.name == m.name))
+        .map(|m| m.name.as_str())
+        .collect();
+    if !added.is_empty() {
+        results.event(
+            "modules",
+            Severity::Warning,
+            format!(
+                "module(s) loaded during the run, not by PID 1: {}",
+                added.join(", ")
+            ),
+        );
+    }
+    results.system.modules = now;
 }
 
 /// Writes `results.json` atomically: temp file, `fsync`, rename, `fsync` of the file

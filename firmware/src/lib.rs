@@ -12,6 +12,7 @@ pub mod gadget;
 pub mod health;
 pub mod http;
 pub mod init;
+pub mod interrupts;
 pub mod mailbox;
 pub mod netlink;
 pub mod network;

@@ -454,7 +454,7 @@ fn run_tests(link: &LinkRecord, host: Ipv4Addr, tests: &NetTests, results: &mut 
             Stage::Before => pending = Some(health::take()),
             Stage::After => {
                 if let Some(before) = pending.take() {
-                    snapshots.push((*test, before, health::take()));
+                    snapshots.push((*test, before, health::take_after()));
                 }
             }
         },

@@ -515,9 +515,16 @@ pub fn detail_lines(r: &RunResults) -> Vec<String> {
     }
     for c in &r.census {
         let verdict = if c.only_pid1() {
-            "only PID 1 in user space"
+            "only PID 1 in user space".to_owned()
+        } else if c.is_isolated() {
+            format!("PID 1 and {} worker(s) only", c.workers())
         } else {
-            "OTHER PROCESSES RAN"
+            let who: Vec<String> = c
+                .offenders()
+                .iter()
+                .map(|p| format!("{}:{}", p.pid, p.comm))
+                .collect();
+            format!("FOREIGN PROCESSES RAN: {}", who.join(", "))
         };
         let names: Vec<String> = c
             .user_processes

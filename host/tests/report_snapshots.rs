@@ -1,6 +1,7 @@
 //! Snapshot tests (insta) of `benchboot report` and `benchboot compare` on stored results
 //! documents: two real QEMU runs, two hand-made runs with repetitions and a hand-made
-//! run whose board throttled (`tests/data/`). Review changes with `cargo insta review`, or accept them with
+//! run whose board throttled, the same as schema 1.4 with the isolation proof
+//! (`tests/data/`). Review changes with `cargo insta review`, or accept them with
 //! `INSTA_UPDATE=always cargo test -p benchboot --test report_snapshots`.
 
 use benchboot::compare::{compare, output};
@@ -12,6 +13,7 @@ const VIRT: &str = "tests/data/qemu-virt-arm64-qemu.json";
 const HAND_A: &str = "tests/data/handmade-a.json";
 const HAND_B: &str = "tests/data/handmade-b.json";
 const THROTTLED: &str = "tests/data/handmade-throttled.json";
+const ISOLATION: &str = "tests/data/handmade-isolation.json";
 
 fn report(path: &str, format: Format) -> String {
     let (_, r) = load_run(path).unwrap();
@@ -80,6 +82,18 @@ fn list_of_references() {
 fn report_table_throttled_board_warns_and_marks_cells() {
     let text = report(THROTTLED, Format::Table);
     insta::assert_snapshot!("report_table_handmade_throttled", text);
+}
+
+/// Context, warnings and census lines (the tables are those of the throttled run).
+#[test]
+fn report_table_isolation_proof_in_context_warnings_and_census() {
+    let text = report(ISOLATION, Format::Table);
+    let head = &text[..text.find("\nStorage\n").unwrap()];
+    let tail = &text[text.find("\nVerification, disks, census\n").unwrap()..];
+    insta::assert_snapshot!(
+        "report_table_handmade_isolation",
+        format!("{head}\n[...]\n{tail}")
+    );
 }
 
 #[test]

@@ -297,6 +297,10 @@ pub struct StepHealth {
     pub scope: HealthScope,
     pub before: Health,
     pub after: Health,
+    /// The interrupts raised between the two snapshots, per source with a non-zero
+    /// count, most first (`/proc/interrupts`; schema 1.4, "not recorded" before).
+    #[serde(default)]
+    pub interrupts: Reading<Vec<crate::InterruptDelta>>,
 }
 
 impl StepHealth {
@@ -455,6 +459,7 @@ mod tests {
             },
             before,
             after,
+            interrupts: Reading::default(),
         }
     }
 

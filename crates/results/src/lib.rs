@@ -9,18 +9,20 @@ use serde::{Deserialize, Serialize};
 
 pub mod a1;
 pub mod health;
+pub mod isolation;
 pub mod network;
 pub mod summary;
 
 pub use a1::{a1_verdict, A1Verdict};
 pub use health::{Condition, Health, HealthScope, Reading, StepHealth, Throttled};
+pub use isolation::{InterruptDelta, Isolation, KernelModule};
 pub use network::NetworkResults;
 pub use summary::{iops, mib_per_s, Summary};
 
 /// Major version: bumped on any change an old reader would misread.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: bumped when fields are added that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 3;
+pub const SCHEMA_MINOR: u32 = 4;
 
 /// Why a results document could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -64,6 +66,11 @@ pub struct RunResults {
     pub plan: Plan,
     /// Snapshots of every user-space process, taken between steps.
     pub census: Vec<Census>,
+    /// Whether only PID 1 and its own workers were in user space at every census
+    /// ([`RunResults::push_census`]; `None`: no census taken, or a document before 1.4:
+    /// see [`RunResults::isolation`]).
+    #[serde(default)]
+    pub isolated: Option<bool>,
     pub storage: Vec<StorageMeasurement>,
     /// `hdparm -T`/`-t`-style reads per disk.
     #[serde(default)]
@@ -106,15 +113,33 @@ pub struct SystemInfo {
     /// The cpufreq governor in force while measuring (`None`: no cpufreq).
     #[serde(default)]
     pub governor: Option<String>,
+    /// `/proc/cmdline` (schema 1.4).
+    #[serde(default)]
+    pub kernel_cmdline: Reading<String>,
+    /// `/proc/modules` once PID 1 has loaded the plan's modules (schema 1.4).
+    #[serde(default)]
+    pub modules: Reading<Vec<KernelModule>>,
 }
 
-/// The user-space processes alive at one moment (kernel threads are counted only).
+/// The processes alive at one moment: user space listed, kernel threads counted and
+/// named, and the verdict ([`isolation`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Census {
     /// Which moment, e.g. `before-storage`.
     pub at: String,
     pub user_processes: Vec<Process>,
     pub kernel_threads: u32,
+    /// Every kernel thread's `comm`, in pid order (schema 1.4).
+    #[serde(default)]
+    pub kernel_thread_names: Vec<String>,
+    /// True when only PID 1 and its own workers were in user space
+    /// ([`Census::foreign_among`]); `None` in documents before 1.4
+    /// ([`Census::is_isolated`] works it out).
+    #[serde(default)]
+    pub isolated: Option<bool>,
+    /// The user-space processes that were neither PID 1 nor its workers.
+    #[serde(default)]
+    pub foreign: Vec<Process>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -276,6 +301,7 @@ impl RunResults {
             system,
             plan,
             census: Vec::new(),
+            isolated: None,
             storage: Vec::new(),
             device_reads: Vec::new(),
             random: Vec::new(),

@@ -39,15 +39,15 @@ fn sample() -> RunResults {
         1 << 20,
         500_000_000,
     ));
-    r.census.push(Census {
-        at: "before-storage".into(),
-        user_processes: vec![Process {
+    r.push_census(Census::new(
+        "before-storage",
+        vec![Process {
             pid: 1,
             ppid: 0,
             comm: "init".into(),
         }],
-        kernel_threads: 40,
-    });
+        (0..40).map(|i| format!("kworker/0:{i}")).collect(),
+    ));
     r.event("mount.vfat", Severity::Error, "ENODEV");
     r
 }
@@ -123,6 +123,7 @@ fn minor_version_2_documents_without_health_still_read() {
             throttled: Reading::ok(Throttled::from_raw(0x50005), "mailbox:GET_THROTTLED"),
             ..Health::default()
         },
+        interrupts: Reading::default(),
     });
     let back = RunResults::from_json(&r.to_json()).unwrap();
     assert_eq!(back, r, "health round-trips");
@@ -133,6 +134,93 @@ fn minor_version_2_documents_without_health_still_read() {
     let old = RunResults::from_json(&v.to_string()).unwrap();
     assert!(old.health.is_empty());
     assert_eq!(old.schema_version.minor, 2);
+}
+
+/// A 1.4 document: census verdicts and kernel thread names, interrupts per step, the
+/// kernel command line and the modules.
+fn isolation_sample() -> RunResults {
+    let mut r = sample();
+    r.system.kernel_cmdline = Reading::ok(
+        "console=ttyAMA0 benchboot.plan=qemu rdinit=/init".to_owned(),
+        "/proc/cmdline",
+    );
+    r.system.modules = Reading::ok(
+        vec![KernelModule {
+            name: "dwc2".into(),
+            size_bytes: 180_224,
+            refcount: Some(0),
+            used_by: vec![],
+        }],
+        "/proc/modules",
+    );
+    r.health.push(StepHealth {
+        step: "storage.ext4.sync.bs4096".into(),
+        scope: HealthScope::Storage {
+            target: "ext4".into(),
+            mode: Mode::Sync,
+            block_size: 4096,
+        },
+        before: Health::default(),
+        after: Health::default(),
+        interrupts: Reading::ok(
+            vec![
+                InterruptDelta {
+                    source: "104 mmc1".into(),
+                    count: 12_345,
+                },
+                InterruptDelta {
+                    source: "IPI0 Rescheduling interrupts".into(),
+                    count: 7,
+                },
+            ],
+            "/proc/interrupts",
+        ),
+    });
+    r
+}
+
+#[test]
+fn isolation_proof_round_trips() {
+    let r = isolation_sample();
+    assert_eq!(r.schema_version.minor, 4);
+    assert_eq!(r.isolated, Some(true));
+    assert_eq!(r.census[0].kernel_thread_names.len(), 40);
+    let back = RunResults::from_json(&r.to_json()).unwrap();
+    assert_eq!(back, r);
+    let v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+    assert_eq!(v["census"][0]["isolated"], true);
+    assert_eq!(v["census"][0]["foreign"], serde_json::json!([]));
+    assert_eq!(
+        v["health"][0]["interrupts"]["value"][0],
+        serde_json::json!({"source": "104 mmc1", "count": 12345})
+    );
+}
+
+#[test]
+fn minor_version_3_documents_without_the_isolation_proof_still_read() {
+    // 1.3 had no run/census verdict, kernel thread names, interrupts, command line or
+    // modules: they read as "not recorded" and the verdict is worked out.
+    let mut v: serde_json::Value = serde_json::from_str(&isolation_sample().to_json()).unwrap();
+    let o = v.as_object_mut().unwrap();
+    o.remove("isolated");
+    o["schema_version"]["minor"] = 3.into();
+    for k in ["kernel_cmdline", "modules"] {
+        o["system"].as_object_mut().unwrap().remove(k);
+    }
+    let c = o["census"][0].as_object_mut().unwrap();
+    for k in ["kernel_thread_names", "isolated", "foreign"] {
+        c.remove(k);
+    }
+    o["health"][0].as_object_mut().unwrap().remove("interrupts");
+    let old = RunResults::from_json(&v.to_string()).unwrap();
+    assert_eq!(old.isolated, None);
+    assert_eq!(old.census[0].isolated, None);
+    assert!(old.census[0].is_isolated());
+    assert!(old.isolation().isolated);
+    assert_eq!(old.census[0].kernel_threads, 40);
+    assert!(old.system.kernel_cmdline.value().is_none());
+    assert!(old.system.modules.value().is_none());
+    assert!(old.health[0].interrupts.value().is_none());
 }
 
 #[test]

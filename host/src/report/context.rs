@@ -1,8 +1,12 @@
-//! What a report says around its tables: the run's context (board, kernel, clock...)
-//! and its warnings (emulated, mode fallbacks, error/warning events, incomplete run,
-//! board health: throttling, frequency capping, under-voltage, soft temperature limit).
+//! What a report says around its tables: the run's context (board, kernel, clock...,
+//! the isolation proof: census verdict, interrupts per step group, command line,
+//! modules) and its warnings (emulated, mode fallbacks, error/warning events,
+//! incomplete run, foreign processes, board health: throttling, frequency capping,
+//! under-voltage, soft temperature limit).
 
-use benchboot_results::{Condition, Reading, RunResults, Severity, StepHealth};
+use benchboot_results::{
+    Condition, HealthScope, InterruptDelta, Reading, RunResults, Severity, StepHealth,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::render::{block_size_label, Grid};
@@ -45,12 +49,155 @@ pub struct Context {
     pub temperature_min_millicelsius: Option<i64>,
     /// Throttling / under-voltage flags over the run, in words (`None`: not recorded).
     pub throttled: Option<String>,
+    /// The census verdict over the run in words (`None`: no census).
+    #[serde(default)]
+    pub isolation: Option<String>,
+    /// The interrupts raised during each group of steps (empty: not recorded).
+    #[serde(default)]
+    pub interrupts: Vec<InterruptGroup>,
+    /// Why the interrupts were not readable, when no step has them.
+    #[serde(default)]
+    pub interrupts_unavailable: Option<String>,
+    /// `/proc/cmdline` (`None`: not recorded).
+    #[serde(default)]
+    pub kernel_cmdline: Option<String>,
+    /// The names of the modules loaded (`None`: not recorded).
+    #[serde(default)]
+    pub modules: Option<Vec<String>>,
     /// Names of the context fields this document does not record.
     pub not_recorded: Vec<String>,
     /// From PID 1's start to the last write of the results, seconds.
     pub run_seconds: f64,
     /// True once every step of the plan was attempted.
     pub complete: bool,
+}
+
+/// The interrupts raised during one group of steps, summed per source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InterruptGroup {
+    /// `storage`, `device reads`, `random I/O`, `verify` or `network`.
+    pub group: String,
+    /// Steps of the group with interrupt counts.
+    pub steps: usize,
+    /// Every interrupt of the group.
+    pub total: u64,
+    /// How many sources raised any.
+    pub sources: usize,
+    /// The sources that raised the most, most first ([`TOP_SOURCES`]).
+    pub top: Vec<InterruptDelta>,
+}
+
+/// How many sources a group names.
+pub const TOP_SOURCES: usize = 3;
+
+/// The group a step belongs to, in report order.
+fn scope_group(s: &HealthScope) -> (u8, &'static str) {
+    match s {
+        HealthScope::Storage { .. } => (0, "storage"),
+        HealthScope::DeviceRead { .. } => (1, "device reads"),
+        HealthScope::Random { .. } => (2, "random I/O"),
+        HealthScope::Verify { .. } => (3, "verify"),
+        HealthScope::Network { .. } => (4, "network"),
+    }
+}
+
+/// The interrupts per group of steps (only steps that recorded them).
+pub fn interrupt_groups(health: &[StepHealth]) -> Vec<InterruptGroup> {
+    let mut groups: Vec<(u8, &str, usize, Vec<InterruptDelta>)> = Vec::new();
+    for h in health {
+        let Some(deltas) = h.interrupts.value() else {
+            continue;
+        };
+        let (order, name) = scope_group(&h.scope);
+        let i = match groups.iter().position(|g| g.0 == order) {
+            Some(i) => i,
+            None => {
+                groups.push((order, name, 0, Vec::new()));
+                groups.len() - 1
+            }
+        };
+        let g = &mut groups[i];
+        g.2 += 1;
+        for d in deltas {
+            match g.3.iter_mut().find(|s| s.source == d.source) {
+                Some(s) => s.count = s.count.saturating_add(d.count),
+                None => g.3.push(d.clone()),
+            }
+        }
+    }
+    groups.sort_by_key(|g| g.0);
+    groups
+        .into_iter()
+        .map(|(_, name, steps, mut sums)| {
+            sums.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.source.cmp(&b.source)));
+            InterruptGroup {
+                group: name.into(),
+                steps,
+                total: sums.iter().fold(0u64, |a, d| a.saturating_add(d.count)),
+                sources: sums.len(),
+                top: sums.into_iter().take(TOP_SOURCES).collect(),
+            }
+        })
+        .collect()
+}
+
+/// `12345` → `12,345`.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The census verdict over the run in words; `None` without a census.
+fn isolation_summary(r: &RunResults) -> Option<String> {
+    let iso = r.isolation();
+    if iso.censuses == 0 {
+        return None;
+    }
+    let at = if iso.censuses == 1 {
+        "at the 1 census".to_owned()
+    } else {
+        format!("at all {} censuses", iso.censuses)
+    };
+    let threads = match iso.kernel_threads {
+        Some((lo, hi)) if lo != hi => format!("; {lo}–{hi} kernel threads"),
+        Some((n, _)) => format!("; {n} kernel threads"),
+        None => String::new(),
+    };
+    if !iso.isolated {
+        let who: Vec<String> = iso
+            .foreign
+            .iter()
+            .map(|(at, p)| format!("{} {} (parent {}) at {at}", p.pid, p.comm, p.ppid))
+            .collect();
+        return Some(format!(
+            "NOT ISOLATED: foreign user-space process(es) {}{threads}",
+            who.join(", ")
+        ));
+    }
+    let who = if iso.max_workers == 0 {
+        "PID 1 only in user space".to_owned()
+    } else {
+        format!(
+            "PID 1 + its own workers only (up to {} at once) in user space",
+            iso.max_workers
+        )
+    };
+    Some(format!("{who} {at}{threads}"))
+}
+
+/// Why no step has interrupt counts: the first reason recorded, if any.
+fn interrupts_reason(health: &[StepHealth]) -> Option<String> {
+    health.iter().find_map(|h| match &h.interrupts {
+        Reading::Unavailable { reason } if reason != "not recorded" => Some(reason.clone()),
+        _ => None,
+    })
 }
 
 /// Builds the context of `r`.
@@ -72,6 +219,30 @@ pub fn context(r: &RunResults) -> Context {
     if r.health.is_empty() {
         not_recorded.push("throttled".into());
     }
+    let isolation = isolation_summary(r);
+    if isolation.is_none() {
+        not_recorded.push("isolation".into());
+    }
+    let interrupts = interrupt_groups(&r.health);
+    let interrupts_unavailable = if interrupts.is_empty() {
+        interrupts_reason(&r.health)
+    } else {
+        None
+    };
+    if interrupts.is_empty() && interrupts_unavailable.is_none() {
+        not_recorded.push("interrupts".into());
+    }
+    let kernel_cmdline = s.kernel_cmdline.value().cloned();
+    if kernel_cmdline.is_none() {
+        not_recorded.push("kernel_cmdline".into());
+    }
+    let modules = s
+        .modules
+        .value()
+        .map(|m| m.iter().map(|m| m.name.clone()).collect::<Vec<_>>());
+    if modules.is_none() {
+        not_recorded.push("modules".into());
+    }
     Context {
         run_id: r.run_id.clone(),
         board: r.board.clone(),
@@ -88,6 +259,11 @@ pub fn context(r: &RunResults) -> Context {
         temperature_millicelsius: temps.iter().copied().max(),
         temperature_min_millicelsius: temps.iter().copied().min(),
         throttled: throttle_summary(&r.health),
+        isolation,
+        interrupts,
+        interrupts_unavailable,
+        kernel_cmdline,
+        modules,
         not_recorded,
         run_seconds: s.written_ns.saturating_sub(s.init_started_ns) as f64 / 1e9,
         complete: r.complete,
@@ -223,6 +399,34 @@ pub fn context_grid(c: &Context) -> Grid {
             })),
         ),
         ("throttling / under-voltage", opt(c.throttled.clone())),
+        ("isolation", opt(c.isolation.clone())),
+    ];
+    let mut rows: Vec<(String, String)> =
+        rows.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+    if c.interrupts.is_empty() {
+        rows.push((
+            "interrupts".into(),
+            match &c.interrupts_unavailable {
+                Some(why) => format!("not readable ({why})"),
+                None => NOT_RECORDED.into(),
+            },
+        ));
+    }
+    for g in &c.interrupts {
+        rows.push((format!("interrupts during {}", g.group), interrupt_words(g)));
+    }
+    rows.push(("kernel command line".into(), opt(c.kernel_cmdline.clone())));
+    rows.push((
+        "modules".into(),
+        opt(c.modules.as_ref().map(|m| {
+            if m.is_empty() {
+                "none loaded".into()
+            } else {
+                format!("{} loaded: {}", m.len(), m.join(", "))
+            }
+        })),
+    ));
+    let tail: Vec<(&str, String)> = vec![
         ("results schema", c.schema_version.clone()),
         (
             "run length",
@@ -237,17 +441,42 @@ pub fn context_grid(c: &Context) -> Grid {
             },
         ),
     ];
+    rows.extend(tail.into_iter().map(|(k, v)| (k.to_owned(), v)));
     for (k, v) in rows {
-        g.push(vec![k.into(), v]);
+        g.push(vec![k, v]);
     }
     g
+}
+
+/// `104 mmc1 12,345; 180 arch_timer 9,876; … (+4 more; 23,456 in all over 12 steps)`.
+fn interrupt_words(g: &InterruptGroup) -> String {
+    if g.top.is_empty() {
+        return format!("none counted over {} step(s)", g.steps);
+    }
+    let top: Vec<String> = g
+        .top
+        .iter()
+        .map(|d| format!("{} {}", d.source, grouped(d.count)))
+        .collect();
+    let more = g.sources.saturating_sub(g.top.len());
+    let more = if more > 0 {
+        format!("+{more} more source(s); ")
+    } else {
+        String::new()
+    };
+    format!(
+        "{} ({more}{} in all over {} step(s))",
+        top.join("; "),
+        grouped(g.total),
+        g.steps
+    )
 }
 
 /// One thing the reader should know before trusting the figures.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Warning {
     /// `emulated`, `mode-fallback`, `error`, `warning` (events), `incomplete`,
-    /// `census`, `verify`, `governor`, `health` (a condition flagged during steps),
+    /// `census` (a foreign user-space process), `verify`, `governor`, `health` (a condition flagged during steps),
     /// `health-earlier` (flags set since boot before the first step) or
     /// `health-unknown` (a hardware run whose throttle flags were not readable).
     pub kind: String,
@@ -313,12 +542,22 @@ pub fn warnings(r: &RunResults) -> Vec<Warning> {
             "the run did not finish every step of its plan".into(),
         ));
     }
-    for c in r.census.iter().filter(|c| !c.only_pid1()) {
+    for c in &r.census {
+        let foreign = c.offenders();
+        if foreign.is_empty() {
+            continue;
+        }
+        let who: Vec<String> = foreign
+            .iter()
+            .map(|p| format!("{} {} (parent {})", p.pid, p.comm, p.ppid))
+            .collect();
         out.push(warn(
             "census",
             format!(
-                "census {}: other user-space processes ran besides PID 1",
-                c.at
+                "census {}: user-space process(es) besides PID 1 and its workers: {}; the \
+                 run was not isolated",
+                c.at,
+                who.join(", ")
             ),
         ));
     }
@@ -423,7 +662,7 @@ pub fn health_warnings(r: &RunResults) -> Vec<Warning> {
 mod tests {
     use super::*;
     use benchboot_plan::Plan;
-    use benchboot_results::{Health, HealthScope, SystemInfo, Throttled};
+    use benchboot_results::{Census, Health, KernelModule, Process, SystemInfo, Throttled};
 
     fn step(name: &str, before: u32, after: u32) -> StepHealth {
         let snap = |raw: u32| Health {
@@ -437,6 +676,7 @@ mod tests {
             },
             before: snap(before),
             after: snap(after),
+            interrupts: Reading::default(),
         }
     }
 
@@ -504,6 +744,181 @@ mod tests {
         assert!(kinds(&r).is_empty());
         assert_eq!(context(&r).throttled, None);
         assert!(context(&r).not_recorded.contains(&"throttled".to_owned()));
+    }
+
+    fn process(pid: u32, ppid: u32, comm: &str) -> Process {
+        Process {
+            pid,
+            ppid,
+            comm: comm.into(),
+        }
+    }
+
+    fn with_interrupts(mut h: StepHealth, scope: HealthScope, d: &[(&str, u64)]) -> StepHealth {
+        h.scope = scope;
+        h.interrupts = Reading::ok(
+            d.iter()
+                .map(|(s, n)| InterruptDelta {
+                    source: (*s).into(),
+                    count: *n,
+                })
+                .collect(),
+            "/proc/interrupts",
+        );
+        h
+    }
+
+    fn value<'a>(g: &'a crate::render::Grid, key: &str) -> &'a str {
+        &g.rows.iter().find(|r| r[0] == key).unwrap()[1]
+    }
+
+    #[test]
+    fn isolation_interrupts_cmdline_and_modules_in_the_context() {
+        let storage = |bs| HealthScope::Storage {
+            target: "ext4".into(),
+            mode: benchboot_plan::Mode::Sync,
+            block_size: bs,
+        };
+        let mut r = run(vec![
+            with_interrupts(
+                step("storage.ext4.sync.bs512", 0, 0),
+                storage(512),
+                &[
+                    ("104 mmc1", 12_000),
+                    ("180 arch_timer", 900),
+                    ("IPI0 Rescheduling interrupts", 4),
+                ],
+            ),
+            with_interrupts(
+                step("storage.ext4.sync.bs4096", 0, 0),
+                storage(4096),
+                &[
+                    ("104 mmc1", 345),
+                    ("180 arch_timer", 100),
+                    ("62 DMA IRQ", 2),
+                ],
+            ),
+            with_interrupts(
+                step("verify.ext4", 0, 0),
+                HealthScope::Verify {
+                    target: "ext4".into(),
+                },
+                &[],
+            ),
+        ]);
+        let init = process(1, 0, "benchboot-init");
+        r.push_census(Census::new(
+            "before-storage",
+            vec![init.clone()],
+            vec!["kthreadd".into(); 72],
+        ));
+        r.push_census(Census::new(
+            "after-storage",
+            vec![init.clone(), process(40, 1, "benchboot-init")],
+            vec!["kthreadd".into(); 74],
+        ));
+        r.system.kernel_cmdline =
+            Reading::ok("console=ttyS0 benchboot.plan=plan".into(), "/proc/cmdline");
+        r.system.modules = Reading::ok(
+            vec![KernelModule {
+                name: "dwc2".into(),
+                size_bytes: 1,
+                refcount: Some(0),
+                used_by: vec![],
+            }],
+            "/proc/modules",
+        );
+        let c = context(&r);
+        assert_eq!(c.interrupts.len(), 2);
+        assert_eq!(
+            (
+                c.interrupts[0].group.as_str(),
+                c.interrupts[0].steps,
+                c.interrupts[0].total,
+                c.interrupts[0].sources
+            ),
+            ("storage", 2, 13_351, 4)
+        );
+        assert_eq!(c.interrupts[0].top[0].count, 12_345);
+        let g = context_grid(&c);
+        assert_eq!(
+            value(&g, "isolation"),
+            "PID 1 + its own workers only (up to 1 at once) in user space at all 2 censuses; \
+             72–74 kernel threads"
+        );
+        assert_eq!(
+            value(&g, "interrupts during storage"),
+            "104 mmc1 12,345; 180 arch_timer 1,000; IPI0 Rescheduling interrupts 4 (+1 more \
+             source(s); 13,351 in all over 2 step(s))"
+        );
+        assert_eq!(
+            value(&g, "interrupts during verify"),
+            "none counted over 1 step(s)"
+        );
+        assert_eq!(
+            value(&g, "kernel command line"),
+            "console=ttyS0 benchboot.plan=plan"
+        );
+        assert_eq!(value(&g, "modules"), "1 loaded: dwc2");
+        assert!(
+            warnings(&r).iter().all(|w| w.kind != "census"),
+            "workers are allowed"
+        );
+        for k in ["isolation", "interrupts", "kernel_cmdline", "modules"] {
+            assert!(!c.not_recorded.contains(&k.to_owned()), "{k}");
+        }
+
+        // A foreign process: the verdict says who, and a warning.
+        r.push_census(Census::new(
+            "after-network",
+            vec![init, process(77, 2, "modprobe")],
+            vec![],
+        ));
+        let g = context_grid(&context(&r));
+        assert!(
+            value(&g, "isolation").starts_with(
+                "NOT ISOLATED: foreign user-space process(es) 77 modprobe (parent 2) at after-network"
+            ),
+            "{}",
+            value(&g, "isolation")
+        );
+        let w: Vec<Warning> = warnings(&r)
+            .into_iter()
+            .filter(|w| w.kind == "census")
+            .collect();
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].message.contains("after-network")
+                && w[0].message.contains("77 modprobe (parent 2)")
+        );
+    }
+
+    #[test]
+    fn old_documents_say_not_recorded_and_unreadable_interrupts_say_why() {
+        let r = run(vec![step("a", 0, 0)]);
+        let c = context(&r);
+        for k in ["isolation", "interrupts", "kernel_cmdline", "modules"] {
+            assert!(c.not_recorded.contains(&k.to_owned()), "{k}");
+        }
+        let g = context_grid(&c);
+        assert_eq!(value(&g, "isolation"), "not recorded");
+        assert_eq!(value(&g, "interrupts"), "not recorded");
+        let mut s = step("a", 0, 0);
+        s.interrupts = Reading::unavailable("/proc/interrupts: No such file or directory");
+        let g = context_grid(&context(&run(vec![s])));
+        assert_eq!(
+            value(&g, "interrupts"),
+            "not readable (/proc/interrupts: No such file or directory)"
+        );
+    }
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1_000), "1,000");
+        assert_eq!(grouped(12_345_678), "12,345,678");
+        assert_eq!(grouped(u64::MAX), "18,446,744,073,709,551,615");
     }
 
     #[test]

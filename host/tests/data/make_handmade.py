@@ -11,6 +11,8 @@ step (a Raspberry Pi kernel with /dev/vcio: the firmware's measured clock and fl
 under-voltage and throttling during storage.ext4.sync.bs4096 (flags 0x50005 after it,
 the sticky 0x50000 from then on), ARM frequency capping raised during the host-to-board
 TCP run (0x70002 after it).
+handmade-isolation: handmade-throttled as schema 1.4 with the isolation proof (census
+verdicts with a foreign usermode helper, interrupts per step, command line, modules).
 
 Run from this folder: python3 make_handmade.py
 """
@@ -208,6 +210,60 @@ def throttled_run():
     return r
 
 
+def isolation_run():
+    """handmade-throttled as schema 1.4 with the isolation proof: kernel threads named in
+    every census, PID 1's worker alive at one, a foreign process (a usermode helper,
+    parent kthreadd) at after-storage, interrupts per step, command line and modules."""
+    r = throttled_run()
+    r["run_id"] = "handmade-isolation"
+    r["schema_version"]["minor"] = 4
+    kthreads = ["kthreadd", "rcu_gp", "rcu_par_gp", "kworker/0:0H-events_highpri",
+                "mm_percpu_wq", "ksoftirqd/0", "rcu_sched", "migration/0", "cpuhp/0",
+                "kdevtmpfs", "kworker/u2:1-events_unbound", "mmc_complete", "kblockd"]
+    init = {"pid": 1, "ppid": 0, "comm": "benchboot-init"}
+    worker = {"pid": 212, "ppid": 1, "comm": "benchboot-init"}
+    helper = {"pid": 230, "ppid": 2, "comm": "modprobe"}
+
+    def census(at, procs, threads, foreign):
+        return {"at": at, "user_processes": procs, "kernel_threads": len(threads),
+                "kernel_thread_names": threads, "isolated": not foreign,
+                "foreign": foreign}
+
+    r["census"] = [
+        census("before-storage", [init], kthreads, []),
+        census("after-storage", [init, worker, helper], kthreads + ["kworker/0:2"], [helper]),
+        census("after-network", [init], kthreads + ["kworker/0:2", "irq/40-dwc2"], []),
+    ]
+    r["isolated"] = False
+    r["events"] = [{"step": "census.after-storage", "severity": "warning",
+                    "message": "user-space process(es) besides PID 1 and its workers: "
+                               "230 modprobe (parent 2)"}]
+    r["system"]["kernel_cmdline"] = {
+        "status": "ok", "source": "/proc/cmdline",
+        "value": "console=serial0,115200 root=/dev/ram0 rdinit=/init benchboot.plan=plan"}
+    r["system"]["modules"] = {"status": "ok", "source": "/proc/modules", "value": [
+        {"name": "usb_f_ecm", "size_bytes": 20480, "refcount": 1, "used_by": []},
+        {"name": "u_ether", "size_bytes": 24576, "refcount": 1, "used_by": ["usb_f_ecm"]},
+        {"name": "libcomposite", "size_bytes": 61440, "refcount": 2, "used_by": ["usb_f_ecm"]},
+        {"name": "dwc2", "size_bytes": 180224, "refcount": 0, "used_by": []},
+    ]}
+    for i, h in enumerate(r["health"]):
+        kind = h["scope"]["kind"]
+        if kind == "network":
+            d = [("40 dwc2_hsotg:usb1", 30_000 + 100 * i), ("17 arch_timer", 2_000),
+                 ("IPI0 CPU wakeup interrupts", 0)]
+        elif kind == "verify":
+            d = [("38 mmc1", 4_000), ("17 arch_timer", 1_000)]
+        else:
+            d = [("38 mmc1", 1_000 * (i + 1)), ("17 arch_timer", 500), ("34 DMA IRQ", 20),
+                 ("24 3f00b880.mailbox", 2 if i % 2 else 0)]
+        d = sorted([(s, n) for s, n in d if n > 0], key=lambda x: (-x[1], x[0]))
+        h["interrupts"] = {"status": "ok", "source": "/proc/interrupts",
+                           "value": [{"source": s, "count": n} for s, n in d]}
+    return r
+
+
 json.dump(a, open("handmade-a.json", "w"), indent=2)
 json.dump(b, open("handmade-b.json", "w"), indent=2)
 json.dump(throttled_run(), open("handmade-throttled.json", "w"), indent=2)
+json.dump(isolation_run(), open("handmade-isolation.json", "w"), indent=2)
