@@ -1,4 +1,7 @@
-//! Shared helpers for the QEMU smoke tests: image inspection with the real tools.
+//! Shared helpers for the QEMU smoke tests: image inspection with the real tools, and
+//! ([`checks`]) what every QEMU tier asserts of its run.
+
+pub mod checks;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -4,6 +4,9 @@
 //! Plan first, then write: [`crate::layout::plan`] computes the partitions, this module
 //! renders them. The image is written to a temporary file and renamed at the end, so a
 //! failed build never leaves a half-written image under the final name.
+//!
+//! Reproducible: the same board and lock file give the same bytes; times, filesystem
+//! ids and hash seeds come from a [`Stamp`] ([`crate::reproducible`]).
 
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -19,6 +22,7 @@ use crate::firmware::{self, CpuTarget};
 use crate::initramfs::{self, Node};
 use crate::layout::{self, Layout, Part, Role};
 use crate::packages::{self, Lock};
+use crate::reproducible::Stamp;
 use crate::{modules, plans};
 
 /// File names on the boot partition.
@@ -45,6 +49,8 @@ pub struct Manifest {
     pub packages: Vec<packages::Pinned>,
     pub partitions: Vec<ManifestPart>,
     pub boot_files: Vec<ManifestFile>,
+    /// Boot loader blobs written raw before the first partition, by offset.
+    pub raw_blobs: Vec<ManifestBlob>,
     pub initramfs_files: Vec<ManifestFile>,
     /// Module load order per plan.
     pub modules: Vec<(String, Vec<String>)>,
@@ -67,6 +73,17 @@ pub struct ManifestFile {
     pub source: String,
 }
 
+/// A boot loader blob written raw on the card.
+#[derive(Debug, Serialize)]
+pub struct ManifestBlob {
+    /// Byte offset on the card.
+    pub offset_bytes: u64,
+    pub bytes: u64,
+    pub sha256: String,
+    /// Package and file inside it, e.g. `u-boot-sunxi (usr/lib/u-boot/Bananapi/...)`.
+    pub source: String,
+}
+
 /// Paths of a built image.
 #[derive(Debug, Clone)]
 pub struct Built {
@@ -83,6 +100,12 @@ pub fn image_path(board: &Board) -> PathBuf {
 
 /// Builds the firmware, fetches the pinned packages and writes image + manifest.
 pub fn run(board: &Board) -> Result<Built> {
+    run_to(board, &image_path(board))
+}
+
+/// As [`run`], into `image` (the manifest goes beside it as `<stem>.manifest.json`):
+/// QEMU-only copies of a card are built from a stand-in board to their own path.
+pub fn run_to(board: &Board, image: &Path) -> Result<Built> {
     let t0 = Instant::now();
     let mut phase = Phases::default();
     let init = firmware::build(&CpuTarget::of_board(board))?;
@@ -102,25 +125,38 @@ pub fn run(board: &Board) -> Result<Built> {
     let layout = layout::plan(&layout::Spec::default())?;
     let contents = contents(board, &init, &kernel_root, loader_root.as_deref(), &layout)?;
     phase.mark("modules+initramfs");
-    let image = image_path(board);
     let dir = image.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let tmp = tempfile::Builder::new()
         .prefix(&format!(".{}.", board.name))
         .suffix(".img.tmp")
         .tempfile_in(dir)?;
-    render(tmp.path(), &layout, &contents)?;
+    render(
+        tmp.path(),
+        &layout,
+        &contents,
+        &Stamp::for_board(&board.name)?,
+    )?;
     tmp.as_file().sync_all()?;
-    tmp.persist(&image)
+    tmp.persist(image)
         .with_context(|| format!("renaming into {}", image.display()))?;
     phase.mark("render");
-    let manifest = manifest(board, &image, &layout, &contents, pinned)?;
+    let manifest = manifest(board, image, &layout, &contents, pinned)?;
     let manifest_path = image.with_extension("manifest.json");
     crate::write_atomically(
         &manifest_path,
         serde_json::to_string_pretty(&manifest)?.as_bytes(),
     )?;
     phase.mark("manifest");
+    if board
+        .loader
+        .as_ref()
+        .is_some_and(|l| l.config == BootConfig::Extlinux)
+    {
+        let report = crate::bootcheck::check_card(board, image, &layout)?;
+        eprintln!("image: {}", report.summary());
+        phase.mark("boot check");
+    }
     eprintln!(
         "image: wrote {} ({} MiB) and {} in {:.1} s ({})",
         image.display(),
@@ -130,7 +166,7 @@ pub fn run(board: &Board) -> Result<Built> {
         phase.summary()
     );
     Ok(Built {
-        image,
+        image: image.to_owned(),
         manifest: manifest_path,
     })
 }
@@ -247,7 +283,8 @@ fn contents(
             boot_files.push((f.clone(), loader_file(l, root, f)?, l.package.clone()));
         }
         for b in &l.raw {
-            raw_blobs.push((b.offset, loader_file(l, root, &b.file)?, l.package.clone()));
+            let source = format!("{} ({}/{})", l.package, l.dir, b.file);
+            raw_blobs.push((b.offset, loader_file(l, root, &b.file)?, source));
         }
         let config = match l.config {
             BootConfig::ConfigTxt => ("config.txt", config_txt(board)),
@@ -453,8 +490,9 @@ pub fn apply_dtb_fixups(dtb: &[u8], fixups: &[DtbFixup]) -> Result<Vec<u8>> {
     Ok(std::fs::read(file)?)
 }
 
-/// Writes the whole image into `path`.
-pub fn render(path: &Path, layout: &Layout, contents: &Contents) -> Result<()> {
+/// Writes the whole image into `path`, every time and id from `stamp`: the same
+/// arguments give the same bytes.
+pub fn render(path: &Path, layout: &Layout, contents: &Contents, stamp: &Stamp) -> Result<()> {
     let mut file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -470,19 +508,22 @@ pub fn render(path: &Path, layout: &Layout, contents: &Contents) -> Result<()> {
     for part in &layout.parts {
         match part.role {
             Role::Boot => {
-                format_fat(&file, part, *b"BOOT       ", Some(fatfs::FatType::Fat32))?;
+                let fat32 = Some(fatfs::FatType::Fat32);
+                format_fat(&file, part, *b"BOOT       ", fat32, stamp)?;
                 let files: Vec<(&str, &[u8])> = contents
                     .boot_files
                     .iter()
                     .map(|(n, d, _)| (n.as_str(), d.as_slice()))
                     .collect();
-                write_fat_files(&file, part, &files)?;
+                write_fat_files(&file, part, &files, stamp)?;
             }
-            Role::Results => format_fat(&file, part, *b"BBRESULTS  ", None)?,
-            Role::Test(Filesystem::Vfat) => format_fat(&file, part, *b"VFAT       ", None)?,
+            Role::Results => format_fat(&file, part, *b"BBRESULTS  ", None, stamp)?,
+            Role::Test(Filesystem::Vfat) => {
+                format_fat(&file, part, *b"VFAT       ", None, stamp)?;
+            }
             // The raw partition stays as it is: no filesystem (sparse zeros in the file).
             Role::Test(Filesystem::Raw | Filesystem::Dir) => {}
-            Role::Test(fs) => write_ext(&mut file, part, fs)?,
+            Role::Test(fs) => write_ext(&mut file, part, fs, stamp)?,
         }
     }
     file.sync_all()?;
@@ -550,10 +591,11 @@ fn format_fat(
     part: &Part,
     label: [u8; 11],
     fat_type: Option<fatfs::FatType>,
+    stamp: &Stamp,
 ) -> Result<()> {
     let mut opts = fatfs::FormatVolumeOptions::new()
         .volume_label(label)
-        .volume_id(0x6262_7431);
+        .volume_id(stamp.fat_volume_id(part.number));
     if let Some(t) = fat_type {
         opts = opts.fat_type(t);
         if t == fatfs::FatType::Fat32 {
@@ -568,8 +610,15 @@ fn format_fat(
     Ok(())
 }
 
-fn write_fat_files(file: &std::fs::File, part: &Part, files: &[(&str, &[u8])]) -> Result<()> {
-    let fs = fatfs::FileSystem::new(slice(file, part)?, fatfs::FsOptions::new())?;
+/// Writes `files` in the order given, every directory entry dated `stamp`'s time.
+fn write_fat_files(
+    file: &std::fs::File,
+    part: &Part,
+    files: &[(&str, &[u8])],
+    stamp: &Stamp,
+) -> Result<()> {
+    let options = fatfs::FsOptions::new().time_provider(stamp.fat_clock());
+    let fs = fatfs::FileSystem::new(slice(file, part)?, options)?;
     {
         let root = fs.root_dir();
         for (name, data) in files {
@@ -587,6 +636,81 @@ fn write_fat_files(file: &std::fs::File, part: &Part, files: &[(&str, &[u8])]) -
         }
     }
     fs.unmount()?;
+    fix_dot_entries(file, part)
+}
+
+/// fatfs 0.3 starts every folder it creates with a long-name entry before `.` and
+/// another before `..`, and on FAT32 points a first-level folder's `..` at the root's
+/// cluster instead of 0 (rafalh/rust-fatfs#100, #99; U-Boot reads such a folder, fsck.fat
+/// reports "Expected a valid '.' entry in this slot"). Rewrites the first four slots of
+/// every folder in the root as `.`, `..` (cluster 0: the root) and two deleted slots.
+fn fix_dot_entries(file: &std::fs::File, part: &Part) -> Result<()> {
+    use std::os::unix::fs::FileExt;
+    let base = part.offset_bytes();
+    let mut bs = [0u8; 512];
+    file.read_exact_at(&mut bs, base)?;
+    let u16_at = |b: &[u8], i: usize| u64::from(u16::from_le_bytes([b[i], b[i + 1]]));
+    let u32_at = |b: &[u8], i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+    let (bps, spc) = (u16_at(&bs, 11), u64::from(bs[13]));
+    let (reserved, fats, root_entries) = (u16_at(&bs, 14), u64::from(bs[16]), u16_at(&bs, 17));
+    let fat32 = u16_at(&bs, 22) == 0;
+    let fat_sectors = if fat32 {
+        u64::from(u32_at(&bs, 36))
+    } else {
+        u16_at(&bs, 22)
+    };
+    ensure!(
+        bps >= 512 && spc > 0,
+        "p{}: no FAT boot sector",
+        part.number
+    );
+    let root_sectors = (root_entries * 32).div_ceil(bps);
+    let data = base + (reserved + fats * fat_sectors + root_sectors) * bps;
+    let cluster_bytes = bps * spc;
+    let at_cluster = |c: u32| data + (u64::from(c) - 2) * cluster_bytes;
+    // The root folder: a cluster chain on FAT32, a fixed region before the data on FAT16.
+    let root_cluster = if fat32 { u32_at(&bs, 44) } else { 0 };
+    let mut root = Vec::new();
+    if fat32 {
+        let mut c = root_cluster;
+        while (2..0x0FFF_FFF8).contains(&c) {
+            let mut buf = vec![0u8; usize::try_from(cluster_bytes)?];
+            file.read_exact_at(&mut buf, at_cluster(c))?;
+            root.extend(buf);
+            let mut next = [0u8; 4];
+            file.read_exact_at(&mut next, base + reserved * bps + u64::from(c) * 4)?;
+            c = u32::from_le_bytes(next) & 0x0FFF_FFFF;
+        }
+    } else {
+        root = vec![0u8; usize::try_from(root_sectors * bps)?];
+        file.read_exact_at(&mut root, data - root_sectors * bps)?;
+    }
+    for e in root.chunks_exact(32) {
+        if e[0] == 0 {
+            break;
+        }
+        if e[0] == 0xE5 || e[11] == 0x0F || e[11] & 0x18 != 0x10 || e[0] == b'.' {
+            continue;
+        }
+        let cluster = (u32::from(u16::from_le_bytes([e[20], e[21]])) << 16)
+            | u32::from(u16::from_le_bytes([e[26], e[27]]));
+        let mut slots = [0u8; 128];
+        file.read_exact_at(&mut slots, at_cluster(cluster))?;
+        let name = |i: usize| &slots[i * 32..i * 32 + 11];
+        if slots[11] == 0x0F && name(1) == b".          " && name(3) == b"..         " {
+            let mut fixed = [0u8; 128];
+            fixed[..32].copy_from_slice(&slots[32..64]);
+            fixed[32..64].copy_from_slice(&slots[96..128]);
+            fixed[64..96].copy_from_slice(&slots[..32]);
+            fixed[96..128].copy_from_slice(&slots[64..96]);
+            fixed[64] = 0xE5;
+            fixed[96] = 0xE5;
+            // `..` of a first-level folder names the root: cluster 0 (FAT spec).
+            fixed[32 + 20..32 + 22].fill(0);
+            fixed[32 + 26..32 + 28].fill(0);
+            file.write_all_at(&fixed, at_cluster(cluster))?;
+        }
+    }
     Ok(())
 }
 
@@ -606,15 +730,25 @@ pub fn read_fat_file(image: &Path, part: &Part, name: &str) -> Result<Vec<u8>> {
         .with_context(|| format!("{}: p{} has no {name}", image.display(), part.number))
 }
 
-fn write_ext(file: &mut std::fs::File, part: &Part, fs: Filesystem) -> Result<()> {
+/// Makes an ext2/3/4 filesystem with mke2fs in a temporary file and copies it in.
+/// Reproducible: UUID and directory hash seed from `stamp`, every time (superblock,
+/// inodes) `stamp.epoch` through `E2FSPROGS_FAKE_TIME`, the root directory owned by
+/// 0:0 whoever runs it, inode tables and journal written out in full (no lazy init).
+fn write_ext(file: &mut std::fs::File, part: &Part, fs: Filesystem, stamp: &Stamp) -> Result<()> {
     let tmp = tempfile::NamedTempFile::new()?;
     tmp.as_file().set_len(part.size_bytes())?;
     let sh = Shell::new()?;
     let (path, fstype, label) = (tmp.path(), fs.name(), fs.name());
+    let uuid = stamp.ext_uuid(part.number);
+    let extended = format!(
+        "lazy_itable_init=0,lazy_journal_init=0,root_owner=0:0,hash_seed={}",
+        stamp.ext_hash_seed(part.number)
+    );
     cmd!(
         sh,
-        "mke2fs -q -F -t {fstype} -L {label} -E lazy_itable_init=0,lazy_journal_init=0 {path}"
+        "mke2fs -q -F -t {fstype} -L {label} -U {uuid} -E {extended} {path}"
     )
+    .env("E2FSPROGS_FAKE_TIME", stamp.epoch.to_string())
     .quiet()
     .run()
     .with_context(|| format!("mke2fs for p{} (apt-get install e2fsprogs)", part.number))?;
@@ -685,6 +819,20 @@ fn manifest(
             .iter()
             .map(|(n, d, s)| file_entry(format!("p1:/{n}"), d, s))
             .collect(),
+        raw_blobs: {
+            let mut blobs: Vec<ManifestBlob> = c
+                .raw_blobs
+                .iter()
+                .map(|(offset, d, s)| ManifestBlob {
+                    offset_bytes: *offset,
+                    bytes: d.len() as u64,
+                    sha256: crate::sha256_hex(d),
+                    source: s.clone(),
+                })
+                .collect();
+            blobs.sort_by_key(|b| b.offset_bytes);
+            blobs
+        },
         initramfs_files: c
             .initramfs
             .iter()
@@ -750,6 +898,55 @@ mod tests {
     }
 
     #[test]
+    fn folders_start_with_dot_and_dotdot_as_fsck_wants() {
+        let spec = layout::Spec {
+            disk_mib: 128,
+            boot_start_mib: 4,
+            boot_mib: 40,
+            results_mib: 8,
+            test_slot_mib: 8,
+            tests: vec![Filesystem::Raw],
+        };
+        let l = layout::plan(&spec).unwrap();
+        // Enough names that the FAT32 root (512-byte clusters) spans several clusters.
+        let mut boot_files: Vec<(String, Vec<u8>, String)> = (0..20)
+            .map(|i| (format!("file-{i}.txt"), vec![b'x'; 10], "t".into()))
+            .collect();
+        boot_files.push((EXTLINUX_CONF.into(), b"default x\n".to_vec(), "t".into()));
+        let contents = Contents {
+            boot_files,
+            raw_blobs: vec![],
+            initramfs: vec![],
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let img = dir.path().join("t.img");
+        let stamp = Stamp::new("t", b"lock", crate::reproducible::DEFAULT_EPOCH);
+        render(&img, &l, &contents, &stamp).unwrap();
+        let boot = l.part(Role::Boot).unwrap();
+        assert_eq!(
+            read_fat_file(&img, boot, EXTLINUX_CONF).unwrap(),
+            b"default x\n"
+        );
+        // The folder's first slots: `.` (itself), `..` (cluster 0: the root).
+        let bytes = std::fs::read(&img).unwrap();
+        let p = &bytes[boot.offset_bytes() as usize..];
+        let le16 = |i: usize| u64::from(u16::from_le_bytes([p[i], p[i + 1]]));
+        let le32 = |i: usize| u32::from_le_bytes([p[i], p[i + 1], p[i + 2], p[i + 3]]);
+        let data = (le16(14) + u64::from(p[16]) * u64::from(le32(36))) * 512;
+        let root = &p[(data + (u64::from(le32(44)) - 2) * 512) as usize..];
+        let entry = root
+            .chunks_exact(32)
+            .find(|e| &e[..11] == b"EXTLINUX   ")
+            .expect("extlinux/ in the root");
+        let cluster = u64::from(u16::from_le_bytes([entry[26], entry[27]]));
+        let slots = &p[(data + (cluster - 2) * 512) as usize..][..64];
+        assert_eq!(&slots[..11], b".          ");
+        assert_eq!(u16::from_le_bytes([slots[26], slots[27]]), cluster as u16);
+        assert_eq!(&slots[32..43], b"..         ");
+        assert_eq!(&slots[32 + 26..32 + 28], [0, 0]);
+    }
+
+    #[test]
     fn render_small_image_and_read_back() {
         let spec = layout::Spec {
             disk_mib: 128,
@@ -774,7 +971,8 @@ mod tests {
         };
         let dir = tempfile::tempdir().unwrap();
         let img = dir.path().join("t.img");
-        render(&img, &l, &contents).unwrap();
+        let stamp = Stamp::new("t", b"lock", crate::reproducible::DEFAULT_EPOCH);
+        render(&img, &l, &contents, &stamp).unwrap();
         let boot = l.part(Role::Boot).unwrap();
         assert_eq!(
             read_fat_file(&img, boot, "config.txt").unwrap(),
@@ -797,5 +995,120 @@ mod tests {
             mbr.logical_partitions[0].partition.starting_lba,
             l.parts[2].start_lba
         );
+    }
+
+    /// Renders a small image with a FAT32 boot partition (files in a sub-folder too),
+    /// a FAT results partition and ext4 + vfat test partitions.
+    fn render_small(dir: &Path, name: &str, stamp: &Stamp) -> (PathBuf, Layout) {
+        let spec = layout::Spec {
+            disk_mib: 128,
+            boot_start_mib: 4,
+            boot_mib: 40,
+            results_mib: 8,
+            test_slot_mib: 8,
+            tests: vec![Filesystem::Ext4, Filesystem::Vfat],
+        };
+        let l = layout::plan(&spec).unwrap();
+        let contents = Contents {
+            boot_files: vec![
+                ("b.txt".into(), b"second".to_vec(), "t".into()),
+                ("a.txt".into(), b"first".to_vec(), "t".into()),
+                (EXTLINUX_CONF.into(), b"default x\n".to_vec(), "t".into()),
+            ],
+            raw_blobs: vec![],
+            initramfs: vec![],
+        };
+        let img = dir.join(name);
+        render(&img, &l, &contents, stamp).unwrap();
+        (img, l)
+    }
+
+    /// Bytes `at..at + n` of partition `number` of `image`.
+    fn part_bytes(image: &[u8], l: &Layout, number: u8, at: u64, n: usize) -> Vec<u8> {
+        let p = l.parts.iter().find(|p| p.number == number).unwrap();
+        let start = usize::try_from(p.offset_bytes() + at).unwrap();
+        image[start..start + n].to_vec()
+    }
+
+    #[test]
+    fn render_is_reproducible_and_ids_follow_the_stamp() {
+        use crate::reproducible::{fat_date_time, DEFAULT_EPOCH};
+        let dir = tempfile::tempdir().unwrap();
+        let stamp = Stamp::new("rpi-zero-w", b"lock 1", DEFAULT_EPOCH);
+        let (a, l) = render_small(dir.path(), "a.img", &stamp);
+        let (b, _) = render_small(dir.path(), "b.img", &stamp);
+        let (a, b) = (std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+        assert!(a == b, "the same stamp gave two different images");
+
+        // The ids are the stamp's: FAT volume id (BPB, FAT32 at 0x43, FAT16 at 0x27),
+        // ext UUID and hash seed (superblock at 1024: 0x68 and 0xEC), ext creation and
+        // write times (0x108 and 0x30), root directory owner 0:0 (inode 2).
+        let le32 = |v: Vec<u8>| u32::from_le_bytes(v.try_into().unwrap());
+        let uuid_hex = |u: String| u.replace('-', "");
+        let hex = |v: Vec<u8>| v.iter().map(|x| format!("{x:02x}")).collect::<String>();
+        assert_eq!(le32(part_bytes(&a, &l, 1, 0x43, 4)), stamp.fat_volume_id(1));
+        assert_eq!(le32(part_bytes(&a, &l, 2, 0x27, 4)), stamp.fat_volume_id(2));
+        let ext = l
+            .parts
+            .iter()
+            .find(|p| p.role == Role::Test(Filesystem::Ext4));
+        let ext = ext.unwrap().number;
+        let sb = |at: u64, n: usize| part_bytes(&a, &l, ext, 1024 + at, n);
+        assert_eq!(hex(sb(0x68, 16)), uuid_hex(stamp.ext_uuid(ext)));
+        assert_eq!(hex(sb(0xec, 16)), uuid_hex(stamp.ext_hash_seed(ext)));
+        assert_eq!(u64::from(le32(sb(0x108, 4))), DEFAULT_EPOCH);
+        assert_eq!(u64::from(le32(sb(0x30, 4))), DEFAULT_EPOCH);
+
+        // Every FAT entry carries the stamp's time; the files are in the order given.
+        let boot = l.part(Role::Boot).unwrap();
+        let f = std::fs::File::open(dir.path().join("a.img")).unwrap();
+        let fs = fatfs::FileSystem::new(slice(&f, boot).unwrap(), fatfs::FsOptions::new()).unwrap();
+        let entries: Vec<_> = fs.root_dir().iter().map(Result::unwrap).collect();
+        let names: Vec<String> = entries.iter().map(fatfs::DirEntry::file_name).collect();
+        assert_eq!(names, ["b.txt", "a.txt", "extlinux"]);
+        for e in &entries {
+            assert_eq!(
+                e.modified(),
+                fat_date_time(DEFAULT_EPOCH),
+                "{}",
+                e.file_name()
+            );
+            assert_eq!(
+                e.created(),
+                fat_date_time(DEFAULT_EPOCH),
+                "{}",
+                e.file_name()
+            );
+        }
+        drop(entries);
+        drop(fs);
+
+        // Another lock: other ids, so this test can fail.
+        let other = Stamp::new("rpi-zero-w", b"lock 2", DEFAULT_EPOCH);
+        let (c, _) = render_small(dir.path(), "c.img", &other);
+        let c = std::fs::read(c).unwrap();
+        assert_ne!(
+            part_bytes(&c, &l, 1, 0x43, 4),
+            part_bytes(&a, &l, 1, 0x43, 4)
+        );
+        assert_ne!(
+            part_bytes(&c, &l, ext, 1024 + 0x68, 16),
+            part_bytes(&a, &l, ext, 1024 + 0x68, 16)
+        );
+        assert_eq!(le32(part_bytes(&c, &l, 1, 0x43, 4)), other.fat_volume_id(1));
+
+        // Another time: other FAT and ext times, nothing else.
+        let later = Stamp::new("rpi-zero-w", b"lock 1", DEFAULT_EPOCH + 86_400);
+        let (d, _) = render_small(dir.path(), "d.img", &later);
+        let d = std::fs::read(d).unwrap();
+        assert_eq!(
+            u64::from(le32(part_bytes(&d, &l, ext, 1024 + 0x108, 4))),
+            DEFAULT_EPOCH + 86_400
+        );
+        assert_eq!(
+            part_bytes(&d, &l, 1, 0x43, 4),
+            part_bytes(&a, &l, 1, 0x43, 4)
+        );
+        assert!(a != d);
     }
 }

@@ -16,7 +16,9 @@ pub enum Node {
 }
 
 /// Builds the compressed archive. Paths are relative (`init`, `dev/console`); parents
-/// must come before children. Owner root, mtime 0 (reproducible).
+/// must come before children. Reproducible: entries in the order given, owner 0:0,
+/// mtime 0, inode numbers by position, a gzip header without name or time; the same
+/// entries give the same bytes.
 pub fn build(entries: &[(String, Node)]) -> Result<Vec<u8>> {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
     for (ino, (path, node)) in entries.iter().enumerate() {

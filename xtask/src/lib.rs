@@ -6,6 +6,7 @@
 
 pub mod bench;
 pub mod boards;
+pub mod bootcheck;
 pub mod firmware;
 pub mod image;
 pub mod initramfs;
@@ -15,6 +16,7 @@ pub mod modules;
 pub mod packages;
 pub mod plans;
 pub mod qemu;
+pub mod reproducible;
 pub mod setup;
 pub mod toolchain;
 
@@ -60,7 +62,9 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Every regular file below `dir`, recursively (order unspecified).
+/// Every regular file below `dir`, recursively, sorted by path (so a search that takes
+/// the first match, and anything built from the list, does not depend on the order the
+/// filesystem lists a folder in).
 pub fn walk_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     use anyhow::Context;
     let mut out = Vec::new();
@@ -75,6 +79,7 @@ pub fn walk_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
             }
         }
     }
+    out.sort();
     Ok(out)
 }
 

@@ -131,9 +131,14 @@ pub fn qemu(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
 /// with short tests (emulated figures, never hardware results).
 fn qemu_network(board: &Board, gadget: Option<GadgetPlan>) -> NetworkPlan {
     let q = board.qemu.as_ref();
+    // No emulated NIC: no link (and no wait for one); the harness reads the card.
     let interface = match q.map(|q| q.network) {
         Some(QemuNetwork::VirtioNet) => "eth0",
-        _ => "usb0",
+        Some(QemuNetwork::None) => "",
+        // usb-net: cdc_ether names it `eth0` under QEMU 10, since QEMU reports its MAC
+        // with first byte 0x40 (not locally administered, so usbnet picks `eth%d`, not
+        // `usb%d`). The raspi machines model no other NIC.
+        _ => "eth0",
     };
     let gadget = gadget
         .filter(|_| q.is_some_and(|q| q.gadget_dummy_hcd))
@@ -222,7 +227,7 @@ mod tests {
         // raspi0 in QEMU has a host-only dwc2: no gadget, results over usb-net.
         let q = qemu(&zero, &layout, vec![]);
         assert!(q.network.gadget.is_none() && q.network.tests.is_none());
-        assert_eq!(q.network.interface, "usb0");
+        assert_eq!(q.network.interface, "eth0");
 
         let virt = crate::load_board("qemu-virt-arm64").unwrap();
         let q = qemu(&virt, &layout, vec![]);
@@ -232,5 +237,12 @@ mod tests {
         assert_eq!(g.udc.as_deref(), Some("dummy_udc.0"));
         assert_eq!(q.network.interface, "eth0");
         assert_eq!(q.storage.targets[0].device, "/dev/vda5");
+
+        // bpim2u has no network: the QEMU plan names no link, the card carries results.
+        let bpi = crate::load_board("bananapi-m1").unwrap();
+        let q = qemu(&bpi, &layout, vec![]);
+        q.validate().unwrap();
+        assert!(!q.network.has_link());
+        assert!(hardware(&bpi, &layout, vec![]).network.has_link());
     }
 }

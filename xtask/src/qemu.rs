@@ -2,17 +2,24 @@
 //! DTB and initramfs taken from the card's own boot partition in QEMU with the image
 //! as SD card, waits for the init's ready line, runs `benchboot fetch`, stops QEMU.
 //!
+//! `qemu.boot = "card"` boards boot with no `-kernel`: the machine's boot ROM runs the
+//! loader of a QEMU-only copy of the card ([`card_stand_in`]: e.g. the Banana Pi M1's
+//! card with the M2 Ultra's SPL and DTB for `bpim2u`), so SPL, U-Boot and extlinux.conf
+//! are exercised for real. `qemu.network = "none"`: after the ready line QEMU is stopped
+//! and the results are read from the card's results partition (`benchboot collect
+//! --from-card`'s reader).
+//!
 //! QEMU's user-mode network forwards 127.0.0.1:<free port> on the host to the board's
 //! results server; nothing leaves this machine.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use benchboot_board::{Board, QemuDrive, QemuNetwork};
+use benchboot_board::{Board, Qemu, QemuBoot, QemuDrive, QemuNetwork};
 
 use crate::image::{self, INITRAMFS_FILE, KERNEL_FILE};
 use crate::layout::{self, Role};
@@ -30,18 +37,22 @@ pub const QEMU_PLAN_PARAM: &str = "benchboot.plan=qemu";
 pub struct Run {
     pub image: PathBuf,
     pub manifest: PathBuf,
+    /// `qemu.boot = "card"`: the QEMU-only copy of the card ([`card_stand_in`]), as
+    /// built, before QEMU booted a copy of it.
+    pub qemu_card: Option<image::Built>,
     /// The copy of the image QEMU booted (and wrote to).
     pub sd_card: PathBuf,
     /// Everything the board printed on its console.
     pub console_log: PathBuf,
-    /// The results document as fetched by `benchboot fetch`.
+    /// The results document as fetched by `benchboot fetch`, or read from the card's
+    /// results partition (`qemu.network = "none"`).
     pub results: PathBuf,
     /// From QEMU start to the init's start line (kernel boot to PID 1).
     pub boot_to_init: Duration,
     /// From QEMU start to the ready line (boot + the whole plan).
     pub boot_to_ready: Duration,
     /// True when `benchboot fetch` found the board with no address given (the
-    /// well-known forward was free).
+    /// well-known forward was free); false when the results came from the card.
     pub discovered: bool,
 }
 
@@ -65,6 +76,83 @@ pub fn append(cmdline_txt: &str, board_append: &str) -> String {
         .join(" ")
 }
 
+/// The board as the QEMU-only copy of its card sees it (`qemu.boot = "card"`): the
+/// QEMU loader (`qemu.loader`) and DTB (`qemu.dtb`, edited by `qemu.dtb-fixups` only:
+/// the board's own fix-ups name nodes of its own DTB) replace the board's where given,
+/// and the kernel command line, which the card's boot configuration carries
+/// (extlinux.conf's `append`), gets the QEMU additions and the QEMU plan. Name, CPU,
+/// kernel, modules and storage stay the board's, so the results name the board.
+///
+/// # Errors
+/// When the board has no `[qemu]` section.
+pub fn card_stand_in(board: &Board) -> Result<Board> {
+    let Some(q) = &board.qemu else {
+        bail!("boards/{}.toml has no [qemu] section", board.name);
+    };
+    let mut b = board.clone();
+    if let Some(l) = &q.loader {
+        b.loader = Some(l.clone());
+    }
+    match &q.dtb {
+        Some(dtb) => {
+            b.kernel.dtb = Some(dtb.clone());
+            b.kernel.dtb_fixups.clone_from(&q.dtb_fixups);
+        }
+        None => b.kernel.dtb_fixups.extend(q.dtb_fixups.iter().cloned()),
+    }
+    b.boot.cmdline = append(&board.boot.cmdline, &q.append);
+    // Applied above: the stand-in's own [qemu] replaces and appends nothing more.
+    b.qemu = Some(Qemu {
+        loader: None,
+        dtb: None,
+        dtb_fixups: Vec::new(),
+        append: String::new(),
+        ..q.clone()
+    });
+    Ok(b)
+}
+
+/// Where the QEMU-only copy of `board`'s card is built (`qemu.boot = "card"`): beside
+/// QEMU's other files, never under `target/images/`, so it is not taken for the card.
+pub fn card_image_path(board: &Board) -> PathBuf {
+    work_dir(board).join("card.img")
+}
+
+/// `target/qemu/<board>/`: the console log, the card copy QEMU boots and writes.
+pub fn work_dir(board: &Board) -> PathBuf {
+    crate::target_dir().join("qemu").join(&board.name)
+}
+
+/// `-kernel`, `-initrd`, `-dtb` and `-append` for `qemu.boot = "kernel"`: the kernel,
+/// initramfs and DTB are taken from the built card's boot partition (the DTB with
+/// `qemu.dtb-fixups` applied in a QEMU-only copy), the command line from its cmdline.txt.
+fn kernel_boot_args(board: &Board, q: &Qemu, card: &Path, work: &Path) -> Result<Vec<String>> {
+    let layout = layout::plan(&layout::Spec::default())?;
+    let boot = layout
+        .part(Role::Boot)
+        .context("layout has no boot partition")?;
+    let kernel = work.join(KERNEL_FILE);
+    let initrd = work.join(INITRAMFS_FILE);
+    std::fs::write(&kernel, image::read_fat_file(card, boot, KERNEL_FILE)?)?;
+    std::fs::write(&initrd, image::read_fat_file(card, boot, INITRAMFS_FILE)?)?;
+    let cmdline = String::from_utf8(image::read_fat_file(card, boot, "cmdline.txt")?)?;
+    let mut args: Vec<String> = vec![
+        "-kernel".into(),
+        kernel.display().to_string(),
+        "-initrd".into(),
+        initrd.display().to_string(),
+        "-append".into(),
+        append(&cmdline, &q.append),
+    ];
+    if let Some(name) = &board.kernel.dtb {
+        let card_dtb = image::read_fat_file(card, boot, name)?;
+        let path = work.join(name);
+        std::fs::write(&path, image::apply_dtb_fixups(&card_dtb, &q.dtb_fixups)?)?;
+        args.extend(["-dtb".into(), path.display().to_string()]);
+    }
+    Ok(args)
+}
+
 pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
     let Some(q) = &board.qemu else {
         bail!(
@@ -72,38 +160,36 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
             board.name
         );
     };
+    if !has_machine(&q.system, &q.machine) {
+        bail!(
+            "{} has no `{}` machine (or is not installed): boards/{}.toml needs it; \
+             `{0} -M help` lists the machines (QEMU 10 from bookworm-backports has bpim2u)",
+            q.system,
+            q.machine,
+            board.name
+        );
+    }
     let built = image::run(board)?;
-    let work = crate::target_dir().join("qemu").join(&board.name);
+    let work = work_dir(board);
     std::fs::create_dir_all(&work)?;
-    let layout = layout::plan(&layout::Spec::default())?;
-    let boot = layout
-        .part(Role::Boot)
-        .context("layout has no boot partition")?;
-    let kernel = work.join(KERNEL_FILE);
-    let initrd = work.join(INITRAMFS_FILE);
-    std::fs::write(
-        &kernel,
-        image::read_fat_file(&built.image, boot, KERNEL_FILE)?,
-    )?;
-    std::fs::write(
-        &initrd,
-        image::read_fat_file(&built.image, boot, INITRAMFS_FILE)?,
-    )?;
-    let dtb = match &board.kernel.dtb {
-        Some(name) => {
-            let card_dtb = image::read_fat_file(&built.image, boot, name)?;
-            let path = work.join(name);
-            std::fs::write(&path, image::apply_dtb_fixups(&card_dtb, &q.dtb_fixups)?)?;
-            Some(path)
+    let (boot_args, qemu_card) = match q.boot {
+        QemuBoot::Kernel => (kernel_boot_args(board, q, &built.image, &work)?, None),
+        // The machine's boot ROM runs the loader of a QEMU-only copy of the card.
+        QemuBoot::Card => {
+            let stand_in = card_stand_in(board)?;
+            // Built like any card, so it passes the same boot check (image::run_to).
+            let card = image::run_to(&stand_in, &card_image_path(board))?;
+            (Vec::new(), Some(card))
         }
-        None => None,
     };
-    let cmdline = String::from_utf8(image::read_fat_file(&built.image, boot, "cmdline.txt")?)?;
-    // QEMU writes to the card: boot a copy so the built image stays pristine.
+    // QEMU writes to the card: boot a copy so the built images stay pristine.
     let sd = work.join("sd.img");
-    std::fs::copy(&built.image, &sd)?;
+    std::fs::copy(qemu_card.as_ref().map_or(&built.image, |c| &c.image), &sd)?;
 
-    let host = build_host_tool(false)?;
+    let host = match q.network {
+        QemuNetwork::None => None,
+        _ => Some(build_host_tool(false)?),
+    };
     // The well-known forward lets `benchboot fetch` find the board with no address;
     // another QEMU holding it means a free port and an explicit address instead.
     let port = if port_is_free(QEMU_RESULTS_FORWARD) {
@@ -111,24 +197,15 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
     } else {
         free_port()?
     };
-    let mut args: Vec<String> = vec![
-        "-M".into(),
-        q.machine.clone(),
-        "-kernel".into(),
-        kernel.display().to_string(),
-        "-initrd".into(),
-        initrd.display().to_string(),
-        "-append".into(),
-        append(&cmdline, &q.append),
+    let mut args: Vec<String> = vec!["-M".into(), q.machine.clone()];
+    args.extend(boot_args);
+    args.extend([
         "-display".into(),
         "none".into(),
         "-monitor".into(),
         "none".into(),
         "-no-reboot".into(),
-    ];
-    if let Some(dtb) = &dtb {
-        args.extend(["-dtb".into(), dtb.display().to_string()]);
-    }
+    ]);
     match q.drive {
         QemuDrive::Sd => args.extend([
             "-drive".into(),
@@ -241,33 +318,67 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
     let results = crate::target_dir()
         .join("results")
         .join(format!("{}-qemu.json", board.name));
-    let mut fetch = Command::new(&host);
-    fetch.arg("fetch");
-    if port != QEMU_RESULTS_FORWARD {
-        fetch.args(["--addr", &format!("127.0.0.1:{port}")]);
-    }
-    let status = fetch
-        .arg("--out")
-        .arg(&results)
-        .status()
-        .with_context(|| format!("running {}", host.display()))?;
-    drop(guard);
-    if !status.success() {
-        bail!(
-            "benchboot fetch failed ({status}); console in {}",
-            console_log.display()
-        );
+    match &host {
+        Some(host) => {
+            let mut fetch = Command::new(host);
+            fetch.arg("fetch");
+            if port != QEMU_RESULTS_FORWARD {
+                fetch.args(["--addr", &format!("127.0.0.1:{port}")]);
+            }
+            let status = fetch
+                .arg("--out")
+                .arg(&results)
+                .status()
+                .with_context(|| format!("running {}", host.display()))?;
+            drop(guard);
+            if !status.success() {
+                bail!(
+                    "benchboot fetch failed ({status}); console in {}",
+                    console_log.display()
+                );
+            }
+        }
+        None => {
+            // No network: PID 1 wrote the results to the card's results partition
+            // (temp file, fsync, rename) before its ready line. Stop QEMU, then read
+            // them as `benchboot collect --from-card` does.
+            drop(guard);
+            let got = benchboot::collect::from_card(&sd)
+                .with_context(|| format!("console in {}", console_log.display()))?;
+            crate::write_atomically(&results, got.text.as_bytes())?;
+            eprintln!(
+                "qemu: results from {} saved to {}",
+                got.source,
+                results.display()
+            );
+            print!("{}", benchboot::render::report(&got.results));
+        }
     }
     Ok(Run {
         image: built.image,
         manifest: built.manifest,
+        qemu_card,
         sd_card: sd,
         console_log,
         results,
         boot_to_init,
         boot_to_ready,
-        discovered: port == QEMU_RESULTS_FORWARD,
+        discovered: host.is_some() && port == QEMU_RESULTS_FORWARD,
     })
+}
+
+/// True when `system` (e.g. `qemu-system-arm`) has the machine `machine`
+/// (`-M help`); false when it lacks it or is not installed.
+pub fn has_machine(system: &str, machine: &str) -> bool {
+    Command::new(system)
+        .args(["-M", "help"])
+        .stdin(Stdio::null())
+        .output()
+        .is_ok_and(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .any(|l| l.split_whitespace().next() == Some(machine))
+        })
 }
 
 /// Builds the host tool (`release` for measuring with it) and returns its path.
@@ -309,5 +420,42 @@ mod tests {
             "console=ttyS1,115200 rootwait initcall_blacklist=x benchboot.plan=qemu"
         );
         assert_eq!(append("a", ""), "a benchboot.plan=qemu");
+    }
+
+    #[test]
+    fn card_stand_in_takes_the_qemu_loader_dtb_fixups_and_command_line() {
+        let board = crate::load_board("bananapi-m1").unwrap();
+        let s = card_stand_in(&board).unwrap();
+        assert_eq!(s.name, "bananapi-m1", "results must name the board");
+        assert_eq!(
+            s.loader.as_ref().unwrap().dir,
+            "usr/lib/u-boot/Bananapi_M2_Ultra"
+        );
+        assert_eq!(
+            s.kernel.dtb.as_deref(),
+            Some("sun8i-r40-bananapi-m2-ultra.dtb")
+        );
+        // The A20 DTB's dr_mode fix-up does not apply to the R40 DTB: only QEMU's.
+        let q = board.qemu.as_ref().unwrap();
+        assert_eq!(s.kernel.dtb_fixups, q.dtb_fixups);
+        assert!(s.kernel.dtb_fixups.iter().all(|f| f.node() == "/aliases"));
+        assert_eq!(
+            s.boot.cmdline,
+            format!("{} {} {QEMU_PLAN_PARAM}", board.boot.cmdline, q.append)
+        );
+        let conf = image::extlinux_conf(&s, s.kernel.dtb.as_deref());
+        assert!(
+            conf.contains(&format!("\tappend {}\n", s.boot.cmdline)),
+            "{conf}"
+        );
+        // Applied: the stand-in's own [qemu] replaces and appends nothing more.
+        let sq = s.qemu.as_ref().unwrap();
+        assert!(sq.loader.is_none() && sq.dtb.is_none() && sq.dtb_fixups.is_empty());
+        assert!(sq.append.is_empty());
+        assert!(card_image_path(&board).ends_with("qemu/bananapi-m1/card.img"));
+        // A board without [qemu] has no stand-in.
+        let mut none = board.clone();
+        none.qemu = None;
+        assert!(card_stand_in(&none).is_err());
     }
 }

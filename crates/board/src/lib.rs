@@ -385,7 +385,7 @@ pub enum QemuBoot {
 /// The emulated device that carries the results link in QEMU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QemuNetwork {
-    /// `-device usb-net`: the guest binds it with cdc_ether as `usb0`.
+    /// `-device usb-net`: the guest binds it with cdc_ether as `eth0` (QEMU 10).
     UsbNet,
     /// `-device virtio-net-device` (virtio-mmio, `virt`): the guest's `eth0`.
     VirtioNet,

@@ -443,6 +443,14 @@ impl Plan {
         }
         network::check(&self.network)
             .map_err(|(field, message)| PlanError::Invalid { field, message })?;
+        // Only an emulated board may go without a link: the harness reads its card.
+        if !self.emulated && !self.network.has_link() {
+            return bad(
+                "network.interface",
+                "name an interface or add a gadget (only an emulated plan may serve its \
+                 results from the card alone)",
+            );
+        }
         Ok(())
     }
 }
@@ -486,6 +494,18 @@ mod tests {
                 message: "must be at least 1".into()
             })
         );
+    }
+
+    #[test]
+    fn only_an_emulated_plan_may_go_without_a_results_link() {
+        let mut plan = Plan::example();
+        plan.network.interface.clear();
+        plan.network.gadget = None;
+        plan.network.tests = None;
+        plan.validate().unwrap();
+        plan.emulated = false;
+        let err = plan.validate().unwrap_err().to_string();
+        assert!(err.contains("network.interface"), "{err}");
     }
 
     #[test]

@@ -1,0 +1,221 @@
+//! Checks every QEMU tier makes of a run: the results document is complete (every
+//! storage cell, device reads, random I/O, verification, the census), the card's
+//! results partition is consistent, and the timings are printed. Structure only, never
+//! speed: emulated figures say nothing about hardware.
+
+use std::path::Path;
+use std::time::Instant;
+
+use benchboot_plan::Mode;
+use benchboot_results::{DeviceReadKind, Direction, RunResults, Severity, StopReason};
+use xtask::layout::{Layout, Role};
+use xtask::qemu::Run;
+
+/// The logical block size of the emulated cards (SD and virtio-blk): O_DIRECT below it
+/// runs as sync and says so.
+const LOGICAL_BLOCK: u64 = 512;
+
+/// Reads and parses the document `benchboot fetch` saved.
+///
+/// # Panics
+/// When the file is missing or is no results document.
+pub fn fetched(run: &Run) -> RunResults {
+    let text = std::fs::read_to_string(&run.results)
+        .unwrap_or_else(|e| panic!("{}: {e}", run.results.display()));
+    RunResults::from_json(&text).unwrap_or_else(|e| panic!("{}: {e}", run.results.display()))
+}
+
+/// The document names the board, is marked emulated, complete, from the expected
+/// `uname -m`, and carries no error event.
+///
+/// # Panics
+/// On the first difference.
+pub fn assert_emulated_run_of(r: &RunResults, board: &str, machine: &str) {
+    assert_eq!(r.board, board);
+    assert!(
+        r.emulated && r.plan.emulated,
+        "a QEMU run must be marked emulated"
+    );
+    assert!(r.complete, "incomplete run: {:?}", r.events);
+    assert_eq!(r.system.machine, machine);
+    let errors: Vec<_> = r
+        .events
+        .iter()
+        .filter(|e| e.severity == Severity::Error)
+        .collect();
+    assert!(errors.is_empty(), "errors: {errors:?}");
+}
+
+/// Every cell of every table (target × mode × block size × direction) with the mode
+/// that ran, and each read covering what the write pass put down unless the time cap
+/// cut it.
+///
+/// # Panics
+/// On the first missing or inconsistent measurement.
+pub fn assert_storage_complete(r: &RunResults) {
+    let s = &r.plan.storage;
+    assert!(!s.targets.is_empty() && !s.block_sizes.is_empty());
+    for t in &s.targets {
+        let t = t.label.as_str();
+        for &mode in &s.modes {
+            for &bs in &s.block_sizes {
+                for dir in [Direction::Write, Direction::Read] {
+                    let m = r
+                        .storage
+                        .iter()
+                        .find(|m| {
+                            m.target == t
+                                && m.block_size == bs
+                                && m.direction == dir
+                                && m.requested_mode == mode
+                        })
+                        .unwrap_or_else(|| panic!("no {t} {mode:?} {bs} B {dir:?} measurement"));
+                    assert!(m.bytes >= bs && m.nanos > 0, "{m:?}");
+                    let fell_back = mode == Mode::Direct && bs < LOGICAL_BLOCK;
+                    assert_eq!(m.mode, if fell_back { Mode::Sync } else { mode }, "{m:?}");
+                    assert_eq!(m.note.is_some(), fell_back, "{m:?}");
+                }
+            }
+        }
+    }
+    for w in r.storage.iter().filter(|m| m.direction == Direction::Write) {
+        let rd = r
+            .storage
+            .iter()
+            .find(|m| {
+                m.direction == Direction::Read
+                    && m.target == w.target
+                    && m.block_size == w.block_size
+                    && m.requested_mode == w.requested_mode
+            })
+            .unwrap();
+        assert!(rd.bytes <= w.bytes, "{rd:?} read more than {w:?} wrote");
+        assert!(
+            rd.bytes == w.bytes || rd.stopped_by == StopReason::Time,
+            "{rd:?} vs {w:?}"
+        );
+    }
+}
+
+/// hdparm-style reads of `disk` (cached, then buffered), random I/O at every queue
+/// depth in both directions, one clean verification per target, and the disk's
+/// identity (1 GiB, 512 B logical blocks).
+///
+/// # Panics
+/// On the first missing or inconsistent record.
+pub fn assert_device_steps(r: &RunResults, disk: &str) {
+    let dev = format!("/dev/{disk}");
+    let kinds: Vec<_> = r
+        .device_reads
+        .iter()
+        .map(|d| (d.device.as_str(), d.kind))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (dev.as_str(), DeviceReadKind::Cached),
+            (dev.as_str(), DeviceReadKind::Buffered)
+        ]
+    );
+    assert!(r.device_reads.iter().all(|d| d.bytes > 0 && d.nanos > 0));
+    let rp = r.plan.storage.random.as_ref().expect("a random I/O plan");
+    assert_eq!(r.random.len(), rp.targets.len() * rp.queue_depths.len() * 2);
+    assert!(
+        r.random.iter().all(|x| x.ios > 0 && x.nanos > 0),
+        "{:?}",
+        r.random
+    );
+    assert_eq!(r.verify.len(), r.plan.storage.targets.len());
+    assert!(r
+        .verify
+        .iter()
+        .all(|v| v.first_mismatch.is_none() && v.bytes > 0));
+    let id = r
+        .devices
+        .iter()
+        .find(|d| d.name == disk)
+        .unwrap_or_else(|| panic!("no identity of {disk}: {:?}", r.devices));
+    assert_eq!(
+        (id.size_bytes, id.logical_block_size),
+        (1 << 30, LOGICAL_BLOCK)
+    );
+}
+
+/// Three census snapshots (before storage, after storage, after network), each with
+/// PID 1 alone in user space among the kernel's threads.
+///
+/// # Panics
+/// When another user-space process ran.
+pub fn assert_census_only_pid1(r: &RunResults) {
+    assert_eq!(r.census.len(), 3, "{:?}", r.census);
+    for c in &r.census {
+        assert!(c.only_pid1(), "census {}: {:?}", c.at, c.user_processes);
+        assert!(c.kernel_threads > 0);
+    }
+}
+
+/// The console carried the start line of this run and the ready line.
+///
+/// # Panics
+/// When either is missing.
+pub fn assert_console_protocol(run: &Run, r: &RunResults) -> String {
+    let console = std::fs::read_to_string(&run.console_log).unwrap();
+    assert!(
+        console.contains(&format!("benchboot: start run={}", r.run_id)),
+        "{console}"
+    );
+    assert!(console.contains(xtask::qemu::READY_MARKER), "{console}");
+    console
+}
+
+/// The results as fetched: by `benchboot fetch` alone when the well-known forward
+/// (127.0.0.1:18080) was free, else by the address QEMU was given; either way the
+/// board served this run, and the card's results partition holds the same document.
+///
+/// # Panics
+/// When the fetched and the card's documents differ.
+pub fn assert_fetched_matches_card(run: &Run, r: &RunResults, layout: &Layout) {
+    if !run.discovered {
+        eprintln!(
+            "127.0.0.1:{} was busy (another QEMU): fetched by address",
+            benchboot_plan::QEMU_RESULTS_FORWARD
+        );
+    }
+    let card = xtask::image::read_fat_file(
+        &run.sd_card,
+        layout.part(Role::Results).unwrap(),
+        "results.json",
+    )
+    .unwrap();
+    let on_card = RunResults::from_json(&String::from_utf8(card).unwrap()).unwrap();
+    assert_eq!(on_card.run_id, r.run_id);
+    assert_eq!(on_card.storage, r.storage);
+}
+
+/// `fsck.vfat -n` of the results partition QEMU wrote finds nothing but the dirty bit
+/// (PID 1 still had it mounted when QEMU was stopped without a power-off).
+///
+/// # Panics
+/// On any other finding.
+pub fn assert_results_partition_clean(sd_card: &Path, layout: &Layout) {
+    let p2 = crate::extract_partition(sd_card, layout.part(Role::Results).unwrap()).unwrap();
+    let fsck = crate::run_tool("fsck.vfat", &["-n"], p2.path()).unwrap();
+    let problems: Vec<&str> = fsck
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with("fsck.fat"))
+        .filter(|l| !l.contains("irty bit") && !l.starts_with("Leaving filesystem"))
+        .filter(|l| !l.contains(" files, "))
+        .collect();
+    assert!(problems.is_empty(), "{fsck}");
+}
+
+/// Prints a tier's timings: QEMU start to PID 1, to the ready line, and the whole test
+/// (image build included) since `started`.
+pub fn report_timings(tier: &str, run: &Run, started: Instant) {
+    eprintln!(
+        "{tier}: init {:.1} s, ready {:.1} s after QEMU started; whole test {:.1} s",
+        run.boot_to_init.as_secs_f64(),
+        run.boot_to_ready.as_secs_f64(),
+        started.elapsed().as_secs_f64()
+    );
+}

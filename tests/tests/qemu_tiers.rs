@@ -1,0 +1,128 @@
+//! QEMU tiers beyond the Pi Zero W smoke test: each board's real image (kernel, DTB and
+//! initramfs taken from its card, DTB fix-ups in a QEMU-only copy) boots in the QEMU
+//! machine closest to it, PID 1 runs the QEMU plan's storage sweep on the emulated card
+//! and serves the results over QEMU's usb-net / virtio-net, `benchboot fetch` gets them.
+//!
+//! | test | board | machine | kernel | console |
+//! |---|---|---|---|---|
+//! | `rpi_1b_…` | rpi-1b | `raspi1ap` (Pi 1 A+, same BCM2835) | rpi (armel) | ttyAMA0, first serial |
+//! | `rpi_2b_…` | rpi-2b | `raspi2b` | armmp: sdhost, dwc2 as modules | ttyAMA0, first serial |
+//! | `rpi_3b_…` | rpi-3b | `raspi3b` | arm64 | ttyS1, second serial |
+//! | `rpi_4b_…` | rpi-4b | `raspi4b` (QEMU ≥ 9) | arm64, adapted DTB | ttyAMA0 (QEMU only) |
+//! | `qemu_virt_armv7_…` | qemu-virt-armv7 | `virt -cpu cortex-a7` | armmp, virtio | ttyAMA0 |
+//!
+//! Tests of this file run in parallel: only one QEMU holds 127.0.0.1:18080, the others
+//! are fetched by address (`Run::discovered` says which). Structure only, never speed.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use benchboot_results::RunResults;
+use benchboot_tests::checks;
+use xtask::layout::{self, Role};
+use xtask::qemu::Run;
+
+/// Generous: two tiers share the 2 cores of CI (the slowest, rpi-2b, is ready ~5 min
+/// after QEMU starts when alone).
+const TIMEOUT: Duration = Duration::from_secs(1800);
+
+/// Boots `board` and checks what every tier must show; `None` when this QEMU lacks the
+/// machine (raspi4b needs QEMU 9+: `cargo xtask setup` installs 10).
+fn tier(board: &str, machine: &str) -> Option<(Run, RunResults)> {
+    let started = Instant::now();
+    let b = xtask::load_board(board).unwrap();
+    let q = b.qemu.as_ref().expect("a [qemu] section");
+    if !xtask::qemu::has_machine(&q.system, &q.machine) {
+        eprintln!(
+            "SKIPPED {board}: {} has no `{}` machine (QEMU 10 from bookworm-backports has it)",
+            q.system, q.machine
+        );
+        return None;
+    }
+    let run = xtask::qemu::run(&b, TIMEOUT).unwrap_or_else(|e| panic!("{board}: {e:#}"));
+    checks::report_timings(board, &run, started);
+    let r = checks::fetched(&run);
+    checks::assert_emulated_run_of(&r, board, machine);
+    checks::assert_storage_complete(&r);
+    checks::assert_device_steps(&r, &b.disk);
+    checks::assert_census_only_pid1(&r);
+    checks::assert_console_protocol(&run, &r);
+    let layout = layout::plan(&layout::Spec::default()).unwrap();
+    checks::assert_fetched_matches_card(&run, &r, &layout);
+    checks::assert_results_partition_clean(&run.sd_card, &layout);
+    // The results link is the emulated NIC, no gadget (these machines have no UDC).
+    assert_eq!(r.plan.network.interface, "eth0");
+    assert!(r.plan.network.gadget.is_none() && r.network.links.is_empty());
+    Some((run, r))
+}
+
+fn has_module(r: &RunResults, name: &str) -> bool {
+    r.plan.modules.iter().any(|m| m == name)
+}
+
+#[test]
+fn rpi_1b_boots_in_raspi1ap_and_serves_results() {
+    let (_, r) = tier("rpi-1b", "armv6l").unwrap();
+    // The rpi flavour has sdhost and dwc2 built in: only the results link's module.
+    assert!(has_module(&r, "cdc_ether"), "{:?}", r.plan.modules);
+    assert!(!has_module(&r, "dwc2"), "{:?}", r.plan.modules);
+}
+
+#[test]
+fn rpi_2b_boots_in_raspi2b_with_sdhost_and_dwc2_as_modules() {
+    let (_, r) = tier("rpi-2b", "armv7l").unwrap();
+    // armmp: the card is reached through sdhost (bcm2835) and usb-net through dwc2,
+    // both loaded by PID 1; phy-generic before dwc2 (no 10 s deferred probe).
+    for m in ["bcm2835", "sdhci_iproc", "phy_generic", "dwc2", "cdc_ether"] {
+        assert!(has_module(&r, m), "{m} not loaded: {:?}", r.plan.modules);
+    }
+    let pos = |m: &str| r.plan.modules.iter().position(|x| x == m).unwrap();
+    assert!(pos("phy_generic") < pos("dwc2"), "{:?}", r.plan.modules);
+}
+
+#[test]
+fn rpi_3b_boots_in_raspi3b_on_the_second_serial() {
+    // The ready line was read from QEMU's second -serial (the mini-UART, ttyS1).
+    let (_, r) = tier("rpi-3b", "aarch64").unwrap();
+    assert!(has_module(&r, "dwc2") && has_module(&r, "bcm2835"));
+}
+
+#[test]
+fn rpi_4b_boots_in_raspi4b_with_a_qemu_only_dtb() {
+    let Some((run, _)) = tier("rpi-4b", "aarch64") else {
+        return;
+    };
+    // The card keeps the real DTB (USB-C port as peripheral, emmc2 on); only QEMU's copy
+    // is adapted (dwc2 as host for usb-net, emmc2 and the unmodelled blocks off).
+    let board = xtask::load_board("rpi-4b").unwrap();
+    let name = board.kernel.dtb.as_deref().unwrap();
+    let layout = layout::plan(&layout::Spec::default()).unwrap();
+    let card_dtb = tempfile::NamedTempFile::new().unwrap();
+    let bytes =
+        xtask::image::read_fat_file(&run.image, layout.part(Role::Boot).unwrap(), name).unwrap();
+    std::fs::write(card_dtb.path(), bytes).unwrap();
+    let qemu_dtb = xtask::qemu::work_dir(&board).join(name);
+    let get = |file: &std::path::Path, node: &str, prop: &str| {
+        let out = Command::new("fdtget")
+            .args(["-t", "s"])
+            .arg(file)
+            .args([node, prop])
+            .output()
+            .expect("fdtget (device-tree-compiler)");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    let usb = ("/soc/usb@7e980000", "dr_mode");
+    let emmc2 = ("/emmc2bus/mmc@7e340000", "status");
+    assert_eq!(get(card_dtb.path(), usb.0, usb.1), "peripheral");
+    assert_eq!(get(&qemu_dtb, usb.0, usb.1), "host");
+    assert_eq!(get(card_dtb.path(), emmc2.0, emmc2.1), "okay");
+    assert_eq!(get(&qemu_dtb, emmc2.0, emmc2.1), "disabled");
+    let console = std::fs::read_to_string(&run.console_log).unwrap();
+    assert!(console.contains("benchboot: ready serving"), "{console}");
+}
+
+#[test]
+fn qemu_virt_armv7_boots_in_virt_cortex_a7() {
+    let (_, r) = tier("qemu-virt-armv7", "armv7l").unwrap();
+    assert!(has_module(&r, "virtio_blk") && has_module(&r, "virtio_net"));
+}
