@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use benchboot_plan::Filesystem;
-use benchboot_results::{Direction, RunResults, Severity};
+use benchboot_tests::checks;
 use xtask::layout::{self, Role};
 
 #[test]
@@ -67,25 +67,14 @@ fn bananapi_m1_boots_through_spl_u_boot_and_extlinux_in_bpim2u() {
     let append = console[order[6]..].lines().next().unwrap();
     assert!(append.contains(xtask::qemu::QEMU_PLAN_PARAM), "{append}");
 
-    // The document PID 1 left on the card's results partition.
-    let r = RunResults::from_json(&std::fs::read_to_string(&run.results).unwrap()).unwrap();
-    assert_eq!(r.board, "bananapi-m1");
-    assert!(
-        r.emulated && r.plan.emulated,
-        "a QEMU run must be marked emulated"
-    );
-    assert!(r.complete);
-    assert_eq!(r.system.machine, "armv7l");
-    assert!(
-        console.contains(&format!("benchboot: start run={}", r.run_id)),
-        "{console}"
-    );
-    let errors: Vec<_> = r
-        .events
-        .iter()
-        .filter(|e| e.severity == Severity::Error)
-        .collect();
-    assert!(errors.is_empty(), "errors: {errors:?}");
+    // The document PID 1 left on the card's results partition: the same checks as
+    // every tier (tests/src/checks.rs), then what is particular to this route.
+    let r = checks::fetched(&run);
+    checks::assert_emulated_run_of(&r, "bananapi-m1", "armv7l");
+    checks::assert_storage_complete(&r);
+    checks::assert_device_steps(&r, "mmcblk0");
+    checks::assert_census_only_pid1(&r);
+    checks::assert_console_protocol(&run, &r);
     assert!(!r.plan.network.has_link(), "{:?}", r.plan.network);
     let targets: Vec<(&str, Filesystem)> = r
         .plan
@@ -104,58 +93,11 @@ fn bananapi_m1_boots_through_spl_u_boot_and_extlinux_in_bpim2u() {
             ("/dev/mmcblk0p9", Filesystem::Raw)
         ]
     );
-    // Every target × mode × block size, written and read back.
-    let s = &r.plan.storage;
-    for t in &s.targets {
-        for &mode in &s.modes {
-            for &bs in &s.block_sizes {
-                for dir in [Direction::Write, Direction::Read] {
-                    let m = r
-                        .storage
-                        .iter()
-                        .find(|m| {
-                            m.target == t.label
-                                && m.block_size == bs
-                                && m.direction == dir
-                                && m.requested_mode == mode
-                        })
-                        .unwrap_or_else(|| {
-                            panic!("no {} {mode:?} {bs} B {dir:?} measurement", t.label)
-                        });
-                    assert!(m.bytes >= bs && m.nanos > 0, "{m:?}");
-                }
-            }
-        }
-    }
-    assert_eq!(r.verify.len(), s.targets.len());
-    assert!(r
-        .verify
-        .iter()
-        .all(|v| v.first_mismatch.is_none() && v.bytes > 0));
-    let disk = r
-        .devices
-        .iter()
-        .find(|d| d.name == "mmcblk0")
-        .expect("identity of mmcblk0");
-    assert_eq!(disk.size_bytes, 1 << 30);
-    for c in &r.census {
-        assert!(c.only_pid1(), "census {}: {:?}", c.at, c.user_processes);
-    }
 
-    // The results partition QEMU wrote is consistent (PID 1 still had it mounted when
-    // QEMU was stopped: only the dirty bit may be reported), and the boot partition of
-    // the QEMU-only copy passes fsck as built.
+    // The results partition QEMU wrote is consistent, and the boot partition of the
+    // QEMU-only copy passes fsck as built.
     let layout = layout::plan(&layout::Spec::default()).unwrap();
-    let p2 = benchboot_tests::extract_partition(&run.sd_card, layout.part(Role::Results).unwrap())
-        .unwrap();
-    let fsck = benchboot_tests::run_tool("fsck.vfat", &["-n"], p2.path()).unwrap();
-    let problems: Vec<&str> = fsck
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with("fsck.fat"))
-        .filter(|l| !l.contains("irty bit") && !l.starts_with("Leaving filesystem"))
-        .filter(|l| !l.contains(" files, "))
-        .collect();
-    assert!(problems.is_empty(), "{fsck}");
+    checks::assert_results_partition_clean(&run.sd_card, &layout);
     let p1 =
         benchboot_tests::extract_partition(&card.image, layout.part(Role::Boot).unwrap()).unwrap();
     benchboot_tests::check_tool("fsck.vfat", &["-n"], p1.path()).unwrap();
