@@ -99,17 +99,21 @@ pub fn run(dry_run: bool) -> Result<()> {
             "-q",
             "--no-install-recommends",
         ]);
-        install.extend(missing.iter().copied());
-        if !missing.is_empty() {
-            step(dry_run, &install)?;
-        }
+        // One install: with QEMU from bookworm-backports, the rest of QEMU's family
+        // must come from there too. A machine image can already carry a backports
+        // qemu-utils, which Breaks bookworm's qemu-system-common: installing bookworm's
+        // QEMU first, then upgrading, cannot resolve (seen on a fresh CI machine).
+        let mut wanted: Vec<&str> = missing.clone();
         if backports {
-            install.extend([
-                "-t",
-                "bookworm-backports",
-                "qemu-system-arm",
-                "qemu-user-static",
-            ]);
+            install.extend(["-t", "bookworm-backports"]);
+            for p in ["qemu-system-arm", "qemu-user-static"] {
+                if !wanted.contains(&p) {
+                    wanted.push(p);
+                }
+            }
+        }
+        install.extend(wanted.iter().copied());
+        if !wanted.is_empty() {
             step(dry_run, &install)?;
         }
     }
