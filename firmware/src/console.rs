@@ -3,7 +3,9 @@
 //! Protocol (for board farms such as LAVA and for the QEMU tests), one line each:
 //! `benchboot: start run=<id> board=<name>`, then per measurement
 //! `benchboot: case=<id> result=pass|fail|skip value=<number> units=<unit>`, then
-//! `benchboot: end run=<id> ...` and `benchboot: ready ...` once results are served.
+//! `benchboot: saved storage=<n> ...` each time the document is on stable storage
+//! ([`crate::init::saved_line`]), `benchboot: end run=<id> ...` and `benchboot: ready ...`
+//! once results are served.
 
 use std::io::Write;
 
@@ -13,8 +15,16 @@ pub const PREFIX: &str = "benchboot:";
 pub const READY: &str = "benchboot: ready";
 
 /// Prints one line to the console. Never panics: a broken console is ignored, since
-/// PID 1 must go on (and `println!` would panic).
+/// PID 1 must go on (and `println!` would panic). A line is progress: it beats the
+/// watchdog heart ([`crate::watchdog::beat`]).
 pub fn say(line: &str) {
+    crate::watchdog::beat();
+    print_line(line);
+}
+
+/// Prints one line like [`say`] without beating the watchdog heart: for the watchdog's
+/// own thread, whose lines are no sign of the main sequence's progress.
+pub fn print_line(line: &str) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{PREFIX} {line}");
     let _ = out.flush();

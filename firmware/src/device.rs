@@ -33,6 +33,8 @@ pub fn system_info(init_started_ns: u64) -> SystemInfo {
         // (`benchboot storage`) leaves the host's out.
         kernel_cmdline: Reading::default(),
         modules: Reading::default(),
+        watchdog_timeout_s: Reading::default(),
+        previous_run: None,
     }
 }
 

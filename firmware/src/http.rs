@@ -235,6 +235,23 @@ fn read_head(stream: &mut impl Read) -> Vec<u8> {
     head
 }
 
+/// Serves `body` on every listener forever: the first on this thread, each other on a
+/// thread of its own (a board with several results links binds one socket per link).
+pub fn serve_all(listeners: &'static [TcpListener], body: &'static str) -> ! {
+    for l in listeners.iter().skip(1) {
+        let spawned = std::thread::Builder::new()
+            .name("http".into())
+            .spawn(move || serve(l, body));
+        if let Err(e) = spawned {
+            crate::console::say(&format!("results server thread: {e}"));
+        }
+    }
+    match listeners.first() {
+        Some(l) => serve(l, body),
+        None => crate::init::idle_forever(),
+    }
+}
+
 /// Serves `body` to every client, one at a time, forever. A client that stalls is
 /// dropped after 5 s without a byte or [`HEAD_DEADLINE`] in all. Errors on one
 /// connection never end the loop.

@@ -3,17 +3,21 @@
 //! Essential steps (pseudo-filesystems, the plan) end the sequence early on failure;
 //! every other failure is recorded as an [`Event`](benchboot_results::Event) and the run
 //! goes on. Results are written to the results partition after every step, so what
-//! finished is on stable storage before the next step starts. [`run`] never returns.
+//! finished is on stable storage before the next step starts; the previous boot's
+//! document is kept under `runs/` first. [`run`] never returns; a panic of PID 1 goes
+//! to [`on_panic`], which records it and serves the results as they stood.
 
+use std::net::{SocketAddr, SocketAddrV6, TcpListener};
 use std::path::Path;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use benchboot_plan::{plan_name, plan_path, Plan, MODULES_DIR};
+use benchboot_plan::{plan_name, plan_path, Plan, BOARD_LINK_LOCAL, MODULES_DIR};
 use benchboot_results::{RunResults, Severity};
 use rustix::mount::MountFlags;
 
 use crate::console::{say, READY};
-use crate::{census, device, http, sys};
+use crate::{census, device, faults, http, sys, watchdog};
 
 /// Pseudo-filesystems PID 1 mounts itself (the kernel does not auto-mount devtmpfs for
 /// an initramfs): (source, target, type).
@@ -58,6 +62,12 @@ pub fn run() -> ! {
         "start run={} board={}",
         results.run_id, plan.board
     ));
+    defmt::info!(
+        "start run={=str} board={=str} plan={=str}",
+        results.run_id.as_str(),
+        plan.board.as_str(),
+        plan_name(&cmdline)
+    );
     if plan.emulated {
         say("emulated run (QEMU): figures are not hardware results");
     }
@@ -66,10 +76,20 @@ pub fn run() -> ! {
         results.event("network.lo", Severity::Warning, e.to_string());
     }
     load_modules(&plan, &mut results);
+    // After the modules: the watchdog's driver may be one of them.
+    results.system.watchdog_timeout_s = watchdog::start(&plan.supervision);
     results.system.modules = device::modules(Path::new(device::PROC));
     let results_ok = mount_results(&plan, &mut results);
+    defmt::info!("results partition mounted: {=bool}", results_ok);
+    if results_ok {
+        keep_previous_run(&plan, &mut results);
+    }
     take_census("before-storage", &mut results);
     persist(&plan, &mut results, results_ok);
+    if !plan.faults.is_empty() {
+        faults::run_worker_faults(&mut results);
+        persist(&plan, &mut results, results_ok);
+    }
     crate::steps::run_storage(&plan, &mut results, &mut |r| persist(&plan, r, results_ok));
     take_census("after-storage", &mut results);
     results.complete = true;
@@ -87,46 +107,98 @@ pub fn run() -> ! {
     crate::network::run_gadget(&plan, &mut results);
     take_census("after-network", &mut results);
     check_modules(&mut results);
-    let listener = bring_up_network(&plan, &mut results);
     persist(&plan, &mut results, results_ok);
-    let body = results.to_json();
-    match listener {
-        Some(l) => {
-            let at = served_addresses(&plan, &results)
+    faults::pid1_faults_if_planned(&results);
+    serve(&plan, &mut results, results_ok, "")
+}
+
+/// Brings up the results link, writes the document a last time and serves it forever
+/// (or, with no link, idles: the card holds the results). `why` is added to the ready
+/// line.
+fn serve(plan: &Plan, results: &mut RunResults, mounted: bool, why: &str) -> ! {
+    let listeners = bring_up_network(plan, results);
+    persist(plan, results, mounted);
+    let body: &'static str = Box::leak(results.to_json().into_boxed_str());
+    match listeners {
+        Some(ls) => {
+            let at = ls
                 .iter()
-                .map(|a| {
-                    format!(
-                        "http://{}:{}{}",
-                        dotted(*a),
-                        plan.network.port,
-                        http::RESULTS_PATH
-                    )
-                })
+                .filter_map(|l| l.local_addr().ok())
+                .map(|a| format!("http://{a}{}", http::RESULTS_PATH))
                 .collect::<Vec<_>>()
                 .join(" ");
             say(&format!(
-                "{} serving {at} (read-only)",
+                "{} serving {at} (read-only){why}",
                 READY.trim_start_matches("benchboot: "),
             ));
-            http::serve(&l, &body)
+            watchdog::serving();
+            http::serve_all(ls, body)
         }
         None => {
-            say("ready without network: results are on the results partition only");
+            say(&format!(
+                "ready without network: results are on the results partition only{why}"
+            ));
             idle_forever()
         }
     }
 }
 
+/// What PID 1's panic path needs: the plan, whether the results partition is mounted,
+/// and the document as [`persist`] last wrote it (a copy, not JSON: reading JSON back
+/// would link every results type's deserializer into the init).
+struct Recovery {
+    plan: Plan,
+    mounted: bool,
+    results: RunResults,
+}
+
+static RECOVERY: Mutex<Option<Recovery>> = Mutex::new(None);
+/// Panics of PID 1's other threads (DHCP servers, the watchdog feeder), recorded as
+/// events at the next [`persist`].
+static THREAD_PANICS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+/// The results server's sockets, bound once ([`bring_up_network`]).
+static LISTENERS: OnceLock<Vec<TcpListener>> = OnceLock::new();
+
+/// PID 1's panic hook (the binary installs it). The kernel must never see PID 1 end
+/// ("Attempted to kill init!"), and the firmware build aborts on panic, so this never
+/// returns. On the main thread: the panic becomes an error event `pid1` of the last
+/// document written, which is written again and served (the ready line says so). On
+/// another thread: recorded for the next document; that thread parks.
+pub fn on_panic(message: &str) -> ! {
+    say(&format!("PID 1 panicked: {message}"));
+    defmt::error!("PID 1 panicked: {=str}", message);
+    if std::thread::current().name() != Some("main") {
+        if let Ok(mut p) = THREAD_PANICS.try_lock() {
+            p.push(message.to_owned());
+        }
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
+    // try_lock: a panic inside persist holds the lock; then there is nothing to resume.
+    let state = RECOVERY
+        .try_lock()
+        .ok()
+        .and_then(|mut g| g.take())
+        .map(|r| (r.plan, r.mounted, r.results));
+    let Some((plan, mounted, mut results)) = state else {
+        say("no results document to serve yet; parked");
+        idle_forever();
+    };
+    results.event(
+        "pid1",
+        Severity::Error,
+        format!("PID 1 panicked: {message}; the plan stopped there, results served as they stood"),
+    );
+    serve(&plan, &mut results, mounted, " after a PID 1 panic")
+}
 /// Sleeps forever, reaping any orphans. PID 1 must never exit.
 pub fn idle_forever() -> ! {
+    watchdog::serving();
     loop {
         sys::reap_zombies();
         std::thread::sleep(Duration::from_secs(60));
     }
-}
-
-fn dotted(a: [u8; 4]) -> String {
-    format!("{}.{}.{}.{}", a[0], a[1], a[2], a[3])
 }
 
 fn run_id(board: &str) -> String {
@@ -168,6 +240,7 @@ pub fn wait_until(wait: Duration, mut ok: impl FnMut() -> bool) -> bool {
         if Instant::now() >= until {
             return false;
         }
+        watchdog::beat();
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -267,43 +340,196 @@ fn check_modules(results: &mut RunResults) {
 /// `fsync`. Without it a power cut leaves the old slot pointing at freed clusters (seen
 /// in QEMU: fsck.vfat "Contains a free cluster").
 fn persist(plan: &Plan, results: &mut RunResults, mounted: bool) {
-    if !mounted {
-        return;
+    watchdog::beat();
+    if let Ok(mut p) = THREAD_PANICS.try_lock() {
+        for m in p.drain(..) {
+            results.event(
+                "pid1.thread",
+                Severity::Error,
+                format!("thread panicked: {m}"),
+            );
+        }
     }
     results.system.written_ns = sys::boottime_ns();
+    if mounted {
+        let json = results.to_json();
+        let dir = Path::new(RESULTS_MNT);
+        let dst = dir.join(&plan.results.file);
+        let write = |name: &str, bytes: &[u8]| -> std::io::Result<()> {
+            let tmp = dir.join(format!("{name}.tmp"));
+            let mut f = std::fs::File::create(&tmp)?;
+            std::io::Write::write_all(&mut f, bytes)?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, dir.join(name))?;
+            f.sync_all()?;
+            std::fs::File::open(dir)?.sync_all()
+        };
+        // The init's defmt log (firmware/src/log.rs), beside the results, the same way.
+        if let Err(e) = write(crate::log::FILE, &crate::log::snapshot()) {
+            say(&format!("cannot write {}: {e}", crate::log::FILE));
+            results.event("log.write", Severity::Warning, e.to_string());
+        }
+        match write(&plan.results.file, json.as_bytes()) {
+            Ok(()) => say(&saved_line(results)),
+            Err(e) => {
+                say(&format!("cannot write {}: {e}", dst.display()));
+                results.event("results.write", Severity::Error, e.to_string());
+            }
+        }
+    }
+    if let Ok(mut g) = RECOVERY.try_lock() {
+        match &mut *g {
+            Some(r) => r.results.clone_from(results),
+            None => {
+                *g = Some(Recovery {
+                    plan: plan.clone(),
+                    mounted,
+                    results: results.clone(),
+                })
+            }
+        }
+    }
+}
+
+/// The protocol line that says a document is on stable storage, with what it holds:
+/// `saved storage=<n> device_reads=<n> random=<n> verify=<n> faults=<n> complete=<bool>`
+/// (after the `benchboot:` prefix). Whatever a power cut interrupts, the card holds at
+/// least what the last such line counted.
+pub fn saved_line(r: &RunResults) -> String {
+    format!(
+        "saved storage={} device_reads={} random={} verify={} faults={} complete={}",
+        r.storage.len(),
+        r.device_reads.len(),
+        r.random.len(),
+        r.verify.len(),
+        r.faults.len(),
+        r.complete
+    )
+}
+
+/// Where earlier boots' documents are kept on the results partition.
+pub const RUNS_DIR: &str = "runs";
+
+/// The name the previous boot's document gets under [`RUNS_DIR`]: its `run_id` (only
+/// `[A-Za-z0-9._-]`, at most 64 characters) + `.json`, or `unreadable.json` when it is
+/// not a results document (a cut during its very first write). Pure.
+pub fn kept_name(doc: &[u8]) -> String {
+    let id: String = run_id_of(doc)
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        .take(64)
+        .collect();
+    let id = id.trim_start_matches('.');
+    if id.is_empty() {
+        "unreadable.json".into()
+    } else {
+        format!("{id}.json")
+    }
+}
+
+/// The string value of the first `"run_id"` key of a results document, found by a scan
+/// (no JSON parser in the init for one field; `run_id` precedes any nested object in
+/// a document [`RunResults::to_json`] wrote). `None` when absent or not a plain string.
+fn run_id_of(doc: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(doc).ok()?;
+    let after = &text[text.find("\"run_id\"")? + "\"run_id\"".len()..];
+    let value = after
+        .trim_start()
+        .strip_prefix(':')?
+        .trim_start()
+        .strip_prefix('"')?;
+    let end = value.find(['"', '\\'])?;
+    Some(value[..end].to_owned())
+}
+
+/// Before this run writes anything: removes a temp file a cut left behind and moves the
+/// previous boot's document to `runs/<its run id>.json` (`-2`, `-3`... if taken), so no
+/// boot overwrites another's results. Renames, then `fsync` of both folders.
+fn keep_previous_run(plan: &Plan, results: &mut RunResults) {
     let dir = Path::new(RESULTS_MNT);
-    let tmp = dir.join(format!("{}.tmp", plan.results.file));
-    let dst = dir.join(&plan.results.file);
-    let write = || -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        std::io::Write::write_all(&mut f, results.to_json().as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, &dst)?;
-        f.sync_all()?;
-        std::fs::File::open(dir)?.sync_all()
+    let _ = std::fs::remove_file(dir.join(format!("{}.tmp", plan.results.file)));
+    let _ = std::fs::remove_file(dir.join(format!("{}.tmp", crate::log::FILE)));
+    let current = dir.join(&plan.results.file);
+    let Ok(doc) = std::fs::read(&current) else {
+        return;
     };
-    if let Err(e) = write() {
-        say(&format!("cannot write {}: {e}", dst.display()));
-        results.event("results.write", Severity::Error, e.to_string());
+    let runs = dir.join(RUNS_DIR);
+    let keep = || -> std::io::Result<String> {
+        std::fs::create_dir_all(&runs)?;
+        let name = kept_name(&doc);
+        let stem = name.trim_end_matches(".json");
+        let mut rel = format!("{RUNS_DIR}/{name}");
+        let mut n = 2;
+        while dir.join(&rel).exists() {
+            rel = format!("{RUNS_DIR}/{stem}-{n}.json");
+            n += 1;
+        }
+        std::fs::rename(&current, dir.join(&rel))?;
+        // Its log goes with it: runs/<run id>.defmt (decode with that boot's init.elf).
+        let _ = std::fs::rename(
+            dir.join(crate::log::FILE),
+            dir.join(&rel).with_extension("defmt"),
+        );
+        std::fs::File::open(&runs)?.sync_all()?;
+        std::fs::File::open(dir)?.sync_all()?;
+        Ok(rel)
+    };
+    match keep() {
+        Ok(rel) => {
+            say(&format!("previous run kept as {rel}"));
+            results.system.previous_run = Some(rel);
+        }
+        Err(e) => {
+            say(&format!("cannot keep the previous run: {e}"));
+            results.event("results.keep", Severity::Error, e.to_string());
+        }
     }
 }
 
 /// The board's addresses the results server can be reached at: the static interface's
-/// and every gadget link's that is still up (composite mode keeps its links).
-fn served_addresses(plan: &Plan, results: &RunResults) -> Vec<[u8; 4]> {
+/// and, on every gadget link still up (composite mode keeps its links), the link's
+/// IPv4 address and `fe80::1` scoped to its interface (`benchboot fetch` tries
+/// `[fe80::1%IFACE]:8080` too).
+fn served_addresses(plan: &Plan, results: &RunResults) -> Vec<SocketAddr> {
+    let port = plan.network.port;
     let mut v = Vec::new();
     if !plan.network.interface.is_empty() {
-        v.push(plan.network.address);
+        v.push(SocketAddr::from((plan.network.address, port)));
     }
     if plan.network.gadget.as_ref().is_some_and(|g| !g.in_turn) {
-        v.extend(results.network.links.iter().map(|l| l.board_address));
+        for l in &results.network.links {
+            v.push(SocketAddr::from((l.board_address, port)));
+            if let Some(index) = if_index(&l.board_interface) {
+                v.push(SocketAddr::V6(SocketAddrV6::new(
+                    BOARD_LINK_LOCAL.into(),
+                    port,
+                    0,
+                    index,
+                )));
+            }
+        }
     }
     v
 }
 
-/// Brings up the static interface (if the plan names one) and binds the
-/// results server on every address.
-fn bring_up_network(plan: &Plan, results: &mut RunResults) -> Option<std::net::TcpListener> {
+/// An interface's index (`/sys/class/net/<name>/ifindex`).
+fn if_index(name: &str) -> Option<u32> {
+    std::fs::read_to_string(Path::new("/sys/class/net").join(name).join("ifindex"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Brings up the static interface (if the plan names one) and binds the results
+/// server on each address of [`served_addresses`], never on 0.0.0.0: the server is
+/// reachable from the results link only. Bound once; later calls (the panic path)
+/// get the same sockets.
+fn bring_up_network(plan: &Plan, results: &mut RunResults) -> Option<&'static [TcpListener]> {
+    if let Some(ls) = LISTENERS.get() {
+        return Some(ls);
+    }
     let n = &plan.network;
     let static_up = !n.interface.is_empty() && bring_up_static(plan, results);
     let gadget_up =
@@ -311,14 +537,22 @@ fn bring_up_network(plan: &Plan, results: &mut RunResults) -> Option<std::net::T
     if !static_up && !gadget_up {
         return None;
     }
-    match std::net::TcpListener::bind(("0.0.0.0", n.port)) {
-        Ok(l) => Some(l),
-        Err(e) => {
-            say(&format!("cannot listen on port {}: {e}", n.port));
-            results.event("network.listen", Severity::Error, e.to_string());
-            None
+    let mut bound = Vec::new();
+    for at in served_addresses(plan, results) {
+        match TcpListener::bind(at) {
+            Ok(l) => bound.push(l),
+            // fe80::1 is best effort (the link may have refused it: network.rs says so).
+            Err(e) if at.is_ipv6() => say(&format!("cannot listen on {at}: {e}")),
+            Err(e) => {
+                say(&format!("cannot listen on {at}: {e}"));
+                results.event("network.listen", Severity::Error, format!("{at}: {e}"));
+            }
         }
     }
+    if bound.is_empty() {
+        return None;
+    }
+    Some(LISTENERS.get_or_init(|| bound))
 }
 
 fn bring_up_static(plan: &Plan, results: &mut RunResults) -> bool {
@@ -349,7 +583,57 @@ mod tests {
     }
 
     #[test]
-    fn dotted_quad() {
-        assert_eq!(dotted([10, 0, 2, 15]), "10.0.2.15");
+    fn served_on_the_links_own_addresses_only() {
+        let mut plan = Plan::example();
+        plan.network.gadget = Some(benchboot_plan::GadgetPlan::default_for("rpi-zero-w"));
+        let mut r = RunResults::new("t".into(), plan.clone(), device::system_info(0));
+        let link = |ifname: &str, a: [u8; 4]| benchboot_results::network::LinkRecord {
+            function: "ncm".into(),
+            udc: "20980000.usb".into(),
+            board_interface: ifname.into(),
+            board_mac: String::new(),
+            host_mac: String::new(),
+            board_address: a,
+            host_address: None,
+            lease_ns: None,
+        };
+        // `lo` stands for a link whose interface exists; the other has gone.
+        r.network.links = vec![link("lo", [10, 55, 0, 1]), link("gone0", [10, 55, 0, 5])];
+        let lo = if_index("lo").expect("every Linux host has lo");
+        let got: Vec<String> = served_addresses(&plan, &r)
+            .iter()
+            .map(|a| a.to_string())
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "10.0.2.15:8080".to_owned(),
+                "10.55.0.1:8080".to_owned(),
+                format!("[fe80::1%{lo}]:8080"),
+                "10.55.0.5:8080".to_owned(),
+            ]
+        );
+        assert!(got.iter().all(|a| !a.starts_with("0.0.0.0")));
+        // Links taken one at a time (QEMU's dummy_hcd test) are gone when serving.
+        plan.network.gadget.as_mut().unwrap().in_turn = true;
+        assert_eq!(served_addresses(&plan, &r).len(), 1);
+    }
+
+    #[test]
+    fn kept_runs_are_named_by_their_run_id() {
+        assert_eq!(
+            kept_name(br#"{"run_id":"rpi-zero-w-0123abcd4567","x":1}"#),
+            "rpi-zero-w-0123abcd4567.json"
+        );
+        // No path tricks, no hidden files, bounded.
+        assert_eq!(kept_name(br#"{"run_id":"../../etc/x y"}"#), "etcxy.json");
+        assert_eq!(kept_name(br#"{"run_id":"..."}"#), "unreadable.json");
+        assert_eq!(kept_name(&[b'{'; 10]), "unreadable.json");
+        assert_eq!(kept_name(b""), "unreadable.json");
+        let long = format!(r#"{{"run_id":"{}"}}"#, "a".repeat(100));
+        assert_eq!(
+            kept_name(long.as_bytes()),
+            format!("{}.json", "a".repeat(64))
+        );
     }
 }

@@ -339,7 +339,14 @@ fn one_function(
         sys::kill_and_reap(pid);
     }
     stop.store(true, Ordering::Relaxed);
-    let _ = dhcp.join();
+    // Bounded: a DHCP thread that panicked is parked by PID 1's hook and never ends.
+    if !crate::init::wait_until(Duration::from_secs(5), || dhcp.is_finished()) {
+        results.event(
+            format!("gadget.{name}.dhcp"),
+            Severity::Warning,
+            "the DHCP server thread did not stop within 5 s; left running",
+        );
+    }
     if let Err(e) = gadget::tear_down(&gadget::gadget_dir(), &bound.ops) {
         results.event(
             format!("gadget.{name}.teardown"),

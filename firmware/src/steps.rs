@@ -25,27 +25,42 @@ const TARGETS_MNT: &str = "/mnt";
 const SYS_BLOCK: &str = "/sys/class/block";
 const DEV: &str = "/dev";
 
-/// Runs `work` in a worker process; its value comes back as JSON. A failure (error,
-/// crash, signal) is recorded as an event of `step` and announced; `None` then.
-fn in_worker<T: Serialize + DeserializeOwned>(
+/// Runs `work` in a worker process, bounded by the plan's `supervision.worker_limit_ms`;
+/// its value comes back as JSON. An error the work returns is an error event of `step`;
+/// a crash, panic, error exit or a run past the limit is a [`WorkerFault`] (and an
+/// event). Both are announced on the console; `None` then.
+///
+/// [`WorkerFault`]: benchboot_results::WorkerFault
+pub(crate) fn in_worker<T: Serialize + DeserializeOwned>(
     results: &mut RunResults,
     step: &str,
     work: impl FnOnce() -> std::io::Result<T>,
 ) -> Option<T> {
-    let outcome = sys::run_worker(|| match work() {
+    let limit = Duration::from_millis(results.plan.supervision.worker_limit_ms);
+    defmt::debug!("{=str}: worker starts", step);
+    let (outcome, elapsed_ns) = sys::run_worker(limit, || match work() {
         Ok(v) => serde_json::to_string(&v).unwrap_or_default(),
         Err(e) => format!("error: {e}"),
     });
-    let message = match outcome {
-        Ok(out) => match serde_json::from_str::<T>(&out) {
-            Ok(v) => return Some(v),
-            Err(_) => out,
-        },
-        Err(e) => e.to_string(),
-    };
+    defmt::debug!("{=str}: worker ended after {=u64} ns", step, elapsed_ns);
+    if let Ok(out) = &outcome {
+        if let Ok(v) = serde_json::from_str::<T>(out) {
+            return Some(v);
+        }
+    }
     say(&case_line(step, CaseResult::Fail, 0.0, "-"));
-    say(&format!("{step}: {message}"));
-    results.event(step, Severity::Error, message);
+    match outcome {
+        Ok(out) => {
+            say(&format!("{step}: {out}"));
+            defmt::error!("{=str}: {=str}", step, out.as_str());
+            results.event(step, Severity::Error, out);
+        }
+        Err(failure) => {
+            say(&format!("{step}: {failure}"));
+            defmt::error!("{=str}: {}", step, defmt::Display2Format(&failure));
+            results.worker_fault(step, failure, elapsed_ns);
+        }
+    }
     None
 }
 
@@ -227,6 +242,13 @@ pub fn run_storage(
                                 mib_per_s(m.bytes, m.nanos),
                                 "MiB/s",
                             ));
+                            defmt::info!(
+                                "{=str}.{=str}: {=u64} B in {=u64} ns",
+                                step.as_str(),
+                                dir,
+                                m.bytes,
+                                m.nanos
+                            );
                             results.storage.push(m);
                         }
                     }

@@ -7,6 +7,7 @@ use std::ffi::CStr;
 use std::io;
 use std::path::Path;
 
+use benchboot_results::WorkerFailure;
 use rustix::mount::MountFlags;
 
 /// `mount(2)`. `EBUSY` (already mounted there) counts as success, so mounts are idempotent.
@@ -158,39 +159,104 @@ pub fn vcio_property(dev: &Path, msg: &mut [u32]) -> io::Result<()> {
     }
 }
 
-/// How a worker process ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum WorkerError {
-    Fork(String),
-    /// Killed by this signal (e.g. SIGSEGV, SIGABRT from a panic).
-    Signal(i32),
-    /// Exited with a non-zero status.
-    Exit(i32),
+/// `WDIOC_SETTIMEOUT` = `_IOWR('W', 6, int)` and `WDIOC_KEEPALIVE` = `_IOR('W', 5, int)`
+/// (include/uapi/linux/watchdog.h).
+const WDIOC_SETTIMEOUT: libc::Ioctl = libc::_IOWR::<libc::c_int>(b'W' as u32, 6);
+const WDIOC_KEEPALIVE: libc::Ioctl = libc::_IOR::<libc::c_int>(b'W' as u32, 5);
+
+/// `open(2)` of a watchdog device (which starts its timer) and
+/// `ioctl(WDIOC_SETTIMEOUT, timeout_s)`; returns the open device and the timeout the
+/// driver took, s (it may round). A driver without a settable timeout keeps its own
+/// (`EOPNOTSUPP`): then its `timeout` is unknown and reported as 0.
+///
+/// # Errors
+/// The device missing or busy, or the ioctl's errno other than `EOPNOTSUPP`/`ENOTTY`.
+pub fn watchdog_open(dev: &Path, timeout_s: u32) -> io::Result<(std::fs::File, u32)> {
+    let file = std::fs::OpenOptions::new().write(true).open(dev)?;
+    let mut t: libc::c_int = timeout_s.min(i32::MAX as u32) as libc::c_int;
+    // SAFETY: the ioctl reads and writes one int through a valid pointer.
+    let r = unsafe {
+        libc::ioctl(
+            std::os::fd::AsRawFd::as_raw_fd(&file),
+            WDIOC_SETTIMEOUT,
+            &mut t as *mut libc::c_int,
+        )
+    };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        return match e.raw_os_error() {
+            Some(libc::EOPNOTSUPP) | Some(libc::ENOTTY) => Ok((file, 0)),
+            _ => Err(e),
+        };
+    }
+    Ok((file, t.max(0) as u32))
 }
 
-impl std::fmt::Display for WorkerError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Fork(e) => write!(f, "fork failed: {e}"),
-            Self::Signal(s) => write!(f, "worker killed by signal {s}"),
-            Self::Exit(c) => write!(f, "worker exited with status {c}"),
-        }
+/// `ioctl(WDIOC_KEEPALIVE)`: feeds the watchdog.
+///
+/// # Errors
+/// The ioctl's errno.
+pub fn watchdog_feed(file: &std::fs::File) -> io::Result<()> {
+    let mut dummy: libc::c_int = 0;
+    // SAFETY: the ioctl reads one int through a valid pointer.
+    let r = unsafe {
+        libc::ioctl(
+            std::os::fd::AsRawFd::as_raw_fd(file),
+            WDIOC_KEEPALIVE,
+            &mut dummy as *mut libc::c_int,
+        )
+    };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
     }
 }
 
-/// Runs `work` in a forked child (`fork(2)`, `pipe(2)`, `waitpid(2)`) and returns what it
-/// produced. A crash or panic in the worker becomes an error here instead of taking
-/// PID 1 (and so the kernel) down.
-pub fn run_worker(work: impl FnOnce() -> String) -> Result<String, WorkerError> {
-    let (read_end, write_end) =
-        rustix::pipe::pipe().map_err(|e| WorkerError::Fork(e.to_string()))?;
-    // SAFETY: PID 1 is single-threaded, so the child may run any code after fork.
+/// Exit status a worker uses to say it panicked (its panic message is on the pipe).
+/// 101 is what a Rust program exits with after a panic.
+const PANIC_EXIT: i32 = 101;
+
+/// Runs `work` in a forked child (`fork(2)`, `pipe(2)`, `poll(2)`, `waitpid(2)`) and
+/// returns what it produced and how long it ran (ns of CLOCK_BOOTTIME). A crash, panic,
+/// non-zero exit or a run past `limit` (the child is then killed with SIGKILL) becomes a
+/// [`WorkerFailure`] here instead of taking PID 1 (and so the kernel) down. The wait
+/// beats the watchdog heart ([`crate::watchdog::beat`]) at least once a second.
+pub fn run_worker(
+    limit: std::time::Duration,
+    work: impl FnOnce() -> String,
+) -> (Result<String, WorkerFailure>, u64) {
+    let started = boottime_ns();
+    let outcome = supervise(limit, work);
+    (outcome, boottime_ns().saturating_sub(started))
+}
+
+fn supervise(
+    limit: std::time::Duration,
+    work: impl FnOnce() -> String,
+) -> Result<String, WorkerFailure> {
+    let start_failed = |e: &dyn std::fmt::Display| WorkerFailure::Start {
+        message: e.to_string(),
+    };
+    let (read_end, write_end) = rustix::pipe::pipe().map_err(|e| start_failed(&e))?;
+    // SAFETY: PID 1's main thread forks while no other thread of it holds a lock the
+    // child needs (musl's malloc is fork-safe); the child runs `work`, then _exit(2).
     let pid = unsafe { libc::fork() };
     if pid < 0 {
-        return Err(WorkerError::Fork(io::Error::last_os_error().to_string()));
+        return Err(start_failed(&io::Error::last_os_error()));
     }
     if pid == 0 {
         drop(read_end);
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&write_end);
+        // PID 1's hook would keep the child alive: a worker reports its panic and ends.
+        std::panic::set_hook(Box::new(move |info| {
+            let msg = info.to_string().replace('\n', " ");
+            // SAFETY: write(2) of a valid buffer to the pipe this child owns; _exit(2).
+            unsafe {
+                libc::write(fd, msg.as_ptr().cast(), msg.len());
+                libc::_exit(PANIC_EXIT);
+            }
+        }));
         let out = work();
         let mut file = std::fs::File::from(write_end);
         let ok = io::Write::write_all(&mut file, out.as_bytes()).is_ok();
@@ -198,25 +264,87 @@ pub fn run_worker(work: impl FnOnce() -> String) -> Result<String, WorkerError> 
         unsafe { libc::_exit(if ok { 0 } else { 1 }) };
     }
     drop(write_end);
-    let mut out = String::new();
-    let _ = io::Read::read_to_string(&mut std::fs::File::from(read_end), &mut out);
-    let mut status = 0;
-    loop {
-        // SAFETY: status is a valid out-pointer.
-        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
-        if r == pid {
-            break;
+    let deadline = std::time::Instant::now() + limit;
+    let mut out = Vec::new();
+    let mut pipe = std::fs::File::from(read_end);
+    let mut open = true;
+    let status = loop {
+        crate::watchdog::beat();
+        if !open {
+            let mut status = 0;
+            // SAFETY: status is a valid out-pointer.
+            let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+            if r == pid {
+                break status;
+            }
+            if r < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+                return Err(start_failed(&io::Error::last_os_error()));
+            }
         }
-        if r < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-            return Err(WorkerError::Fork(io::Error::last_os_error().to_string()));
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            kill_and_reap(pid);
+            return Err(WorkerFailure::TimedOut {
+                limit_ms: limit.as_millis() as u64,
+            });
         }
-    }
+        if open {
+            let mut pfd = libc::pollfd {
+                fd: std::os::fd::AsRawFd::as_raw_fd(&pipe),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let wait_ms = left.as_millis().clamp(1, 1000) as libc::c_int;
+            // SAFETY: one valid pollfd.
+            if unsafe { libc::poll(&mut pfd, 1, wait_ms) } > 0 {
+                let mut buf = [0u8; 4096];
+                match io::Read::read(&mut pipe, &mut buf) {
+                    Ok(0) => open = false,
+                    Ok(n) => out.extend_from_slice(&buf[..n]),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => open = false,
+                }
+            }
+        } else {
+            std::thread::sleep(std::time::Duration::from_millis(
+                left.as_millis().min(10) as u64
+            ));
+        }
+    };
+    let out = String::from_utf8_lossy(&out).into_owned();
     if libc::WIFSIGNALED(status) {
-        return Err(WorkerError::Signal(libc::WTERMSIG(status)));
+        let signal = libc::WTERMSIG(status);
+        return Err(WorkerFailure::Signal {
+            signal,
+            name: signal_name(signal).to_owned(),
+        });
     }
     match libc::WEXITSTATUS(status) {
         0 => Ok(out),
-        code => Err(WorkerError::Exit(code)),
+        PANIC_EXIT => Err(WorkerFailure::Panic { message: out }),
+        code => Err(WorkerFailure::Exit { code }),
+    }
+}
+
+/// The name of a Linux signal number (signal(7); the same numbers on ARM and x86 for
+/// these), or `"?"`.
+pub fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGSYS => "SIGSYS",
+        _ => "?",
     }
 }
 
@@ -439,18 +567,72 @@ fn ioctl(fd: libc::c_int, request: libc::Ioctl, req: &mut libc::ifreq) -> io::Re
 mod tests {
     use super::*;
 
+    const SECOND: std::time::Duration = std::time::Duration::from_secs(1);
+
     #[test]
-    fn worker_returns_output() {
-        assert_eq!(run_worker(|| "hello".into()), Ok("hello".into()));
+    fn worker_returns_output_and_its_time() {
+        let (out, ns) = run_worker(10 * SECOND, || {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            "hello".into()
+        });
+        assert_eq!(out, Ok("hello".into()));
+        assert!((20_000_000..10_000_000_000).contains(&ns), "{ns} ns");
     }
 
     #[test]
-    fn worker_crash_is_an_error_not_a_crash() {
-        let r = run_worker(|| {
-            // What a panic under panic = "abort" does.
-            std::process::abort();
+    fn worker_faults_are_failures_not_crashes() {
+        // What a panic under panic = "abort" does without our hook.
+        let (r, _) = run_worker(10 * SECOND, || std::process::abort());
+        assert_eq!(
+            r,
+            Err(WorkerFailure::Signal {
+                signal: libc::SIGABRT,
+                name: "SIGABRT".into()
+            })
+        );
+        let (r, _) = run_worker(10 * SECOND, || {
+            // SAFETY: none; the fault is the point (the child dies of SIGSEGV).
+            unsafe { std::ptr::null_mut::<u8>().write_volatile(1) };
+            String::new()
         });
-        assert_eq!(r, Err(WorkerError::Signal(libc::SIGABRT)));
+        assert_eq!(
+            r,
+            Err(WorkerFailure::Signal {
+                signal: libc::SIGSEGV,
+                name: "SIGSEGV".into()
+            })
+        );
+        let (r, _) = run_worker(10 * SECOND, || panic!("boom at step 3"));
+        match r {
+            Err(WorkerFailure::Panic { message }) => {
+                assert!(message.contains("boom at step 3"), "{message}")
+            }
+            other => panic!("{other:?}"),
+        }
+        let (r, _) = run_worker(10 * SECOND, || {
+            // SAFETY: _exit(2) in the child.
+            unsafe { libc::_exit(7) }
+        });
+        assert_eq!(r, Err(WorkerFailure::Exit { code: 7 }));
+    }
+
+    #[test]
+    fn a_hung_worker_is_killed_at_its_limit() {
+        let limit = std::time::Duration::from_millis(300);
+        let (r, ns) = run_worker(limit, || loop {
+            std::thread::sleep(SECOND);
+        });
+        assert_eq!(r, Err(WorkerFailure::TimedOut { limit_ms: 300 }));
+        assert!((300_000_000..5_000_000_000).contains(&ns), "{ns} ns");
+        // A worker that closed its pipe and then hangs is bounded too.
+        let (r, _) = run_worker(limit, || {
+            // SAFETY: closing this child's own copies of every descriptor above 2.
+            unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) };
+            loop {
+                std::thread::sleep(SECOND);
+            }
+        });
+        assert_eq!(r, Err(WorkerFailure::TimedOut { limit_ms: 300 }));
     }
 
     #[test]

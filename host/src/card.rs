@@ -125,6 +125,70 @@ pub fn read_results(path: &Path) -> Result<CardRead> {
     })
 }
 
+/// The folder of the results partition where PID 1 keeps earlier boots' documents
+/// (`runs/<run id>.json`; firmware init.rs `keep_previous_run`).
+pub const KEPT_RUNS_DIR: &str = "runs";
+
+/// Reads every earlier boot's document kept on a card image or device (or the mounted
+/// results partition folder) under [`KEPT_RUNS_DIR`], in name order; none when the
+/// folder is missing (a card that booted once).
+///
+/// # Errors
+/// As [`read_results`] for opening the card and finding the partition; I/O errors.
+pub fn read_kept_runs(path: &Path) -> Result<Vec<CardRead>> {
+    if path.is_dir() {
+        let dir = path.join(KEPT_RUNS_DIR);
+        let mut names: Vec<_> = match std::fs::read_dir(&dir) {
+            Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).collect(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e).with_context(|| format!("reading {}", dir.display())),
+        };
+        names.sort();
+        return names
+            .into_iter()
+            .map(|f| {
+                Ok(CardRead {
+                    text: std::fs::read_to_string(&f)
+                        .with_context(|| format!("reading {}", f.display()))?,
+                    source: f.display().to_string(),
+                })
+            })
+            .collect();
+    }
+    let mut disk = File::open(path).with_context(|| open_advice(path))?;
+    let (part, label) = find_results_partition(&mut disk)
+        .with_context(|| format!("{}: no results partition", path.display()))?;
+    let place = describe(path, &part, label.as_deref());
+    let fs = open_fat(&mut disk, &part)?;
+    let dir = match fs.root_dir().open_dir(KEPT_RUNS_DIR) {
+        Ok(d) => d,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("{place}: {KEPT_RUNS_DIR}/")),
+    };
+    let mut names: Vec<String> = dir
+        .iter()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.is_file())
+        .map(|e| e.file_name())
+        .collect();
+    names.sort();
+    let mut out = Vec::new();
+    for name in names {
+        let rel = format!("{KEPT_RUNS_DIR}/{name}");
+        let mut data = Vec::new();
+        fs.root_dir()
+            .open_file(&rel)
+            .and_then(|mut f| f.read_to_end(&mut data))
+            .with_context(|| format!("{place}: reading {rel}"))?;
+        out.push(CardRead {
+            text: String::from_utf8(data)
+                .with_context(|| format!("{place}: {rel} is not UTF-8"))?,
+            source: format!("{place} {rel}"),
+        });
+    }
+    Ok(out)
+}
+
 /// `/dev/sdb p2 (BBRESULTS)`, or just the path for a whole-disk filesystem.
 fn describe(path: &Path, part: &Partition, label: Option<&str>) -> String {
     let mut s = path.display().to_string();

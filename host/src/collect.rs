@@ -63,6 +63,9 @@ pub fn run(args: &CollectArgs) -> Result<()> {
     for w in warnings(&c.results) {
         eprintln!("warning: {w}");
     }
+    for e in &c.earlier {
+        eprintln!("earlier boot: {e}");
+    }
     if args.json {
         println!("{}", to_json(&c));
     } else {
@@ -114,6 +117,9 @@ pub struct Collected {
     pub row: RunRow,
     /// The store's database file.
     pub db: PathBuf,
+    /// From a card: one line per earlier boot's document kept on it (`runs/`), stored
+    /// too, or why it was not.
+    pub earlier: Vec<String>,
 }
 
 /// Collects one run: from the card when `from_card` is set, else over the network, then
@@ -130,11 +136,30 @@ pub fn collect(opts: &Options) -> Result<Collected> {
     let dir = store::default_dir(opts.store.as_deref())?;
     let mut store = Store::open(&dir)?;
     let (outcome, row) = store.put(&got.results, &got.text, &got.source, unix_now())?;
+    let mut earlier = Vec::new();
+    if let Some(path) = &opts.from_card {
+        for kept in card::read_kept_runs(path)? {
+            let line = match RunResults::from_json(&kept.text) {
+                Ok(r) => match store.put(&r, &kept.text, &kept.source, unix_now()) {
+                    Ok((o, _)) => format!(
+                        "{}: {} run {} ({o:?})",
+                        kept.source,
+                        if r.complete { "complete" } else { "partial" },
+                        r.run_id
+                    ),
+                    Err(e) => format!("{}: not stored: {e:#}", kept.source),
+                },
+                Err(e) => format!("{}: not a results document: {e}", kept.source),
+            };
+            earlier.push(line);
+        }
+    }
     Ok(Collected {
         results: got.results,
         outcome,
         row,
         db: store.db_path(),
+        earlier,
     })
 }
 

@@ -148,6 +148,21 @@ fn same_slash_30(a: Ipv4Addr, b: Ipv4Addr) -> bool {
     u32::from(a) & !3 == u32::from(b) & !3 && a != b
 }
 
+/// One round over `list`, in order: a TCP connect (1 s timeout) to each candidate,
+/// skipping a [`Candidate::needs_link`] one while this host has no address on its /30
+/// ([`on_link`]). Returns the label of the first that accepts.
+pub fn probe_round(list: &[Candidate]) -> Option<String> {
+    list.iter()
+        .find(|c| {
+            let skip = match c.addr {
+                SocketAddr::V4(v4) if c.needs_link => !on_link(*v4.ip()),
+                _ => false,
+            };
+            !skip && std::net::TcpStream::connect_timeout(&c.addr, Duration::from_secs(1)).is_ok()
+        })
+        .map(|c| c.label.clone())
+}
+
 /// Finds a board: tries every [`candidates`] place (1 s connect timeout each), round
 /// after round, until one accepts a TCP connection or `timeout` passes; returns its
 /// label (an address [`crate::fetch::fetch`] takes).
@@ -161,16 +176,8 @@ pub fn discover(timeout: Duration) -> Result<String> {
         // Interfaces come and go while the board boots: look again every round.
         let usb = usb_net_interfaces(Path::new("/sys/class/net"));
         let list = candidates(std::env::var(BOARD_ENV).ok().as_deref(), &usb)?;
-        for c in &list {
-            let skip = match c.addr {
-                SocketAddr::V4(v4) if c.needs_link => !on_link(*v4.ip()),
-                _ => false,
-            };
-            if !skip
-                && std::net::TcpStream::connect_timeout(&c.addr, Duration::from_secs(1)).is_ok()
-            {
-                return Ok(c.label.clone());
-            }
+        if let Some(found) = probe_round(&list) {
+            return Ok(found);
         }
         if Instant::now() >= until {
             let tried: Vec<_> = list.iter().map(|c| c.label.as_str()).collect();

@@ -178,6 +178,28 @@ enum Command {
   sudo benchboot flash target/images/rpi-zero-w.img --device /dev/mmcblk0
   benchboot flash target/images/rpi-zero-w.img --device card.img --yes   (to a file)")]
     Flash(benchboot::flash::FlashArgs),
+    /// Field test one board: build its image, flash a card, say what to plug where, wait
+    /// for the board, collect its results into the store and print the report.
+    ///
+    /// The card is refused exactly as `benchboot flash` refuses it (checked before the
+    /// build, and again before writing), and erased only after confirmation (--yes
+    /// without a terminal). Gadget boards get the host end of their network tests
+    /// (`benchboot peer`) for as long as this runs. Steps: card, build (`cargo xtask
+    /// image` in the source tree, or --image), flash, plug in, wait, collect, report.
+    #[command(after_help = "Examples:
+  benchboot field-test --board rpi-zero-w --device /dev/sdb --dry-run
+  benchboot field-test --board rpi-zero-w --device /dev/sdb      (you in the disk group)
+  cargo xtask image --board rpi-1b
+  sudo benchboot field-test --board rpi-1b --device /dev/sdb --image target/images/rpi-1b.img
+  benchboot field-test --board beaglebone-black --device /dev/sdc --timeout 14400 --yes
+
+Writing a card needs root or the disk group. Under sudo, cargo is often not on root's
+PATH and the results store is root's: build first as yourself, pass --image (and
+--store DIR to keep the run in your own store).")]
+    FieldTest(benchboot::field_test::FieldTestArgs),
+    /// Print the init's log: decode the defmt frames it stored (`log.defmt` on the card's
+    /// results partition) with the unstripped init the image build kept.
+    Log(benchboot::log::LogArgs),
 }
 
 fn main() -> Result<()> {
@@ -281,6 +303,8 @@ fn main() -> Result<()> {
         Command::Compare(args) => benchboot::compare::run(&args)?,
         Command::Devices(args) => benchboot::devices::run(&args)?,
         Command::Flash(args) => benchboot::flash::run(&(&args).into())?,
+        Command::FieldTest(args) => benchboot::field_test::run(&args)?,
+        Command::Log(args) => benchboot::log::run(&args)?,
         Command::Collect(args) => benchboot::collect::run(&args)?,
         Command::Runs(args) => benchboot::collect::run_runs(&args)?,
         Command::Show { file } => {

@@ -14,6 +14,7 @@ use benchboot_firmware::sweep::{self, FileCache, Place};
 use benchboot_firmware::sys;
 use benchboot_plan::{
     Filesystem, Mode, NetworkPlan, Plan, RandomPlan, ResultsTarget, StoragePlan, StorageTarget,
+    Supervision,
 };
 use benchboot_results::{RandomOp, RunResults};
 
@@ -86,6 +87,8 @@ pub fn plan(run: &HostRun) -> Plan {
             gadget: None,
             tests: None,
         },
+        supervision: Supervision::default(),
+        faults: Vec::new(),
     }
 }
 

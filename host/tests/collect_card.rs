@@ -79,6 +79,9 @@ fn put_fat(file: &File, offset: u64, len: u64, label: Option<&str>, files: &[(&s
     drop(s);
     let fs = fatfs::FileSystem::new(slice(file), fatfs::FsOptions::new()).unwrap();
     for (name, text) in files {
+        if let Some((dir, _)) = name.rsplit_once('/') {
+            fs.root_dir().create_dir(dir).unwrap();
+        }
         let mut f = fs.root_dir().create_file(name).unwrap();
         f.write_all(text.as_bytes()).unwrap();
         f.flush().unwrap();
@@ -401,6 +404,101 @@ fn collect_from_card_into_the_store() {
             .count(),
         1
     );
+}
+
+/// A card that booted three times: the earlier two documents kept under `runs/` (one
+/// partial), one not a document; `collect --from-card` stores the current one and the
+/// readable earlier ones, and says what it did with each.
+#[test]
+fn collect_from_card_keeps_the_earlier_boots() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = |id: &str, complete: bool| {
+        let mut r = benchboot_results::RunResults::new(
+            id.into(),
+            benchboot_plan::Plan::example(),
+            benchboot_results::SystemInfo::default(),
+        );
+        r.complete = complete;
+        r.to_json()
+    };
+    let img = image(
+        dir.path(),
+        &[
+            fat(1, 4, Some("BOOT"), vec![]),
+            fat(
+                5,
+                4,
+                Some("BBRESULTS"),
+                vec![
+                    ("results.json", doc("rpi-zero-w-3333", true)),
+                    ("runs/rpi-zero-w-1111.json", doc("rpi-zero-w-1111", false)),
+                    ("runs/rpi-zero-w-2222.json", doc("rpi-zero-w-2222", true)),
+                    ("runs/unreadable.json", "{\"run_".into()),
+                ],
+            ),
+        ],
+        &[],
+    );
+    let kept = card::read_kept_runs(&img).unwrap();
+    let names: Vec<&str> = kept
+        .iter()
+        .map(|k| k.source.rsplit(' ').next().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "runs/rpi-zero-w-1111.json",
+            "runs/rpi-zero-w-2222.json",
+            "runs/unreadable.json"
+        ]
+    );
+    let store = dir.path().join("store");
+    let c = collect::collect(&collect::Options {
+        addr: None,
+        from_card: Some(img.clone()),
+        store: Some(store.clone()),
+        timeout: std::time::Duration::from_secs(1),
+        progress: false,
+    })
+    .unwrap();
+    assert_eq!(c.results.run_id, "rpi-zero-w-3333");
+    assert_eq!(c.earlier.len(), 3, "{:?}", c.earlier);
+    assert!(
+        c.earlier[0].ends_with("runs/rpi-zero-w-1111.json: partial run rpi-zero-w-1111 (Inserted)"),
+        "{:?}",
+        c.earlier
+    );
+    assert!(
+        c.earlier[1].contains("complete run rpi-zero-w-2222"),
+        "{:?}",
+        c.earlier
+    );
+    assert!(
+        c.earlier[2].contains("runs/unreadable.json: not a results document"),
+        "{:?}",
+        c.earlier
+    );
+    let runs = collect::runs(Some(&store), false).unwrap();
+    for id in ["rpi-zero-w-1111", "rpi-zero-w-2222", "rpi-zero-w-3333"] {
+        assert!(runs.contains(id), "{runs}");
+    }
+    // A card that booted once has no runs/ folder: nothing earlier.
+    let once_dir = dir.path().join("once");
+    std::fs::create_dir_all(&once_dir).unwrap();
+    let once = image(
+        &once_dir,
+        &[
+            fat(1, 4, Some("BOOT"), vec![]),
+            fat(
+                5,
+                4,
+                Some("BBRESULTS"),
+                vec![("results.json", doc("x", true))],
+            ),
+        ],
+        &[],
+    );
+    assert!(card::read_kept_runs(&once).unwrap().is_empty());
 }
 
 #[test]

@@ -98,8 +98,9 @@ fn qemu_user_cpu(triple: &str, rustc_cpu: Option<&str>) -> String {
     .to_owned()
 }
 
-/// Builds the init for `cpu`, runs every gate, and returns the path of the binary
-/// (`target/firmware/<triple>-<cpu>/benchboot-init`, see [`CpuTarget::key`]).
+/// Builds the init for `cpu`, runs every gate, and returns the path of the stripped
+/// binary (`target/firmware/<triple>-<cpu>/benchboot-init`, see [`CpuTarget::key`]); the
+/// unstripped one is kept beside it ([`unstripped`]).
 pub fn build(cpu: &CpuTarget) -> Result<PathBuf> {
     let have = Available::probe();
     let forced = std::env::var("BENCHBOOT_ROUTE").ok();
@@ -172,19 +173,71 @@ pub fn build(cpu: &CpuTarget) -> Result<PathBuf> {
         .join("firmware")
         .join(cpu.key())
         .join(INIT_BIN);
-    let bytes = std::fs::read(&built).with_context(|| format!("reading {}", built.display()))?;
+    // The firmware profile links unstripped: that ELF is kept for `benchboot log` (its
+    // symbols are defmt's string table), the image gets a stripped copy.
+    let elf = std::fs::read(&built).with_context(|| format!("reading {}", built.display()))?;
+    check_defmt_table(&elf).with_context(|| format!("{}", built.display()))?;
+    crate::write_atomically(&unstripped(&out), &elf)?;
+    let bytes = strip(&elf).with_context(|| format!("stripping {}", built.display()))?;
     crate::write_atomically(&out, &bytes)?;
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o755))?;
     gate(cpu, &out)?;
     let size = std::fs::metadata(&out)?.len();
     eprintln!(
-        "firmware: {} ok: static, {:?}, runs under qemu-user -cpu {}; {size} bytes stripped",
+        "firmware: {} ok: static, {:?}, runs under qemu-user -cpu {}; {size} bytes stripped \
+         (unstripped, for `benchboot log`: {})",
         out.display(),
         cpu.arch,
-        cpu.qemu_cpu
+        cpu.qemu_cpu,
+        unstripped(&out).display()
     );
     Ok(out)
+}
+
+/// The unstripped init [`build`] keeps beside `init` (`benchboot-init.elf`): the table
+/// `benchboot log` decodes the init's `log.defmt` with (firmware/src/log.rs).
+pub fn unstripped(init: &Path) -> PathBuf {
+    init.with_extension("elf")
+}
+
+/// `init` as `strip --strip-all` (llvm-strip) leaves it, byte for byte on the builds
+/// compared: no symbols, no debug info, no section outside the loaded image (`.comment`,
+/// defmt's `.defmt`) but `.ARM.attributes` (which the ARMv6 gate reads). Done here so no
+/// binutils for the target are needed.
+pub fn strip(elf: &[u8]) -> Result<Vec<u8>> {
+    use object::build::elf::{Builder, SectionData};
+    let mut b = Builder::read(elf)?;
+    for s in b.sections.iter_mut() {
+        let keep = s.sh_flags & u64::from(object::elf::SHF_ALLOC) != 0
+            || s.sh_type == object::elf::SHT_ARM_ATTRIBUTES
+            || matches!(s.data, SectionData::SectionString)
+            || s.name.as_slice().starts_with(b".gnu.warning");
+        s.delete = !keep;
+    }
+    for sym in b.symbols.iter_mut() {
+        sym.delete = true;
+    }
+    b.delete_orphans();
+    let mut out = Vec::with_capacity(elf.len());
+    b.write(&mut out)?;
+    Ok(out)
+}
+
+/// Checks that an unstripped init carries defmt's table (the `_defmt_version_` symbol and
+/// the `.defmt` section firmware/defmt-sections.x adds), so its log can be decoded.
+pub fn check_defmt_table(elf: &[u8]) -> Result<()> {
+    use object::{Object, ObjectSymbol};
+    let file = object::File::parse(elf).context("not an ELF file")?;
+    ensure!(
+        file.section_by_name(".defmt").is_some()
+            && file
+                .symbols()
+                .any(|s| s.name().is_ok_and(|n| n.starts_with("_defmt_version_"))),
+        "no defmt table (.defmt section, _defmt_version_ symbol): was it linked with \
+         firmware/defmt-sections.x (firmware/build.rs) and left unstripped?"
+    );
+    Ok(())
 }
 
 /// The rustc sysroot (std sources for build-std) and the cargo home (registry sources),
@@ -348,6 +401,42 @@ mod tests {
         // The host's own test binary is dynamically linked x86_64: wrong machine.
         let me = std::fs::read(std::env::current_exe().unwrap()).unwrap();
         assert!(check_elf(&me, Arch::Aarch64).is_err());
+    }
+
+    #[test]
+    fn strip_keeps_the_loaded_image_and_drops_symbols() {
+        use object::{Object, ObjectSection};
+        // This test binary: an unstripped x86_64 ELF without a defmt table.
+        let me = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        let err = check_defmt_table(&me).unwrap_err().to_string();
+        assert!(err.contains("no defmt table"), "{err}");
+        let stripped = strip(&me).unwrap();
+        assert!(stripped.len() < me.len());
+        let (a, b) = (
+            object::File::parse(&*me).unwrap(),
+            object::File::parse(&*stripped).unwrap(),
+        );
+        assert!(a.section_by_name(".symtab").is_some());
+        assert!(b.section_by_name(".symtab").is_none());
+        assert!(b.section_by_name(".comment").is_none());
+        // Code and data stay where they were, byte for byte (this binary is dynamic:
+        // its dynamic symbol and string tables are rewritten; the init has none).
+        for name in [".text", ".rodata", ".data"] {
+            let (Some(s), Some(t)) = (a.section_by_name(name), b.section_by_name(name)) else {
+                panic!("{name} missing");
+            };
+            assert_eq!(t.address(), s.address(), "{name}");
+            assert!(t.data().unwrap() == s.data().unwrap(), "{name} changed");
+        }
+        assert_eq!(
+            strip(&stripped).unwrap(),
+            stripped,
+            "stripping again changes nothing"
+        );
+        assert_eq!(
+            unstripped(Path::new("a/benchboot-init")),
+            Path::new("a/benchboot-init.elf")
+        );
     }
 
     #[test]

@@ -52,6 +52,9 @@ pub struct Manifest {
     /// Boot loader blobs written raw before the first partition, by offset.
     pub raw_blobs: Vec<ManifestBlob>,
     pub initramfs_files: Vec<ManifestFile>,
+    /// The unstripped init beside the image (`<board>.init.elf`): `benchboot log` decodes
+    /// the init's `log.defmt` with it.
+    pub init_elf: ManifestFile,
     /// Module load order per plan.
     pub modules: Vec<(String, Vec<String>)>,
 }
@@ -141,7 +144,21 @@ pub fn run_to(board: &Board, image: &Path) -> Result<Built> {
     tmp.persist(image)
         .with_context(|| format!("renaming into {}", image.display()))?;
     phase.mark("render");
-    let manifest = manifest(board, image, &layout, &contents, pinned)?;
+    let elf = std::fs::read(firmware::unstripped(&init))?;
+    let elf_path = image.with_extension("init.elf");
+    crate::write_atomically(&elf_path, &elf)?;
+    let init_elf = file_entry(
+        elf_path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        &elf,
+        &format!(
+            "firmware/ ({}), unstripped: benchboot log --elf",
+            board.triple
+        ),
+    );
+    let manifest = manifest(board, image, &layout, &contents, pinned, init_elf)?;
     let manifest_path = image.with_extension("manifest.json");
     crate::write_atomically(
         &manifest_path,
@@ -354,10 +371,11 @@ fn contents(
     let qemu_modules = modules::resolve(kernel_root, release, &qemu_wanted)
         .with_context(|| format!("boards/{}.toml: qemu.modules", board.name))?;
     let names = |v: &[(String, PathBuf)]| v.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
-    let hw_plan = plans::hardware(board, layout, names(&hw_modules));
-    let qemu_plan = plans::qemu(board, layout, names(&qemu_modules));
-    hw_plan.validate()?;
-    qemu_plan.validate()?;
+    let plans = plans::all(board, layout, names(&hw_modules), names(&qemu_modules));
+    for (name, plan) in &plans {
+        plan.validate()
+            .with_context(|| format!("boards/{}.toml: plan `{name}`", board.name))?;
+    }
 
     let rel = |p: &str| p.trim_start_matches('/').to_owned();
     let mut initramfs: Vec<(String, Node, String)> = Vec::new();
@@ -377,7 +395,7 @@ fn contents(
         Node::File(init_data, 0o755),
         format!("firmware/ ({})", board.triple),
     ));
-    for (name, plan) in [(DEFAULT_PLAN, &hw_plan), ("qemu", &qemu_plan)] {
+    for (name, plan) in &plans {
         let json = serde_json::to_vec_pretty(plan)?;
         initramfs.push((
             format!("{}/{name}.json", rel(PLANS_DIR)),
@@ -778,6 +796,7 @@ fn manifest(
     layout: &Layout,
     c: &Contents,
     packages: Vec<packages::Pinned>,
+    init_elf: ManifestFile,
 ) -> Result<Manifest> {
     let modules = |plan: &str| -> Vec<String> {
         c.initramfs
@@ -841,6 +860,7 @@ fn manifest(
                 _ => None,
             })
             .collect(),
+        init_elf,
         modules: vec![
             (DEFAULT_PLAN.into(), modules(DEFAULT_PLAN)),
             ("qemu".into(), modules("qemu")),

@@ -1,11 +1,14 @@
-//! The plans an image carries: `plan.json` (hardware default) and `qemu.json` (a short
-//! plan for the emulated smoke tier). The init picks one by the kernel parameter
-//! `benchboot.plan=<name>` (default `plan`).
+//! The plans an image carries: `plan.json` (hardware default), `qemu.json` (a short
+//! plan for the emulated smoke tier), `faults.json` (fault injection), `watchdog.json`
+//! (a hung PID 1 the watchdog must reset) and `powercut.json` (the power-cut test's
+//! run). The init picks one by the kernel
+//! parameter `benchboot.plan=<name>` (default `plan`).
 
 use benchboot_board::{Board, QemuNetwork};
 use benchboot_plan::{
-    seed_block_sizes, DeviceReadPlan, Filesystem, GadgetPlan, Mode, NetTests, NetworkPlan, Plan,
-    RandomPlan, ResultsTarget, StoragePlan, StorageTarget, MIB, RESULTS_PORT,
+    seed_block_sizes, DeviceReadPlan, Fault, Filesystem, GadgetPlan, Mode, NetTests, NetworkPlan,
+    Plan, RandomPlan, ResultsTarget, StoragePlan, StorageTarget, Supervision, DEFAULT_PLAN, MIB,
+    RESULTS_PORT,
 };
 
 use crate::layout::{partition_device, Layout, Role};
@@ -64,6 +67,8 @@ fn base(board: &Board, layout: &Layout, modules: Vec<String>, emulated: bool) ->
             governor: Some("performance".into()),
         },
         network: hardware_network(board),
+        supervision: Supervision::default(),
+        faults: Vec::new(),
     }
 }
 
@@ -122,6 +127,63 @@ pub fn qemu(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
         (r.region_bytes, r.duration_ms) = (4 * MIB, 300);
     }
     p.network = qemu_network(board, p.network.gadget.take());
+    p
+}
+
+/// Every plan of an image, by the name `benchboot.plan=` picks it with: the hardware
+/// plan (`hw_modules`) and the QEMU ones (`qemu_modules`: the board's and its QEMU
+/// machine's).
+pub fn all(
+    board: &Board,
+    layout: &Layout,
+    hw_modules: Vec<String>,
+    qemu_modules: Vec<String>,
+) -> Vec<(&'static str, Plan)> {
+    vec![
+        (DEFAULT_PLAN, hardware(board, layout, hw_modules)),
+        ("qemu", qemu(board, layout, qemu_modules.clone())),
+        ("faults", faults(board, layout, qemu_modules.clone())),
+        ("watchdog", watchdog(board, layout, qemu_modules.clone())),
+        ("powercut", powercut(board, layout, qemu_modules)),
+    ]
+}
+
+/// The fault-injection plan: a worker that segfaults, one that panics, one that hangs
+/// past a 5 s worker limit, then a tiny storage sweep (ext4, 4 KiB and 64 KiB, sync),
+/// then PID 1 panics before serving. No network tests.
+pub fn faults(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
+    let mut p = qemu(board, layout, modules);
+    let s = &mut p.storage;
+    s.targets.retain(|t| t.filesystem == Filesystem::Ext4);
+    s.block_sizes = vec![4096, 64 * 1024];
+    s.modes = vec![Mode::Sync];
+    (s.device_reads, s.random, s.verify) = (None, None, false);
+    p.network.gadget = None;
+    p.network.tests = None;
+    p.supervision.worker_limit_ms = 5_000;
+    p.faults = vec![Fault::Segfault, Fault::Panic, Fault::Hang, Fault::Pid1Panic];
+    p
+}
+
+/// The watchdog plan: the fault plan's tiny sweep, a 5 s watchdog timeout and 2 s
+/// worker limit (a 7 s stall limit), then PID 1's main sequence stops
+/// ([`Fault::Pid1Hang`]): the watchdog must reset the board.
+pub fn watchdog(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
+    let mut p = faults(board, layout, modules);
+    p.supervision.worker_limit_ms = 2_000;
+    p.supervision.watchdog_timeout_s = 5;
+    p.faults = vec![Fault::Pid1Hang];
+    p
+}
+
+/// The power-cut plan: the QEMU plan's storage steps (every target, both modes, device
+/// reads, random I/O, verification) over 4 block sizes (512 B, 4 KiB, 64 KiB, 1 MiB),
+/// so a boot is short and a cut lands among many persisted steps; no network tests.
+pub fn powercut(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
+    let mut p = qemu(board, layout, modules);
+    p.storage.block_sizes = vec![512, 4096, 64 * 1024, MIB];
+    p.network.gadget = None;
+    p.network.tests = None;
     p
 }
 
@@ -212,6 +274,45 @@ mod tests {
         assert_eq!(h.storage.block_sizes.len(), 18);
         // The byte cap must fit on a test partition.
         assert!(h.storage.byte_cap < layout.parts[2].size_bytes());
+    }
+
+    #[test]
+    fn every_plan_of_an_image_is_valid_and_the_test_plans_are_emulated() {
+        let layout = plan(&Spec::default()).unwrap();
+        let virt = crate::load_board("qemu-virt-arm64").unwrap();
+        let all = all(&virt, &layout, vec![], vec!["i6300esb".into()]);
+        let names: Vec<&str> = all.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, ["plan", "qemu", "faults", "watchdog", "powercut"]);
+        for (name, p) in &all {
+            p.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(p.emulated, *name != "plan", "{name}");
+            assert!(p.supervision.worker_limit_ms > 0);
+        }
+        let get = |n: &str| &all.iter().find(|(x, _)| *x == n).unwrap().1;
+        let f = get("faults");
+        assert_eq!(
+            f.faults,
+            [Fault::Segfault, Fault::Panic, Fault::Hang, Fault::Pid1Panic]
+        );
+        assert_eq!(f.supervision.worker_limit_ms, 5_000);
+        assert_eq!(f.storage.targets.len(), 1);
+        assert!(f.network.gadget.is_none() && f.network.tests.is_none());
+        let w = get("watchdog");
+        assert_eq!(w.faults, [Fault::Pid1Hang]);
+        assert_eq!(
+            (
+                w.supervision.worker_limit_ms,
+                w.supervision.watchdog_timeout_s
+            ),
+            (2_000, 5)
+        );
+        let c = get("powercut");
+        assert!(c.faults.is_empty());
+        assert_eq!(c.storage.block_sizes, [512, 4096, 64 * 1024, MIB]);
+        assert_eq!(c.storage.targets.len(), 5);
+        assert!(c.storage.random.is_some() && c.storage.verify);
+        assert!(c.network.gadget.is_none());
+        assert_eq!(get("plan").supervision, Supervision::default());
     }
 
     #[test]

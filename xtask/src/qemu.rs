@@ -153,7 +153,54 @@ fn kernel_boot_args(board: &Board, q: &Qemu, card: &Path, work: &Path) -> Result
     Ok(args)
 }
 
+/// Boots `board`'s image with the QEMU plan until its ready line and fetches the results
+/// ([`run_with`] with the defaults).
 pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
+    run_with(board, &Options::new(timeout))
+}
+
+/// How [`run_with`] and [`cut`] boot a board.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Give up when the awaited line has not come by then (from QEMU start).
+    pub timeout: Duration,
+    /// The plan PID 1 runs (`benchboot.plan=<name>`, a plan of the initramfs: `qemu`,
+    /// `faults`, `powercut`; [`crate::plans`]).
+    pub plan: String,
+    /// Boot this card as it is (a card an earlier boot wrote to: the reboot after a
+    /// cut) instead of a fresh copy of the built image.
+    pub card: Option<PathBuf>,
+    /// More QEMU arguments, after the board's (e.g. a watchdog device).
+    pub extra_args: Vec<String>,
+}
+
+impl Options {
+    /// The QEMU plan on a fresh copy of the image.
+    pub fn new(timeout: Duration) -> Options {
+        Options {
+            timeout,
+            plan: "qemu".into(),
+            card: None,
+            extra_args: Vec::new(),
+        }
+    }
+}
+
+/// A QEMU that is running a board, its console read line by line on a thread.
+struct Launched {
+    guard: Guard,
+    lines: mpsc::Receiver<String>,
+    started: Instant,
+    console_log: PathBuf,
+    sd: PathBuf,
+    port: u16,
+    built: image::Built,
+    qemu_card: Option<image::Built>,
+}
+
+/// Builds the image (cached when nothing changed), prepares the card QEMU writes to and
+/// starts QEMU with its console on a pipe.
+fn launch(board: &Board, opts: &Options) -> Result<Launched> {
     let Some(q) = &board.qemu else {
         bail!(
             "boards/{}.toml has no [qemu] section: this board cannot boot in QEMU",
@@ -172,23 +219,38 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
     let built = image::run(board)?;
     let work = work_dir(board);
     std::fs::create_dir_all(&work)?;
-    let (boot_args, qemu_card) = match q.boot {
+    let (mut boot_args, qemu_card) = match q.boot {
         QemuBoot::Kernel => (kernel_boot_args(board, q, &built.image, &work)?, None),
         // The machine's boot ROM runs the loader of a QEMU-only copy of the card.
         QemuBoot::Card => {
+            if opts.plan != "qemu" {
+                bail!(
+                    "boards/{}.toml boots from its card (qemu.boot = \"card\"), whose \
+                     extlinux.conf names the qemu plan: plan `{}` needs qemu.boot = \"kernel\"",
+                    board.name,
+                    opts.plan
+                );
+            }
             let stand_in = card_stand_in(board)?;
             // Built like any card, so it passes the same boot check (image::run_to).
             let card = image::run_to(&stand_in, &card_image_path(board))?;
             (Vec::new(), Some(card))
         }
     };
+    if opts.plan != "qemu" {
+        // The last benchboot.plan= on the command line wins (benchboot_plan::plan_name).
+        if let Some(a) = boot_args.iter_mut().skip_while(|a| *a != "-append").nth(1) {
+            a.push_str(&format!(" benchboot.plan={}", opts.plan));
+        }
+    }
     // QEMU writes to the card: boot a copy so the built images stay pristine.
-    let sd = work.join("sd.img");
-    std::fs::copy(qemu_card.as_ref().map_or(&built.image, |c| &c.image), &sd)?;
-
-    let host = match q.network {
-        QemuNetwork::None => None,
-        _ => Some(build_host_tool(false)?),
+    let sd = match &opts.card {
+        Some(card) => card.clone(),
+        None => {
+            let sd = work.join("sd.img");
+            std::fs::copy(qemu_card.as_ref().map_or(&built.image, |c| &c.image), &sd)?;
+            sd
+        }
     };
     // The well-known forward lets `benchboot fetch` find the board with no address;
     // another QEMU holding it means a free port and an explicit address instead.
@@ -197,6 +259,58 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
     } else {
         free_port()?
     };
+    let mut args = qemu_args(q, boot_args, &sd, port);
+    args.extend(opts.extra_args.iter().cloned());
+    eprintln!("qemu: {} {}", q.system, args.join(" "));
+    eprintln!("qemu: EMULATED run: throughput figures from QEMU say nothing about the hardware");
+    let started = Instant::now();
+    let child = Command::new(&q.system)
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .with_context(|| format!("starting {} (apt-get install qemu-system-arm)", q.system))?;
+    let mut guard = Guard(child);
+    let stdout = guard.0.stdout.take().context("no QEMU stdout")?;
+    let console_log = work.join("console.log");
+    let mut log = std::fs::File::create(&console_log)?;
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        // The console carries stray non-UTF-8 bytes (UART noise at start-up): read bytes.
+        let mut reader = BufReader::new(stdout);
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match reader.read_until(b'\n', &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            let line = String::from_utf8_lossy(&buf)
+                .trim_end_matches(['\r', '\n'])
+                .to_owned();
+            let _ = writeln!(log, "{line}");
+            eprintln!("  | {line}");
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    Ok(Launched {
+        guard,
+        lines,
+        started,
+        console_log,
+        sd,
+        port,
+        built,
+        qemu_card,
+    })
+}
+
+/// QEMU's command line: machine, boot arguments, the card, the console on stdio, the
+/// emulated NIC with the results port forwarded from 127.0.0.1:`port`, the board's own.
+fn qemu_args(q: &Qemu, boot_args: Vec<String>, sd: &Path, port: u16) -> Vec<String> {
     let mut args: Vec<String> = vec!["-M".into(), q.machine.clone()];
     args.extend(boot_args);
     args.extend([
@@ -243,73 +357,66 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
         ]);
     }
     args.extend(q.args.iter().cloned());
-    eprintln!("qemu: {} {}", q.system, args.join(" "));
-    eprintln!("qemu: EMULATED run: throughput figures from QEMU say nothing about the hardware");
-    let started = Instant::now();
-    let child = Command::new(&q.system)
-        .args(&args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .with_context(|| format!("starting {} (apt-get install qemu-system-arm)", q.system))?;
-    let mut guard = Guard(child);
-    let stdout = guard.0.stdout.take().context("no QEMU stdout")?;
-    let console_log = work.join("console.log");
-    let mut log = std::fs::File::create(&console_log)?;
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        // The console carries stray non-UTF-8 bytes (UART noise at start-up): read bytes.
-        let mut reader = BufReader::new(stdout);
-        let mut buf = Vec::new();
+    args
+}
+
+impl Launched {
+    /// Reads console lines until one contains `marker`; returns when it came (from QEMU
+    /// start). Notes the start line's time in `start` on the way.
+    fn wait_for(
+        &mut self,
+        marker: &str,
+        deadline: Instant,
+        start: &mut Option<Duration>,
+    ) -> Result<Duration> {
         loop {
-            buf.clear();
-            match reader.read_until(b'\n', &mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
-            }
-            let line = String::from_utf8_lossy(&buf)
-                .trim_end_matches(['\r', '\n'])
-                .to_owned();
-            let _ = writeln!(log, "{line}");
-            eprintln!("  | {line}");
-            if tx.send(line).is_err() {
-                break;
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left.min(Duration::from_secs(1))) {
+                Ok(line) => {
+                    if line.contains(START_MARKER) {
+                        *start = Some(self.started.elapsed());
+                    }
+                    if line.contains(marker) {
+                        return Ok(self.started.elapsed());
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if Instant::now() >= deadline {
+                        bail!(
+                            "no `{marker}` line within {} s; console in {}",
+                            deadline.duration_since(self.started).as_secs(),
+                            self.console_log.display()
+                        );
+                    }
+                    if let Some(status) = self.guard.0.try_wait()? {
+                        bail!(
+                            "QEMU exited ({status}) before the `{marker}` line; console in {}",
+                            self.console_log.display()
+                        );
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => bail!(
+                    "QEMU closed its console before the `{marker}` line; console in {}",
+                    self.console_log.display()
+                ),
             }
         }
-    });
-    let deadline = started + timeout;
-    let mut boot_to_init = None;
-    let boot_to_ready = loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left.min(Duration::from_secs(1))) {
-            Ok(line) if line.contains(READY_MARKER) => break started.elapsed(),
-            Ok(line) if line.contains(START_MARKER) => boot_to_init = Some(started.elapsed()),
-            Ok(_) => {}
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                if Instant::now() >= deadline {
-                    bail!(
-                        "no `{READY_MARKER}` line within {} s; console in {}",
-                        timeout.as_secs(),
-                        console_log.display()
-                    );
-                }
-                if let Some(status) = guard.0.try_wait()? {
-                    bail!(
-                        "QEMU exited ({status}) before the ready line; console in {}",
-                        console_log.display()
-                    );
-                }
-            }
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                bail!(
-                    "QEMU closed its console before the ready line; console in {}",
-                    console_log.display()
-                )
-            }
-        }
+    }
+}
+
+/// Boots the board ([`Options`]) until its ready line, then fetches the results over
+/// QEMU's forwarded port with `benchboot fetch` (or, with no emulated NIC, stops QEMU
+/// and reads them from the card's results partition).
+pub fn run_with(board: &Board, opts: &Options) -> Result<Run> {
+    let q = board.qemu.as_ref();
+    let host = match q.map(|q| q.network) {
+        Some(QemuNetwork::None) | None => None,
+        _ => Some(build_host_tool(false)?),
     };
-    let boot_to_init = boot_to_init.unwrap_or(boot_to_ready);
+    let mut l = launch(board, opts)?;
+    let mut start = None;
+    let boot_to_ready = l.wait_for(READY_MARKER, l.started + opts.timeout, &mut start)?;
+    let boot_to_init = start.unwrap_or(boot_to_ready);
     eprintln!(
         "qemu: PID 1 started {:.1} s after QEMU; ready {:.1} s after QEMU (boot + plan)",
         boot_to_init.as_secs_f64(),
@@ -322,19 +429,19 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
         Some(host) => {
             let mut fetch = Command::new(host);
             fetch.arg("fetch");
-            if port != QEMU_RESULTS_FORWARD {
-                fetch.args(["--addr", &format!("127.0.0.1:{port}")]);
+            if l.port != QEMU_RESULTS_FORWARD {
+                fetch.args(["--addr", &format!("127.0.0.1:{}", l.port)]);
             }
             let status = fetch
                 .arg("--out")
                 .arg(&results)
                 .status()
                 .with_context(|| format!("running {}", host.display()))?;
-            drop(guard);
+            drop(l.guard);
             if !status.success() {
                 bail!(
                     "benchboot fetch failed ({status}); console in {}",
-                    console_log.display()
+                    l.console_log.display()
                 );
             }
         }
@@ -342,9 +449,9 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
             // No network: PID 1 wrote the results to the card's results partition
             // (temp file, fsync, rename) before its ready line. Stop QEMU, then read
             // them as `benchboot collect --from-card` does.
-            drop(guard);
-            let got = benchboot::collect::from_card(&sd)
-                .with_context(|| format!("console in {}", console_log.display()))?;
+            drop(l.guard);
+            let got = benchboot::collect::from_card(&l.sd)
+                .with_context(|| format!("console in {}", l.console_log.display()))?;
             crate::write_atomically(&results, got.text.as_bytes())?;
             eprintln!(
                 "qemu: results from {} saved to {}",
@@ -355,15 +462,111 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
         }
     }
     Ok(Run {
-        image: built.image,
-        manifest: built.manifest,
-        qemu_card,
-        sd_card: sd,
-        console_log,
+        image: l.built.image,
+        manifest: l.built.manifest,
+        qemu_card: l.qemu_card,
+        sd_card: l.sd,
+        console_log: l.console_log,
         results,
         boot_to_init,
         boot_to_ready,
-        discovered: host.is_some() && port == QEMU_RESULTS_FORWARD,
+        discovered: host.is_some() && l.port == QEMU_RESULTS_FORWARD,
+    })
+}
+
+/// What a boot that QEMU ended by itself left (a guest reset or power-off, which
+/// `-no-reboot` turns into QEMU's exit).
+#[derive(Debug, Clone)]
+pub struct Exited {
+    pub sd_card: PathBuf,
+    pub console_log: PathBuf,
+    /// From QEMU start to PID 1's start line.
+    pub boot_to_init: Duration,
+    /// From QEMU start to its exit.
+    pub exited_at: Duration,
+    /// QEMU's exit status.
+    pub status: std::process::ExitStatus,
+}
+
+/// Boots the board ([`Options`]) and waits for QEMU to end by itself (a watchdog reset,
+/// a power-off), reading the console on the way.
+///
+/// # Errors
+/// QEMU still running at `opts.timeout` (it is killed), or could not be started.
+pub fn until_exit(board: &Board, opts: &Options) -> Result<Exited> {
+    let mut l = launch(board, opts)?;
+    let deadline = l.started + opts.timeout;
+    let mut boot_to_init = None;
+    let status = loop {
+        match l.lines.recv_timeout(Duration::from_millis(200)) {
+            Ok(line) if line.contains(START_MARKER) => boot_to_init = Some(l.started.elapsed()),
+            Ok(_) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => {}
+        }
+        if let Some(status) = l.guard.0.try_wait()? {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            bail!(
+                "QEMU still running after {} s; console in {}",
+                opts.timeout.as_secs(),
+                l.console_log.display()
+            );
+        }
+    };
+    let exited_at = l.started.elapsed();
+    // Let the reader thread write the last lines to the log.
+    while l.lines.recv_timeout(Duration::from_secs(1)).is_ok() {}
+    Ok(Exited {
+        sd_card: l.sd.clone(),
+        console_log: l.console_log.clone(),
+        boot_to_init: boot_to_init.unwrap_or(exited_at),
+        exited_at,
+        status,
+    })
+}
+
+/// What a boot ended by a power cut left.
+#[derive(Debug, Clone)]
+pub struct Cut {
+    /// The card as the cut left it.
+    pub sd_card: PathBuf,
+    /// Everything the board printed before the cut.
+    pub console_log: PathBuf,
+    /// From QEMU start to PID 1's start line.
+    pub boot_to_init: Duration,
+    /// From QEMU start to the cut.
+    pub cut_at: Duration,
+}
+
+/// Boots the board ([`Options`]) and cuts its power `after` PID 1's start line: QEMU is
+/// killed with SIGKILL, so whatever the guest had not yet written to its card is lost,
+/// as on a board whose supply is pulled. QEMU writes the card through to the host file
+/// (raw format, no QEMU cache of its own), so what the guest wrote is in the file.
+pub fn cut(board: &Board, opts: &Options, after: Duration) -> Result<Cut> {
+    let mut l = launch(board, opts)?;
+    let mut start = None;
+    let boot_to_init = l.wait_for(START_MARKER, l.started + opts.timeout, &mut start)?;
+    let until = Instant::now() + after;
+    // Keep draining the console (and the log) until the cut.
+    while let Some(left) = until.checked_duration_since(Instant::now()) {
+        if left.is_zero() {
+            break;
+        }
+        match l.lines.recv_timeout(left) {
+            Ok(_) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    let cut_at = l.started.elapsed();
+    drop(l.guard);
+    // The reader thread ends with QEMU's stdout; let it flush the last lines.
+    while l.lines.recv_timeout(Duration::from_secs(2)).is_ok() {}
+    Ok(Cut {
+        sd_card: l.sd,
+        console_log: l.console_log,
+        boot_to_init,
+        cut_at,
     })
 }
 

@@ -51,6 +51,67 @@ pub struct Plan {
     pub results: ResultsTarget,
     pub storage: StoragePlan,
     pub network: NetworkPlan,
+    /// How PID 1 bounds each benchmark worker and feeds the hardware watchdog
+    /// (plans before schema 1.5 have none: the defaults).
+    #[serde(default)]
+    pub supervision: Supervision,
+    /// Faults PID 1 injects, for the fault-injection test (QEMU plans only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<Fault>,
+}
+
+/// PID 1's limits on its own work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Supervision {
+    /// Wall-clock limit of one benchmark worker (one repetition of one cell, one device
+    /// read, one random-I/O run, one verification), ms. A worker still running then is
+    /// killed (SIGKILL), recorded as a fault, and the plan goes on.
+    pub worker_limit_ms: u64,
+    /// Hardware watchdog timeout, s (`WDIOC_SETTIMEOUT`, kernel doc
+    /// Documentation/watchdog/watchdog-api.rst); 0 leaves `/dev/watchdog` closed. PID 1
+    /// feeds it while its main sequence shows progress: a main sequence silent for
+    /// `worker_limit_ms` + this timeout stops the feeding and the board resets.
+    pub watchdog_timeout_s: u32,
+}
+
+impl Default for Supervision {
+    /// 10 minutes per worker: the slowest hardware cell, a 64 MiB write and its fsync
+    /// on a 1 MB/s card, takes about 70 s; 60 s of watchdog.
+    fn default() -> Self {
+        Supervision {
+            worker_limit_ms: 600_000,
+            watchdog_timeout_s: 60,
+        }
+    }
+}
+
+/// A fault PID 1 injects on purpose, to prove it survives one (plan field `faults`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fault {
+    /// A worker writes through a null pointer (SIGSEGV).
+    Segfault,
+    /// A worker panics.
+    Panic,
+    /// A worker sleeps past `supervision.worker_limit_ms`.
+    Hang,
+    /// PID 1 itself panics after the last step, before serving results.
+    Pid1Panic,
+    /// PID 1's main sequence stops after the last step (sleeps without a sign of life):
+    /// the hardware watchdog, no longer fed, must reset the board.
+    Pid1Hang,
+}
+
+impl Fault {
+    /// The step id the fault runs as, e.g. `fault.segfault`.
+    pub fn step(self) -> String {
+        let name = serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        format!("fault.{name}")
+    }
 }
 
 /// The partition that receives `results.json`.
@@ -354,6 +415,8 @@ impl Plan {
                 gadget: None,
                 tests: None,
             },
+            supervision: Supervision::default(),
+            faults: Vec::new(),
         }
     }
 
@@ -368,6 +431,15 @@ impl Plan {
                 message: message.to_owned(),
             })
         };
+        if self.supervision.worker_limit_ms == 0 {
+            return bad("supervision.worker_limit_ms", "must be above 0 ms");
+        }
+        if !self.faults.is_empty() && !self.emulated {
+            return bad(
+                "faults",
+                "fault injection is for QEMU plans (emulated: true) only; remove it",
+            );
+        }
         let s = &self.storage;
         if s.block_sizes.is_empty() {
             return bad("storage.block_sizes", "list at least one block size");
@@ -481,6 +553,42 @@ mod tests {
         let text = serde_json::to_string(&plan).unwrap();
         assert_eq!(Plan::from_json(&text).unwrap(), plan);
         assert!(text.contains("\"filesystem\":\"ext4\""), "{text}");
+    }
+
+    #[test]
+    fn faults_and_supervision() {
+        assert_eq!(Fault::Pid1Panic.step(), "fault.pid1-panic");
+        assert_eq!(Fault::Segfault.step(), "fault.segfault");
+        // A plan from before schema 1.5 has neither field: the defaults.
+        let mut v = serde_json::to_value(Plan::example()).unwrap();
+        let o = v.as_object_mut().unwrap();
+        assert!(
+            !o.contains_key("faults"),
+            "an empty fault list is not written"
+        );
+        o.remove("supervision");
+        let old = Plan::from_json(&v.to_string()).unwrap();
+        assert_eq!(old.supervision.worker_limit_ms, 600_000);
+        assert_eq!(old.supervision.watchdog_timeout_s, 60);
+        assert!(old.faults.is_empty());
+
+        let mut plan = Plan::example();
+        plan.faults = vec![Fault::Segfault, Fault::Hang];
+        let text = serde_json::to_string(&plan).unwrap();
+        assert!(text.contains(r#""faults":["segfault","hang"]"#), "{text}");
+        assert_eq!(Plan::from_json(&text).unwrap(), plan);
+        plan.emulated = false;
+        assert_eq!(
+            plan.validate().unwrap_err().to_string(),
+            "plan: field `faults`: fault injection is for QEMU plans (emulated: true) only; remove it"
+        );
+        plan.faults.clear();
+        plan.supervision.worker_limit_ms = 0;
+        assert!(plan
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("`supervision.worker_limit_ms`"));
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub use summary::{iops, mib_per_s, Summary};
 /// Major version: bumped on any change an old reader would misread.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: bumped when fields are added that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 4;
+pub const SCHEMA_MINOR: u32 = 5;
 
 /// Why a results document could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -91,6 +91,10 @@ pub struct RunResults {
     /// (schema 1.3; empty in older documents).
     #[serde(default)]
     pub health: Vec<StepHealth>,
+    /// Benchmark workers that crashed, panicked, exited with an error status or ran
+    /// past their time limit (schema 1.5). Each also has an error [`Event`].
+    #[serde(default)]
+    pub faults: Vec<WorkerFault>,
     /// Failures and warnings of steps, in order. A failed step never stops the run.
     pub events: Vec<Event>,
     /// True once every step of the plan has been attempted.
@@ -119,6 +123,14 @@ pub struct SystemInfo {
     /// `/proc/modules` once PID 1 has loaded the plan's modules (schema 1.4).
     #[serde(default)]
     pub modules: Reading<Vec<KernelModule>>,
+    /// The hardware watchdog's timeout as the driver took it, s, or why none is armed
+    /// (schema 1.5).
+    #[serde(default)]
+    pub watchdog_timeout_s: Reading<u32>,
+    /// Where PID 1 kept the previous boot's results document on the results partition
+    /// before this run started writing its own (e.g. `runs/<run id>.json`; schema 1.5).
+    #[serde(default)]
+    pub previous_run: Option<String>,
 }
 
 /// The processes alive at one moment: user space listed, kernel threads counted and
@@ -290,6 +302,46 @@ pub struct Event {
     pub message: String,
 }
 
+/// A benchmark worker that did not end well: which step, how, after how long.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerFault {
+    pub step: String,
+    /// From fork to the end of the worker (or its kill), ns.
+    pub elapsed_ns: u64,
+    #[serde(flatten)]
+    pub failure: WorkerFailure,
+}
+
+/// How a worker failed, as PID 1's supervisor saw it (`waitpid(2)` status, the pipe).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "how", rename_all = "kebab-case")]
+pub enum WorkerFailure {
+    /// `fork(2)`/`pipe(2)`/`waitpid(2)` failed: the worker never ran or was lost.
+    Start { message: String },
+    /// Killed by a signal (e.g. 11 SIGSEGV; 6 SIGABRT is an abort).
+    Signal { signal: i32, name: String },
+    /// The worker panicked; the panic message with its source location.
+    Panic { message: String },
+    /// Still running at the plan's `supervision.worker_limit_ms`: killed (SIGKILL).
+    TimedOut { limit_ms: u64 },
+    /// Exited with a non-zero status.
+    Exit { code: i32 },
+}
+
+impl std::fmt::Display for WorkerFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Start { message } => write!(f, "worker could not be run: {message}"),
+            Self::Signal { signal, name } => write!(f, "worker killed by signal {signal} ({name})"),
+            Self::Panic { message } => write!(f, "worker panicked: {message}"),
+            Self::TimedOut { limit_ms } => {
+                write!(f, "worker still running at its {limit_ms} ms limit: killed")
+            }
+            Self::Exit { code } => write!(f, "worker exited with status {code}"),
+        }
+    }
+}
+
 impl RunResults {
     /// An empty document for a run of `plan`.
     pub fn new(run_id: String, plan: Plan, system: SystemInfo) -> RunResults {
@@ -309,6 +361,7 @@ impl RunResults {
             devices: Vec::new(),
             network: NetworkResults::default(),
             health: Vec::new(),
+            faults: Vec::new(),
             events: Vec::new(),
             complete: false,
         }
@@ -354,6 +407,21 @@ impl RunResults {
             step: step.into(),
             severity,
             message: message.into(),
+        });
+    }
+
+    /// Records a worker's failure: a [`WorkerFault`] and an error [`Event`] of `step`
+    /// saying what happened and after how long.
+    pub fn worker_fault(&mut self, step: &str, failure: WorkerFailure, elapsed_ns: u64) {
+        self.event(
+            step,
+            Severity::Error,
+            format!("{failure} after {:.3} s", elapsed_ns as f64 / 1e9),
+        );
+        self.faults.push(WorkerFault {
+            step: step.to_owned(),
+            elapsed_ns,
+            failure,
         });
     }
 }

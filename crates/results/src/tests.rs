@@ -182,7 +182,7 @@ fn isolation_sample() -> RunResults {
 #[test]
 fn isolation_proof_round_trips() {
     let r = isolation_sample();
-    assert_eq!(r.schema_version.minor, 4);
+    assert_eq!(r.schema_version.minor, 5);
     assert_eq!(r.isolated, Some(true));
     assert_eq!(r.census[0].kernel_thread_names.len(), 40);
     let back = RunResults::from_json(&r.to_json()).unwrap();
@@ -303,4 +303,50 @@ fn a1_verdict_uses_the_published_thresholds() {
     assert!(!a1_verdict(&r, "raw").unwrap().passes);
     // A missing figure gives no verdict at all.
     assert!(a1_verdict(&r, "ext4").is_none());
+}
+
+#[test]
+fn worker_faults_are_recorded_with_an_event() {
+    let mut r = sample();
+    let before = r.events.len();
+    r.worker_fault(
+        "fault.segfault",
+        WorkerFailure::Signal {
+            signal: 11,
+            name: "SIGSEGV".into(),
+        },
+        12_500_000,
+    );
+    r.worker_fault(
+        "fault.hang",
+        WorkerFailure::TimedOut { limit_ms: 3000 },
+        3_001_000_000,
+    );
+    let events = &r.events[before..];
+    assert_eq!(events.len(), 2);
+    assert_eq!(events[0].severity, Severity::Error);
+    assert_eq!(
+        events[0].message,
+        "worker killed by signal 11 (SIGSEGV) after 0.013 s"
+    );
+    assert_eq!(
+        events[1].message,
+        "worker still running at its 3000 ms limit: killed after 3.001 s"
+    );
+    let v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+    assert_eq!(
+        v["faults"][0],
+        serde_json::json!({"step": "fault.segfault", "elapsed_ns": 12_500_000u64,
+            "how": "signal", "signal": 11, "name": "SIGSEGV"})
+    );
+    assert_eq!(v["faults"][1]["how"], "timed-out");
+    let back = RunResults::from_json(&r.to_json()).unwrap();
+    assert_eq!(back.faults, r.faults);
+    // A 1.4 document has no `faults`: read as none.
+    let mut old = v.clone();
+    old.as_object_mut().unwrap().remove("faults");
+    assert!(RunResults::from_json(&old.to_string())
+        .unwrap()
+        .faults
+        .is_empty());
 }

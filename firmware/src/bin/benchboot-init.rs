@@ -1,12 +1,12 @@
 //! The benchboot PID 1: boots straight into the benchmark plan.
 //!
-//! A panic must not reach the kernel ("Attempted to kill init!"): the hook reports it on
-//! the console and parks PID 1 forever instead of letting it abort.
+//! A panic must not reach the kernel ("Attempted to kill init!"): the hook hands it to
+//! [`benchboot_firmware::init::on_panic`], which records it, serves the results as they
+//! stood and never returns, so the abort that follows a panic never comes.
 
 fn main() {
     std::panic::set_hook(Box::new(|info| {
-        benchboot_firmware::console::say(&format!("PID 1 panicked: {info}; parked, not exiting"));
-        benchboot_firmware::init::idle_forever();
+        benchboot_firmware::init::on_panic(&info.to_string().replace('\n', " "))
     }));
     if std::process::id() != 1 {
         benchboot_firmware::console::say(

@@ -180,40 +180,25 @@ pub fn plan(opts: &Options, root: &Path) -> Result<Plan> {
         bail!("image {}: empty", opts.image.display());
     }
     check_disk_image(&opts.image)?;
-    let limits = Limits::new(opts.allow_large);
-    let dev = &opts.device;
-    let (path, target, align) = match std::fs::metadata(dev) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if ["/dev", "/sys", "/proc"].iter().any(|p| dev.starts_with(p)) {
-                bail!(
-                    "{}: no such device; `benchboot devices` lists the cards this machine sees",
-                    dev.display()
-                );
-            }
-            let target = Target::File {
-                exists: false,
-                blank: true,
-            };
-            (dev.clone(), target, 4096)
-        }
-        Err(e) => return Err(e).with_context(|| format!("--device {}", dev.display())),
-        Ok(meta) if meta.is_file() => {
+    let Destination {
+        path,
+        target,
+        align,
+    } = check_destination(&opts.device, opts.allow_large, root)?;
+    match &target {
+        Target::File { exists: true, .. } => {
             use std::os::unix::fs::MetadataExt;
+            let meta = std::fs::metadata(&opts.device)
+                .with_context(|| format!("--device {}", opts.device.display()))?;
             if (meta.dev(), meta.ino()) == (image_meta.dev(), image_meta.ino()) {
                 bail!(
                     "--device {} is the image itself; name the card",
-                    dev.display()
+                    opts.device.display()
                 );
             }
-            let target = Target::File {
-                exists: true,
-                blank: meta.len() == 0,
-            };
-            (dev.clone(), target, 4096)
         }
-        Ok(meta) => {
-            let device = lookup_disk(dev, &meta, root)?;
-            let unmount = check_device(&device, &limits)?;
+        Target::File { exists: false, .. } => {}
+        Target::Disk { device, .. } => {
             if image_bytes > device.size_bytes {
                 bail!(
                     "{}: the image ({}) is larger than the card ({}); use a larger card",
@@ -222,15 +207,8 @@ pub fn plan(opts: &Options, root: &Path) -> Result<Plan> {
                     human_bytes(device.size_bytes)
                 );
             }
-            let align = device.logical_block_size.clamp(512, CHUNK as u64) as usize;
-            let path = raw_node(&device.path);
-            let target = Target::Disk {
-                device: Box::new(device),
-                unmount,
-            };
-            (path, target, align)
         }
-    };
+    }
     let blank = matches!(target, Target::File { blank: true, .. });
     Ok(Plan {
         image: opts.image.clone(),
@@ -243,6 +221,72 @@ pub fn plan(opts: &Options, root: &Path) -> Result<Plan> {
             known_blank: blank,
         },
         verify: opts.verify,
+    })
+}
+
+/// What `--device` is, once the rules have accepted it (see [`check_destination`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Destination {
+    /// What is opened and written: the file, `/dev/sdb`, or macOS's raw `/dev/rdisk4`.
+    pub path: PathBuf,
+    pub target: Target,
+    /// Alignment of `O_DIRECT` I/O in bytes (the logical block size; 4096 for files).
+    pub align: usize,
+}
+
+/// The rules of [`plan`] that concern the device alone, so they can run before an
+/// image exists: a regular file (or a new file outside `/dev`, `/sys`, `/proc`) is
+/// accepted; a block device must be a whole disk of this machine that
+/// [`check_device`] accepts under the size limit (`allow_large` lifts it). `root` is
+/// where sysfs and proc are (`/`; a fake tree in tests). [`plan`] applies the same
+/// rules again, plus those that need the image (larger than the card, the image
+/// itself as `--device`).
+///
+/// # Errors
+/// No such device under `/dev`, a partition instead of the whole disk, a device this
+/// machine does not list, neither a regular file nor a block device, or a device the
+/// rules refuse ([`Refused`], with every reason).
+pub fn check_destination(device: &Path, allow_large: bool, root: &Path) -> Result<Destination> {
+    let limits = Limits::new(allow_large);
+    let dev = device;
+    let (path, target, align) = match std::fs::metadata(dev) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if ["/dev", "/sys", "/proc"].iter().any(|p| dev.starts_with(p)) {
+                bail!(
+                    "{}: no such device; `benchboot devices` lists the cards this machine sees",
+                    dev.display()
+                );
+            }
+            let target = Target::File {
+                exists: false,
+                blank: true,
+            };
+            (dev.to_owned(), target, 4096)
+        }
+        Err(e) => return Err(e).with_context(|| format!("--device {}", dev.display())),
+        Ok(meta) if meta.is_file() => {
+            let target = Target::File {
+                exists: true,
+                blank: meta.len() == 0,
+            };
+            (dev.to_owned(), target, 4096)
+        }
+        Ok(meta) => {
+            let device = lookup_disk(dev, &meta, root)?;
+            let unmount = check_device(&device, &limits)?;
+            let align = device.logical_block_size.clamp(512, CHUNK as u64) as usize;
+            let path = raw_node(&device.path);
+            let target = Target::Disk {
+                device: Box::new(device),
+                unmount,
+            };
+            (path, target, align)
+        }
+    };
+    Ok(Destination {
+        path,
+        target,
+        align,
     })
 }
 
@@ -525,8 +569,12 @@ fn unmount_all(device: &Device, mount_points: &[PathBuf]) -> Result<()> {
     Ok(())
 }
 
-/// Asks before erasing, unless `yes`; refuses without a terminal to ask on.
-fn confirm(plan: &Plan, yes: bool) -> Result<()> {
+/// Asks on the terminal before erasing (the answer must be `yes`), unless `yes`.
+///
+/// # Errors
+/// Not confirmed, or no terminal on stdin to ask on (then `--yes` is required); in
+/// both cases nothing has been written.
+pub fn confirm(plan: &Plan, yes: bool) -> Result<()> {
     use std::io::{BufRead, IsTerminal, Write};
     if yes {
         return Ok(());
@@ -555,9 +603,8 @@ fn confirm(plan: &Plan, yes: bool) -> Result<()> {
 /// MiB/s, ETA), verify, print what was done.
 ///
 /// # Errors
-/// See [`plan`] and [`execute`].
+/// See [`plan`], [`confirm`] and [`execute`].
 pub fn run(opts: &Options) -> Result<()> {
-    use indicatif::{ProgressBar, ProgressStyle};
     let plan = plan(opts, Path::new("/"))?;
     print!("{}", plan.describe());
     if opts.dry_run {
@@ -565,6 +612,18 @@ pub fn run(opts: &Options) -> Result<()> {
         return Ok(());
     }
     confirm(&plan, opts.yes)?;
+    let outcome = execute_with_progress(&plan)?;
+    print!("{}", done_lines(&plan, &outcome));
+    Ok(())
+}
+
+/// [`execute`] with a progress bar on stderr (bytes, MiB/s, ETA; drawn only on a
+/// terminal).
+///
+/// # Errors
+/// As [`execute`].
+pub fn execute_with_progress(plan: &Plan) -> Result<Outcome> {
+    use indicatif::{ProgressBar, ProgressStyle};
     let bar = ProgressBar::new(plan.image_bytes);
     bar.set_style(
         ProgressStyle::with_template(
@@ -574,7 +633,7 @@ pub fn run(opts: &Options) -> Result<()> {
         .progress_chars("=> "),
     );
     let mut current = None;
-    let outcome = execute(&plan, &mut |phase, done, total| {
+    let outcome = execute(plan, &mut |phase, done, total| {
         if current != Some(phase) {
             current = Some(phase);
             bar.reset();
@@ -587,10 +646,15 @@ pub fn run(opts: &Options) -> Result<()> {
         bar.set_position(done);
     });
     bar.finish_and_clear();
-    let outcome = outcome?;
+    outcome
+}
+
+/// What was done, as `benchboot flash` prints it: bytes written (MiB/s, O_DIRECT or
+/// buffered), zero chunks skipped, the verified SHA-256, and that a card can be removed.
+pub fn done_lines(plan: &Plan, outcome: &Outcome) -> String {
     let mib_s = |bytes: u64, s: f64| bytes as f64 / (1 << 20) as f64 / s.max(1e-9);
-    println!(
-        "wrote    {} in {:.1} s ({:.1} MiB/s, {}); {} of all-zero chunks skipped",
+    let mut s = format!(
+        "wrote    {} in {:.1} s ({:.1} MiB/s, {}); {} of all-zero chunks skipped\n",
         human_bytes(outcome.write.bytes_written),
         outcome.write_seconds,
         mib_s(outcome.write.bytes_written, outcome.write_seconds),
@@ -601,18 +665,18 @@ pub fn run(opts: &Options) -> Result<()> {
         },
         human_bytes(outcome.write.bytes_skipped),
     );
-    match &outcome.verify {
-        Some(v) => println!(
-            "verified {} read back in {:.1} s ({:.1} MiB/s): SHA-256 {} matches the image",
+    s += &match &outcome.verify {
+        Some(v) => format!(
+            "verified {} read back in {:.1} s ({:.1} MiB/s): SHA-256 {} matches the image\n",
             human_bytes(v.bytes),
             outcome.verify_seconds,
             mib_s(v.bytes, outcome.verify_seconds),
             v.sha256
         ),
-        None => println!("not verified (--no-verify)"),
-    }
+        None => "not verified (--no-verify)\n".to_string(),
+    };
     if let Target::Disk { device, .. } = &plan.target {
-        println!("done: {} can be removed", device.path.display());
+        s += &format!("done: {} can be removed\n", device.path.display());
     }
-    Ok(())
+    s
 }

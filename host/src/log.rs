@@ -1,0 +1,142 @@
+//! `benchboot log --elf <board>.init.elf --frames log.defmt`: the init's log as lines.
+//!
+//! The init encodes its log as defmt frames (firmware/src/log.rs: rzCOBS, wire format
+//! version 4, a `{=u64:us}` timestamp of `CLOCK_BOOTTIME`) and writes them to its results
+//! partition as `log.defmt`, next to `results.json`. The format strings are not on the
+//! board: they are symbols of the unstripped init that `cargo xtask image` kept beside the
+//! image (`target/images/<board>.init.elf`). Decode with the ELF of the very build that
+//! ran: another build's table gives malformed frames or wrong text.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use defmt_decoder::{DecodeError, Table};
+
+/// Arguments of `benchboot log`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Example:
+  benchboot log --elf target/images/rpi-zero-w.init.elf --frames /media/$USER/BBRESULTS/log.defmt")]
+pub struct LogArgs {
+    /// The unstripped init that wrote the frames: `target/images/<board>.init.elf`, kept
+    /// by `cargo xtask image` beside the image it built.
+    #[arg(long)]
+    pub elf: PathBuf,
+    /// The frames: `log.defmt` from the card's results partition.
+    #[arg(long)]
+    pub frames: PathBuf,
+}
+
+/// One log frame, decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    /// Seconds since boot (`CLOCK_BOOTTIME`) with µs, as defmt prints `{=u64:us}`:
+    /// `12.345678`; empty if the build had no timestamp.
+    pub timestamp: String,
+    /// `trace`, `debug`, `info`, `warn`, `error`; empty for `defmt::println!`.
+    pub level: String,
+    pub message: String,
+}
+
+/// Every frame of a stream.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Decoded {
+    pub lines: Vec<Line>,
+    /// Frames the table could not decode (corrupt, or another build's ELF).
+    pub malformed: usize,
+    /// Bytes after the last whole frame (a file cut short).
+    pub trailing_bytes: usize,
+}
+
+/// Decodes `frames` (a stream of rzCOBS defmt frames) with the table of `elf`.
+///
+/// # Errors
+/// When `elf` is not an ELF file, has no defmt table (a stripped init: the image's own
+/// copy) or was built with another defmt wire version than this decoder reads.
+pub fn decode(elf: &[u8], frames: &[u8]) -> Result<Decoded> {
+    let table = Table::parse(elf)
+        .context("reading its defmt table")?
+        .context(
+            "it has no defmt table (.defmt section and symbols): give the unstripped init, \
+             target/images/<board>.init.elf, not the stripped copy in the image",
+        )?;
+    let mut stream = table.new_stream_decoder();
+    stream.received(frames);
+    let mut out = Decoded::default();
+    loop {
+        match stream.decode() {
+            Ok(f) => out.lines.push(Line {
+                timestamp: f
+                    .display_timestamp()
+                    .map(|t| t.to_string())
+                    .unwrap_or_default(),
+                level: f.level().map(|l| l.as_str().to_owned()).unwrap_or_default(),
+                message: f.display_message().to_string(),
+            }),
+            Err(DecodeError::Malformed) => out.malformed += 1,
+            Err(DecodeError::UnexpectedEof) => break,
+        }
+    }
+    out.trailing_bytes = frames.len() - frames.iter().rposition(|&b| b == 0).map_or(0, |i| i + 1);
+    Ok(out)
+}
+
+/// One line of output: `      12.345678 INFO  message`.
+pub fn format_line(l: &Line) -> String {
+    format!(
+        "{:>15} {:<5} {}",
+        l.timestamp,
+        l.level.to_uppercase(),
+        l.message
+    )
+}
+
+/// `benchboot log`: prints every frame as a line; problems go to stderr.
+///
+/// # Errors
+/// When a file cannot be read, or as [`decode`].
+pub fn run(args: &LogArgs) -> Result<()> {
+    let elf =
+        std::fs::read(&args.elf).with_context(|| format!("reading {}", args.elf.display()))?;
+    let frames = std::fs::read(&args.frames)
+        .with_context(|| format!("reading {}", args.frames.display()))?;
+    let decoded = decode(&elf, &frames).with_context(|| format!("{}", args.elf.display()))?;
+    for l in &decoded.lines {
+        println!("{}", format_line(l));
+    }
+    if decoded.malformed > 0 {
+        eprintln!(
+            "benchboot log: {} frame(s) could not be decoded: is {} the build that ran?",
+            decoded.malformed,
+            args.elf.display()
+        );
+    }
+    if decoded.trailing_bytes > 0 {
+        eprintln!(
+            "benchboot log: {} ends with {} byte(s) of an incomplete frame",
+            args.frames.display(),
+            decoded.trailing_bytes
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_without_a_defmt_table_is_refused_with_what_to_give() {
+        let err = decode(b"not an elf", &[]).unwrap_err();
+        assert!(format!("{err:#}").contains("defmt table"), "{err:#}");
+    }
+
+    #[test]
+    fn lines_are_aligned() {
+        let l = Line {
+            timestamp: "12.345678".into(),
+            level: "warn".into(),
+            message: "hot".into(),
+        };
+        assert_eq!(format_line(&l), "      12.345678 WARN  hot");
+    }
+}

@@ -1,0 +1,165 @@
+//! Power cuts in QEMU (`qemu-virt-arm64`, plan `powercut`: the QEMU plan's storage
+//! steps over 4 block sizes, no network tests). One whole run first (its length spreads
+//! the cuts), then 20 boots of the same card, each killed (SIGKILL of QEMU: the guest's
+//! unwritten data is lost, as when a board's supply is pulled) at a random point of its
+//! run; each boot is also the reboot after the previous cut. After every cut the card's
+//! results partition is read with the host tool's card reader:
+//! - the document of the boot that was cut parses, is marked partial (unless the cut came
+//!   after its last step) and holds at least every step the console said was saved
+//!   (`benchboot: saved ...`) before the cut;
+//! - the previous boot's document is still there byte for byte (kept as
+//!   `runs/<run id>.json` once the next boot got that far, else still `results.json`).
+//!
+//! A last whole run on the same card completes. The cut points come from a fixed seed
+//! (`BENCHBOOT_CUT_SEED` overrides it), printed with each cut.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use benchboot::card;
+use benchboot_results::RunResults;
+use xtask::qemu::{cut, run_with, Options};
+
+const CUTS: u32 = 20;
+
+/// splitmix64 (Steele, Lea, Flood 2014): a few lines, reproducible from the seed.
+struct SplitMix(u64);
+impl SplitMix {
+    fn next_unit(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        (z ^ (z >> 31)) as f64 / u64::MAX as f64
+    }
+}
+
+/// The counts of the last `benchboot: saved ...` line of a console log.
+fn last_saved(console: &str) -> Option<Vec<(String, String)>> {
+    let line = console
+        .lines()
+        .rev()
+        .find_map(|l| l.split_once("benchboot: saved ").map(|(_, rest)| rest))?;
+    Some(
+        line.split_whitespace()
+            .filter_map(|kv| kv.split_once('='))
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect(),
+    )
+}
+
+fn count(saved: &[(String, String)], key: &str) -> usize {
+    saved
+        .iter()
+        .find(|(k, _)| k == key)
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {key}= in {saved:?}"))
+}
+
+/// The card's `results.json`, if the card has one.
+fn current(sd: &Path) -> Option<String> {
+    card::read_results(sd).ok().map(|c| c.text)
+}
+
+#[test]
+fn power_cuts_lose_no_saved_step() {
+    let started = Instant::now();
+    let board = xtask::load_board("qemu-virt-arm64").unwrap();
+    let mut opts = Options::new(Duration::from_secs(900));
+    opts.plan = "powercut".into();
+    let full = run_with(&board, &opts).unwrap();
+    let first = benchboot_tests::checks::fetched(&full);
+    assert!(
+        first.complete && first.faults.is_empty(),
+        "{:?}",
+        first.events
+    );
+    let span = full.boot_to_ready.saturating_sub(full.boot_to_init);
+    opts.card = Some(full.sd_card.clone());
+    let mut previous = current(&full.sd_card).expect("a whole run leaves results.json");
+
+    let seed = std::env::var("BENCHBOOT_CUT_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x00be_7c4a_11ed_u64);
+    let mut rng = SplitMix(seed);
+    let mut partial = 0;
+    for k in 0..CUTS {
+        // A little past the run's end too: a cut while serving loses nothing either.
+        let after = span.mul_f64(rng.next_unit() * 1.05);
+        let c = cut(&board, &opts, after).unwrap();
+        let console = std::fs::read_to_string(&c.console_log).unwrap();
+        let what = format!(
+            "cut {k} (seed {seed:#x}) {:.1} s after PID 1 started; console in {}",
+            after.as_secs_f64(),
+            c.console_log.display()
+        );
+
+        // The previous boot's document, byte for byte: kept, or not yet moved.
+        let kept = card::read_kept_runs(&c.sd_card).unwrap();
+        for d in &kept {
+            RunResults::from_json(&d.text).unwrap_or_else(|e| panic!("{what}: {}: {e}", d.source));
+        }
+        let now = current(&c.sd_card);
+        assert!(
+            kept.iter().any(|d| d.text == previous) || now.as_deref() == Some(&previous),
+            "{what}: the previous boot's document is gone"
+        );
+
+        // This boot's document, if it wrote one: whole, at least what it said it saved.
+        let Some(saved) = last_saved(&console) else {
+            eprintln!("{what}: cut before the first save");
+            continue;
+        };
+        let text = now.unwrap_or_else(|| panic!("{what}: saved, yet no results.json"));
+        let r = RunResults::from_json(&text).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(
+            console.contains(&format!("benchboot: start run={}", r.run_id)),
+            "{what}: results.json is not this boot's"
+        );
+        assert!(r.storage.len() >= count(&saved, "storage"), "{what}");
+        assert!(
+            r.device_reads.len() >= count(&saved, "device_reads"),
+            "{what}"
+        );
+        assert!(r.random.len() >= count(&saved, "random"), "{what}");
+        assert!(r.verify.len() >= count(&saved, "verify"), "{what}");
+        if r.complete {
+            assert!(console.contains("complete=true"), "{what}");
+        } else {
+            partial += 1;
+            let warnings = benchboot::collect::warnings(&r);
+            assert!(
+                warnings.iter().any(|w| w.contains("partial")),
+                "{what}: the host must say partial: {warnings:?}"
+            );
+        }
+        eprintln!(
+            "{what}: {} storage measurements on the card, {} kept runs, {}",
+            r.storage.len(),
+            kept.len(),
+            if r.complete { "complete" } else { "partial" }
+        );
+        previous = text;
+    }
+    assert!(
+        partial >= CUTS / 2,
+        "most cuts land mid-run: {partial} partial"
+    );
+
+    // The reboot after the last cut runs to the end.
+    let last = run_with(&board, &opts).unwrap();
+    let r = benchboot_tests::checks::fetched(&last);
+    assert!(r.complete, "{:?}", r.events);
+    assert!(r.system.previous_run.is_some());
+    let kept = card::read_kept_runs(&last.sd_card).unwrap();
+    assert!(
+        kept.iter().any(|d| d.text == previous),
+        "the last cut boot's document is kept"
+    );
+    eprintln!(
+        "powercut: {CUTS} cuts ({partial} mid-run), {} documents kept; whole test {:.1} s",
+        kept.len(),
+        started.elapsed().as_secs_f64()
+    );
+}
