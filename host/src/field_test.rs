@@ -59,22 +59,10 @@ pub struct FieldTestArgs {
     /// Flash this image instead of building one with `cargo xtask image`.
     #[arg(long, value_name = "PATH")]
     pub image: Option<PathBuf>,
-    /// Check the card, build, print the flash plan and the instructions; write
-    /// nothing, wait for nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Do not read the card back to compare SHA-256.
-    #[arg(long)]
-    pub no_verify: bool,
-    /// Leave all-zero chunks out although the card is not known blank.
-    #[arg(long)]
-    pub skip_zeros: bool,
-    /// Write a disk larger than a sane card (256 GiB).
-    #[arg(long)]
-    pub allow_large: bool,
-    /// Do not ask before erasing the card (required without a terminal).
-    #[arg(long, short = 'y')]
-    pub yes: bool,
+    // With --dry-run: check the card, build, print the flash plan and the
+    // instructions; write nothing, wait for nothing.
+    #[command(flatten)]
+    pub flags: flash::WriteFlags,
     /// Seconds to wait for the board after flashing: it serves its results once its
     /// whole plan has run (about 1.5 h on a Pi Zero W).
     #[arg(long, value_name = "S", default_value_t = DEFAULT_TIMEOUT_S)]
@@ -860,7 +848,7 @@ pub fn run(args: &FieldTestArgs) -> Result<()> {
         board,
         device: args.device.clone(),
         image: args.image.clone(),
-        dry_run: args.dry_run,
+        dry_run: args.flags.dry_run,
         timeout: Duration::from_secs(args.timeout),
         peer: (!args.no_peer).then_some(args.peer),
         wired,
@@ -868,15 +856,7 @@ pub fn run(args: &FieldTestArgs) -> Result<()> {
     let mut system = System {
         root: PathBuf::from("/"),
         tree,
-        flash: flash::Options {
-            image: PathBuf::new(),
-            device: args.device.clone(),
-            dry_run: args.dry_run,
-            verify: !args.no_verify,
-            skip_zeros: args.skip_zeros,
-            allow_large: args.allow_large,
-            yes: args.yes,
-        },
+        flash: args.flags.options(PathBuf::new(), args.device.clone()),
         addr,
         addr_label: args.addr.clone(),
         store: args.store.clone(),

@@ -181,15 +181,20 @@ pub fn assert_fetched_matches_card(run: &Run, r: &RunResults, layout: &Layout) {
             benchboot_plan::QEMU_RESULTS_FORWARD
         );
     }
-    let card = xtask::image::read_fat_file(
-        &run.sd_card,
-        layout.part(Role::Results).unwrap(),
-        "results.json",
-    )
-    .unwrap();
-    let on_card = RunResults::from_json(&String::from_utf8(card).unwrap()).unwrap();
+    let on_card = card_results(&run.sd_card, layout);
     assert_eq!(on_card.run_id, r.run_id);
     assert_eq!(on_card.storage, r.storage);
+}
+
+/// The `results.json` on a card's results partition.
+///
+/// # Panics
+/// When it is missing or no results document.
+pub fn card_results(sd_card: &Path, layout: &Layout) -> RunResults {
+    let card =
+        xtask::image::read_fat_file(sd_card, layout.part(Role::Results).unwrap(), "results.json")
+            .unwrap();
+    RunResults::from_json(&String::from_utf8(card).unwrap()).unwrap()
 }
 
 /// `fsck.vfat -n` of the results partition QEMU wrote finds nothing but the dirty bit

@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use benchboot_results::{RunResults, Severity, WorkerFailure};
+use benchboot_results::{Severity, WorkerFailure};
 use xtask::layout::{self, Role};
 use xtask::qemu::{run_with, Options};
 
@@ -78,13 +78,7 @@ fn worker_faults_and_a_pid1_panic_are_recorded_and_results_served() {
     assert!(console.contains("after a PID 1 panic"), "{console}");
     assert!(!console.contains("Attempted to kill init"), "{console}");
     let layout = layout::plan(&layout::Spec::default()).unwrap();
-    let card = xtask::image::read_fat_file(
-        &run.sd_card,
-        layout.part(Role::Results).unwrap(),
-        "results.json",
-    )
-    .unwrap();
-    let on_card = RunResults::from_json(&String::from_utf8(card).unwrap()).unwrap();
+    let on_card = benchboot_tests::checks::card_results(&run.sd_card, &layout);
     assert_eq!(on_card.run_id, r.run_id);
     assert_eq!(on_card.faults, r.faults);
     assert!(on_card.events.iter().any(|e| e.step == "pid1"));

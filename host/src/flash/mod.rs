@@ -44,6 +44,13 @@ pub struct FlashArgs {
     /// The whole card (`/dev/sdb`, `/dev/mmcblk0`, `/dev/disk4`) or a regular file.
     #[arg(long)]
     pub device: PathBuf,
+    #[command(flatten)]
+    pub flags: WriteFlags,
+}
+
+/// How to write a card, as `benchboot flash` and `benchboot field-test` take it.
+#[derive(Debug, Clone, clap::Args)]
+pub struct WriteFlags {
     /// Print what would be done (device, size, unmounts, chunks); write nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -62,17 +69,24 @@ pub struct FlashArgs {
     pub yes: bool,
 }
 
+impl WriteFlags {
+    /// The write of `image` to `device` these flags ask for.
+    pub fn options(&self, image: PathBuf, device: PathBuf) -> Options {
+        Options {
+            image,
+            device,
+            dry_run: self.dry_run,
+            verify: !self.no_verify,
+            skip_zeros: self.skip_zeros,
+            allow_large: self.allow_large,
+            yes: self.yes,
+        }
+    }
+}
+
 impl From<&FlashArgs> for Options {
     fn from(a: &FlashArgs) -> Options {
-        Options {
-            image: a.image.clone(),
-            device: a.device.clone(),
-            dry_run: a.dry_run,
-            verify: !a.no_verify,
-            skip_zeros: a.skip_zeros,
-            allow_large: a.allow_large,
-            yes: a.yes,
-        }
+        a.flags.options(a.image.clone(), a.device.clone())
     }
 }
 
