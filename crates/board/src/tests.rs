@@ -51,7 +51,17 @@ fn zero_w_fields() {
     assert_eq!(b.boot.cmdline, "console=ttyS1,115200 loglevel=4 rootwait");
     assert_eq!(
         b.modules,
-        ["crc32c_generic", "ext4", "vfat", "nls_cp437", "nls_ascii"]
+        [
+            "crc32c_generic",
+            "ext4",
+            "vfat",
+            "nls_cp437",
+            "nls_ascii",
+            "cpufreq-dt",
+            "raspberrypi-cpufreq",
+            "raspberrypi-hwmon"
+        ],
+        "@filesystems then @health-rpi, expanded in order"
     );
     assert_eq!(
         b.gadget.as_ref().unwrap().modules,
