@@ -159,35 +159,33 @@ pub fn vcio_property(dev: &Path, msg: &mut [u32]) -> io::Result<()> {
     }
 }
 
-/// `WDIOC_SETTIMEOUT` = `_IOWR('W', 6, int)` and `WDIOC_KEEPALIVE` = `_IOR('W', 5, int)`
-/// (include/uapi/linux/watchdog.h).
+/// `WDIOC_SETTIMEOUT` = `_IOWR('W', 6, int)`, `WDIOC_GETTIMEOUT` = `_IOR('W', 7, int)`
+/// and `WDIOC_KEEPALIVE` = `_IOR('W', 5, int)` (include/uapi/linux/watchdog.h).
 const WDIOC_SETTIMEOUT: libc::Ioctl = libc::_IOWR::<libc::c_int>(b'W' as u32, 6);
+const WDIOC_GETTIMEOUT: libc::Ioctl = libc::_IOR::<libc::c_int>(b'W' as u32, 7);
 const WDIOC_KEEPALIVE: libc::Ioctl = libc::_IOR::<libc::c_int>(b'W' as u32, 5);
 
 /// `open(2)` of a watchdog device (which starts its timer) and
 /// `ioctl(WDIOC_SETTIMEOUT, timeout_s)`; returns the open device and the timeout the
-/// driver took, s (it may round). A driver without a settable timeout keeps its own
-/// (`EOPNOTSUPP`): then its `timeout` is unknown and reported as 0.
+/// driver runs with, s. A driver that refuses the value (sunxi_wdt's maximum is 16 s:
+/// EINVAL) keeps its own, read back with `WDIOC_GETTIMEOUT`; 0 when even that is
+/// unknown. Once open, the device is always returned: closing it without the magic
+/// close would leave the timer running unfed ("watchdog did not stop!") and reset the
+/// board.
 ///
 /// # Errors
-/// The device missing or busy, or the ioctl's errno other than `EOPNOTSUPP`/`ENOTTY`.
+/// Only the `open(2)`: the device missing or busy.
 pub fn watchdog_open(dev: &Path, timeout_s: u32) -> io::Result<(std::fs::File, u32)> {
     let file = std::fs::OpenOptions::new().write(true).open(dev)?;
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
     let mut t: libc::c_int = timeout_s.min(i32::MAX as u32) as libc::c_int;
     // SAFETY: the ioctl reads and writes one int through a valid pointer.
-    let r = unsafe {
-        libc::ioctl(
-            std::os::fd::AsRawFd::as_raw_fd(&file),
-            WDIOC_SETTIMEOUT,
-            &mut t as *mut libc::c_int,
-        )
-    };
-    if r < 0 {
-        let e = io::Error::last_os_error();
-        return match e.raw_os_error() {
-            Some(libc::EOPNOTSUPP) | Some(libc::ENOTTY) => Ok((file, 0)),
-            _ => Err(e),
-        };
+    if unsafe { libc::ioctl(fd, WDIOC_SETTIMEOUT, &mut t as *mut libc::c_int) } < 0 {
+        t = 0;
+        // SAFETY: the ioctl writes one int through a valid pointer.
+        if unsafe { libc::ioctl(fd, WDIOC_GETTIMEOUT, &mut t as *mut libc::c_int) } < 0 {
+            t = 0;
+        }
     }
     Ok((file, t.max(0) as u32))
 }

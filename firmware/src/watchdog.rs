@@ -65,7 +65,8 @@ pub fn start(s: &Supervision) -> Reading<u32> {
     };
     let (file, took) = file;
     let stall = stall_limit_ns(s);
-    // Feed at a quarter of the timeout the driver took (at least every second).
+    // Feed at a quarter of the timeout the driver runs with, at least every second
+    // (every second when it is unknown: `took` = 0).
     let period = Duration::from_millis((u64::from(took) * 250).max(1000));
     let spawned = std::thread::Builder::new()
         .name("watchdog".into())

@@ -113,7 +113,8 @@ pub fn hardware(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
 
 /// The QEMU smoke plan: the hardware plan's whole structure (every block size, mode,
 /// target and step) with small caps (256 KiB or 250 ms per cell, one repetition, 300 ms
-/// device reads and random runs over 4 MiB); results link over QEMU's user network.
+/// device reads and random runs over 4 MiB); results link over QEMU's user network; no
+/// watchdog.
 pub fn qemu(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
     let mut p = base(board, layout, modules, true);
     let s = &mut p.storage;
@@ -127,6 +128,10 @@ pub fn qemu(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
         (r.region_bytes, r.duration_ms) = (4 * MIB, 300);
     }
     p.network = qemu_network(board, p.network.gadget.take());
+    // No watchdog under TCG: emulated time is no measure of a hang, and a QEMU machine
+    // that models the SoC's watchdog would reset a slow but healthy guest. The watchdog
+    // plan arms it on purpose.
+    p.supervision.watchdog_timeout_s = 0;
     p
 }
 
@@ -313,6 +318,9 @@ mod tests {
         assert!(c.storage.random.is_some() && c.storage.verify);
         assert!(c.network.gadget.is_none());
         assert_eq!(get("plan").supervision, Supervision::default());
+        for n in ["qemu", "faults", "powercut"] {
+            assert_eq!(get(n).supervision.watchdog_timeout_s, 0, "{n}");
+        }
     }
 
     #[test]
