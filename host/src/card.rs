@@ -129,8 +129,8 @@ pub fn read_results(path: &Path) -> Result<CardRead> {
 /// (`runs/<run id>.json`; firmware init.rs `keep_previous_run`).
 pub const KEPT_RUNS_DIR: &str = "runs";
 
-/// Reads every earlier boot's document kept on a card image or device (or the mounted
-/// results partition folder) under [`KEPT_RUNS_DIR`], in name order; none when the
+/// Reads every earlier boot's document (`*.json`) kept on a card image or device (or
+/// the mounted results partition folder) under [`KEPT_RUNS_DIR`], in name order; none when the
 /// folder is missing (a card that booted once).
 ///
 /// # Errors
@@ -139,7 +139,10 @@ pub fn read_kept_runs(path: &Path) -> Result<Vec<CardRead>> {
     if path.is_dir() {
         let dir = path.join(KEPT_RUNS_DIR);
         let mut names: Vec<_> = match std::fs::read_dir(&dir) {
-            Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).collect(),
+            Ok(rd) => rd
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                .collect(),
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(e).with_context(|| format!("reading {}", dir.display())),
         };
@@ -170,6 +173,8 @@ pub fn read_kept_runs(path: &Path) -> Result<Vec<CardRead>> {
         .filter_map(|e| e.ok())
         .filter(|e| e.is_file())
         .map(|e| e.file_name())
+        // Each kept run's defmt log (`<run id>.defmt`) lies beside it.
+        .filter(|n| n.ends_with(".json"))
         .collect();
     names.sort();
     let mut out = Vec::new();

@@ -434,6 +434,7 @@ fn collect_from_card_keeps_the_earlier_boots() {
                     ("runs/rpi-zero-w-1111.json", doc("rpi-zero-w-1111", false)),
                     ("runs/rpi-zero-w-2222.json", doc("rpi-zero-w-2222", true)),
                     ("runs/unreadable.json", "{\"run_".into()),
+                    ("runs/rpi-zero-w-2222.defmt", "\u{0}\u{ff}".into()),
                 ],
             ),
         ],
