@@ -34,12 +34,14 @@ impl SplitMix {
     }
 }
 
-/// The counts of the last `benchboot: saved ...` line of a console log.
+/// The counts of the last whole `benchboot: saved ...` line of a console log (a cut can
+/// stop the console in the middle of a line: the last key, `complete=`, must be there).
 fn last_saved(console: &str) -> Option<Vec<(String, String)>> {
     let line = console
         .lines()
         .rev()
-        .find_map(|l| l.split_once("benchboot: saved ").map(|(_, rest)| rest))?;
+        .filter_map(|l| l.split_once("benchboot: saved ").map(|(_, rest)| rest))
+        .find(|rest| rest.ends_with("complete=true") || rest.ends_with("complete=false"))?;
     Some(
         line.split_whitespace()
             .filter_map(|kv| kv.split_once('='))
