@@ -428,7 +428,9 @@ pub fn run_with(board: &Board, opts: &Options) -> Result<Run> {
     match &host {
         Some(host) => {
             let mut fetch = Command::new(host);
-            fetch.arg("fetch");
+            // An emulated ARM1176 sends ~1 MB through QEMU's usb-net slowly, more so on
+            // a loaded host (fetch's 30 s default timed out once beside 3 other QEMUs).
+            fetch.args(["fetch", "--timeout", "180"]);
             if l.port != QEMU_RESULTS_FORWARD {
                 fetch.args(["--addr", &format!("127.0.0.1:{}", l.port)]);
             }
