@@ -101,14 +101,7 @@ impl Buffer {
             self.bytes.reserve_exact(self.capacity - self.bytes.len());
         }
         self.overflow = false;
-        let Buffer {
-            encoder,
-            bytes,
-            capacity,
-            overflow,
-            ..
-        } = self;
-        encoder.start_frame(|b| push(bytes, *capacity, overflow, b));
+        self.encode(|e, out| e.start_frame(out));
         self.frame_start = self.bytes.len();
     }
 
@@ -116,14 +109,7 @@ impl Buffer {
         if self.skip {
             return;
         }
-        let Buffer {
-            encoder,
-            bytes,
-            capacity,
-            overflow,
-            ..
-        } = self;
-        encoder.write(data, |b| push(bytes, *capacity, overflow, b));
+        self.encode(|e, out| e.write(data, out));
     }
 
     fn end(&mut self) {
@@ -131,14 +117,7 @@ impl Buffer {
             self.dropped = self.dropped.saturating_add(1);
             return;
         }
-        let Buffer {
-            encoder,
-            bytes,
-            capacity,
-            overflow,
-            ..
-        } = self;
-        encoder.end_frame(|b| push(bytes, *capacity, overflow, b));
+        self.encode(|e, out| e.end_frame(out));
         if self.overflow {
             self.bytes.truncate(self.frame_start);
             self.full = true;
@@ -146,6 +125,19 @@ impl Buffer {
         } else {
             self.frames = self.frames.saturating_add(1);
         }
+    }
+
+    /// Runs one encoder call with its output going to [`push`] (the split borrow lets
+    /// the encoder and the bytes it writes to be borrowed at once).
+    fn encode(&mut self, call: impl FnOnce(&mut defmt::Encoder, &mut dyn FnMut(&[u8]))) {
+        let Buffer {
+            encoder,
+            bytes,
+            capacity,
+            overflow,
+            ..
+        } = self;
+        call(encoder, &mut |b| push(bytes, *capacity, overflow, b));
     }
 }
 
