@@ -104,14 +104,17 @@ pub fn load_path(path: &Path) -> Result<RunResults> {
     RunResults::from_json(&text).map_err(|e| {
         let hint = match &e {
             ResultsError::Json(_) | ResultsError::NoVersion | ResultsError::Shape(_) => {
-                "expected a benchboot results document (JSON with schema_version, run_id, \
+                "\n  expected a benchboot results document (JSON with schema_version, run_id, \
                  plan, storage, ..., as saved by `benchboot fetch`)"
             }
-            ResultsError::UnsupportedVersion { .. } => {
-                "update benchboot on this machine to the version of the image that wrote it"
+            ResultsError::BadVersion(_) | ResultsError::Value { .. } => {
+                "\n  read it again from the board (`benchboot fetch`) or the card \
+                 (`benchboot collect --from-card`)"
             }
+            // The error itself says to update benchboot.
+            ResultsError::UnsupportedVersion { .. } => "",
         };
-        anyhow::anyhow!("{}: {e}\n  {hint}", path.display())
+        anyhow::anyhow!("{}: {e}{hint}", path.display())
     })
 }
 

@@ -31,6 +31,8 @@ pub enum ResultsError {
     Json(String),
     #[error("results: no `schema_version.major` field: this is not a benchboot results document")]
     NoVersion,
+    #[error("results: `schema_version.major` is {0}, not a whole number: the document is damaged")]
+    BadVersion(String),
     #[error(
         "results: schema version {found}.x is not supported by this benchboot (it reads {SCHEMA_MAJOR}.x): \
          update benchboot on the host to match the image"
@@ -38,6 +40,9 @@ pub enum ResultsError {
     UnsupportedVersion { found: u64 },
     #[error("results: schema {SCHEMA_MAJOR}.x document does not match: {0}")]
     Shape(String),
+    /// A value the board cannot have written ([`RunResults::check_values`]).
+    #[error("results: {field}: {why}; the document is damaged or was not written by benchboot")]
+    Value { field: String, why: String },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -371,23 +376,84 @@ impl RunResults {
     ///
     /// # Errors
     /// [`ResultsError::UnsupportedVersion`] for another major version,
-    /// [`ResultsError::NoVersion`] when the field is missing, else
-    /// [`ResultsError::Json`]/[`ResultsError::Shape`].
+    /// [`ResultsError::NoVersion`] when the field is missing,
+    /// [`ResultsError::BadVersion`] when it is not a whole number, else
+    /// [`ResultsError::Json`]/[`ResultsError::Shape`], then
+    /// [`ResultsError::Value`] from [`RunResults::check_values`].
     pub fn from_json(text: &str) -> Result<RunResults, ResultsError> {
         let value: serde_json::Value =
             serde_json::from_str(text).map_err(|e| ResultsError::Json(e.to_string()))?;
         let major = value
             .get("schema_version")
             .and_then(|v| v.get("major"))
-            .and_then(|v| v.as_u64())
             .ok_or(ResultsError::NoVersion)?;
+        let major = major
+            .as_u64()
+            .ok_or_else(|| ResultsError::BadVersion(major.to_string()))?;
         if major != u64::from(SCHEMA_MAJOR) {
             return Err(ResultsError::UnsupportedVersion { found: major });
         }
         // Parsed again from the text, not from `value`, so a shape error says where
         // (line and column), e.g. `invalid type: string "many", expected a sequence at
         // line 12 column 14`.
-        serde_json::from_str(text).map_err(|e| ResultsError::Shape(e.to_string()))
+        let results: RunResults =
+            serde_json::from_str(text).map_err(|e| ResultsError::Shape(e.to_string()))?;
+        results.check_values()?;
+        Ok(results)
+    }
+
+    /// Refuses measurements the board cannot have written, which would otherwise turn
+    /// into nonsense figures (0 MiB/s presented as a result) or overflow in the
+    /// reports: a block size of 0 bytes, a timed region of 0 ns that moved bytes, and
+    /// random I/O whose `ios x block_size` does not fit in u64 bytes.
+    ///
+    /// # Errors
+    /// [`ResultsError::Value`] naming the first such field, e.g. `storage[3].nanos`.
+    pub fn check_values(&self) -> Result<(), ResultsError> {
+        let bad = |field: String, why: String| Err(ResultsError::Value { field, why });
+        let timed = |field: &str, moved: u64, unit: &str, nanos: u64| {
+            if moved > 0 && nanos == 0 {
+                bad(
+                    format!("{field}.nanos"),
+                    format!("0 ns for {moved} {unit}: a timed region cannot be empty"),
+                )
+            } else {
+                Ok(())
+            }
+        };
+        for (i, m) in self.storage.iter().enumerate() {
+            if m.block_size == 0 {
+                return bad(format!("storage[{i}].block_size"), "0 bytes".into());
+            }
+            timed(&format!("storage[{i}]"), m.bytes, "bytes", m.nanos)?;
+        }
+        for (i, d) in self.device_reads.iter().enumerate() {
+            timed(&format!("device_reads[{i}]"), d.bytes, "bytes", d.nanos)?;
+        }
+        for (i, r) in self.random.iter().enumerate() {
+            if r.block_size == 0 {
+                return bad(format!("random[{i}].block_size"), "0 bytes".into());
+            }
+            if r.ios.checked_mul(r.block_size).is_none() {
+                return bad(
+                    format!("random[{i}].ios"),
+                    format!(
+                        "{} ios of {} bytes is more than 2^64 bytes",
+                        r.ios, r.block_size
+                    ),
+                );
+            }
+            timed(&format!("random[{i}]"), r.ios, "ios", r.nanos)?;
+        }
+        for (i, t) in self.network.throughput.iter().enumerate() {
+            timed(
+                &format!("network.throughput[{i}]"),
+                t.bytes,
+                "bytes",
+                t.nanos,
+            )?;
+        }
+        Ok(())
     }
 
     /// Pretty JSON, as written to the results partition and served.

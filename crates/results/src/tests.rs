@@ -94,6 +94,55 @@ fn missing_version_is_refused() {
 }
 
 #[test]
+fn a_version_that_is_not_a_whole_number_is_named() {
+    for bad in ["-1", "\"1.1\"", "1.5"] {
+        let text = sample()
+            .to_json()
+            .replacen("\"major\": 1", &format!("\"major\": {bad}"), 1);
+        let err = RunResults::from_json(&text).unwrap_err();
+        assert!(
+            matches!(&err, ResultsError::BadVersion(v) if v == bad),
+            "{err}"
+        );
+        assert!(err.to_string().contains("not a whole number"), "{err}");
+    }
+}
+
+#[test]
+fn values_the_board_cannot_write_are_refused_by_field() {
+    let refused = |edit: &dyn Fn(&mut RunResults), field: &str| {
+        let mut r = sample();
+        r.random.push(random(RandomOp::Read, 1, 1000));
+        edit(&mut r);
+        match RunResults::from_json(&r.to_json()) {
+            Err(ResultsError::Value { field: f, .. }) => assert_eq!(f, field),
+            other => panic!("{field}: {other:?}"),
+        }
+    };
+    refused(&|r| r.storage[0].block_size = 0, "storage[0].block_size");
+    refused(&|r| r.storage[0].nanos = 0, "storage[0].nanos");
+    refused(&|r| r.random[0].block_size = 0, "random[0].block_size");
+    refused(&|r| r.random[0].ios = u64::MAX, "random[0].ios");
+    refused(&|r| r.random[0].nanos = 0, "random[0].nanos");
+    // Nothing moved in no time is an empty pass, not a damaged document.
+    let mut r = sample();
+    r.storage[0].bytes = 0;
+    r.storage[0].nanos = 0;
+    assert!(RunResults::from_json(&r.to_json()).is_ok());
+    let err = RunResults::from_json(&{
+        let mut r = sample();
+        r.storage[0].nanos = 0;
+        r.to_json()
+    })
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "results: storage[0].nanos: 0 ns for 1048576 bytes: a timed region cannot be \
+         empty; the document is damaged or was not written by benchboot"
+    );
+}
+
+#[test]
 fn minor_version_0_documents_still_read() {
     // 1.0 had no device_reads/random/verify/devices and no requested_mode/note.
     let mut v: serde_json::Value = serde_json::from_str(&sample().to_json()).unwrap();
