@@ -65,9 +65,7 @@ pub struct CardRead {
 /// The path cannot be opened (the message says how to get read access), no results
 /// partition, or no `results.json` on it (the board has not written one yet).
 pub fn read_results(path: &Path) -> Result<CardRead> {
-    // Sources are stored, so they name the card absolutely (symlinks such as
-    // /dev/disk/by-id/... kept as given).
-    let path = &std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+    let path = &absolute(path);
     let meta = std::fs::metadata(path).with_context(|| {
         format!(
             "{}: no such file, folder or device: give the card's device (e.g. /dev/sdb, \
@@ -77,7 +75,7 @@ pub fn read_results(path: &Path) -> Result<CardRead> {
     })?;
     if meta.is_dir() {
         let file = path.join(RESULTS_FILE);
-        let text = std::fs::read_to_string(&file).with_context(|| {
+        let data = std::fs::read(&file).with_context(|| {
             format!(
                 "{}: no readable {RESULTS_FILE}: is {} the card's results partition \
                  ({RESULTS_LABEL}, the second one), and did the board's run start?",
@@ -85,9 +83,10 @@ pub fn read_results(path: &Path) -> Result<CardRead> {
                 path.display()
             )
         })?;
+        let source = file.display().to_string();
         return Ok(CardRead {
-            text,
-            source: file.display().to_string(),
+            text: document_text(data, &source)?,
+            source,
         });
     }
     let mut disk = File::open(path).with_context(|| open_advice(path))?;
@@ -117,11 +116,30 @@ pub fn read_results(path: &Path) -> Result<CardRead> {
         ),
         Err(e) => return Err(e).with_context(|| format!("reading {RESULTS_FILE} from {place}")),
     };
-    let text = String::from_utf8(data)
-        .with_context(|| format!("{place}: {RESULTS_FILE} is not UTF-8 text"))?;
+    let source = format!("{place} {RESULTS_FILE}");
     Ok(CardRead {
-        text,
+        text: document_text(data, &source)?,
         source: place,
+    })
+}
+
+/// The text of a results document read from `source`.
+///
+/// # Errors
+/// Not UTF-8, or empty (PID 1 writes a temp file and renames it, so an empty document
+/// means a save that did not reach the card, e.g. power cut mid-write on vfat).
+fn document_text(data: Vec<u8>, source: &str) -> Result<String> {
+    if data.iter().all(u8::is_ascii_whitespace) {
+        bail!(
+            "{source} is empty: the board's save did not reach the card (power cut while \
+             writing?); boot the card again for a new run"
+        );
+    }
+    String::from_utf8(data).map_err(|_| {
+        anyhow::anyhow!(
+            "{source} is not UTF-8 text, so not a results document: the file or the card is \
+             damaged (check it with fsck.vfat -n)"
+        )
     })
 }
 
@@ -129,69 +147,107 @@ pub fn read_results(path: &Path) -> Result<CardRead> {
 /// (`runs/<run id>.json`; firmware init.rs `keep_previous_run`).
 pub const KEPT_RUNS_DIR: &str = "runs";
 
-/// Reads every earlier boot's document (`*.json`) kept on a card image or device (or
-/// the mounted results partition folder) under [`KEPT_RUNS_DIR`], in name order; none when the
-/// folder is missing (a card that booted once).
+/// One earlier boot's document kept on the card, or why it could not be read.
+#[derive(Debug)]
+pub struct KeptRun {
+    /// Where it lies, e.g. `/dev/sdb p2 (BBRESULTS) runs/rpi-zero-w-1111.json`.
+    pub source: String,
+    /// The document as stored.
+    pub text: Result<String>,
+}
+
+/// Reads every earlier boot's document (`*.json`) kept under [`KEPT_RUNS_DIR`] on a card
+/// image or device, or the mounted results partition folder, in name order. None when
+/// the folder is missing (a card that booted once) or `path` is a bare results document.
+/// A file that cannot be read, and a `runs` that is not a readable folder, are entries
+/// with an error, so the others are still read.
 ///
 /// # Errors
-/// As [`read_results`] for opening the card and finding the partition; I/O errors.
-pub fn read_kept_runs(path: &Path) -> Result<Vec<CardRead>> {
+/// As [`read_results`] for opening the card and finding the partition.
+pub fn read_kept_runs(path: &Path) -> Result<Vec<KeptRun>> {
+    let path = &absolute(path);
     if path.is_dir() {
-        let dir = path.join(KEPT_RUNS_DIR);
-        let mut names: Vec<_> = match std::fs::read_dir(&dir) {
-            Ok(rd) => rd
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "json"))
-                .collect(),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(e).with_context(|| format!("reading {}", dir.display())),
-        };
-        names.sort();
-        return names
-            .into_iter()
-            .map(|f| {
-                Ok(CardRead {
-                    text: std::fs::read_to_string(&f)
-                        .with_context(|| format!("reading {}", f.display()))?,
-                    source: f.display().to_string(),
-                })
-            })
-            .collect();
+        return Ok(kept_runs_in_folder(&path.join(KEPT_RUNS_DIR)));
     }
     let mut disk = File::open(path).with_context(|| open_advice(path))?;
+    if starts_with_brace(&mut disk)? {
+        return Ok(Vec::new());
+    }
     let (part, label) = find_results_partition(&mut disk)
         .with_context(|| format!("{}: no results partition", path.display()))?;
     let place = describe(path, &part, label.as_deref());
-    let fs = open_fat(&mut disk, &part)?;
+    let fs = open_fat(&mut disk, &part).with_context(|| format!("{place}: not FAT"))?;
+    let folder_error = |e: io::Error| {
+        vec![KeptRun {
+            source: format!("{place} {KEPT_RUNS_DIR}/"),
+            text: Err(anyhow::Error::new(e)),
+        }]
+    };
     let dir = match fs.root_dir().open_dir(KEPT_RUNS_DIR) {
         Ok(d) => d,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).with_context(|| format!("{place}: {KEPT_RUNS_DIR}/")),
+        Err(e) => return Ok(folder_error(e)),
     };
-    let mut names: Vec<String> = dir
-        .iter()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.is_file())
-        .map(|e| e.file_name())
-        // Each kept run's defmt log (`<run id>.defmt`) lies beside it.
-        .filter(|n| n.ends_with(".json"))
-        .collect();
-    names.sort();
-    let mut out = Vec::new();
-    for name in names {
-        let rel = format!("{KEPT_RUNS_DIR}/{name}");
-        let mut data = Vec::new();
-        fs.root_dir()
-            .open_file(&rel)
-            .and_then(|mut f| f.read_to_end(&mut data))
-            .with_context(|| format!("{place}: reading {rel}"))?;
-        out.push(CardRead {
-            text: String::from_utf8(data)
-                .with_context(|| format!("{place}: {rel} is not UTF-8"))?,
-            source: format!("{place} {rel}"),
-        });
+    let mut files = Vec::new();
+    for e in dir.iter() {
+        match e {
+            Ok(e) if e.is_file() => files.push(e),
+            Ok(_) => {}
+            Err(e) => return Ok(folder_error(e)),
+        }
     }
-    Ok(out)
+    files.sort_by_key(|e| e.file_name());
+    Ok(files
+        .into_iter()
+        // Each kept run's defmt log (`<run id>.defmt`) lies beside it.
+        .filter(|e| e.file_name().ends_with(".json"))
+        .map(|e| {
+            let source = format!("{place} {KEPT_RUNS_DIR}/{}", e.file_name());
+            let mut data = Vec::new();
+            let read = e.to_file().read_to_end(&mut data);
+            KeptRun {
+                text: read
+                    .map_err(anyhow::Error::new)
+                    .and_then(|_| document_text(data, &source)),
+                source,
+            }
+        })
+        .collect())
+}
+
+/// [`read_kept_runs`] of a mounted results partition: the `*.json` files of `dir`.
+fn kept_runs_in_folder(dir: &Path) -> Vec<KeptRun> {
+    let mut names: Vec<_> = match std::fs::read_dir(dir) {
+        Ok(rd) => rd
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "json") && !p.is_dir())
+            .collect(),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Vec::new(),
+        Err(e) => {
+            return vec![KeptRun {
+                source: dir.display().to_string(),
+                text: Err(anyhow::Error::new(e)),
+            }]
+        }
+    };
+    names.sort();
+    names
+        .into_iter()
+        .map(|f| {
+            let source = f.display().to_string();
+            let text = std::fs::read(&f).map_err(anyhow::Error::new);
+            KeptRun {
+                text: text.and_then(|d| document_text(d, &source)),
+                source,
+            }
+        })
+        .collect()
+}
+
+/// Sources are stored, so they name the card absolutely (symlinks such as
+/// /dev/disk/by-id/... kept as given).
+fn absolute(path: &Path) -> std::path::PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_owned())
 }
 
 /// `/dev/sdb p2 (BBRESULTS)`, or just the path for a whole-disk filesystem.
@@ -338,25 +394,61 @@ pub fn read_fat_file<R: Read + Seek>(disk: R, part: &Partition, name: &str) -> i
 
 type FatOn<R> = fatfs::FileSystem<fscommon::BufStream<fscommon::StreamSlice<ReadOnly<R>>>>;
 
-/// Mounts the FAT filesystem of `part` over a read-only, partition-offset view of `disk`.
+/// Mounts the FAT filesystem of `part` over a read-only, partition-offset view of `disk`,
+/// allowed to read [`read_budget`] bytes in all.
 fn open_fat<R: Read + Seek>(disk: R, part: &Partition) -> io::Result<FatOn<R>> {
-    let slice = fscommon::StreamSlice::new(ReadOnly(disk), part.offset, part.offset + part.len)?;
+    let disk = ReadOnly {
+        inner: disk,
+        budget: read_budget(part.len),
+        partition_len: part.len,
+    };
+    let slice = fscommon::StreamSlice::new(disk, part.offset, part.offset + part.len)?;
     fatfs::FileSystem::new(fscommon::BufStream::new(slice), fatfs::FsOptions::new())
 }
 
+/// Bytes one mounted FAT may read: every file once is at most the partition's length;
+/// four times that plus 64 MiB leaves room for the FAT and folders read again. A folder
+/// or file whose cluster chain loops back on itself would make fatfs read for ever;
+/// the budget turns that into an error.
+pub fn read_budget(partition_len: u64) -> u64 {
+    partition_len.saturating_mul(4).saturating_add(64 << 20)
+}
+
 /// A read-only stream for fatfs, which asks for `Write` but writes nothing when it only
-/// reads (no accessed dates, dirty flag left as found): any write is refused.
-struct ReadOnly<T>(T);
+/// reads (no accessed dates, dirty flag left as found): any write is refused, and reads
+/// stop with [`io::ErrorKind::InvalidData`] once `budget` bytes were read.
+struct ReadOnly<T> {
+    inner: T,
+    budget: u64,
+    partition_len: u64,
+}
 
 impl<T: Read> Read for ReadOnly<T> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.0.read(buf)
+        if self.budget == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "read {} bytes from a FAT partition of {} bytes without reaching the \
+                     end of a file or folder: a cluster chain loops or the filesystem is \
+                     damaged (check it with fsck.vfat -n)",
+                    read_budget(self.partition_len),
+                    self.partition_len
+                ),
+            ));
+        }
+        let len = buf
+            .len()
+            .min(usize::try_from(self.budget).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..len])?;
+        self.budget -= n as u64;
+        Ok(n)
     }
 }
 
 impl<T: Seek> Seek for ReadOnly<T> {
     fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
-        self.0.seek(pos)
+        self.inner.seek(pos)
     }
 }
 
@@ -385,8 +477,32 @@ mod tests {
     }
 
     #[test]
+    fn reads_stop_at_the_budget() {
+        let mut r = ReadOnly {
+            inner: io::Cursor::new(vec![7u8; 10]),
+            budget: 6,
+            partition_len: 10,
+        };
+        let mut buf = [0u8; 4];
+        assert_eq!(r.read(&mut buf).unwrap(), 4);
+        assert_eq!(
+            r.read(&mut buf).unwrap(),
+            2,
+            "only what is left of the budget"
+        );
+        let err = r.read(&mut buf).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        assert!(err.to_string().contains("cluster chain loops"), "{err}");
+        assert_eq!(read_budget(10), 40 + (64 << 20));
+    }
+
+    #[test]
     fn read_only_refuses_writes() {
-        let mut r = ReadOnly(io::Cursor::new(vec![0u8; 4]));
+        let mut r = ReadOnly {
+            inner: io::Cursor::new(vec![0u8; 4]),
+            budget: 4,
+            partition_len: 4,
+        };
         assert_eq!(
             r.write(b"x").unwrap_err().kind(),
             io::ErrorKind::PermissionDenied

@@ -138,20 +138,11 @@ pub fn collect(opts: &Options) -> Result<Collected> {
     let (outcome, row) = store.put(&got.results, &got.text, &got.source, unix_now())?;
     let mut earlier = Vec::new();
     if let Some(path) = &opts.from_card {
-        for kept in card::read_kept_runs(path)? {
-            let line = match RunResults::from_json(&kept.text) {
-                Ok(r) => match store.put(&r, &kept.text, &kept.source, unix_now()) {
-                    Ok((o, _)) => format!(
-                        "{}: {} run {} ({o:?})",
-                        kept.source,
-                        if r.complete { "complete" } else { "partial" },
-                        r.run_id
-                    ),
-                    Err(e) => format!("{}: not stored: {e:#}", kept.source),
-                },
-                Err(e) => format!("{}: not a results document: {e}", kept.source),
-            };
-            earlier.push(line);
+        // The current run is stored already: a problem with the earlier ones is a line
+        // each, never a failed collect.
+        match card::read_kept_runs(path) {
+            Ok(kept) => earlier.extend(kept.iter().map(|k| store_kept(&mut store, k))),
+            Err(e) => earlier.push(format!("not read: {e:#}")),
         }
     }
     Ok(Collected {
@@ -161,6 +152,26 @@ pub fn collect(opts: &Options) -> Result<Collected> {
         db: store.db_path(),
         earlier,
     })
+}
+
+/// Stores one earlier boot's document; says what happened to it in one line.
+fn store_kept(store: &mut Store, kept: &card::KeptRun) -> String {
+    let text = match &kept.text {
+        Ok(t) => t,
+        Err(e) => return format!("{}: not read: {e:#}", kept.source),
+    };
+    match RunResults::from_json(text) {
+        Ok(r) => match store.put(&r, text, &kept.source, unix_now()) {
+            Ok((o, _)) => format!(
+                "{}: {} run {} ({o:?})",
+                kept.source,
+                if r.complete { "complete" } else { "partial" },
+                r.run_id
+            ),
+            Err(e) => format!("{}: not stored: {e:#}", kept.source),
+        },
+        Err(e) => format!("{}: not a results document: {e}", kept.source),
+    }
 }
 
 /// Waits up to `timeout` for a board (at `addr`, or the first of

@@ -502,6 +502,161 @@ fn collect_from_card_keeps_the_earlier_boots() {
     assert!(card::read_kept_runs(&once).unwrap().is_empty());
 }
 
+/// Makes the folder `name` (an 8.3 name, upper case) of the root of the FAT12/16 at
+/// `offset` of `img` loop: its first cluster's FAT entry points at itself and the
+/// cluster's free slots become deleted entries, so it has no end marker. fatfs walks
+/// such a folder for ever.
+fn loop_folder(img: &Path, offset: u64, name: &str) {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = OpenOptions::new().read(true).write(true).open(img).unwrap();
+    let mut bs = [0u8; 512];
+    f.seek(SeekFrom::Start(offset)).unwrap();
+    f.read_exact(&mut bs).unwrap();
+    let u16_at = |i: usize| u64::from(u16::from_le_bytes([bs[i], bs[i + 1]]));
+    let u32_at = |i: usize| u64::from(u32::from_le_bytes(bs[i..i + 4].try_into().unwrap()));
+    let (bps, spc, reserved, fats) = (u16_at(11), u64::from(bs[13]), u16_at(14), u64::from(bs[16]));
+    let (root_entries, fat_sectors) = (u16_at(17), u16_at(22));
+    assert!(fat_sectors > 0, "FAT12/16 expected");
+    let total = if u16_at(19) != 0 {
+        u16_at(19)
+    } else {
+        u32_at(32)
+    };
+    let root_sectors = (root_entries * 32).div_ceil(bps);
+    let root = reserved + fats * fat_sectors;
+    let data = root + root_sectors;
+    let fat12 = (total - data) / spc < 4085;
+    let mut dir = vec![0u8; (root_entries * 32) as usize];
+    f.seek(SeekFrom::Start(offset + root * bps)).unwrap();
+    f.read_exact(&mut dir).unwrap();
+    let short = format!("{name:<11}");
+    let entry = dir
+        .chunks(32)
+        .find(|e| &e[..11] == short.as_bytes())
+        .expect("folder in the root");
+    let cluster = u64::from(u16::from_le_bytes([entry[26], entry[27]]));
+    for copy in 0..fats {
+        let fat = offset + (reserved + copy * fat_sectors) * bps;
+        if fat12 {
+            let at = fat + cluster + cluster / 2;
+            let mut b = [0u8; 2];
+            f.seek(SeekFrom::Start(at)).unwrap();
+            f.read_exact(&mut b).unwrap();
+            let mut v = u16::from_le_bytes(b);
+            v = if cluster % 2 == 0 {
+                (v & 0xf000) | cluster as u16
+            } else {
+                (v & 0x000f) | ((cluster as u16) << 4)
+            };
+            f.seek(SeekFrom::Start(at)).unwrap();
+            f.write_all(&v.to_le_bytes()).unwrap();
+        } else {
+            f.seek(SeekFrom::Start(fat + cluster * 2)).unwrap();
+            f.write_all(&(cluster as u16).to_le_bytes()).unwrap();
+        }
+    }
+    let at = offset + (data + (cluster - 2) * spc) * bps;
+    let mut c = vec![0u8; (spc * bps) as usize];
+    f.seek(SeekFrom::Start(at)).unwrap();
+    f.read_exact(&mut c).unwrap();
+    for slot in c.chunks_mut(32).filter(|e| e[0] == 0) {
+        slot[0] = 0xe5;
+    }
+    f.seek(SeekFrom::Start(at)).unwrap();
+    f.write_all(&c).unwrap();
+    f.sync_all().unwrap();
+}
+
+/// Earlier boots' documents that cannot be read are a line each; the current run and
+/// the readable earlier ones are stored all the same, and a folder whose cluster chain
+/// loops ends in an error instead of a hang.
+#[test]
+fn unreadable_earlier_boots_are_lines_not_failures() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = |id: &str| {
+        benchboot_results::RunResults::new(
+            id.into(),
+            benchboot_plan::Plan::example(),
+            benchboot_results::SystemInfo::default(),
+        )
+        .to_json()
+    };
+    let collect = |from: &Path, store: &str| {
+        collect::collect(&collect::Options {
+            addr: None,
+            from_card: Some(from.to_owned()),
+            store: Some(dir.path().join(store)),
+            timeout: std::time::Duration::from_secs(1),
+            progress: false,
+        })
+        .unwrap()
+    };
+    // A mounted folder: a file that is not UTF-8, an empty one, a folder named *.json.
+    let folder = dir.path().join("mounted");
+    std::fs::create_dir_all(folder.join("runs/x.json")).unwrap();
+    std::fs::write(folder.join("results.json"), doc("now")).unwrap();
+    std::fs::write(folder.join("runs/a.json"), doc("before")).unwrap();
+    std::fs::write(folder.join("runs/b.json"), b"\xff\xfe{").unwrap();
+    std::fs::write(folder.join("runs/c.json"), b"").unwrap();
+    let c = collect(&folder, "s1");
+    assert_eq!(c.results.run_id, "now");
+    assert_eq!(c.earlier.len(), 3, "{:?}", c.earlier);
+    assert!(
+        c.earlier[0].contains("runs/a.json: partial run before"),
+        "{:?}",
+        c.earlier
+    );
+    assert!(
+        c.earlier[1].contains("runs/b.json is not UTF-8 text"),
+        "{:?}",
+        c.earlier
+    );
+    assert!(
+        c.earlier[2].contains("runs/c.json is empty"),
+        "{:?}",
+        c.earlier
+    );
+    // `runs` a plain file: one line.
+    std::fs::remove_dir_all(folder.join("runs")).unwrap();
+    std::fs::write(folder.join("runs"), "x").unwrap();
+    let c = collect(&folder, "s2");
+    assert_eq!(c.earlier.len(), 1, "{:?}", c.earlier);
+    assert!(c.earlier[0].contains("runs: not read"), "{:?}", c.earlier);
+    // A bare results document has no earlier boots (it is not read as a disk).
+    let bare = dir.path().join("bare.json");
+    std::fs::write(&bare, doc("bare")).unwrap();
+    let c = collect(&bare, "s3");
+    assert_eq!((c.results.run_id.as_str(), c.earlier.len()), ("bare", 0));
+    // A card whose runs/ folder loops.
+    let img = image(
+        dir.path(),
+        &[
+            fat(1, 4, Some("BOOT"), vec![]),
+            fat(
+                5,
+                4,
+                Some("BBRESULTS"),
+                vec![("results.json", doc("card")), ("runs/old.json", doc("old"))],
+            ),
+        ],
+        &[],
+    );
+    loop_folder(&img, 5 * MIB, "RUNS");
+    let started = std::time::Instant::now();
+    let c = collect(&img, "s4");
+    assert_eq!(c.results.run_id, "card");
+    assert_eq!(c.earlier.len(), 1, "{:?}", c.earlier);
+    assert!(
+        c.earlier[0].contains("runs/: not read") && c.earlier[0].contains("cluster chain loops"),
+        "{:?}",
+        c.earlier
+    );
+    eprintln!("looping folder refused after {:?}", started.elapsed());
+    assert!(collect::runs(Some(&dir.path().join("s4")), false)
+        .unwrap()
+        .contains("card"));
+}
+
 #[test]
 fn cli_collect_from_card_and_runs() {
     let dir = tempfile::tempdir().unwrap();
