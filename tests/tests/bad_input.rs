@@ -86,11 +86,13 @@ const CASES: &[Case] = &[
     ("results: truncated JSON", ResultsText(|t| t[..t.len() / 2].to_owned()), &["results: not JSON", "EOF"]),
     ("results: empty", ResultsText(|_| String::new()), &["results: not JSON"]),
     ("results: future major version", ResultsJson("/schema_version/major", "2"), &["schema version 2.x is not supported", "update benchboot"]),
-    ("results: major version as text", ResultsJson("/schema_version/major", "\"1\""), &["no `schema_version.major`"]),
+    ("results: major version as text", ResultsJson("/schema_version/major", "\"1\""), &["`schema_version.major` is \"1\", not a whole number"]),
     ("results: no version", ResultsJson("/schema_version", "null"), &["no `schema_version.major`"]),
     ("results: wrong type of a list", ResultsJson("/storage", "\"many\""), &["does not match", "invalid type", "line"]),
     ("results: negative byte count", ResultsJson("/system/mem_total_bytes", "-1"), &["does not match", "invalid value", "line"]),
     ("results: missing field", ResultsJson("/run_id", "null"), &["does not match", "run_id"]),
+    ("results: block size 0", ResultsJson("/storage/0/block_size", "0"), &["storage[0].block_size: 0 bytes", "damaged"]),
+    ("results: a timed region of 0 ns", ResultsJson("/storage/0/nanos", "0"), &["storage[0].nanos: 0 ns for", "cannot be empty"]),
     ("results: a plan that is not a plan", ResultsJson("/plan/storage/modes", "[\"mmap\"]"), &["does not match", "unknown variant `mmap`"]),
     // --- DHCP packets --------------------------------------------------------------
     ("dhcp: empty", DhcpBytes(|_| Vec::new()), &["0 bytes is shorter than the 240-byte"]),
@@ -197,6 +199,20 @@ fn valid_results() -> String {
         benchboot_results::Severity::Warning,
         "example",
     );
+    let mode = benchboot_plan::Mode::Sync;
+    r.storage.push(benchboot_results::StorageMeasurement {
+        target: "ext4".into(),
+        filesystem: benchboot_plan::Filesystem::Ext4,
+        block_size: 4096,
+        direction: benchboot_results::Direction::Write,
+        mode,
+        requested_mode: mode,
+        note: None,
+        repetition: 0,
+        bytes: 1 << 20,
+        nanos: 50_000_000,
+        stopped_by: benchboot_results::StopReason::Bytes,
+    });
     r.to_json()
 }
 
