@@ -794,12 +794,14 @@ pub(crate) fn check_module_names(names: &[String]) -> Result<(), String> {
 /// Loads `<dir>/<name>.toml`.
 ///
 /// # Errors
-/// [`BoardError::Unknown`] (listing the known boards) when the file does not exist,
-/// else as [`Board::from_toml`].
+/// [`BoardError::Unknown`] (listing the known boards) when `name` is not one of
+/// [`list`] (no such file, a path such as `../boards/x`, or `shared`, which holds no
+/// board), else as [`Board::from_toml`].
 pub fn load(dir: &Path, name: &str) -> Result<Board, BoardError> {
     let file = dir.join(format!("{name}.toml"));
-    if !file.is_file() {
-        let known = list(dir).unwrap_or_default().join(", ");
+    let names = list(dir).unwrap_or_default();
+    if !names.iter().any(|n| n == name) {
+        let known = names.join(", ");
         return Err(BoardError::Unknown {
             name: name.to_owned(),
             dir: dir.to_owned(),

@@ -146,6 +146,14 @@ fn config_txt_may_not_set_kernel() {
 fn unknown_board_lists_known() {
     let err = load(&boards_dir(), "rpi-9").unwrap_err().to_string();
     assert!(err.contains("rpi-zero-w"), "{err}");
+    // Files of boards/ that are not boards, and paths, are unknown boards too.
+    for name in ["shared", "../boards/rpi-4b", "./rpi-4b"] {
+        let err = load(&boards_dir(), name).unwrap_err();
+        assert!(
+            matches!(&err, BoardError::Unknown { name: n, .. } if n == name),
+            "{name}: {err}"
+        );
+    }
 }
 
 #[test]
