@@ -70,6 +70,18 @@ fn flash_file(opts: &Options) -> anyhow::Result<flash::Outcome> {
 }
 
 #[test]
+fn a_new_file_in_a_missing_folder_is_refused_before_anything_is_written() {
+    let (dir, image, _) = setup();
+    let card = dir.path().join("no/such/folder/card.img");
+    let err = format!(
+        "{:#}",
+        flash::plan(&options(&image, &card), Path::new("/")).unwrap_err()
+    );
+    assert!(err.contains("no/such/folder does not exist"), "{err}");
+    assert!(!dir.path().join("no").exists());
+}
+
+#[test]
 fn flash_to_a_new_file_writes_and_verifies() {
     let (dir, image, bytes) = setup();
     let card = dir.path().join("card.img");

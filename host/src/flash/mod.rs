@@ -271,6 +271,15 @@ pub fn check_destination(device: &Path, allow_large: bool, root: &Path) -> Resul
                     dev.display()
                 );
             }
+            let parent = dev.parent().filter(|p| !p.as_os_str().is_empty());
+            if let Some(parent) = parent.filter(|p| !p.is_dir()) {
+                bail!(
+                    "--device {}: no such file, and its folder {} does not exist to create \
+                     it in: give a card (`benchboot devices`) or a file in an existing folder",
+                    dev.display(),
+                    parent.display()
+                );
+            }
             let target = Target::File {
                 exists: false,
                 blank: true,
