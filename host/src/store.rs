@@ -63,8 +63,8 @@ pub enum StoreError {
     )]
     Ambiguous { query: String, matches: Vec<String> },
     #[error(
-        "no results store at {}: collect a run first (`benchboot collect`), or point \
-         --store / ${STORE_ENV} at the store",
+        "no results store at {}: collect a run first (`benchboot collect`), or set \
+         ${STORE_ENV} to the store's folder (`collect` and `runs` also take --store DIR)",
         .0.display()
     )]
     NoStore(PathBuf),
@@ -234,7 +234,15 @@ impl Store {
         let db = dir.join(DB_FILE);
         let conn = Connection::open(&db).with_context(|| format!("opening {}", db.display()))?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
-        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        let version: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .with_context(|| {
+                format!(
+                    "{}: not a benchboot store database (SQLite): move it away, or give \
+                     --store DIR for another store",
+                    db.display()
+                )
+            })?;
         if version > STORE_VERSION {
             bail!(
                 "{}: store version {version} is newer than this benchboot reads ({STORE_VERSION}): \
@@ -449,7 +457,7 @@ fn row_from(r: &rusqlite::Row<'_>, dir: &Path) -> rusqlite::Result<RunRow> {
 
 /// A run id names a file in the store: ASCII letters, digits, `.`, `_`, `-`, at most
 /// 128 bytes, not starting with `.`.
-fn check_run_id(id: &str) -> Result<(), StoreError> {
+pub fn check_run_id(id: &str) -> Result<(), StoreError> {
     let ok = !id.is_empty()
         && id.len() <= 128
         && !id.starts_with('.')

@@ -186,6 +186,37 @@ fn run_ids_that_are_not_file_names_are_refused() {
 }
 
 #[test]
+fn a_collect_refused_for_its_run_id_leaves_no_store_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, text) = doc("../escape", true, 1);
+    let card = dir.path().join("results.json");
+    std::fs::write(&card, text).unwrap();
+    let store = dir.path().join("store");
+    let err = benchboot::collect::collect(&benchboot::collect::Options {
+        addr: None,
+        from_card: Some(card),
+        store: Some(store.clone()),
+        timeout: std::time::Duration::from_secs(1),
+        progress: false,
+    })
+    .unwrap_err();
+    assert!(err.to_string().contains("cannot name a file"), "{err}");
+    assert!(!store.exists());
+}
+
+#[test]
+fn a_database_that_is_not_one_is_named_with_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("benchboot.db"), vec![b'x'; 4096]).unwrap();
+    let err = format!("{:#}", Store::open(dir.path()).err().unwrap());
+    assert!(
+        err.contains("benchboot.db: not a benchboot store database"),
+        "{err}"
+    );
+    assert!(err.contains("--store DIR"), "{err}");
+}
+
+#[test]
 fn no_store_yet() {
     let dir = tempfile::tempdir().unwrap();
     assert!(Store::open_existing(dir.path()).unwrap().is_none());
