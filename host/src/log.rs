@@ -53,6 +53,12 @@ pub struct Decoded {
 /// When `elf` is not an ELF file, has no defmt table (a stripped init: the image's own
 /// copy) or was built with another defmt wire version than this decoder reads.
 pub fn decode(elf: &[u8], frames: &[u8]) -> Result<Decoded> {
+    if !elf.starts_with(b"\x7fELF") {
+        anyhow::bail!(
+            "not an ELF file: give the unstripped init the image build kept, \
+             target/images/<board>.init.elf"
+        );
+    }
     let table = Table::parse(elf)
         .context("reading its defmt table")?
         .context(
@@ -99,7 +105,15 @@ pub fn run(args: &LogArgs) -> Result<()> {
         std::fs::read(&args.elf).with_context(|| format!("reading {}", args.elf.display()))?;
     let frames = std::fs::read(&args.frames)
         .with_context(|| format!("reading {}", args.frames.display()))?;
-    let decoded = decode(&elf, &frames).with_context(|| format!("{}", args.elf.display()))?;
+    let decoded = decode(&elf, &frames).with_context(|| format!("--elf {}", args.elf.display()))?;
+    if decoded.lines.is_empty() && decoded.malformed == 0 {
+        eprintln!(
+            "benchboot log: {} holds no frames ({} bytes): the init had logged nothing \
+             when it last saved, or this is not a log.defmt",
+            args.frames.display(),
+            frames.len()
+        );
+    }
     for l in &decoded.lines {
         println!("{}", format_line(l));
     }
@@ -126,8 +140,13 @@ mod tests {
 
     #[test]
     fn a_file_without_a_defmt_table_is_refused_with_what_to_give() {
-        let err = decode(b"not an elf", &[]).unwrap_err();
-        assert!(format!("{err:#}").contains("defmt table"), "{err:#}");
+        let err = format!("{:#}", decode(b"not an elf", &[]).unwrap_err());
+        assert!(err.starts_with("not an ELF file"), "{err}");
+        assert!(err.contains("target/images/<board>.init.elf"), "{err}");
+        // An ELF built without defmt: any system program.
+        let ls = std::fs::read("/bin/ls").expect("/bin/ls");
+        let err = format!("{:#}", decode(&ls, &[]).unwrap_err());
+        assert!(err.contains("no defmt table"), "{err}");
     }
 
     #[test]
