@@ -58,6 +58,18 @@ fn count(saved: &[(String, String)], key: &str) -> usize {
         .unwrap_or_else(|| panic!("no {key}= in {saved:?}"))
 }
 
+/// The earlier boots' documents kept on the card (source, text); each must be readable.
+fn kept_texts(sd: &Path, what: &str) -> Vec<(String, String)> {
+    card::read_kept_runs(sd)
+        .unwrap_or_else(|e| panic!("{what}: {e:#}"))
+        .into_iter()
+        .map(|k| match k.text {
+            Ok(t) => (k.source, t),
+            Err(e) => panic!("{what}: {}: {e:#}", k.source),
+        })
+        .collect()
+}
+
 /// The card's `results.json`, if the card has one.
 fn current(sd: &Path) -> Option<String> {
     card::read_results(sd).ok().map(|c| c.text)
@@ -98,13 +110,13 @@ fn power_cuts_lose_no_saved_step() {
         );
 
         // The previous boot's document, byte for byte: kept, or not yet moved.
-        let kept = card::read_kept_runs(&c.sd_card).unwrap();
-        for d in &kept {
-            RunResults::from_json(&d.text).unwrap_or_else(|e| panic!("{what}: {}: {e}", d.source));
+        let kept = kept_texts(&c.sd_card, &what);
+        for (source, text) in &kept {
+            RunResults::from_json(text).unwrap_or_else(|e| panic!("{what}: {source}: {e}"));
         }
         let now = current(&c.sd_card);
         assert!(
-            kept.iter().any(|d| d.text == previous) || now.as_deref() == Some(&previous),
+            kept.iter().any(|(_, t)| *t == previous) || now.as_deref() == Some(&previous),
             "{what}: the previous boot's document is gone"
         );
 
@@ -154,9 +166,9 @@ fn power_cuts_lose_no_saved_step() {
     let r = benchboot_tests::checks::fetched(&last);
     assert!(r.complete, "{:?}", r.events);
     assert!(r.system.previous_run.is_some());
-    let kept = card::read_kept_runs(&last.sd_card).unwrap();
+    let kept = kept_texts(&last.sd_card, "last boot");
     assert!(
-        kept.iter().any(|d| d.text == previous),
+        kept.iter().any(|(_, t)| *t == previous),
         "the last cut boot's document is kept"
     );
     eprintln!(

@@ -478,7 +478,8 @@ pub struct Warning {
     /// `emulated`, `mode-fallback`, `error`, `warning` (events), `incomplete`,
     /// `census` (a foreign user-space process), `verify`, `governor`, `health` (a condition flagged during steps),
     /// `health-earlier` (flags set since boot before the first step) or
-    /// `health-unknown` (a hardware run whose throttle flags were not readable).
+    /// `health-unknown` (a hardware run whose throttle flags were not readable) or
+    /// `schema-newer` (a document of a newer minor schema: its new fields are not shown).
     pub kind: String,
     pub message: String,
 }
@@ -495,6 +496,17 @@ pub fn warnings(r: &RunResults) -> Vec<Warning> {
     let mut out = Vec::new();
     if r.emulated {
         out.push(warn("emulated", EMULATED_NOTICE.into()));
+    }
+    let (major, minor) = (r.schema_version.major, r.schema_version.minor);
+    if minor > benchboot_results::SCHEMA_MINOR {
+        out.push(warn(
+            "schema-newer",
+            format!(
+                "written with results schema {major}.{minor}, newer than this benchboot's \
+                 {major}.{}: what the newer fields record is not shown; update benchboot",
+                benchboot_results::SCHEMA_MINOR
+            ),
+        ));
     }
     let fallbacks: Vec<_> = r
         .storage
@@ -910,6 +922,20 @@ mod tests {
             value(&g, "interrupts"),
             "not readable (/proc/interrupts: No such file or directory)"
         );
+    }
+
+    #[test]
+    fn a_newer_minor_schema_is_a_warning() {
+        let mut r = run(Vec::new());
+        assert!(warnings(&r).iter().all(|w| w.kind != "schema-newer"));
+        r.schema_version.minor = benchboot_results::SCHEMA_MINOR + 94;
+        let w: Vec<_> = warnings(&r)
+            .into_iter()
+            .filter(|w| w.kind == "schema-newer")
+            .collect();
+        assert_eq!(w.len(), 1);
+        let newer = format!("1.{}", benchboot_results::SCHEMA_MINOR + 94);
+        assert!(w[0].message.contains(&newer), "{}", w[0].message);
     }
 
     #[test]
