@@ -143,7 +143,10 @@ pub fn collect(opts: &Options) -> Result<Collected> {
         // The current run is stored already: a problem with the earlier ones is a line
         // each, never a failed collect.
         match card::read_kept_runs(path) {
-            Ok(kept) => earlier.extend(kept.iter().map(|k| store_kept(&mut store, k))),
+            Ok(kept) => earlier.extend(
+                kept.iter()
+                    .map(|k| store_kept(&mut store, k, &got.results.run_id)),
+            ),
             Err(e) => earlier.push(format!("not read: {e:#}")),
         }
     }
@@ -156,13 +159,19 @@ pub fn collect(opts: &Options) -> Result<Collected> {
     })
 }
 
-/// Stores one earlier boot's document; says what happened to it in one line.
-fn store_kept(store: &mut Store, kept: &card::KeptRun) -> String {
+/// Stores one earlier boot's document; says what happened to it in one line. A copy of
+/// the run just stored from `results.json` (same `current` run id) is not stored again:
+/// the card's live document is the one the board last wrote.
+fn store_kept(store: &mut Store, kept: &card::KeptRun, current: &str) -> String {
     let text = match &kept.text {
         Ok(t) => t,
         Err(e) => return format!("{}: not read: {e:#}", kept.source),
     };
     match RunResults::from_json(text) {
+        Ok(r) if r.run_id == current => format!(
+            "{}: run {current} is the current run, stored from results.json; this copy is not stored",
+            kept.source
+        ),
         Ok(r) => match store.put(&r, text, &kept.source, unix_now()) {
             Ok((o, _)) => format!(
                 "{}: {} run {} ({o:?})",

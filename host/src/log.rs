@@ -101,10 +101,10 @@ pub fn format_line(l: &Line) -> String {
 /// # Errors
 /// When a file cannot be read, or as [`decode`].
 pub fn run(args: &LogArgs) -> Result<()> {
-    let elf =
-        std::fs::read(&args.elf).with_context(|| format!("reading {}", args.elf.display()))?;
+    let elf = std::fs::read(&args.elf)
+        .with_context(|| format!("reading --elf {}", args.elf.display()))?;
     let frames = std::fs::read(&args.frames)
-        .with_context(|| format!("reading {}", args.frames.display()))?;
+        .with_context(|| format!("reading --frames {}", args.frames.display()))?;
     let decoded = decode(&elf, &frames).with_context(|| format!("--elf {}", args.elf.display()))?;
     if decoded.lines.is_empty() && decoded.malformed == 0 {
         eprintln!(

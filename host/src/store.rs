@@ -210,13 +210,20 @@ impl Store {
     /// The folder cannot be created, the database cannot be opened, or it was made by a
     /// newer benchboot.
     pub fn open(dir: &Path) -> Result<Store> {
-        std::fs::create_dir_all(dir.join(RUNS_DIR)).with_context(|| {
-            format!(
-                "creating the results store {}: give --store DIR elsewhere",
-                dir.display()
-            )
-        })?;
-        Self::connect(dir, true)
+        let create = |d: &Path| {
+            std::fs::create_dir_all(d).with_context(|| {
+                format!(
+                    "creating the results store {}: give --store DIR elsewhere",
+                    d.display()
+                )
+            })
+        };
+        create(dir)?;
+        // The runs folder only once the database is known good: a refused store is
+        // left as it was found.
+        let store = Self::connect(dir, true)?;
+        create(&dir.join(RUNS_DIR))?;
+        Ok(store)
     }
 
     /// Opens the store in `dir` when it has a database; `None` when it has none.
@@ -491,8 +498,10 @@ fn save_atomic(path: &Path, text: &str) -> Result<()> {
         let _ = std::fs::remove_file(&tmp);
         return Err(e).with_context(|| format!("writing {}", tmp.display()));
     }
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+    if let Err(e) = std::fs::rename(&tmp, path) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()));
+    }
     if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
     }

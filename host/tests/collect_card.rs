@@ -441,6 +441,8 @@ fn collect_from_card_keeps_the_earlier_boots() {
                     ("results.json", doc("rpi-zero-w-3333", true)),
                     ("runs/rpi-zero-w-1111.json", doc("rpi-zero-w-1111", false)),
                     ("runs/rpi-zero-w-2222.json", doc("rpi-zero-w-2222", true)),
+                    // A copy of the current run: not stored over the live document.
+                    ("runs/rpi-zero-w-3333.json", doc("rpi-zero-w-3333", true)),
                     ("runs/unreadable.json", "{\"run_".into()),
                     ("runs/rpi-zero-w-2222.defmt", "\u{0}\u{ff}".into()),
                 ],
@@ -458,6 +460,7 @@ fn collect_from_card_keeps_the_earlier_boots() {
         [
             "runs/rpi-zero-w-1111.json",
             "runs/rpi-zero-w-2222.json",
+            "runs/rpi-zero-w-3333.json",
             "runs/unreadable.json"
         ]
     );
@@ -471,11 +474,13 @@ fn collect_from_card_keeps_the_earlier_boots() {
     })
     .unwrap();
     assert_eq!(c.results.run_id, "rpi-zero-w-3333");
+    assert_eq!(c.outcome, Outcome::Inserted);
     assert_earlier(
         &c.earlier,
         &[
             "runs/rpi-zero-w-1111.json: partial run rpi-zero-w-1111 (Inserted)",
             "complete run rpi-zero-w-2222",
+            "runs/rpi-zero-w-3333.json: run rpi-zero-w-3333 is the current run",
             "runs/unreadable.json: not a results document",
         ],
     );

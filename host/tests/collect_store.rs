@@ -214,10 +214,35 @@ fn a_database_that_is_not_one_is_named_with_what_to_do() {
         "{err}"
     );
     assert!(err.contains("--store DIR"), "{err}");
+    // Refused: the store folder is left as it was found.
+    assert!(!dir.path().join("runs").exists());
 }
 
 #[test]
 fn no_store_yet() {
     let dir = tempfile::tempdir().unwrap();
     assert!(Store::open_existing(dir.path()).unwrap().is_none());
+}
+
+/// A document that cannot be put in place (its name is taken by a folder that is not
+/// empty) is an error naming both paths, and leaves neither a temp file nor a row.
+#[test]
+fn a_failed_save_leaves_no_temp_file_and_no_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(dir.path()).unwrap();
+    let runs = dir.path().join("runs");
+    std::fs::create_dir_all(runs.join("blocked.json/inside")).unwrap();
+    let (r, text) = doc("blocked", true, 1);
+    let err = format!("{:#}", s.put(&r, &text, "x", 1).unwrap_err());
+    assert!(
+        err.contains("renaming") && err.contains("blocked.json"),
+        "{err}"
+    );
+    let mut left: Vec<String> = std::fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["blocked.json"]);
+    assert!(s.list().unwrap().is_empty());
 }
