@@ -40,21 +40,9 @@ pub fn fetch(addr: &str, timeout: Duration) -> Result<(RunResults, String)> {
     Ok((results, text))
 }
 
-/// Saves `text` to `path` atomically (temp file in the same folder + rename).
+/// Saves `text` to `path` atomically ([`crate::atomic_file::write`]); returns `path`.
 pub fn save(path: &Path, text: &str) -> Result<PathBuf> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp",
-        path.file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    ));
-    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))?;
+    crate::atomic_file::write(path, text)?;
     Ok(path.to_owned())
 }
 
@@ -98,17 +86,5 @@ mod tests {
         let addr = format!("127.0.0.1:{port}");
         let err = format!("{:#}", fetch(&addr, Duration::from_secs(2)).unwrap_err());
         assert!(err.contains(&addr), "{err}");
-    }
-
-    #[test]
-    fn save_is_atomic() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("sub/r.json");
-        save(&p, "{}").unwrap();
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), "{}");
-        assert_eq!(
-            std::fs::read_dir(dir.path().join("sub")).unwrap().count(),
-            1
-        );
     }
 }

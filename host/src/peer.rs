@@ -75,7 +75,7 @@ pub fn net(run: &NetRun) -> Result<()> {
     match run.json.as_deref() {
         Some(p) if p == Path::new("-") => println!("{json}"),
         Some(p) => {
-            std::fs::write(p, json).with_context(|| format!("writing {}", p.display()))?;
+            benchboot::atomic_file::write(p, &json)?;
             eprintln!("saved {}", p.display());
             print!("{}", render::network_report(&results, false));
         }

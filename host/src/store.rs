@@ -329,7 +329,7 @@ impl Store {
             }
             Some(_) => Outcome::Updated,
         };
-        save_atomic(&row.json_path, text)?;
+        crate::atomic_file::write(&row.json_path, text)?;
         let c = &row.counts;
         tx.execute(
             &format!(
@@ -476,36 +476,6 @@ pub fn check_run_id(id: &str) -> Result<(), StoreError> {
     } else {
         Err(StoreError::BadRunId(id.to_owned()))
     }
-}
-
-/// Writes `text` to `path` atomically: a temp file in the same folder (unique to this
-/// process), fsync, rename over `path`, fsync of the folder.
-fn save_atomic(path: &Path, text: &str) -> Result<()> {
-    use std::io::Write;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let name = path
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let write = || -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()
-    };
-    if let Err(e) = write() {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("writing {}", tmp.display()));
-    }
-    if let Err(e) = std::fs::rename(&tmp, path) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()));
-    }
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -1,0 +1,79 @@
+//! Writing a file so that a reader, a crash or a power cut sees the old file or the
+//! whole new one, never half of it.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+/// Writes `text` to `path`: a temp file in the same folder (unique to this process),
+/// fsync, rename over `path`, fsync of the folder. Creates the folder when missing.
+/// On failure the temp file is removed and `path` is as it was.
+///
+/// # Errors
+/// The folder cannot be created, or the temp file cannot be written or renamed; the
+/// message names the path.
+pub fn write(path: &Path, text: &str) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let name = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()
+    };
+    let placed = write()
+        .with_context(|| format!("writing {}", tmp.display()))
+        .and_then(|()| {
+            std::fs::rename(&tmp, path)
+                .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
+        });
+    if placed.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    placed?;
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_the_whole_file_and_leaves_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sub/r.json");
+        write(&p, "{}").unwrap();
+        write(&p, "{\"a\": 1}").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "{\"a\": 1}");
+        let names: Vec<_> = std::fs::read_dir(dir.path().join("sub"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["r.json"]);
+    }
+
+    #[test]
+    fn a_failed_rename_removes_the_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("taken");
+        std::fs::create_dir_all(p.join("inside")).unwrap();
+        let err = format!("{:#}", write(&p, "x").unwrap_err());
+        assert!(err.contains("renaming") && err.contains("taken"), "{err}");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["taken"]);
+    }
+}
