@@ -156,6 +156,19 @@ pub struct KeptRun {
     pub text: Result<String>,
 }
 
+impl KeptRun {
+    /// The kept run at `source` whose bytes were `read`: its text, or why it is none
+    /// (the read failed, or as [`document_text`]).
+    fn read(source: String, read: io::Result<Vec<u8>>) -> KeptRun {
+        KeptRun {
+            text: read
+                .map_err(anyhow::Error::new)
+                .and_then(|data| document_text(data, &source)),
+            source,
+        }
+    }
+}
+
 /// Reads every earlier boot's document (`*.json`) kept under [`KEPT_RUNS_DIR`] on a card
 /// image or device, or the mounted results partition folder, in name order. None when
 /// the folder is missing (a card that booted once) or `path` is a bare results document.
@@ -177,12 +190,7 @@ pub fn read_kept_runs(path: &Path) -> Result<Vec<KeptRun>> {
         .with_context(|| format!("{}: no results partition", path.display()))?;
     let place = describe(path, &part, label.as_deref());
     let fs = open_fat(&mut disk, &part).with_context(|| format!("{place}: not FAT"))?;
-    let folder_error = |e: io::Error| {
-        vec![KeptRun {
-            source: format!("{place} {KEPT_RUNS_DIR}/"),
-            text: Err(anyhow::Error::new(e)),
-        }]
-    };
+    let folder_error = |e| vec![KeptRun::read(format!("{place} {KEPT_RUNS_DIR}/"), Err(e))];
     let dir = match fs.root_dir().open_dir(KEPT_RUNS_DIR) {
         Ok(d) => d,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -202,15 +210,9 @@ pub fn read_kept_runs(path: &Path) -> Result<Vec<KeptRun>> {
         // Each kept run's defmt log (`<run id>.defmt`) lies beside it.
         .filter(|e| e.file_name().ends_with(".json"))
         .map(|e| {
-            let source = format!("{place} {KEPT_RUNS_DIR}/{}", e.file_name());
             let mut data = Vec::new();
-            let read = e.to_file().read_to_end(&mut data);
-            KeptRun {
-                text: read
-                    .map_err(anyhow::Error::new)
-                    .and_then(|_| document_text(data, &source)),
-                source,
-            }
+            let read = e.to_file().read_to_end(&mut data).map(|_| data);
+            KeptRun::read(format!("{place} {KEPT_RUNS_DIR}/{}", e.file_name()), read)
         })
         .collect())
 }
@@ -223,24 +225,12 @@ fn kept_runs_in_folder(dir: &Path) -> Vec<KeptRun> {
             .filter(|p| p.extension().is_some_and(|x| x == "json") && !p.is_dir())
             .collect(),
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Vec::new(),
-        Err(e) => {
-            return vec![KeptRun {
-                source: dir.display().to_string(),
-                text: Err(anyhow::Error::new(e)),
-            }]
-        }
+        Err(e) => return vec![KeptRun::read(dir.display().to_string(), Err(e))],
     };
     names.sort();
     names
         .into_iter()
-        .map(|f| {
-            let source = f.display().to_string();
-            let text = std::fs::read(&f).map_err(anyhow::Error::new);
-            KeptRun {
-                text: text.and_then(|d| document_text(d, &source)),
-                source,
-            }
-        })
+        .map(|f| KeptRun::read(f.display().to_string(), std::fs::read(&f)))
         .collect()
 }
 
