@@ -5,10 +5,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use benchboot_card as card;
 use benchboot_results::RunResults;
 
+use crate::fetch;
 use crate::store::{self, Outcome, RunRow, Store};
-use crate::{card, fetch};
 
 /// `benchboot collect`'s arguments.
 #[derive(Debug, Clone, clap::Args)]

@@ -1,7 +1,6 @@
 //! The benchboot host tool as a library: fetching results and rendering them.
 
 pub mod atomic_file;
-pub mod card;
 pub mod collect;
 pub mod compare;
 pub mod devices;

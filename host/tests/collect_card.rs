@@ -6,9 +6,9 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use benchboot::card::{self, Partition};
 use benchboot::collect;
 use benchboot::store::Outcome;
+use benchboot_card::{self as card, Partition};
 
 const MIB: u64 = 1 << 20;
 const DISK_MIB: u64 = 24;

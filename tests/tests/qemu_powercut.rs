@@ -16,7 +16,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use benchboot::card;
+use benchboot_card as card;
 use benchboot_results::RunResults;
 use xtask::qemu::{cut, run_with, Options};
 

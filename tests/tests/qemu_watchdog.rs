@@ -34,7 +34,7 @@ fn a_silent_pid1_is_reset_by_the_hardware_watchdog() {
     assert!(!console.contains(xtask::qemu::READY_MARKER), "{console}");
     assert!(e.status.success(), "QEMU's poweroff action: {:?}", e.status);
 
-    let card = benchboot::card::read_results(&e.sd_card).unwrap();
+    let card = benchboot_card::read_results(&e.sd_card).unwrap();
     let r = RunResults::from_json(&card.text).unwrap();
     assert!(r.complete, "{:?}", r.events);
     assert_eq!(

@@ -76,7 +76,13 @@ fn build_and_check(name: &str) -> Checked {
 fn bananapi_m1_card_has_the_sunxi_spl_at_8_kib_and_extlinux() {
     let c = build_and_check("bananapi-m1");
     // One raw blob: the eGON SPL + U-Boot proper at 8 KiB, ending before p1.
-    let [(file, offset, span, what)] = c.report.raw_blobs.as_slice() else {
+    let [xtask::bootcheck::CheckedBlob {
+        file,
+        offset,
+        span,
+        what,
+    }] = c.report.raw_blobs.as_slice()
+    else {
         panic!("{:?}", c.report.raw_blobs);
     };
     assert_eq!(
@@ -119,10 +125,10 @@ fn beaglebone_black_card_has_mlo_and_u_boot_img_on_the_active_fat() {
         .report
         .loader_files
         .iter()
-        .map(|(f, _)| f.as_str())
+        .map(|f| f.file.as_str())
         .collect();
     assert_eq!(files, ["MLO", "u-boot.img"]);
-    let mlo = &c.report.loader_files[0].1;
+    let mlo = &c.report.loader_files[0].what;
     assert!(
         mlo.starts_with("GP image of ") && mlo.contains("for 0x402f0400"),
         "{mlo}"

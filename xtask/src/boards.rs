@@ -175,7 +175,11 @@ fn check_loader(l: &Loader, lock: &Lock, first_partition: u64) -> Result<Vec<Str
     }
     for b in &l.raw {
         if let Ok(data) = std::fs::read(dir.join(&b.file)) {
-            blobs.push((b.offset, data, l.package.clone()));
+            blobs.push(image::RawBlob {
+                offset: b.offset,
+                data,
+                source: l.package.clone(),
+            });
         }
     }
     if let Err(e) = image::check_raw_blobs(&blobs, first_partition) {

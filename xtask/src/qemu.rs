@@ -409,10 +409,9 @@ impl Launched {
 /// and reads them from the card's results partition).
 pub fn run_with(board: &Board, opts: &Options) -> Result<Run> {
     let q = board.qemu.as_ref();
-    let host = match q.map(|q| q.network) {
-        Some(QemuNetwork::None) | None => None,
-        _ => Some(build_host_tool(false)?),
-    };
+    let networked = !matches!(q.map(|q| q.network), Some(QemuNetwork::None) | None);
+    // The host tool fetches over the network, or prints the tables of the card's copy.
+    let host = build_host_tool(false)?;
     let mut l = launch(board, opts)?;
     let mut start = None;
     let boot_to_ready = l.wait_for(READY_MARKER, l.started + opts.timeout, &mut start)?;
@@ -425,42 +424,49 @@ pub fn run_with(board: &Board, opts: &Options) -> Result<Run> {
     let results = crate::target_dir()
         .join("results")
         .join(format!("{}-qemu.json", board.name));
-    match &host {
-        Some(host) => {
-            let mut fetch = Command::new(host);
-            // An emulated ARM1176 sends ~1 MB through QEMU's usb-net slowly, more so on
-            // a loaded host (fetch's 30 s default timed out once beside 3 other QEMUs).
-            fetch.args(["fetch", "--timeout", "180"]);
-            if l.port != QEMU_RESULTS_FORWARD {
-                fetch.args(["--addr", &format!("127.0.0.1:{}", l.port)]);
-            }
-            let status = fetch
-                .arg("--out")
-                .arg(&results)
-                .status()
-                .with_context(|| format!("running {}", host.display()))?;
-            drop(l.guard);
-            if !status.success() {
-                bail!(
-                    "benchboot fetch failed ({status}); console in {}",
-                    l.console_log.display()
-                );
-            }
+    if networked {
+        let mut fetch = Command::new(&host);
+        // An emulated ARM1176 sends ~1 MB through QEMU's usb-net slowly, more so on
+        // a loaded host (fetch's 30 s default timed out once beside 3 other QEMUs).
+        fetch.args(["fetch", "--timeout", "180"]);
+        if l.port != QEMU_RESULTS_FORWARD {
+            fetch.args(["--addr", &format!("127.0.0.1:{}", l.port)]);
         }
-        None => {
-            // No network: PID 1 wrote the results to the card's results partition
-            // (temp file, fsync, rename) before its ready line. Stop QEMU, then read
-            // them as `benchboot collect --from-card` does.
-            drop(l.guard);
-            let got = benchboot::collect::from_card(&l.sd)
-                .with_context(|| format!("console in {}", l.console_log.display()))?;
-            crate::write_atomically(&results, got.text.as_bytes())?;
-            eprintln!(
-                "qemu: results from {} saved to {}",
-                got.source,
-                results.display()
+        let status = fetch
+            .arg("--out")
+            .arg(&results)
+            .status()
+            .with_context(|| format!("running {}", host.display()))?;
+        drop(l.guard);
+        if !status.success() {
+            bail!(
+                "benchboot fetch failed ({status}); console in {}",
+                l.console_log.display()
             );
-            print!("{}", benchboot::render::report(&got.results));
+        }
+    } else {
+        // No network: PID 1 wrote the results to the card's results partition (temp
+        // file, fsync, rename) before its ready line. Stop QEMU, read them with the
+        // card reader `benchboot collect --from-card` uses, check the document, and
+        // print its tables with `benchboot show`.
+        drop(l.guard);
+        let got = benchboot_card::read_results(&l.sd)
+            .with_context(|| format!("console in {}", l.console_log.display()))?;
+        benchboot_results::RunResults::from_json(&got.text)
+            .with_context(|| format!("{}; console in {}", got.source, l.console_log.display()))?;
+        crate::write_atomically(&results, got.text.as_bytes())?;
+        eprintln!(
+            "qemu: results from {} saved to {}",
+            got.source,
+            results.display()
+        );
+        let status = Command::new(&host)
+            .arg("show")
+            .arg(&results)
+            .status()
+            .with_context(|| format!("running {}", host.display()))?;
+        if !status.success() {
+            bail!("benchboot show {} failed ({status})", results.display());
         }
     }
     Ok(Run {
@@ -472,7 +478,7 @@ pub fn run_with(board: &Board, opts: &Options) -> Result<Run> {
         results,
         boot_to_init,
         boot_to_ready,
-        discovered: host.is_some() && l.port == QEMU_RESULTS_FORWARD,
+        discovered: networked && l.port == QEMU_RESULTS_FORWARD,
     })
 }
 

@@ -1,0 +1,263 @@
+//! Everything an image is made of, gathered before anything is written: boot files
+//! (kernel, DTB, initramfs, loader files and configuration), raw loader blobs and the
+//! initramfs entries, each with its source.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{ensure, Context, Result};
+use benchboot_board::{Board, BootConfig, Loader, SHARED_FILE};
+use benchboot_plan::{MODULES_DIR, PLANS_DIR};
+
+use super::boot_config::{cmdline_txt, config_txt, extlinux_conf, EXTLINUX_CONF};
+use super::dtb::apply_dtb_fixups;
+use crate::initramfs::{self, Node};
+use crate::layout::{self, Layout};
+use crate::{modules, plans};
+
+/// File names on the boot partition.
+pub const KERNEL_FILE: &str = "vmlinuz";
+pub const INITRAMFS_FILE: &str = "initrd.img";
+
+/// Everything an image is made of, before rendering.
+pub struct Contents {
+    /// The files of the boot partition.
+    pub boot_files: Vec<BootFile>,
+    /// Boot loader blobs written raw before the first partition.
+    pub raw_blobs: Vec<RawBlob>,
+    /// The initramfs entries: (path in the archive, node, source).
+    pub initramfs: Vec<(String, Node, String)>,
+}
+
+/// One file of the boot partition.
+#[derive(Debug, Clone)]
+pub struct BootFile {
+    /// Path on the boot partition, `/`-separated, e.g. `extlinux/extlinux.conf`.
+    pub path: String,
+    pub data: Vec<u8>,
+    /// Where it came from (package, board file), for the manifest.
+    pub source: String,
+}
+
+impl BootFile {
+    pub fn new(path: impl Into<String>, data: Vec<u8>, source: impl Into<String>) -> BootFile {
+        BootFile {
+            path: path.into(),
+            data,
+            source: source.into(),
+        }
+    }
+}
+
+/// A boot loader blob written raw to the card, before the first partition.
+#[derive(Debug, Clone)]
+pub struct RawBlob {
+    /// Byte offset on the card.
+    pub offset: u64,
+    pub data: Vec<u8>,
+    /// Package and file inside it, for the manifest.
+    pub source: String,
+}
+
+/// Finds `name` anywhere under `dir` (arm64 DTBs sit in vendor sub-folders).
+fn find_file(dir: &Path, name: &str) -> Result<PathBuf> {
+    crate::walk_files(dir)?
+        .into_iter()
+        .find(|p| p.file_name().is_some_and(|f| f == name))
+        .with_context(|| format!("{name} is not in {}", dir.display()))
+}
+
+/// Reads one file of a loader from its unpacked package.
+fn loader_file(loader: &Loader, root: &Path, file: &str) -> Result<Vec<u8>> {
+    let p = root.join(&loader.dir).join(file);
+    std::fs::read(&p).with_context(|| {
+        format!(
+            "boards/{SHARED_FILE}: loaders.{}: {file} is not in package {} ({})",
+            loader.name,
+            loader.package,
+            p.display()
+        )
+    })
+}
+
+pub(super) fn gather(
+    board: &Board,
+    init: &Path,
+    kernel_root: &Path,
+    loader_root: Option<&Path>,
+    layout: &Layout,
+) -> Result<Contents> {
+    let release = &board.kernel.release;
+    let kpkg = &board.kernel.package;
+    let board_file = format!("boards/{}.toml", board.name);
+    let mut boot_files = Vec::new();
+    let mut raw_blobs = Vec::new();
+    if let (Some(l), Some(root)) = (&board.loader, loader_root) {
+        for f in &l.files {
+            boot_files.push(BootFile::new(f, loader_file(l, root, f)?, &l.package));
+        }
+        for b in &l.raw {
+            let source = format!("{} ({}/{})", l.package, l.dir, b.file);
+            raw_blobs.push(RawBlob {
+                offset: b.offset,
+                data: loader_file(l, root, &b.file)?,
+                source,
+            });
+        }
+        let config = match l.config {
+            BootConfig::ConfigTxt => ("config.txt", config_txt(board)),
+            BootConfig::Extlinux => (
+                EXTLINUX_CONF,
+                extlinux_conf(board, board.kernel.dtb.as_deref()),
+            ),
+        };
+        boot_files.push(BootFile::new(config.0, config.1.into_bytes(), &board_file));
+    }
+    let first_part = layout
+        .parts
+        .iter()
+        .map(|p| p.offset_bytes())
+        .min()
+        .unwrap_or(0);
+    check_raw_blobs(&raw_blobs, first_part)
+        .with_context(|| format!("boards/{SHARED_FILE}: loaders raw blobs of {board_file}"))?;
+    let kernel = kernel_root.join("boot").join(format!("vmlinuz-{release}"));
+    let kernel_data = std::fs::read(&kernel).with_context(|| {
+        format!(
+            "boards/{}.toml: kernel.release: {} not found",
+            board.name,
+            kernel.display()
+        )
+    })?;
+    boot_files.push(BootFile::new(KERNEL_FILE, kernel_data, kpkg));
+    if let Some(dtb_name) = &board.kernel.dtb {
+        let dtb_src = find_file(
+            &kernel_root
+                .join("usr/lib")
+                .join(format!("linux-image-{release}")),
+            dtb_name,
+        )
+        .with_context(|| format!("boards/{}.toml: kernel.dtb", board.name))?;
+        let dtb = apply_dtb_fixups(&std::fs::read(&dtb_src)?, &board.kernel.dtb_fixups)
+            .with_context(|| format!("boards/{}.toml: kernel.dtb-fixups", board.name))?;
+        boot_files.push(BootFile::new(dtb_name, dtb, format!("{kpkg} + dtb-fixups")));
+    }
+    boot_files.push(BootFile::new(
+        "cmdline.txt",
+        cmdline_txt(board).into_bytes(),
+        &board_file,
+    ));
+
+    // Modules: the hardware plan loads the board's set, the results link's and the extra
+    // storage's; the QEMU plan adds its own.
+    let mut hw_wanted = board.modules.clone();
+    let link_modules = board.gadget.iter().map(|g| &g.modules);
+    let link_modules = link_modules.chain(board.ethernet.iter().map(|e| &e.modules));
+    let storage_modules = board.extra_storage.iter().map(|e| &e.modules);
+    for m in link_modules.chain(storage_modules).flatten() {
+        if !hw_wanted.contains(m) {
+            hw_wanted.push(m.clone());
+        }
+    }
+    let hw_modules = modules::resolve(kernel_root, release, &hw_wanted).with_context(|| {
+        format!(
+            "{board_file}: modules.load / gadget.modules / ethernet.modules / \
+                 storage.extra.modules"
+        )
+    })?;
+    let mut qemu_wanted = hw_wanted.clone();
+    if let Some(q) = &board.qemu {
+        qemu_wanted.extend(q.modules.iter().cloned());
+    }
+    let qemu_modules = modules::resolve(kernel_root, release, &qemu_wanted)
+        .with_context(|| format!("boards/{}.toml: qemu.modules", board.name))?;
+    let names = |v: &[(String, PathBuf)]| v.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    let plans = plans::all(board, layout, names(&hw_modules), names(&qemu_modules));
+    for (name, plan) in &plans {
+        plan.validate()
+            .with_context(|| format!("boards/{}.toml: plan `{name}`", board.name))?;
+    }
+
+    let rel = |p: &str| p.trim_start_matches('/').to_owned();
+    let mut initramfs: Vec<(String, Node, String)> = Vec::new();
+    for d in ["dev", "proc", "sys", "mnt", "results", "etc", "lib"] {
+        initramfs.push((d.into(), Node::Dir, "benchboot".into()));
+    }
+    initramfs.push((rel(PLANS_DIR), Node::Dir, "benchboot".into()));
+    initramfs.push((rel(MODULES_DIR), Node::Dir, "benchboot".into()));
+    initramfs.push((
+        "dev/console".into(),
+        Node::CharDev(5, 1),
+        "benchboot".into(),
+    ));
+    let init_data = std::fs::read(init)?;
+    initramfs.push((
+        "init".into(),
+        Node::File(init_data, 0o755),
+        format!("firmware/ ({})", board.triple),
+    ));
+    for (name, plan) in &plans {
+        let json = serde_json::to_vec_pretty(plan)?;
+        initramfs.push((
+            format!("{}/{name}.json", rel(PLANS_DIR)),
+            Node::File(json, 0o644),
+            "xtask plans".into(),
+        ));
+    }
+    for (name, path) in &qemu_modules {
+        let data = std::fs::read(path)?;
+        initramfs.push((
+            format!("{}/{name}.ko", rel(MODULES_DIR)),
+            Node::File(data, 0o644),
+            kpkg.clone(),
+        ));
+    }
+    let archive = initramfs::build(
+        &initramfs
+            .iter()
+            .map(|(p, n, _)| (p.clone(), n.clone()))
+            .collect::<Vec<_>>(),
+    )?;
+    boot_files.push(BootFile::new(
+        INITRAMFS_FILE,
+        archive,
+        "benchboot initramfs",
+    ));
+    Ok(Contents {
+        boot_files,
+        raw_blobs,
+        initramfs,
+    })
+}
+
+/// Raw blobs must not overlap each other, the MBR (sector 0) or the first partition.
+///
+/// # Errors
+/// Names the offsets and sizes that collide.
+pub fn check_raw_blobs(blobs: &[RawBlob], first_partition: u64) -> Result<()> {
+    let mut spans: Vec<(u64, u64)> = blobs
+        .iter()
+        .map(|b| (b.offset, b.offset + b.data.len() as u64))
+        .collect();
+    spans.sort();
+    for &(start, end) in &spans {
+        ensure!(
+            start >= layout::SECTOR,
+            "a blob at byte {start} overwrites the MBR (sector 0)"
+        );
+        ensure!(
+            end <= first_partition,
+            "the blob at {start}..{end} runs into the first partition at {first_partition}"
+        );
+    }
+    for w in spans.windows(2) {
+        ensure!(
+            w[0].1 <= w[1].0,
+            "blobs {}..{} and {}..{} overlap",
+            w[0].0,
+            w[0].1,
+            w[1].0,
+            w[1].1
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,150 @@
+//! The manifest written beside an image (`<board>.manifest.json`): every partition, file
+//! and raw blob with its bytes, SHA-256 and source package, the unstripped init and the
+//! module load order per plan.
+
+use std::path::Path;
+
+use anyhow::Result;
+use benchboot_board::Board;
+use benchboot_plan::DEFAULT_PLAN;
+use serde::Serialize;
+
+use super::contents::Contents;
+use crate::initramfs::Node;
+use crate::layout::{Layout, Role};
+use crate::packages::{self};
+
+/// The manifest written beside the image.
+#[derive(Debug, Serialize)]
+pub struct Manifest {
+    pub board: String,
+    pub image: String,
+    pub image_bytes: u64,
+    pub image_sha256: String,
+    pub packages: Vec<packages::Pinned>,
+    pub partitions: Vec<ManifestPart>,
+    pub boot_files: Vec<ManifestFile>,
+    /// Boot loader blobs written raw before the first partition, by offset.
+    pub raw_blobs: Vec<ManifestBlob>,
+    pub initramfs_files: Vec<ManifestFile>,
+    /// The unstripped init beside the image (`<board>.init.elf`): `benchboot log` decodes
+    /// the init's `log.defmt` with it.
+    pub init_elf: ManifestFile,
+    /// Module load order per plan.
+    pub modules: Vec<(String, Vec<String>)>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ManifestPart {
+    pub number: u8,
+    pub role: String,
+    pub start_bytes: u64,
+    pub size_bytes: u64,
+    pub mbr_type: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ManifestFile {
+    pub path: String,
+    pub bytes: u64,
+    pub sha256: String,
+    pub source: String,
+}
+
+/// A boot loader blob written raw on the card.
+#[derive(Debug, Serialize)]
+pub struct ManifestBlob {
+    /// Byte offset on the card.
+    pub offset_bytes: u64,
+    pub bytes: u64,
+    pub sha256: String,
+    /// Package and file inside it, e.g. `u-boot-sunxi (usr/lib/u-boot/Bananapi/...)`.
+    pub source: String,
+}
+
+pub(super) fn file_entry(path: String, data: &[u8], source: &str) -> ManifestFile {
+    ManifestFile {
+        path,
+        bytes: data.len() as u64,
+        sha256: crate::sha256_hex(data),
+        source: source.to_owned(),
+    }
+}
+
+pub(super) fn build(
+    board: &Board,
+    image: &Path,
+    layout: &Layout,
+    c: &Contents,
+    packages: Vec<packages::Pinned>,
+    init_elf: ManifestFile,
+) -> Result<Manifest> {
+    let modules = |plan: &str| -> Vec<String> {
+        c.initramfs
+            .iter()
+            .find(|(p, _, _)| p.ends_with(&format!("/{plan}.json")))
+            .and_then(|(_, n, _)| match n {
+                Node::File(d, _) => serde_json::from_slice::<benchboot_plan::Plan>(d).ok(),
+                _ => None,
+            })
+            .map(|p| p.modules)
+            .unwrap_or_default()
+    };
+    Ok(Manifest {
+        board: board.name.clone(),
+        image: image
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        image_bytes: layout.disk_bytes,
+        image_sha256: crate::sha256_file(image)?,
+        packages,
+        partitions: layout
+            .parts
+            .iter()
+            .map(|p| ManifestPart {
+                number: p.number,
+                role: match p.role {
+                    Role::Boot => "boot".into(),
+                    Role::Results => "results".into(),
+                    Role::Test(fs) => format!("test-{}", fs.name()),
+                },
+                start_bytes: p.offset_bytes(),
+                size_bytes: p.size_bytes(),
+                mbr_type: format!("{:#04x}", p.mbr_type),
+            })
+            .collect(),
+        boot_files: c
+            .boot_files
+            .iter()
+            .map(|f| file_entry(format!("p1:/{}", f.path), &f.data, &f.source))
+            .collect(),
+        raw_blobs: {
+            let mut blobs: Vec<ManifestBlob> = c
+                .raw_blobs
+                .iter()
+                .map(|b| ManifestBlob {
+                    offset_bytes: b.offset,
+                    bytes: b.data.len() as u64,
+                    sha256: crate::sha256_hex(&b.data),
+                    source: b.source.clone(),
+                })
+                .collect();
+            blobs.sort_by_key(|b| b.offset_bytes);
+            blobs
+        },
+        initramfs_files: c
+            .initramfs
+            .iter()
+            .filter_map(|(p, n, s)| match n {
+                Node::File(d, _) => Some(file_entry(format!("/{p}"), d, s)),
+                _ => None,
+            })
+            .collect(),
+        init_elf,
+        modules: vec![
+            (DEFAULT_PLAN.into(), modules(DEFAULT_PLAN)),
+            ("qemu".into(), modules("qemu")),
+        ],
+    })
+}

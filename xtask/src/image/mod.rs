@@ -1,0 +1,165 @@
+//! `cargo xtask image --board NAME`: assembles `target/images/<board>.img` and its
+//! manifest (`<board>.manifest.json`: every file, its source package and SHA-256).
+//!
+//! Plan first, then write: [`crate::layout::plan`] computes the partitions, this module
+//! renders them. The image is written to a temporary file and renamed at the end, so a
+//! failed build never leaves a half-written image under the final name.
+//!
+//! Reproducible: the same board and lock file give the same bytes; times, filesystem
+//! ids and hash seeds come from a [`Stamp`] ([`crate::reproducible`]).
+
+mod boot_config;
+mod contents;
+mod dtb;
+mod manifest;
+mod render;
+#[cfg(test)]
+mod tests;
+
+pub use boot_config::{cmdline_txt, config_txt, extlinux_conf, EXTLINUX_CONF};
+pub use contents::{check_raw_blobs, BootFile, Contents, RawBlob, INITRAMFS_FILE, KERNEL_FILE};
+pub use dtb::apply_dtb_fixups;
+pub use manifest::{Manifest, ManifestBlob, ManifestFile, ManifestPart};
+pub use render::{read_fat_file, render};
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use benchboot_board::{Board, BootConfig};
+
+use crate::firmware::{self, CpuTarget};
+use crate::layout::{self};
+use crate::packages::{self, Lock};
+use crate::reproducible::Stamp;
+
+/// Paths of a built image.
+#[derive(Debug, Clone)]
+pub struct Built {
+    pub image: PathBuf,
+    pub manifest: PathBuf,
+}
+
+/// Where `image` writes for `board`.
+pub fn image_path(board: &Board) -> PathBuf {
+    crate::target_dir()
+        .join("images")
+        .join(format!("{}.img", board.name))
+}
+
+/// Builds the firmware, fetches the pinned packages and writes image + manifest.
+pub fn run(board: &Board) -> Result<Built> {
+    run_to(board, &image_path(board))
+}
+
+/// As [`run`], into `image` (the manifest goes beside it as `<stem>.manifest.json`):
+/// QEMU-only copies of a card are built from a stand-in board to their own path.
+pub fn run_to(board: &Board, image: &Path) -> Result<Built> {
+    let t0 = Instant::now();
+    let mut phase = Phases::default();
+    let init = firmware::build(&CpuTarget::of_board(board))?;
+    phase.mark("firmware");
+    let lock = Lock::load_repo()?;
+    let (kernel_root, kernel_pkg) = packages::unpacked(&lock, &board.kernel.package)?;
+    let mut pinned = vec![kernel_pkg];
+    let loader_root = match &board.loader {
+        Some(l) => {
+            let (root, pkg) = packages::unpacked(&lock, &l.package)?;
+            pinned.push(pkg);
+            Some(root)
+        }
+        None => None,
+    };
+    phase.mark("packages");
+    let layout = layout::plan(&layout::Spec::default())?;
+    let contents = contents::gather(board, &init, &kernel_root, loader_root.as_deref(), &layout)?;
+    phase.mark("modules+initramfs");
+    let dir = image.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!(".{}.", board.name))
+        .suffix(".img.tmp")
+        .tempfile_in(dir)?;
+    render(
+        tmp.path(),
+        &layout,
+        &contents,
+        &Stamp::for_board(&board.name)?,
+    )?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(image)
+        .with_context(|| format!("renaming into {}", image.display()))?;
+    phase.mark("render");
+    let elf = std::fs::read(firmware::unstripped(&init))?;
+    let elf_path = image.with_extension("init.elf");
+    crate::write_atomically(&elf_path, &elf)?;
+    let init_elf = manifest::file_entry(
+        elf_path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        &elf,
+        &format!(
+            "firmware/ ({}), unstripped: benchboot log --elf",
+            board.triple
+        ),
+    );
+    let manifest = manifest::build(board, image, &layout, &contents, pinned, init_elf)?;
+    let manifest_path = image.with_extension("manifest.json");
+    crate::write_atomically(
+        &manifest_path,
+        serde_json::to_string_pretty(&manifest)?.as_bytes(),
+    )?;
+    phase.mark("manifest");
+    if board
+        .loader
+        .as_ref()
+        .is_some_and(|l| l.config == BootConfig::Extlinux)
+    {
+        let report = crate::bootcheck::check_card(board, image, &layout)?;
+        eprintln!("image: {}", report.summary());
+        phase.mark("boot check");
+    }
+    eprintln!(
+        "image: wrote {} ({} MiB) and {} in {:.1} s ({})",
+        image.display(),
+        layout.disk_bytes >> 20,
+        manifest_path.display(),
+        t0.elapsed().as_secs_f64(),
+        phase.summary()
+    );
+    Ok(Built {
+        image: image.to_owned(),
+        manifest: manifest_path,
+    })
+}
+
+/// Wall time per build phase, for the closing line.
+struct Phases {
+    last: Instant,
+    done: Vec<(&'static str, f64)>,
+}
+
+impl Default for Phases {
+    fn default() -> Self {
+        Phases {
+            last: Instant::now(),
+            done: Vec::new(),
+        }
+    }
+}
+
+impl Phases {
+    fn mark(&mut self, name: &'static str) {
+        self.done.push((name, self.last.elapsed().as_secs_f64()));
+        self.last = Instant::now();
+    }
+    fn summary(&self) -> String {
+        let parts: Vec<String> = self
+            .done
+            .iter()
+            .map(|(n, s)| format!("{n} {s:.1} s"))
+            .collect();
+        parts.join(", ")
+    }
+}

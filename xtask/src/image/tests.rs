@@ -1,0 +1,269 @@
+use benchboot_plan::Filesystem;
+
+use super::render::slice;
+use super::*;
+use crate::layout::{Layout, Role};
+
+#[test]
+fn config_txt_names_kernel_initramfs_and_dtb() {
+    let board = crate::load_board("rpi-zero-w").unwrap();
+    let c = config_txt(&board);
+    assert!(c.contains("\nkernel=vmlinuz\n"), "{c}");
+    assert!(c.contains("\ninitramfs initrd.img followkernel\n"), "{c}");
+    assert!(c.contains("\ndevice_tree=bcm2835-rpi-zero-w.dtb\n"), "{c}");
+    assert!(c.ends_with("enable_uart=1\nupstream_kernel=1\n"), "{c}");
+    assert_eq!(cmdline_txt(&board).lines().count(), 1);
+}
+
+#[test]
+fn raw_blobs_may_not_touch_the_mbr_each_other_or_the_first_partition() {
+    let blob = |offset: u64, n: usize| RawBlob {
+        offset,
+        data: vec![1u8; n],
+        source: "t".to_owned(),
+    };
+    check_raw_blobs(&[blob(8192, 554_172)], 4 << 20).unwrap();
+    let err = check_raw_blobs(&[blob(0, 10)], 4 << 20)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("MBR"), "{err}");
+    let err = check_raw_blobs(&[blob(8192, 1 << 20)], 1 << 20)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("first partition at 1048576"), "{err}");
+    let err = check_raw_blobs(&[blob(131_072, 300_000), blob(393_216, 10)], 4 << 20)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("overlap"), "{err}");
+}
+
+#[test]
+fn extlinux_conf_names_kernel_dtb_initrd_and_cmdline() {
+    let board = crate::load_board("bananapi-m1").unwrap();
+    let c = extlinux_conf(&board, board.kernel.dtb.as_deref());
+    assert!(c.contains("\ndefault benchboot\n"), "{c}");
+    assert!(
+        c.contains("\tkernel /vmlinuz\n\tinitrd /initrd.img\n"),
+        "{c}"
+    );
+    assert!(c.contains("\tfdt /sun7i-a20-bananapi.dtb\n"), "{c}");
+    assert!(
+        c.ends_with("\tappend console=ttyS0,115200 loglevel=4 rootwait\n"),
+        "{c}"
+    );
+}
+
+#[test]
+fn folders_start_with_dot_and_dotdot_as_fsck_wants() {
+    let spec = layout::Spec {
+        disk_mib: 128,
+        boot_start_mib: 4,
+        boot_mib: 40,
+        results_mib: 8,
+        test_slot_mib: 8,
+        tests: vec![Filesystem::Raw],
+    };
+    let l = layout::plan(&spec).unwrap();
+    // Enough names that the FAT32 root (512-byte clusters) spans several clusters.
+    let mut boot_files: Vec<BootFile> = (0..20)
+        .map(|i| BootFile::new(format!("file-{i}.txt"), vec![b'x'; 10], "t"))
+        .collect();
+    boot_files.push(BootFile::new(EXTLINUX_CONF, b"default x\n".to_vec(), "t"));
+    let contents = Contents {
+        boot_files,
+        raw_blobs: vec![],
+        initramfs: vec![],
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("t.img");
+    let stamp = Stamp::new("t", b"lock", crate::reproducible::DEFAULT_EPOCH);
+    render(&img, &l, &contents, &stamp).unwrap();
+    let boot = l.part(Role::Boot).unwrap();
+    assert_eq!(
+        read_fat_file(&img, boot, EXTLINUX_CONF).unwrap(),
+        b"default x\n"
+    );
+    // The folder's first slots: `.` (itself), `..` (cluster 0: the root).
+    let bytes = std::fs::read(&img).unwrap();
+    let p = &bytes[boot.offset_bytes() as usize..];
+    let le16 = |i: usize| u64::from(u16::from_le_bytes([p[i], p[i + 1]]));
+    let le32 = |i: usize| u32::from_le_bytes([p[i], p[i + 1], p[i + 2], p[i + 3]]);
+    let data = (le16(14) + u64::from(p[16]) * u64::from(le32(36))) * 512;
+    let root = &p[(data + (u64::from(le32(44)) - 2) * 512) as usize..];
+    let entry = root
+        .chunks_exact(32)
+        .find(|e| &e[..11] == b"EXTLINUX   ")
+        .expect("extlinux/ in the root");
+    let cluster = u64::from(u16::from_le_bytes([entry[26], entry[27]]));
+    let slots = &p[(data + (cluster - 2) * 512) as usize..][..64];
+    assert_eq!(&slots[..11], b".          ");
+    assert_eq!(u16::from_le_bytes([slots[26], slots[27]]), cluster as u16);
+    assert_eq!(&slots[32..43], b"..         ");
+    assert_eq!(&slots[32 + 26..32 + 28], [0, 0]);
+}
+
+#[test]
+fn render_small_image_and_read_back() {
+    let spec = layout::Spec {
+        disk_mib: 128,
+        boot_start_mib: 4,
+        boot_mib: 40,
+        results_mib: 8,
+        test_slot_mib: 8,
+        tests: vec![Filesystem::Vfat],
+    };
+    let l = layout::plan(&spec).unwrap();
+    let contents = Contents {
+        boot_files: vec![
+            BootFile::new("config.txt", b"kernel=vmlinuz\n".to_vec(), "t"),
+            BootFile::new(EXTLINUX_CONF, b"default x\n".to_vec(), "t"),
+        ],
+        raw_blobs: vec![RawBlob {
+            offset: 8192,
+            data: vec![0xa5; 1000],
+            source: "t".into(),
+        }],
+        initramfs: vec![],
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("t.img");
+    let stamp = Stamp::new("t", b"lock", crate::reproducible::DEFAULT_EPOCH);
+    render(&img, &l, &contents, &stamp).unwrap();
+    let boot = l.part(Role::Boot).unwrap();
+    assert_eq!(
+        read_fat_file(&img, boot, "config.txt").unwrap(),
+        b"kernel=vmlinuz\n"
+    );
+    assert_eq!(
+        read_fat_file(&img, boot, EXTLINUX_CONF).unwrap(),
+        b"default x\n"
+    );
+    let bytes = std::fs::read(&img).unwrap();
+    assert_eq!(&bytes[8191..8194], [0, 0xa5, 0xa5]);
+    assert_eq!(&bytes[9191..9193], [0xa5, 0]);
+    let mut f = std::fs::File::open(&img).unwrap();
+    let mbr = mbrman::MBR::read_from(&mut f, 512).unwrap();
+    assert_eq!(mbr[1].starting_lba, boot.start_lba);
+    assert_eq!(mbr[1].sys, layout::TYPE_FAT32_LBA);
+    assert_eq!(mbr[3].sys, layout::TYPE_EXTENDED_LBA);
+    assert_eq!(mbr.logical_partitions.len(), 1);
+    assert_eq!(
+        mbr.logical_partitions[0].partition.starting_lba,
+        l.parts[2].start_lba
+    );
+}
+
+/// Renders a small image with a FAT32 boot partition (files in a sub-folder too),
+/// a FAT results partition and ext4 + vfat test partitions.
+fn render_small(dir: &Path, name: &str, stamp: &Stamp) -> (PathBuf, Layout) {
+    let spec = layout::Spec {
+        disk_mib: 128,
+        boot_start_mib: 4,
+        boot_mib: 40,
+        results_mib: 8,
+        test_slot_mib: 8,
+        tests: vec![Filesystem::Ext4, Filesystem::Vfat],
+    };
+    let l = layout::plan(&spec).unwrap();
+    let contents = Contents {
+        boot_files: vec![
+            BootFile::new("b.txt", b"second".to_vec(), "t"),
+            BootFile::new("a.txt", b"first".to_vec(), "t"),
+            BootFile::new(EXTLINUX_CONF, b"default x\n".to_vec(), "t"),
+        ],
+        raw_blobs: vec![],
+        initramfs: vec![],
+    };
+    let img = dir.join(name);
+    render(&img, &l, &contents, stamp).unwrap();
+    (img, l)
+}
+
+/// Bytes `at..at + n` of partition `number` of `image`.
+fn part_bytes(image: &[u8], l: &Layout, number: u8, at: u64, n: usize) -> Vec<u8> {
+    let p = l.parts.iter().find(|p| p.number == number).unwrap();
+    let start = usize::try_from(p.offset_bytes() + at).unwrap();
+    image[start..start + n].to_vec()
+}
+
+#[test]
+fn render_is_reproducible_and_ids_follow_the_stamp() {
+    use crate::reproducible::{fat_date_time, DEFAULT_EPOCH};
+    let dir = tempfile::tempdir().unwrap();
+    let stamp = Stamp::new("rpi-zero-w", b"lock 1", DEFAULT_EPOCH);
+    let (a, l) = render_small(dir.path(), "a.img", &stamp);
+    let (b, _) = render_small(dir.path(), "b.img", &stamp);
+    let (a, b) = (std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+    assert!(a == b, "the same stamp gave two different images");
+
+    // The ids are the stamp's: FAT volume id (BPB, FAT32 at 0x43, FAT16 at 0x27),
+    // ext UUID and hash seed (superblock at 1024: 0x68 and 0xEC), ext creation and
+    // write times (0x108 and 0x30), root directory owner 0:0 (inode 2).
+    let le32 = |v: Vec<u8>| u32::from_le_bytes(v.try_into().unwrap());
+    let uuid_hex = |u: String| u.replace('-', "");
+    let hex = |v: Vec<u8>| v.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    assert_eq!(le32(part_bytes(&a, &l, 1, 0x43, 4)), stamp.fat_volume_id(1));
+    assert_eq!(le32(part_bytes(&a, &l, 2, 0x27, 4)), stamp.fat_volume_id(2));
+    let ext = l
+        .parts
+        .iter()
+        .find(|p| p.role == Role::Test(Filesystem::Ext4));
+    let ext = ext.unwrap().number;
+    let sb = |at: u64, n: usize| part_bytes(&a, &l, ext, 1024 + at, n);
+    assert_eq!(hex(sb(0x68, 16)), uuid_hex(stamp.ext_uuid(ext)));
+    assert_eq!(hex(sb(0xec, 16)), uuid_hex(stamp.ext_hash_seed(ext)));
+    assert_eq!(u64::from(le32(sb(0x108, 4))), DEFAULT_EPOCH);
+    assert_eq!(u64::from(le32(sb(0x30, 4))), DEFAULT_EPOCH);
+
+    // Every FAT entry carries the stamp's time; the files are in the order given.
+    let boot = l.part(Role::Boot).unwrap();
+    let f = std::fs::File::open(dir.path().join("a.img")).unwrap();
+    let fs = fatfs::FileSystem::new(slice(&f, boot).unwrap(), fatfs::FsOptions::new()).unwrap();
+    let entries: Vec<_> = fs.root_dir().iter().map(Result::unwrap).collect();
+    let names: Vec<String> = entries.iter().map(fatfs::DirEntry::file_name).collect();
+    assert_eq!(names, ["b.txt", "a.txt", "extlinux"]);
+    for e in &entries {
+        assert_eq!(
+            e.modified(),
+            fat_date_time(DEFAULT_EPOCH),
+            "{}",
+            e.file_name()
+        );
+        assert_eq!(
+            e.created(),
+            fat_date_time(DEFAULT_EPOCH),
+            "{}",
+            e.file_name()
+        );
+    }
+    drop(entries);
+    drop(fs);
+
+    // Another lock: other ids, so this test can fail.
+    let other = Stamp::new("rpi-zero-w", b"lock 2", DEFAULT_EPOCH);
+    let (c, _) = render_small(dir.path(), "c.img", &other);
+    let c = std::fs::read(c).unwrap();
+    assert_ne!(
+        part_bytes(&c, &l, 1, 0x43, 4),
+        part_bytes(&a, &l, 1, 0x43, 4)
+    );
+    assert_ne!(
+        part_bytes(&c, &l, ext, 1024 + 0x68, 16),
+        part_bytes(&a, &l, ext, 1024 + 0x68, 16)
+    );
+    assert_eq!(le32(part_bytes(&c, &l, 1, 0x43, 4)), other.fat_volume_id(1));
+
+    // Another time: other FAT and ext times, nothing else.
+    let later = Stamp::new("rpi-zero-w", b"lock 1", DEFAULT_EPOCH + 86_400);
+    let (d, _) = render_small(dir.path(), "d.img", &later);
+    let d = std::fs::read(d).unwrap();
+    assert_eq!(
+        u64::from(le32(part_bytes(&d, &l, ext, 1024 + 0x108, 4))),
+        DEFAULT_EPOCH + 86_400
+    );
+    assert_eq!(
+        part_bytes(&d, &l, 1, 0x43, 4),
+        part_bytes(&a, &l, 1, 0x43, 4)
+    );
+    assert!(a != d);
+}
