@@ -16,11 +16,26 @@ pub const READY: &str = "benchboot: ready";
 
 /// Prints one line to the console. Never panics: a broken console is ignored, since
 /// PID 1 must go on (and `println!` would panic). A line is progress: it beats the
-/// watchdog heart ([`crate::watchdog::beat`]).
+/// watchdog heart ([`crate::heart::beat`]).
 pub fn say(line: &str) {
-    crate::watchdog::beat();
+    crate::heart::beat();
     print_line(line);
 }
+
+/// Tells one event to both of PID 1's readers: the console line `line` (a `String` or
+/// `&str`, printed by [`say`] byte for byte, so protocol lines stay what the tests and
+/// board farms parse) and one frame of the init's log (`crate::log`) at defmt `level`
+/// with its own format and typed arguments (a few bytes a frame, decoded on the host
+/// with the ELF). The console line comes first.
+///
+/// `tell!(info, format!("start run={id}"); "start run={=str}", id.as_str())`
+macro_rules! tell {
+    ($level:ident, $line:expr; $($frame:tt)+) => {{
+        $crate::console::say(&$line);
+        ::defmt::$level!($($frame)+);
+    }};
+}
+pub(crate) use tell;
 
 /// Prints one line like [`say`] without beating the watchdog heart: for the watchdog's
 /// own thread, whose lines are no sign of the main sequence's progress.

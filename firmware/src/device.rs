@@ -1,10 +1,11 @@
-//! Facts about the machine under test, read from /proc, sysfs and debugfs: kernel, its
-//! command line and modules, memory, disk identity (serial numbers hashed, never in
-//! clear), the cpufreq governor.
+//! Facts about the board under test, read from /proc, sysfs and debugfs: the kernel's
+//! command line and modules, disk identity (serial numbers hashed, never in clear), the
+//! cpufreq governor. Kernel release, machine and memory (what a host run records too)
+//! are [`benchboot_storage::system::system_info`].
 
 use std::path::Path;
 
-use benchboot_results::{DeviceIdentity, KernelModule, Reading, SystemInfo};
+use benchboot_results::{DeviceIdentity, KernelModule, Reading};
 use sha2::{Digest, Sha256};
 
 fn read_trimmed(path: &Path) -> Option<String> {
@@ -12,30 +13,6 @@ fn read_trimmed(path: &Path) -> Option<String> {
         .ok()
         .map(|s| s.trim().to_owned())
         .filter(|s| !s.is_empty())
-}
-
-/// What the running kernel says about this machine (`uname`, `/proc/meminfo`);
-/// `init_started_ns` is PID 1's start on CLOCK_BOOTTIME (0 on a host run).
-pub fn system_info(init_started_ns: u64) -> SystemInfo {
-    let uname = rustix::system::uname();
-    let mem_total_bytes = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|t| parse_meminfo_total(&t))
-        .unwrap_or(0);
-    SystemInfo {
-        kernel_release: uname.release().to_string_lossy().into_owned(),
-        machine: uname.machine().to_string_lossy().into_owned(),
-        mem_total_bytes,
-        init_started_ns,
-        written_ns: 0,
-        governor: None,
-        // PID 1 reads these itself ([`kernel_cmdline`], [`modules`]); a host run
-        // (`benchboot storage`) leaves the host's out.
-        kernel_cmdline: Reading::default(),
-        modules: Reading::default(),
-        watchdog_timeout_s: Reading::default(),
-        previous_run: None,
-    }
 }
 
 /// Where procfs is mounted.
@@ -96,13 +73,6 @@ pub fn modules(proc: &Path) -> Reading<Vec<KernelModule>> {
         Ok(m) => Reading::ok(m, f.display().to_string()),
         Err(e) => Reading::unavailable(e),
     }
-}
-
-/// `MemTotal:  499012 kB` → bytes (proc(5): the kB there are KiB).
-pub fn parse_meminfo_total(text: &str) -> Option<u64> {
-    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }
 
 /// Identity of disk `name` from `<sys_block>/<name>/` (size is in 512-byte sectors,
@@ -168,13 +138,6 @@ pub fn set_governor(cpu_root: &Path, governor: &str) -> Result<Option<String>, S
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn meminfo_total_in_bytes() {
-        let text = "MemTotal:         441396 kB\nMemFree:          400000 kB\n";
-        assert_eq!(parse_meminfo_total(text), Some(441_396 * 1024));
-        assert_eq!(parse_meminfo_total("MemFree: 1 kB"), None);
-    }
 
     #[test]
     fn sd_card_identity_with_hashed_serial() {

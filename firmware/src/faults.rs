@@ -49,9 +49,7 @@ pub fn pid1_faults_if_planned(results: &RunResults) {
 }
 
 fn segfault() -> std::io::Result<()> {
-    // SAFETY: none: a write through the null pointer is the fault asked for (SIGSEGV).
-    unsafe { std::ptr::null_mut::<u8>().write_volatile(1) };
-    Ok(())
+    crate::sys::segfault()
 }
 
 fn hang() -> std::io::Result<()> {
@@ -71,7 +69,7 @@ mod tests {
         let mut plan = Plan::example();
         plan.supervision.worker_limit_ms = 500;
         plan.faults = vec![Fault::Segfault, Fault::Panic, Fault::Hang, Fault::Pid1Panic];
-        let mut r = RunResults::new("t".into(), plan, crate::device::system_info(0));
+        let mut r = RunResults::new("t".into(), plan, benchboot_storage::system::system_info(0));
         run_worker_faults(&mut r);
         let got: Vec<(&str, &WorkerFailure)> = r
             .faults

@@ -248,7 +248,7 @@ pub fn serve_all(listeners: &'static [TcpListener], body: &'static str) -> ! {
     }
     match listeners.first() {
         Some(l) => serve(l, body),
-        None => crate::init::idle_forever(),
+        None => crate::wait::idle_forever(),
     }
 }
 

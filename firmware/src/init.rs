@@ -10,14 +10,15 @@
 use std::net::{SocketAddr, SocketAddrV6, TcpListener};
 use std::path::Path;
 use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use benchboot_plan::{plan_name, plan_path, Plan, BOARD_LINK_LOCAL, MODULES_DIR};
 use benchboot_results::{RunResults, Severity};
 use rustix::mount::MountFlags;
 
-use crate::console::{say, READY};
-use crate::{census, device, faults, http, sys, watchdog};
+use crate::console::{say, tell, READY};
+use crate::wait::{idle_forever, wait_for};
+use crate::{census, device, faults, heart, http, sys, watchdog, worker};
 
 /// Pseudo-filesystems PID 1 mounts itself (the kernel does not auto-mount devtmpfs for
 /// an initramfs): (source, target, type).
@@ -55,14 +56,12 @@ pub fn run() -> ! {
     let mut results = RunResults::new(
         run_id(&plan.board),
         plan.clone(),
-        device::system_info(started),
+        benchboot_storage::system::system_info(started),
     );
     results.system.kernel_cmdline = device::kernel_cmdline(Path::new(device::PROC));
-    say(&format!(
-        "start run={} board={}",
-        results.run_id, plan.board
-    ));
-    defmt::info!(
+    tell!(
+        info,
+        format!("start run={} board={}", results.run_id, plan.board);
         "start run={=str} board={=str} plan={=str}",
         results.run_id.as_str(),
         plan.board.as_str(),
@@ -131,7 +130,7 @@ fn serve(plan: &Plan, results: &mut RunResults, mounted: bool, why: &str) -> ! {
                 "{} serving {at} (read-only){why}",
                 READY.trim_start_matches("benchboot: "),
             ));
-            watchdog::serving();
+            heart::serving();
             http::serve_all(ls, body)
         }
         None => {
@@ -165,8 +164,12 @@ static LISTENERS: OnceLock<Vec<TcpListener>> = OnceLock::new();
 /// document written, which is written again and served (the ready line says so). On
 /// another thread: recorded for the next document; that thread parks.
 pub fn on_panic(message: &str) -> ! {
-    say(&format!("PID 1 panicked: {message}"));
-    defmt::error!("PID 1 panicked: {=str}", message);
+    tell!(
+        error,
+        format!("PID 1 panicked: {message}");
+        "PID 1 panicked: {=str}",
+        message
+    );
     if std::thread::current().name() != Some("main") {
         if let Ok(mut p) = THREAD_PANICS.try_lock() {
             p.push(message.to_owned());
@@ -192,14 +195,6 @@ pub fn on_panic(message: &str) -> ! {
     );
     serve(&plan, &mut results, mounted, " after a PID 1 panic")
 }
-/// Sleeps forever, reaping any orphans. PID 1 must never exit.
-pub fn idle_forever() -> ! {
-    watchdog::serving();
-    loop {
-        sys::reap_zombies();
-        std::thread::sleep(Duration::from_secs(60));
-    }
-}
 
 fn run_id(board: &str) -> String {
     let boot_id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
@@ -222,26 +217,6 @@ fn load_modules(plan: &Plan, results: &mut RunResults) {
                 results.event(format!("module.{name}"), Severity::Error, e.to_string());
             }
         }
-    }
-}
-
-/// Waits until `path` exists, polling every 50 ms, for at most `wait`.
-pub fn wait_for(path: &Path, wait: Duration) -> bool {
-    wait_until(wait, || path.exists())
-}
-
-/// Polls `ok` every 50 ms until it holds or `wait` has passed; returns the last answer.
-pub fn wait_until(wait: Duration, mut ok: impl FnMut() -> bool) -> bool {
-    let until = Instant::now() + wait;
-    loop {
-        if ok() {
-            return true;
-        }
-        if Instant::now() >= until {
-            return false;
-        }
-        watchdog::beat();
-        std::thread::sleep(Duration::from_millis(50));
     }
 }
 
@@ -271,7 +246,7 @@ fn mount_results(plan: &Plan, results: &mut RunResults) -> bool {
 }
 
 fn take_census(at: &str, results: &mut RunResults) {
-    sys::reap_zombies();
+    worker::reap_zombies();
     match census::take(at, Path::new("/proc")) {
         Ok(c) => {
             say(&format!(
@@ -340,7 +315,7 @@ fn check_modules(results: &mut RunResults) {
 /// `fsync`. Without it a power cut leaves the old slot pointing at freed clusters (seen
 /// in QEMU: fsck.vfat "Contains a free cluster").
 fn persist(plan: &Plan, results: &mut RunResults, mounted: bool) {
-    watchdog::beat();
+    heart::beat();
     if let Ok(mut p) = THREAD_PANICS.try_lock() {
         for m in p.drain(..) {
             results.event(
@@ -591,7 +566,11 @@ mod tests {
     fn served_on_the_links_own_addresses_only() {
         let mut plan = Plan::example();
         plan.network.gadget = Some(benchboot_plan::GadgetPlan::default_for("rpi-zero-w"));
-        let mut r = RunResults::new("t".into(), plan.clone(), device::system_info(0));
+        let mut r = RunResults::new(
+            "t".into(),
+            plan.clone(),
+            benchboot_storage::system::system_info(0),
+        );
         let link = |ifname: &str, a: [u8; 4]| benchboot_results::network::LinkRecord {
             function: "ncm".into(),
             udc: "20980000.usb".into(),

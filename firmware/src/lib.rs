@@ -1,8 +1,15 @@
-//! What runs on the board: the PID 1 init ([`init`]) and the benchmark engines.
+//! What runs on the board: the PID 1 init ([`init`]) and its steps.
 //!
-//! Engines ([`storage`]) are plain Rust over small traits (a clock, an `embedded_io`
-//! sink/source) and are unit-tested on the host. Syscalls live in [`sys`] (the only
-//! module with `unsafe`) and in the thin file wrappers of [`storage::SyncFile`].
+//! The storage engine is the `benchboot-storage` crate, the network engine
+//! `benchboot-netbench`: plain Rust over small traits, unit-tested on the host. Syscalls
+//! that need `unsafe` live in [`sys`], the one module allowed it: the crate denies
+//! `unsafe_code` everywhere else (and `log.rs` allows it on one trait impl, saying why).
+//!
+//! Modules call downwards only, from [`init`] over the steps ([`steps`], [`network`],
+//! [`faults`]) and their helpers to [`wait`] and [`worker`], then [`console`],
+//! [`heart`] and [`sys`] at the bottom.
+
+#![deny(unsafe_code)]
 
 pub mod blkid;
 pub mod census;
@@ -11,6 +18,7 @@ pub mod device;
 pub mod faults;
 pub mod gadget;
 pub mod health;
+pub mod heart;
 pub mod http;
 pub mod init;
 pub mod interrupts;
@@ -19,7 +27,8 @@ pub mod mailbox;
 pub mod netlink;
 pub mod network;
 pub mod steps;
-pub mod storage;
-pub mod sweep;
+#[allow(unsafe_code)]
 pub mod sys;
+pub mod wait;
 pub mod watchdog;
+pub mod worker;

@@ -187,6 +187,13 @@ fn lock_shared() -> Option<MutexGuard<'static, Buffer>> {
 #[defmt::global_logger]
 struct Logger;
 
+// The one `unsafe` outside `sys.rs`, and no unsafe operation: defmt declares `Logger` an
+// `unsafe trait` (the implementation promises that `acquire` is thread-safe and that the
+// frame state it tracks is per execution context, here per thread) with `flush`,
+// `release` and `write` as `unsafe fn` (defmt's macros call them only between an
+// `acquire` and its `release` on the same thread). The bodies below are safe code over
+// a `std` mutex and a thread-local; implementing the trait needs the keyword.
+#[allow(unsafe_code)]
 unsafe impl defmt::Logger for Logger {
     fn acquire() {
         let frame = match CAPTURE.with(|c| c.borrow_mut().take()) {

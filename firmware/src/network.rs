@@ -26,8 +26,8 @@ use benchboot_netbench::driver::{direction_name, Stage};
 
 use crate::console::{case_line, say, CaseResult};
 use crate::gadget::{self, Op};
-use crate::init::{wait_for, wait_until};
-use crate::{health, sys};
+use crate::wait::{wait_for, wait_until};
+use crate::{health, sys, worker};
 
 /// The kernel's CPU counters, sampled around every network test.
 const PROC_STAT: &str = "/proc/stat";
@@ -313,7 +313,7 @@ fn one_function(
             ));
         }
         None => {
-            let why = match peer_pid.and_then(sys::exit_code) {
+            let why = match peer_pid.and_then(worker::exit_code) {
                 Some(code) => {
                     peer_pid = None;
                     format!(
@@ -336,11 +336,11 @@ fn one_function(
         run_tests(&link, l.address, tests, results);
     }
     if let Some(pid) = peer_pid {
-        sys::kill_and_reap(pid);
+        worker::kill_and_reap(pid);
     }
     stop.store(true, Ordering::Relaxed);
     // Bounded: a DHCP thread that panicked is parked by PID 1's hook and never ends.
-    if !crate::init::wait_until(Duration::from_secs(5), || dhcp.is_finished()) {
+    if !wait_until(Duration::from_secs(5), || dhcp.is_finished()) {
         results.event(
             format!("gadget.{name}.dhcp"),
             Severity::Warning,
@@ -428,12 +428,12 @@ fn spawn_host_side(
     match rustix::io::read(&ready_rx, &mut byte) {
         Ok(1) => {}
         _ => {
-            sys::kill_and_reap(pid);
+            worker::kill_and_reap(pid);
             return Err("host-side child could not take a network namespace".into());
         }
     }
     if let Err(e) = sys::move_link_to_netns(host_if, pid as u32) {
-        sys::kill_and_reap(pid);
+        worker::kill_and_reap(pid);
         return Err(format!("moving {host_if} into the child's namespace: {e}"));
     }
     Ok(pid)

@@ -1,5 +1,5 @@
 //! PID 1's storage steps: governor, disk identity, the sweep, device reads, random IOPS
-//! and verification. Every measurement runs in a forked worker ([`sys::run_worker`]), is
+//! and verification. Every measurement runs in a forked worker ([`worker::run_worker`]), is
 //! announced on the console and recorded; every failure becomes an event and the plan
 //! goes on. Board health ([`health`]) is read before and after every block size of a
 //! target and mode (all repetitions) and every other step. `persist` is called after
@@ -15,10 +15,12 @@ use benchboot_results::{
 use rustix::mount::MountFlags;
 use serde::{de::DeserializeOwned, Serialize};
 
-use crate::console::{case_line, say, CaseResult};
-use crate::storage::Caps;
-use crate::sweep::{self, Place, WholeCache};
-use crate::{blkid, device, health, sys};
+use benchboot_storage::engine::Caps;
+use benchboot_storage::os::refuse_ram_filesystem;
+use benchboot_storage::sweep::{self, Place, WholeCache};
+
+use crate::console::{case_line, say, tell, CaseResult};
+use crate::{blkid, device, health, sys, wait, worker};
 
 /// Where test partition `<label>` is mounted: `/mnt/<label>`.
 const TARGETS_MNT: &str = "/mnt";
@@ -38,7 +40,7 @@ pub(crate) fn in_worker<T: Serialize + DeserializeOwned>(
 ) -> Option<T> {
     let limit = Duration::from_millis(results.plan.supervision.worker_limit_ms);
     defmt::debug!("{=str}: worker starts", step);
-    let (outcome, elapsed_ns) = sys::run_worker(limit, || match work() {
+    let (outcome, elapsed_ns) = worker::run_worker(limit, || match work() {
         Ok(v) => serde_json::to_string(&v).unwrap_or_default(),
         Err(e) => format!("error: {e}"),
     });
@@ -51,13 +53,17 @@ pub(crate) fn in_worker<T: Serialize + DeserializeOwned>(
     say(&case_line(step, CaseResult::Fail, 0.0, "-"));
     match outcome {
         Ok(out) => {
-            say(&format!("{step}: {out}"));
-            defmt::error!("{=str}: {=str}", step, out.as_str());
+            tell!(error, format!("{step}: {out}"); "{=str}: {=str}", step, out.as_str());
             results.event(step, Severity::Error, out);
         }
         Err(failure) => {
-            say(&format!("{step}: {failure}"));
-            defmt::error!("{=str}: {}", step, defmt::Display2Format(&failure));
+            tell!(
+                error,
+                format!("{step}: {failure}");
+                "{=str}: {}",
+                step,
+                defmt::Display2Format(&failure)
+            );
             results.worker_fault(step, failure, elapsed_ns);
         }
     }
@@ -126,7 +132,7 @@ fn name_devices(
 /// Makes a target ready to measure: waits for its device, mounts filesystems, refuses RAM
 /// filesystems, finds the O_DIRECT alignment and (raw) the capacity.
 fn resolve(target: &StorageTarget, wait: Duration) -> Result<Place, String> {
-    if !crate::init::wait_for(Path::new(&target.device), wait) {
+    if !wait::wait_for(Path::new(&target.device), wait) {
         return Err(format!("{} never appeared", target.device));
     }
     let name = kernel_name(&target.device);
@@ -151,7 +157,7 @@ fn resolve(target: &StorageTarget, wait: Duration) -> Result<Place, String> {
                 MountFlags::NOATIME,
             )
             .map_err(|e| format!("mount {} ({}): {e}", target.device, fs.name()))?;
-            sys::refuse_ram_filesystem(&mnt)?;
+            refuse_ram_filesystem(&mnt)?;
             (mnt, None)
         }
     };
@@ -236,13 +242,14 @@ pub fn run_storage(
                             } else {
                                 "read"
                             };
-                            say(&case_line(
-                                &format!("{step}.{dir}"),
-                                CaseResult::Pass,
-                                mib_per_s(m.bytes, m.nanos),
-                                "MiB/s",
-                            ));
-                            defmt::info!(
+                            tell!(
+                                info,
+                                case_line(
+                                    &format!("{step}.{dir}"),
+                                    CaseResult::Pass,
+                                    mib_per_s(m.bytes, m.nanos),
+                                    "MiB/s",
+                                );
                                 "{=str}.{=str}: {=u64} B in {=u64} ns",
                                 step.as_str(),
                                 dir,
@@ -388,7 +395,11 @@ mod tests {
     fn labels_become_paths_and_a_missing_one_is_an_event() {
         let root = tempfile::tempdir().unwrap();
         let (sys, dev) = fake_system(root.path());
-        let mut results = RunResults::new("t".into(), Plan::example(), device::system_info(0));
+        let mut results = RunResults::new(
+            "t".into(),
+            Plan::example(),
+            benchboot_storage::system::system_info(0),
+        );
         let targets = [
             target("ext4", "/dev/mmcblk0p7"),
             target("gone", "LABEL=NOPE"),

@@ -1,5 +1,10 @@
-//! The syscall edge: thin wrappers over rustix, and libc where rustix has no safe API.
-//! This is the only module with `unsafe`.
+//! The syscall edge: thin wrappers over rustix, and libc where rustix has no safe API
+//! (`fork`, `_exit`, the `ioctl`s of `vcio`, the watchdog and `netdevice`, `unshare`).
+//! This is the only module of the crate with `unsafe` (the crate root denies it
+//! elsewhere; `log.rs` implements defmt's `unsafe trait Logger` with no `unsafe`
+//! operation). Every wrapper here is a safe `fn` (the one unsound by design,
+//! [`segfault`], is the crash the `faults` plan asks of a worker); nothing here calls a
+//! module of this crate but the pure [`crate::netlink`].
 //!
 //! Each wrapper names the C call it makes; see its man page for the details.
 
@@ -7,7 +12,6 @@ use std::ffi::CStr;
 use std::io;
 use std::path::Path;
 
-use benchboot_results::WorkerFailure;
 use rustix::mount::MountFlags;
 
 /// `mount(2)`. `EBUSY` (already mounted there) counts as success, so mounts are idempotent.
@@ -27,89 +31,6 @@ pub fn load_module(path: &Path) -> io::Result<()> {
         Err(e) => Err(e.into()),
     }
 }
-
-/// `sync(2)` then `3` into `/proc/sys/vm/drop_caches`: page cache, dentries and inodes
-/// are dropped (Documentation/admin-guide/sysctl/vm.rst).
-pub fn drop_caches() -> io::Result<()> {
-    rustix::fs::sync();
-    std::fs::write("/proc/sys/vm/drop_caches", "3")
-}
-
-/// `posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)` after `fdatasync`: the file's clean
-/// pages leave the page cache (posix_fadvise(2)); works without root.
-pub fn evict_file(file: &std::fs::File) -> io::Result<()> {
-    rustix::fs::fdatasync(file)?;
-    rustix::fs::fadvise(file, 0, None, rustix::fs::Advice::DontNeed)?;
-    Ok(())
-}
-
-/// `statfs(2)` magic numbers of filesystems that live in RAM (include/uapi/linux/magic.h).
-pub const TMPFS_MAGIC: u64 = 0x0102_1994;
-pub const RAMFS_MAGIC: u64 = 0x8584_58f6;
-
-/// Refuses a directory whose filesystem lives in RAM: measuring it measures memory.
-pub fn refuse_ram_filesystem(dir: &Path) -> Result<(), String> {
-    let st = rustix::fs::statfs(dir).map_err(|e| format!("statfs {}: {e}", dir.display()))?;
-    #[allow(clippy::unnecessary_cast)] // f_type's type differs between targets
-    let magic = st.f_type as u64;
-    if magic == TMPFS_MAGIC || magic == RAMFS_MAGIC {
-        return Err(format!(
-            "{} is on a RAM filesystem (statfs magic {magic:#x}): it would measure memory, not storage; \
-             pick a directory on the disk to test",
-            dir.display()
-        ));
-    }
-    Ok(())
-}
-
-/// A zeroed buffer aligned to `align` bytes, for `O_DIRECT` I/O (open(2): buffers must
-/// be aligned to the logical block size).
-pub struct AlignedBuf {
-    ptr: std::ptr::NonNull<u8>,
-    layout: std::alloc::Layout,
-}
-
-impl AlignedBuf {
-    /// # Panics
-    /// When `align` is not a power of two or `len` is 0 (callers pass plan-validated sizes).
-    pub fn new(len: usize, align: usize) -> AlignedBuf {
-        let layout =
-            std::alloc::Layout::from_size_align(len.max(1), align).expect("power-of-two alignment");
-        // SAFETY: layout has a non-zero size.
-        let raw = unsafe { std::alloc::alloc_zeroed(layout) };
-        let ptr =
-            std::ptr::NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
-        AlignedBuf { ptr, layout }
-    }
-}
-
-impl std::ops::Deref for AlignedBuf {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        // SAFETY: ptr is valid for layout.size() initialised bytes for our lifetime.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.layout.size()) }
-    }
-}
-
-impl std::ops::DerefMut for AlignedBuf {
-    fn deref_mut(&mut self) -> &mut [u8] {
-        // SAFETY: as above, and &mut self gives exclusive access.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.layout.size()) }
-    }
-}
-
-impl Drop for AlignedBuf {
-    fn drop(&mut self) {
-        // SAFETY: allocated in new() with this layout.
-        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) }
-    }
-}
-
-// SAFETY: AlignedBuf owns its allocation like a Vec<u8>.
-unsafe impl Send for AlignedBuf {}
-
-/// `O_DIRECT` for `OpenOptionsExt::custom_flags`.
-pub const O_DIRECT: i32 = libc::O_DIRECT;
 
 /// `CLOCK_BOOTTIME` in ns (includes time suspended; on a board: time since power-on of
 /// the kernel).
@@ -211,157 +132,11 @@ pub fn watchdog_feed(file: &std::fs::File) -> io::Result<()> {
     }
 }
 
-/// Exit status a worker uses to say it panicked (its panic message is on the pipe).
-/// 101 is what a Rust program exits with after a panic.
-const PANIC_EXIT: i32 = 101;
-
-/// Runs `work` in a forked child (`fork(2)`, `pipe(2)`, `poll(2)`, `waitpid(2)`) and
-/// returns what it produced and how long it ran (ns of CLOCK_BOOTTIME). A crash, panic,
-/// non-zero exit or a run past `limit` (the child is then killed with SIGKILL) becomes a
-/// [`WorkerFailure`] here instead of taking PID 1 (and so the kernel) down. The wait
-/// beats the watchdog heart ([`crate::watchdog::beat`]) at least once a second.
-pub fn run_worker(
-    limit: std::time::Duration,
-    work: impl FnOnce() -> String,
-) -> (Result<String, WorkerFailure>, u64) {
-    let started = boottime_ns();
-    let outcome = supervise(limit, work);
-    (outcome, boottime_ns().saturating_sub(started))
-}
-
-fn supervise(
-    limit: std::time::Duration,
-    work: impl FnOnce() -> String,
-) -> Result<String, WorkerFailure> {
-    let start_failed = |e: &dyn std::fmt::Display| WorkerFailure::Start {
-        message: e.to_string(),
-    };
-    let (read_end, write_end) = rustix::pipe::pipe().map_err(|e| start_failed(&e))?;
-    // SAFETY: PID 1's main thread forks while no other thread of it holds a lock the
-    // child needs (musl's malloc is fork-safe); the child runs `work`, then _exit(2).
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(start_failed(&io::Error::last_os_error()));
-    }
-    if pid == 0 {
-        drop(read_end);
-        let fd = std::os::fd::AsRawFd::as_raw_fd(&write_end);
-        // PID 1's hook would keep the child alive: a worker reports its panic and ends.
-        std::panic::set_hook(Box::new(move |info| {
-            let msg = info.to_string().replace('\n', " ");
-            // SAFETY: write(2) of a valid buffer to the pipe this child owns; _exit(2).
-            unsafe {
-                libc::write(fd, msg.as_ptr().cast(), msg.len());
-                libc::_exit(PANIC_EXIT);
-            }
-        }));
-        let out = work();
-        let mut file = std::fs::File::from(write_end);
-        let ok = io::Write::write_all(&mut file, out.as_bytes()).is_ok();
-        // SAFETY: _exit ends the child without running PID 1's atexit handlers.
-        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
-    }
-    drop(write_end);
-    let deadline = std::time::Instant::now() + limit;
-    let mut out = Vec::new();
-    let mut pipe = std::fs::File::from(read_end);
-    let mut open = true;
-    let status = loop {
-        crate::watchdog::beat();
-        if !open {
-            let mut status = 0;
-            // SAFETY: status is a valid out-pointer.
-            let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-            if r == pid {
-                break status;
-            }
-            if r < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-                return Err(start_failed(&io::Error::last_os_error()));
-            }
-        }
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        if left.is_zero() {
-            kill_and_reap(pid);
-            return Err(WorkerFailure::TimedOut {
-                limit_ms: limit.as_millis() as u64,
-            });
-        }
-        if open {
-            let mut pfd = libc::pollfd {
-                fd: std::os::fd::AsRawFd::as_raw_fd(&pipe),
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            let wait_ms = left.as_millis().clamp(1, 1000) as libc::c_int;
-            // SAFETY: one valid pollfd.
-            if unsafe { libc::poll(&mut pfd, 1, wait_ms) } > 0 {
-                let mut buf = [0u8; 4096];
-                match io::Read::read(&mut pipe, &mut buf) {
-                    Ok(0) => open = false,
-                    Ok(n) => out.extend_from_slice(&buf[..n]),
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(_) => open = false,
-                }
-            }
-        } else {
-            std::thread::sleep(std::time::Duration::from_millis(
-                left.as_millis().min(10) as u64
-            ));
-        }
-    };
-    let out = String::from_utf8_lossy(&out).into_owned();
-    if libc::WIFSIGNALED(status) {
-        let signal = libc::WTERMSIG(status);
-        return Err(WorkerFailure::Signal {
-            signal,
-            name: signal_name(signal).to_owned(),
-        });
-    }
-    match libc::WEXITSTATUS(status) {
-        0 => Ok(out),
-        PANIC_EXIT => Err(WorkerFailure::Panic { message: out }),
-        code => Err(WorkerFailure::Exit { code }),
-    }
-}
-
-/// The name of a Linux signal number (signal(7); the same numbers on ARM and x86 for
-/// these), or `"?"`.
-pub fn signal_name(signal: i32) -> &'static str {
-    match signal {
-        libc::SIGHUP => "SIGHUP",
-        libc::SIGINT => "SIGINT",
-        libc::SIGQUIT => "SIGQUIT",
-        libc::SIGILL => "SIGILL",
-        libc::SIGTRAP => "SIGTRAP",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGPIPE => "SIGPIPE",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGXCPU => "SIGXCPU",
-        libc::SIGSYS => "SIGSYS",
-        _ => "?",
-    }
-}
-
-/// Reaps any exited children without blocking (`waitpid(-1, WNOHANG)`): PID 1 inherits
-/// orphans.
-pub fn reap_zombies() {
-    loop {
-        let mut status = 0;
-        // SAFETY: status is a valid out-pointer.
-        let r = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
-        if r <= 0 {
-            break;
-        }
-    }
-}
-
 /// Forks a child that runs `body` and `_exit`s with its return value; returns the
-/// child's pid at once (the caller ends it with [`kill_and_reap`]). Call it only while
-/// no other thread holds a lock the child needs (musl's malloc is fork-safe).
+/// child's pid at once (the caller ends it with [`crate::worker::kill_and_reap`] or
+/// reaps it). Call it only while no other thread holds a lock the child needs (musl's
+/// malloc is fork-safe). In the parent `body` is dropped without being called, so
+/// whatever it captures by value is dropped there too.
 pub fn spawn_child(body: impl FnOnce() -> i32) -> io::Result<i32> {
     // SAFETY: plain fork(2); the child only runs `body` and then _exit(2).
     let pid = unsafe { libc::fork() };
@@ -369,36 +144,34 @@ pub fn spawn_child(body: impl FnOnce() -> i32) -> io::Result<i32> {
         return Err(io::Error::last_os_error());
     }
     if pid == 0 {
-        let code = body();
-        // SAFETY: _exit ends the child without running PID 1's atexit handlers.
-        unsafe { libc::_exit(code) };
+        exit_now(body());
     }
     Ok(pid)
 }
 
-/// The exit status of child `pid` if it has ended (`waitpid(WNOHANG)`, which reaps it);
-/// `None` while it runs.
-pub fn exit_code(pid: i32) -> Option<i32> {
-    let mut status = 0;
-    // SAFETY: status is a valid out-pointer.
-    let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-    (r == pid).then(|| {
-        if libc::WIFEXITED(status) {
-            libc::WEXITSTATUS(status)
-        } else {
-            128 + libc::WTERMSIG(status)
-        }
-    })
+/// `_exit(2)`: ends this process at once with `code`, without running atexit handlers
+/// or unwinding (what a forked child of PID 1 must do: the handlers are PID 1's).
+pub fn exit_now(code: i32) -> ! {
+    // SAFETY: _exit(2) takes no pointers and never returns.
+    unsafe { libc::_exit(code) }
 }
 
-/// Sends SIGKILL to `pid` and waits for it.
-pub fn kill_and_reap(pid: i32) {
-    let mut status = 0;
-    // SAFETY: plain kill(2) / waitpid(2) with a valid out-pointer.
-    unsafe {
-        libc::kill(pid, libc::SIGKILL);
-        libc::waitpid(pid, &mut status, 0);
-    }
+/// A write through the null pointer: the real segmentation fault the `faults` plan
+/// asks of a worker (SIGSEGV from the kernel, not a signal sent). Never returns; call it
+/// only in a forked worker, whose death is the point.
+pub fn segfault() -> ! {
+    // SAFETY: none: the fault is the point; the kernel kills the process at the write.
+    unsafe { std::ptr::null_mut::<u8>().write_volatile(1) };
+    unreachable!("a write through the null pointer returned")
+}
+
+/// `close_range(3, ~0, 0)`: closes every descriptor above stderr (for tests of a
+/// worker that closed its pipe).
+#[cfg(test)]
+pub fn close_descriptors_above_stderr() {
+    // SAFETY: closes this process's own descriptors; the callers (forked test
+    // children) use none of them afterwards.
+    unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) };
 }
 
 /// Moves the calling (single-threaded) process into a new network namespace
@@ -409,21 +182,26 @@ pub fn unshare_netns() -> io::Result<()> {
         .map_err(io::Error::from)
 }
 
-/// The kernel's index of interface `ifname` in PID 1's namespace (sysfs).
-fn ifindex(ifname: &str) -> io::Result<i32> {
-    std::fs::read_to_string(format!("/sys/class/net/{ifname}/ifindex"))?
-        .trim()
-        .parse()
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{ifname} ifindex: {e}")))
+/// `ioctl(SIOCGIFINDEX)` (rustix's `name_to_index`): the kernel's index of interface
+/// `ifname` in the caller's network namespace, asked through `sock` (any socket will do,
+/// netdevice(7)).
+fn ifindex(sock: &std::os::fd::OwnedFd, ifname: &str) -> io::Result<i32> {
+    let index = rustix::net::netdevice::name_to_index(sock, ifname)?;
+    i32::try_from(index).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{ifname}: index {index}"),
+        )
+    })
 }
 
 /// Moves interface `ifname` (seen in PID 1's namespace) into the network namespace of
 /// process `pid`, over rtnetlink ([`crate::netlink`]).
 pub fn move_link_to_netns(ifname: &str, pid: u32) -> io::Result<()> {
     use rustix::net::{netlink, recv, sendto, socket, AddressFamily, RecvFlags, SendFlags};
-    let index = ifindex(ifname)?;
     // Protocol 0 is NETLINK_ROUTE (rustix: pass `None` for the default).
     let sock = socket(AddressFamily::NETLINK, rustix::net::SocketType::RAW, None)?;
+    let index = ifindex(&dgram_socket(AddressFamily::INET)?, ifname)?;
     let seq = 1;
     let req = crate::netlink::move_request(index, pid, seq);
     sendto(
@@ -451,13 +229,7 @@ pub fn ifconfig_up(ifname: &str, address: [u8; 4], prefix_len: u8) -> io::Result
     } else {
         u32::MAX << (32 - u32::from(prefix_len.min(32)))
     };
-    // SAFETY: plain socket(2) call.
-    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: fd is a fresh, owned descriptor.
-    let sock = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    let sock = dgram_socket(rustix::net::AddressFamily::INET)?;
     let raw = std::os::fd::AsRawFd::as_raw_fd(&sock);
     let set_addr = |request: libc::Ioctl, addr: [u8; 4]| -> io::Result<()> {
         let mut req = ifreq(ifname)?;
@@ -491,14 +263,8 @@ pub fn ifconfig_up(ifname: &str, address: [u8; 4], prefix_len: u8) -> io::Result
 /// Adds IPv6 address `addr`/`prefix_len` to `ifname` (`SIOCSIFADDR` on an AF_INET6
 /// socket with `struct in6_ifreq`, ipv6(7)). The interface must be up.
 pub fn add_ipv6(ifname: &str, addr: [u8; 16], prefix_len: u32) -> io::Result<()> {
-    let index = ifindex(ifname)?;
-    // SAFETY: plain socket(2) call.
-    let fd = unsafe { libc::socket(libc::AF_INET6, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: fd is a fresh, owned descriptor.
-    let sock = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    let sock = dgram_socket(rustix::net::AddressFamily::INET6)?;
+    let index = ifindex(&sock, ifname)?;
     let mut req = libc::in6_ifreq {
         ifr6_addr: libc::in6_addr { s6_addr: addr },
         ifr6_prefixlen: prefix_len,
@@ -521,19 +287,24 @@ pub fn add_ipv6(ifname: &str, addr: [u8; 16], prefix_len: u32) -> io::Result<()>
 
 /// Brings `ifname` up with no address (for `lo`, whose address the kernel sets).
 pub fn link_up(ifname: &str) -> io::Result<()> {
-    // SAFETY: plain socket(2) call.
-    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: fd is a fresh, owned descriptor.
-    let sock = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    let sock = dgram_socket(rustix::net::AddressFamily::INET)?;
     let raw = std::os::fd::AsRawFd::as_raw_fd(&sock);
     let mut req = ifreq(ifname)?;
     ioctl(raw, libc::SIOCGIFFLAGS as libc::Ioctl, &mut req)?;
     // SAFETY: SIOCGIFFLAGS filled the flags member of the union.
     unsafe { req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short };
     ioctl(raw, libc::SIOCSIFFLAGS as libc::Ioctl, &mut req)
+}
+
+/// `socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0)`: a socket for the `netdevice`
+/// ioctls (netdevice(7): any socket will do).
+fn dgram_socket(family: rustix::net::AddressFamily) -> io::Result<std::os::fd::OwnedFd> {
+    Ok(rustix::net::socket_with(
+        family,
+        rustix::net::SocketType::DGRAM,
+        rustix::net::SocketFlags::CLOEXEC,
+        None,
+    )?)
 }
 
 fn ifreq(ifname: &str) -> io::Result<libc::ifreq> {
@@ -564,94 +335,6 @@ fn ioctl(fd: libc::c_int, request: libc::Ioctl, req: &mut libc::ifreq) -> io::Re
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const SECOND: std::time::Duration = std::time::Duration::from_secs(1);
-
-    #[test]
-    fn worker_returns_output_and_its_time() {
-        let (out, ns) = run_worker(10 * SECOND, || {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-            "hello".into()
-        });
-        assert_eq!(out, Ok("hello".into()));
-        assert!((20_000_000..10_000_000_000).contains(&ns), "{ns} ns");
-    }
-
-    #[test]
-    fn worker_faults_are_failures_not_crashes() {
-        // What a panic under panic = "abort" does without our hook.
-        let (r, _) = run_worker(10 * SECOND, || std::process::abort());
-        assert_eq!(
-            r,
-            Err(WorkerFailure::Signal {
-                signal: libc::SIGABRT,
-                name: "SIGABRT".into()
-            })
-        );
-        let (r, _) = run_worker(10 * SECOND, || {
-            // SAFETY: none; the fault is the point (the child dies of SIGSEGV).
-            unsafe { std::ptr::null_mut::<u8>().write_volatile(1) };
-            String::new()
-        });
-        assert_eq!(
-            r,
-            Err(WorkerFailure::Signal {
-                signal: libc::SIGSEGV,
-                name: "SIGSEGV".into()
-            })
-        );
-        let (r, _) = run_worker(10 * SECOND, || panic!("boom at step 3"));
-        match r {
-            Err(WorkerFailure::Panic { message }) => {
-                assert!(message.contains("boom at step 3"), "{message}")
-            }
-            other => panic!("{other:?}"),
-        }
-        let (r, _) = run_worker(10 * SECOND, || {
-            // SAFETY: _exit(2) in the child.
-            unsafe { libc::_exit(7) }
-        });
-        assert_eq!(r, Err(WorkerFailure::Exit { code: 7 }));
-    }
-
-    #[test]
-    fn a_hung_worker_is_killed_at_its_limit() {
-        let limit = std::time::Duration::from_millis(300);
-        let (r, ns) = run_worker(limit, || loop {
-            std::thread::sleep(SECOND);
-        });
-        assert_eq!(r, Err(WorkerFailure::TimedOut { limit_ms: 300 }));
-        assert!((300_000_000..5_000_000_000).contains(&ns), "{ns} ns");
-        // A worker that closed its pipe and then hangs is bounded too.
-        let (r, _) = run_worker(limit, || {
-            // SAFETY: closing this child's own copies of every descriptor above 2.
-            unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) };
-            loop {
-                std::thread::sleep(SECOND);
-            }
-        });
-        assert_eq!(r, Err(WorkerFailure::TimedOut { limit_ms: 300 }));
-    }
-
-    #[test]
-    fn aligned_buffers_are_aligned() {
-        for align in [512, 4096] {
-            let b = AlignedBuf::new(8192, align);
-            assert_eq!(b.as_ptr() as usize % align, 0);
-            assert_eq!(b.len(), 8192);
-            assert!(b.iter().all(|&x| x == 0));
-        }
-    }
-
-    #[test]
-    fn tmpfs_is_refused_and_disk_is_not() {
-        let err = refuse_ram_filesystem(Path::new("/dev/shm")).unwrap_err();
-        assert!(
-            err.contains("RAM filesystem") && err.contains("/dev/shm"),
-            "{err}"
-        );
-        refuse_ram_filesystem(Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
-    }
 
     #[test]
     fn vcio_edge_checks_the_size_and_reports_errno() {

@@ -7,34 +7,21 @@
 //! so the "magic close" (`V`) that would disarm it is never written.
 //!
 //! The feeding runs on its own thread, but only while the main sequence beats
-//! ([`beat`]: every console line, every persisted document, every worker-wait tick): a
-//! main sequence silent for longer than the stall limit stops the feeding and the
-//! watchdog resets the board one timeout later. Once results are served ([`serving`])
-//! the thread feeds for good: the server loop bounds every client itself.
+//! ([`heart::beat`]: every console line, every persisted document, every worker-wait
+//! tick): a main sequence silent for longer than the stall limit stops the feeding and
+//! the watchdog resets the board one timeout later. Once results are served
+//! ([`heart::serving`]) the thread feeds for good: the server loop bounds every client
+//! itself.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use benchboot_plan::Supervision;
 use benchboot_results::Reading;
 
-use crate::sys;
+use crate::{console, heart, sys};
 
 /// The watchdog device of the kernel's watchdog core.
 pub const DEVICE: &str = "/dev/watchdog";
-
-static LAST_BEAT_NS: AtomicU64 = AtomicU64::new(0);
-static SERVING: AtomicBool = AtomicBool::new(false);
-
-/// The main sequence made progress now. Cheap: one atomic store.
-pub fn beat() {
-    LAST_BEAT_NS.store(sys::boottime_ns(), Ordering::Relaxed);
-}
-
-/// Results are being served: feed for the rest of the boot.
-pub fn serving() {
-    SERVING.store(true, Ordering::Relaxed);
-}
 
 /// How long the main sequence may stay silent before the feeding stops, ns: one worker's
 /// whole limit (a worker's wait beats, but a step's own code between workers does not)
@@ -58,7 +45,7 @@ pub fn start(s: &Supervision) -> Reading<u32> {
     if s.watchdog_timeout_s == 0 {
         return Reading::unavailable("plan: supervision.watchdog_timeout_s = 0");
     }
-    beat();
+    heart::beat();
     let file = match sys::watchdog_open(std::path::Path::new(DEVICE), s.watchdog_timeout_s) {
         Ok((f, took)) => (f, took),
         Err(e) => return Reading::unavailable(format!("{DEVICE}: {e}")),
@@ -74,12 +61,12 @@ pub fn start(s: &Supervision) -> Reading<u32> {
             let mut told = false;
             loop {
                 let now = sys::boottime_ns();
-                let last = LAST_BEAT_NS.load(Ordering::Relaxed);
-                if should_feed(now, last, stall, SERVING.load(Ordering::Relaxed)) {
+                let last = heart::last_beat_ns();
+                if should_feed(now, last, stall, heart::is_serving()) {
                     let _ = sys::watchdog_feed(&file);
                     told = false;
                 } else if !told {
-                    crate::console::print_line(&format!(
+                    console::print_line(&format!(
                         "watchdog: PID 1 silent for {} s; no longer fed, the board resets \
                          within {took} s",
                         now.saturating_sub(last) / 1_000_000_000

@@ -1,7 +1,7 @@
 //! `benchboot storage --path DIR`: the board's storage engine run on this machine, so its
 //! figures can be set beside `dd` and `fio` on the same file and device.
 //!
-//! Same code as PID 1 ([`benchboot_firmware::sweep`]), run in process; the page cache is
+//! Same code as PID 1 ([`benchboot_storage::sweep`]), run in process; the page cache is
 //! emptied of the test file with `posix_fadvise(DONTNEED)` (no root needed) instead of
 //! the board's `drop_caches`.
 
@@ -9,14 +9,14 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use benchboot_firmware::storage::Caps;
-use benchboot_firmware::sweep::{self, FileCache, Place};
-use benchboot_firmware::sys;
 use benchboot_plan::{
     Filesystem, Mode, NetworkPlan, Plan, RandomPlan, ResultsTarget, StoragePlan, StorageTarget,
     Supervision,
 };
 use benchboot_results::{RandomOp, RunResults};
+use benchboot_storage::engine::Caps;
+use benchboot_storage::os::refuse_ram_filesystem;
+use benchboot_storage::sweep::{self, FileCache, Place};
 
 /// What to run on the host.
 #[derive(Debug, Clone)]
@@ -100,10 +100,10 @@ pub fn run(run: &HostRun, progress: &mut dyn FnMut(&str)) -> Result<RunResults> 
     if !run.dir.is_dir() {
         bail!("--path {}: not a directory", run.dir.display());
     }
-    sys::refuse_ram_filesystem(&run.dir).map_err(anyhow::Error::msg)?;
+    refuse_ram_filesystem(&run.dir).map_err(anyhow::Error::msg)?;
     let plan = plan(run);
     plan.validate()?;
-    let system = benchboot_firmware::device::system_info(0);
+    let system = benchboot_storage::system::system_info(0);
     let mut results = RunResults::new(format!("host-{}", std::process::id()), plan.clone(), system);
     let place = Place {
         target: plan.storage.targets[0].clone(),

@@ -28,7 +28,7 @@ pub const BLOCK_SIZES: [u64; 5] = [8, 4096, 65536, 1 << 20, 4 << 20];
 
 /// The file dd and fio write and read.
 const REFERENCE_FILE: &str = "reference.dat";
-/// The file benchboot's sweep writes and reads (`benchboot_firmware::sweep::BENCH_FILE`).
+/// The file benchboot's sweep writes and reads (`benchboot_storage::sweep::BENCH_FILE`).
 const BENCHBOOT_FILE: &str = "benchboot.dat";
 
 /// A tool under comparison.

@@ -3,6 +3,8 @@
 //! A board file is read into [`RawBoard`] (serde, unknown fields refused) and then
 //! validated into [`Board`]. Every error names the file, the field and the fix.
 
+#![forbid(unsafe_code)]
+
 use std::path::{Path, PathBuf};
 
 use benchboot_plan::GadgetFunction;

@@ -6,8 +6,14 @@
 //!
 //! - [`codec`] parses and builds messages (RFC 2131 §2, RFC 2132 options); pure.
 //! - [`server`] decides the reply to each message (RFC 2131 §4.3); pure.
-//! - [`net`] is the only I/O: the UDP sockets of [`serve`] and [`client_lease`].
+//! - [`net`] is the only I/O: the UDP sockets of [`serve`] and [`client_lease`];
+//!   `bindtodevice.rs` holds its one `unsafe` call (`SO_BINDTODEVICE`, which rustix
+//!   cannot set), the only module allowed `unsafe_code`.
 
+#![deny(unsafe_code)]
+
+#[allow(unsafe_code)]
+mod bindtodevice;
 pub mod codec;
 pub mod net;
 pub mod server;

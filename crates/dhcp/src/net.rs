@@ -7,11 +7,11 @@
 //! packet socket; tests/veth.rs checks this between two network namespaces.
 //!
 //! rustix 1.x has no setter for `SO_BINDTODEVICE`, so that one option is set with
-//! `libc::setsockopt` (the only `unsafe` in the crate).
+//! `libc::setsockopt` in [`crate::bindtodevice`] (the only `unsafe` in the crate).
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -56,22 +56,7 @@ fn bind_to_device(fd: BorrowedFd<'_>, interface: &str) -> io::Result<()> {
             format!("{interface:?} is not an interface name (1..=15 bytes, no NUL)"),
         ));
     }
-    // SAFETY: the pointer and length describe `interface`'s bytes, alive for the call;
-    // the kernel copies at most IFNAMSIZ - 1 of them and adds the NUL itself
-    // (net/core/sock.c, sock_setbindtodevice).
-    let r = unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_BINDTODEVICE,
-            interface.as_ptr().cast(),
-            interface.len() as libc::socklen_t,
-        )
-    };
-    if r != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    crate::bindtodevice::set(fd, interface)
 }
 
 /// CLOCK_BOOTTIME, ns (includes time suspended).

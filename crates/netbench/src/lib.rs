@@ -11,6 +11,8 @@
 //! Every line is bounded ([`control::MAX_LINE`]) and every wait has a timeout, so a bad
 //! or vanished peer costs a bounded time and becomes an error string, never a hang.
 
+#![forbid(unsafe_code)]
+
 use std::io;
 
 pub mod control;

@@ -4,6 +4,8 @@
 //! in the initramfs as JSON at [`PLAN_PATH`]; the init reads and validates it before
 //! running anything. Sizes are bytes, durations milliseconds.
 
+#![forbid(unsafe_code)]
+
 use serde::{Deserialize, Serialize};
 
 pub mod network;

@@ -4,6 +4,8 @@
 //! (MiB/s) are derived only when rendering ([`mib_per_s`]). Readers refuse a major
 //! version they do not know ([`RunResults::from_json`]).
 
+#![forbid(unsafe_code)]
+
 use benchboot_plan::{Filesystem, Mode, Plan};
 use serde::{Deserialize, Serialize};
 

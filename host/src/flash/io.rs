@@ -12,7 +12,7 @@ use std::io;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use benchboot_firmware::sys::AlignedBuf;
+use benchboot_storage::AlignedBuf;
 use sha2::{Digest, Sha256};
 
 /// Bytes per write and per read-back: 4 MiB.
@@ -181,7 +181,7 @@ impl Source for Disk {
 
     fn drop_cache(&mut self) -> io::Result<()> {
         // Also after O_DIRECT writes: the unaligned tail went through the page cache.
-        benchboot_firmware::sys::evict_file(&self.buffered)
+        benchboot_storage::os::evict_file(&self.buffered)
     }
 }
 

@@ -16,11 +16,12 @@ use benchboot_results::{
     DeviceRead, DeviceReadKind, Direction, RandomIo, RandomOp, StorageMeasurement, Verify,
 };
 
-use crate::storage::{
+use crate::engine::{
     fill_pattern, first_mismatch, pattern_block, timed_read, timed_write, Caps, MonotonicClock,
-    RandomOffsets, SyncFile,
+    RandomOffsets, SyncFile, Timed,
 };
-use crate::sys::{self, AlignedBuf, O_DIRECT};
+use crate::os::{self, O_DIRECT};
+use crate::AlignedBuf;
 
 /// The file each sweep pass writes and reads on a filesystem target.
 pub const BENCH_FILE: &str = "benchboot.dat";
@@ -39,8 +40,8 @@ pub trait PageCache {
 pub struct WholeCache;
 impl PageCache for WholeCache {
     fn drop_caches(&self, file: &File) -> io::Result<()> {
-        sys::evict_file(file)?;
-        sys::drop_caches()
+        os::evict_file(file)?;
+        os::drop_caches()
     }
 }
 
@@ -48,7 +49,7 @@ impl PageCache for WholeCache {
 pub struct FileCache;
 impl PageCache for FileCache {
     fn drop_caches(&self, file: &File) -> io::Result<()> {
-        sys::evict_file(file)
+        os::evict_file(file)
     }
 }
 
@@ -182,7 +183,7 @@ pub fn measure_pair(
         block_size ^ u64::from(repetition),
     ));
     let file = match place.open(BENCH_FILE, true, mode == Mode::Direct) {
-        Err(e) if mode == Mode::Direct && e.raw_os_error() == Some(libc::EINVAL) => {
+        Err(e) if mode == Mode::Direct && os::is_einval(&e) => {
             mode = Mode::Sync;
             note = Some(format!(
                 "O_DIRECT refused by {} (EINVAL): ran sync",
@@ -206,7 +207,7 @@ pub fn measure_pair(
     };
     let r = timed_read(&mut source, &mut buf, read_caps, &mut MonotonicClock)?;
     drop(source);
-    let m = |direction, t: crate::storage::Timed| StorageMeasurement {
+    let m = |direction, t: Timed| StorageMeasurement {
         target: place.target.label.clone(),
         filesystem: place.target.filesystem,
         block_size,
