@@ -11,6 +11,7 @@
 //! filters its tests). A missing QEMU machine or tool fails under CI (`CI=true`) and is
 //! skipped elsewhere (`benchboot_tests::needs`).
 
+mod arm32_units;
 mod bad_input;
 mod cross_targets;
 mod log_decode;
