@@ -2,7 +2,7 @@
 """Writes the seed corpora of the fuzz targets into fuzz/corpus/<target>/ from the
 repository's own data: board files, the results documents of host/tests/data (their
 lists cut short, so they fit -max_len) and the plans inside them, the DHCP
-packets captured in crates/dhcp/tests/captured.rs, and a few HTTP request heads; and
+packets captured in crates/dhcp/tests/integration/captured.rs, and a few HTTP request heads; and
 dicts/json.dict, a libFuzzer dictionary of those documents' keys and edge integers.
 Run from anywhere; re-running only adds or rewrites the same files."""
 
@@ -52,7 +52,7 @@ for f in sorted((ROOT / "host/tests/data").glob("*.json")):
     put("plan_json", json.dumps(doc["plan"], separators=(",", ":")))
     put("plan_json", json.dumps(shorten(doc["plan"]), indent=1))
 
-src = (ROOT / "crates/dhcp/tests/captured.rs").read_text()
+src = (ROOT / "crates/dhcp/tests/integration/captured.rs").read_text()
 for name, body in re.findall(r'const (\w+): &str =\s*"((?:[^"\\]|\\\n)*)";', src):
     hexs = re.sub(r"\\\n\s*", "", body)
     hexs = re.sub(r"\{(\d+)\}", lambda m: "00" * int(m.group(1)), hexs)

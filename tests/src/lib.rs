@@ -1,7 +1,14 @@
-//! Shared helpers for the QEMU smoke tests: image inspection with the real tools, and
-//! ([`checks`]) what every QEMU tier asserts of its run.
+//! Shared helpers for the system tests (`tests/system/`): image inspection with the real
+//! tools, ([`checks`]) what every QEMU tier asserts of its run, ([`needs`]) what a test
+//! does when the machine lacks a tool (fail under CI, skip elsewhere) and ([`slot`]) the
+//! one QEMU slot of the test process.
 
 pub mod checks;
+pub mod needs;
+pub mod slot;
+
+pub use needs::{missing, require_machine, under_ci};
+pub use slot::{qemu_slot, QemuSlot};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

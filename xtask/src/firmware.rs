@@ -265,8 +265,9 @@ fn remapped_roots() -> Vec<(PathBuf, &'static str)> {
 
 /// A tiny script per target/CPU that runs `python3 -m ziglang cc` with the right
 /// `-target` and `-mcpu` (zig's default for arm-linux-musleabihf is ARMv7 + NEON, which
-/// dies with SIGILL on a Pi Zero).
-fn zig_wrapper(cpu: &CpuTarget) -> Result<PathBuf> {
+/// dies with SIGILL on a Pi Zero). Returns its path, `target/zig/<zig triple>-<cpu>-cc`;
+/// also the linker of the armv7 unit-test run (tests/tests/system/arm32_units.rs).
+pub fn zig_wrapper(cpu: &CpuTarget) -> Result<PathBuf> {
     let dir = crate::target_dir().join("zig");
     std::fs::create_dir_all(&dir)?;
     let path = dir.join(format!(

@@ -12,6 +12,7 @@ use xtask::qemu::{run_with, Options};
 
 #[test]
 fn worker_faults_and_a_pid1_panic_are_recorded_and_results_served() {
+    let _slot = benchboot_tests::qemu_slot(module_path!());
     let started = Instant::now();
     let board = xtask::load_board("qemu-virt-arm64").unwrap();
     let mut opts = Options::new(Duration::from_secs(600));

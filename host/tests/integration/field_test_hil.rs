@@ -10,11 +10,10 @@
 //!
 //! The other tests need no hardware: the command refuses an unknown board, a device
 //! that is not a disk and the system's own disk, each with a clear message and nothing
-//! written; and a rehearsal with a regular file as the card and a results server on
-//! 127.0.0.1 goes through every step.
+//! written; and a rehearsal with a regular file as the card and the fake board
+//! (`fake_board`) on 127.0.0.1 goes through every step.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -94,7 +93,11 @@ fn field_test_on_real_hardware() {
     if let Ok(timeout) = std::env::var("BENCHBOOT_FIELD_TIMEOUT") {
         cmd.args(["--timeout", &timeout]);
     }
-    let mut child = cmd.spawn().expect("benchboot runs");
+    // It inherits this process's environment ($BENCHBOOT_BOARD among it).
+    let mut child = {
+        let _env = crate::env_lock();
+        cmd.spawn().expect("benchboot runs")
+    };
     // The instructions must reach the person while the test runs: copy stdout to the
     // real stderr (not the captured one) line by line, and keep it.
     let mut out = String::new();
@@ -228,35 +231,6 @@ fn the_system_disk_is_refused() {
     );
 }
 
-/// Serves `body` as `/results.json` on 127.0.0.1 until the test ends; TCP probes (a
-/// connect and close) are answered with nothing.
-fn results_server(body: String) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut s) = stream else { continue };
-            let mut head = Vec::new();
-            let mut buf = [0u8; 1024];
-            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                match s.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => head.extend_from_slice(&buf[..n]),
-                }
-            }
-            if head.starts_with(b"GET /results.json ") {
-                let _ = write!(
-                    s,
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
-                     Connection: close\r\n\r\n{body}",
-                    body.len()
-                );
-            }
-        }
-    });
-    addr
-}
-
 #[test]
 fn a_rehearsal_with_a_file_as_card_goes_through_every_step() {
     let tmp = tempfile::tempdir().unwrap();
@@ -267,7 +241,7 @@ fn a_rehearsal_with_a_file_as_card_goes_through_every_step() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/rpi-zero-w-qemu.json"),
     )
     .unwrap();
-    let addr = results_server(body);
+    let addr = crate::fake_board::serve_results(body);
     let o = field_test(&[
         "--board",
         "rpi-zero-w",

@@ -2,7 +2,8 @@
 //! logger (firmware/src/log.rs) in this very test binary, decoded by `benchboot log`'s
 //! decoder with the test binary's own ELF as the table, as the host decodes a board's
 //! `log.defmt` with `<board>.init.elf`. build.rs links this binary with defmt's table
-//! (Linux only: the table is an ELF section).
+//! (Linux only: the table is an ELF section). It lives in the tests crate so that the
+//! host crate needs neither the firmware nor defmt to build its tests.
 #![cfg(target_os = "linux")]
 
 use benchboot::log::{decode, format_line};

@@ -77,6 +77,7 @@ fn current(sd: &Path) -> Option<String> {
 
 #[test]
 fn power_cuts_lose_no_saved_step() {
+    let _slot = benchboot_tests::qemu_slot(module_path!());
     let started = Instant::now();
     let board = xtask::load_board("qemu-virt-arm64").unwrap();
     let mut opts = Options::new(Duration::from_secs(900));

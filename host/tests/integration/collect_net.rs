@@ -1,7 +1,6 @@
-//! `collect` over loopback: a tiny HTTP server thread serves a results document, the
-//! store is a temp folder.
+//! `collect` over loopback: the fake board (`fake_board`) serves a results document,
+//! the store is a temp folder.
 
-use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
 use std::time::Duration;
@@ -9,6 +8,8 @@ use std::time::Duration;
 use benchboot::collect::{self, Options};
 use benchboot::store::Outcome;
 use benchboot_results::RunResults;
+
+use crate::fake_board::serve_results;
 
 /// A real results document when there is one, else a generated one.
 fn real() -> (RunResults, String) {
@@ -28,36 +29,6 @@ fn real() -> (RunResults, String) {
     (RunResults::from_json(&text).unwrap(), text)
 }
 
-/// Serves `body` as `/results.json` on loopback to the first `conns` connections (a
-/// connection that sends nothing, such as the wait's connect probe, gets nothing).
-fn serve(body: String, conns: usize) -> String {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = l.local_addr().unwrap().to_string();
-    std::thread::spawn(move || {
-        for _ in 0..conns {
-            let Ok((mut s, _)) = l.accept() else { return };
-            let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
-            let mut req = Vec::new();
-            let mut buf = [0u8; 1024];
-            while !req.windows(4).any(|w| w == b"\r\n\r\n") {
-                match s.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => req.extend_from_slice(&buf[..n]),
-                }
-            }
-            if req.is_empty() {
-                continue;
-            }
-            let _ = write!(
-                s,
-                "HTTP/1.0 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
-    addr
-}
-
 fn opts(addr: &str, store: &Path) -> Options {
     Options {
         addr: Some(addr.into()),
@@ -72,7 +43,7 @@ fn opts(addr: &str, store: &Path) -> Options {
 fn collect_over_loopback_stores_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let (r, text) = real();
-    let addr = serve(text.clone(), 4);
+    let addr = serve_results(text.clone());
     let c = collect::collect(&opts(&addr, dir.path())).unwrap();
     assert_eq!(c.outcome, Outcome::Inserted);
     assert_eq!(c.results.run_id, r.run_id);
@@ -98,7 +69,7 @@ fn a_partial_run_is_stored_and_said_partial_then_replaced_when_complete() {
     r.complete = false;
     r.system.written_ns = 1;
     let partial = r.to_json();
-    let c = collect::collect(&opts(&serve(partial, 4), dir.path())).unwrap();
+    let c = collect::collect(&opts(&serve_results(partial), dir.path())).unwrap();
     assert_eq!(c.outcome, Outcome::Inserted);
     assert!(!c.row.complete);
     let w = collect::warnings(&c.results).join("\n");
@@ -108,7 +79,7 @@ fn a_partial_run_is_stored_and_said_partial_then_replaced_when_complete() {
     r.complete = true;
     r.system.written_ns = 2;
     let complete = r.to_json();
-    let c = collect::collect(&opts(&serve(complete.clone(), 4), dir.path())).unwrap();
+    let c = collect::collect(&opts(&serve_results(complete.clone()), dir.path())).unwrap();
     assert_eq!(c.outcome, Outcome::Updated);
     assert!(c.row.complete);
     assert_eq!(std::fs::read_to_string(&c.row.json_path).unwrap(), complete);
@@ -124,10 +95,7 @@ fn a_partial_run_is_stored_and_said_partial_then_replaced_when_complete() {
 fn an_unknown_major_version_is_refused_and_not_stored() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
-    let addr = serve(
-        "{\"schema_version\": {\"major\": 9, \"minor\": 0}}".into(),
-        4,
-    );
+    let addr = serve_results("{\"schema_version\": {\"major\": 9, \"minor\": 0}}".into());
     let err = format!("{:#}", collect::collect(&opts(&addr, &store)).unwrap_err());
     assert!(err.contains("update benchboot"), "{err}");
     assert!(!store.exists());

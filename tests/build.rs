@@ -1,7 +1,6 @@
-//! Links the integration tests like the init (firmware/build.rs): `tests/log_decode.rs`
+//! Links the system tests like the init (firmware/build.rs): `tests/system/log_decode.rs`
 //! logs through the firmware's defmt logger and decodes with its own ELF, which needs
-//! defmt's table (`../firmware/defmt-sections.x`) and a non-PIE link. The `benchboot`
-//! binary itself is linked as usual.
+//! defmt's table (`../firmware/defmt-sections.x`) and a non-PIE link.
 
 fn main() {
     println!("cargo::rerun-if-changed=../firmware/defmt-sections.x");

@@ -2,7 +2,7 @@
 //! documents: two real QEMU runs, two hand-made runs with repetitions and a hand-made
 //! run whose board throttled, the same as schema 1.4 with the isolation proof
 //! (`tests/data/`). Review changes with `cargo insta review`, or accept them with
-//! `INSTA_UPDATE=always cargo test -p benchboot --test report_snapshots`.
+//! `INSTA_UPDATE=always cargo test -p benchboot --test integration report_snapshots`.
 
 use benchboot::compare::{compare, output};
 use benchboot::reference;

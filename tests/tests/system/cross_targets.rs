@@ -27,6 +27,7 @@ fn arm_attributes(bin: &std::path::Path) -> (String, String, String) {
 
 #[test]
 fn every_board_cpu_and_baseline_builds_and_passes_the_gates() {
+    let _slot = benchboot_tests::qemu_slot(module_path!());
     let mut cpus: Vec<CpuTarget> = xtask::boards::all()
         .unwrap()
         .iter()

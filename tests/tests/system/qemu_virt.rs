@@ -11,6 +11,7 @@ use benchboot_results::{RunResults, Severity};
 
 #[test]
 fn virt_gadget_links_dhcp_and_network_tests() {
+    let _slot = benchboot_tests::qemu_slot(module_path!());
     let board = xtask::load_board("qemu-virt-arm64").unwrap();
     let run = xtask::qemu::run(&board, Duration::from_secs(900)).unwrap();
     let r = RunResults::from_json(&std::fs::read_to_string(&run.results).unwrap()).unwrap();

@@ -13,13 +13,10 @@ use xtask::layout::{self, Role};
 
 #[test]
 fn bananapi_m1_boots_through_spl_u_boot_and_extlinux_in_bpim2u() {
+    let _slot = benchboot_tests::qemu_slot(module_path!());
     let board = xtask::load_board("bananapi-m1").unwrap();
     let q = board.qemu.as_ref().unwrap();
-    if !xtask::qemu::has_machine(&q.system, &q.machine) {
-        eprintln!(
-            "SKIPPED: {} has no `{}` machine (QEMU 10 from bookworm-backports has it)",
-            q.system, q.machine
-        );
+    if !benchboot_tests::require_machine("bananapi-m1 in bpim2u", &q.system, &q.machine) {
         return;
     }
     let t0 = std::time::Instant::now();

@@ -12,6 +12,7 @@ use xtask::qemu::{until_exit, Options};
 
 #[test]
 fn a_silent_pid1_is_reset_by_the_hardware_watchdog() {
+    let _slot = benchboot_tests::qemu_slot(module_path!());
     let started = Instant::now();
     let board = xtask::load_board("qemu-virt-arm64").unwrap();
     let mut opts = Options::new(Duration::from_secs(300));

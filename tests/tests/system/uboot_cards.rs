@@ -74,6 +74,7 @@ fn build_and_check(name: &str) -> Checked {
 
 #[test]
 fn bananapi_m1_card_has_the_sunxi_spl_at_8_kib_and_extlinux() {
+    let _slot = benchboot_tests::qemu_slot(module_path!());
     let c = build_and_check("bananapi-m1");
     // One raw blob: the eGON SPL + U-Boot proper at 8 KiB, ending before p1.
     let [xtask::bootcheck::CheckedBlob {
@@ -119,6 +120,7 @@ fn bananapi_m1_card_has_the_sunxi_spl_at_8_kib_and_extlinux() {
 
 #[test]
 fn beaglebone_black_card_has_mlo_and_u_boot_img_on_the_active_fat() {
+    let _slot = benchboot_tests::qemu_slot(module_path!());
     let c = build_and_check("beaglebone-black");
     assert!(c.report.raw_blobs.is_empty());
     let files: Vec<&str> = c

@@ -18,7 +18,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use benchboot_results::RunResults;
-use benchboot_tests::checks;
+use benchboot_tests::{checks, QemuSlot};
 use xtask::layout::{self, Role};
 use xtask::qemu::Run;
 
@@ -26,17 +26,15 @@ use xtask::qemu::Run;
 /// after QEMU starts when alone).
 const TIMEOUT: Duration = Duration::from_secs(1800);
 
-/// Boots `board` and checks what every tier must show; `None` when this QEMU lacks the
-/// machine (raspi4b needs QEMU 9+: `cargo xtask setup` installs 10).
-fn tier(board: &str, machine: &str) -> Option<(Run, RunResults)> {
+/// Boots `board` and checks what every tier must show; returns the slot still held (the
+/// caller's own checks read QEMU's files). `None` when this QEMU lacks the machine
+/// (raspi4b needs QEMU 9+: `cargo xtask setup` installs 10), which fails under CI.
+fn tier(board: &str, machine: &str) -> Option<(QemuSlot, Run, RunResults)> {
+    let slot = benchboot_tests::qemu_slot(module_path!());
     let started = Instant::now();
     let b = xtask::load_board(board).unwrap();
     let q = b.qemu.as_ref().expect("a [qemu] section");
-    if !xtask::qemu::has_machine(&q.system, &q.machine) {
-        eprintln!(
-            "SKIPPED {board}: {} has no `{}` machine (QEMU 10 from bookworm-backports has it)",
-            q.system, q.machine
-        );
+    if !benchboot_tests::require_machine(board, &q.system, &q.machine) {
         return None;
     }
     let run = xtask::qemu::run(&b, TIMEOUT).unwrap_or_else(|e| panic!("{board}: {e:#}"));
@@ -53,7 +51,7 @@ fn tier(board: &str, machine: &str) -> Option<(Run, RunResults)> {
     // The results link is the emulated NIC, no gadget (these machines have no UDC).
     assert_eq!(r.plan.network.interface, "eth0");
     assert!(r.plan.network.gadget.is_none() && r.network.links.is_empty());
-    Some((run, r))
+    Some((slot, run, r))
 }
 
 fn has_module(r: &RunResults, name: &str) -> bool {
@@ -62,7 +60,7 @@ fn has_module(r: &RunResults, name: &str) -> bool {
 
 #[test]
 fn rpi_1b_boots_in_raspi1ap_and_serves_results() {
-    let (_, r) = tier("rpi-1b", "armv6l").unwrap();
+    let (_slot, _, r) = tier("rpi-1b", "armv6l").unwrap();
     // The rpi flavour has sdhost and dwc2 built in: only the results link's module.
     assert!(has_module(&r, "cdc_ether"), "{:?}", r.plan.modules);
     assert!(!has_module(&r, "dwc2"), "{:?}", r.plan.modules);
@@ -70,7 +68,7 @@ fn rpi_1b_boots_in_raspi1ap_and_serves_results() {
 
 #[test]
 fn rpi_2b_boots_in_raspi2b_with_sdhost_and_dwc2_as_modules() {
-    let (_, r) = tier("rpi-2b", "armv7l").unwrap();
+    let (_slot, _, r) = tier("rpi-2b", "armv7l").unwrap();
     // armmp: the card is reached through sdhost (bcm2835) and usb-net through dwc2,
     // both loaded by PID 1; phy-generic before dwc2 (no 10 s deferred probe).
     for m in ["bcm2835", "sdhci_iproc", "phy_generic", "dwc2", "cdc_ether"] {
@@ -83,13 +81,13 @@ fn rpi_2b_boots_in_raspi2b_with_sdhost_and_dwc2_as_modules() {
 #[test]
 fn rpi_3b_boots_in_raspi3b_on_the_second_serial() {
     // The ready line was read from QEMU's second -serial (the mini-UART, ttyS1).
-    let (_, r) = tier("rpi-3b", "aarch64").unwrap();
+    let (_slot, _, r) = tier("rpi-3b", "aarch64").unwrap();
     assert!(has_module(&r, "dwc2") && has_module(&r, "bcm2835"));
 }
 
 #[test]
 fn rpi_4b_boots_in_raspi4b_with_a_qemu_only_dtb() {
-    let Some((run, _)) = tier("rpi-4b", "aarch64") else {
+    let Some((_slot, run, _)) = tier("rpi-4b", "aarch64") else {
         return;
     };
     // The card keeps the real DTB (USB-C port as peripheral, emmc2 on); only QEMU's copy
@@ -123,6 +121,6 @@ fn rpi_4b_boots_in_raspi4b_with_a_qemu_only_dtb() {
 
 #[test]
 fn qemu_virt_armv7_boots_in_virt_cortex_a7() {
-    let (_, r) = tier("qemu-virt-armv7", "armv7l").unwrap();
+    let (_slot, _, r) = tier("qemu-virt-armv7", "armv7l").unwrap();
     assert!(has_module(&r, "virtio_blk") && has_module(&r, "virtio_net"));
 }

@@ -11,6 +11,7 @@ use xtask::layout;
 
 #[test]
 fn rpi_zero_w_boots_measures_and_serves_results() {
+    let _slot = benchboot_tests::qemu_slot(module_path!());
     let board = xtask::load_board("rpi-zero-w").unwrap();
     let run = xtask::qemu::run(&board, Duration::from_secs(900)).unwrap();
 

@@ -12,6 +12,7 @@ use xtask::reproducible::{source_date_epoch, Stamp};
 
 #[test]
 fn rpi_zero_w_image_is_byte_identical_when_built_twice() {
+    let _slot = benchboot_tests::qemu_slot(module_path!());
     let board = xtask::load_board("rpi-zero-w").unwrap();
     let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let t0 = Instant::now();

@@ -1,0 +1,32 @@
+//! The host crate's integration tests, one module per area, linked into one test binary
+//! (one link of `benchboot` and its dependencies instead of one per file). Fixtures stay
+//! in `tests/data/` and `tests/fixtures/`; insta keeps its snapshots in
+//! `tests/integration/snapshots/`, named `integration__<module>__<name>.snap`.
+//!
+//! Tests of all modules run in parallel threads of this one process: a test that sets
+//! an environment variable holds [`ENV`] while it does (see `collect_discover`).
+
+mod collect_card;
+mod collect_discover;
+mod collect_net;
+mod collect_store;
+mod fake_board;
+mod field_test_hil;
+mod flash_devices;
+mod flash_diskutil;
+mod flash_write;
+mod report_compare;
+mod report_formats;
+mod report_plots;
+mod report_snapshots;
+
+/// Held by a test while it changes this process's environment or starts a process that
+/// inherits it, so that no other test reads a value meant for one test.
+pub static ENV: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Takes [`ENV`], also after a test that held it panicked (the environment is restored
+/// by the holder's own guard).
+pub fn env_lock() -> std::sync::MutexGuard<'static, ()> {
+    ENV.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
