@@ -39,14 +39,11 @@ use crate::NetError;
 pub const VERSION: u32 = 1;
 
 /// Longest control line accepted, bytes. A `ThroughputDone` carries every interval,
-/// ~350 bytes each at worst, so runs are limited to [`MAX_INTERVALS`].
+/// ~350 bytes each at worst, so runs are limited to [`crate::interval::MAX_INTERVALS`].
 pub const MAX_LINE: usize = 2 << 20;
 
 /// Longest first line of a connection (greeting or HTTP request line), bytes.
 pub const MAX_GREETING: usize = 4096;
-
-/// Most intervals a throughput run may have (so its reply stays under [`MAX_LINE`]).
-pub const MAX_INTERVALS: u64 = 3600;
 
 /// Most parallel streams of one run (the plan allows 1..=64).
 pub const MAX_STREAMS: u32 = 64;
@@ -366,7 +363,7 @@ mod tests {
             cpu: big,
         };
         let side = Sliced {
-            intervals: vec![span; MAX_INTERVALS as usize],
+            intervals: vec![span; crate::interval::MAX_INTERVALS as usize],
             total: span,
             complete: true,
         };

@@ -12,6 +12,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::procstat::delta;
 
+/// Most intervals a throughput run may have, so that its `ThroughputDone` control line
+/// (~350 bytes an interval at worst) stays under [`crate::control::MAX_LINE`].
+pub const MAX_INTERVALS: u64 = 3600;
+
 /// One sample: time since the run's start instant, bytes so far (all streams), absolute
 /// `/proc/stat` counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -43,7 +47,7 @@ impl Timing {
     }
 
     /// Refuses clocks this engine cannot run: an interval under 1 ms, a warm-up over an
-    /// hour, no interval at all, or more than [`crate::control::MAX_INTERVALS`].
+    /// hour, no interval at all, or more than [`MAX_INTERVALS`].
     pub fn check(&self) -> Result<(), String> {
         const MS: u64 = 1_000_000;
         if self.interval_ns < MS {
@@ -53,10 +57,10 @@ impl Timing {
             return Err("omit_ms must be at most one hour".into());
         }
         let n = self.intervals();
-        if n == 0 || n > crate::control::MAX_INTERVALS {
+        if n == 0 || n > MAX_INTERVALS {
             return Err(format!(
                 "duration_ms / interval_ms must give 1 ..= {} intervals, not {n}",
-                crate::control::MAX_INTERVALS
+                MAX_INTERVALS
             ));
         }
         Ok(())

@@ -15,8 +15,7 @@ pub const SUNXI_U_BOOT_OFFSET: usize = 32 * 1024;
 /// AM335x public SRAM the boot ROM downloads a GP image to (TRM, GP devices).
 pub const AM335X_SRAM: std::ops::Range<u32> = 0x402F_0400..0x4030_B800;
 /// ARM zImage magic at byte 0x24 (Linux Documentation/arch/arm/booting.rst).
-#[cfg(test)]
-pub(super) const ZIMAGE_MAGIC: u32 = 0x016F_2818;
+pub(crate) const ZIMAGE_MAGIC: u32 = 0x016F_2818;
 /// Legacy U-Boot image magic (include/image.h).
 pub const UIMAGE_MAGIC: u32 = 0x2705_1956;
 /// Flattened device tree magic (FIT images and DTBs).
@@ -232,15 +231,38 @@ pub fn check_gp_image(data: &[u8]) -> Result<GpImage> {
     })
 }
 
+/// The CPU architecture a kernel image is built for, read from its header.
+///
+/// - 32-bit ARM zImage: magic `0x016f2818` (little-endian) at byte 0x24
+///   (Linux Documentation/arch/arm/booting.rst, "zImage header").
+/// - arm64 Image: magic `ARM\x64` at byte 0x38 (Documentation/arch/arm64/booting.rst).
+///
+/// # Errors
+/// When neither header is present (a compressed arm64 Image, or not a kernel).
+pub fn kernel_image_arch(image: &[u8]) -> Result<Arch> {
+    let le32 = |at: usize| {
+        image
+            .get(at..at + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    if le32(0x24) == Some(ZIMAGE_MAGIC) {
+        return Ok(Arch::Arm);
+    }
+    if image.get(0x38..0x3c) == Some(b"ARM\x64") {
+        return Ok(Arch::Aarch64);
+    }
+    bail!("neither an ARM zImage (magic 0x016f2818 at 0x24) nor an arm64 Image (ARM\\x64 at 0x38)")
+}
+
 /// Checks that `data` is a kernel image the board's boot loader can start: an ARM zImage
 /// (`bootz`) for 32-bit boards, an arm64 Image (`booti`) for 64-bit ones (the header
-/// magic read by [`crate::boards::kernel_image_arch`]); a zImage must hold the bytes its
+/// magic read by [`kernel_image_arch`]); a zImage must hold the bytes its
 /// start and end addresses announce.
 ///
 /// # Errors
 /// No kernel header, one for the other architecture, or a zImage cut short.
 pub fn check_kernel(data: &[u8], arch: Arch) -> Result<String> {
-    let found = crate::boards::kernel_image_arch(data)?;
+    let found = kernel_image_arch(data)?;
     ensure!(found == arch, "a {found:?} kernel for an {arch:?} board");
     match arch {
         Arch::Arm => {

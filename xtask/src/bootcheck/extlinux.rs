@@ -9,7 +9,10 @@ use benchboot_board::Board;
 use benchboot_plan::{DEFAULT_PLAN, PLANS_DIR};
 
 use super::blobs::{be32, check_kernel, FDT_MAGIC};
-use crate::image::EXTLINUX_CONF;
+
+/// Where U-Boot's distro boot looks first on the bootable partition
+/// (U-Boot doc/develop/distro.rst).
+pub const EXTLINUX_CONF: &str = "extlinux/extlinux.conf";
 
 /// One `label` of an extlinux.conf, as U-Boot keeps it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -24,17 +24,19 @@
 //!   (Linux Documentation/arch/arm/booting.rst); arm64 Image: `ARM\x64` at 0x38.
 //! - extlinux.conf as U-Boot's boot/pxe_utils.c reads it: see [`parse_extlinux`].
 
-mod blobs;
+pub(crate) mod blobs;
 mod extlinux;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use blobs::{
-    check_egon, check_gp_image, check_kernel, check_u_boot_image, egon_checksum, Egon, GpImage,
-    UBootImage, AM335X_SRAM, EGON_CHECKSUM_SEED, EGON_MAX_BYTES, FDT_MAGIC, SUNXI_U_BOOT_OFFSET,
-    UIMAGE_MAGIC,
+    check_egon, check_gp_image, check_kernel, check_u_boot_image, egon_checksum, kernel_image_arch,
+    Egon, GpImage, UBootImage, AM335X_SRAM, EGON_CHECKSUM_SEED, EGON_MAX_BYTES, FDT_MAGIC,
+    SUNXI_U_BOOT_OFFSET, UIMAGE_MAGIC,
 };
-pub use extlinux::{check_extlinux, parse_extlinux, resolve, BootLabel, Extlinux, Label};
+pub use extlinux::{
+    check_extlinux, parse_extlinux, resolve, BootLabel, Extlinux, Label, EXTLINUX_CONF,
+};
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -44,7 +46,6 @@ use anyhow::{bail, ensure, Context, Result};
 use benchboot_board::{Board, BootConfig};
 use benchboot_card::{self as card, Partition};
 
-use crate::image::EXTLINUX_CONF;
 use crate::layout::{self, Layout};
 
 /// A loader blob written raw to the card, as [`check_card`] found it.

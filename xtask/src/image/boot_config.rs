@@ -28,10 +28,6 @@ pub fn cmdline_txt(board: &Board) -> String {
     format!("{}\n", board.boot.cmdline.trim())
 }
 
-/// Where U-Boot's distro boot looks first on the bootable partition
-/// (U-Boot doc/develop/distro.rst).
-pub const EXTLINUX_CONF: &str = "extlinux/extlinux.conf";
-
 /// `extlinux/extlinux.conf` for U-Boot's distro boot: one label, booted at once, naming
 /// the kernel, the DTB (`dtb`), the initramfs and the command line. Paths are from the
 /// root of the boot partition.

@@ -8,8 +8,9 @@ use anyhow::{ensure, Context, Result};
 use benchboot_board::{Board, BootConfig, Loader, SHARED_FILE};
 use benchboot_plan::{MODULES_DIR, PLANS_DIR};
 
-use super::boot_config::{cmdline_txt, config_txt, extlinux_conf, EXTLINUX_CONF};
+use super::boot_config::{cmdline_txt, config_txt, extlinux_conf};
 use super::dtb::apply_dtb_fixups;
+use crate::bootcheck::EXTLINUX_CONF;
 use crate::initramfs::{self, Node};
 use crate::layout::{self, Layout};
 use crate::{modules, plans};

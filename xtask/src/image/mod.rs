@@ -16,7 +16,7 @@ mod render;
 #[cfg(test)]
 mod tests;
 
-pub use boot_config::{cmdline_txt, config_txt, extlinux_conf, EXTLINUX_CONF};
+pub use boot_config::{cmdline_txt, config_txt, extlinux_conf};
 pub use contents::{check_raw_blobs, BootFile, Contents, RawBlob, INITRAMFS_FILE, KERNEL_FILE};
 pub use dtb::apply_dtb_fixups;
 pub use manifest::{Manifest, ManifestBlob, ManifestFile, ManifestPart};
