@@ -1,4 +1,5 @@
 //! The benchboot host tool as a library: fetching results and rendering them.
+#![forbid(unsafe_code)]
 
 pub mod atomic_file;
 pub mod collect;

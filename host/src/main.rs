@@ -1,4 +1,5 @@
 //! `benchboot`: the host tool. Fetches results from a board and prints them.
+#![forbid(unsafe_code)]
 
 use std::path::PathBuf;
 use std::time::Duration;

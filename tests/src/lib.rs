@@ -2,6 +2,7 @@
 //! tools, ([`checks`]) what every QEMU tier asserts of its run, ([`needs`]) what a test
 //! does when the machine lacks a tool (fail under CI, skip elsewhere) and ([`slot`]) the
 //! one QEMU slot of the test process.
+#![forbid(unsafe_code)]
 
 pub mod checks;
 pub mod needs;

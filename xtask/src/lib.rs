@@ -3,6 +3,7 @@
 //! One module per verb (`setup`, `firmware`, `image`, `qemu`, `lock`), plus the pieces
 //! they share: packages (pinned Debian `.deb`s), kernel modules, the partition layout,
 //! the initramfs and the plans.
+#![forbid(unsafe_code)]
 
 pub mod bench;
 pub mod boards;

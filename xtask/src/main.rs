@@ -1,4 +1,5 @@
 //! `cargo xtask <verb>`: dispatches to one module per verb.
+#![forbid(unsafe_code)]
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};

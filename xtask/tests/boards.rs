@@ -1,5 +1,6 @@
 //! Every shipped board file against the pinned packages (fetched into the cache on first
 //! use), and the README's board table against `boards/`.
+#![forbid(unsafe_code)]
 
 use xtask::boards;
 

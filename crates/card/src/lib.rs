@@ -5,6 +5,7 @@
 //! The image's layout (xtask/src/layout.rs): p1 FAT32 boot, p2 FAT results partition
 //! labelled `BBRESULTS`, p3 extended with the test partitions. The results partition is
 //! found by its label on any FAT partition, else taken to be p2.
+#![forbid(unsafe_code)]
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};

@@ -3,6 +3,7 @@
 //! A panic must not reach the kernel ("Attempted to kill init!"): the hook hands it to
 //! [`benchboot_firmware::init::on_panic`], which records it, serves the results as they
 //! stood and never returns, so the abort that follows a panic never comes.
+#![forbid(unsafe_code)]
 
 fn main() {
     std::panic::set_hook(Box::new(|info| {

@@ -5,6 +5,7 @@
 //!
 //! Tests of all modules run in parallel threads of this one process: a test that sets
 //! an environment variable holds [`ENV`] while it does (see `collect_discover`).
+#![forbid(unsafe_code)]
 
 mod collect_card;
 mod collect_discover;

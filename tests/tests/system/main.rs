@@ -10,6 +10,7 @@
 //! QEMU runs: `cargo test -p benchboot-tests --test system qemu_smoke` (a module name
 //! filters its tests). A missing QEMU machine or tool fails under CI (`CI=true`) and is
 //! skipped elsewhere (`benchboot_tests::needs`).
+#![forbid(unsafe_code)]
 
 mod arm32_units;
 mod bad_input;
