@@ -84,6 +84,9 @@ pub struct RawBoard {
     pub target: RawTarget,
     pub kernel: RawKernel,
     pub boot: RawBoot,
+    /// Where the console's UART is on the board; required when it boots from its card
+    /// (`boot.loader`), i.e. on hardware.
+    pub serial: Option<RawSerial>,
     pub modules: RawModules,
     pub storage: RawStorage,
     /// USB gadget Ethernet on the board's OTG/peripheral port; none without one.
@@ -103,6 +106,19 @@ pub struct RawGadget {
     pub functions: Vec<String>,
     /// Modules for the UDC and the functions (`@set` names a set of shared.toml).
     pub modules: Vec<String>,
+    /// The connector the USB cable goes into, in words for the person plugging it,
+    /// with how the board is powered then; required on hardware (`boot.loader`).
+    pub port: Option<String>,
+}
+
+/// The console UART's connector, for a person with a USB serial adapter.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawSerial {
+    /// Which pins carry TX, RX and GND, in words: `header pin 8 (GPIO14, TXD), ...`.
+    pub pins: String,
+    /// The UART's logic level, volts: 1.8, 3.3 or 5.
+    pub volts: f64,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -267,6 +283,8 @@ pub struct Board {
     /// Boot firmware / boot loader; none for machines that take the kernel directly.
     pub loader: Option<Loader>,
     pub boot: Boot,
+    /// Where the console's UART is ([`Serial`]); none for emulated boards.
+    pub serial: Option<Serial>,
     /// Modules the init loads (names without `.ko`, sets expanded), before dependency
     /// resolution.
     pub modules: Vec<String>,
@@ -300,6 +318,17 @@ pub struct Boot {
     pub config_txt: Vec<String>,
     /// The whole kernel command line: `console=<console> <cmdline>`.
     pub cmdline: String,
+}
+
+/// The console UART's connector on the board (the kernel's device and speed are
+/// [`Boot::console`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Serial {
+    /// Which pins carry TX, RX and GND: `the 6-pin J1 header: pin 1 GND, pin 4 RXD, pin
+    /// 5 TXD`.
+    pub pins: String,
+    /// Logic level, volts: 1.8, 3.3 or 5 (a TTL adapter must match it).
+    pub volts: f64,
 }
 
 /// Wired Ethernet as results link.
@@ -363,6 +392,10 @@ pub struct Qemu {
 pub struct Gadget {
     pub functions: Vec<GadgetFunction>,
     pub modules: Vec<String>,
+    /// The connector the USB cable goes into, with how the board is powered then:
+    /// `the mini-USB OTG port (power the board from its own supply)`; none for
+    /// emulated boards.
+    pub port: Option<String>,
 }
 
 /// How QEMU attaches the card image.

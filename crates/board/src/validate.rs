@@ -1,6 +1,6 @@
 //! [`RawBoard::validate`]: a board file as written into a [`Board`], one function per
 //! section of the file, checked in the order the file reads (name, target, kernel,
-//! boot, modules, storage, gadget, ethernet, qemu). The first problem found is the
+//! boot, serial, modules, storage, gadget, ethernet, qemu). The first problem found is the
 //! error; it names the file and the field.
 
 use std::path::Path;
@@ -11,7 +11,7 @@ use crate::shared::{BootConfig, Kernel, Loader, Shared};
 use crate::{
     debian_arches, Arch, Board, BoardError, BoardKernel, Boot, DtbFixup, Ethernet, ExtraStorage,
     Gadget, Qemu, QemuBoot, QemuDrive, QemuNetwork, RawBoard, RawBoot, RawDtbFixup, RawEthernet,
-    RawGadget, RawKernel, RawQemu, RawStorage, RawTarget, StorageBus, TARGETS,
+    RawGadget, RawKernel, RawQemu, RawSerial, RawStorage, RawTarget, Serial, StorageBus, TARGETS,
 };
 
 /// The file being validated and the shared pieces it names.
@@ -234,6 +234,38 @@ impl Check<'_> {
         })
     }
 
+    /// `[serial]`: on hardware (`hardware`: the board boots from its card), where the
+    /// console's pins are, in one line, and a UART logic level.
+    fn serial(&self, s: Option<RawSerial>, hardware: bool) -> Result<Option<Serial>, BoardError> {
+        let Some(s) = s else {
+            if hardware {
+                return Err(self.bad(
+                    "serial",
+                    "a board with a `boot.loader` runs on hardware: add a [serial] table with \
+                     the console's `pins` and `volts`, for the person who watches it",
+                ));
+            }
+            return Ok(None);
+        };
+        if s.pins.trim().is_empty() || s.pins.contains('\n') {
+            return Err(self.bad(
+                "serial.pins",
+                "say in one line which pins carry TX, RX and GND, e.g. `header pin 8 (GPIO14, \
+                 TXD), pin 10 (GPIO15, RXD), pin 6 (GND)`",
+            ));
+        }
+        if ![1.8, 3.3, 5.0].contains(&s.volts) {
+            return Err(self.bad(
+                "serial.volts",
+                format!("`{}` is not a UART logic level; use 1.8, 3.3 or 5", s.volts),
+            ));
+        }
+        Ok(Some(Serial {
+            pins: s.pins,
+            volts: s.volts,
+        }))
+    }
+
     /// `[storage]`: the disk's kernel name, extra storage on a known bus.
     fn storage(&self, s: RawStorage) -> Result<Storage, BoardError> {
         if s.disk.is_empty() || s.disk.contains('/') {
@@ -262,8 +294,9 @@ impl Check<'_> {
         })
     }
 
-    /// `[gadget]`: known functions, each once, at least one.
-    fn gadget(&self, g: RawGadget) -> Result<Gadget, BoardError> {
+    /// `[gadget]`: known functions, each once, at least one; on hardware (`hardware`)
+    /// the port in one line.
+    fn gadget(&self, g: RawGadget, hardware: bool) -> Result<Gadget, BoardError> {
         let mut functions = Vec::new();
         for f in &g.functions {
             let func = match f.as_str() {
@@ -285,9 +318,28 @@ impl Check<'_> {
         if functions.is_empty() {
             return Err(self.bad("gadget.functions", "list at least one of ncm, ecm, rndis"));
         }
+        let modules = self.expand("gadget.modules", &g.modules)?;
+        match &g.port {
+            None if hardware => {
+                return Err(self.bad(
+                    "gadget.port",
+                    "a board with a `boot.loader` runs on hardware: say which connector the \
+                     USB cable goes into and how the board is powered then, e.g. `the mini-USB \
+                     OTG port (power the board from its own supply)`",
+                ))
+            }
+            Some(p) if p.trim().is_empty() || p.contains('\n') => {
+                return Err(self.bad(
+                    "gadget.port",
+                    "name the connector in one line, e.g. `the USB-C port`",
+                ))
+            }
+            _ => {}
+        }
         Ok(Gadget {
             functions,
-            modules: self.expand("gadget.modules", &g.modules)?,
+            modules,
+            port: g.port,
         })
     }
 
@@ -404,9 +456,11 @@ impl RawBoard {
         let kernel = check.kernel(self.kernel, &self.target.triple, target.arch, qemu_dtb)?;
         let loader = check.loader("boot.loader", self.boot.loader.as_deref())?;
         let boot = check.boot(self.boot, loader.as_ref())?;
+        let hardware = loader.is_some();
+        let serial = check.serial(self.serial, hardware)?;
         let modules = check.expand("modules.load", &self.modules.load)?;
         let storage = check.storage(self.storage)?;
-        let gadget = self.gadget.map(|g| check.gadget(g)).transpose()?;
+        let gadget = self.gadget.map(|g| check.gadget(g, hardware)).transpose()?;
         let ethernet = self.ethernet.map(|e| check.ethernet(e)).transpose()?;
         let qemu = self
             .qemu
@@ -424,6 +478,7 @@ impl RawBoard {
             kernel,
             loader,
             boot,
+            serial,
             modules,
             gadget,
             ethernet,
