@@ -10,6 +10,7 @@ pub mod discover;
 pub mod doc;
 pub mod fetch;
 pub mod field_test;
+pub mod figure;
 pub mod flash;
 pub mod log;
 pub mod plot;
