@@ -14,7 +14,7 @@ use benchboot_plan::QEMU_RESULTS_FORWARD;
 use super::guide::{link_words, span};
 use super::Steps;
 use crate::collect::{self, Collected};
-use crate::discover::{self, Candidate};
+use crate::discover::{self, Candidate, UsbLink};
 use crate::flash::{self, Destination};
 
 /// How long the download of the results may take once the board answers.
@@ -30,7 +30,7 @@ const PROC_STAT: &str = "/proc/stat";
 ///
 /// # Errors
 /// `env` is not a `HOST:PORT` that resolves.
-pub fn field_candidates(env: Option<&str>, usb: &[(String, u32)]) -> Result<Vec<Candidate>> {
+pub fn field_candidates(env: Option<&str>, usb: &[UsbLink]) -> Result<Vec<Candidate>> {
     let qemu = SocketAddr::from((Ipv4Addr::LOCALHOST, QEMU_RESULTS_FORWARD));
     let mut list = discover::candidates(env, usb)?;
     // $BENCHBOOT_BOARD comes first; naming the forward keeps that one entry only.
@@ -81,7 +81,7 @@ pub fn image_path(tree: &Path, board: &str, target_env: Option<&std::ffi::OsStr>
 pub fn wired_interfaces(sys_class_net: &Path) -> Vec<String> {
     let usb: Vec<String> = discover::usb_net_interfaces(sys_class_net)
         .into_iter()
-        .map(|(n, _)| n)
+        .map(|l| l.name)
         .collect();
     let mut v: Vec<String> = std::fs::read_dir(sys_class_net)
         .into_iter()

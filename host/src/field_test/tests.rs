@@ -565,7 +565,10 @@ fn a_file_as_card_is_a_rehearsal() {
 
 #[test]
 fn the_qemu_forward_is_never_taken_for_the_board() {
-    let usb = [("usb0".to_owned(), 7)];
+    let usb = [crate::discover::UsbLink {
+        name: "usb0".to_owned(),
+        ifindex: 7,
+    }];
     let labels = |env: Option<&str>| -> Vec<String> {
         field_candidates(env, &usb)
             .unwrap()
