@@ -29,12 +29,21 @@ pub struct Candidate {
     pub needs_link: bool,
 }
 
-/// The candidates for `env` (`$BENCHBOOT_BOARD`) and this host's USB network
-/// interfaces `(name, ifindex)`.
+/// One of this host's network interfaces on a USB network driver: a gadget board's
+/// link, where the board answers on its link-local address.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct UsbLink {
+    /// The interface name: `usb0`, `enx0211...`.
+    pub name: String,
+    /// Its interface index (the scope of a link-local address).
+    pub ifindex: u32,
+}
+
+/// The candidates for `env` (`$BENCHBOOT_BOARD`) and this host's USB network links.
 ///
 /// # Errors
 /// `env` is not a `HOST:PORT` that resolves.
-pub fn candidates(env: Option<&str>, usb: &[(String, u32)]) -> Result<Vec<Candidate>> {
+pub fn candidates(env: Option<&str>, usb: &[UsbLink]) -> Result<Vec<Candidate>> {
     let mut v = Vec::new();
     if let Some(e) = env.filter(|s| !s.is_empty()) {
         let addr = parse_addr(e).with_context(|| format!("{BOARD_ENV}={e}"))?;
@@ -54,10 +63,10 @@ pub fn candidates(env: Option<&str>, usb: &[(String, u32)]) -> Result<Vec<Candid
         });
     }
     let ll = Ipv6Addr::from(BOARD_LINK_LOCAL);
-    for (name, index) in usb {
+    for UsbLink { name, ifindex } in usb {
         v.push(Candidate {
             label: format!("[{ll}%{name}]:{RESULTS_PORT}"),
-            addr: SocketAddr::V6(SocketAddrV6::new(ll, RESULTS_PORT, 0, *index)),
+            addr: SocketAddr::V6(SocketAddrV6::new(ll, RESULTS_PORT, 0, *ifindex)),
             needs_link: false,
         });
     }
@@ -70,10 +79,9 @@ pub fn candidates(env: Option<&str>, usb: &[(String, u32)]) -> Result<Vec<Candid
     Ok(v)
 }
 
-/// This host's network interfaces bound to a [`USB_NET_DRIVERS`] driver, as
-/// `(name, ifindex)`, from a `/sys/class/net`-shaped folder; empty where there is none
-/// (macOS).
-pub fn usb_net_interfaces(sys_class_net: &Path) -> Vec<(String, u32)> {
+/// This host's network interfaces bound to a [`USB_NET_DRIVERS`] driver, from a
+/// `/sys/class/net`-shaped folder, sorted by name; empty where there is none (macOS).
+pub fn usb_net_interfaces(sys_class_net: &Path) -> Vec<UsbLink> {
     let mut v = Vec::new();
     for e in std::fs::read_dir(sys_class_net)
         .into_iter()
@@ -90,8 +98,11 @@ pub fn usb_net_interfaces(sys_class_net: &Path) -> Vec<(String, u32)> {
         let index = std::fs::read_to_string(dir.join("ifindex"))
             .ok()
             .and_then(|s| s.trim().parse().ok());
-        if let Some(index) = index {
-            v.push((e.file_name().to_string_lossy().into_owned(), index));
+        if let Some(ifindex) = index {
+            v.push(UsbLink {
+                name: e.file_name().to_string_lossy().into_owned(),
+                ifindex,
+            });
         }
     }
     v.sort();
@@ -199,7 +210,11 @@ mod tests {
 
     #[test]
     fn candidates_in_order() {
-        let c = candidates(Some("192.168.7.2:8080"), &[("usb0".into(), 7)]).unwrap();
+        let usb0 = UsbLink {
+            name: "usb0".into(),
+            ifindex: 7,
+        };
+        let c = candidates(Some("192.168.7.2:8080"), &[usb0]).unwrap();
         let labels: Vec<_> = c.iter().map(|c| c.label.as_str()).collect();
         assert_eq!(
             labels,
@@ -261,7 +276,10 @@ mod tests {
         std::fs::create_dir_all(dir.path().join("net/lo")).unwrap();
         assert_eq!(
             usb_net_interfaces(&dir.path().join("net")),
-            [("usb0".to_owned(), 5), ("usb1".to_owned(), 9)]
+            [("usb0", 5), ("usb1", 9)].map(|(name, ifindex)| UsbLink {
+                name: name.into(),
+                ifindex
+            })
         );
     }
 

@@ -4,10 +4,13 @@
 pub mod atomic_file;
 pub mod collect;
 pub mod compare;
+pub mod context;
 pub mod devices;
 pub mod discover;
+pub mod doc;
 pub mod fetch;
 pub mod field_test;
+pub mod figure;
 pub mod flash;
 pub mod log;
 pub mod plot;
@@ -16,3 +19,4 @@ pub mod render;
 pub mod report;
 pub mod storage;
 pub mod store;
+pub mod units;

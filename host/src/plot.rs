@@ -14,9 +14,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
 
-use crate::render::{
-    block_size_label, cell_values, interval_mbits, net_direction_label, target_labels,
-};
+use crate::render::{cell_values, interval_mbits, net_direction_label, target_labels};
+use crate::units::block_size_label;
 
 /// Font family name the plots use (registered once from the bundled DejaVu Sans).
 const FONT: &str = "sans-serif";

@@ -7,7 +7,7 @@
 use anyhow::{bail, Context as _, Result};
 use serde::Serialize;
 
-use crate::compare::{Key, Section, Stat};
+use crate::figure::{Key, Section, Stat};
 
 /// What a reference holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,8 @@
 //! The seeds' tables from one results document: rows = block size, columns =
 //! filesystem, cells = MiB/s (1 MiB = 1,048,576 bytes), one table per direction and
 //! mode; device reads, IOPS with the A1 verdict, network. Tables are [`Grid`]s, so
-//! the same content prints as terminal tables or Markdown ([`crate::report`]).
+//! the same content prints as terminal tables or Markdown ([`crate::report`]); and the
+//! whole report of a run as one [`Doc`] ([`document`]): context, warnings, every table.
 
 use benchboot_plan::Mode;
 use benchboot_results::health::conditions_during;
@@ -11,18 +12,9 @@ use benchboot_results::{
     StepHealth, Summary,
 };
 
-pub use crate::report::doc::{Block, Doc, Grid};
-
-/// "8 B", "4 KiB", "1 MiB".
-pub fn block_size_label(bytes: u64) -> String {
-    const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
-    for (size, unit) in UNITS {
-        if bytes >= size && bytes.is_multiple_of(size) {
-            return format!("{} {unit}", bytes / size);
-        }
-    }
-    format!("{bytes} B")
-}
+use crate::context::{self, context, context_grid, warnings};
+use crate::doc::{Block, Doc, Grid};
+use crate::units::block_size_label;
 
 /// The MiB/s of every repetition of one cell (by the mode the plan asked for), and
 /// whether any of them ran in another mode (an O_DIRECT fallback).
@@ -541,10 +533,45 @@ pub fn detail_lines(r: &RunResults) -> Vec<String> {
     out
 }
 
-/// The whole report as terminal text: context, warnings, every table
-/// ([`crate::report::document`]).
+/// The whole report of `r`: title, EMULATED banner, context, warnings, storage tables,
+/// device reads, IOPS and A1, network, verification, disks and census.
+pub fn document(r: &RunResults) -> Doc {
+    let mut d = Doc::default();
+    d.push(Block::Title(format!(
+        "benchboot report: run {} on {}",
+        r.run_id, r.board
+    )));
+    if r.emulated {
+        d.push(Block::Alert(context::EMULATED_NOTICE.into()));
+    }
+    d.push(Block::Heading("Context".into()));
+    d.push(Block::Grid(context_grid(&context(r))));
+    d.push(Block::Heading("Warnings".into()));
+    let w = warnings(r);
+    if w.is_empty() {
+        d.push(Block::Text("none".into()));
+    } else {
+        d.push(Block::List(
+            w.into_iter()
+                .map(|w| format!("{}: {}", w.kind, w.message))
+                .collect(),
+        ));
+    }
+    d.extend(storage_blocks(r));
+    if has_network(&r.network) {
+        d.extend(network_blocks(&r.network, &r.health, r.emulated));
+    }
+    let details = detail_lines(r);
+    if !details.is_empty() {
+        d.push(Block::Heading("Verification, disks, census".into()));
+        d.push(Block::List(details));
+    }
+    d
+}
+
+/// The whole report as terminal text: context, warnings, every table ([`document`]).
 pub fn report(r: &RunResults) -> String {
-    crate::report::document(r).text()
+    document(r).text()
 }
 
 #[cfg(test)]

@@ -2,8 +2,6 @@
 //! IOPS + A1, network), context and warnings, as terminal tables, Markdown, tidy CSV
 //! or JSON, and plots. A QEMU run is marked EMULATED in every one of them.
 
-pub mod context;
-pub mod doc;
 pub mod summary;
 pub mod tidy;
 
@@ -12,9 +10,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context as _, Result};
 use benchboot_results::{ResultsError, RunResults};
 
-use crate::render::{detail_lines, has_network, network_blocks, storage_blocks};
-use context::{context, context_grid, warnings};
-use doc::{Block, Doc};
+use crate::render::document;
 
 /// Output format of `report` and `compare`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -123,42 +119,6 @@ pub fn load_run(run: &str) -> Result<(PathBuf, RunResults)> {
     let path = resolve_run(run)?;
     let r = load_path(&path)?;
     Ok((path, r))
-}
-
-/// The whole report of `r`: title, EMULATED banner, context, warnings, storage tables,
-/// device reads, IOPS and A1, network, verification, disks and census.
-pub fn document(r: &RunResults) -> Doc {
-    let mut d = Doc::default();
-    d.push(Block::Title(format!(
-        "benchboot report: run {} on {}",
-        r.run_id, r.board
-    )));
-    if r.emulated {
-        d.push(Block::Alert(context::EMULATED_NOTICE.into()));
-    }
-    d.push(Block::Heading("Context".into()));
-    d.push(Block::Grid(context_grid(&context(r))));
-    d.push(Block::Heading("Warnings".into()));
-    let w = warnings(r);
-    if w.is_empty() {
-        d.push(Block::Text("none".into()));
-    } else {
-        d.push(Block::List(
-            w.into_iter()
-                .map(|w| format!("{}: {}", w.kind, w.message))
-                .collect(),
-        ));
-    }
-    d.extend(storage_blocks(r));
-    if has_network(&r.network) {
-        d.extend(network_blocks(&r.network, &r.health, r.emulated));
-    }
-    let details = detail_lines(r);
-    if !details.is_empty() {
-        d.push(Block::Heading("Verification, disks, census".into()));
-        d.push(Block::List(details));
-    }
-    d
 }
 
 /// `r` in `format`.

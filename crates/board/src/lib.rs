@@ -11,6 +11,7 @@ use benchboot_plan::GadgetFunction;
 use serde::Deserialize;
 
 mod shared;
+mod validate;
 pub use shared::{BootConfig, Kernel, Loader, RawBlob, Shared, SHARED_FILE};
 
 /// Why a board file could not be used. Each variant names the file.
@@ -85,6 +86,9 @@ pub struct RawBoard {
     pub target: RawTarget,
     pub kernel: RawKernel,
     pub boot: RawBoot,
+    /// Where the console's UART is on the board; required when it boots from its card
+    /// (`boot.loader`), i.e. on hardware.
+    pub serial: Option<RawSerial>,
     pub modules: RawModules,
     pub storage: RawStorage,
     /// USB gadget Ethernet on the board's OTG/peripheral port; none without one.
@@ -104,6 +108,19 @@ pub struct RawGadget {
     pub functions: Vec<String>,
     /// Modules for the UDC and the functions (`@set` names a set of shared.toml).
     pub modules: Vec<String>,
+    /// The connector the USB cable goes into, in words for the person plugging it,
+    /// with how the board is powered then; required on hardware (`boot.loader`).
+    pub port: Option<String>,
+}
+
+/// The console UART's connector, for a person with a USB serial adapter.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawSerial {
+    /// Which pins carry TX, RX and GND, in words: `header pin 8 (GPIO14, TXD), ...`.
+    pub pins: String,
+    /// The UART's logic level, volts: 1.8, 3.3 or 5.
+    pub volts: f64,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -268,6 +285,8 @@ pub struct Board {
     /// Boot firmware / boot loader; none for machines that take the kernel directly.
     pub loader: Option<Loader>,
     pub boot: Boot,
+    /// Where the console's UART is ([`Serial`]); none for emulated boards.
+    pub serial: Option<Serial>,
     /// Modules the init loads (names without `.ko`, sets expanded), before dependency
     /// resolution.
     pub modules: Vec<String>,
@@ -301,6 +320,17 @@ pub struct Boot {
     pub config_txt: Vec<String>,
     /// The whole kernel command line: `console=<console> <cmdline>`.
     pub cmdline: String,
+}
+
+/// The console UART's connector on the board (the kernel's device and speed are
+/// [`Boot::console`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Serial {
+    /// Which pins carry TX, RX and GND: `the 6-pin J1 header: pin 1 GND, pin 4 RXD, pin
+    /// 5 TXD`.
+    pub pins: String,
+    /// Logic level, volts: 1.8, 3.3 or 5 (a TTL adapter must match it).
+    pub volts: f64,
 }
 
 /// Wired Ethernet as results link.
@@ -364,6 +394,10 @@ pub struct Qemu {
 pub struct Gadget {
     pub functions: Vec<GadgetFunction>,
     pub modules: Vec<String>,
+    /// The connector the USB cable goes into, with how the board is powered then:
+    /// `the mini-USB OTG port (power the board from its own supply)`; none for
+    /// emulated boards.
+    pub port: Option<String>,
 }
 
 /// How QEMU attaches the card image.
@@ -423,364 +457,6 @@ impl Board {
         }
         links.push("card".into());
         links.join(" + ")
-    }
-}
-
-fn dtb_fixups(
-    raw: Vec<RawDtbFixup>,
-    field: &'static str,
-    bad: &dyn Fn(&'static str, String) -> BoardError,
-) -> Result<Vec<DtbFixup>, BoardError> {
-    raw.into_iter()
-        .map(|f| {
-            if !f.node.starts_with('/') {
-                return Err(bad(
-                    field,
-                    format!("`{}` must be an absolute node path", f.node),
-                ));
-            }
-            match (f.property, f.value, f.delete_property, f.delete_node) {
-                (Some(property), Some(value), None, false) => Ok(DtbFixup::Set {
-                    node: f.node,
-                    property,
-                    value,
-                }),
-                (None, None, Some(property), false) => Ok(DtbFixup::DeleteProperty {
-                    node: f.node,
-                    property,
-                }),
-                (None, None, None, true) => Ok(DtbFixup::DeleteNode { node: f.node }),
-                _ => Err(bad(
-                    field,
-                    format!(
-                        "`{}`: give `property` + `value`, or `delete-property`, or \
-                         `delete-node = true` (one of the three)",
-                        f.node
-                    ),
-                )),
-            }
-        })
-        .collect()
-}
-
-impl RawBoard {
-    /// Checks every field that can be checked without the packages themselves.
-    pub fn validate(self, file: &Path, shared: &Shared) -> Result<Board, BoardError> {
-        let bad = |field: &'static str, message: String| BoardError::Invalid {
-            file: file.to_owned(),
-            field,
-            message,
-        };
-        if let Some(stem) = file.file_stem().and_then(|s| s.to_str()) {
-            if stem != self.name {
-                return Err(bad(
-                    "name",
-                    format!(
-                        "is `{}` but the file is `{stem}.toml`: make them equal",
-                        self.name
-                    ),
-                ));
-            }
-        }
-        if self.name.is_empty()
-            || !self
-                .name
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        {
-            return Err(bad("name", "use lowercase letters, digits and `-`".into()));
-        }
-        let Some(&(_, arch, zig_triple)) =
-            TARGETS.iter().find(|(t, _, _)| *t == self.target.triple)
-        else {
-            let known: Vec<_> = TARGETS.iter().map(|t| t.0).collect();
-            return Err(bad(
-                "target.triple",
-                format!(
-                    "`{}` is not supported; use one of {}",
-                    self.target.triple,
-                    known.join(", ")
-                ),
-            ));
-        };
-        let flavour = shared
-            .kernel(&self.kernel.flavour)
-            .map_err(|m| bad("kernel.flavour", m))?;
-        if !debian_arches(arch).contains(&flavour.arch.as_str()) {
-            return Err(bad(
-                "kernel.flavour",
-                format!(
-                    "`{}` is an {} kernel: it cannot run `{}` binaries; use a flavour for {}",
-                    self.kernel.flavour,
-                    flavour.arch,
-                    self.target.triple,
-                    debian_arches(arch).join(", ")
-                ),
-            ));
-        }
-        for dtb in self
-            .kernel
-            .dtb
-            .iter()
-            .chain(self.qemu.iter().flat_map(|q| &q.dtb))
-        {
-            if !dtb.ends_with(".dtb") || dtb.contains("..") || dtb.contains('/') {
-                return Err(bad(
-                    "kernel.dtb",
-                    format!("`{dtb}`: give a file name ending in `.dtb`"),
-                ));
-            }
-        }
-        if self.kernel.dtb.is_none() && !self.kernel.dtb_fixups.is_empty() {
-            return Err(bad(
-                "kernel.dtb-fixups",
-                "there is no `kernel.dtb` to fix up: name the DTB or drop the fix-ups".into(),
-            ));
-        }
-        let kernel_fixups = dtb_fixups(self.kernel.dtb_fixups, "kernel.dtb-fixups", &bad)?;
-        let loader = match &self.boot.loader {
-            Some(name) => Some(
-                shared
-                    .loader(name)
-                    .map_err(|m| bad("boot.loader", m))?
-                    .clone(),
-            ),
-            None => None,
-        };
-        if self.boot.cmdline.contains('\n') {
-            return Err(bad("boot.cmdline", "must be one line".into()));
-        }
-        if self.boot.cmdline.contains("console=") {
-            return Err(bad(
-                "boot.cmdline",
-                "name the console in `boot.console`, not in the command line".into(),
-            ));
-        }
-        if self.boot.console.is_empty() || self.boot.console.contains(' ') {
-            return Err(bad(
-                "boot.console",
-                "give the kernel's console device and speed, e.g. `ttyS1,115200`".into(),
-            ));
-        }
-        let config_txt_loader = loader
-            .as_ref()
-            .is_some_and(|l| l.config == BootConfig::ConfigTxt);
-        if !self.boot.config_txt.is_empty() && !config_txt_loader {
-            return Err(bad(
-                "boot.config-txt",
-                "only Raspberry Pi firmware reads config.txt: remove the lines or use a \
-                 `config-txt` loader"
-                    .into(),
-            ));
-        }
-        for line in &self.boot.config_txt {
-            let key = line.split('=').next().unwrap_or("").trim();
-            if ["kernel", "initramfs", "device_tree"].contains(&key)
-                || line.starts_with("initramfs ")
-            {
-                return Err(bad(
-                    "boot.config-txt",
-                    format!("`{line}`: the image plan writes `{key}` itself; remove the line"),
-                ));
-            }
-        }
-        let expand = |field: &'static str, list: &[String]| {
-            shared.expand_modules(list).map_err(|m| bad(field, m))
-        };
-        let modules = expand("modules.load", &self.modules.load)?;
-        if self.storage.disk.is_empty() || self.storage.disk.contains('/') {
-            return Err(bad(
-                "storage.disk",
-                "give the kernel name, e.g. `mmcblk0`".into(),
-            ));
-        }
-        let mut extra_storage = Vec::new();
-        for e in &self.storage.extra {
-            let bus = match e.bus.as_str() {
-                "usb" => StorageBus::Usb,
-                "sata" => StorageBus::Sata,
-                other => {
-                    return Err(bad(
-                        "storage.extra.bus",
-                        format!("`{other}` is not one of usb, sata"),
-                    ))
-                }
-            };
-            extra_storage.push(ExtraStorage {
-                bus,
-                modules: expand("storage.extra.modules", &e.modules)?,
-            });
-        }
-        let gadget = match self.gadget {
-            None => None,
-            Some(g) => {
-                let mut functions = Vec::new();
-                for f in &g.functions {
-                    let func = match f.as_str() {
-                        "ncm" => GadgetFunction::Ncm,
-                        "ecm" => GadgetFunction::Ecm,
-                        "rndis" => GadgetFunction::Rndis,
-                        other => {
-                            return Err(bad(
-                                "gadget.functions",
-                                format!("`{other}` is not one of ncm, ecm, rndis"),
-                            ))
-                        }
-                    };
-                    if functions.contains(&func) {
-                        return Err(bad("gadget.functions", format!("`{f}` is listed twice")));
-                    }
-                    functions.push(func);
-                }
-                if functions.is_empty() {
-                    return Err(bad(
-                        "gadget.functions",
-                        "list at least one of ncm, ecm, rndis".into(),
-                    ));
-                }
-                Some(Gadget {
-                    functions,
-                    modules: expand("gadget.modules", &g.modules)?,
-                })
-            }
-        };
-        let ethernet = match self.ethernet {
-            None => None,
-            Some(e) => {
-                if e.interface.is_empty() || e.interface.contains('/') {
-                    return Err(bad(
-                        "ethernet.interface",
-                        "give the kernel's interface name, e.g. `eth0`".into(),
-                    ));
-                }
-                Some(Ethernet {
-                    interface: e.interface,
-                    modules: expand("ethernet.modules", &e.modules)?,
-                })
-            }
-        };
-        let qemu = match self.qemu {
-            None => None,
-            Some(q) => {
-                let network = match q.network.as_str() {
-                    "usb-net" => QemuNetwork::UsbNet,
-                    "virtio-net" => QemuNetwork::VirtioNet,
-                    "none" => QemuNetwork::None,
-                    other => {
-                        return Err(bad(
-                            "qemu.network",
-                            format!(
-                                "`{other}` is not supported; use `usb-net`, `virtio-net` or `none`"
-                            ),
-                        ))
-                    }
-                };
-                let drive = match q.drive.as_deref() {
-                    None | Some("sd") => QemuDrive::Sd,
-                    Some("virtio") => QemuDrive::Virtio,
-                    Some(other) => {
-                        return Err(bad(
-                            "qemu.drive",
-                            format!("`{other}` is not supported; use `sd` or `virtio`"),
-                        ))
-                    }
-                };
-                let boot = match q.boot.as_deref() {
-                    None | Some("kernel") => QemuBoot::Kernel,
-                    Some("card") if loader.is_some() || q.loader.is_some() => QemuBoot::Card,
-                    Some("card") => {
-                        return Err(bad(
-                            "qemu.boot",
-                            "`card` needs a boot loader (boot.loader or qemu.loader)".into(),
-                        ))
-                    }
-                    Some(other) => {
-                        return Err(bad(
-                            "qemu.boot",
-                            format!("`{other}` is not supported; use `kernel` or `card`"),
-                        ))
-                    }
-                };
-                let gadget_dummy_hcd = match q.gadget.as_deref() {
-                    None => false,
-                    Some("dummy-hcd") if gadget.is_some() => true,
-                    Some("dummy-hcd") => {
-                        return Err(bad(
-                            "qemu.gadget",
-                            "needs a [gadget] section to test".into(),
-                        ))
-                    }
-                    Some(other) => {
-                        return Err(bad(
-                            "qemu.gadget",
-                            format!("`{other}` is not supported; use `dummy-hcd` or leave it out"),
-                        ))
-                    }
-                };
-                let qloader = match &q.loader {
-                    Some(name) => Some(
-                        shared
-                            .loader(name)
-                            .map_err(|m| bad("qemu.loader", m))?
-                            .clone(),
-                    ),
-                    None => None,
-                };
-                if q.dtb.is_some() && self.kernel.dtb.is_none() {
-                    return Err(bad(
-                        "qemu.dtb",
-                        "replaces `kernel.dtb`, which this board does not name".into(),
-                    ));
-                }
-                Some(Qemu {
-                    system: q.system,
-                    machine: q.machine,
-                    console_serial_index: q.console_serial_index,
-                    append: q.append,
-                    args: q.args,
-                    network,
-                    modules: expand("qemu.modules", &q.modules)?,
-                    dtb_fixups: dtb_fixups(q.dtb_fixups, "qemu.dtb-fixups", &bad)?,
-                    drive,
-                    boot,
-                    loader: qloader,
-                    dtb: q.dtb,
-                    gadget_dummy_hcd,
-                })
-            }
-        };
-        let cmdline = format!("console={} {}", self.boot.console, self.boot.cmdline.trim());
-        Ok(Board {
-            name: self.name,
-            description: self.description,
-            cpu: self.cpu,
-            triple: self.target.triple,
-            arch,
-            rustc_cpu: self.target.rustc_cpu,
-            zig_cpu: self.target.zig_cpu,
-            zig_triple: zig_triple.to_owned(),
-            kernel: BoardKernel {
-                flavour: self.kernel.flavour,
-                package: flavour.package.clone(),
-                release: flavour.release.clone(),
-                arch: flavour.arch.clone(),
-                dtb: self.kernel.dtb,
-                dtb_fixups: kernel_fixups,
-            },
-            loader,
-            boot: Boot {
-                console: self.boot.console,
-                config_txt: self.boot.config_txt,
-                cmdline: cmdline.trim_end().to_owned(),
-            },
-            modules,
-            gadget,
-            ethernet,
-            disk: self.storage.disk,
-            extra_storage,
-            qemu,
-            qemu_note: self.qemu_note,
-        })
     }
 }
 

@@ -22,7 +22,78 @@ fn every_shipped_board_file_loads() {
     for name in &names {
         let board = load(&boards_dir(), name).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(&board.name, name);
+        // Hardware boards (a loader on the card) say where the console and the USB
+        // device port are; emulated ones need neither.
+        let hardware = board.loader.is_some();
+        assert_eq!(board.serial.is_some(), hardware, "{name}: [serial]");
+        if let Some(g) = &board.gadget {
+            assert_eq!(g.port.is_some(), hardware, "{name}: gadget.port");
+        }
     }
+}
+
+#[test]
+fn zero_w_console_pins_and_usb_port() {
+    let b = parse(&zero_w_text()).unwrap();
+    assert_eq!(
+        b.serial,
+        Some(Serial {
+            pins: "header pin 8 (GPIO14, TXD), pin 10 (GPIO15, RXD), pin 6 (GND)".into(),
+            volts: 3.3
+        })
+    );
+    assert_eq!(
+        b.gadget.unwrap().port.as_deref(),
+        Some(
+            "the micro-USB port marked USB, not the one marked PWR IN (this one cable also \
+             powers the board)"
+        )
+    );
+}
+
+#[test]
+fn missing_or_invalid_serial_and_port_are_named() {
+    let refused = |text: &str, field: &str, words: &str| {
+        let err = parse(text).unwrap_err().to_string();
+        assert!(err.contains("boards/rpi-zero-w.toml"), "{err}");
+        assert!(err.contains(field), "{field}: {err}");
+        assert!(err.contains(words), "{field}: {err}");
+    };
+    let without = |prefix: &str| {
+        zero_w_text()
+            .lines()
+            .filter(|l| !l.starts_with(prefix))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    // A hardware board without the table or the port.
+    let no_serial = without("pins =")
+        .replace("[serial]\n", "")
+        .replace("volts = 3.3\n", "");
+    refused(&no_serial, "field `serial`", "add a [serial] table");
+    refused(&without("port ="), "field `gadget.port`", "which connector");
+    // A table without one of its fields: the parser names it.
+    refused(&without("volts ="), "serial", "missing field `volts`");
+    refused(&without("pins ="), "serial", "missing field `pins`");
+    // Values that cannot be right.
+    let volts = zero_w_text().replace("volts = 3.3", "volts = 12.0");
+    refused(&volts, "field `serial.volts`", "1.8, 3.3 or 5");
+    let volts = zero_w_text().replace("volts = 3.3", "volts = \"3.3 V\"");
+    refused(&volts, "volts", "invalid type");
+    let pins = zero_w_text().replace(
+        "pins = \"header pin 8 (GPIO14, TXD), pin 10 (GPIO15, RXD), pin 6 (GND)\"",
+        "pins = \" \"",
+    );
+    refused(&pins, "field `serial.pins`", "TX, RX and GND");
+    let port = zero_w_text().replace(
+        "port = \"the micro-USB port marked USB",
+        "port = \"\\nthe micro-USB port marked USB",
+    );
+    refused(&port, "field `gadget.port`", "one line");
+    // Emulated boards need neither.
+    let virt = std::fs::read_to_string(boards_dir().join("qemu-virt-arm64.toml")).unwrap();
+    let b = Board::from_toml(Path::new("boards/qemu-virt-arm64.toml"), &virt, &shared()).unwrap();
+    assert!(b.serial.is_none() && b.gadget.unwrap().port.is_none());
 }
 
 #[test]
@@ -195,7 +266,11 @@ fn gadget_errors_name_the_field() {
         );
     let cut = no_gadget
         .lines()
-        .filter(|l| !l.starts_with("functions =") && !l.starts_with("modules = [\"@gadget"))
+        .filter(|l| {
+            !l.starts_with("functions =")
+                && !l.starts_with("modules = [\"@gadget")
+                && !l.starts_with("port =")
+        })
         .collect::<Vec<_>>()
         .join("\n");
     let err = parse(&cut).unwrap_err().to_string();

@@ -7,10 +7,11 @@ use anyhow::{Context as _, Result};
 use serde::{Deserialize, Serialize};
 
 use super::{Comparison, Key, Row, Section, SpreadVerdict, Stat, ALPHA};
+use crate::doc::{Block, Doc, Grid};
 use crate::plot::{self, Chart, Point, Series, XAxis};
 use crate::reference;
-use crate::render::{block_size_label, Block, Doc, Grid};
 use crate::report::Format;
+use crate::units::block_size_label;
 
 /// `12.34 (12.00–13.00)`, `12.34`, `1.51–3.37` (range only) in the section's decimals.
 pub fn stat_text(s: &Stat, section: Section) -> String {

@@ -503,15 +503,15 @@ fn every_hardware_board_has_truthful_instructions() {
         }
         hardware.push(name.clone());
         let text = instructions(&b, &card, &Peer::Started(default_peer()), &[]);
-        let (dev, speed) = console(&b);
-        assert_eq!(speed, Some(115_200), "{name}");
+        let Console { device, baud } = console(&b);
+        assert_eq!(baud, Some(115_200), "{name}");
         assert!(
-            text.contains(&format!("{dev} at 115200 baud")),
+            text.contains(&format!("{device} at 115200 baud")),
             "{name}: {text}"
         );
         assert!(console_pins(&b).is_some(), "{name}: no console pins");
         if b.gadget.is_some() {
-            assert!(usb_device_port(&name).is_some(), "{name}: no port wording");
+            assert!(usb_device_port(&b).is_some(), "{name}: no port wording");
             assert!(
                 text.contains("leases this computer 10.55.0.2 by DHCP"),
                 "{text}"
@@ -565,7 +565,10 @@ fn a_file_as_card_is_a_rehearsal() {
 
 #[test]
 fn the_qemu_forward_is_never_taken_for_the_board() {
-    let usb = [("usb0".to_owned(), 7)];
+    let usb = [crate::discover::UsbLink {
+        name: "usb0".to_owned(),
+        ifindex: 7,
+    }];
     let labels = |env: Option<&str>| -> Vec<String> {
         field_candidates(env, &usb)
             .unwrap()
@@ -654,9 +657,10 @@ fn wired_interfaces_leave_out_wireless_virtual_and_gadget_links() {
 #[test]
 fn console_speeds_parse() {
     let mut b = board("rpi-zero-w");
-    assert_eq!(console(&b), ("ttyS1", Some(115_200)));
+    let at = |device, baud| Console { device, baud };
+    assert_eq!(console(&b), at("ttyS1", Some(115_200)));
     b.boot.console = "ttyS0,1500000n8".into();
-    assert_eq!(console(&b), ("ttyS0", Some(1_500_000)));
+    assert_eq!(console(&b), at("ttyS0", Some(1_500_000)));
     b.boot.console = "ttyAMA0".into();
-    assert_eq!(console(&b), ("ttyAMA0", None));
+    assert_eq!(console(&b), at("ttyAMA0", None));
 }

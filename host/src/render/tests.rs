@@ -78,14 +78,6 @@ fn results() -> RunResults {
 }
 
 #[test]
-fn labels() {
-    assert_eq!(block_size_label(8), "8 B");
-    assert_eq!(block_size_label(4096), "4 KiB");
-    assert_eq!(block_size_label(1 << 20), "1 MiB");
-    assert_eq!(block_size_label(1536), "1536 B");
-}
-
-#[test]
 fn write_table_has_rows_by_block_size_and_columns_by_filesystem() {
     let t = storage_table(&results(), Direction::Write, Mode::Sync).to_string();
     let lines: Vec<&str> = t.lines().collect();

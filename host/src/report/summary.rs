@@ -10,7 +10,7 @@ use benchboot_results::{
 };
 use serde::{Deserialize, Serialize};
 
-use super::context::{context, warnings, Context, Warning, EMULATED_NOTICE};
+use crate::context::{context, warnings, Context, Warning, EMULATED_NOTICE};
 use crate::render::{cell_values, device_read_values, interval_mbits, percentile};
 
 /// What `--format json` prints: shape version 1.

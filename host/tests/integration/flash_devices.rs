@@ -301,7 +301,10 @@ fn mountinfo_and_swaps_parse() {
     );
     assert_eq!(
         s,
-        vec![(PathBuf::from("/dev/sda3"), "partition".to_string())]
+        vec![devices::SwapArea {
+            file: PathBuf::from("/dev/sda3"),
+            kind: "partition".to_string()
+        }]
     );
 }
 

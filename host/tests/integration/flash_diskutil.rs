@@ -397,10 +397,13 @@ fn list_parses_disks_volumes_and_apfs_stores() {
     assert_eq!(disks[1].physical_stores, ["disk0s2"]);
     assert!(disks[1]
         .volumes
-        .contains(&("disk1s5s1".to_string(), Some("/".to_string()))));
+        .contains(&macos::Volume::new("disk1s5s1".into(), Some("/".into()))));
     assert_eq!(
         disks[2].volumes,
-        [("disk2".to_string(), Some("/Volumes/NO NAME".to_string()))]
+        [macos::Volume::new(
+            "disk2".into(),
+            Some("/Volumes/NO NAME".into())
+        )]
     );
 }
 

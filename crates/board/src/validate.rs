@@ -1,0 +1,491 @@
+//! [`RawBoard::validate`]: a board file as written into a [`Board`], one function per
+//! section of the file, checked in the order the file reads (name, target, kernel,
+//! boot, serial, modules, storage, gadget, ethernet, qemu). The first problem found is the
+//! error; it names the file and the field.
+
+use std::path::Path;
+
+use benchboot_plan::GadgetFunction;
+
+use crate::shared::{BootConfig, Kernel, Loader, Shared};
+use crate::{
+    debian_arches, Arch, Board, BoardError, BoardKernel, Boot, DtbFixup, Ethernet, ExtraStorage,
+    Gadget, Qemu, QemuBoot, QemuDrive, QemuNetwork, RawBoard, RawBoot, RawDtbFixup, RawEthernet,
+    RawGadget, RawKernel, RawQemu, RawSerial, RawStorage, RawTarget, Serial, StorageBus, TARGETS,
+};
+
+/// The file being validated and the shared pieces it names.
+struct Check<'a> {
+    file: &'a Path,
+    shared: &'a Shared,
+}
+
+/// What [`Check::target`] finds for a target triple.
+struct Target {
+    arch: Arch,
+    /// The triple as zig spells it.
+    zig_triple: &'static str,
+}
+
+/// What [`Check::storage`] gives: the test disk and the storage besides it.
+struct Storage {
+    disk: String,
+    extra: Vec<ExtraStorage>,
+}
+
+impl Check<'_> {
+    /// [`BoardError::Invalid`] for `field` of this file.
+    fn bad(&self, field: &'static str, message: impl Into<String>) -> BoardError {
+        BoardError::Invalid {
+            file: self.file.to_owned(),
+            field,
+            message: message.into(),
+        }
+    }
+
+    /// A module list with its `@set`s expanded ([`Shared::expand_modules`]).
+    fn expand(&self, field: &'static str, list: &[String]) -> Result<Vec<String>, BoardError> {
+        self.shared
+            .expand_modules(list)
+            .map_err(|m| self.bad(field, m))
+    }
+
+    /// A loader of shared.toml by name; `None` stays `None`.
+    fn loader(
+        &self,
+        field: &'static str,
+        name: Option<&str>,
+    ) -> Result<Option<Loader>, BoardError> {
+        name.map(|name| {
+            self.shared
+                .loader(name)
+                .cloned()
+                .map_err(|m| self.bad(field, m))
+        })
+        .transpose()
+    }
+
+    /// `name`: equal to the file's stem; lowercase letters, digits and `-`.
+    fn name(&self, name: &str) -> Result<(), BoardError> {
+        if let Some(stem) = self.file.file_stem().and_then(|s| s.to_str()) {
+            if stem != name {
+                return Err(self.bad(
+                    "name",
+                    format!("is `{name}` but the file is `{stem}.toml`: make them equal"),
+                ));
+            }
+        }
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        {
+            return Err(self.bad("name", "use lowercase letters, digits and `-`"));
+        }
+        Ok(())
+    }
+
+    /// `target.triple`: one of [`TARGETS`].
+    fn target(&self, t: &RawTarget) -> Result<Target, BoardError> {
+        let Some(&(_, arch, zig_triple)) = TARGETS.iter().find(|(name, _, _)| *name == t.triple)
+        else {
+            let known: Vec<_> = TARGETS.iter().map(|t| t.0).collect();
+            return Err(self.bad(
+                "target.triple",
+                format!(
+                    "`{}` is not supported; use one of {}",
+                    t.triple,
+                    known.join(", ")
+                ),
+            ));
+        };
+        Ok(Target { arch, zig_triple })
+    }
+
+    /// `[kernel]`: a flavour of shared.toml that runs `triple`'s binaries, a DTB file
+    /// name (the QEMU stand-in's too, `qemu_dtb`), fix-ups only of a named DTB.
+    fn kernel(
+        &self,
+        k: RawKernel,
+        triple: &str,
+        arch: Arch,
+        qemu_dtb: Option<&String>,
+    ) -> Result<BoardKernel, BoardError> {
+        let flavour: &Kernel = self
+            .shared
+            .kernel(&k.flavour)
+            .map_err(|m| self.bad("kernel.flavour", m))?;
+        if !debian_arches(arch).contains(&flavour.arch.as_str()) {
+            return Err(self.bad(
+                "kernel.flavour",
+                format!(
+                    "`{}` is an {} kernel: it cannot run `{triple}` binaries; use a flavour for {}",
+                    k.flavour,
+                    flavour.arch,
+                    debian_arches(arch).join(", ")
+                ),
+            ));
+        }
+        for dtb in k.dtb.iter().chain(qemu_dtb) {
+            if !dtb.ends_with(".dtb") || dtb.contains("..") || dtb.contains('/') {
+                return Err(self.bad(
+                    "kernel.dtb",
+                    format!("`{dtb}`: give a file name ending in `.dtb`"),
+                ));
+            }
+        }
+        if k.dtb.is_none() && !k.dtb_fixups.is_empty() {
+            return Err(self.bad(
+                "kernel.dtb-fixups",
+                "there is no `kernel.dtb` to fix up: name the DTB or drop the fix-ups",
+            ));
+        }
+        let dtb_fixups = self.dtb_fixups(k.dtb_fixups, "kernel.dtb-fixups")?;
+        Ok(BoardKernel {
+            package: flavour.package.clone(),
+            release: flavour.release.clone(),
+            arch: flavour.arch.clone(),
+            flavour: k.flavour,
+            dtb: k.dtb,
+            dtb_fixups,
+        })
+    }
+
+    /// `kernel.dtb-fixups` / `qemu.dtb-fixups`: absolute node paths, one action each.
+    fn dtb_fixups(
+        &self,
+        raw: Vec<RawDtbFixup>,
+        field: &'static str,
+    ) -> Result<Vec<DtbFixup>, BoardError> {
+        raw.into_iter()
+            .map(|f| {
+                if !f.node.starts_with('/') {
+                    return Err(
+                        self.bad(field, format!("`{}` must be an absolute node path", f.node))
+                    );
+                }
+                match (f.property, f.value, f.delete_property, f.delete_node) {
+                    (Some(property), Some(value), None, false) => Ok(DtbFixup::Set {
+                        node: f.node,
+                        property,
+                        value,
+                    }),
+                    (None, None, Some(property), false) => Ok(DtbFixup::DeleteProperty {
+                        node: f.node,
+                        property,
+                    }),
+                    (None, None, None, true) => Ok(DtbFixup::DeleteNode { node: f.node }),
+                    _ => Err(self.bad(
+                        field,
+                        format!(
+                            "`{}`: give `property` + `value`, or `delete-property`, or \
+                             `delete-node = true` (one of the three)",
+                            f.node
+                        ),
+                    )),
+                }
+            })
+            .collect()
+    }
+
+    /// `[boot]` after `boot.loader` (resolved by the caller): a one-line command line
+    /// without `console=`, a console device with its speed, config.txt lines only for a
+    /// `config-txt` loader and none the image plan writes itself.
+    fn boot(&self, b: RawBoot, loader: Option<&Loader>) -> Result<Boot, BoardError> {
+        if b.cmdline.contains('\n') {
+            return Err(self.bad("boot.cmdline", "must be one line"));
+        }
+        if b.cmdline.contains("console=") {
+            return Err(self.bad(
+                "boot.cmdline",
+                "name the console in `boot.console`, not in the command line",
+            ));
+        }
+        if b.console.is_empty() || b.console.contains(' ') {
+            return Err(self.bad(
+                "boot.console",
+                "give the kernel's console device and speed, e.g. `ttyS1,115200`",
+            ));
+        }
+        let config_txt_loader = loader.is_some_and(|l| l.config == BootConfig::ConfigTxt);
+        if !b.config_txt.is_empty() && !config_txt_loader {
+            return Err(self.bad(
+                "boot.config-txt",
+                "only Raspberry Pi firmware reads config.txt: remove the lines or use a \
+                 `config-txt` loader",
+            ));
+        }
+        for line in &b.config_txt {
+            let key = line.split('=').next().unwrap_or("").trim();
+            if ["kernel", "initramfs", "device_tree"].contains(&key)
+                || line.starts_with("initramfs ")
+            {
+                return Err(self.bad(
+                    "boot.config-txt",
+                    format!("`{line}`: the image plan writes `{key}` itself; remove the line"),
+                ));
+            }
+        }
+        let cmdline = format!("console={} {}", b.console, b.cmdline.trim());
+        Ok(Boot {
+            console: b.console,
+            config_txt: b.config_txt,
+            cmdline: cmdline.trim_end().to_owned(),
+        })
+    }
+
+    /// `[serial]`: on hardware (`hardware`: the board boots from its card), where the
+    /// console's pins are, in one line, and a UART logic level.
+    fn serial(&self, s: Option<RawSerial>, hardware: bool) -> Result<Option<Serial>, BoardError> {
+        let Some(s) = s else {
+            if hardware {
+                return Err(self.bad(
+                    "serial",
+                    "a board with a `boot.loader` runs on hardware: add a [serial] table with \
+                     the console's `pins` and `volts`, for the person who watches it",
+                ));
+            }
+            return Ok(None);
+        };
+        if s.pins.trim().is_empty() || s.pins.contains('\n') {
+            return Err(self.bad(
+                "serial.pins",
+                "say in one line which pins carry TX, RX and GND, e.g. `header pin 8 (GPIO14, \
+                 TXD), pin 10 (GPIO15, RXD), pin 6 (GND)`",
+            ));
+        }
+        if ![1.8, 3.3, 5.0].contains(&s.volts) {
+            return Err(self.bad(
+                "serial.volts",
+                format!("`{}` is not a UART logic level; use 1.8, 3.3 or 5", s.volts),
+            ));
+        }
+        Ok(Some(Serial {
+            pins: s.pins,
+            volts: s.volts,
+        }))
+    }
+
+    /// `[storage]`: the disk's kernel name, extra storage on a known bus.
+    fn storage(&self, s: RawStorage) -> Result<Storage, BoardError> {
+        if s.disk.is_empty() || s.disk.contains('/') {
+            return Err(self.bad("storage.disk", "give the kernel name, e.g. `mmcblk0`"));
+        }
+        let mut extra = Vec::new();
+        for e in &s.extra {
+            let bus = match e.bus.as_str() {
+                "usb" => StorageBus::Usb,
+                "sata" => StorageBus::Sata,
+                other => {
+                    return Err(self.bad(
+                        "storage.extra.bus",
+                        format!("`{other}` is not one of usb, sata"),
+                    ))
+                }
+            };
+            extra.push(ExtraStorage {
+                bus,
+                modules: self.expand("storage.extra.modules", &e.modules)?,
+            });
+        }
+        Ok(Storage {
+            disk: s.disk,
+            extra,
+        })
+    }
+
+    /// `[gadget]`: known functions, each once, at least one; on hardware (`hardware`)
+    /// the port in one line.
+    fn gadget(&self, g: RawGadget, hardware: bool) -> Result<Gadget, BoardError> {
+        let mut functions = Vec::new();
+        for f in &g.functions {
+            let func = match f.as_str() {
+                "ncm" => GadgetFunction::Ncm,
+                "ecm" => GadgetFunction::Ecm,
+                "rndis" => GadgetFunction::Rndis,
+                other => {
+                    return Err(self.bad(
+                        "gadget.functions",
+                        format!("`{other}` is not one of ncm, ecm, rndis"),
+                    ))
+                }
+            };
+            if functions.contains(&func) {
+                return Err(self.bad("gadget.functions", format!("`{f}` is listed twice")));
+            }
+            functions.push(func);
+        }
+        if functions.is_empty() {
+            return Err(self.bad("gadget.functions", "list at least one of ncm, ecm, rndis"));
+        }
+        let modules = self.expand("gadget.modules", &g.modules)?;
+        match &g.port {
+            None if hardware => {
+                return Err(self.bad(
+                    "gadget.port",
+                    "a board with a `boot.loader` runs on hardware: say which connector the \
+                     USB cable goes into and how the board is powered then, e.g. `the mini-USB \
+                     OTG port (power the board from its own supply)`",
+                ))
+            }
+            Some(p) if p.trim().is_empty() || p.contains('\n') => {
+                return Err(self.bad(
+                    "gadget.port",
+                    "name the connector in one line, e.g. `the USB-C port`",
+                ))
+            }
+            _ => {}
+        }
+        Ok(Gadget {
+            functions,
+            modules,
+            port: g.port,
+        })
+    }
+
+    /// `[ethernet]`: an interface name.
+    fn ethernet(&self, e: RawEthernet) -> Result<Ethernet, BoardError> {
+        if e.interface.is_empty() || e.interface.contains('/') {
+            return Err(self.bad(
+                "ethernet.interface",
+                "give the kernel's interface name, e.g. `eth0`",
+            ));
+        }
+        Ok(Ethernet {
+            interface: e.interface,
+            modules: self.expand("ethernet.modules", &e.modules)?,
+        })
+    }
+
+    /// `[qemu]`: a known network and drive, `boot = "card"` only with a loader (the
+    /// board's, `loader`, or the QEMU copy's), the dummy_hcd gadget only with a
+    /// `[gadget]`, a stand-in DTB only in place of a `kernel.dtb`.
+    fn qemu(
+        &self,
+        q: RawQemu,
+        loader: Option<&Loader>,
+        has_gadget: bool,
+        has_dtb: bool,
+    ) -> Result<Qemu, BoardError> {
+        let network = match q.network.as_str() {
+            "usb-net" => QemuNetwork::UsbNet,
+            "virtio-net" => QemuNetwork::VirtioNet,
+            "none" => QemuNetwork::None,
+            other => {
+                return Err(self.bad(
+                    "qemu.network",
+                    format!("`{other}` is not supported; use `usb-net`, `virtio-net` or `none`"),
+                ))
+            }
+        };
+        let drive = match q.drive.as_deref() {
+            None | Some("sd") => QemuDrive::Sd,
+            Some("virtio") => QemuDrive::Virtio,
+            Some(other) => {
+                return Err(self.bad(
+                    "qemu.drive",
+                    format!("`{other}` is not supported; use `sd` or `virtio`"),
+                ))
+            }
+        };
+        let boot = match q.boot.as_deref() {
+            None | Some("kernel") => QemuBoot::Kernel,
+            Some("card") if loader.is_some() || q.loader.is_some() => QemuBoot::Card,
+            Some("card") => {
+                return Err(self.bad(
+                    "qemu.boot",
+                    "`card` needs a boot loader (boot.loader or qemu.loader)",
+                ))
+            }
+            Some(other) => {
+                return Err(self.bad(
+                    "qemu.boot",
+                    format!("`{other}` is not supported; use `kernel` or `card`"),
+                ))
+            }
+        };
+        let gadget_dummy_hcd = match q.gadget.as_deref() {
+            None => false,
+            Some("dummy-hcd") if has_gadget => true,
+            Some("dummy-hcd") => {
+                return Err(self.bad("qemu.gadget", "needs a [gadget] section to test"))
+            }
+            Some(other) => {
+                return Err(self.bad(
+                    "qemu.gadget",
+                    format!("`{other}` is not supported; use `dummy-hcd` or leave it out"),
+                ))
+            }
+        };
+        let qloader = self.loader("qemu.loader", q.loader.as_deref())?;
+        if q.dtb.is_some() && !has_dtb {
+            return Err(self.bad(
+                "qemu.dtb",
+                "replaces `kernel.dtb`, which this board does not name",
+            ));
+        }
+        Ok(Qemu {
+            system: q.system,
+            machine: q.machine,
+            console_serial_index: q.console_serial_index,
+            append: q.append,
+            args: q.args,
+            network,
+            modules: self.expand("qemu.modules", &q.modules)?,
+            dtb_fixups: self.dtb_fixups(q.dtb_fixups, "qemu.dtb-fixups")?,
+            drive,
+            boot,
+            loader: qloader,
+            dtb: q.dtb,
+            gadget_dummy_hcd,
+        })
+    }
+}
+
+impl RawBoard {
+    /// Checks every field that can be checked without the packages themselves.
+    ///
+    /// # Errors
+    /// [`BoardError::Invalid`] naming `file` and the first field that cannot work.
+    pub fn validate(self, file: &Path, shared: &Shared) -> Result<Board, BoardError> {
+        let check = Check { file, shared };
+        check.name(&self.name)?;
+        let target = check.target(&self.target)?;
+        let qemu_dtb = self.qemu.as_ref().and_then(|q| q.dtb.as_ref());
+        let has_dtb = self.kernel.dtb.is_some();
+        let kernel = check.kernel(self.kernel, &self.target.triple, target.arch, qemu_dtb)?;
+        let loader = check.loader("boot.loader", self.boot.loader.as_deref())?;
+        let boot = check.boot(self.boot, loader.as_ref())?;
+        let hardware = loader.is_some();
+        let serial = check.serial(self.serial, hardware)?;
+        let modules = check.expand("modules.load", &self.modules.load)?;
+        let storage = check.storage(self.storage)?;
+        let gadget = self.gadget.map(|g| check.gadget(g, hardware)).transpose()?;
+        let ethernet = self.ethernet.map(|e| check.ethernet(e)).transpose()?;
+        let qemu = self
+            .qemu
+            .map(|q| check.qemu(q, loader.as_ref(), gadget.is_some(), has_dtb))
+            .transpose()?;
+        Ok(Board {
+            name: self.name,
+            description: self.description,
+            cpu: self.cpu,
+            triple: self.target.triple,
+            arch: target.arch,
+            rustc_cpu: self.target.rustc_cpu,
+            zig_cpu: self.target.zig_cpu,
+            zig_triple: target.zig_triple.to_owned(),
+            kernel,
+            loader,
+            boot,
+            serial,
+            modules,
+            gadget,
+            ethernet,
+            disk: storage.disk,
+            extra_storage: storage.extra,
+            qemu,
+            qemu_note: self.qemu_note,
+        })
+    }
+}

@@ -1,0 +1,158 @@
+//! What a report says around its tables: the run's context (board, kernel, clock...,
+//! the isolation proof: census verdict, interrupts per step group, command line,
+//! modules) and its warnings (emulated, mode fallbacks, error/warning events,
+//! incomplete run, foreign processes, board health: throttling, frequency capping,
+//! under-voltage, soft temperature limit).
+//!
+//! One module per section: `health` (clock, temperature, throttling), `isolation` (the
+//! census verdict), `interrupts` (per step group); `grid` prints the context as a
+//! table, `warnings` lists what the reader must know. Below [`crate::render`], which
+//! puts it into the report.
+
+mod grid;
+mod health;
+mod interrupts;
+mod isolation;
+mod warnings;
+
+use benchboot_results::RunResults;
+use serde::{Deserialize, Serialize};
+
+pub use grid::context_grid;
+pub use health::condition_label;
+pub use interrupts::{interrupt_groups, InterruptGroup, TOP_SOURCES};
+pub use warnings::{health_warnings, warnings, Warning};
+
+/// The banner every output carries for a QEMU run.
+pub const EMULATED_NOTICE: &str = "EMULATED (QEMU): these figures say nothing about the hardware";
+
+/// The run's context. Fields the results format does not carry yet are `None` and
+/// listed in `not_recorded`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Context {
+    pub run_id: String,
+    pub board: String,
+    /// True for a QEMU run: never a hardware result.
+    pub emulated: bool,
+    /// `major.minor` of the results document.
+    pub schema_version: String,
+    /// `uname -r`.
+    pub kernel_release: String,
+    /// `uname -m`.
+    pub machine: String,
+    /// `MemTotal`, bytes.
+    pub mem_total_bytes: u64,
+    /// The cpufreq governor in force while measuring; `None`: no cpufreq on the board.
+    pub governor: Option<String>,
+    /// The governor the plan asked for.
+    pub governor_asked: Option<String>,
+    /// Lowest CPU clock seen in the health snapshots, Hz (`None`: not recorded).
+    pub cpu_clock_hz: Option<u64>,
+    /// Highest CPU clock seen in the health snapshots, Hz.
+    #[serde(default)]
+    pub cpu_clock_max_hz: Option<u64>,
+    /// Where the CPU clock came from (firmware measurement or cpufreq).
+    #[serde(default)]
+    pub cpu_clock_source: Option<String>,
+    /// Highest SoC temperature seen, millidegrees Celsius (`None`: not recorded).
+    pub temperature_millicelsius: Option<i64>,
+    /// Lowest SoC temperature seen, millidegrees Celsius.
+    #[serde(default)]
+    pub temperature_min_millicelsius: Option<i64>,
+    /// Throttling / under-voltage flags over the run, in words (`None`: not recorded).
+    pub throttled: Option<String>,
+    /// The census verdict over the run in words (`None`: no census).
+    #[serde(default)]
+    pub isolation: Option<String>,
+    /// The interrupts raised during each group of steps (empty: not recorded).
+    #[serde(default)]
+    pub interrupts: Vec<InterruptGroup>,
+    /// Why the interrupts were not readable, when no step has them.
+    #[serde(default)]
+    pub interrupts_unavailable: Option<String>,
+    /// `/proc/cmdline` (`None`: not recorded).
+    #[serde(default)]
+    pub kernel_cmdline: Option<String>,
+    /// The names of the modules loaded (`None`: not recorded).
+    #[serde(default)]
+    pub modules: Option<Vec<String>>,
+    /// Names of the context fields this document does not record.
+    pub not_recorded: Vec<String>,
+    /// From PID 1's start to the last write of the results, seconds.
+    pub run_seconds: f64,
+    /// True once every step of the plan was attempted.
+    pub complete: bool,
+}
+
+/// Builds the context of `r`.
+pub fn context(r: &RunResults) -> Context {
+    let s = &r.system;
+    let clocks: Vec<(u64, &str)> = health::snapshots(&r.health)
+        .filter_map(|h| h.cpu_clock_hz())
+        .collect();
+    let temps: Vec<i64> = health::snapshots(&r.health)
+        .filter_map(|h| h.temperature_millicelsius.value().copied())
+        .collect();
+    let mut not_recorded = Vec::new();
+    if clocks.is_empty() {
+        not_recorded.push("cpu_clock_hz".into());
+    }
+    if temps.is_empty() {
+        not_recorded.push("temperature_millicelsius".into());
+    }
+    if r.health.is_empty() {
+        not_recorded.push("throttled".into());
+    }
+    let isolation = isolation::isolation_summary(r);
+    if isolation.is_none() {
+        not_recorded.push("isolation".into());
+    }
+    let interrupts = interrupt_groups(&r.health);
+    let interrupts_unavailable = if interrupts.is_empty() {
+        interrupts::interrupts_reason(&r.health)
+    } else {
+        None
+    };
+    if interrupts.is_empty() && interrupts_unavailable.is_none() {
+        not_recorded.push("interrupts".into());
+    }
+    let kernel_cmdline = s.kernel_cmdline.value().cloned();
+    if kernel_cmdline.is_none() {
+        not_recorded.push("kernel_cmdline".into());
+    }
+    let modules = s
+        .modules
+        .value()
+        .map(|m| m.iter().map(|m| m.name.clone()).collect::<Vec<_>>());
+    if modules.is_none() {
+        not_recorded.push("modules".into());
+    }
+    Context {
+        run_id: r.run_id.clone(),
+        board: r.board.clone(),
+        emulated: r.emulated,
+        schema_version: format!("{}.{}", r.schema_version.major, r.schema_version.minor),
+        kernel_release: s.kernel_release.clone(),
+        machine: s.machine.clone(),
+        mem_total_bytes: s.mem_total_bytes,
+        governor: s.governor.clone(),
+        governor_asked: r.plan.storage.governor.clone(),
+        cpu_clock_hz: clocks.iter().map(|c| c.0).min(),
+        cpu_clock_max_hz: clocks.iter().map(|c| c.0).max(),
+        cpu_clock_source: clocks.first().map(|c| c.1.to_owned()),
+        temperature_millicelsius: temps.iter().copied().max(),
+        temperature_min_millicelsius: temps.iter().copied().min(),
+        throttled: health::throttle_summary(&r.health),
+        isolation,
+        interrupts,
+        interrupts_unavailable,
+        kernel_cmdline,
+        modules,
+        not_recorded,
+        run_seconds: s.written_ns.saturating_sub(s.init_started_ns) as f64 / 1e9,
+        complete: r.complete,
+    }
+}
+
+#[cfg(test)]
+mod tests;

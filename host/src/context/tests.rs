@@ -1,0 +1,279 @@
+//! The context and warnings of hand-made runs: health flags, isolation, interrupts,
+//! old documents, a newer schema.
+
+use benchboot_results::{HealthScope, InterruptDelta, Reading, RunResults, StepHealth};
+
+use super::*;
+use benchboot_plan::Plan;
+use benchboot_results::{Census, Health, KernelModule, Process, SystemInfo, Throttled};
+
+fn step(name: &str, before: u32, after: u32) -> StepHealth {
+    let snap = |raw: u32| Health {
+        throttled: Reading::ok(Throttled::from_raw(raw), "mailbox:GET_THROTTLED"),
+        ..Health::default()
+    };
+    StepHealth {
+        step: name.into(),
+        scope: HealthScope::Verify {
+            target: name.into(),
+        },
+        before: snap(before),
+        after: snap(after),
+        interrupts: Reading::default(),
+    }
+}
+
+fn run(health: Vec<StepHealth>) -> RunResults {
+    let mut r = RunResults::new("r".into(), Plan::example(), SystemInfo::default());
+    r.emulated = false;
+    r.health = health;
+    r
+}
+
+fn kinds(r: &RunResults) -> Vec<String> {
+    health_warnings(r).into_iter().map(|w| w.kind).collect()
+}
+
+#[test]
+fn flags_set_since_boot_before_the_first_step_are_an_earlier_warning_only() {
+    let r = run(vec![
+        step("a", 0x10000, 0x10000),
+        step("b", 0x10000, 0x10000),
+    ]);
+    assert_eq!(kinds(&r), ["health-earlier"]);
+    let w = &health_warnings(&r)[0];
+    assert!(
+        w.message.contains("under-voltage before step a"),
+        "{}",
+        w.message
+    );
+    assert_eq!(
+        context(&r).throttled.as_deref(),
+        Some("under-voltage already flagged since boot")
+    );
+}
+
+#[test]
+fn soft_temperature_limit_during_a_step_is_named() {
+    let r = run(vec![step("a", 0, 0), step("b", 0, 0x80008)]);
+    let w = health_warnings(&r);
+    assert_eq!(w.len(), 1);
+    assert_eq!(w[0].kind, "health");
+    assert!(
+        w[0].message.starts_with(
+            "soft temperature limit during 1 step(s): b (firmware flags after: 0x80008)"
+        ),
+        "{}",
+        w[0].message
+    );
+}
+
+#[test]
+fn unreadable_flags_on_hardware_are_a_warning_and_none_in_qemu() {
+    let mut s = step("a", 0, 0);
+    s.before.throttled = Reading::unavailable("/dev/vcio: No such file or directory");
+    s.after.throttled = s.before.throttled.clone();
+    let mut r = run(vec![s]);
+    assert_eq!(kinds(&r), ["health-unknown"]);
+    assert!(health_warnings(&r)[0].message.contains("/dev/vcio"));
+    assert!(context(&r)
+        .throttled
+        .unwrap()
+        .starts_with("not readable (/dev/vcio"));
+    r.emulated = true;
+    assert!(kinds(&r).is_empty());
+    // No health at all (schema before 1.3): nothing said, context "not recorded".
+    let r = run(vec![]);
+    assert!(kinds(&r).is_empty());
+    assert_eq!(context(&r).throttled, None);
+    assert!(context(&r).not_recorded.contains(&"throttled".to_owned()));
+}
+
+fn process(pid: u32, ppid: u32, comm: &str) -> Process {
+    Process {
+        pid,
+        ppid,
+        comm: comm.into(),
+    }
+}
+
+fn with_interrupts(mut h: StepHealth, scope: HealthScope, d: &[(&str, u64)]) -> StepHealth {
+    h.scope = scope;
+    h.interrupts = Reading::ok(
+        d.iter()
+            .map(|(s, n)| InterruptDelta {
+                source: (*s).into(),
+                count: *n,
+            })
+            .collect(),
+        "/proc/interrupts",
+    );
+    h
+}
+
+fn value<'a>(g: &'a crate::doc::Grid, key: &str) -> &'a str {
+    &g.rows.iter().find(|r| r[0] == key).unwrap()[1]
+}
+
+#[test]
+fn isolation_interrupts_cmdline_and_modules_in_the_context() {
+    let storage = |bs| HealthScope::Storage {
+        target: "ext4".into(),
+        mode: benchboot_plan::Mode::Sync,
+        block_size: bs,
+    };
+    let mut r = run(vec![
+        with_interrupts(
+            step("storage.ext4.sync.bs512", 0, 0),
+            storage(512),
+            &[
+                ("104 mmc1", 12_000),
+                ("180 arch_timer", 900),
+                ("IPI0 Rescheduling interrupts", 4),
+            ],
+        ),
+        with_interrupts(
+            step("storage.ext4.sync.bs4096", 0, 0),
+            storage(4096),
+            &[
+                ("104 mmc1", 345),
+                ("180 arch_timer", 100),
+                ("62 DMA IRQ", 2),
+            ],
+        ),
+        with_interrupts(
+            step("verify.ext4", 0, 0),
+            HealthScope::Verify {
+                target: "ext4".into(),
+            },
+            &[],
+        ),
+    ]);
+    let init = process(1, 0, "benchboot-init");
+    r.push_census(Census::new(
+        "before-storage",
+        vec![init.clone()],
+        vec!["kthreadd".into(); 72],
+    ));
+    r.push_census(Census::new(
+        "after-storage",
+        vec![init.clone(), process(40, 1, "benchboot-init")],
+        vec!["kthreadd".into(); 74],
+    ));
+    r.system.kernel_cmdline =
+        Reading::ok("console=ttyS0 benchboot.plan=plan".into(), "/proc/cmdline");
+    r.system.modules = Reading::ok(
+        vec![KernelModule {
+            name: "dwc2".into(),
+            size_bytes: 1,
+            refcount: Some(0),
+            used_by: vec![],
+        }],
+        "/proc/modules",
+    );
+    let c = context(&r);
+    assert_eq!(c.interrupts.len(), 2);
+    assert_eq!(
+        (
+            c.interrupts[0].group.as_str(),
+            c.interrupts[0].steps,
+            c.interrupts[0].total,
+            c.interrupts[0].sources
+        ),
+        ("storage", 2, 13_351, 4)
+    );
+    assert_eq!(c.interrupts[0].top[0].count, 12_345);
+    let g = context_grid(&c);
+    assert_eq!(
+        value(&g, "isolation"),
+        "PID 1 + its own workers only (up to 1 at once) in user space at all 2 censuses; \
+         72–74 kernel threads"
+    );
+    assert_eq!(
+        value(&g, "interrupts during storage"),
+        "104 mmc1 12,345; 180 arch_timer 1,000; IPI0 Rescheduling interrupts 4 (+1 more \
+         source(s); 13,351 in all over 2 step(s))"
+    );
+    assert_eq!(
+        value(&g, "interrupts during verify"),
+        "none counted over 1 step(s)"
+    );
+    assert_eq!(
+        value(&g, "kernel command line"),
+        "console=ttyS0 benchboot.plan=plan"
+    );
+    assert_eq!(value(&g, "modules"), "1 loaded: dwc2");
+    assert!(
+        warnings(&r).iter().all(|w| w.kind != "census"),
+        "workers are allowed"
+    );
+    for k in ["isolation", "interrupts", "kernel_cmdline", "modules"] {
+        assert!(!c.not_recorded.contains(&k.to_owned()), "{k}");
+    }
+
+    // A foreign process: the verdict says who, and a warning.
+    r.push_census(Census::new(
+        "after-network",
+        vec![init, process(77, 2, "modprobe")],
+        vec![],
+    ));
+    let g = context_grid(&context(&r));
+    assert!(
+        value(&g, "isolation").starts_with(
+            "NOT ISOLATED: foreign user-space process(es) 77 modprobe (parent 2) at after-network"
+        ),
+        "{}",
+        value(&g, "isolation")
+    );
+    let w: Vec<Warning> = warnings(&r)
+        .into_iter()
+        .filter(|w| w.kind == "census")
+        .collect();
+    assert_eq!(w.len(), 1);
+    assert!(
+        w[0].message.contains("after-network") && w[0].message.contains("77 modprobe (parent 2)")
+    );
+}
+
+#[test]
+fn old_documents_say_not_recorded_and_unreadable_interrupts_say_why() {
+    let r = run(vec![step("a", 0, 0)]);
+    let c = context(&r);
+    for k in ["isolation", "interrupts", "kernel_cmdline", "modules"] {
+        assert!(c.not_recorded.contains(&k.to_owned()), "{k}");
+    }
+    let g = context_grid(&c);
+    assert_eq!(value(&g, "isolation"), "not recorded");
+    assert_eq!(value(&g, "interrupts"), "not recorded");
+    let mut s = step("a", 0, 0);
+    s.interrupts = Reading::unavailable("/proc/interrupts: No such file or directory");
+    let g = context_grid(&context(&run(vec![s])));
+    assert_eq!(
+        value(&g, "interrupts"),
+        "not readable (/proc/interrupts: No such file or directory)"
+    );
+}
+
+#[test]
+fn a_newer_minor_schema_is_a_warning() {
+    let mut r = run(Vec::new());
+    assert!(warnings(&r).iter().all(|w| w.kind != "schema-newer"));
+    r.schema_version.minor = benchboot_results::SCHEMA_MINOR + 94;
+    let w: Vec<_> = warnings(&r)
+        .into_iter()
+        .filter(|w| w.kind == "schema-newer")
+        .collect();
+    assert_eq!(w.len(), 1);
+    let newer = format!("1.{}", benchboot_results::SCHEMA_MINOR + 94);
+    assert!(w[0].message.contains(&newer), "{}", w[0].message);
+}
+
+#[test]
+fn clean_flags_say_so() {
+    let r = run(vec![step("a", 0, 0)]);
+    assert!(kinds(&r).is_empty());
+    assert_eq!(
+        context(&r).throttled.as_deref(),
+        Some("none flagged in 2 snapshot(s) (firmware flags)")
+    );
+}

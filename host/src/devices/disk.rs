@@ -1,0 +1,132 @@
+//! A disk as this machine shows it ([`Device`]): its transport, partitions, mounts
+//! and swap, however it was found (sysfs or diskutil).
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+/// How a disk is attached (Linux: from its resolved sysfs path; macOS: `BusProtocol`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    Usb,
+    Mmc,
+    Ata,
+    Nvme,
+    Virtio,
+    Scsi,
+    /// loop, device-mapper, md, zram, disk images: no hardware of its own.
+    Virtual,
+    Unknown,
+}
+
+impl Transport {
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Usb => "usb",
+            Transport::Mmc => "mmc",
+            Transport::Ata => "ata",
+            Transport::Nvme => "nvme",
+            Transport::Virtio => "virtio",
+            Transport::Scsi => "scsi",
+            Transport::Virtual => "virtual",
+            Transport::Unknown => "unknown",
+        }
+    }
+}
+
+impl std::fmt::Display for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One partition of a disk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Partition {
+    pub name: String,
+    /// `major:minor` (Linux).
+    pub dev: Option<String>,
+}
+
+/// One mounted filesystem on a disk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Mount {
+    /// The block device mounted: the disk, one of its partitions or a holder (`dm-0`).
+    pub device: String,
+    pub mount_point: PathBuf,
+    pub fstype: String,
+    /// When `device` is a holder stacked on the disk (LUKS, LVM, RAID): the disk's own
+    /// partition under it. Such mounts are not unmounted by benchboot.
+    pub through: Option<String>,
+}
+
+/// A whole disk as found on this machine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Device {
+    /// Kernel name: `sdb`, `mmcblk0`, `disk4`.
+    pub name: String,
+    /// Device node: `/dev/sdb`.
+    pub path: PathBuf,
+    /// `major:minor` (Linux).
+    pub dev: Option<String>,
+    /// Capacity in bytes.
+    pub size_bytes: u64,
+    /// Logical block size in bytes: the alignment of `O_DIRECT` I/O.
+    pub logical_block_size: u64,
+    pub removable: bool,
+    pub read_only: bool,
+    pub transport: Transport,
+    pub model: Option<String>,
+    pub vendor: Option<String>,
+    pub partitions: Vec<Partition>,
+    pub mounts: Vec<Mount>,
+    /// Active swap areas on the disk: a partition name or a swap file's path.
+    pub swaps: Vec<String>,
+}
+
+impl Device {
+    /// One line for people: `/dev/sdb (Generic STORAGE DEVICE, usb, 29.7 GiB)`.
+    pub fn describe(&self) -> String {
+        let model = [self.vendor.as_deref(), self.model.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let model = if model.is_empty() {
+            String::new()
+        } else {
+            format!("{model}, ")
+        };
+        format!(
+            "{} ({model}{}, {})",
+            self.path.display(),
+            self.transport,
+            human_bytes(self.size_bytes)
+        )
+    }
+
+    /// Worth listing: real hardware, with a medium or a removable (empty) reader.
+    pub fn is_candidate(&self) -> bool {
+        self.transport != Transport::Virtual && (self.size_bytes > 0 || self.removable)
+    }
+}
+
+/// `29.7 GiB`: binary units, one decimal.
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    if bytes == u64::MAX {
+        return "none".into();
+    }
+    let mut v = bytes as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
+}

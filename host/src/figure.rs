@@ -1,0 +1,147 @@
+//! The compare model: what one figure is across runs and references ([`Key`], its
+//! [`Section`] and unit) and one entry's values in one cell ([`Stat`]). Below both
+//! [`crate::compare`], which lines entries up by these, and [`crate::reference`], whose
+//! published figures are stated in them.
+
+use benchboot_results::Summary;
+use serde::{Deserialize, Serialize};
+
+/// Which table a figure belongs to; the unit follows from it ([`Section::unit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Section {
+    /// Sequential throughput by block size, MiB/s.
+    Storage,
+    /// `hdparm -T`/`-t`-style reads, MiB/s.
+    DeviceRead,
+    /// Random I/O, IOPS.
+    Random,
+    /// TCP throughput, Mbit/s.
+    Tcp,
+    /// The board's system CPU share during a TCP run, percent.
+    TcpBoardCpuSystem,
+    /// The board's softirq CPU share during a TCP run, percent.
+    TcpBoardCpuSoftirq,
+    /// HTTP GET of an object in RAM, Mbit/s.
+    Http,
+}
+
+impl Section {
+    /// "MiB/s", "IOPS", "Mbit/s" or "%".
+    pub fn unit(self) -> &'static str {
+        match self {
+            Section::Storage | Section::DeviceRead => "MiB/s",
+            Section::Random => "IOPS",
+            Section::Tcp | Section::Http => "Mbit/s",
+            Section::TcpBoardCpuSystem | Section::TcpBoardCpuSoftirq => "%",
+        }
+    }
+
+    /// Decimals shown for this unit.
+    pub fn decimals(self) -> usize {
+        match self {
+            Section::Storage | Section::DeviceRead => 2,
+            Section::Random => 0,
+            _ => 1,
+        }
+    }
+}
+
+/// What one figure is, across runs: section, storage mode asked (`random`: `direct`),
+/// direction (write/read, cached/buffered, board-to-host/host-to-board), target (label,
+/// disk or link; empty for a reference figure that holds for any link), block size
+/// (0 when none) and queue depth or stream count (0 when none).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Key {
+    pub section: Section,
+    pub mode: String,
+    pub direction: String,
+    pub target: String,
+    pub block_size_bytes: u64,
+    pub param: u32,
+}
+
+impl Key {
+    /// A storage cell.
+    pub fn storage(mode: &str, direction: &str, target: &str, block_size: u64) -> Key {
+        Key {
+            section: Section::Storage,
+            mode: mode.into(),
+            direction: direction.into(),
+            target: target.into(),
+            block_size_bytes: block_size,
+            param: 0,
+        }
+    }
+
+    /// A network figure (`param`: streams, 0 when none).
+    pub fn network(section: Section, direction: &str, target: &str, param: u32) -> Key {
+        Key {
+            section,
+            mode: String::new(),
+            direction: direction.into(),
+            target: target.into(),
+            block_size_bytes: 0,
+            param,
+        }
+    }
+
+    /// The same figure for any link (how a reference states it): no target, no
+    /// stream count.
+    pub fn any_link(&self) -> Key {
+        Key {
+            target: String::new(),
+            param: 0,
+            ..self.clone()
+        }
+    }
+}
+
+/// The figures of one entry in one cell, in the unit of the row's section
+/// ([`Section::unit`]): every repetition, or (references) a single published figure or
+/// only a min–max range.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stat {
+    /// Number of values (0 for a range without its values).
+    pub n: usize,
+    pub values: Vec<f64>,
+    /// `None` for a range-only figure.
+    pub median: Option<f64>,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Stat {
+    /// Median and min–max of `values`; `None` when empty.
+    pub fn of(values: &[f64]) -> Option<Stat> {
+        Summary::of(values).map(|s| Stat {
+            n: s.count,
+            values: values.to_vec(),
+            median: Some(s.median),
+            min: s.min,
+            max: s.max,
+        })
+    }
+
+    /// One figure.
+    pub fn single(v: f64) -> Stat {
+        Stat {
+            n: 1,
+            values: vec![v],
+            median: Some(v),
+            min: v,
+            max: v,
+        }
+    }
+
+    /// Only a min and a max are known.
+    pub fn range(lo: f64, hi: f64) -> Stat {
+        Stat {
+            n: 0,
+            values: Vec::new(),
+            median: None,
+            min: lo,
+            max: hi,
+        }
+    }
+}
