@@ -168,7 +168,7 @@ fn dd(file: &Path, bs: u64, bytes: u64, mode: Mode, dir: Direction) -> Result<f6
     }
     let out = run(&mut c)?;
     let (b, s) = parse_dd(&String::from_utf8_lossy(&out.stderr)).context("unexpected dd output")?;
-    Ok(b as f64 / (1 << 20) as f64 / s)
+    Ok(benchboot_results::summary::mib_per_s(b, (s * 1e9) as u64))
 }
 
 /// MiB/s of one fio pass (psync, one job; `end_fsync` on writes; reads invalidate the

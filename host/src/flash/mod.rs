@@ -675,7 +675,7 @@ pub fn execute_with_progress(plan: &Plan) -> Result<Outcome> {
 /// What was done, as `benchboot flash` prints it: bytes written (MiB/s, O_DIRECT or
 /// buffered), zero chunks skipped, the verified SHA-256, and that a card can be removed.
 pub fn done_lines(plan: &Plan, outcome: &Outcome) -> String {
-    let mib_s = |bytes: u64, s: f64| bytes as f64 / (1 << 20) as f64 / s.max(1e-9);
+    let mib_s = |bytes: u64, s: f64| benchboot_results::summary::mib_per_s(bytes, (s * 1e9) as u64);
     let mut s = format!(
         "wrote    {} in {:.1} s ({:.1} MiB/s, {}); {} of all-zero chunks skipped\n",
         human_bytes(outcome.write.bytes_written),
