@@ -12,6 +12,7 @@ mod collect_discover;
 mod collect_net;
 mod collect_store;
 mod fake_board;
+mod fetch;
 mod field_test_hil;
 mod flash_devices;
 mod flash_diskutil;
