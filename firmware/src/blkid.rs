@@ -23,7 +23,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use benchboot_plan::DeviceRef;
+use benchboot_plan::{Bus, DeviceRef};
 
 /// How much of each device is read: every superblock and the usual GPT entry array (at
 /// LBA 2, 128 entries of 128 bytes) lie in it, for 512 B and 4 KiB sectors.
@@ -272,8 +272,44 @@ pub fn find(sys_class_block: &Path, dev: &Path, wanted: DeviceRef<'_>) -> Vec<Pa
                 }
             }
         }
+        DeviceRef::WholeDisk(bus) => {
+            let disks = block_devices(sys_class_block)
+                .into_iter()
+                .filter(|s| !s.join("partition").exists());
+            for disk in disks.filter(|d| bus.is_some() && disk_bus(d) == bus) {
+                found.push(dev_path(&disk, dev));
+            }
+        }
     }
     found
+}
+
+/// The bus of whole disk `sys` (`/sys/class/block/<name>`, a link into
+/// `/sys/devices/...`): USB when a `usbN` hub is on the way, SATA when an `ataN` port
+/// is, virtio when a `virtioN` device is.
+pub fn disk_bus(sys: &Path) -> Option<Bus> {
+    let real = std::fs::canonicalize(sys).ok()?;
+    bus_of_sysfs_path(&real.to_string_lossy())
+}
+
+/// [`disk_bus`] of a resolved sysfs path, e.g.
+/// `/sys/devices/platform/soc/3f980000.usb/usb1/1-1/1-1:1.0/host0/target0:0:0/0:0:0:0/block/sda`.
+pub fn bus_of_sysfs_path(path: &str) -> Option<Bus> {
+    let has = |prefix: &str| {
+        path.split('/').any(|c| {
+            c.strip_prefix(prefix)
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
+    };
+    if has("usb") {
+        Some(Bus::Usb)
+    } else if has("ata") {
+        Some(Bus::Sata)
+    } else if has("virtio") {
+        Some(Bus::Virtio)
+    } else {
+        None
+    }
 }
 
 /// [`find`] again every 100 ms until exactly one device answers or `wait` has passed.

@@ -388,6 +388,7 @@ mod tests {
             label: label.into(),
             device: device.into(),
             filesystem: Filesystem::Ext4,
+            optional: false,
         }
     }
 

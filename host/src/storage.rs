@@ -60,6 +60,7 @@ pub fn plan(run: &HostRun) -> Plan {
                 label: label.clone(),
                 device: run.dir.display().to_string(),
                 filesystem: Filesystem::Dir,
+                optional: false,
             }],
             block_sizes: run.block_sizes.clone(),
             modes: run.modes.clone(),
@@ -89,6 +90,9 @@ pub fn plan(run: &HostRun) -> Plan {
         },
         supervision: Supervision::default(),
         faults: Vec::new(),
+        commands: Vec::new(),
+        card_plan: false,
+        source: benchboot_plan::PlanSource::default(),
     }
 }
 

@@ -224,7 +224,7 @@ pub fn table(boards: &[Board]) -> String {
             (None, Some(note)) => format!("none: {note}"),
             (None, None) => "none".to_owned(),
         };
-        let storage: Vec<&str> = b.extra_storage.iter().map(|e| e.bus.name()).collect();
+        let storage: Vec<&str> = b.extra_storage.iter().map(|e| e.bus.describe()).collect();
         let cpu = if storage.is_empty() {
             b.cpu.clone()
         } else {

@@ -33,6 +33,10 @@ enum Verb {
     Image {
         #[arg(long)]
         board: String,
+        /// The default plan built in and written onto the card as `plan.toml`: a preset
+        /// (`quick`, `standard`, `seeds`) or a plan file.
+        #[arg(long, default_value = "standard")]
+        plan: String,
     },
     /// Build the image if needed, boot it in QEMU, fetch and print the results.
     Qemu {
@@ -79,7 +83,11 @@ fn main() -> Result<()> {
             };
             xtask::firmware::build(&cpu).map(drop)
         }
-        Verb::Image { board } => xtask::image::run(&xtask::load_board(&board)?).map(drop),
+        Verb::Image { board, plan } => {
+            let board = xtask::load_board(&board)?;
+            let plan = xtask::plans::PlanText::from_arg(&plan)?;
+            xtask::image::run_with(&board, &xtask::image::image_path(&board), &plan).map(drop)
+        }
         Verb::Qemu { board, timeout } => xtask::qemu::run(
             &xtask::load_board(&board)?,
             std::time::Duration::from_secs(timeout),

@@ -1,14 +1,17 @@
-//! The plans an image carries: `plan.json` (hardware default), `qemu.json` (a short
-//! plan for the emulated smoke tier), `faults.json` (fault injection), `watchdog.json`
-//! (a hung PID 1 the watchdog must reset) and `powercut.json` (the power-cut test's
-//! run). The init picks one by the kernel
-//! parameter `benchboot.plan=<name>` (default `plan`).
+//! The plans an image carries: `plan.json` (hardware default: the plan file given to
+//! `cargo xtask image --plan`, `standard` by default), `qemu.json` (a short plan for the
+//! emulated smoke tier), `qemu-card.json` (the QEMU link and fixings, storage and tests
+//! from the card's `plan.toml`), `faults.json` (fault injection), `watchdog.json` (a hung
+//! PID 1 the watchdog must reset) and `powercut.json` (the power-cut test's run). The
+//! init picks one by the kernel parameter `benchboot.plan=<name>` (default `plan`).
 
+use anyhow::{Context, Result};
 use benchboot_board::{Board, QemuNetwork};
+use benchboot_plan::presets::{preset, preset_file, DEFAULT_PRESET};
 use benchboot_plan::{
-    seed_block_sizes, DeviceReadPlan, Fault, Filesystem, GadgetPlan, Mode, NetTests, NetworkPlan,
-    Plan, RandomPlan, ResultsTarget, StoragePlan, StorageTarget, Supervision, DEFAULT_PLAN, MIB,
-    RESULTS_PORT,
+    resolve, seed_block_sizes, DeviceReadPlan, Fault, Filesystem, GadgetPlan, ImageFacts, Mode,
+    NetTests, NetworkPlan, Plan, PlanSource, RandomPlan, ResultsTarget, StoragePlan, StorageTarget,
+    Supervision, DEFAULT_PLAN, MIB, RESULTS_PORT,
 };
 
 use crate::layout::{partition_device, Layout, Role};
@@ -25,6 +28,7 @@ fn base(board: &Board, layout: &Layout, modules: Vec<String>, emulated: bool) ->
                 label: fs.name().to_owned(),
                 device: partition_device(&board.disk, p.number),
                 filesystem: fs,
+                optional: false,
             }),
             _ => None,
         })
@@ -69,6 +73,64 @@ fn base(board: &Board, layout: &Layout, modules: Vec<String>, emulated: bool) ->
         network: hardware_network(board),
         supervision: Supervision::default(),
         faults: Vec::new(),
+        commands: Vec::new(),
+        card_plan: false,
+        source: PlanSource::default(),
+    }
+}
+
+/// A plan file as given to `cargo xtask image --plan` and written onto the card.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanText {
+    /// The name errors and results use: `plans/standard.toml`, or the path given.
+    pub file: String,
+    pub text: String,
+}
+
+impl PlanText {
+    /// The default, the `standard` preset.
+    pub fn standard() -> PlanText {
+        PlanText::preset(DEFAULT_PRESET).unwrap_or_else(|| PlanText {
+            file: preset_file(DEFAULT_PRESET),
+            text: String::new(),
+        })
+    }
+
+    /// Preset `name` (`quick`, `standard`, `seeds`).
+    pub fn preset(name: &str) -> Option<PlanText> {
+        preset(name).map(|t| PlanText {
+            file: preset_file(name),
+            text: t.to_owned(),
+        })
+    }
+
+    /// `--plan ARG`: a preset's name, or a path to a plan file.
+    ///
+    /// # Errors
+    /// When `arg` is no preset and no readable file.
+    pub fn from_arg(arg: &str) -> Result<PlanText> {
+        if let Some(p) = PlanText::preset(arg) {
+            return Ok(p);
+        }
+        let text = std::fs::read_to_string(arg).with_context(|| {
+            format!("--plan {arg}: neither a preset (quick, standard, seeds) nor a readable file")
+        })?;
+        Ok(PlanText {
+            file: arg.to_owned(),
+            text,
+        })
+    }
+}
+
+/// What the image knows that a plan file does not: the card's test partitions, the boot
+/// disk and the board's disk buses. The init reads it from
+/// [`benchboot_plan::IMAGE_FACTS_PATH`] to resolve a plan file on the card.
+pub fn image_facts(board: &Board, layout: &Layout) -> ImageFacts {
+    let p = base(board, layout, Vec::new(), false);
+    ImageFacts {
+        card: p.storage.targets,
+        boot_disk: board.disk.clone(),
+        buses: board.extra_storage.iter().map(|e| e.bus).collect(),
     }
 }
 
@@ -102,13 +164,28 @@ fn hardware_network(board: &Board) -> NetworkPlan {
     }
 }
 
-/// The hardware default: the seeds' 18 block sizes in sync and direct mode on ext2, ext3,
-/// ext4, vfat and the raw partition, 64 MiB or 10 s per cell and direction (the 96 MiB
-/// test partitions bound the byte cap), 3 repetitions; hdparm-style reads of the card;
-/// random 4 KiB IOPS at depth 1 and 4 on raw and ext4; verification. On a Pi Zero W
-/// the tiny block sizes hit the time cap, so the whole plan takes about 1.5 h.
-pub fn hardware(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
-    base(board, layout, modules, false)
+/// The hardware default: plan file `file` (by default `plans/standard.toml`: the seeds'
+/// 18 block sizes in sync and direct mode on ext2, ext3, ext4, vfat and the raw
+/// partition, 64 MiB or 10 s per cell and direction, 3 repetitions; hdparm-style reads;
+/// random 4 KiB IOPS; verification) on the board's fixings. PID 1 takes the card's
+/// `plan.toml` over it.
+///
+/// # Errors
+/// The plan file's error, naming file, line and key.
+pub fn hardware(
+    board: &Board,
+    layout: &Layout,
+    modules: Vec<String>,
+    file: &PlanText,
+) -> Result<Plan> {
+    let mut b = base(board, layout, modules, false);
+    b.card_plan = true;
+    Ok(resolve(
+        &file.file,
+        &file.text,
+        &b,
+        &image_facts(board, layout),
+    )?)
 }
 
 /// The QEMU smoke plan: the hardware plan's whole structure (every block size, mode,
@@ -138,19 +215,33 @@ pub fn qemu(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
 /// Every plan of an image, by the name `benchboot.plan=` picks it with: the hardware
 /// plan (`hw_modules`) and the QEMU ones (`qemu_modules`: the board's and its QEMU
 /// machine's).
+///
+/// # Errors
+/// The plan file's error, naming file, line and key.
 pub fn all(
     board: &Board,
     layout: &Layout,
     hw_modules: Vec<String>,
     qemu_modules: Vec<String>,
-) -> Vec<(&'static str, Plan)> {
-    vec![
-        (DEFAULT_PLAN, hardware(board, layout, hw_modules)),
+    file: &PlanText,
+) -> Result<Vec<(&'static str, Plan)>> {
+    Ok(vec![
+        (DEFAULT_PLAN, hardware(board, layout, hw_modules, file)?),
         ("qemu", qemu(board, layout, qemu_modules.clone())),
+        ("qemu-card", qemu_card(board, layout, qemu_modules.clone())),
         ("faults", faults(board, layout, qemu_modules.clone())),
         ("watchdog", watchdog(board, layout, qemu_modules.clone())),
         ("powercut", powercut(board, layout, qemu_modules)),
-    ]
+    ])
+}
+
+/// The QEMU plan that takes the card's `plan.toml`: QEMU's link, modules and
+/// supervision; storage and network tests as the card's plan file says (the QEMU plan's
+/// own when the card has none). The plan-file test boots it.
+pub fn qemu_card(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
+    let mut p = qemu(board, layout, modules);
+    p.card_plan = true;
+    p
 }
 
 /// The fault-injection plan: a worker that segfaults, one that panics, one that hangs
@@ -273,7 +364,7 @@ mod tests {
             ]
         );
         assert_eq!(p.results.device, "/dev/mmcblk0p2");
-        let h = hardware(&board, &layout, vec![]);
+        let h = hardware(&board, &layout, vec![], &PlanText::standard()).unwrap();
         h.validate().unwrap();
         assert!(!h.emulated);
         assert_eq!(h.storage.block_sizes.len(), 18);
@@ -285,9 +376,26 @@ mod tests {
     fn every_plan_of_an_image_is_valid_and_the_test_plans_are_emulated() {
         let layout = plan(&Spec::default()).unwrap();
         let virt = crate::load_board("qemu-virt-arm64").unwrap();
-        let all = all(&virt, &layout, vec![], vec!["i6300esb".into()]);
+        let all = all(
+            &virt,
+            &layout,
+            vec![],
+            vec!["i6300esb".into()],
+            &PlanText::standard(),
+        )
+        .unwrap();
         let names: Vec<&str> = all.iter().map(|(n, _)| *n).collect();
-        assert_eq!(names, ["plan", "qemu", "faults", "watchdog", "powercut"]);
+        assert_eq!(
+            names,
+            [
+                "plan",
+                "qemu",
+                "qemu-card",
+                "faults",
+                "watchdog",
+                "powercut"
+            ]
+        );
         for (name, p) in &all {
             p.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(p.emulated, *name != "plan", "{name}");
@@ -318,16 +426,60 @@ mod tests {
         assert!(c.storage.random.is_some() && c.storage.verify);
         assert!(c.network.gadget.is_none());
         assert_eq!(get("plan").supervision, Supervision::default());
+        // Only the default plan and qemu-card give way to the card's plan file.
+        for (name, p) in &all {
+            assert_eq!(p.card_plan, ["plan", "qemu-card"].contains(name), "{name}");
+        }
+        assert_eq!(get("plan").source.preset.as_deref(), Some("standard v1"));
         for n in ["qemu", "faults", "powercut"] {
             assert_eq!(get(n).supervision.watchdog_timeout_s, 0, "{n}");
         }
     }
 
     #[test]
+    fn image_plan_files_and_their_refusals() {
+        let layout = plan(&Spec::default()).unwrap();
+        let zero = crate::load_board("rpi-zero-w").unwrap();
+        let facts = image_facts(&zero, &layout);
+        assert_eq!(facts.card.len(), 5);
+        assert_eq!(facts.boot_disk, "mmcblk0");
+        assert!(
+            facts.buses.is_empty(),
+            "the Zero W's one USB port is the gadget"
+        );
+        let quick = PlanText::from_arg("quick").unwrap();
+        assert_eq!(quick.file, "plans/quick.toml");
+        let p = hardware(&zero, &layout, vec![], &quick).unwrap();
+        assert_eq!(p.storage.repetitions, 1);
+        assert_eq!(p.source.preset.as_deref(), Some("quick v1"));
+        let sata = PlanText {
+            file: "ssd.toml".into(),
+            text: "[[storage.disk]]\nlabel = \"ssd\"\nwhole-disk = \"sata\"\ndestroy = true\n"
+                .into(),
+        };
+        let e = hardware(&zero, &layout, vec![], &sata)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(
+                "ssd.toml:3: storage.disk[0].whole-disk: board rpi-zero-w has no sata bus"
+            ),
+            "{e}"
+        );
+        let bpi = crate::load_board("bananapi-m1").unwrap();
+        let p = hardware(&bpi, &layout, vec![], &sata).unwrap();
+        assert_eq!(p.storage.targets.last().unwrap().device, "BUS=sata");
+        assert!(PlanText::from_arg("/nonexistent/plan.toml")
+            .unwrap_err()
+            .to_string()
+            .contains("neither a preset"));
+    }
+
+    #[test]
     fn gadget_on_hardware_dummy_hcd_only_in_qemu_virt() {
         let layout = plan(&Spec::default()).unwrap();
         let zero = crate::load_board("rpi-zero-w").unwrap();
-        let hw = hardware(&zero, &layout, vec![]);
+        let hw = hardware(&zero, &layout, vec![], &PlanText::standard()).unwrap();
         let g = hw.network.gadget.as_ref().unwrap();
         assert!(!g.in_turn && !g.host_in_namespace);
         assert_eq!(g.functions.len(), 3);
@@ -352,6 +504,9 @@ mod tests {
         let q = qemu(&bpi, &layout, vec![]);
         q.validate().unwrap();
         assert!(!q.network.has_link());
-        assert!(hardware(&bpi, &layout, vec![]).network.has_link());
+        assert!(hardware(&bpi, &layout, vec![], &PlanText::standard())
+            .unwrap()
+            .network
+            .has_link());
     }
 }

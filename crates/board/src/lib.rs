@@ -347,22 +347,9 @@ pub struct ExtraStorage {
     pub modules: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StorageBus {
-    /// A USB mass-storage disk on a host port.
-    Usb,
-    /// A SATA disk (Allwinner A20's AHCI).
-    Sata,
-}
-
-impl StorageBus {
-    pub fn name(self) -> &'static str {
-        match self {
-            StorageBus::Usb => "USB disk",
-            StorageBus::Sata => "SATA",
-        }
-    }
-}
+/// The bus of [`ExtraStorage`]: the plan's [`Bus`] (a plan's whole-disk targets name
+/// it, and a plan naming a bus the board lacks is refused).
+pub use benchboot_plan::Bus as StorageBus;
 
 /// How the QEMU smoke tier boots this board.
 #[derive(Debug, Clone)]

@@ -273,15 +273,11 @@ impl Check<'_> {
         }
         let mut extra = Vec::new();
         for e in &s.extra {
-            let bus = match e.bus.as_str() {
-                "usb" => StorageBus::Usb,
-                "sata" => StorageBus::Sata,
-                other => {
-                    return Err(self.bad(
-                        "storage.extra.bus",
-                        format!("`{other}` is not one of usb, sata"),
-                    ))
-                }
+            let Some(bus) = StorageBus::from_name(&e.bus) else {
+                return Err(self.bad(
+                    "storage.extra.bus",
+                    format!("`{}` is not one of usb, sata, virtio", e.bus),
+                ));
             };
             extra.push(ExtraStorage {
                 bus,

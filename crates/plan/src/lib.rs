@@ -8,9 +8,16 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod estimate;
+pub mod file;
 pub mod network;
+pub mod presets;
+pub mod resolve;
+pub mod units;
 
+pub use file::{PlanFile, PlanFileError};
 pub use network::{GadgetFunction, GadgetPlan, NetTests, NetworkPlan, BOARD_LINK_LOCAL};
+pub use resolve::{resolve, ImageFacts, PlanSource, IMAGE_FACTS_PATH};
 
 /// Where plans sit inside the initramfs: `<dir>/<name>.json`.
 pub const PLANS_DIR: &str = "/etc/benchboot";
@@ -27,6 +34,11 @@ pub const RESULTS_PORT: u16 = 8080;
 pub const QEMU_RESULTS_FORWARD: u16 = 18080;
 /// One MiB (2^20 bytes), the unit the seeds' tables use.
 pub const MIB: u64 = 1 << 20;
+/// Largest block size a plan may ask for: 64 MiB (every worker allocates one block).
+pub const MAX_BLOCK_BYTES: u64 = 64 * MIB;
+/// The plan file PID 1 reads from the card's FAT results partition at boot, when the
+/// plan the kernel command line picked allows it ([`Plan::card_plan`]).
+pub const CARD_PLAN_FILE: &str = "plan.toml";
 
 /// Why a plan is unusable. Each variant names the field.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -38,11 +50,12 @@ pub enum PlanError {
     },
     #[error("plan: not valid JSON for a plan: {0}")]
     Json(String),
+    #[error("plan: unknown field `{0}`: this init reads plans of its own version only")]
+    UnknownField(String),
 }
 
 /// A whole run on one board.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Plan {
     /// Board name (`boards/<name>.toml`).
     pub board: String,
@@ -60,11 +73,34 @@ pub struct Plan {
     /// Faults PID 1 injects, for the fault-injection test (QEMU plans only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<Fault>,
+    /// Workloads of the user's own, run after the storage steps (plan file `[[command]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<CommandStep>,
+    /// True when PID 1 takes the plan file on the card ([`CARD_PLAN_FILE`]) over this
+    /// one: the image's default plan; never the fault and power-cut test plans.
+    #[serde(default)]
+    pub card_plan: bool,
+    /// Where the plan came from: preset and version, or the file's SHA-256 and text
+    /// (schema 1.6; empty in older documents).
+    #[serde(default)]
+    pub source: PlanSource,
+}
+
+/// A static binary on the results partition that PID 1 runs as a worker, recording its
+/// `case=<id> value=<n> units=<u>` output lines as measurements.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandStep {
+    /// Step id suffix: the step is `command.<id>`.
+    pub id: String,
+    /// Path relative to the results partition's mount point.
+    pub path: String,
+    pub args: Vec<String>,
+    /// Wall-clock limit, ms; then SIGKILL and a fault.
+    pub time_limit_ms: u64,
 }
 
 /// PID 1's limits on its own work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Supervision {
     /// Wall-clock limit of one benchmark worker (one repetition of one cell, one device
     /// read, one random-I/O run, one verification), ms. A worker still running then is
@@ -118,7 +154,6 @@ impl Fault {
 
 /// The partition that receives `results.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct ResultsTarget {
     /// Block device, e.g. `/dev/mmcblk0p2` (FAT).
     pub device: String,
@@ -129,7 +164,6 @@ pub struct ResultsTarget {
 /// The storage plan: the sweep (every target × mode × block size, write then read), then
 /// device reads, random IOPS and verification.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct StoragePlan {
     pub targets: Vec<StorageTarget>,
     /// Block sizes in bytes, in the order they run.
@@ -181,9 +215,9 @@ impl Mode {
 /// `hdparm -t` (sequential reads from the device after dropping caches), per disk.
 /// hdparm uses 2 MiB chunks, 2 s for -T and 3 s for -t (hdparm(8)).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct DeviceReadPlan {
-    /// Whole-disk block devices, e.g. `/dev/mmcblk0`.
+    /// Whole-disk block devices, e.g. `/dev/mmcblk0`, or `BUS=usb` for the whole disk
+    /// a raw target of that bus found ([`BUS_PREFIX`]).
     pub disks: Vec<String>,
     pub chunk_bytes: u64,
     pub cached_ms: u64,
@@ -194,7 +228,6 @@ pub struct DeviceReadPlan {
 /// `O_DIRECT` (the page cache cannot serve it), at each queue depth. Depth N is N
 /// threads each issuing synchronous I/O (fio `psync` with `numjobs=N`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct RandomPlan {
     /// Target labels, e.g. `["raw", "ext4"]`.
     pub targets: Vec<String>,
@@ -206,7 +239,6 @@ pub struct RandomPlan {
 
 /// One place to measure.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct StorageTarget {
     /// Short name used in results and tables, e.g. `ext4`.
     pub label: String,
@@ -215,7 +247,52 @@ pub struct StorageTarget {
     /// see [`DeviceRef`]); for [`Filesystem::Dir`] a directory.
     pub device: String,
     pub filesystem: Filesystem,
+    /// A device not found when the storage step starts is a note, not an error.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub optional: bool,
 }
+
+/// A bus a board reaches disks on besides its card (board file `storage.extra`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Bus {
+    /// USB mass storage on a host port (`/sys/block/sdX` under a `usb` device).
+    Usb,
+    /// SATA (AHCI, `ata` in the sysfs path), e.g. the Allwinner A20's.
+    Sata,
+    /// virtio-blk (QEMU `virt` machines only).
+    Virtio,
+}
+
+impl Bus {
+    pub fn name(self) -> &'static str {
+        match self {
+            Bus::Usb => "usb",
+            Bus::Sata => "sata",
+            Bus::Virtio => "virtio",
+        }
+    }
+
+    /// How a table of boards says it: `USB disk`, `SATA`, `virtio disk`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Bus::Usb => "USB disk",
+            Bus::Sata => "SATA",
+            Bus::Virtio => "virtio disk",
+        }
+    }
+
+    /// The bus named `name` (`usb`, `sata`, `virtio`).
+    pub fn from_name(name: &str) -> Option<Bus> {
+        [Bus::Usb, Bus::Sata, Bus::Virtio]
+            .into_iter()
+            .find(|b| b.name() == name)
+    }
+}
+
+/// Prefix of a [`StorageTarget::device`] naming a whole disk by bus: `BUS=usb` is the
+/// first disk on the USB bus (kernel name order) that is not the disk PID 1 booted from.
+pub const BUS_PREFIX: &str = "BUS=";
 
 /// Prefix of a [`StorageTarget::device`] named by filesystem label.
 pub const LABEL_PREFIX: &str = "LABEL=";
@@ -236,6 +313,8 @@ pub enum DeviceRef<'a> {
     Label(&'a str),
     /// `PARTLABEL=<name>`: the GPT partition named `name`.
     PartLabel(&'a str),
+    /// `BUS=<bus>`: a whole disk on that bus ([`BUS_PREFIX`]); `None` for an unknown name.
+    WholeDisk(Option<Bus>),
 }
 
 impl std::fmt::Display for DeviceRef<'_> {
@@ -244,6 +323,9 @@ impl std::fmt::Display for DeviceRef<'_> {
             DeviceRef::Path(p) => f.write_str(p),
             DeviceRef::Label(n) => write!(f, "{LABEL_PREFIX}{n}"),
             DeviceRef::PartLabel(n) => write!(f, "{PARTLABEL_PREFIX}{n}"),
+            DeviceRef::WholeDisk(b) => {
+                write!(f, "{BUS_PREFIX}{}", b.map_or("?", Bus::name))
+            }
         }
     }
 }
@@ -260,13 +342,15 @@ impl StorageTarget {
             DeviceRef::Label(n)
         } else if let Some(n) = d.strip_prefix(PARTLABEL_PREFIX) {
             DeviceRef::PartLabel(n)
+        } else if let Some(n) = d.strip_prefix(BUS_PREFIX) {
+            DeviceRef::WholeDisk(Bus::from_name(n))
         } else {
             DeviceRef::Path(d)
         }
     }
 
     /// Why [`StorageTarget::device`] is unusable, if it is.
-    fn device_problem(&self) -> Option<String> {
+    pub fn device_problem(&self) -> Option<String> {
         let who = format!("target `{}`", self.label);
         match self.device_ref() {
             DeviceRef::Path(_) if self.filesystem == Filesystem::Dir => None,
@@ -296,7 +380,15 @@ impl StorageTarget {
                      UTF-16 code units)"
                 ))
             }
-            DeviceRef::Label(_) | DeviceRef::PartLabel(_) => None,
+            DeviceRef::WholeDisk(None) => Some(format!(
+                "{who}: `{}` names no bus; use {BUS_PREFIX}usb, {BUS_PREFIX}sata or \
+                 {BUS_PREFIX}virtio",
+                self.device
+            )),
+            DeviceRef::WholeDisk(Some(_)) if self.filesystem != Filesystem::Raw => Some(format!(
+                "{who}: a whole disk is swept raw; set filesystem = \"raw\""
+            )),
+            DeviceRef::Label(_) | DeviceRef::PartLabel(_) | DeviceRef::WholeDisk(_) => None,
         }
     }
 }
@@ -368,9 +460,20 @@ impl Plan {
     /// Parses and validates a plan document.
     ///
     /// # Errors
-    /// [`PlanError::Json`] for malformed JSON or unknown fields, else as [`Plan::validate`].
+    /// [`PlanError::Json`] for malformed JSON, [`PlanError::UnknownField`] for a field
+    /// this version does not know (PID 1's plan is input: strict), else as
+    /// [`Plan::validate`]. A results reader embeds [`Plan`] leniently instead: serde's
+    /// derive ignores unknown fields, so a newer minor version still reads.
     pub fn from_json(text: &str) -> Result<Plan, PlanError> {
-        let plan: Plan = serde_json::from_str(text).map_err(|e| PlanError::Json(e.to_string()))?;
+        let mut unknown = None;
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let plan: Plan = serde_ignored::deserialize(de, |path| {
+            unknown.get_or_insert_with(|| path.to_string());
+        })
+        .map_err(|e| PlanError::Json(e.to_string()))?;
+        if let Some(field) = unknown {
+            return Err(PlanError::UnknownField(field));
+        }
         plan.validate()?;
         Ok(plan)
     }
@@ -390,6 +493,7 @@ impl Plan {
                     label: "ext4".into(),
                     device: "/dev/mmcblk0p7".into(),
                     filesystem: Filesystem::Ext4,
+                    optional: false,
                 }],
                 block_sizes: vec![512, 4096],
                 modes: vec![Mode::Sync, Mode::Direct],
@@ -419,6 +523,9 @@ impl Plan {
             },
             supervision: Supervision::default(),
             faults: Vec::new(),
+            commands: Vec::new(),
+            card_plan: false,
+            source: PlanSource::default(),
         }
     }
 
@@ -446,7 +553,11 @@ impl Plan {
         if s.block_sizes.is_empty() {
             return bad("storage.block_sizes", "list at least one block size");
         }
-        if let Some(bs) = s.block_sizes.iter().find(|&&b| b == 0 || b > 64 * MIB) {
+        if let Some(bs) = s
+            .block_sizes
+            .iter()
+            .find(|&&b| b == 0 || b > MAX_BLOCK_BYTES)
+        {
             return Err(PlanError::Invalid {
                 field: "storage.block_sizes",
                 message: format!("{bs} is outside 1 B ..= 64 MiB"),
@@ -476,16 +587,29 @@ impl Plan {
                     message,
                 });
             }
-            if t.label.is_empty() || t.label.contains(char::is_whitespace) {
-                return bad("storage.targets.label", "must be one word");
+            if let Some(message) = file::name_problem(&t.label) {
+                return Err(PlanError::Invalid {
+                    field: "storage.targets.label",
+                    message,
+                });
             }
         }
         if let Some(d) = &s.device_reads {
             if d.chunk_bytes == 0 || d.chunk_bytes > 64 * MIB {
                 return bad("storage.device_reads.chunk_bytes", "must be 1 B ..= 64 MiB");
             }
-            if d.disks.iter().any(|x| !x.starts_with("/dev/")) {
-                return bad("storage.device_reads.disks", "must be /dev/ paths");
+            let whole_disk = |x: &str| {
+                x.strip_prefix(BUS_PREFIX)
+                    .is_some_and(|b| Bus::from_name(b).is_some())
+            };
+            if d.disks
+                .iter()
+                .any(|x| !x.starts_with("/dev/") && !whole_disk(x))
+            {
+                return bad(
+                    "storage.device_reads.disks",
+                    "must be /dev/ paths or BUS=<usb|sata|virtio>",
+                );
             }
         }
         if let Some(r) = &s.random {
@@ -507,6 +631,24 @@ impl Plan {
                     field: "storage.random.targets",
                     message: format!("`{l}` is not the label of a storage target"),
                 });
+            }
+        }
+        for c in &self.commands {
+            if let Some(message) = file::name_problem(&c.id) {
+                return Err(PlanError::Invalid {
+                    field: "commands.id",
+                    message,
+                });
+            }
+            if c.path.is_empty() || c.path.starts_with('/') || c.path.split('/').any(|p| p == "..")
+            {
+                return bad(
+                    "commands.path",
+                    "must be a path inside the results partition, e.g. bin/coremark",
+                );
+            }
+            if c.time_limit_ms == 0 {
+                return bad("commands.time_limit_ms", "must be above 0 ms");
             }
         }
         if !self.results.device.starts_with("/dev/") {
@@ -732,6 +874,21 @@ mod tests {
             serde_json::to_string(&Plan::example())
                 .unwrap()
                 .replacen('{', "{\"colour\":1,", 1);
-        assert!(matches!(Plan::from_json(&text), Err(PlanError::Json(_))));
+        assert_eq!(
+            Plan::from_json(&text),
+            Err(PlanError::UnknownField("colour".into()))
+        );
+        let nested = serde_json::to_string(&Plan::example()).unwrap().replacen(
+            "\"repetitions\"",
+            "\"passes\":2,\"repetitions\"",
+            1,
+        );
+        assert_eq!(
+            Plan::from_json(&nested),
+            Err(PlanError::UnknownField("storage.passes".into()))
+        );
+        // The derive itself ignores them: that is how a results reader reads a newer plan.
+        let lenient: Plan = serde_json::from_str(&nested).unwrap();
+        assert_eq!(lenient, Plan::example());
     }
 }

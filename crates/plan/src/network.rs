@@ -16,7 +16,6 @@ pub const BOARD_LINK_LOCAL: [u8; 16] = [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 
 /// The results link and, optionally, the gadget and the network tests.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct NetworkPlan {
     /// Interface with a static address, e.g. `eth0` (QEMU's usb-net or virtio-net); empty when
     /// the gadget is the only link, or (emulated plans only) when there is no link and
@@ -63,7 +62,6 @@ impl GadgetFunction {
 
 /// The configfs gadget (Documentation/usb/gadget_configfs.rst).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct GadgetPlan {
     /// Functions in order; RNDIS goes into its own configuration that the Microsoft OS
     /// descriptors point Windows at.
@@ -91,7 +89,6 @@ pub struct GadgetPlan {
 
 /// The network tests (iperf-style TCP both ways, TCP round trips, HTTP from RAM).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct NetTests {
     /// Control and data port of the peer (`benchboot peer` on the host).
     pub peer_port: u16,

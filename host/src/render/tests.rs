@@ -35,6 +35,7 @@ fn results() -> RunResults {
         label: "vfat".into(),
         device: "/dev/x".into(),
         filesystem: Filesystem::Vfat,
+        optional: false,
     });
     let mut r = RunResults::new("run-1".into(), plan, SystemInfo::default());
     use Mode::*;

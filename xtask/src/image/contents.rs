@@ -6,13 +6,14 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{ensure, Context, Result};
 use benchboot_board::{Board, BootConfig, Loader, SHARED_FILE};
-use benchboot_plan::{MODULES_DIR, PLANS_DIR};
+use benchboot_plan::{CARD_PLAN_FILE, IMAGE_FACTS_PATH, MODULES_DIR, PLANS_DIR};
 
 use super::boot_config::{cmdline_txt, config_txt, extlinux_conf};
 use super::dtb::apply_dtb_fixups;
 use crate::bootcheck::EXTLINUX_CONF;
 use crate::initramfs::{self, Node};
 use crate::layout::{self, Layout};
+use crate::plans::PlanText;
 use crate::{modules, plans};
 
 /// File names on the boot partition.
@@ -27,6 +28,9 @@ pub struct Contents {
     pub raw_blobs: Vec<RawBlob>,
     /// The initramfs entries: (path in the archive, node, source).
     pub initramfs: Vec<(String, Node, String)>,
+    /// The files of the FAT results partition: the plan file PID 1 reads at boot
+    /// ([`benchboot_plan::CARD_PLAN_FILE`]), which a user may replace.
+    pub results_files: Vec<BootFile>,
 }
 
 /// One file of the boot partition.
@@ -86,6 +90,7 @@ pub(super) fn gather(
     kernel_root: &Path,
     loader_root: Option<&Path>,
     layout: &Layout,
+    plan_file: &PlanText,
 ) -> Result<Contents> {
     let release = &board.kernel.release;
     let kpkg = &board.kernel.package;
@@ -172,7 +177,13 @@ pub(super) fn gather(
     let qemu_modules = modules::resolve(kernel_root, release, &qemu_wanted)
         .with_context(|| format!("boards/{}.toml: qemu.modules", board.name))?;
     let names = |v: &[(String, PathBuf)]| v.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
-    let plans = plans::all(board, layout, names(&hw_modules), names(&qemu_modules));
+    let plans = plans::all(
+        board,
+        layout,
+        names(&hw_modules),
+        names(&qemu_modules),
+        plan_file,
+    )?;
     for (name, plan) in &plans {
         plan.validate()
             .with_context(|| format!("boards/{}.toml: plan `{name}`", board.name))?;
@@ -204,6 +215,14 @@ pub(super) fn gather(
             "xtask plans".into(),
         ));
     }
+    initramfs.push((
+        rel(IMAGE_FACTS_PATH),
+        Node::File(
+            serde_json::to_vec_pretty(&plans::image_facts(board, layout))?,
+            0o644,
+        ),
+        "xtask plans (card partitions, boot disk, buses)".into(),
+    ));
     for (name, path) in &qemu_modules {
         let data = std::fs::read(path)?;
         initramfs.push((
@@ -223,10 +242,16 @@ pub(super) fn gather(
         archive,
         "benchboot initramfs",
     ));
+    let results_files = vec![BootFile::new(
+        CARD_PLAN_FILE,
+        plan_file.text.clone().into_bytes(),
+        plan_file.file.clone(),
+    )];
     Ok(Contents {
         boot_files,
         raw_blobs,
         initramfs,
+        results_files,
     })
 }
 

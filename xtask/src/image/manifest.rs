@@ -24,6 +24,8 @@ pub struct Manifest {
     pub packages: Vec<packages::Pinned>,
     pub partitions: Vec<ManifestPart>,
     pub boot_files: Vec<ManifestFile>,
+    /// The results partition's files as built (the plan file; PID 1 adds results).
+    pub results_files: Vec<ManifestFile>,
     /// Boot loader blobs written raw before the first partition, by offset.
     pub raw_blobs: Vec<ManifestBlob>,
     pub initramfs_files: Vec<ManifestFile>,
@@ -118,6 +120,11 @@ pub(super) fn build(
             .boot_files
             .iter()
             .map(|f| file_entry(format!("p1:/{}", f.path), &f.data, &f.source))
+            .collect(),
+        results_files: c
+            .results_files
+            .iter()
+            .map(|f| file_entry(format!("p2:/{}", f.path), &f.data, &f.source))
             .collect(),
         raw_blobs: {
             let mut blobs: Vec<ManifestBlob> = c

@@ -31,6 +31,7 @@ use benchboot_board::{Board, BootConfig};
 use crate::firmware::{self, CpuTarget};
 use crate::layout::{self};
 use crate::packages::{self, Lock};
+use crate::plans::PlanText;
 use crate::reproducible::Stamp;
 
 /// Paths of a built image.
@@ -47,7 +48,8 @@ pub fn image_path(board: &Board) -> PathBuf {
         .join(format!("{}.img", board.name))
 }
 
-/// Builds the firmware, fetches the pinned packages and writes image + manifest.
+/// Builds the firmware, fetches the pinned packages and writes image + manifest, with
+/// the `standard` plan.
 pub fn run(board: &Board) -> Result<Built> {
     run_to(board, &image_path(board))
 }
@@ -55,8 +57,24 @@ pub fn run(board: &Board) -> Result<Built> {
 /// As [`run`], into `image` (the manifest goes beside it as `<stem>.manifest.json`):
 /// QEMU-only copies of a card are built from a stand-in board to their own path.
 pub fn run_to(board: &Board, image: &Path) -> Result<Built> {
+    run_with(board, image, &PlanText::standard())
+}
+
+/// As [`run_to`], with plan file `plan` built in as the default plan and written onto
+/// the card's results partition as `plan.toml` (`cargo xtask image --plan`).
+///
+/// # Errors
+/// The plan file's error (file, line, key), before anything is built.
+pub fn run_with(board: &Board, image: &Path, plan: &PlanText) -> Result<Built> {
     let t0 = Instant::now();
     let mut phase = Phases::default();
+    // A bad plan file is refused before minutes of building.
+    crate::plans::hardware(
+        board,
+        &layout::plan(&layout::Spec::default())?,
+        Vec::new(),
+        plan,
+    )?;
     let init = firmware::build(&CpuTarget::of_board(board))?;
     phase.mark("firmware");
     let lock = Lock::load_repo()?;
@@ -72,7 +90,14 @@ pub fn run_to(board: &Board, image: &Path) -> Result<Built> {
     };
     phase.mark("packages");
     let layout = layout::plan(&layout::Spec::default())?;
-    let contents = contents::gather(board, &init, &kernel_root, loader_root.as_deref(), &layout)?;
+    let contents = contents::gather(
+        board,
+        &init,
+        &kernel_root,
+        loader_root.as_deref(),
+        &layout,
+        plan,
+    )?;
     phase.mark("modules+initramfs");
     let dir = image.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;

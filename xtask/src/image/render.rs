@@ -39,7 +39,15 @@ pub fn render(path: &Path, layout: &Layout, contents: &Contents, stamp: &Stamp) 
                     .collect();
                 write_fat_files(&file, part, &files, stamp)?;
             }
-            Role::Results => format_fat(&file, part, *b"BBRESULTS  ", None, stamp)?,
+            Role::Results => {
+                format_fat(&file, part, *b"BBRESULTS  ", None, stamp)?;
+                let files: Vec<(&str, &[u8])> = contents
+                    .results_files
+                    .iter()
+                    .map(|f| (f.path.as_str(), f.data.as_slice()))
+                    .collect();
+                write_fat_files(&file, part, &files, stamp)?;
+            }
             Role::Test(Filesystem::Vfat) => {
                 format_fat(&file, part, *b"VFAT       ", None, stamp)?;
             }

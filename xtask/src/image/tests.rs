@@ -76,6 +76,11 @@ fn folders_start_with_dot_and_dotdot_as_fsck_wants() {
         boot_files,
         raw_blobs: vec![],
         initramfs: vec![],
+        results_files: vec![BootFile::new(
+            "plan.toml",
+            b"extends = \"quick\"\n".to_vec(),
+            "t",
+        )],
     };
     let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("t.img");
@@ -85,6 +90,12 @@ fn folders_start_with_dot_and_dotdot_as_fsck_wants() {
     assert_eq!(
         read_fat_file(&img, boot, EXTLINUX_CONF).unwrap(),
         b"default x\n"
+    );
+    // The card carries its plan file on the results partition.
+    let results = l.part(Role::Results).unwrap();
+    assert_eq!(
+        read_fat_file(&img, results, "plan.toml").unwrap(),
+        b"extends = \"quick\"\n"
     );
     // The folder's first slots: `.` (itself), `..` (cluster 0: the root).
     let bytes = std::fs::read(&img).unwrap();
@@ -127,6 +138,7 @@ fn render_small_image_and_read_back() {
             source: "t".into(),
         }],
         initramfs: vec![],
+        results_files: vec![],
     };
     let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("t.img");
@@ -176,6 +188,7 @@ fn render_small(dir: &Path, name: &str, stamp: &Stamp) -> (PathBuf, Layout) {
         ],
         raw_blobs: vec![],
         initramfs: vec![],
+        results_files: vec![],
     };
     let img = dir.join(name);
     render(&img, &l, &contents, stamp).unwrap();
@@ -341,6 +354,7 @@ fn small_card_passes_and_a_broken_blob_is_named() {
             source: "t".into(),
         }],
         initramfs: vec![],
+        results_files: vec![],
     };
     let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("card.img");

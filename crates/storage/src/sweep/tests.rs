@@ -18,6 +18,7 @@ fn place(dir: &Path) -> Place {
             label: "dir".into(),
             device: dir.display().to_string(),
             filesystem: Filesystem::Dir,
+            optional: false,
         },
         path: dir.to_owned(),
         logical_block_size: 4096,

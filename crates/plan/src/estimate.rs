@@ -1,0 +1,163 @@
+//! What a plan will run, step by step, and how long it can take: the bound its time caps
+//! set (`benchboot plan check`).
+//!
+//! Every timed loop of a step stops at its byte cap or its time cap, so the sum of the
+//! time caps bounds the step ("at most"). What a time cap does not bound is listed
+//! apart (`unbounded`): an `fsync(2)` after a write region, verification (writes and
+//! reads `byte_cap` per target at whatever speed the device has), HTTP transfers of a
+//! fixed size, boot, module loading and mounting.
+
+use crate::units::{fmt_bytes, fmt_millis};
+use crate::Plan;
+
+/// One step of a plan as `plan check` prints it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepEstimate {
+    /// `storage`, `device-reads`, `random`, `verify`, `network`, `command.<id>`.
+    pub step: String,
+    /// What runs: counts and caps, in the units a person writes.
+    pub what: String,
+    /// Upper bound from the time caps, ms.
+    pub at_most_ms: u64,
+    /// What the time caps do not bound, if anything.
+    pub unbounded: Option<String>,
+}
+
+/// Every step of `plan`, in run order.
+pub fn estimate(plan: &Plan) -> Vec<StepEstimate> {
+    let mut out = Vec::new();
+    let s = &plan.storage;
+    let n_t = s.targets.len() as u64;
+    if n_t > 0 {
+        let cells =
+            n_t * s.modes.len() as u64 * s.block_sizes.len() as u64 * u64::from(s.repetitions);
+        let labels: Vec<&str> = s.targets.iter().map(|t| t.label.as_str()).collect();
+        out.push(StepEstimate {
+            step: "storage".into(),
+            what: format!(
+                "{n_t} targets ({}) x {} modes x {} sizes ({} .. {}) x {} reps, <= {} or {} per cell and direction (write, read)",
+                labels.join(", "),
+                s.modes.len(),
+                s.block_sizes.len(),
+                fmt_bytes(s.block_sizes.iter().copied().min().unwrap_or(0)),
+                fmt_bytes(s.block_sizes.iter().copied().max().unwrap_or(0)),
+                s.repetitions,
+                fmt_bytes(s.byte_cap),
+                fmt_millis(s.time_cap_ms),
+            ),
+            at_most_ms: cells * 2 * s.time_cap_ms,
+            unbounded: Some("the fsync(2) that ends each write region".into()),
+        });
+    }
+    if let Some(d) = &s.device_reads {
+        out.push(StepEstimate {
+            step: "device-reads".into(),
+            what: format!(
+                "{} disks ({}), {} chunks: {} cached (hdparm -T) + {} from the device (hdparm -t)",
+                d.disks.len(),
+                d.disks.join(", "),
+                fmt_bytes(d.chunk_bytes),
+                fmt_millis(d.cached_ms),
+                fmt_millis(d.buffered_ms)
+            ),
+            at_most_ms: d.disks.len() as u64 * (d.cached_ms + d.buffered_ms),
+            unbounded: None,
+        });
+    }
+    if let Some(r) = &s.random {
+        out.push(StepEstimate {
+            step: "random".into(),
+            what: format!(
+                "{} targets ({}) x depths {:?}, {} O_DIRECT over {}, {} each",
+                r.targets.len(),
+                r.targets.join(", "),
+                r.queue_depths,
+                fmt_bytes(r.block_size),
+                fmt_bytes(r.region_bytes),
+                fmt_millis(r.duration_ms)
+            ),
+            at_most_ms: (r.targets.len() * r.queue_depths.len()) as u64 * r.duration_ms,
+            unbounded: None,
+        });
+    }
+    if s.verify && n_t > 0 {
+        out.push(StepEstimate {
+            step: "verify".into(),
+            what: format!(
+                "{n_t} targets, {} written and read back each",
+                fmt_bytes(s.byte_cap)
+            ),
+            at_most_ms: 0,
+            unbounded: Some(format!(
+                "{} per target at the device's speed",
+                fmt_bytes(2 * s.byte_cap)
+            )),
+        });
+    }
+    for c in &plan.commands {
+        out.push(StepEstimate {
+            step: format!("command.{}", c.id),
+            what: format!("{} {}", c.path, c.args.join(" "))
+                .trim_end()
+                .to_owned(),
+            at_most_ms: c.time_limit_ms,
+            unbounded: None,
+        });
+    }
+    if let Some(t) = &plan.network.tests {
+        let links =
+            plan.network
+                .gadget
+                .as_ref()
+                .map_or(1, |g| if g.in_turn { g.functions.len() } else { 1 }) as u64;
+        let runs = t.streams.len() as u64 * 2;
+        out.push(StepEstimate {
+            step: "network".into(),
+            what: format!(
+                "{links} link(s) x streams {:?} x 2 directions, {} + {} warm-up each; {} round trips; HTTP {} each way",
+                t.streams,
+                fmt_millis(t.duration_ms),
+                fmt_millis(t.omit_ms),
+                t.latency_samples,
+                fmt_bytes(t.http_bytes)
+            ),
+            at_most_ms: links * (runs * (t.duration_ms + t.omit_ms) + t.peer_wait_ms),
+            unbounded: Some(format!("HTTP: {} per link at the link's speed", fmt_bytes(2 * t.http_bytes))),
+        });
+    }
+    out
+}
+
+/// Sum of the steps' bounds, ms.
+pub fn total_ms(steps: &[StepEstimate]) -> u64 {
+    steps.iter().map(|s| s.at_most_ms).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bound_is_the_sum_of_the_time_caps() {
+        let plan = Plan::example();
+        let steps = estimate(&plan);
+        let names: Vec<&str> = steps.iter().map(|s| s.step.as_str()).collect();
+        assert_eq!(names, ["storage", "random", "verify"]);
+        // 1 target x 2 modes x 2 sizes x 1 rep x 2 directions x 2 s.
+        assert_eq!(steps[0].at_most_ms, 16_000);
+        assert!(
+            steps[0].what.contains("<= 4 MiB or 2 s"),
+            "{}",
+            steps[0].what
+        );
+        assert!(
+            steps[0].what.contains("512 B .. 4 KiB"),
+            "{}",
+            steps[0].what
+        );
+        // 1 target x 2 depths x 1 s.
+        assert_eq!(steps[1].at_most_ms, 2_000);
+        assert_eq!(total_ms(&steps), 18_000);
+        assert!(steps[2].unbounded.as_deref().unwrap().contains("8 MiB"));
+    }
+}

@@ -1,0 +1,415 @@
+//! The plan file a person writes (TOML): which steps run, on which targets, with
+//! which caps. Parsed strictly here, merged over the preset it `extends`
+//! ([`crate::presets`]), then turned into the [`crate::Plan`] PID 1 runs by
+//! [`crate::resolve`].
+//!
+//! Every key is optional in a file: what it does not name comes from its preset
+//! (`extends`, default `standard`). Errors name the file, the line, the key and the fix
+//! ([`PlanFileError`]).
+//!
+//! ```toml
+//! extends = "quick"
+//!
+//! [storage]
+//! card = ["ext4"]                 # the card's test partitions: ext2 ext3 ext4 vfat raw
+//! block-sizes = ["4 KiB", "1 MiB"]
+//! repetitions = 1
+//!
+//! [[storage.disk]]                # a disk of your own, by filesystem label
+//! label = "usb-ext4"
+//! device = "LABEL=BBEXT4"
+//! filesystem = "ext4"
+//! ```
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::units::{Bytes, Millis};
+use crate::{Bus, Filesystem, Mode};
+
+/// A plan file as written: every key optional, unknown keys refused.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct PlanFile {
+    /// The preset this file starts from: `quick`, `standard` (the default) or `seeds`.
+    pub extends: Option<Spanned<String>>,
+    /// Presets only: the preset's name (`plans/<name>.toml`).
+    pub name: Option<String>,
+    /// Presets only: bumped whenever the preset's content changes, so "standard v1"
+    /// names one fixed plan.
+    pub version: Option<u32>,
+    /// One line saying what the plan is for.
+    pub description: Option<String>,
+    pub storage: Option<StorageSection>,
+    pub network: Option<NetworkSection>,
+    /// Your own workloads, run in order after the storage steps.
+    pub command: Option<Vec<CommandSection>>,
+}
+
+/// `[storage]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct StorageSection {
+    /// Run the storage steps at all.
+    pub enabled: Option<bool>,
+    /// The card's test partitions to sweep, by filesystem: any of ext2, ext3, ext4, vfat,
+    /// raw (the image makes one of each).
+    pub card: Option<Vec<Filesystem>>,
+    /// Block sizes of the sweep, in the order they run: bytes or `"4 KiB"`.
+    pub block_sizes: Option<Vec<BlockSize>>,
+    pub modes: Option<Vec<Mode>>,
+    /// Per block size and direction, stop after this many bytes...
+    pub byte_cap: Option<Spanned<Bytes>>,
+    /// ...or after this long, whichever comes first.
+    pub time_cap: Option<Millis>,
+    pub repetitions: Option<Count>,
+    /// How long PID 1 waits for a target's device to appear.
+    pub device_wait: Option<Millis>,
+    /// cpufreq governor set before measuring; `""` leaves the kernel's.
+    pub governor: Option<String>,
+    /// Write a position-stamped pattern on every target and read it back.
+    pub verify: Option<bool>,
+    pub device_reads: Option<DeviceReadsSection>,
+    pub random: Option<RandomSection>,
+    /// Disks of your own besides the card.
+    pub disk: Option<Vec<DiskSection>>,
+}
+
+/// `[storage.device-reads]`: `hdparm -T` / `-t`-style reads of every disk measured.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct DeviceReadsSection {
+    pub enabled: Option<bool>,
+    /// Read size; hdparm uses 2 MiB (hdparm(8)).
+    pub chunk: Option<Spanned<Bytes>>,
+    /// How long the cached (`-T`) reads run; hdparm: 2 s.
+    pub cached: Option<Millis>,
+    /// How long the device (`-t`) reads run; hdparm: 3 s.
+    pub buffered: Option<Millis>,
+}
+
+/// `[storage.random]`: random `O_DIRECT` I/O (IOPS).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RandomSection {
+    pub enabled: Option<bool>,
+    /// Target labels (`raw`, `ext4`, or a disk's label).
+    pub targets: Option<Spanned<Vec<Label>>>,
+    pub block_size: Option<BlockSize>,
+    /// The region the offsets fall in.
+    pub region: Option<Spanned<Bytes>>,
+    pub duration: Option<Millis>,
+    /// Each depth N is N threads of synchronous I/O (fio `psync`, `numjobs=N`), 1..=256.
+    pub queue_depths: Option<Vec<Depth>>,
+}
+
+/// `[[storage.disk]]`: a target besides the card's partitions.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct DiskSection {
+    /// The name in results and tables.
+    pub label: Label,
+    /// `LABEL=<filesystem label>`, `PARTLABEL=<GPT partition name>` or a `/dev/` path.
+    pub device: Option<Spanned<String>>,
+    /// Instead of `device`: the first whole disk on this bus (`usb`, `sata`, `virtio`)
+    /// that is not the disk the board booted from; swept raw.
+    pub whole_disk: Option<Spanned<Bus>>,
+    /// What the device holds; `raw` for a whole disk.
+    pub filesystem: Option<Filesystem>,
+    /// A raw target (a partition or a whole disk) is overwritten: it runs only with
+    /// `destroy = true`.
+    #[serde(default)]
+    pub destroy: bool,
+    /// A device not found is a note, not an error (a preset's disks, present or not).
+    #[serde(default)]
+    pub optional: bool,
+}
+
+/// `[network]`: throughput, latency and HTTP against the peer on the results link.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct NetworkSection {
+    pub enabled: Option<bool>,
+    /// Measured time per throughput run, after the warm-up.
+    pub duration: Option<Millis>,
+    pub interval: Option<Millis>,
+    /// Warm-up measured but not counted.
+    pub omit: Option<Millis>,
+    /// Parallel stream counts, each run in both directions.
+    pub streams: Option<Vec<Depth>>,
+    pub latency_samples: Option<Count>,
+    /// Size of the HTTP object served from RAM.
+    pub http: Option<Bytes>,
+    /// How long the board retries reaching the peer.
+    pub peer_wait: Option<Millis>,
+}
+
+/// `[[command]]`: a static binary on the results partition, run as a worker.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct CommandSection {
+    /// The step id in results (`command.<id>`).
+    pub id: Label,
+    /// Path relative to the results partition, e.g. `bin/coremark`.
+    pub path: Spanned<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Killed (SIGKILL) and recorded as a fault after this long.
+    pub time_limit: Millis,
+}
+
+/// A name that becomes a mount point, a step id, a file name and a console case id:
+/// 1 to [`MAX_NAME_BYTES`] of `a-z A-Z 0-9 - _`, starting with a letter or digit.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Label(pub String);
+
+/// Longest [`Label`], bytes.
+pub const MAX_NAME_BYTES: usize = 32;
+
+/// Why `name` cannot be a [`Label`], if it cannot.
+pub fn name_problem(name: &str) -> Option<String> {
+    if name.is_empty() || name.len() > MAX_NAME_BYTES {
+        return Some(format!(
+            "`{name}` is {} bytes; a name is 1 to {MAX_NAME_BYTES}",
+            name.len()
+        ));
+    }
+    let ok = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    if let Some(c) = name.chars().find(|&c| !ok(c)) {
+        return Some(format!(
+            "`{name}` holds {c:?}; a name is letters, digits, `-` and `_` only (it becomes a \
+             mount point, a file name and a console case id)"
+        ));
+    }
+    if !name.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        return Some(format!("`{name}` must start with a letter or digit"));
+    }
+    None
+}
+
+impl<'de> Deserialize<'de> for Label {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        match name_problem(&s) {
+            Some(p) => Err(serde::de::Error::custom(p)),
+            None => Ok(Label(s)),
+        }
+    }
+}
+
+/// A block size: 1 B ..= [`crate::MAX_BLOCK_BYTES`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockSize(pub u64);
+
+impl<'de> Deserialize<'de> for BlockSize {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let Bytes(b) = Bytes::deserialize(d)?;
+        if b == 0 || b > crate::MAX_BLOCK_BYTES {
+            return Err(serde::de::Error::custom(format!(
+                "block size {b} B is outside 1 B ..= 64 MiB"
+            )));
+        }
+        Ok(BlockSize(b))
+    }
+}
+
+/// A count of at least 1 (repetitions, samples).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Count(pub u32);
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match u32::deserialize(d)? {
+            0 => Err(serde::de::Error::custom("must be at least 1")),
+            n => Ok(Count(n)),
+        }
+    }
+}
+
+/// A queue depth or stream count, 1..=256.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Depth(pub u32);
+
+impl<'de> Deserialize<'de> for Depth {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match u32::deserialize(d)? {
+            n @ 1..=256 => Ok(Depth(n)),
+            n => Err(serde::de::Error::custom(format!("{n} is outside 1..=256"))),
+        }
+    }
+}
+
+/// A plan file that cannot be used: where, which key, why, and what to do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}{}: {key}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct PlanFileError {
+    /// The file as the user named it (`plans/quick.toml`, `plan.toml` on the card).
+    pub file: String,
+    /// 1-based line of the offending key, when known.
+    pub line: Option<usize>,
+    /// Dotted key path, e.g. `storage.block-sizes[0]`; `(file)` for the whole file.
+    pub key: String,
+    pub message: String,
+}
+
+/// 1-based line of byte offset `at` in `text`.
+pub fn line_of(text: &str, at: usize) -> usize {
+    text.as_bytes()[..at.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+impl PlanFile {
+    /// Parses one plan file, strictly: unknown keys, wrong types and impossible values
+    /// (zero block size, a name with `/`) are errors.
+    ///
+    /// # Errors
+    /// [`PlanFileError`] with `file` = `name`, the line and the dotted key.
+    pub fn parse(name: &str, text: &str) -> Result<PlanFile, PlanFileError> {
+        let de = toml::Deserializer::new(text);
+        let parsed: Result<PlanFile, serde_path_to_error::Error<toml::de::Error>> =
+            serde_path_to_error::deserialize(de);
+        parsed.map_err(|e| {
+            let key = e.path().to_string();
+            let inner = e.into_inner();
+            PlanFileError {
+                file: name.to_owned(),
+                line: inner.span().map(|s| line_of(text, s.start)),
+                key: if key == "." { "(file)".into() } else { key },
+                message: inner.message().trim().to_owned(),
+            }
+        })
+    }
+
+    /// This file over `parent`: every key this file names wins; lists replace lists.
+    pub fn over(self, parent: PlanFile) -> PlanFile {
+        PlanFile {
+            extends: self.extends.or(parent.extends),
+            name: self.name,
+            version: self.version,
+            description: self.description.or(parent.description),
+            storage: merge_opt(self.storage, parent.storage, StorageSection::over),
+            network: merge_opt(self.network, parent.network, NetworkSection::over),
+            command: self.command.or(parent.command),
+        }
+    }
+}
+
+fn merge_opt<T>(child: Option<T>, parent: Option<T>, f: fn(T, T) -> T) -> Option<T> {
+    match (child, parent) {
+        (Some(c), Some(p)) => Some(f(c, p)),
+        (c, p) => c.or(p),
+    }
+}
+
+/// `child.field.or(parent.field)` for every named field.
+macro_rules! or_fields {
+    ($c:ident, $p:ident; $($f:ident),* $(,)?) => {
+        $( $c.$f = $c.$f.or($p.$f); )*
+    };
+}
+
+impl StorageSection {
+    fn over(mut self, p: StorageSection) -> StorageSection {
+        or_fields!(self, p; enabled, card, block_sizes, modes, byte_cap, time_cap,
+            repetitions, device_wait, governor, verify, disk);
+        self.device_reads = merge_opt(self.device_reads, p.device_reads, |mut c, p| {
+            or_fields!(c, p; enabled, chunk, cached, buffered);
+            c
+        });
+        self.random = merge_opt(self.random, p.random, |mut c, p| {
+            or_fields!(c, p; enabled, targets, block_size, region, duration, queue_depths);
+            c
+        });
+        self
+    }
+}
+
+impl NetworkSection {
+    fn over(mut self, p: NetworkSection) -> NetworkSection {
+        or_fields!(self, p; enabled, duration, interval, omit, streams, latency_samples,
+            http, peer_wait);
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> PlanFileError {
+        PlanFile::parse("my.toml", text).unwrap_err()
+    }
+
+    #[test]
+    fn a_file_names_only_what_it_changes() {
+        let f = PlanFile::parse(
+            "my.toml",
+            "extends = \"quick\"\n[storage]\nblock-sizes = [512, \"4 KiB\"]\ntime-cap = \"2 s\"\n",
+        )
+        .unwrap();
+        assert_eq!(f.extends.as_ref().unwrap().get_ref(), "quick");
+        let s = f.storage.unwrap();
+        assert_eq!(s.block_sizes, Some(vec![BlockSize(512), BlockSize(4096)]));
+        assert_eq!(s.time_cap, Some(Millis(2000)));
+        assert!(s.card.is_none() && f.network.is_none());
+    }
+
+    #[test]
+    fn errors_name_file_line_and_key() {
+        let e = err("[storage]\nrepetitions = 1\ncolour = \"red\"\n");
+        assert_eq!((e.file.as_str(), e.line), ("my.toml", Some(3)));
+        assert!(e.message.contains("unknown field `colour`"), "{e}");
+        assert!(e.to_string().starts_with("my.toml:3: storage"), "{e}");
+
+        let e = err("[storage]\n\nblock-sizes = [4096, 0]\n");
+        assert_eq!(e.line, Some(3));
+        assert_eq!(e.key, "storage.block-sizes[1]");
+        assert!(e.message.contains("block size 0 B"), "{e}");
+
+        let e = err("[storage]\nrepetitions = \"three\"\n");
+        assert_eq!((e.line, e.key.as_str()), (Some(2), "storage.repetitions"));
+
+        let e = err("[[storage.disk]]\nlabel = \"usb/ext4\"\ndevice = \"LABEL=X\"\n");
+        assert_eq!(e.line, Some(2));
+        assert!(e.key.starts_with("storage.disk[0].label"), "{}", e.key);
+        assert!(e.message.contains("'/'"), "{e}");
+
+        let e = err("[storage]\ntime-cap = 10\n");
+        assert!(e.message.contains("\"10 s\""), "{e}");
+        let e = err("[storage]\nbyte-cap = \"64 MB\"\n");
+        assert!(e.message.contains("\"64 MiB\""), "{e}");
+    }
+
+    #[test]
+    fn names_are_restricted() {
+        assert_eq!(name_problem("usb-ext4_2"), None);
+        assert!(name_problem("").is_some());
+        assert!(name_problem("a b").unwrap().contains("' '"));
+        assert!(name_problem("-x").unwrap().contains("start"));
+        assert!(name_problem("é").is_some());
+        assert!(name_problem(&"x".repeat(33)).unwrap().contains("33 bytes"));
+    }
+
+    #[test]
+    fn child_keys_win_and_lists_replace() {
+        let parent = PlanFile::parse(
+            "p",
+            "[storage]\nrepetitions = 3\nmodes = [\"sync\", \"direct\"]\n[storage.random]\nduration = \"10 s\"\nregion = \"64 MiB\"\n",
+        )
+        .unwrap();
+        let child = PlanFile::parse(
+            "c",
+            "[storage]\nmodes = [\"direct\"]\n[storage.random]\nduration = \"1 s\"\n",
+        )
+        .unwrap();
+        let s = child.over(parent).storage.unwrap();
+        assert_eq!(s.modes, Some(vec![Mode::Direct]));
+        assert_eq!(s.repetitions, Some(Count(3)));
+        let r = s.random.unwrap();
+        assert_eq!(r.duration, Some(Millis(1000)));
+        assert_eq!(r.region.unwrap().into_inner(), Bytes(64 << 20));
+    }
+}

@@ -1,0 +1,453 @@
+//! A plan file, over its presets, on one image: the [`Plan`] PID 1 runs.
+//!
+//! The image fixes what a plan file cannot change: the board, whether it is emulated,
+//! the kernel modules, the results partition, the results link and PID 1's supervision
+//! (the `base` plan the xtask built), and the card's partitions and the board's buses
+//! ([`ImageFacts`]). The plan file chooses the steps, their targets and caps.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::file::{line_of, CommandSection, DiskSection, PlanFile, PlanFileError};
+use crate::presets::{preset, preset_file, DEFAULT_PRESET, PRESETS};
+use crate::{
+    Bus, CommandStep, DeviceReadPlan, Filesystem, Plan, RandomPlan, StorageTarget, BUS_PREFIX,
+};
+
+/// Where the xtask puts [`ImageFacts`] in the initramfs (JSON).
+pub const IMAGE_FACTS_PATH: &str = "/etc/benchboot/image.json";
+
+/// What the image knows that a plan file does not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageFacts {
+    /// The card's test partitions, one per filesystem, labelled by filesystem name.
+    pub card: Vec<StorageTarget>,
+    /// Kernel name of the disk the board boots from (`mmcblk0`): never a raw target.
+    pub boot_disk: String,
+    /// Buses the board reaches other disks on (board file `storage.extra`).
+    pub buses: Vec<Bus>,
+}
+
+/// Where a plan came from; results carry it so two runs can be told to be alike.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanSource {
+    /// The file as named when it was read (`plans/quick.toml`, `plan.toml` on the card);
+    /// empty for a plan made without a plan file (e.g. `benchboot storage`).
+    pub file: String,
+    /// `quick v1` when the text is exactly a shipped preset's.
+    pub preset: Option<String>,
+    /// The preset the file started from, with its version: `quick v1`.
+    pub extends: Option<String>,
+    /// SHA-256 of the file's bytes, lowercase hex.
+    pub sha256: String,
+    /// The file's text.
+    pub text: String,
+}
+
+impl PlanSource {
+    /// One line: `standard v1`, or `my.toml (sha256 1a2b3c4d5e6f, extends quick v1)`.
+    pub fn describe(&self) -> String {
+        if let Some(p) = &self.preset {
+            return p.clone();
+        }
+        if self.file.is_empty() {
+            return "no plan file".into();
+        }
+        let short = self.sha256.get(..12).unwrap_or(&self.sha256);
+        match &self.extends {
+            Some(e) => format!("{} (sha256 {short}, extends {e})", self.file),
+            None => format!("{} (sha256 {short})", self.file),
+        }
+    }
+
+    /// True when two runs used the same plan text.
+    pub fn same_plan(&self, other: &PlanSource) -> bool {
+        self.sha256 == other.sha256
+    }
+}
+
+fn sha256_hex(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// `name vN` of a preset file.
+fn preset_id(name: &str) -> String {
+    let version = preset(name)
+        .and_then(|t| PlanFile::parse(name, t).ok())
+        .and_then(|f| f.version)
+        .unwrap_or(0);
+    format!("{name} v{version}")
+}
+
+/// Parses `text` (named `file` in errors) and every preset it extends, merged.
+///
+/// # Errors
+/// [`PlanFileError`] for the file's own errors, and for an `extends` naming no preset.
+pub fn load(file: &str, text: &str) -> Result<(PlanFile, Option<String>), PlanFileError> {
+    let own = PlanFile::parse(file, text)?;
+    let first = own.extends.clone();
+    let mut merged = own;
+    let mut next = first
+        .as_ref()
+        .map(|s| (s.get_ref().clone(), Some(s.span())));
+    if next.is_none() && preset(merged.name.as_deref().unwrap_or("")) != Some(text) {
+        next = Some((DEFAULT_PRESET.to_owned(), None));
+    }
+    let extends = next.as_ref().map(|(n, _)| preset_id(n));
+    let mut seen = Vec::new();
+    while let Some((name, span)) = next.take() {
+        let Some(ptext) = preset(&name) else {
+            let names: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
+            return Err(PlanFileError {
+                file: file.to_owned(),
+                line: span.map(|s| line_of(text, s.start)),
+                key: "extends".into(),
+                message: format!("`{name}` is not a preset; use one of {}", names.join(", ")),
+            });
+        };
+        if seen.contains(&name) || seen.len() > PRESETS.len() {
+            break;
+        }
+        seen.push(name.clone());
+        let parent = PlanFile::parse(&preset_file(&name), ptext)?;
+        next = parent.extends.as_ref().map(|s| (s.get_ref().clone(), None));
+        merged = merged.over(parent);
+    }
+    Ok((merged, extends))
+}
+
+/// The plan PID 1 runs: plan file `text` (named `file`) over its presets, on `base`'s
+/// image fixings and `image`'s disks.
+///
+/// # Errors
+/// [`PlanFileError`] naming file, line and key: a parse error, a disk on a bus the
+/// board lacks, a raw target without `destroy = true`, a raw target on the boot disk,
+/// a label used twice, a random target that is no target, a plan that then fails
+/// [`Plan::validate`].
+pub fn resolve(
+    file: &str,
+    text: &str,
+    base: &Plan,
+    image: &ImageFacts,
+) -> Result<Plan, PlanFileError> {
+    let own = PlanFile::parse(file, text)?;
+    let (merged, extends) = load(file, text)?;
+    let err = |key: &str, span: Option<std::ops::Range<usize>>, message: String| PlanFileError {
+        file: file.to_owned(),
+        line: span.map(|s| line_of(text, s.start)),
+        key: key.to_owned(),
+        message,
+    };
+    // Spans are this file's only where this file set the key.
+    let own_storage = own.storage.clone().unwrap_or_default();
+    let own_disks = own_storage.disk.is_some();
+    let s = merged.storage.clone().unwrap_or_default();
+    let enabled = s.enabled.unwrap_or(true);
+
+    let mut targets: Vec<StorageTarget> = Vec::new();
+    if enabled {
+        for fs in s.card.clone().unwrap_or_default() {
+            match image.card.iter().find(|t| t.filesystem == fs) {
+                Some(t) => targets.push(t.clone()),
+                None => {
+                    return Err(err(
+                        "storage.card",
+                        None,
+                        format!("this image's card has no {} partition", fs.name()),
+                    ))
+                }
+            }
+        }
+        for (i, d) in s.disk.clone().unwrap_or_default().iter().enumerate() {
+            let key = format!("storage.disk[{i}]");
+            let span = |f: &dyn Fn(&DiskSection) -> Option<std::ops::Range<usize>>| {
+                if own_disks {
+                    f(d)
+                } else {
+                    None
+                }
+            };
+            let t = disk_target(d, image, &base.board).map_err(|(k, m)| {
+                let sp = span(&|d: &DiskSection| match k {
+                    "whole-disk" => d.whole_disk.as_ref().map(toml::Spanned::span),
+                    _ => d.device.as_ref().map(toml::Spanned::span),
+                });
+                err(&format!("{key}.{k}"), sp, m)
+            })?;
+            if targets.iter().any(|x| x.label == t.label) {
+                return Err(err(
+                    &format!("{key}.label"),
+                    None,
+                    format!(
+                        "`{}` is already a target's label; give this disk another",
+                        t.label
+                    ),
+                ));
+            }
+            targets.push(t);
+        }
+    }
+
+    let mut plan = base.clone();
+    let st = &mut plan.storage;
+    st.targets = targets;
+    if let Some(b) = &s.block_sizes {
+        st.block_sizes = b.iter().map(|b| b.0).collect();
+    }
+    if let Some(m) = &s.modes {
+        st.modes.clone_from(m);
+    }
+    if let Some(c) = &s.byte_cap {
+        st.byte_cap = c.get_ref().0;
+    }
+    if let Some(c) = s.time_cap {
+        st.time_cap_ms = c.0;
+    }
+    if let Some(r) = s.repetitions {
+        st.repetitions = r.0;
+    }
+    if let Some(w) = s.device_wait {
+        st.device_wait_ms = w.0;
+    }
+    if let Some(g) = &s.governor {
+        st.governor = (!g.is_empty()).then(|| g.clone());
+    }
+    st.verify = enabled && s.verify.unwrap_or(st.verify);
+
+    let reads = s.device_reads.clone().unwrap_or_default();
+    st.device_reads = if enabled && reads.enabled.unwrap_or(true) {
+        let mut disks = vec![format!("/dev/{}", image.boot_disk)];
+        disks.extend(
+            st.targets
+                .iter()
+                .filter(|t| t.device.starts_with(BUS_PREFIX))
+                .map(|t| t.device.clone()),
+        );
+        let old = st.device_reads.clone();
+        Some(DeviceReadPlan {
+            disks,
+            chunk_bytes: reads
+                .chunk
+                .map(|c| c.into_inner().0)
+                .or(old.as_ref().map(|o| o.chunk_bytes))
+                .unwrap_or(2 << 20),
+            cached_ms: reads
+                .cached
+                .map(|c| c.0)
+                .or(old.as_ref().map(|o| o.cached_ms))
+                .unwrap_or(2_000),
+            buffered_ms: reads
+                .buffered
+                .map(|c| c.0)
+                .or(old.as_ref().map(|o| o.buffered_ms))
+                .unwrap_or(3_000),
+        })
+    } else {
+        None
+    };
+
+    let random = s.random.clone().unwrap_or_default();
+    st.random = if enabled && random.enabled.unwrap_or(true) {
+        let named = own_storage.random.as_ref().and_then(|r| r.targets.as_ref());
+        let wanted: Vec<String> = random
+            .targets
+            .as_ref()
+            .map(|t| t.get_ref().iter().map(|l| l.0.clone()).collect())
+            .unwrap_or_default();
+        let present: Vec<String> = wanted
+            .iter()
+            .filter(|l| st.targets.iter().any(|t| &&t.label == l))
+            .cloned()
+            .collect();
+        // Targets this file named must exist; a preset's that this file dropped go.
+        if let (Some(n), Some(missing)) = (named, wanted.iter().find(|l| !present.contains(l))) {
+            return Err(err(
+                "storage.random.targets",
+                Some(n.span()),
+                format!("`{missing}` is not the label of a storage target of this plan"),
+            ));
+        }
+        let region = random.region.as_ref().map(|r| r.get_ref().0);
+        let block = random.block_size.map(|b| b.0).unwrap_or(4096);
+        if let Some(r) = region.filter(|&r| r < block) {
+            let sp = own_storage
+                .random
+                .as_ref()
+                .and_then(|r| r.region.as_ref())
+                .map(toml::Spanned::span);
+            return Err(err(
+                "storage.random.region",
+                sp,
+                format!("{r} B holds no {block} B block; make it at least the block size"),
+            ));
+        }
+        (!present.is_empty()).then(|| RandomPlan {
+            targets: present,
+            block_size: block,
+            region_bytes: region.unwrap_or(64 << 20),
+            duration_ms: random.duration.map(|d| d.0).unwrap_or(10_000),
+            queue_depths: random
+                .queue_depths
+                .as_ref()
+                .map(|q| q.iter().map(|d| d.0).collect())
+                .unwrap_or_else(|| vec![1]),
+        })
+    } else {
+        None
+    };
+
+    let n = merged.network.clone().unwrap_or_default();
+    if !n.enabled.unwrap_or(true) {
+        plan.network.tests = None;
+    } else if let Some(t) = &mut plan.network.tests {
+        // Only a link with a peer has tests (the base plan says which).
+        if let Some(v) = n.duration {
+            t.duration_ms = v.0;
+        }
+        if let Some(v) = n.interval {
+            t.interval_ms = v.0;
+        }
+        if let Some(v) = n.omit {
+            t.omit_ms = v.0;
+        }
+        if let Some(v) = &n.streams {
+            t.streams = v.iter().map(|d| d.0).collect();
+        }
+        if let Some(v) = n.latency_samples {
+            t.latency_samples = v.0;
+        }
+        if let Some(v) = n.http {
+            t.http_bytes = v.0;
+        }
+        if let Some(v) = n.peer_wait {
+            t.peer_wait_ms = v.0;
+        }
+    }
+
+    plan.commands = merged
+        .command
+        .clone()
+        .unwrap_or_default()
+        .iter()
+        .map(command_step)
+        .collect();
+    let is_preset = own.name.as_deref().and_then(preset) == Some(text);
+    plan.source = PlanSource {
+        file: file.to_owned(),
+        preset: is_preset.then(|| preset_id(own.name.as_deref().unwrap_or_default())),
+        extends,
+        sha256: sha256_hex(text),
+        text: text.to_owned(),
+    };
+    plan.validate().map_err(|e| match e {
+        crate::PlanError::Invalid { field, message } => err(field, None, message),
+        other => err("(file)", None, other.to_string()),
+    })?;
+    Ok(plan)
+}
+
+fn command_step(c: &CommandSection) -> CommandStep {
+    CommandStep {
+        id: c.id.0.clone(),
+        path: c.path.get_ref().clone(),
+        args: c.args.clone(),
+        time_limit_ms: c.time_limit.0,
+    }
+}
+
+/// One `[[storage.disk]]` as a target, or `(key, why)`.
+fn disk_target(
+    d: &DiskSection,
+    image: &ImageFacts,
+    board: &str,
+) -> Result<StorageTarget, (&'static str, String)> {
+    let (device, filesystem) = match (&d.device, &d.whole_disk) {
+        (Some(_), Some(_)) | (None, None) => {
+            return Err((
+                "device",
+                "give either `device` (LABEL=, PARTLABEL= or a /dev/ path) or `whole-disk` \
+                 (a bus), not both or neither"
+                    .into(),
+            ))
+        }
+        (None, Some(bus)) => {
+            let bus = *bus.get_ref();
+            if !image.buses.contains(&bus) {
+                let has: Vec<&str> = image.buses.iter().map(|b| b.name()).collect();
+                return Err((
+                    "whole-disk",
+                    format!(
+                        "board {board} has no {} bus (its disk buses: {}); pick one it has \
+                         or leave the disk out",
+                        bus.name(),
+                        if has.is_empty() {
+                            "none besides the card".into()
+                        } else {
+                            has.join(", ")
+                        }
+                    ),
+                ));
+            }
+            if d.filesystem.is_some_and(|f| f != Filesystem::Raw) {
+                return Err((
+                    "whole-disk",
+                    "a whole disk is swept raw; leave `filesystem` out or set it to \"raw\"".into(),
+                ));
+            }
+            (format!("{BUS_PREFIX}{}", bus.name()), Filesystem::Raw)
+        }
+        (Some(dev), None) => {
+            let Some(fs) = d.filesystem else {
+                return Err((
+                    "filesystem",
+                    "say what the device holds: ext2, ext3, ext4, vfat or raw".into(),
+                ));
+            };
+            if fs == Filesystem::Dir {
+                return Err((
+                    "filesystem",
+                    "`dir` is for host runs; use ext2, ext3, ext4, vfat or raw".into(),
+                ));
+            }
+            (dev.get_ref().clone(), fs)
+        }
+    };
+    let key = if d.whole_disk.is_some() {
+        "whole-disk"
+    } else {
+        "device"
+    };
+    if filesystem == Filesystem::Raw && !d.destroy {
+        return Err((
+            key,
+            format!(
+                "a raw target is overwritten, whatever it holds: add `destroy = true` to \
+                 `{}` if that is what you want",
+                d.label.0
+            ),
+        ));
+    }
+    let boot = format!("/dev/{}", image.boot_disk);
+    if device == boot || (filesystem == Filesystem::Raw && device.starts_with(&boot)) {
+        return Err((
+            key,
+            format!("`{device}` is the disk the board boots from; benchboot never overwrites it"),
+        ));
+    }
+    let t = StorageTarget {
+        label: d.label.0.clone(),
+        device,
+        filesystem,
+        optional: d.optional,
+    };
+    if let Some(p) = t.device_problem() {
+        return Err((key, p));
+    }
+    Ok(t)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,235 @@
+use super::*;
+use crate::{Mode, MIB};
+
+fn image() -> ImageFacts {
+    let card = [
+        Filesystem::Ext2,
+        Filesystem::Ext3,
+        Filesystem::Ext4,
+        Filesystem::Vfat,
+        Filesystem::Raw,
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, fs)| StorageTarget {
+        label: fs.name().into(),
+        device: format!("/dev/mmcblk0p{}", i + 5),
+        filesystem: *fs,
+        optional: false,
+    })
+    .collect();
+    ImageFacts {
+        card,
+        boot_disk: "mmcblk0".into(),
+        buses: vec![Bus::Usb],
+    }
+}
+
+fn base() -> Plan {
+    let mut p = Plan::example();
+    p.emulated = false;
+    p.network.tests = Some(crate::NetTests::hardware());
+    p
+}
+
+fn run(text: &str) -> Result<Plan, PlanFileError> {
+    resolve("my.toml", text, &base(), &image())
+}
+
+#[test]
+fn every_preset_resolves_and_names_itself() {
+    for (name, text) in PRESETS {
+        let p = resolve(&preset_file(name), text, &base(), &image())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(p.source.preset.as_deref(), Some(&*format!("{name} v1")));
+        assert_eq!(p.source.sha256.len(), 64);
+        assert_eq!(p.source.text, text);
+    }
+}
+
+#[test]
+fn seeds_is_the_write_ups_sweep() {
+    let p = resolve(
+        "plans/seeds.toml",
+        preset("seeds").unwrap(),
+        &base(),
+        &image(),
+    )
+    .unwrap();
+    let s = &p.storage;
+    assert_eq!(s.block_sizes, crate::seed_block_sizes());
+    assert_eq!(s.modes, [Mode::Sync, Mode::Direct]);
+    assert_eq!(s.repetitions, 3);
+    let labels: Vec<&str> = s.targets.iter().map(|t| t.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "ext2",
+            "ext3",
+            "ext4",
+            "vfat",
+            "raw",
+            "disk-ext2",
+            "disk-ext3",
+            "disk-ext4",
+            "disk-vfat"
+        ]
+    );
+    assert!(s.targets[5..].iter().all(|t| t.optional));
+    assert_eq!(s.targets[7].device, "LABEL=BBEXT4");
+    assert!(s.device_reads.is_none() && s.random.is_none() && !s.verify);
+    assert!(p.network.tests.is_none());
+    assert_eq!(p.source.extends.as_deref(), Some("standard v1"));
+}
+
+#[test]
+fn quick_is_short() {
+    let p = resolve(
+        "plans/quick.toml",
+        preset("quick").unwrap(),
+        &base(),
+        &image(),
+    )
+    .unwrap();
+    assert_eq!(p.storage.block_sizes, [512, 4096, 64 << 10, MIB]);
+    assert_eq!(p.storage.repetitions, 1);
+    assert_eq!(p.storage.targets.len(), 3);
+    assert_eq!(p.storage.random.as_ref().unwrap().targets, ["raw"]);
+    assert_eq!(p.network.tests.as_ref().unwrap().duration_ms, 5_000);
+    let bound = crate::estimate::total_ms(&crate::estimate::estimate(&p));
+    assert!(bound < 15 * 60_000, "quick's bound is {bound} ms");
+}
+
+#[test]
+fn a_user_file_overrides_its_preset() {
+    let p = run(concat!(
+        "extends = \"quick\"\n",
+        "[storage]\n",
+        "card = [\"ext4\"]\n",
+        "block-sizes = [\"4 KiB\", \"1 MiB\"]\n",
+        "[[storage.disk]]\n",
+        "label = \"usb-ext4\"\n",
+        "device = \"LABEL=BBEXT4\"\n",
+        "filesystem = \"ext4\"\n",
+        "[[storage.disk]]\n",
+        "label = \"usb-raw\"\n",
+        "whole-disk = \"usb\"\n",
+        "destroy = true\n",
+    ))
+    .unwrap();
+    let t: Vec<(&str, &str)> = p
+        .storage
+        .targets
+        .iter()
+        .map(|t| (t.label.as_str(), t.device.as_str()))
+        .collect();
+    assert_eq!(
+        t,
+        [
+            ("ext4", "/dev/mmcblk0p7"),
+            ("usb-ext4", "LABEL=BBEXT4"),
+            ("usb-raw", "BUS=usb")
+        ]
+    );
+    assert_eq!(p.storage.block_sizes, [4096, MIB]);
+    assert_eq!(p.storage.byte_cap, 16 * MIB, "quick's cap stays");
+    // quick's random target `raw` is not in this plan: dropped, not an error.
+    assert!(p.storage.random.is_none());
+    assert_eq!(
+        p.storage.device_reads.as_ref().unwrap().disks,
+        ["/dev/mmcblk0", "BUS=usb"]
+    );
+    assert_eq!(p.source.preset, None);
+    assert_eq!(p.source.extends.as_deref(), Some("quick v1"));
+    assert!(
+        p.source.describe().starts_with("my.toml (sha256 "),
+        "{}",
+        p.source.describe()
+    );
+    // The fixings stay the image's.
+    assert_eq!(p.results, base().results);
+    assert_eq!(p.modules, base().modules);
+}
+
+#[test]
+fn refusals_name_file_line_and_key() {
+    let cases: [(&str, Option<usize>, &str, &str); 7] = [
+        (
+            "[storage]\nwhole = 1\n",
+            Some(2),
+            "storage",
+            "unknown field `whole`",
+        ),
+        (
+            "[[storage.disk]]\nlabel = \"ssd\"\nwhole-disk = \"sata\"\ndestroy = true\n",
+            Some(3),
+            "storage.disk[0].whole-disk",
+            "board rpi-zero-w has no sata bus (its disk buses: usb)",
+        ),
+        (
+            "[[storage.disk]]\nlabel = \"usb\"\n\nwhole-disk = \"usb\"\n",
+            Some(4),
+            "storage.disk[0].whole-disk",
+            "add `destroy = true`",
+        ),
+        (
+            "[[storage.disk]]\nlabel = \"card\"\ndevice = \"/dev/mmcblk0\"\nfilesystem = \"raw\"\ndestroy = true\n",
+            Some(3),
+            "storage.disk[0].device",
+            "boots from",
+        ),
+        (
+            "[storage]\ncard = [\"ext4\"]\n[storage.random]\ntargets = [\"raw\"]\n",
+            Some(4),
+            "storage.random.targets",
+            "`raw` is not the label",
+        ),
+        (
+            "extends = \"fast\"\n",
+            Some(1),
+            "extends",
+            "not a preset; use one of standard, quick, seeds",
+        ),
+        (
+            "[[storage.disk]]\nlabel = \"ext4\"\ndevice = \"LABEL=X\"\nfilesystem = \"ext4\"\n",
+            None,
+            "storage.disk[0].label",
+            "already a target's label",
+        ),
+    ];
+    for (text, line, key, why) in cases {
+        let e = run(text).unwrap_err();
+        assert_eq!(e.file, "my.toml", "{text}");
+        assert_eq!(e.line, line, "{text}: {e}");
+        assert!(e.key.starts_with(key), "{text}: key {} in {e}", e.key);
+        assert!(e.message.contains(why), "{text}: {e}");
+    }
+}
+
+#[test]
+fn network_and_storage_switch_off() {
+    let p = run("[storage]\nenabled = false\n[network]\nenabled = false\n").unwrap();
+    assert!(p.storage.targets.is_empty());
+    assert!(p.storage.device_reads.is_none() && p.storage.random.is_none());
+    assert!(!p.storage.verify);
+    assert!(p.network.tests.is_none());
+    let p = run("[network]\nduration = \"3 s\"\nstreams = [2]\n").unwrap();
+    let t = p.network.tests.unwrap();
+    assert_eq!((t.duration_ms, t.streams), (3_000, vec![2]));
+}
+
+#[test]
+fn commands_become_steps() {
+    let p = run("[[command]]\nid = \"coremark\"\npath = \"bin/coremark\"\nargs = [\"-i\", \"10\"]\ntime-limit = \"5 min\"\n").unwrap();
+    assert_eq!(
+        p.commands,
+        [CommandStep {
+            id: "coremark".into(),
+            path: "bin/coremark".into(),
+            args: vec!["-i".into(), "10".into()],
+            time_limit_ms: 300_000,
+        }]
+    );
+    let e = run("[[command]]\nid = \"x\"\npath = \"/bin/sh\"\ntime-limit = \"1 s\"\n").unwrap_err();
+    assert!(e.key.starts_with("commands.path"), "{e}");
+}

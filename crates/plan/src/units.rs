@@ -1,0 +1,210 @@
+//! Sizes and durations as a person writes them in a plan file (`"256 MiB"`, `"10 s"`)
+//! and as benchboot prints them back: one place for both directions.
+//!
+//! Sizes are binary (KiB = 2^10 bytes, MiB = 2^20, GiB = 2^30, IEC 80000-13); decimal
+//! `KB`/`MB`/`GB` are refused rather than guessed. A bare TOML integer is bytes.
+//! Durations always carry a unit: `ms`, `s`, `min`, `h`.
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+
+/// A size in bytes, read from `4096`, `"4 KiB"` or `"1 MiB"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Bytes(pub u64);
+
+/// A duration in milliseconds, read from `"250 ms"`, `"10 s"`, `"5 min"` or `"1 h"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Millis(pub u64);
+
+const SIZE_UNITS: [(&str, u64); 4] = [
+    ("GiB", 1 << 30),
+    ("MiB", 1 << 20),
+    ("KiB", 1 << 10),
+    ("B", 1),
+];
+const TIME_UNITS: [(&str, u64); 4] = [("h", 3_600_000), ("min", 60_000), ("s", 1_000), ("ms", 1)];
+
+/// Splits `"12 MiB"` / `"12MiB"` into 12 and `MiB`.
+fn number_and_unit(text: &str) -> Option<(u64, &str)> {
+    let t = text.trim();
+    let end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let n = t[..end].parse().ok()?;
+    Some((n, t[end..].trim()))
+}
+
+/// Parses a size: `"512 B"`, `"4 KiB"`, `"64 MiB"`, `"1 GiB"`.
+///
+/// # Errors
+/// A message saying what to write instead (decimal units, no unit, overflow).
+pub fn parse_bytes(text: &str) -> Result<u64, String> {
+    let hint = "write a whole number and one of B, KiB, MiB, GiB, e.g. \"4 KiB\"";
+    let (n, unit) = number_and_unit(text).ok_or_else(|| format!("`{text}`: {hint}"))?;
+    if let Some(&(_, scale)) = SIZE_UNITS.iter().find(|(u, _)| *u == unit) {
+        return n
+            .checked_mul(scale)
+            .ok_or_else(|| format!("`{text}` does not fit in 64 bits"));
+    }
+    let binary = match unit {
+        "KB" | "kB" | "K" | "k" => Some("KiB"),
+        "MB" | "M" => Some("MiB"),
+        "GB" | "G" => Some("GiB"),
+        _ => None,
+    };
+    Err(match binary {
+        Some(b) => format!(
+            "`{text}`: sizes are binary here; write \"{n} {b}\" ({b} = 2^{} bytes)",
+            match b {
+                "KiB" => 10,
+                "MiB" => 20,
+                _ => 30,
+            }
+        ),
+        None => format!("`{text}`: {hint}"),
+    })
+}
+
+/// Parses a duration: `"250 ms"`, `"10 s"`, `"5 min"`, `"1 h"`, to milliseconds.
+///
+/// # Errors
+/// A message saying what to write instead.
+pub fn parse_millis(text: &str) -> Result<u64, String> {
+    let hint = "write a whole number and one of ms, s, min, h, e.g. \"10 s\"";
+    let (n, unit) = number_and_unit(text).ok_or_else(|| format!("`{text}`: {hint}"))?;
+    let &(_, scale) = TIME_UNITS
+        .iter()
+        .find(|(u, _)| *u == unit)
+        .ok_or_else(|| format!("`{text}`: {hint}"))?;
+    n.checked_mul(scale)
+        .ok_or_else(|| format!("`{text}` does not fit in 64 bits of ms"))
+}
+
+/// A size as a person writes it: the largest binary unit it is a whole multiple of
+/// (`256 MiB`, not `262144 KiB`), else one decimal of the largest unit it reaches
+/// (`1.5 KiB` for 1536), and bytes below 1 KiB (`512 B`).
+pub fn fmt_bytes(bytes: u64) -> String {
+    for (unit, scale) in SIZE_UNITS {
+        if bytes >= scale && scale > 1 && bytes.is_multiple_of(scale) {
+            return format!("{} {unit}", bytes / scale);
+        }
+    }
+    for (unit, scale) in SIZE_UNITS {
+        if bytes >= scale && scale > 1 {
+            return format!("{:.1} {unit}", bytes as f64 / scale as f64);
+        }
+    }
+    format!("{bytes} B")
+}
+
+/// A duration as a person writes it: `250 ms`, `10 s`, `5 min`, `1 h 58 min`,
+/// `2 min 30 s`; at most two units, the smaller one rounded down.
+pub fn fmt_millis(ms: u64) -> String {
+    if ms < 1_000 {
+        return format!("{ms} ms");
+    }
+    if ms < 60_000 {
+        return if ms.is_multiple_of(1_000) {
+            format!("{} s", ms / 1_000)
+        } else {
+            format!("{:.1} s", ms as f64 / 1_000.0)
+        };
+    }
+    let (big, small, bu, su) = if ms < 3_600_000 {
+        (ms / 60_000, ms % 60_000 / 1_000, "min", "s")
+    } else {
+        (ms / 3_600_000, ms % 3_600_000 / 60_000, "h", "min")
+    };
+    if small == 0 {
+        format!("{big} {bu}")
+    } else {
+        format!("{big} {bu} {small} {su}")
+    }
+}
+
+impl<'de> Deserialize<'de> for Bytes {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Bytes;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a size: bytes as a whole number, or a string such as \"4 KiB\"")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Bytes, E> {
+                u64::try_from(v)
+                    .map(Bytes)
+                    .map_err(|_| E::custom(format!("{v} bytes: a size cannot be negative")))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Bytes, E> {
+                Ok(Bytes(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Bytes, E> {
+                parse_bytes(v).map(Bytes).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for Millis {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Millis;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a duration with its unit, such as \"10 s\" or \"250 ms\"")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Millis, E> {
+                Err(E::custom(format!(
+                    "{v}: a duration needs its unit, e.g. \"{v} s\" or \"{v} ms\""
+                )))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Millis, E> {
+                self.visit_i64(v as i64)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Millis, E> {
+                parse_millis(v).map(Millis).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_and_print_as_written() {
+        assert_eq!(parse_bytes("4 KiB"), Ok(4096));
+        assert_eq!(parse_bytes("64MiB"), Ok(64 << 20));
+        assert_eq!(parse_bytes("8 B"), Ok(8));
+        assert_eq!(parse_bytes(" 1 GiB "), Ok(1 << 30));
+        let e = parse_bytes("4 MB").unwrap_err();
+        assert!(e.contains("\"4 MiB\"") && e.contains("2^20"), "{e}");
+        assert!(parse_bytes("MiB").unwrap_err().contains("whole number"));
+        assert!(parse_bytes("99999999999 GiB")
+            .unwrap_err()
+            .contains("64 bits"));
+        assert_eq!(fmt_bytes(256 << 20), "256 MiB");
+        assert_eq!(fmt_bytes(262_144 << 10), "256 MiB");
+        assert_eq!(fmt_bytes(4096), "4 KiB");
+        assert_eq!(fmt_bytes(512), "512 B");
+        assert_eq!(fmt_bytes(0), "0 B");
+        assert_eq!(fmt_bytes((3 << 19) + 1), "1.5 MiB");
+        assert_eq!(fmt_bytes(1536), "1.5 KiB");
+    }
+
+    #[test]
+    fn durations_read_and_print_as_written() {
+        assert_eq!(parse_millis("250 ms"), Ok(250));
+        assert_eq!(parse_millis("10 s"), Ok(10_000));
+        assert_eq!(parse_millis("5 min"), Ok(300_000));
+        assert_eq!(parse_millis("1h"), Ok(3_600_000));
+        assert!(parse_millis("10").unwrap_err().contains("\"10 s\""));
+        assert_eq!(fmt_millis(250), "250 ms");
+        assert_eq!(fmt_millis(10_000), "10 s");
+        assert_eq!(fmt_millis(2_500), "2.5 s");
+        assert_eq!(fmt_millis(300_000), "5 min");
+        assert_eq!(fmt_millis(150_000), "2 min 30 s");
+        assert_eq!(fmt_millis(7_080_000), "1 h 58 min");
+    }
+}
