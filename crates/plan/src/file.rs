@@ -240,7 +240,7 @@ impl<'de> Deserialize<'de> for Depth {
 }
 
 /// A plan file that cannot be used: where, which key, why, and what to do.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, Deserialize)]
 #[error("{file}{}: {key}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
 pub struct PlanFileError {
     /// The file as the user named it (`plans/quick.toml`, `plan.toml` on the card).

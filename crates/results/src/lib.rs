@@ -6,7 +6,7 @@
 
 #![forbid(unsafe_code)]
 
-use benchboot_plan::{Filesystem, Mode, Plan};
+use benchboot_plan::{Filesystem, Mode, Plan, PlanFileError};
 use serde::{Deserialize, Serialize};
 
 pub mod a1;
@@ -24,7 +24,7 @@ pub use summary::{iops, mib_per_s, Summary};
 /// Major version: bumped on any change an old reader would misread.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: bumped when fields are added that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 5;
+pub const SCHEMA_MINOR: u32 = 6;
 
 /// Why a results document could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -106,6 +106,10 @@ pub struct RunResults {
     pub events: Vec<Event>,
     /// True once every step of the plan has been attempted.
     pub complete: bool,
+    /// The plan file on the card that PID 1 refused (schema 1.6): nothing was measured,
+    /// and the error says which file, line and key to fix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_error: Option<PlanFileError>,
 }
 
 /// What the board said about itself (`uname`, `/proc`).
@@ -371,6 +375,7 @@ impl RunResults {
             faults: Vec::new(),
             events: Vec::new(),
             complete: false,
+            plan_error: None,
         }
     }
 
