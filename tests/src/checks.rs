@@ -6,9 +6,9 @@
 use std::path::Path;
 use std::time::Instant;
 
+use benchboot_image::layout::{Layout, Role};
 use benchboot_plan::Mode;
 use benchboot_results::{DeviceReadKind, Direction, RunResults, Severity, StopReason};
-use xtask::layout::{Layout, Role};
 use xtask::qemu::Run;
 
 /// The logical block size of the emulated cards (SD and virtio-blk): O_DIRECT below it

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{ensure, Context, Result};
-use xtask::layout::{Layout, Part};
+use benchboot_image::layout::{Layout, Part};
 
 /// Copies partition `part` of `image` into a temporary file (the host kernel does not
 /// scan partition tables on loop devices here, and fsck tools take a file).
@@ -70,10 +70,10 @@ pub fn fsck_image(image: &Path, layout: &Layout) -> Result<String> {
     let dump = check_tool("sfdisk", &["--dump"], image)?;
     for part in &layout.parts {
         let tmp = extract_partition(image, part)?;
-        if part.mbr_type == xtask::layout::TYPE_NON_FS_DATA {
+        if part.mbr_type == benchboot_image::layout::TYPE_NON_FS_DATA {
             continue; // the raw test partition has no filesystem to check
         }
-        if part.mbr_type == xtask::layout::TYPE_FAT32_LBA {
+        if part.mbr_type == benchboot_image::layout::TYPE_FAT32_LBA {
             check_tool("fsck.vfat", &["-n"], tmp.path())
                 .with_context(|| format!("p{}", part.number))?;
         } else {

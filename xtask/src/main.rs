@@ -85,7 +85,7 @@ fn main() -> Result<()> {
         }
         Verb::Image { board, plan } => {
             let board = xtask::load_board(&board)?;
-            let plan = xtask::plans::PlanText::from_arg(&plan)?;
+            let plan = benchboot_image::plans::PlanText::from_arg(&plan)?;
             xtask::image::run_with(&board, &xtask::image::image_path(&board), &plan).map(drop)
         }
         Verb::Qemu { board, timeout } => xtask::qemu::run(

@@ -22,7 +22,7 @@ use anyhow::{bail, Context, Result};
 use benchboot_board::{Board, Qemu, QemuBoot, QemuDrive, QemuNetwork};
 
 use crate::image::{self, INITRAMFS_FILE, KERNEL_FILE};
-use crate::layout::{self, Role};
+use benchboot_image::layout::{self, Role};
 use benchboot_plan::{QEMU_RESULTS_FORWARD, RESULTS_PORT};
 
 /// The line PID 1 prints once results are on disk and served (firmware console.rs).
@@ -165,7 +165,7 @@ pub struct Options {
     /// Give up when the awaited line has not come by then (from QEMU start).
     pub timeout: Duration,
     /// The plan PID 1 runs (`benchboot.plan=<name>`, a plan of the initramfs: `qemu`,
-    /// `faults`, `powercut`; [`crate::plans`]).
+    /// `faults`, `powercut`; [`benchboot_image::plans`]).
     pub plan: String,
     /// Boot this card as it is (a card an earlier boot wrote to: the reboot after a
     /// cut) instead of a fresh copy of the built image.

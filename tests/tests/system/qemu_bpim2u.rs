@@ -7,9 +7,9 @@
 
 use std::time::Duration;
 
+use benchboot_image::layout::{self, Role};
 use benchboot_plan::Filesystem;
 use benchboot_tests::checks;
-use xtask::layout::{self, Role};
 
 #[test]
 fn bananapi_m1_boots_through_spl_u_boot_and_extlinux_in_bpim2u() {

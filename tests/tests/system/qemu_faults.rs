@@ -6,8 +6,8 @@
 
 use std::time::{Duration, Instant};
 
+use benchboot_image::layout::{self, Role};
 use benchboot_results::{Severity, WorkerFailure};
-use xtask::layout::{self, Role};
 use xtask::qemu::{run_with, Options};
 
 #[test]

@@ -4,10 +4,10 @@
 
 use std::time::Duration;
 
+use benchboot_image::layout;
 use benchboot_plan::Mode;
 use benchboot_results::SchemaVersion;
 use benchboot_tests::checks;
-use xtask::layout;
 
 #[test]
 fn rpi_zero_w_boots_measures_and_serves_results() {

@@ -17,9 +17,9 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use benchboot_image::layout::{self, Role};
 use benchboot_results::RunResults;
 use benchboot_tests::{checks, QemuSlot};
-use xtask::layout::{self, Role};
 use xtask::qemu::Run;
 
 /// Generous: two tiers share the 2 cores of CI (the slowest, rpi-2b, is ready ~5 min

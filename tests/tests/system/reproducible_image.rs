@@ -6,8 +6,8 @@
 use std::path::Path;
 use std::time::Instant;
 
+use benchboot_image::layout::{self, Role};
 use benchboot_plan::Filesystem;
-use xtask::layout::{self, Role};
 use xtask::reproducible::{source_date_epoch, Stamp};
 
 #[test]

@@ -6,8 +6,8 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::Mutex;
 
+use benchboot_image::layout::{self, Role};
 use xtask::bootcheck;
-use xtask::layout::{self, Role};
 
 /// The two boards share the armv7 firmware build folder: one build at a time.
 static BUILD: Mutex<()> = Mutex::new(());

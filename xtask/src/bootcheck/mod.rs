@@ -46,7 +46,7 @@ use anyhow::{bail, ensure, Context, Result};
 use benchboot_board::{Board, BootConfig};
 use benchboot_card::{self as card, Partition};
 
-use crate::layout::{self, Layout};
+use benchboot_image::layout::{self, Layout};
 
 /// A loader blob written raw to the card, as [`check_card`] found it.
 #[derive(Debug, Clone, PartialEq, Eq)]

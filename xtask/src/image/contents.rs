@@ -12,9 +12,11 @@ use super::boot_config::{cmdline_txt, config_txt, extlinux_conf};
 use super::dtb::apply_dtb_fixups;
 use crate::bootcheck::EXTLINUX_CONF;
 use crate::initramfs::{self, Node};
-use crate::layout::{self, Layout};
-use crate::plans::PlanText;
-use crate::{modules, plans};
+use benchboot_image::layout::{self, Layout};
+use benchboot_image::plans;
+use benchboot_image::plans::PlanText;
+
+use crate::modules;
 
 /// File names on the boot partition.
 pub const KERNEL_FILE: &str = "vmlinuz";

@@ -11,8 +11,8 @@ use serde::Serialize;
 
 use super::contents::Contents;
 use crate::initramfs::Node;
-use crate::layout::{Layout, Role};
 use crate::packages::{self};
+use benchboot_image::layout::{Layout, Role};
 
 /// The manifest written beside the image.
 #[derive(Debug, Serialize)]

@@ -1,7 +1,7 @@
 //! `cargo xtask image --board NAME`: assembles `target/images/<board>.img` and its
 //! manifest (`<board>.manifest.json`: every file, its source package and SHA-256).
 //!
-//! Plan first, then write: [`crate::layout::plan`] computes the partitions, this module
+//! Plan first, then write: [`benchboot_image::layout::plan`] computes the partitions, this module
 //! renders them. The image is written to a temporary file and renamed at the end, so a
 //! failed build never leaves a half-written image under the final name.
 //!
@@ -29,10 +29,10 @@ use anyhow::{Context, Result};
 use benchboot_board::{Board, BootConfig};
 
 use crate::firmware::{self, CpuTarget};
-use crate::layout::{self};
 use crate::packages::{self, Lock};
-use crate::plans::PlanText;
 use crate::reproducible::Stamp;
+use benchboot_image::layout::{self};
+use benchboot_image::plans::PlanText;
 
 /// Paths of a built image.
 #[derive(Debug, Clone)]
@@ -69,7 +69,7 @@ pub fn run_with(board: &Board, image: &Path, plan: &PlanText) -> Result<Built> {
     let t0 = Instant::now();
     let mut phase = Phases::default();
     // A bad plan file is refused before minutes of building.
-    crate::plans::hardware(
+    benchboot_image::plans::hardware(
         board,
         &layout::plan(&layout::Spec::default())?,
         Vec::new(),

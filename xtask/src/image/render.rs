@@ -9,8 +9,8 @@ use benchboot_plan::Filesystem;
 use xshell::{cmd, Shell};
 
 use super::contents::Contents;
-use crate::layout::{self, Layout, Part, Role};
 use crate::reproducible::Stamp;
+use benchboot_image::layout::{self, Layout, Part, Role};
 
 /// Writes the whole image into `path`, every time and id from `stamp`: the same
 /// arguments give the same bytes.

@@ -5,7 +5,7 @@ use super::*;
 use crate::bootcheck::blobs::ZIMAGE_MAGIC;
 use crate::bootcheck::tests::{egon, uimage};
 use crate::bootcheck::{check_card, parse_extlinux, EXTLINUX_CONF, FDT_MAGIC, SUNXI_U_BOOT_OFFSET};
-use crate::layout::{Layout, Role};
+use benchboot_image::layout::{Layout, Role};
 
 #[test]
 fn config_txt_names_kernel_initramfs_and_dtb() {
@@ -306,7 +306,7 @@ fn its_extlinux_conf_reads_as_u_boot_reads_it() {
 #[test]
 fn small_card_passes_and_a_broken_blob_is_named() {
     use crate::initramfs::Node;
-    use crate::layout::{plan, Role, Spec};
+    use benchboot_image::layout::{plan, Role, Spec};
     let board = crate::load_board("bananapi-m1").unwrap();
     let spec = Spec {
         disk_mib: 64,

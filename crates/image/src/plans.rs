@@ -332,11 +332,15 @@ fn qemu_network(board: &Board, gadget: Option<GadgetPlan>) -> NetworkPlan {
 mod tests {
     use super::*;
     use crate::layout::{plan, Spec};
+
+    fn load_board(name: &str) -> Result<Board, benchboot_board::BoardError> {
+        benchboot_board::load(&benchboot_board::boards_dir(), name)
+    }
     use benchboot_plan::Filesystem;
 
     #[test]
     fn qemu_plan_targets_every_test_partition() {
-        let board = crate::load_board("rpi-zero-w").unwrap();
+        let board = load_board("rpi-zero-w").unwrap();
         let layout = plan(&Spec::default()).unwrap();
         let p = qemu(&board, &layout, vec!["ext4".into()]);
         p.validate().unwrap();
@@ -375,7 +379,7 @@ mod tests {
     #[test]
     fn every_plan_of_an_image_is_valid_and_the_test_plans_are_emulated() {
         let layout = plan(&Spec::default()).unwrap();
-        let virt = crate::load_board("qemu-virt-arm64").unwrap();
+        let virt = load_board("qemu-virt-arm64").unwrap();
         let all = all(
             &virt,
             &layout,
@@ -439,7 +443,7 @@ mod tests {
     #[test]
     fn image_plan_files_and_their_refusals() {
         let layout = plan(&Spec::default()).unwrap();
-        let zero = crate::load_board("rpi-zero-w").unwrap();
+        let zero = load_board("rpi-zero-w").unwrap();
         let facts = image_facts(&zero, &layout);
         assert_eq!(facts.card.len(), 5);
         assert_eq!(facts.boot_disk, "mmcblk0");
@@ -466,7 +470,7 @@ mod tests {
             ),
             "{e}"
         );
-        let bpi = crate::load_board("bananapi-m1").unwrap();
+        let bpi = load_board("bananapi-m1").unwrap();
         let p = hardware(&bpi, &layout, vec![], &sata).unwrap();
         assert_eq!(p.storage.targets.last().unwrap().device, "BUS=sata");
         assert!(PlanText::from_arg("/nonexistent/plan.toml")
@@ -478,7 +482,7 @@ mod tests {
     #[test]
     fn gadget_on_hardware_dummy_hcd_only_in_qemu_virt() {
         let layout = plan(&Spec::default()).unwrap();
-        let zero = crate::load_board("rpi-zero-w").unwrap();
+        let zero = load_board("rpi-zero-w").unwrap();
         let hw = hardware(&zero, &layout, vec![], &PlanText::standard()).unwrap();
         let g = hw.network.gadget.as_ref().unwrap();
         assert!(!g.in_turn && !g.host_in_namespace);
@@ -490,7 +494,7 @@ mod tests {
         assert!(q.network.gadget.is_none() && q.network.tests.is_none());
         assert_eq!(q.network.interface, "eth0");
 
-        let virt = crate::load_board("qemu-virt-arm64").unwrap();
+        let virt = load_board("qemu-virt-arm64").unwrap();
         let q = qemu(&virt, &layout, vec![]);
         q.validate().unwrap();
         let g = q.network.gadget.as_ref().unwrap();
@@ -500,7 +504,7 @@ mod tests {
         assert_eq!(q.storage.targets[0].device, "/dev/vda5");
 
         // bpim2u has no network: the QEMU plan names no link, the card carries results.
-        let bpi = crate::load_board("bananapi-m1").unwrap();
+        let bpi = load_board("bananapi-m1").unwrap();
         let q = qemu(&bpi, &layout, vec![]);
         q.validate().unwrap();
         assert!(!q.network.has_link());
