@@ -128,6 +128,7 @@ impl PlanText {
 pub fn image_facts(board: &Board, layout: &Layout) -> ImageFacts {
     let p = base(board, layout, Vec::new(), false);
     ImageFacts {
+        board: board.name.clone(),
         card: p.storage.targets,
         boot_disk: board.disk.clone(),
         buses: board.extra_storage.iter().map(|e| e.bus).collect(),

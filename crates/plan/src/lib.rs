@@ -17,7 +17,7 @@ pub mod units;
 
 pub use file::{PlanFile, PlanFileError};
 pub use network::{GadgetFunction, GadgetPlan, NetTests, NetworkPlan, BOARD_LINK_LOCAL};
-pub use resolve::{resolve, ImageFacts, PlanSource, IMAGE_FACTS_PATH};
+pub use resolve::{resolve, ImageFacts, PlanSource, CARD_FACTS_FILE, IMAGE_FACTS_PATH};
 
 /// Where plans sit inside the initramfs: `<dir>/<name>.json`.
 pub const PLANS_DIR: &str = "/etc/benchboot";

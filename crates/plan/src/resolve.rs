@@ -17,9 +17,16 @@ use crate::{
 /// Where the xtask puts [`ImageFacts`] in the initramfs (JSON).
 pub const IMAGE_FACTS_PATH: &str = "/etc/benchboot/image.json";
 
+/// The copy of [`ImageFacts`] on the card's results partition, beside the plan file:
+/// `benchboot plan write` checks a new plan against it (PID 1 reads its own copy, in the
+/// initramfs, which a user cannot change by editing the card).
+pub const CARD_FACTS_FILE: &str = "image.json";
+
 /// What the image knows that a plan file does not.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ImageFacts {
+    /// The board the image is for (`boards/<name>.toml`).
+    pub board: String,
     /// The card's test partitions, one per filesystem, labelled by filesystem name.
     pub card: Vec<StorageTarget>,
     /// Kernel name of the disk the board boots from (`mmcblk0`): never a raw target.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{ensure, Context, Result};
 use benchboot_board::{Board, BootConfig, Loader, SHARED_FILE};
-use benchboot_plan::{CARD_PLAN_FILE, IMAGE_FACTS_PATH, MODULES_DIR, PLANS_DIR};
+use benchboot_plan::{CARD_FACTS_FILE, CARD_PLAN_FILE, IMAGE_FACTS_PATH, MODULES_DIR, PLANS_DIR};
 
 use super::boot_config::{cmdline_txt, config_txt, extlinux_conf};
 use super::dtb::apply_dtb_fixups;
@@ -244,11 +244,18 @@ pub(super) fn gather(
         archive,
         "benchboot initramfs",
     ));
-    let results_files = vec![BootFile::new(
-        CARD_PLAN_FILE,
-        plan_file.text.clone().into_bytes(),
-        plan_file.file.clone(),
-    )];
+    let results_files = vec![
+        BootFile::new(
+            CARD_PLAN_FILE,
+            plan_file.text.clone().into_bytes(),
+            plan_file.file.clone(),
+        ),
+        BootFile::new(
+            CARD_FACTS_FILE,
+            serde_json::to_vec_pretty(&plans::image_facts(board, layout))?,
+            "xtask plans (what `benchboot plan write` checks a plan against)",
+        ),
+    ];
     Ok(Contents {
         boot_files,
         raw_blobs,

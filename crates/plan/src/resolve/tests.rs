@@ -19,6 +19,7 @@ fn image() -> ImageFacts {
     })
     .collect();
     ImageFacts {
+        board: "rpi-zero-w".into(),
         card,
         boot_disk: "mmcblk0".into(),
         buses: vec![Bus::Usb],
