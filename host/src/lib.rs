@@ -13,6 +13,7 @@ pub mod field_test;
 pub mod figure;
 pub mod flash;
 pub mod log;
+pub mod plan;
 pub mod plot;
 pub mod reference;
 pub mod render;

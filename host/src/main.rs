@@ -198,6 +198,17 @@ Writing a card needs root or the disk group. Under sudo, cargo is often not on r
 PATH and the results store is root's: build first as yourself, pass --image (and
 --store DIR to keep the run in your own store).")]
     FieldTest(benchboot::field_test::FieldTestArgs),
+    /// Plan files: check one for a board (what runs, how long at most), or make one the
+    /// plan of a card without rebuilding it.
+    #[command(
+        subcommand,
+        after_help = "Examples:
+  benchboot plan check plans/seeds.toml --board rpi-zero-w
+  benchboot plan check my.toml --board bananapi-m1
+  benchboot plan write --card /media/me/BBRESULTS my.toml     (the card's FAT, mounted)
+  benchboot plan write --card target/images/qemu-virt-arm64.img quick"
+    )]
+    Plan(benchboot::plan::PlanCommand),
     /// Print the init's log: decode the defmt frames it stored (`log.defmt` on the card's
     /// results partition) with the unstripped init the image build kept.
     Log(benchboot::log::LogArgs),
@@ -306,6 +317,7 @@ fn main() -> Result<()> {
         Command::Flash(args) => benchboot::flash::run(&(&args).into())?,
         Command::FieldTest(args) => benchboot::field_test::run(&args)?,
         Command::Log(args) => benchboot::log::run(&args)?,
+        Command::Plan(cmd) => benchboot::plan::run(&cmd)?,
         Command::Collect(args) => benchboot::collect::run(&args)?,
         Command::Runs(args) => benchboot::collect::run_runs(&args)?,
         Command::Show { file } => {

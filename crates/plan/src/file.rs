@@ -272,7 +272,11 @@ impl PlanFile {
         let parsed: Result<PlanFile, serde_path_to_error::Error<toml::de::Error>> =
             serde_path_to_error::deserialize(de);
         parsed.map_err(|e| {
-            let key = e.path().to_string();
+            // toml's `Spanned` shows up in the path as a private field: not a key.
+            let key = e
+                .path()
+                .to_string()
+                .replace(".$__serde_spanned_private_value", "");
             let inner = e.into_inner();
             PlanFileError {
                 file: name.to_owned(),
@@ -381,6 +385,7 @@ mod tests {
         assert!(e.message.contains("\"10 s\""), "{e}");
         let e = err("[storage]\nbyte-cap = \"64 MB\"\n");
         assert!(e.message.contains("\"64 MiB\""), "{e}");
+        assert_eq!(e.key, "storage.byte-cap", "a Spanned value's key");
     }
 
     #[test]

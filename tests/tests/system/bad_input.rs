@@ -25,6 +25,8 @@ enum Input {
     SharedFile(fn(String) -> String),
     /// The example plan with the JSON value at a pointer replaced (`""`: the whole plan).
     PlanJson(&'static str, &'static str),
+    /// A plan file (`my-plan.toml`) for a board, as `benchboot plan check` and PID 1 read it.
+    PlanFile(&'static str, &'static str),
     /// A valid results document with the JSON value at a pointer replaced.
     ResultsJson(&'static str, &'static str),
     /// A valid results document's text, edited.
@@ -79,9 +81,21 @@ const CASES: &[Case] = &[
     ("plan: queue depth 0", PlanJson("/storage/random/queue_depths", "[0]"), &["field `storage.random.queue_depths`"]),
     ("plan: results file with a path", PlanJson("/results/file", "\"../results.json\""), &["field `results.file`"]),
     ("plan: prefix length 33", PlanJson("/network/prefix_len", "33"), &["field `network.prefix_len`"]),
-    ("plan: unknown field", PlanJson("/storage/colour", "\"red\""), &["plan: not valid JSON", "unknown field `colour`"]),
+    ("plan: unknown field", PlanJson("/storage/colour", "\"red\""), &["plan: unknown field `storage.colour`"]),
     ("plan: wrong type", PlanJson("/storage/repetitions", "\"three\""), &["plan: not valid JSON", "invalid type", "line"]),
     ("plan: not JSON", PlanJson("", "\"{\\\"board\\\":\""), &["plan: not valid JSON"]),
+    // --- Plan files ---------------------------------------------------------------------
+    ("plan file: unknown key", PlanFile("rpi-zero-w", "extends = \"quick\"\n[storage]\nrepetitons = 2\n"), &["my-plan.toml:3: storage", "unknown field `repetitons`", "expected one of"]),
+    ("plan file: wrong type", PlanFile("rpi-zero-w", "[storage]\nrepetitions = \"three\"\n"), &["my-plan.toml:2: storage.repetitions", "invalid type"]),
+    ("plan file: zero block size", PlanFile("rpi-zero-w", "[storage]\nblock-sizes = [\"4 KiB\", 0]\n"), &["my-plan.toml:2: storage.block-sizes[1]", "block size 0 B"]),
+    ("plan file: a decimal unit", PlanFile("rpi-zero-w", "[storage]\nbyte-cap = \"64 MB\"\n"), &["my-plan.toml:2: storage.byte-cap", "write \"64 MiB\""]),
+    ("plan file: a duration without its unit", PlanFile("rpi-zero-w", "[storage]\ntime-cap = 10\n"), &["my-plan.toml:2: storage.time-cap", "\"10 s\""]),
+    ("plan file: a label with /", PlanFile("rpi-zero-w", "[[storage.disk]]\nlabel = \"usb/ext4\"\ndevice = \"LABEL=BBEXT4\"\nfilesystem = \"ext4\"\n"), &["my-plan.toml:2: storage.disk[0].label", "'/'", "letters, digits"]),
+    ("plan file: a SATA target on a Pi", PlanFile("rpi-2b", "[[storage.disk]]\nlabel = \"ssd\"\nwhole-disk = \"sata\"\ndestroy = true\n"), &["my-plan.toml:3: storage.disk[0].whole-disk", "board rpi-2b has no sata bus (its disk buses: usb)"]),
+    ("plan file: a raw whole disk without destroy", PlanFile("bananapi-m1", "[[storage.disk]]\nlabel = \"ssd\"\nwhole-disk = \"sata\"\n"), &["my-plan.toml:3: storage.disk[0].whole-disk", "add `destroy = true`"]),
+    ("plan file: the boot disk raw", PlanFile("rpi-2b", "[[storage.disk]]\nlabel = \"card\"\ndevice = \"/dev/mmcblk0\"\nfilesystem = \"raw\"\ndestroy = true\n"), &["my-plan.toml:3: storage.disk[0].device", "boots from", "never overwrites"]),
+    ("plan file: no such preset", PlanFile("rpi-zero-w", "extends = \"fast\"\n"), &["my-plan.toml:1: extends", "`fast` is not a preset"]),
+    ("plan file: not TOML", PlanFile("rpi-zero-w", "[storage\n"), &["my-plan.toml:1", "invalid table header"]),
     // --- Results documents ---------------------------------------------------------
     ("results: truncated JSON", ResultsText(|t| t[..t.len() / 2].to_owned()), &["results: not JSON", "EOF"]),
     ("results: empty", ResultsText(|_| String::new()), &["results: not JSON"]),
@@ -252,6 +266,18 @@ fn run(input: &Input, shared: &Shared) -> Result<String, String> {
                 .map(|p| p.board)
                 .map_err(|e| e.to_string())
         }
+        PlanFile(board, text) => {
+            let board = benchboot_board::load(&benchboot_board::boards_dir(), board)
+                .expect("shipped board file");
+            let layout = benchboot_image::layout::plan(&Default::default()).expect("layout");
+            let file = benchboot_image::plans::PlanText {
+                file: "my-plan.toml".into(),
+                text: (*text).to_owned(),
+            };
+            benchboot_image::plans::hardware(&board, &layout, Vec::new(), &file)
+                .map(|p| p.board)
+                .map_err(|e| e.to_string())
+        }
         ResultsJson(pointer, value) => {
             RunResults::from_json(&edit_json(&valid_results(), pointer, value))
                 .map(|r| r.run_id)
@@ -315,6 +341,14 @@ fn the_inputs_the_cases_edit_are_valid() {
         BoardFile("beaglebone-black", keep),
         SharedFile(keep),
         PlanJson("/board", "\"rpi-zero-w\""),
+        PlanFile(
+            "rpi-2b",
+            "[[storage.disk]]\nlabel = \"usb\"\nwhole-disk = \"usb\"\ndestroy = true\n",
+        ),
+        PlanFile(
+            "bananapi-m1",
+            "[[storage.disk]]\nlabel = \"ssd\"\nwhole-disk = \"sata\"\ndestroy = true\n",
+        ),
         ResultsText(keep),
         DhcpBytes(|b| b),
         HttpHead(|| b"GET /results.json HTTP/1.1\r\nHost: 10.55.0.1\r\n\r\n".to_vec()),
