@@ -151,6 +151,9 @@ pub struct Comparison {
     pub version: u32,
     /// Set when an entry is a QEMU run.
     pub notice: Option<String>,
+    /// Set when the runs used different plans (block sizes, caps or targets may differ).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_warning: Option<String>,
     pub entries: Vec<EntryInfo>,
     pub rows: Vec<Row>,
 }
@@ -221,6 +224,31 @@ pub fn run_figures(r: &RunResults) -> BTreeMap<Key, Stat> {
     acc.into_iter()
         .filter_map(|(k, v)| Stat::of(&v).map(|s| (k, s)))
         .collect()
+}
+
+/// The warning of a comparison whose runs used different plans: each run's plan, by
+/// letter (plans are compared by the SHA-256 of their text; documents before schema
+/// 1.6 carry none and are not compared).
+pub fn plan_warning(runs: &[(PathBuf, RunResults)]) -> Option<String> {
+    let known: Vec<(usize, &benchboot_plan::PlanSource)> = runs
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, r))| !r.plan.source.sha256.is_empty())
+        .map(|(i, (_, r))| (i, &r.plan.source))
+        .collect();
+    let first = known.first()?.1;
+    if known.iter().all(|(_, s)| s.same_plan(first)) {
+        return None;
+    }
+    let each: Vec<String> = known
+        .iter()
+        .map(|(i, s)| format!("{} ran {}", (b'A' + (*i % 26) as u8) as char, s.describe()))
+        .collect();
+    Some(format!(
+        "the runs used different plans ({}): block sizes, caps and targets may differ, so \
+         only the cells both measured compare",
+        each.join("; ")
+    ))
 }
 
 /// The banner of a comparison with emulated entries.
@@ -416,6 +444,7 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
         kind: "benchboot-compare".into(),
         version: 1,
         notice: emulated_notice(&infos),
+        plan_warning: plan_warning(runs),
         entries: infos,
         rows,
     })
@@ -465,6 +494,28 @@ pub fn run(args: &CompareArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runs_of_different_plans_are_flagged() {
+        let run = |sha: &str, preset: &str| {
+            let mut r = RunResults::new(
+                "r".into(),
+                benchboot_plan::Plan::example(),
+                benchboot_results::SystemInfo::default(),
+            );
+            r.plan.source.sha256 = sha.into();
+            r.plan.source.preset = Some(preset.into());
+            (PathBuf::from("x.json"), r)
+        };
+        assert_eq!(
+            plan_warning(&[run("aa", "quick v1"), run("aa", "quick v1")]),
+            None
+        );
+        // Documents before schema 1.6 carry no plan source: nothing to compare.
+        assert_eq!(plan_warning(&[run("", "?"), run("bb", "seeds v1")]), None);
+        let w = plan_warning(&[run("aa", "quick v1"), run("bb", "seeds v1")]).unwrap();
+        assert!(w.contains("A ran quick v1; B ran seeds v1"), "{w}");
+    }
 
     #[test]
     fn spread_verdicts() {

@@ -89,12 +89,12 @@ pub fn describe(plan: &Plan, board: &str) -> String {
     let steps = estimate(plan);
     let width = steps.iter().map(|s| s.step.len()).max().unwrap_or(0);
     for s in &steps {
-        out.push_str(&format!(
-            "  {:width$}  {}: at most {}\n",
-            s.step,
-            s.what,
-            fmt_millis(s.at_most_ms)
-        ));
+        let bound = if s.at_most_ms == 0 {
+            "no time cap".to_owned()
+        } else {
+            format!("at most {}", fmt_millis(s.at_most_ms))
+        };
+        out.push_str(&format!("  {:width$}  {}: {bound}\n", s.step, s.what));
         if let Some(u) = &s.unbounded {
             out.push_str(&format!("  {:width$}  not bounded by a cap: {u}\n", ""));
         }

@@ -544,6 +544,15 @@ pub fn document(r: &RunResults) -> Doc {
     if r.emulated {
         d.push(Block::Alert(context::EMULATED_NOTICE.into()));
     }
+    if let Some(e) = &r.plan_error {
+        d.push(Block::Alert(format!(
+            "PLAN REFUSED: the card's plan file was refused and nothing was measured: {e}. \
+             Fix it, check it with `benchboot plan check FILE --board {}`, and write it \
+             with `benchboot plan write --card CARD FILE`",
+            r.board
+        )));
+    }
+    d.push(Block::Text(format!("plan: {}", r.plan.source.describe())));
     d.push(Block::Heading("Context".into()));
     d.push(Block::Grid(context_grid(&context(r))));
     d.push(Block::Heading("Warnings".into()));

@@ -97,7 +97,7 @@ pub fn load_path(path: &Path) -> Result<RunResults> {
             path.display()
         );
     };
-    RunResults::from_json(&text).map_err(|e| {
+    let results = RunResults::from_json(&text).map_err(|e| {
         let hint = match &e {
             ResultsError::Json(_) | ResultsError::NoVersion | ResultsError::Shape(_) => {
                 "\n  expected a benchboot results document (JSON with schema_version, run_id, \
@@ -111,7 +111,11 @@ pub fn load_path(path: &Path) -> Result<RunResults> {
             ResultsError::UnsupportedVersion { .. } => "",
         };
         anyhow::anyhow!("{}: {e}{hint}", path.display())
-    })
+    })?;
+    if let Some(note) = results.newer_schema_note() {
+        eprintln!("note: {}: {note}", path.display());
+    }
+    Ok(results)
 }
 
 /// [`resolve_run`] then [`load_path`].

@@ -10,6 +10,15 @@
 use crate::units::{fmt_bytes, fmt_millis};
 use crate::Plan;
 
+/// `1 target`, `3 targets`.
+fn count(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
 /// One step of a plan as `plan check` prints it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StepEstimate {
@@ -35,13 +44,14 @@ pub fn estimate(plan: &Plan) -> Vec<StepEstimate> {
         out.push(StepEstimate {
             step: "storage".into(),
             what: format!(
-                "{n_t} targets ({}) x {} modes x {} sizes ({} .. {}) x {} reps, <= {} or {} per cell and direction (write, read)",
+                "{} ({}) x {} x {} ({} .. {}) x {}, <= {} or {} per cell and direction (write, read)",
+                count(labels.len(), "target"),
                 labels.join(", "),
-                s.modes.len(),
-                s.block_sizes.len(),
+                count(s.modes.len(), "mode"),
+                count(s.block_sizes.len(), "size"),
                 fmt_bytes(s.block_sizes.iter().copied().min().unwrap_or(0)),
                 fmt_bytes(s.block_sizes.iter().copied().max().unwrap_or(0)),
-                s.repetitions,
+                count(s.repetitions as usize, "rep"),
                 fmt_bytes(s.byte_cap),
                 fmt_millis(s.time_cap_ms),
             ),
@@ -53,8 +63,8 @@ pub fn estimate(plan: &Plan) -> Vec<StepEstimate> {
         out.push(StepEstimate {
             step: "device-reads".into(),
             what: format!(
-                "{} disks ({}), {} chunks: {} cached (hdparm -T) + {} from the device (hdparm -t)",
-                d.disks.len(),
+                "{} ({}), {} chunks: {} cached (hdparm -T) + {} from the device (hdparm -t)",
+                count(d.disks.len(), "disk"),
                 d.disks.join(", "),
                 fmt_bytes(d.chunk_bytes),
                 fmt_millis(d.cached_ms),
@@ -68,8 +78,8 @@ pub fn estimate(plan: &Plan) -> Vec<StepEstimate> {
         out.push(StepEstimate {
             step: "random".into(),
             what: format!(
-                "{} targets ({}) x depths {:?}, {} O_DIRECT over {}, {} each",
-                r.targets.len(),
+                "{} ({}) x depths {:?}, {} O_DIRECT over {}, {} each",
+                count(r.targets.len(), "target"),
                 r.targets.join(", "),
                 r.queue_depths,
                 fmt_bytes(r.block_size),
@@ -114,7 +124,8 @@ pub fn estimate(plan: &Plan) -> Vec<StepEstimate> {
         out.push(StepEstimate {
             step: "network".into(),
             what: format!(
-                "{links} link(s) x streams {:?} x 2 directions, {} + {} warm-up each; {} round trips; HTTP {} each way",
+                "{} x streams {:?} x 2 directions, {} + {} warm-up each; {} round trips; HTTP {} each way",
+                count(links as usize, "link"),
                 t.streams,
                 fmt_millis(t.duration_ms),
                 fmt_millis(t.omit_ms),

@@ -409,6 +409,21 @@ impl RunResults {
         Ok(results)
     }
 
+    /// A note when the document is of a newer minor schema version than this reader:
+    /// it was read, and the fields this benchboot does not know were left out (the minor
+    /// version's promise, [`SCHEMA_MINOR`]).
+    pub fn newer_schema_note(&self) -> Option<String> {
+        let v = self.schema_version;
+        (v.major == SCHEMA_MAJOR && v.minor > SCHEMA_MINOR).then(|| {
+            format!(
+                "results schema {}.{} is newer than this benchboot's {SCHEMA_MAJOR}.{SCHEMA_MINOR}: \
+                 read it, leaving out the fields this version does not know (update \
+                 benchboot to see them)",
+                v.major, v.minor
+            )
+        })
+    }
+
     /// Refuses measurements the board cannot have written, which would otherwise turn
     /// into nonsense figures (0 MiB/s presented as a result) or overflow in the
     /// reports: a block size of 0 bytes, a timed region of 0 ns that moved bytes, and

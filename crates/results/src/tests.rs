@@ -53,6 +53,26 @@ fn sample() -> RunResults {
 }
 
 #[test]
+fn a_newer_minor_version_reads_with_the_fields_it_does_not_know_left_out() {
+    let mut v: serde_json::Value = serde_json::from_str(&sample().to_json()).unwrap();
+    v["schema_version"]["minor"] = (SCHEMA_MINOR + 1).into();
+    // A field the results gained, one the plan gained, one deep in the plan.
+    v["memory"] = serde_json::json!({"bandwidth": [1, 2]});
+    v["plan"]["memory"] = serde_json::json!({"enabled": true});
+    v["plan"]["storage"]["targets"][0]["bus"] = "usb".into();
+    v["plan"]["network"]["wifi"] = serde_json::json!([{"channel": 6}]);
+    let r = RunResults::from_json(&v.to_string()).unwrap();
+    assert_eq!(r.plan, sample().plan);
+    assert_eq!(r.storage, sample().storage);
+    let note = r.newer_schema_note().unwrap();
+    assert!(
+        note.contains(&format!("1.{} is newer", SCHEMA_MINOR + 1)),
+        "{note}"
+    );
+    assert_eq!(sample().newer_schema_note(), None);
+}
+
+#[test]
 fn round_trip() {
     let mut r = sample();
     r.random.push(RandomIo {
@@ -231,7 +251,7 @@ fn isolation_sample() -> RunResults {
 #[test]
 fn isolation_proof_round_trips() {
     let r = isolation_sample();
-    assert_eq!(r.schema_version.minor, 5);
+    assert_eq!(r.schema_version.minor, SCHEMA_MINOR);
     assert_eq!(r.isolated, Some(true));
     assert_eq!(r.census[0].kernel_thread_names.len(), 40);
     let back = RunResults::from_json(&r.to_json()).unwrap();

@@ -203,6 +203,9 @@ pub fn document(c: &Comparison) -> Doc {
     if let Some(n) = &c.notice {
         d.push(Block::Alert(n.clone()));
     }
+    if let Some(w) = &c.plan_warning {
+        d.push(Block::Alert(format!("DIFFERENT PLANS: {w}")));
+    }
     d.push(Block::Heading("Entries".into()));
     let mut g = Grid::new(vec![
         "".into(),

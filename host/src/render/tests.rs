@@ -103,6 +103,31 @@ fn direct_table_marks_the_sync_fallback() {
 }
 
 #[test]
+fn a_refused_card_plan_heads_the_report_and_the_plan_is_named() {
+    let mut r = results();
+    assert!(report(&r).contains("plan: no plan file"));
+    r.plan.source = benchboot_plan::PlanSource {
+        file: "plans/quick.toml".into(),
+        preset: Some("quick v1".into()),
+        ..Default::default()
+    };
+    assert!(report(&r).contains("plan: quick v1"));
+    r.plan_error = Some(benchboot_plan::PlanFileError {
+        file: "plan.toml (card)".into(),
+        line: Some(3),
+        key: "storage.repetitions".into(),
+        message: "must be at least 1".into(),
+    });
+    let rep = report(&r);
+    assert!(
+        rep.contains("PLAN REFUSED")
+            && rep.contains("plan.toml (card):3: storage.repetitions: must be at least 1")
+            && rep.contains("benchboot plan check FILE --board rpi-zero-w"),
+        "{rep}"
+    );
+}
+
+#[test]
 fn read_table_and_report() {
     let r = results();
     let t = storage_table(&r, Direction::Read, Mode::Sync).to_string();
