@@ -32,7 +32,7 @@ fn results_text() -> String {
 
 /// One partition of a test image: MBR type, start and size in MiB, FAT label (`None`:
 /// no filesystem), files on it.
-struct P<'a> {
+pub(crate) struct P<'a> {
     sys: u8,
     start_mib: u64,
     mib: u64,
@@ -40,7 +40,7 @@ struct P<'a> {
     files: Vec<(&'a str, String)>,
 }
 
-fn fat(
+pub(crate) fn fat(
     start_mib: u64,
     mib: u64,
     label: Option<&'static str>,
@@ -91,7 +91,7 @@ fn put_fat(file: &File, offset: u64, len: u64, label: Option<&str>, files: &[(&s
 
 /// Writes a DISK_MIB image with the primary partitions `primary` (numbered 1.. in
 /// order) and, when `logical` is not empty, an extended p4 holding them (p5..).
-fn image(dir: &Path, primary: &[P], logical: &[P]) -> PathBuf {
+pub(crate) fn image(dir: &Path, primary: &[P], logical: &[P]) -> PathBuf {
     let path = dir.join("card.img");
     let mut file = OpenOptions::new()
         .read(true)

@@ -17,6 +17,7 @@ mod field_test_hil;
 mod flash_devices;
 mod flash_diskutil;
 mod flash_write;
+mod plan_write;
 mod report_compare;
 mod report_formats;
 mod report_plots;

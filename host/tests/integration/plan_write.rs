@@ -1,0 +1,136 @@
+//! `benchboot plan write`: a new plan onto a card (an image file with its FAT results
+//! partition, or the partition mounted as a folder), checked against the card's own
+//! image facts first; a refused plan leaves the card as it was.
+
+use std::path::Path;
+
+use benchboot::plan::{describe, resolve_for_board, write};
+use benchboot_image::plans::PlanText;
+use benchboot_plan::{CARD_FACTS_FILE, CARD_PLAN_FILE};
+
+use crate::collect_card::{fat, image};
+
+/// The image facts of a qemu-virt-arm64 card, as `cargo xtask image` writes them.
+fn facts(board: &str) -> String {
+    let b = benchboot_board::load(&benchboot_board::boards_dir(), board).unwrap();
+    let layout = benchboot_image::layout::plan(&Default::default()).unwrap();
+    serde_json::to_string(&benchboot_image::plans::image_facts(&b, &layout)).unwrap()
+}
+
+fn card(dir: &Path, board: &str) -> std::path::PathBuf {
+    let files = vec![
+        (CARD_FACTS_FILE, facts(board)),
+        (CARD_PLAN_FILE, "# the old plan\n".to_owned()),
+    ];
+    image(
+        dir,
+        &[
+            fat(1, 4, Some("BOOT"), vec![]),
+            fat(6, 8, Some("BBRESULTS"), files),
+        ],
+        &[],
+    )
+}
+
+fn card_plan(path: &Path) -> String {
+    let mut f = std::fs::File::open(path).unwrap();
+    let (part, _) = benchboot_card::find_results_partition(&mut f).unwrap();
+    String::from_utf8(benchboot_card::read_fat_file(&f, &part, CARD_PLAN_FILE).unwrap()).unwrap()
+}
+
+fn user(text: &str) -> PlanText {
+    PlanText {
+        file: "my.toml".into(),
+        text: text.into(),
+    }
+}
+
+#[test]
+fn a_plan_goes_onto_a_card_image_and_a_bad_one_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = card(dir.path(), "qemu-virt-arm64");
+    let quick = PlanText::from_arg("quick").unwrap();
+    let said = write(&path, &quick).unwrap();
+    assert!(
+        said.contains("qemu-virt-arm64") && said.contains("quick v1"),
+        "{said}"
+    );
+    assert_eq!(card_plan(&path), quick.text);
+    // Written twice (plan.toml exists): replaced, not appended, no `.new` left behind.
+    let mine = user("extends = \"quick\"\n[storage]\ncard = [\"ext4\"]\n");
+    write(&path, &mine).unwrap();
+    assert_eq!(card_plan(&path), mine.text);
+    let mut f = std::fs::File::open(&path).unwrap();
+    let (part, _) = benchboot_card::find_results_partition(&mut f).unwrap();
+    assert!(benchboot_card::read_fat_file(&f, &part, "plan.toml.new").is_err());
+
+    // The card's own facts decide: virt has a virtio bus, no SATA.
+    let sata = user("[[storage.disk]]\nlabel = \"ssd\"\nwhole-disk = \"sata\"\ndestroy = true\n");
+    let e = format!("{:#}", write(&path, &sata).unwrap_err());
+    assert!(e.contains("my.toml:3: storage.disk[0].whole-disk"), "{e}");
+    assert!(
+        e.contains("has no sata bus (its disk buses: virtio)"),
+        "{e}"
+    );
+    assert_eq!(
+        card_plan(&path),
+        mine.text,
+        "a refused plan changes nothing"
+    );
+    let virtio =
+        user("[[storage.disk]]\nlabel = \"vdb\"\nwhole-disk = \"virtio\"\ndestroy = true\n");
+    write(&path, &virtio).unwrap();
+}
+
+#[test]
+fn a_plan_goes_into_a_mounted_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(CARD_FACTS_FILE), facts("rpi-zero-w")).unwrap();
+    let seeds = PlanText::from_arg("seeds").unwrap();
+    write(dir.path(), &seeds).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(CARD_PLAN_FILE)).unwrap(),
+        seeds.text
+    );
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 2, "no temp file left: {names:?}");
+}
+
+#[test]
+fn a_folder_that_is_no_benchboot_card_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = format!(
+        "{:#}",
+        write(dir.path(), &PlanText::standard()).unwrap_err()
+    );
+    assert!(
+        e.contains("no image.json") && e.contains("cargo xtask image"),
+        "{e}"
+    );
+    assert!(!dir.path().join(CARD_PLAN_FILE).exists());
+}
+
+#[test]
+fn plan_check_prints_every_step_with_its_bound() {
+    let b = benchboot_board::load(&benchboot_board::boards_dir(), "rpi-zero-w").unwrap();
+    let p = resolve_for_board(&b, &PlanText::from_arg("seeds").unwrap()).unwrap();
+    let text = describe(&p, &b.description);
+    assert!(
+        text.starts_with("plan seeds v1 for rpi-zero-w (Raspberry Pi Zero W)\n"),
+        "{text}"
+    );
+    // 9 targets x 2 modes x 18 sizes x 3 reps x 2 directions x 10 s = 19440 s.
+    assert!(
+        text.contains("9 targets (ext2, ext3, ext4, vfat, raw, disk-ext2"),
+        "{text}"
+    );
+    assert!(
+        text.contains("x 2 modes x 18 sizes (8 B .. 1 MiB) x 3 reps, <= 64 MiB or 10 s"),
+        "{text}"
+    );
+    assert!(text.contains("total: at most 5 h 24 min"), "{text}");
+    assert!(text.contains("optional targets"), "{text}");
+}
