@@ -18,6 +18,7 @@ mod cross_targets;
 mod log_decode;
 mod qemu_bpim2u;
 mod qemu_faults;
+mod qemu_plan_file;
 mod qemu_powercut;
 mod qemu_smoke;
 mod qemu_tiers;
