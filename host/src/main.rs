@@ -2,6 +2,7 @@
 #![forbid(unsafe_code)]
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -203,8 +204,22 @@ PATH and the results store is root's: build first as yourself, pass --image (and
     Log(benchboot::log::LogArgs),
 }
 
-fn main() -> Result<()> {
-    match Cli::parse().command {
+/// Runs the command; a failure prints `error: ` and the whole context chain (`{:#}`) to
+/// stderr and exits with status 1: a person's mistake is a message, never a backtrace
+/// (also under `RUST_BACKTRACE=1`). Usage errors exit with clap's status 2.
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(command: Command) -> Result<()> {
+    match command {
         Command::Fetch { addr, out, timeout } => {
             let addr = match addr {
                 Some(a) => a,

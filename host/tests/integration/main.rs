@@ -7,6 +7,7 @@
 //! an environment variable holds [`ENV`] while it does (see `collect_discover`).
 #![forbid(unsafe_code)]
 
+mod cli_errors;
 mod collect_card;
 mod collect_discover;
 mod collect_net;
