@@ -14,6 +14,7 @@ pub mod figure;
 pub mod flash;
 pub mod log;
 pub mod plot;
+pub mod prepare_disk;
 pub mod reference;
 pub mod render;
 pub mod report;

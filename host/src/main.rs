@@ -180,6 +180,17 @@ enum Command {
   sudo benchboot flash target/images/rpi-zero-w.img --device /dev/mmcblk0
   benchboot flash target/images/rpi-zero-w.img --device card.img --yes   (to a file)")]
     Flash(benchboot::flash::FlashArgs),
+    /// Partition and format a USB or SATA test disk: four equal primary partitions,
+    /// ext2, ext3, ext4 and FAT32, labelled BBEXT2, BBEXT3, BBEXT4 and BBVFAT.
+    ///
+    /// Refuses the system's disk, a disk with anything mounted, read-only and virtual
+    /// disks and disks larger than 256 GiB (--allow-large), with every reason; asks
+    /// first (--yes without a terminal). A regular file (an image) works the same way.
+    #[command(after_help = "Examples:
+  benchboot prepare-disk /dev/sdb --dry-run
+  sudo benchboot prepare-disk /dev/sdb
+  truncate -s 256M disk.img && benchboot prepare-disk disk.img --yes   (an image for QEMU)")]
+    PrepareDisk(benchboot::prepare_disk::PrepareDiskArgs),
     /// Field test one board: build its image, flash a card, say what to plug where, wait
     /// for the board, collect its results into the store and print the report.
     ///
@@ -319,6 +330,7 @@ fn run(command: Command) -> Result<()> {
         Command::Compare(args) => benchboot::compare::run(&args)?,
         Command::Devices(args) => benchboot::devices::run(&args)?,
         Command::Flash(args) => benchboot::flash::run(&(&args).into())?,
+        Command::PrepareDisk(args) => benchboot::prepare_disk::run(&args)?,
         Command::FieldTest(args) => benchboot::field_test::run(&args)?,
         Command::Log(args) => benchboot::log::run(&args)?,
         Command::Collect(args) => benchboot::collect::run(&args)?,

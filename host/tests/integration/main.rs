@@ -18,6 +18,7 @@ mod field_test_hil;
 mod flash_devices;
 mod flash_diskutil;
 mod flash_write;
+mod prepare_disk;
 mod report_compare;
 mod report_formats;
 mod report_plots;
