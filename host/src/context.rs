@@ -23,6 +23,10 @@ pub use health::condition_label;
 pub use interrupts::{interrupt_groups, InterruptGroup, TOP_SOURCES};
 pub use warnings::{health_warnings, warnings, Warning};
 
+/// The board name of a run made on this machine by `benchboot storage` (no board, no
+/// PID 1): its clock starts with the command ([`crate::storage`]).
+pub const HOST_BOARD: &str = "host";
+
 /// The banner every output carries for a QEMU run.
 pub const EMULATED_NOTICE: &str = "EMULATED (QEMU): these figures say nothing about the hardware";
 
@@ -78,8 +82,13 @@ pub struct Context {
     pub modules: Option<Vec<String>>,
     /// Names of the context fields this document does not record.
     pub not_recorded: Vec<String>,
-    /// From PID 1's start to the last write of the results, seconds.
+    /// From PID 1's start to the last write of the results, seconds; for a host run
+    /// (`host_run`) from the command's start (0 in documents before that was recorded).
     pub run_seconds: f64,
+    /// True for a run made on this machine by `benchboot storage` ([`HOST_BOARD`]), not
+    /// by a board's PID 1.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub host_run: bool,
     /// True once every step of the plan was attempted.
     pub complete: bool,
 }
@@ -150,6 +159,7 @@ pub fn context(r: &RunResults) -> Context {
         modules,
         not_recorded,
         run_seconds: s.written_ns.saturating_sub(s.init_started_ns) as f64 / 1e9,
+        host_run: r.plan.board == HOST_BOARD,
         complete: r.complete,
     }
 }

@@ -15,6 +15,7 @@ pub mod flash;
 pub mod log;
 pub mod plan;
 pub mod plot;
+pub mod prepare_disk;
 pub mod reference;
 pub mod render;
 pub mod report;

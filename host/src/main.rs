@@ -2,6 +2,7 @@
 #![forbid(unsafe_code)]
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -179,6 +180,17 @@ enum Command {
   sudo benchboot flash target/images/rpi-zero-w.img --device /dev/mmcblk0
   benchboot flash target/images/rpi-zero-w.img --device card.img --yes   (to a file)")]
     Flash(benchboot::flash::FlashArgs),
+    /// Partition and format a USB or SATA test disk: four equal primary partitions,
+    /// ext2, ext3, ext4 and FAT32, labelled BBEXT2, BBEXT3, BBEXT4 and BBVFAT.
+    ///
+    /// Refuses the system's disk, a disk with anything mounted, read-only and virtual
+    /// disks and disks larger than 256 GiB (--allow-large), with every reason; asks
+    /// first (--yes without a terminal). A regular file (an image) works the same way.
+    #[command(after_help = "Examples:
+  benchboot prepare-disk /dev/sdb --dry-run
+  sudo benchboot prepare-disk /dev/sdb
+  truncate -s 256M disk.img && benchboot prepare-disk disk.img --yes   (an image for QEMU)")]
+    PrepareDisk(benchboot::prepare_disk::PrepareDiskArgs),
     /// Field test one board: build its image, flash a card, say what to plug where, wait
     /// for the board, collect its results into the store and print the report.
     ///
@@ -214,8 +226,22 @@ PATH and the results store is root's: build first as yourself, pass --image (and
     Log(benchboot::log::LogArgs),
 }
 
-fn main() -> Result<()> {
-    match Cli::parse().command {
+/// Runs the command; a failure prints `error: ` and the whole context chain (`{:#}`) to
+/// stderr and exits with status 1: a person's mistake is a message, never a backtrace
+/// (also under `RUST_BACKTRACE=1`). Usage errors exit with clap's status 2.
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(command: Command) -> Result<()> {
+    match command {
         Command::Fetch { addr, out, timeout } => {
             let addr = match addr {
                 Some(a) => a,
@@ -315,6 +341,7 @@ fn main() -> Result<()> {
         Command::Compare(args) => benchboot::compare::run(&args)?,
         Command::Devices(args) => benchboot::devices::run(&args)?,
         Command::Flash(args) => benchboot::flash::run(&(&args).into())?,
+        Command::PrepareDisk(args) => benchboot::prepare_disk::run(&args)?,
         Command::FieldTest(args) => benchboot::field_test::run(&args)?,
         Command::Log(args) => benchboot::log::run(&args)?,
         Command::Plan(cmd) => benchboot::plan::run(&cmd)?,

@@ -14,7 +14,7 @@ use benchboot_results::{
 
 use crate::context::{self, context, context_grid, warnings};
 use crate::doc::{Block, Doc, Grid};
-use crate::units::block_size_label;
+use crate::units::{block_size_label, duration_label_ms, duration_label_ns, size_label};
 
 /// The MiB/s of every repetition of one cell (by the mode the plan asked for), and
 /// whether any of them ran in another mode (an O_DIRECT fallback).
@@ -381,9 +381,9 @@ pub fn network_blocks(n: &NetworkResults, health: &[StepHealth], emulated: bool)
     if !n.throughput.is_empty() {
         let omit = n.throughput.iter().map(|r| r.omit_ns).max().unwrap_or(0);
         out.push(Block::Heading(format!(
-            "TCP throughput{mark}: counted at the receiver after a {} s warm-up; \
+            "TCP throughput{mark}: counted at the receiver after a {} warm-up; \
              Mbit/s = 10^6 bit/s, MiB/s = 2^20 B/s; CPU = system-wide /proc/stat shares",
-            omit as f64 / 1e9
+            duration_label_ns(omit)
         )));
         out.push(Block::Grid(throughput_table(n, health)));
     }
@@ -421,9 +421,9 @@ pub fn storage_blocks(r: &RunResults) -> Vec<Block> {
     out.push(Block::Heading("Storage".into()));
     out.push(Block::Text(format!(
         "write = write(2) loop + fsync(2), timed together; read after the page cache is \
-         dropped; cap {} KiB or {} s per cell, {reps} repetition(s){}",
-        r.plan.storage.byte_cap >> 10,
-        r.plan.storage.time_cap_ms as f64 / 1000.0,
+         dropped; cap {} or {} per cell, {reps} repetition(s){}",
+        size_label(r.plan.storage.byte_cap),
+        duration_label_ms(r.plan.storage.time_cap_ms),
         if reps > 1 {
             "; cells are median (min–max)"
         } else {

@@ -4,6 +4,10 @@
 //! Same code as PID 1 ([`benchboot_storage::sweep`]), run in process; the page cache is
 //! emptied of the test file with `posix_fadvise(DONTNEED)` (no root needed) instead of
 //! the board's `drop_caches`.
+//!
+//! Its document says it is a host run: the plan's board is [`HOST_BOARD`], and the
+//! system info's clock starts with the command (`init_started_ns` 0, `written_ns` the
+//! nanoseconds until the results were complete), since no PID 1 started.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -17,6 +21,8 @@ use benchboot_results::{RandomOp, RunResults};
 use benchboot_storage::engine::Caps;
 use benchboot_storage::os::refuse_ram_filesystem;
 use benchboot_storage::sweep::{self, FileCache, Place};
+
+use crate::context::HOST_BOARD;
 
 /// What to run on the host.
 #[derive(Debug, Clone)]
@@ -48,7 +54,7 @@ pub fn logical_block_size(dir: &Path) -> u64 {
 pub fn plan(run: &HostRun) -> Plan {
     let label = Filesystem::Dir.name().to_owned();
     Plan {
-        board: "host".into(),
+        board: HOST_BOARD.into(),
         emulated: false,
         modules: vec![],
         results: ResultsTarget {
@@ -105,6 +111,7 @@ pub fn run(run: &HostRun, progress: &mut dyn FnMut(&str)) -> Result<RunResults> 
         bail!("--path {}: not a directory", run.dir.display());
     }
     refuse_ram_filesystem(&run.dir).map_err(anyhow::Error::msg)?;
+    let started = std::time::Instant::now();
     let plan = plan(run);
     plan.validate()?;
     let system = benchboot_storage::system::system_info(0);
@@ -154,6 +161,7 @@ pub fn run(run: &HostRun, progress: &mut dyn FnMut(&str)) -> Result<RunResults> 
             .push(sweep::verify(&place, run.byte_cap, 0xbb, &FileCache)?);
     }
     results.complete = true;
+    results.system.written_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
     Ok(results)
 }
 
@@ -181,6 +189,17 @@ mod tests {
         // 2 modes x 2 sizes x 2 repetitions x (write + read)
         assert_eq!(r.storage.len(), 16);
         assert!(r.storage.iter().all(|m| m.bytes == 1 << 20 && m.nanos > 0));
+        // The run's length: from the command's start, longer than the timed regions.
+        assert_eq!(
+            (r.board.as_str(), r.system.init_started_ns),
+            (HOST_BOARD, 0)
+        );
+        let timed: u64 = r.storage.iter().map(|m| m.nanos).sum();
+        assert!(
+            r.system.written_ns > timed,
+            "{} <= {timed}",
+            r.system.written_ns
+        );
         assert_eq!(r.random.len(), 4);
         assert_eq!(r.verify[0].first_mismatch, None);
         assert_eq!(

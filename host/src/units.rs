@@ -1,15 +1,73 @@
-//! How figures print as words, wherever they appear: block sizes (`4 KiB`) and counts
-//! with thousands separators (`12,345`).
+//! How figures print as words, wherever they appear: block sizes (`4 KiB`), byte sizes
+//! and caps (`256 MiB`, `1.5 MiB`), durations (`250 ms`, `10 s`, `5 min`) and counts
+//! with thousands separators (`12,345`). The one place for these: other modules call
+//! it (`devices::human_bytes` is [`size_label`]).
 
-/// "8 B", "4 KiB", "1 MiB".
+/// Binary units from the largest: (bytes in one, name).
+const BINARY_UNITS: [(u64, &str); 5] = [
+    (1 << 50, "PiB"),
+    (1 << 40, "TiB"),
+    (1 << 30, "GiB"),
+    (1 << 20, "MiB"),
+    (1 << 10, "KiB"),
+];
+
+/// The largest binary unit `bytes` is a whole number of: `(count, unit)`.
+fn exact_unit(bytes: u64) -> Option<(u64, &'static str)> {
+    BINARY_UNITS
+        .iter()
+        .find(|(size, _)| bytes >= *size && bytes.is_multiple_of(*size))
+        .map(|&(size, unit)| (bytes / size, unit))
+}
+
+/// A block size as a table row names it: "8 B", "4 KiB", "1 MiB", and "1536 B" (never
+/// rounded: rows must tell 1536 from 1024).
 pub fn block_size_label(bytes: u64) -> String {
-    const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
-    for (size, unit) in UNITS {
-        if bytes >= size && bytes.is_multiple_of(size) {
-            return format!("{} {unit}", bytes / size);
-        }
+    match exact_unit(bytes) {
+        Some((n, unit)) => format!("{n} {unit}"),
+        None => format!("{bytes} B"),
     }
-    format!("{bytes} B")
+}
+
+/// A size in bytes as a person writes it, in the largest binary unit not above it: a
+/// whole number when exact (`256 MiB`, `4 KiB`, `512 B`), else one decimal (`1.5 MiB`,
+/// `29.7 GiB`, never `31166976 KiB`). `u64::MAX` (no limit) prints as `none`.
+pub fn size_label(bytes: u64) -> String {
+    if bytes == u64::MAX {
+        return "none".into();
+    }
+    match BINARY_UNITS.iter().find(|(size, _)| bytes >= *size) {
+        Some(&(size, unit)) if bytes.is_multiple_of(size) => format!("{} {unit}", bytes / size),
+        Some(&(size, unit)) => format!("{:.1} {unit}", bytes as f64 / size as f64),
+        None => format!("{bytes} B"),
+    }
+}
+
+/// A duration given in milliseconds as a person writes it: `250 ms` below a second,
+/// `10 s` / `1.5 s` below a minute, `5 min` / `2 h` when whole, else seconds (`90 s`,
+/// `61.5 s`), so no figure is rounded away.
+pub fn duration_label_ms(ms: u64) -> String {
+    const MINUTE: u64 = 60_000;
+    const HOUR: u64 = 60 * MINUTE;
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else if ms >= HOUR && ms.is_multiple_of(HOUR) {
+        format!("{} h", ms / HOUR)
+    } else if ms >= MINUTE && ms.is_multiple_of(MINUTE) {
+        format!("{} min", ms / MINUTE)
+    } else if ms.is_multiple_of(1000) {
+        format!("{} s", ms / 1000)
+    } else {
+        // Thousandths of a second, trailing zeros dropped: 1.5 s, 1.25 s.
+        let s = format!("{}.{:03}", ms / 1000, ms % 1000);
+        format!("{} s", s.trim_end_matches('0'))
+    }
+}
+
+/// A duration given in nanoseconds, as [`duration_label_ms`] (whole milliseconds; a
+/// sub-millisecond rest is rounded to the nearest).
+pub fn duration_label_ns(ns: u64) -> String {
+    duration_label_ms(ns.saturating_add(500_000) / 1_000_000)
 }
 
 /// `12345` → `12,345`.
@@ -35,6 +93,40 @@ mod tests {
         assert_eq!(block_size_label(4096), "4 KiB");
         assert_eq!(block_size_label(1 << 20), "1 MiB");
         assert_eq!(block_size_label(1536), "1536 B");
+    }
+
+    #[test]
+    fn sizes_print_in_the_largest_exact_unit_else_one_decimal() {
+        assert_eq!(size_label(0), "0 B");
+        assert_eq!(size_label(512), "512 B");
+        assert_eq!(size_label(1023), "1023 B");
+        assert_eq!(size_label(4096), "4 KiB");
+        assert_eq!(size_label(262_144 << 10), "256 MiB");
+        assert_eq!(size_label(64 << 20), "64 MiB");
+        assert_eq!(size_label(3 << 19), "1.5 MiB");
+        assert_eq!(size_label(1536), "1.5 KiB");
+        assert_eq!(size_label(256 << 30), "256 GiB");
+        assert_eq!(size_label(31_914_983_424), "29.7 GiB");
+        assert_eq!(size_label(2 << 40), "2 TiB");
+        assert_eq!(size_label(u64::MAX), "none");
+    }
+
+    #[test]
+    fn durations_print_in_the_unit_a_person_writes() {
+        assert_eq!(duration_label_ms(0), "0 ms");
+        assert_eq!(duration_label_ms(250), "250 ms");
+        assert_eq!(duration_label_ms(1000), "1 s");
+        assert_eq!(duration_label_ms(1500), "1.5 s");
+        assert_eq!(duration_label_ms(1250), "1.25 s");
+        assert_eq!(duration_label_ms(10_000), "10 s");
+        assert_eq!(duration_label_ms(60_000), "1 min");
+        assert_eq!(duration_label_ms(90_000), "90 s");
+        assert_eq!(duration_label_ms(300_000), "5 min");
+        assert_eq!(duration_label_ms(7_200_000), "2 h");
+        assert_eq!(duration_label_ms(5_400_000), "90 min");
+        assert_eq!(duration_label_ns(1_000_000_000), "1 s");
+        assert_eq!(duration_label_ns(250_000_000), "250 ms");
+        assert_eq!(duration_label_ns(1_499_999), "1 ms");
     }
 
     #[test]

@@ -7,6 +7,8 @@
 //! found by its label on any FAT partition, else taken to be p2.
 #![forbid(unsafe_code)]
 
+pub mod disk_labels;
+
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;

@@ -90,10 +90,7 @@ pub fn context_grid(c: &Context) -> Grid {
     ));
     let tail: Vec<(&str, String)> = vec![
         ("results schema", c.schema_version.clone()),
-        (
-            "run length",
-            format!("{:.1} s from PID 1 start", c.run_seconds),
-        ),
+        ("run length", run_length(c)),
         (
             "complete",
             if c.complete {
@@ -108,4 +105,17 @@ pub fn context_grid(c: &Context) -> Grid {
         g.push(vec![k, v]);
     }
     g
+}
+
+/// The run's length in words: from PID 1's start on a board; a host run
+/// (`benchboot storage`) says so, timed from the command's start when recorded.
+pub fn run_length(c: &Context) -> String {
+    match (c.host_run, c.run_seconds > 0.0) {
+        (false, _) => format!("{:.1} s from PID 1 start", c.run_seconds),
+        (true, true) => format!(
+            "{:.1} s, a host run (benchboot storage), not timed from PID 1 start",
+            c.run_seconds
+        ),
+        (true, false) => "not recorded: a host run (benchboot storage), no PID 1 start".into(),
+    }
 }

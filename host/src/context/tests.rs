@@ -277,3 +277,44 @@ fn clean_flags_say_so() {
         Some("none flagged in 2 snapshot(s) (firmware flags)")
     );
 }
+
+#[test]
+fn run_length_is_from_pid_1_start_on_a_board_and_says_host_run_on_the_host() {
+    let mut board = run(Vec::new());
+    board.system.init_started_ns = 2_000_000_000;
+    board.system.written_ns = 14_500_000_000;
+    let g = context_grid(&context(&board));
+    assert_eq!(value(&g, "run length"), "12.5 s from PID 1 start");
+    assert!(!context(&board).host_run);
+
+    let host_plan = crate::storage::plan(&crate::storage::HostRun {
+        dir: "/mnt/usb".into(),
+        block_sizes: vec![4096],
+        modes: vec![benchboot_plan::Mode::Sync],
+        byte_cap: 1 << 20,
+        time_cap_ms: 1000,
+        repetitions: 1,
+        random: None,
+        verify: false,
+    });
+    let mut host = RunResults::new("host-1".into(), host_plan, SystemInfo::default());
+    host.system.written_ns = 3_240_000_000;
+    let c = context(&host);
+    assert!(c.host_run);
+    assert_eq!(
+        value(&context_grid(&c), "run length"),
+        "3.2 s, a host run (benchboot storage), not timed from PID 1 start"
+    );
+    // A host document from before the command timed itself: both clocks 0.
+    host.system.written_ns = 0;
+    assert_eq!(
+        value(&context_grid(&context(&host)), "run length"),
+        "not recorded: a host run (benchboot storage), no PID 1 start"
+    );
+    // The JSON of a board run does not gain the field.
+    let json = serde_json::to_string(&context(&board)).unwrap();
+    assert!(!json.contains("host_run"), "{json}");
+    assert!(serde_json::to_string(&c)
+        .unwrap()
+        .contains("\"host_run\":true"));
+}

@@ -112,21 +112,8 @@ impl Device {
     }
 }
 
-/// `29.7 GiB`: binary units, one decimal.
+/// `29.7 GiB`, `256 MiB`: [`crate::units::size_label`] (the largest exact binary unit,
+/// else one decimal; `u64::MAX` prints as `none`).
 pub fn human_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    if bytes == u64::MAX {
-        return "none".into();
-    }
-    let mut v = bytes as f64;
-    let mut unit = 0;
-    while v >= 1024.0 && unit + 1 < UNITS.len() {
-        v /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{v:.1} {}", UNITS[unit])
-    }
+    crate::units::size_label(bytes)
 }

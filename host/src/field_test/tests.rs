@@ -223,10 +223,10 @@ fn a_gadget_board_goes_build_flash_instruct_wait_collect_report() {
             "[2/7] build: cargo xtask image --board rpi-zero-w\n",
             "[2/7] built /src/target/images/rpi-zero-w.img\n",
             "[3/7] flash\n",
-            "image    /src/target/images/rpi-zero-w.img (1.0 GiB, 1073741824 bytes)\n",
+            "image    /src/target/images/rpi-zero-w.img (1 GiB, 1073741824 bytes)\n",
             "target   /dev/sdb (Generic STORAGE DEVICE, usb, 29.7 GiB)\n",
-            "wrote    1.0 GiB in 64.0 s (16.0 MiB/s, O_DIRECT)",
-            "verified 1.0 GiB read back in 32.0 s (32.0 MiB/s): SHA-256 abab",
+            "wrote    1 GiB in 64.0 s (16.0 MiB/s, O_DIRECT)",
+            "verified 1 GiB read back in 32.0 s (32.0 MiB/s): SHA-256 abab",
             "done: /dev/sdb can be removed\n",
             "[4/7] plug in\n",
             "  1. Take the card out of this computer (/dev/sdb) and put it in the Raspberry Pi \
@@ -345,7 +345,7 @@ fn an_image_given_is_not_built() {
         &fake.said,
         &[
             "[2/7] build: skipped, flashing /tmp/card.img (--image)\n",
-            "image    /tmp/card.img (1.0 GiB",
+            "image    /tmp/card.img (1 GiB",
             "by its USB device port: the USB-C port, which is also its power input",
         ],
     );

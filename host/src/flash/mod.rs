@@ -295,7 +295,7 @@ pub fn check_destination(device: &Path, allow_large: bool, root: &Path) -> Resul
             (dev.to_owned(), target, 4096)
         }
         Ok(meta) => {
-            let device = lookup_disk(dev, &meta, root)?;
+            let device = lookup_disk("--device ", dev, &meta, root)?;
             let unmount = check_device(&device, &limits)?;
             let align = device.logical_block_size.clamp(512, CHUNK as u64) as usize;
             let path = raw_node(&device.path);
@@ -313,8 +313,19 @@ pub fn check_destination(device: &Path, allow_large: bool, root: &Path) -> Resul
     })
 }
 
-/// The whole disk `path` (a block device node) is, found in the system's tables.
-fn lookup_disk(path: &Path, meta: &std::fs::Metadata, root: &Path) -> Result<Device> {
+/// The whole disk `path` (a block device node) is, found in the system's tables
+/// (`root`: `/`, or a fake sysfs tree). Also used by `benchboot prepare-disk`. Errors
+/// name the path after `arg` (`"--device "`, or `""` for a positional argument).
+///
+/// # Errors
+/// Not a block device, a partition (the message names its whole disk), or a device
+/// this machine does not list.
+pub fn lookup_disk(
+    arg: &str,
+    path: &Path,
+    meta: &std::fs::Metadata,
+    root: &Path,
+) -> Result<Device> {
     let all = if root == Path::new("/") {
         devices::scan_system()?
     } else {
@@ -325,7 +336,7 @@ fn lookup_disk(path: &Path, meta: &std::fs::Metadata, root: &Path) -> Result<Dev
         use std::os::unix::fs::{FileTypeExt, MetadataExt};
         if !meta.file_type().is_block_device() {
             bail!(
-                "--device {}: not a block device or regular file; name the whole card \
+                "{arg}{}: not a block device or regular file; name the whole card \
                  (`benchboot devices`) or an image file",
                 path.display()
             );
@@ -356,7 +367,7 @@ fn lookup_disk(path: &Path, meta: &std::fs::Metadata, root: &Path) -> Result<Dev
     for d in &all {
         if let Some(p) = d.partitions.iter().find(|p| key(d, Some(p))) {
             bail!(
-                "--device {} is partition {} of {}: flash the whole card, --device {}",
+                "{arg}{} is partition {} of {}: name the whole disk, {arg}{}",
                 path.display(),
                 p.name,
                 d.describe(),
@@ -365,7 +376,7 @@ fn lookup_disk(path: &Path, meta: &std::fs::Metadata, root: &Path) -> Result<Dev
         }
     }
     bail!(
-        "--device {}: not a disk this machine lists; `benchboot devices` shows the candidates",
+        "{arg}{}: not a disk this machine lists; `benchboot devices` shows the candidates",
         path.display()
     )
 }
@@ -598,7 +609,6 @@ fn unmount_all(device: &Device, mount_points: &[PathBuf]) -> Result<()> {
 /// Not confirmed, or no terminal on stdin to ask on (then `--yes` is required); in
 /// both cases nothing has been written.
 pub fn confirm(plan: &Plan, yes: bool) -> Result<()> {
-    use std::io::{BufRead, IsTerminal, Write};
     if yes {
         return Ok(());
     }
@@ -606,13 +616,24 @@ pub fn confirm(plan: &Plan, yes: bool) -> Result<()> {
         Target::Disk { device, .. } => device.describe(),
         Target::File { .. } => plan.path.display().to_string(),
     };
+    confirm_erase(&what, &format!("write {}", plan.image.display()), yes)
+}
+
+/// Asks `erase WHAT and DOING? type yes:` on the terminal, unless `yes`: the one
+/// confirmation of `flash`, `field-test` and `prepare-disk`.
+///
+/// # Errors
+/// Not confirmed, or no terminal on stdin to ask on (then `--yes` is required); in
+/// both cases nothing has been written.
+pub fn confirm_erase(what: &str, doing: &str, yes: bool) -> Result<()> {
+    use std::io::{BufRead, IsTerminal, Write};
+    if yes {
+        return Ok(());
+    }
     if !std::io::stdin().is_terminal() {
         bail!("no terminal to confirm on: pass --yes to erase {what} without asking");
     }
-    eprint!(
-        "erase {what} and write {}? type yes: ",
-        plan.image.display()
-    );
+    eprint!("erase {what} and {doing}? type yes: ");
     std::io::stderr().flush()?;
     let mut answer = String::new();
     std::io::stdin().lock().read_line(&mut answer)?;

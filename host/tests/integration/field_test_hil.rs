@@ -271,7 +271,7 @@ fn a_rehearsal_with_a_file_as_card_goes_through_every_step() {
         ),
         "[3/7] flash\n".into(),
         format!("target   {card_path} (new regular file)\n"),
-        "verified 2.0 MiB read back".into(),
+        "verified 2 MiB read back".into(),
         "[4/7] plug in\n".into(),
         format!("  1. {card_path} is a regular file, not a card"),
         "against the benchboot peer this command runs on 127.0.0.1:".into(),

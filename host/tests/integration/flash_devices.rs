@@ -355,7 +355,7 @@ fn a_dry_run_on_a_mounted_card_shows_the_unmounts() {
         text.contains("unmount  /media/x, /media/my card\n"),
         "{text}"
     );
-    assert!(text.contains("1. 1.0 MiB of zeros at byte 0"), "{text}");
+    assert!(text.contains("1. 1 MiB of zeros at byte 0"), "{text}");
     assert!(
         text.contains("O_DIRECT aligned to 512 B; all-zero chunks written"),
         "{text}"

@@ -306,7 +306,7 @@ fn dry_run_writes_nothing() {
     let text = flash::plan(&opts, Path::new("/")).unwrap().describe();
     assert!(text.contains("new regular file"), "{text}");
     assert!(
-        text.contains("4 chunk(s) of up to 4.0 MiB from byte 1048576 on"),
+        text.contains("4 chunk(s) of up to 4 MiB from byte 1048576 on"),
         "{text}"
     );
     assert!(text.contains("all-zero chunks skipped"), "{text}");

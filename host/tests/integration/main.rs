@@ -7,6 +7,7 @@
 //! an environment variable holds [`ENV`] while it does (see `collect_discover`).
 #![forbid(unsafe_code)]
 
+mod cli_errors;
 mod collect_card;
 mod collect_discover;
 mod collect_net;
@@ -18,6 +19,7 @@ mod flash_devices;
 mod flash_diskutil;
 mod flash_write;
 mod plan_write;
+mod prepare_disk;
 mod report_compare;
 mod report_formats;
 mod report_plots;

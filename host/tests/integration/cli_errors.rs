@@ -1,0 +1,68 @@
+//! The built `benchboot` binary on bad input: the message (the whole context chain)
+//! after `error: `, exit status 1, and no backtrace even with `RUST_BACKTRACE=1` set, as
+//! CI and developer machines set it.
+
+use std::process::{Command, Output};
+
+fn benchboot(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_benchboot"))
+        .args(args)
+        .env("RUST_BACKTRACE", "1")
+        .env("RUST_LIB_BACKTRACE", "1")
+        .output()
+        .expect("benchboot runs")
+}
+
+fn assert_no_backtrace(stderr: &str) {
+    for word in [
+        "stack backtrace",
+        "Stack backtrace",
+        "Stack Backtrace",
+        "panicked",
+    ] {
+        assert!(!stderr.contains(word), "`{word}` in stderr:\n{stderr}");
+    }
+}
+
+#[test]
+fn a_missing_file_is_a_message_naming_it_not_a_backtrace() {
+    let out = benchboot(&["show", "/nonexistent/run.json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with("error: reading /nonexistent/run.json: "),
+        "{stderr}"
+    );
+    assert!(stderr.contains("No such file or directory"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert_no_backtrace(&stderr);
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn a_file_that_is_not_a_results_document_is_named_with_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes.json");
+    std::fs::write(&file, "{\"hello\": 1}").unwrap();
+    let out = benchboot(&["show", file.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("error: {}: ", file.display())),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("expected a benchboot results document"),
+        "{stderr}"
+    );
+    assert_no_backtrace(&stderr);
+}
+
+#[test]
+fn a_usage_error_exits_with_clap_status_2() {
+    let out = benchboot(&["show"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("<FILE>"), "{stderr}");
+    assert_no_backtrace(&stderr);
+}
