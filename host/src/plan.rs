@@ -15,7 +15,7 @@ use benchboot_board::Board;
 use benchboot_image::layout::{self, Spec};
 use benchboot_image::plans::{hardware, PlanText};
 use benchboot_plan::estimate::{estimate, total_ms};
-use benchboot_plan::units::fmt_millis;
+use benchboot_plan::units::fmt_span_ms;
 use benchboot_plan::{ImageFacts, Plan, CARD_FACTS_FILE, CARD_PLAN_FILE};
 
 /// `benchboot plan ...`.
@@ -92,7 +92,7 @@ pub fn describe(plan: &Plan, board: &str) -> String {
         let bound = if s.at_most_ms == 0 {
             "no time cap".to_owned()
         } else {
-            format!("at most {}", fmt_millis(s.at_most_ms))
+            format!("at most {}", fmt_span_ms(s.at_most_ms))
         };
         out.push_str(&format!("  {:width$}  {}: {bound}\n", s.step, s.what));
         if let Some(u) = &s.unbounded {
@@ -114,7 +114,7 @@ pub fn describe(plan: &Plan, board: &str) -> String {
     }
     out.push_str(&format!(
         "total: at most {} from the time caps, plus boot and what no cap bounds\n",
-        fmt_millis(total_ms(&steps))
+        fmt_span_ms(total_ms(&steps))
     ));
     out
 }

@@ -29,39 +29,20 @@ pub fn block_size_label(bytes: u64) -> String {
     }
 }
 
-/// A size in bytes as a person writes it, in the largest binary unit not above it: a
-/// whole number when exact (`256 MiB`, `4 KiB`, `512 B`), else one decimal (`1.5 MiB`,
-/// `29.7 GiB`, never `31166976 KiB`). `u64::MAX` (no limit) prints as `none`.
+/// A size in bytes as a person writes it ([`benchboot_plan::units::fmt_bytes`]: the
+/// largest binary unit not above it, whole when exact: `256 MiB`, else `1.5 MiB`).
+/// `u64::MAX` (no limit) prints as `none`.
 pub fn size_label(bytes: u64) -> String {
     if bytes == u64::MAX {
         return "none".into();
     }
-    match BINARY_UNITS.iter().find(|(size, _)| bytes >= *size) {
-        Some(&(size, unit)) if bytes.is_multiple_of(size) => format!("{} {unit}", bytes / size),
-        Some(&(size, unit)) => format!("{:.1} {unit}", bytes as f64 / size as f64),
-        None => format!("{bytes} B"),
-    }
+    benchboot_plan::units::fmt_bytes(bytes)
 }
 
-/// A duration given in milliseconds as a person writes it: `250 ms` below a second,
-/// `10 s` / `1.5 s` below a minute, `5 min` / `2 h` when whole, else seconds (`90 s`,
-/// `61.5 s`), so no figure is rounded away.
+/// A duration given in milliseconds as a person writes it, exactly
+/// ([`benchboot_plan::units::fmt_millis`]: `250 ms`, `1.5 s`, `5 min`, `90 s`).
 pub fn duration_label_ms(ms: u64) -> String {
-    const MINUTE: u64 = 60_000;
-    const HOUR: u64 = 60 * MINUTE;
-    if ms < 1000 {
-        format!("{ms} ms")
-    } else if ms >= HOUR && ms.is_multiple_of(HOUR) {
-        format!("{} h", ms / HOUR)
-    } else if ms >= MINUTE && ms.is_multiple_of(MINUTE) {
-        format!("{} min", ms / MINUTE)
-    } else if ms.is_multiple_of(1000) {
-        format!("{} s", ms / 1000)
-    } else {
-        // Thousandths of a second, trailing zeros dropped: 1.5 s, 1.25 s.
-        let s = format!("{}.{:03}", ms / 1000, ms % 1000);
-        format!("{} s", s.trim_end_matches('0'))
-    }
+    benchboot_plan::units::fmt_millis(ms)
 }
 
 /// A duration given in nanoseconds, as [`duration_label_ms`] (whole milliseconds; a

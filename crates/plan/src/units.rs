@@ -16,7 +16,9 @@ pub struct Bytes(pub u64);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Millis(pub u64);
 
-const SIZE_UNITS: [(&str, u64); 4] = [
+const SIZE_UNITS: [(&str, u64); 6] = [
+    ("PiB", 1 << 50),
+    ("TiB", 1 << 40),
     ("GiB", 1 << 30),
     ("MiB", 1 << 20),
     ("KiB", 1 << 10),
@@ -78,35 +80,46 @@ pub fn parse_millis(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("`{text}` does not fit in 64 bits of ms"))
 }
 
-/// A size as a person writes it: the largest binary unit it is a whole multiple of
-/// (`256 MiB`, not `262144 KiB`), else one decimal of the largest unit it reaches
-/// (`1.5 KiB` for 1536), and bytes below 1 KiB (`512 B`).
+/// A size as a person writes it, in the largest binary unit not above it: a whole
+/// number when exact (`256 MiB`, not `262144 KiB`; `4 KiB`, `512 B`), else one decimal
+/// (`1.5 MiB`, `29.7 GiB`, never `31166976 KiB`).
 pub fn fmt_bytes(bytes: u64) -> String {
-    for (unit, scale) in SIZE_UNITS {
-        if bytes >= scale && scale > 1 && bytes.is_multiple_of(scale) {
-            return format!("{} {unit}", bytes / scale);
-        }
+    match SIZE_UNITS
+        .iter()
+        .find(|(_, scale)| bytes >= *scale && *scale > 1)
+    {
+        Some(&(unit, scale)) if bytes.is_multiple_of(scale) => format!("{} {unit}", bytes / scale),
+        Some(&(unit, scale)) => format!("{:.1} {unit}", bytes as f64 / scale as f64),
+        None => format!("{bytes} B"),
     }
-    for (unit, scale) in SIZE_UNITS {
-        if bytes >= scale && scale > 1 {
-            return format!("{:.1} {unit}", bytes as f64 / scale as f64);
-        }
-    }
-    format!("{bytes} B")
 }
 
-/// A duration as a person writes it: `250 ms`, `10 s`, `5 min`, `1 h 58 min`,
-/// `2 min 30 s`; at most two units, the smaller one rounded down.
+/// A duration (a cap, a limit) as a person writes it, exactly: `250 ms` below a second,
+/// `10 s` / `1.5 s` below a minute, `5 min` / `2 h` when whole, else seconds (`90 s`,
+/// `61.5 s`), so no figure is rounded away.
 pub fn fmt_millis(ms: u64) -> String {
-    if ms < 1_000 {
-        return format!("{ms} ms");
+    const MINUTE: u64 = 60_000;
+    const HOUR: u64 = 60 * MINUTE;
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else if ms >= HOUR && ms.is_multiple_of(HOUR) {
+        format!("{} h", ms / HOUR)
+    } else if ms >= MINUTE && ms.is_multiple_of(MINUTE) {
+        format!("{} min", ms / MINUTE)
+    } else if ms.is_multiple_of(1000) {
+        format!("{} s", ms / 1000)
+    } else {
+        // Thousandths of a second, trailing zeros dropped: 1.5 s, 1.25 s.
+        let s = format!("{}.{:03}", ms / 1000, ms % 1000);
+        format!("{} s", s.trim_end_matches('0'))
     }
+}
+
+/// A long span (an estimate) in at most two units, the smaller rounded down:
+/// `1 h 58 min`, `2 min 30 s`, `45 s`, `250 ms`.
+pub fn fmt_span_ms(ms: u64) -> String {
     if ms < 60_000 {
-        return if ms.is_multiple_of(1_000) {
-            format!("{} s", ms / 1_000)
-        } else {
-            format!("{:.1} s", ms as f64 / 1_000.0)
-        };
+        return fmt_millis(ms - ms % 100);
     }
     let (big, small, bu, su) = if ms < 3_600_000 {
         (ms / 60_000, ms % 60_000 / 1_000, "min", "s")
@@ -191,6 +204,8 @@ mod tests {
         assert_eq!(fmt_bytes(0), "0 B");
         assert_eq!(fmt_bytes((3 << 19) + 1), "1.5 MiB");
         assert_eq!(fmt_bytes(1536), "1.5 KiB");
+        assert_eq!(fmt_bytes(1536 << 10), "1.5 MiB");
+        assert_eq!(fmt_bytes(31_166_976 << 10), "29.7 GiB");
     }
 
     #[test]
@@ -204,7 +219,11 @@ mod tests {
         assert_eq!(fmt_millis(10_000), "10 s");
         assert_eq!(fmt_millis(2_500), "2.5 s");
         assert_eq!(fmt_millis(300_000), "5 min");
-        assert_eq!(fmt_millis(150_000), "2 min 30 s");
-        assert_eq!(fmt_millis(7_080_000), "1 h 58 min");
+        assert_eq!(fmt_millis(90_000), "90 s");
+        assert_eq!(fmt_millis(1_250), "1.25 s");
+        assert_eq!(fmt_span_ms(150_000), "2 min 30 s");
+        assert_eq!(fmt_span_ms(7_080_000), "1 h 58 min");
+        assert_eq!(fmt_span_ms(10_800_000), "3 h");
+        assert_eq!(fmt_span_ms(45_050), "45 s");
     }
 }

@@ -134,3 +134,21 @@ fn plan_check_prints_every_step_with_its_bound() {
     assert!(text.contains("total: at most 5 h 24 min"), "{text}");
     assert!(text.contains("optional targets"), "{text}");
 }
+
+#[test]
+fn the_presets_look_for_the_labels_prepare_disk_writes() {
+    let b = benchboot_board::load(&benchboot_board::boards_dir(), "rpi-2b").unwrap();
+    let p = resolve_for_board(&b, &PlanText::standard()).unwrap();
+    let wanted: Vec<String> = p
+        .storage
+        .targets
+        .iter()
+        .filter(|t| t.optional)
+        .map(|t| t.device.clone())
+        .collect();
+    let made: Vec<String> = benchboot_card::disk_labels::ALL
+        .iter()
+        .map(|l| format!("LABEL={l}"))
+        .collect();
+    assert_eq!(wanted, made);
+}

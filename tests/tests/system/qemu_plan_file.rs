@@ -132,7 +132,13 @@ fn a_card_runs_the_plan_written_onto_it_and_reports_a_broken_one() {
     assert_eq!(r.plan.source.sha256, sha);
     assert_eq!(r.plan.source.text, PLAN);
     assert_eq!(r.plan.source.extends.as_deref(), Some("quick v1"));
-    let labels: Vec<&str> = r.plan.storage.targets.iter().map(|t| t.label.as_str()).collect();
+    let labels: Vec<&str> = r
+        .plan
+        .storage
+        .targets
+        .iter()
+        .map(|t| t.label.as_str())
+        .collect();
     assert_eq!(labels, ["ext4", "usb-ext4", "usb-vfat"]);
     // Every cell it asked for, and nothing else: 3 targets x 2 sizes x sync x write, read.
     let mut cells: Vec<(String, u64, Direction)> = r
@@ -143,10 +149,15 @@ fn a_card_runs_the_plan_written_onto_it_and_reports_a_broken_one() {
     cells.sort_by(|a, b| (&a.0, a.1, a.2 as u8).cmp(&(&b.0, b.1, b.2 as u8)));
     cells.dedup();
     assert_eq!(cells.len(), 12, "{cells:?}");
-    assert!(r.storage.iter().all(|m| m.bytes > 0 && m.mode == benchboot_plan::Mode::Sync));
+    assert!(r
+        .storage
+        .iter()
+        .all(|m| m.bytes > 0 && m.mode == benchboot_plan::Mode::Sync));
     for label in ["usb-ext4", "usb-vfat"] {
         assert!(
-            r.storage.iter().any(|m| m.target == label && m.block_size == 65536),
+            r.storage
+                .iter()
+                .any(|m| m.target == label && m.block_size == 65536),
             "{label} measured"
         );
     }
@@ -167,13 +178,25 @@ fn a_card_runs_the_plan_written_onto_it_and_reports_a_broken_one() {
     put_plan_raw(&card, BROKEN);
     let run = run_with(&board, &opts).unwrap();
     let r = benchboot_tests::checks::fetched(&run);
-    let e = r.plan_error.as_ref().expect("the refused plan is in the results");
-    assert_eq!((e.line, e.key.as_str()), (Some(3), "storage.repetitions"), "{e}");
+    let e = r
+        .plan_error
+        .as_ref()
+        .expect("the refused plan is in the results");
+    assert_eq!(
+        (e.line, e.key.as_str()),
+        (Some(3), "storage.repetitions"),
+        "{e}"
+    );
     assert!(e.message.contains("at least 1"), "{e}");
-    assert!(r.storage.is_empty() && r.device_reads.is_empty(), "nothing ran");
     assert!(
-        r.events.iter().any(|ev| ev.severity == benchboot_results::Severity::Error
-            && ev.message.contains("storage.repetitions")),
+        r.storage.is_empty() && r.device_reads.is_empty(),
+        "nothing ran"
+    );
+    assert!(
+        r.events
+            .iter()
+            .any(|ev| ev.severity == benchboot_results::Severity::Error
+                && ev.message.contains("storage.repetitions")),
         "{:?}",
         r.events
     );
