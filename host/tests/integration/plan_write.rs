@@ -152,3 +152,32 @@ fn the_presets_look_for_the_labels_prepare_disk_writes() {
         .collect();
     assert_eq!(wanted, made);
 }
+
+#[test]
+fn the_readme_plan_example_is_a_valid_plan() {
+    let readme = include_str!("../../../README.md");
+    let plans = readme
+        .split("## Plans")
+        .nth(1)
+        .expect("README has a Plans section");
+    let text = plans
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|t| t.split("```").next())
+        .expect("a toml block in the Plans section");
+    let b = benchboot_board::load(&benchboot_board::boards_dir(), "rpi-2b").unwrap();
+    let p = resolve_for_board(&b, &user(text)).unwrap_or_else(|e| panic!("{e:#}"));
+    let labels: Vec<&str> = p.storage.targets.iter().map(|t| t.label.as_str()).collect();
+    assert_eq!(labels, ["ext4", "raw", "ssd-ext4", "ssd-raw"]);
+    assert_eq!(p.storage.targets[3].device, "BUS=usb");
+    assert_eq!(
+        p.storage.random.as_ref().unwrap().targets,
+        ["raw", "ssd-ext4"]
+    );
+    assert_eq!(p.commands[0].time_limit_ms, 300_000);
+    let check = describe(&p, &b.description);
+    assert!(
+        check.contains("4 targets (ext4, raw, ssd-ext4, ssd-raw) x 2 modes x 4 sizes"),
+        "{check}"
+    );
+}
