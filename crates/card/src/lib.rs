@@ -2,7 +2,7 @@
 //! port: a mounted folder, or the card itself (block device or image file) read
 //! read-only through its MBR and FAT, so nothing has to be mounted.
 //!
-//! The image's layout (xtask/src/layout.rs): p1 FAT32 boot, p2 FAT results partition
+//! The image's layout (crates/image/src/layout.rs): p1 FAT32 boot, p2 FAT results partition
 //! labelled `BBRESULTS`, p3 extended with the test partitions. The results partition is
 //! found by its label on any FAT partition, else taken to be p2.
 #![forbid(unsafe_code)]
