@@ -45,6 +45,11 @@ enum Verb {
         /// Give up after this many seconds.
         #[arg(long, default_value_t = 900)]
         timeout: u64,
+        /// Run this plan file (or preset: quick, standard, seeds) instead of the short
+        /// QEMU plan: written onto the card copy with `benchboot plan write`, taken by
+        /// PID 1 at boot (plan `qemu-card`). Figures stay emulated.
+        #[arg(long)]
+        card_plan: Option<String>,
     },
     /// Benchmarks (not tests): `storage` runs benchboot, dd and fio side by side; `net`
     /// runs benchboot's network engine and iperf3 over loopback.
@@ -88,11 +93,15 @@ fn main() -> Result<()> {
             let plan = benchboot_image::plans::PlanText::from_arg(&plan)?;
             xtask::image::run_with(&board, &xtask::image::image_path(&board), &plan).map(drop)
         }
-        Verb::Qemu { board, timeout } => xtask::qemu::run(
-            &xtask::load_board(&board)?,
-            std::time::Duration::from_secs(timeout),
-        )
-        .map(drop),
+        Verb::Qemu {
+            board,
+            timeout,
+            card_plan,
+        } => {
+            let mut opts = xtask::qemu::Options::new(std::time::Duration::from_secs(timeout));
+            opts.card_plan = card_plan;
+            xtask::qemu::run_with(&xtask::load_board(&board)?, &opts).map(drop)
+        }
         Verb::Bench {
             what,
             path,

@@ -172,6 +172,9 @@ pub struct Options {
     pub card: Option<PathBuf>,
     /// More QEMU arguments, after the board's (e.g. a watchdog device).
     pub extra_args: Vec<String>,
+    /// A plan file (or preset name) written onto the card before the boot with
+    /// `benchboot plan write`; the boot then runs plan `qemu-card`, which takes it.
+    pub card_plan: Option<String>,
 }
 
 impl Options {
@@ -182,6 +185,7 @@ impl Options {
             plan: "qemu".into(),
             card: None,
             extra_args: Vec::new(),
+            card_plan: None,
         }
     }
 }
@@ -237,10 +241,15 @@ fn launch(board: &Board, opts: &Options) -> Result<Launched> {
             (Vec::new(), Some(card))
         }
     };
-    if opts.plan != "qemu" {
+    let plan = if opts.card_plan.is_some() {
+        "qemu-card"
+    } else {
+        opts.plan.as_str()
+    };
+    if plan != "qemu" {
         // The last benchboot.plan= on the command line wins (benchboot_plan::plan_name).
         if let Some(a) = boot_args.iter_mut().skip_while(|a| *a != "-append").nth(1) {
-            a.push_str(&format!(" benchboot.plan={}", opts.plan));
+            a.push_str(&format!(" benchboot.plan={plan}"));
         }
     }
     // QEMU writes to the card: boot a copy so the built images stay pristine.
@@ -252,6 +261,16 @@ fn launch(board: &Board, opts: &Options) -> Result<Launched> {
             sd
         }
     };
+    if let Some(file) = &opts.card_plan {
+        let status = Command::new(build_host_tool(false)?)
+            .args(["plan", "write", "--card"])
+            .arg(&sd)
+            .arg(file)
+            .status()?;
+        if !status.success() {
+            bail!("--card-plan {file}: `benchboot plan write` refused it (above)");
+        }
+    }
     // The well-known forward lets `benchboot fetch` find the board with no address;
     // another QEMU holding it means a free port and an explicit address instead.
     let port = if port_is_free(QEMU_RESULTS_FORWARD) {

@@ -7,7 +7,7 @@
 //! reads `byte_cap` per target at whatever speed the device has), HTTP transfers of a
 //! fixed size, boot, module loading and mounting.
 
-use crate::units::{fmt_bytes, fmt_millis, fmt_span_ms};
+use crate::units::{fmt_bytes, fmt_millis};
 use crate::Plan;
 
 /// `1 target`, `3 targets`.
