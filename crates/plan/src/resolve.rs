@@ -89,23 +89,37 @@ fn preset_id(name: &str) -> String {
     format!("{name} v{version}")
 }
 
-/// Parses `text` (named `file` in errors) and every preset it extends, merged.
+/// A plan file as read: its own keys, and merged over every preset it extends.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The file's own keys (their spans are the file's lines).
+    pub own: PlanFile,
+    /// The file over its presets, nearest first.
+    pub merged: PlanFile,
+    /// `quick v1`: the preset it started from, `None` for a preset itself.
+    pub extends: Option<String>,
+}
+
+/// Parses `text` (named `file` in errors) and every preset it extends. A file without
+/// `extends` starts from [`DEFAULT_PRESET`], unless it is a shipped preset itself.
 ///
 /// # Errors
 /// [`PlanFileError`] for the file's own errors, and for an `extends` naming no preset.
-pub fn load(file: &str, text: &str) -> Result<(PlanFile, Option<String>), PlanFileError> {
+pub fn load(file: &str, text: &str) -> Result<Loaded, PlanFileError> {
     let own = PlanFile::parse(file, text)?;
-    let first = own.extends.clone();
-    let mut merged = own;
-    let mut next = first
-        .as_ref()
-        .map(|s| (s.get_ref().clone(), Some(s.span())));
-    if next.is_none() && preset(merged.name.as_deref().unwrap_or("")) != Some(text) {
-        next = Some((DEFAULT_PRESET.to_owned(), None));
-    }
+    let is_preset = own.name.as_deref().and_then(preset) == Some(text);
+    let mut next = match &own.extends {
+        Some(s) => Some((s.get_ref().clone(), Some(s.span()))),
+        None if is_preset => None,
+        None => Some((DEFAULT_PRESET.to_owned(), None)),
+    };
     let extends = next.as_ref().map(|(n, _)| preset_id(n));
-    let mut seen = Vec::new();
-    while let Some((name, span)) = next.take() {
+    let mut merged = own.clone();
+    // Presets extend presets; the chain is at most as long as the list.
+    for _ in 0..PRESETS.len() {
+        let Some((name, span)) = next.take() else {
+            break;
+        };
         let Some(ptext) = preset(&name) else {
             let names: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
             return Err(PlanFileError {
@@ -115,15 +129,15 @@ pub fn load(file: &str, text: &str) -> Result<(PlanFile, Option<String>), PlanFi
                 message: format!("`{name}` is not a preset; use one of {}", names.join(", ")),
             });
         };
-        if seen.contains(&name) || seen.len() > PRESETS.len() {
-            break;
-        }
-        seen.push(name.clone());
         let parent = PlanFile::parse(&preset_file(&name), ptext)?;
         next = parent.extends.as_ref().map(|s| (s.get_ref().clone(), None));
         merged = merged.over(parent);
     }
-    Ok((merged, extends))
+    Ok(Loaded {
+        own,
+        merged,
+        extends,
+    })
 }
 
 /// The plan PID 1 runs: plan file `text` (named `file`) over its presets, on `base`'s
@@ -140,8 +154,11 @@ pub fn resolve(
     base: &Plan,
     image: &ImageFacts,
 ) -> Result<Plan, PlanFileError> {
-    let own = PlanFile::parse(file, text)?;
-    let (merged, extends) = load(file, text)?;
+    let Loaded {
+        own,
+        merged,
+        extends,
+    } = load(file, text)?;
     let err = |key: &str, span: Option<std::ops::Range<usize>>, message: String| PlanFileError {
         file: file.to_owned(),
         line: span.map(|s| line_of(text, s.start)),
