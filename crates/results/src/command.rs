@@ -9,6 +9,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::{Health, InterruptDelta, Reading};
+
 /// One run of one command step (`command.<id>`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CommandRun {
@@ -24,6 +26,22 @@ pub struct CommandRun {
     pub elapsed_ns: u64,
     /// The measurement lines it printed, in order (also those of a failed run).
     pub measurements: Vec<CommandMeasurement>,
+    /// The board's health just before and after it ran; `None` when it never ran.
+    /// (Kept here rather than in [`crate::RunResults::health`], whose scopes readers
+    /// of schema 1.5 know all of.)
+    #[serde(default)]
+    pub health: Option<CommandHealth>,
+}
+
+/// The board's health around one command, as [`crate::StepHealth`] has it for the
+/// other steps.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandHealth {
+    pub before: Health,
+    pub after: Health,
+    /// The interrupts raised between the two snapshots, per source with a non-zero
+    /// count, most first (`/proc/interrupts`).
+    pub interrupts: Reading<Vec<InterruptDelta>>,
 }
 
 /// One `case=<id> value=<number> units=<unit>` line of a command.
@@ -129,11 +147,12 @@ mod tests {
             exit_code: Some(0),
             elapsed_ns: 12_000_000_000,
             measurements: vec![m("coremark", 1234.5, "iterations/s")],
+            health: None,
         };
         let text = serde_json::to_string(&run).unwrap();
         assert_eq!(
             text,
-            r#"{"id":"coremark","path":"bin/coremark","exit_code":0,"elapsed_ns":12000000000,"measurements":[{"case":"coremark","value":1234.5,"units":"iterations/s"}]}"#
+            r#"{"id":"coremark","path":"bin/coremark","exit_code":0,"elapsed_ns":12000000000,"measurements":[{"case":"coremark","value":1234.5,"units":"iterations/s"}],"health":null}"#
         );
         assert_eq!(serde_json::from_str::<CommandRun>(&text).unwrap(), run);
     }

@@ -287,8 +287,6 @@ pub enum HealthScope {
         link: String,
         test: crate::network::NetTest,
     },
-    /// One run of the plan's command `id` (schema 1.6).
-    Command { id: String },
 }
 
 /// The board's health before and after one step.

@@ -17,7 +17,7 @@ pub mod network;
 pub mod summary;
 
 pub use a1::{a1_verdict, A1Verdict};
-pub use command::{CommandMeasurement, CommandRun};
+pub use command::{CommandHealth, CommandMeasurement, CommandRun};
 pub use health::{Condition, Health, HealthScope, Reading, StepHealth, Throttled};
 pub use isolation::{InterruptDelta, Isolation, KernelModule};
 pub use network::NetworkResults;
