@@ -4,7 +4,10 @@
 //! every other failure is recorded as an [`Event`](benchboot_results::Event) and the run
 //! goes on. Results are written to the results partition after every step, so what
 //! finished is on stable storage before the next step starts; the previous boot's
-//! document is kept under `runs/` first. [`run`] never returns; a panic of PID 1 goes
+//! document is kept under `runs/` first. Then the card's plan file ([`CARD_PLAN_FILE`])
+//! replaces the built-in plan when that gives way to it ([`choose_plan`]); a file it
+//! refuses means nothing is measured, the error is in the document, and the board is
+//! served as usual. [`run`] never returns; a panic of PID 1 goes
 //! to [`on_panic`], which records it and serves the results as they stood.
 
 use std::net::{SocketAddr, SocketAddrV6, TcpListener};
