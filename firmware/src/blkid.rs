@@ -15,8 +15,11 @@
 //!   array CRC32 checked), partition name = 36 UTF-16LE code units at +56 of each entry;
 //!   entry `i` is partition number `i + 1`, as the kernel numbers them (UEFI 2.10 §5.3).
 //!
-//! [`find`] and [`wait_for`] are the thin edge: they walk `/sys/class/block` (kernel
-//! name → `/dev/<DEVNAME>`) and read the head of each device.
+//! Whole disks are found by bus (`BUS=usb|sata|virtio`, [`bus_of_sysfs_path`]: the
+//! bus device on the way from `/sys/devices` to the disk).
+//!
+//! [`find`], [`locate`] and [`wait_for`] are the thin edge: they walk
+//! `/sys/class/block` (kernel name → `/dev/<DEVNAME>`) and read the head of each device.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -312,37 +315,115 @@ pub fn bus_of_sysfs_path(path: &str) -> Option<Bus> {
     }
 }
 
-/// [`find`] again every 100 ms until exactly one device answers or `wait` has passed.
+/// Kernel-name order: shorter names first, then by name (`sda` .. `sdz`, `sdaa`;
+/// `mmcblk2` before `mmcblk10`), the order the kernel hands names out in.
+fn kernel_order(a: &str, b: &str) -> std::cmp::Ordering {
+    a.len().cmp(&b.len()).then_with(|| a.cmp(b))
+}
+
+/// The kernel name of the disk holding block device `name` (`mmcblk0p2` → `mmcblk0`,
+/// `vda2` → `vda`, `sda` → `sda`): the parent of its `sys_class_block` entry when that
+/// is a partition (it has a `partition` file), itself when the entry is a whole disk,
+/// else (no sysfs entry) by the kernel's naming rule: a trailing `p<digits>` after a
+/// digit goes (`mmcblk0p2`, `nvme0n1p1`), else the trailing digits (`sda1`).
+pub fn disk_of(sys_class_block: &Path, name: &str) -> String {
+    let sys = sys_class_block.join(name);
+    if sys.join("partition").exists() {
+        if let Some(disk) = std::fs::canonicalize(&sys).ok().and_then(|p| {
+            p.parent()
+                .and_then(|d| d.file_name())
+                .map(|f| f.to_string_lossy().into_owned())
+        }) {
+            return disk;
+        }
+    } else if sys.exists() {
+        return name.to_owned();
+    }
+    let stem = name.trim_end_matches(|c: char| c.is_ascii_digit());
+    if stem.len() == name.len() {
+        return name.to_owned();
+    }
+    match stem.strip_suffix('p') {
+        Some(disk) if disk.ends_with(|c: char| c.is_ascii_digit()) => disk.to_owned(),
+        _ => stem.to_owned(),
+    }
+}
+
+/// Where `wanted` is now, as a path under `dev`; `boot_disk` (a kernel name, e.g.
+/// `mmcblk0`) is the disk the board booted from. `Ok(None)`: not (yet) there.
+/// - `LABEL=` / `PARTLABEL=`: the one device carrying the name ([`find`]);
+/// - `BUS=<bus>`: the first whole disk on that bus in kernel-name order that is not
+///   `boot_disk`: benchboot never sweeps the disk it booted from, even when asked;
+/// - a path: itself, once it exists.
 ///
 /// # Errors
-/// No device carries the label within `wait`, or several do (a benchmark writes to its
-/// target: it must not pick one of them by chance).
+/// Several devices carry the name (a benchmark writes to its target: it must not pick
+/// one of them by chance), or `BUS=` names no bus benchboot knows.
+pub fn locate(
+    sys_class_block: &Path,
+    dev: &Path,
+    wanted: DeviceRef<'_>,
+    boot_disk: &str,
+) -> Result<Option<PathBuf>, String> {
+    match wanted {
+        DeviceRef::Path(p) => Ok(Path::new(p).exists().then(|| PathBuf::from(p))),
+        DeviceRef::WholeDisk(None) => Err(format!(
+            "{wanted} names no bus; use BUS=usb, BUS=sata or BUS=virtio"
+        )),
+        DeviceRef::WholeDisk(Some(_)) => {
+            let mut disks: Vec<PathBuf> = find(sys_class_block, dev, wanted)
+                .into_iter()
+                .filter(|p| p.file_name().is_some_and(|n| n != boot_disk))
+                .collect();
+            disks.sort_by(|a, b| kernel_order(&a.to_string_lossy(), &b.to_string_lossy()));
+            Ok(disks.into_iter().next())
+        }
+        DeviceRef::Label(_) | DeviceRef::PartLabel(_) => {
+            let mut found = find(sys_class_block, dev, wanted);
+            match found.len() {
+                0 => Ok(None),
+                1 => Ok(Some(found.remove(0))),
+                _ => {
+                    let list: Vec<String> = found.iter().map(|p| p.display().to_string()).collect();
+                    Err(format!(
+                        "{wanted} is ambiguous: {}; give the /dev/ path",
+                        list.join(", ")
+                    ))
+                }
+            }
+        }
+    }
+}
+
+/// [`locate`] again every 100 ms until the device is there or `wait` has passed.
+///
+/// # Errors
+/// As [`locate`], and: no device answers within `wait` (the message says what was
+/// looked for and how long, in ms).
 pub fn wait_for(
     sys_class_block: &Path,
     dev: &Path,
     wanted: DeviceRef<'_>,
+    boot_disk: &str,
     wait: Duration,
 ) -> Result<PathBuf, String> {
     let until = Instant::now() + wait;
     loop {
-        let mut found = find(sys_class_block, dev, wanted);
-        match found.len() {
-            1 => return Ok(found.remove(0)),
-            0 if Instant::now() < until => std::thread::sleep(Duration::from_millis(100)),
-            0 => {
-                return Err(format!(
-                    "no block device has {wanted} (waited {} ms)",
-                    wait.as_millis()
-                ))
-            }
-            _ => {
-                let list: Vec<String> = found.iter().map(|p| p.display().to_string()).collect();
-                return Err(format!(
-                    "{wanted} is ambiguous: {}; give the /dev/ path",
-                    list.join(", ")
-                ));
-            }
+        if let Some(found) = locate(sys_class_block, dev, wanted, boot_disk)? {
+            return Ok(found);
         }
+        if Instant::now() >= until {
+            let what = match wanted {
+                DeviceRef::WholeDisk(Some(bus)) => format!(
+                    "no whole disk on the {} bus besides the boot disk {boot_disk}",
+                    bus.name()
+                ),
+                DeviceRef::Path(p) => format!("{p} never appeared"),
+                _ => format!("no block device has {wanted}"),
+            };
+            return Err(format!("{what} (waited {} ms)", wait.as_millis()));
+        }
+        std::thread::sleep(Duration::from_millis(100));
     }
 }
 
@@ -683,7 +764,13 @@ mod tests {
             [PathBuf::from("/dev/sdz9")]
         );
         assert_eq!(
-            wait_for(&sys, &dev, DeviceRef::PartLabel("bench"), Duration::ZERO),
+            wait_for(
+                &sys,
+                &dev,
+                DeviceRef::PartLabel("bench"),
+                "mmcblk0",
+                Duration::ZERO
+            ),
             Ok(dev.join("sda1"))
         );
     }
@@ -697,12 +784,20 @@ mod tests {
             &sys,
             &dev,
             DeviceRef::Label("NOPE"),
+            "mmcblk0",
             Duration::from_millis(250),
         )
         .unwrap_err();
         assert!(start.elapsed() >= Duration::from_millis(250), "waited");
         assert_eq!(err, "no block device has LABEL=NOPE (waited 250 ms)");
-        let err = wait_for(&sys, &dev, DeviceRef::Label("BBUSB"), Duration::ZERO).unwrap_err();
+        let err = wait_for(
+            &sys,
+            &dev,
+            DeviceRef::Label("BBUSB"),
+            "mmcblk0",
+            Duration::ZERO,
+        )
+        .unwrap_err();
         assert!(
             err.contains("LABEL=BBUSB is ambiguous") && err.contains("sda1") && err.contains("sdb"),
             "{err}"
@@ -727,9 +822,208 @@ mod tests {
             &sys,
             &dev,
             DeviceRef::Label("LATE"),
+            "mmcblk0",
             Duration::from_secs(10),
         );
         writer.join().unwrap();
         assert_eq!(got, Ok(dev.join("sdd")));
+    }
+
+    #[test]
+    fn buses_from_real_sysfs_paths() {
+        let cases = [
+            (
+                "/sys/devices/platform/soc/3f980000.usb/usb1/1-1/1-1:1.0/host0/target0:0:0/0:0:0:0/block/sda",
+                Some(Bus::Usb),
+            ),
+            (
+                "/sys/devices/platform/soc/1c18000.sata/ata1/host0/target0:0:0/0:0:0:0/block/sda",
+                Some(Bus::Sata),
+            ),
+            (
+                "/sys/devices/pci0000:00/0000:00:1f.2/ata3/host2/target2:0:0/2:0:0:0/block/sdb",
+                Some(Bus::Sata),
+            ),
+            (
+                "/sys/devices/platform/a003c00.virtio_mmio/virtio1/block/vdb",
+                Some(Bus::Virtio),
+            ),
+            // virtio-scsi: the disk hangs off a virtio device too.
+            (
+                "/sys/devices/pci0000:00/0000:00:02.0/virtio0/host0/target0:0:0/0:0:0:0/block/sda",
+                Some(Bus::Virtio),
+            ),
+            // A USB-SATA bridge is a USB disk.
+            (
+                "/sys/devices/platform/soc/3f980000.usb/usb1/1-1/1-1:1.0/host0/target0:0:0/0:0:0:0/ata1/block/sda",
+                Some(Bus::Usb),
+            ),
+            // The SD card: on no bus of these.
+            (
+                "/sys/devices/platform/soc/3f202000.mmc/mmc_host/mmc0/mmc0:aaaa/block/mmcblk0",
+                None,
+            ),
+            // Names that only start like a bus: `usb` with no number, `ata_piix`.
+            ("/sys/devices/platform/usb/block/sdz", None),
+            ("/sys/devices/pci0000:00/ata_piix/block/sdy", None),
+            ("", None),
+        ];
+        for (path, bus) in cases {
+            assert_eq!(bus_of_sysfs_path(path), bus, "{path}");
+        }
+    }
+
+    /// A disk `name` at `devpath` (under `root/sys/devices/`) with `parts` partitions,
+    /// linked from `root/sys/class/block` as the kernel does, and its `/dev` nodes.
+    fn sysfs_disk(root: &Path, devpath: &str, name: &str, parts: u32) {
+        let class = root.join("sys/class/block");
+        let dev = root.join("dev");
+        std::fs::create_dir_all(&class).unwrap();
+        std::fs::create_dir_all(&dev).unwrap();
+        let disk = root
+            .join("sys/devices")
+            .join(devpath)
+            .join("block")
+            .join(name);
+        std::fs::create_dir_all(&disk).unwrap();
+        std::fs::write(disk.join("size"), "2048\n").unwrap();
+        std::fs::write(
+            disk.join("uevent"),
+            format!("DEVNAME={name}\nDEVTYPE=disk\n"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(&disk, class.join(name)).unwrap();
+        std::fs::write(dev.join(name), vec![0u8; 4096]).unwrap();
+        for n in 1..=parts {
+            let part_name = if name.ends_with(|c: char| c.is_ascii_digit()) {
+                format!("{name}p{n}")
+            } else {
+                format!("{name}{n}")
+            };
+            let part = disk.join(&part_name);
+            std::fs::create_dir_all(&part).unwrap();
+            std::fs::write(part.join("size"), "64\n").unwrap();
+            std::fs::write(part.join("partition"), format!("{n}\n")).unwrap();
+            std::os::unix::fs::symlink(&part, class.join(&part_name)).unwrap();
+            std::fs::write(dev.join(&part_name), vec![0u8; 4096]).unwrap();
+        }
+    }
+
+    /// QEMU virt's disks (vda the card, vdb and vdc test disks), a USB disk and the card
+    /// of a real board (mmcblk0, on no bus).
+    fn bus_system(root: &Path) -> (PathBuf, PathBuf) {
+        sysfs_disk(root, "platform/a003e00.virtio_mmio/virtio0", "vda", 2);
+        sysfs_disk(root, "platform/a003c00.virtio_mmio/virtio1", "vdb", 0);
+        sysfs_disk(root, "platform/a003a00.virtio_mmio/virtio2", "vdc", 1);
+        sysfs_disk(
+            root,
+            "platform/soc/3f980000.usb/usb1/1-1/1-1:1.0/host0/target0:0:0/0:0:0:0",
+            "sdb",
+            1,
+        );
+        sysfs_disk(
+            root,
+            "platform/soc/3f980000.usb/usb1/1-2/1-2:1.0/host1/target1:0:0/1:0:0:0",
+            "sda",
+            0,
+        );
+        sysfs_disk(
+            root,
+            "platform/soc/3f202000.mmc/mmc_host/mmc0/mmc0:aaaa",
+            "mmcblk0",
+            2,
+        );
+        (root.join("sys/class/block"), root.join("dev"))
+    }
+
+    #[test]
+    fn disk_bus_follows_the_class_link() {
+        let root = tempfile::tempdir().unwrap();
+        let (sys, _) = bus_system(root.path());
+        assert_eq!(disk_bus(&sys.join("vdb")), Some(Bus::Virtio));
+        assert_eq!(disk_bus(&sys.join("sda")), Some(Bus::Usb));
+        assert_eq!(disk_bus(&sys.join("mmcblk0")), None);
+        // A partition sits under its disk: the same bus.
+        assert_eq!(disk_bus(&sys.join("vda2")), Some(Bus::Virtio));
+        assert_eq!(disk_bus(&sys.join("nothing")), None, "no such entry");
+    }
+
+    #[test]
+    fn whole_disks_by_bus_skip_the_boot_disk() {
+        let root = tempfile::tempdir().unwrap();
+        let (sys, dev) = bus_system(root.path());
+        // find lists every whole disk on the bus, partitions never.
+        let mut virtio = find(&sys, &dev, DeviceRef::WholeDisk(Some(Bus::Virtio)));
+        virtio.sort();
+        assert_eq!(virtio, [dev.join("vda"), dev.join("vdb"), dev.join("vdc")]);
+        assert!(find(&sys, &dev, DeviceRef::WholeDisk(None)).is_empty());
+
+        let on_bus = |bus, boot| locate(&sys, &dev, DeviceRef::WholeDisk(Some(bus)), boot);
+        // QEMU booted from vda: the first other virtio disk.
+        assert_eq!(on_bus(Bus::Virtio, "vda"), Ok(Some(dev.join("vdb"))));
+        // Booted from elsewhere, vda is the first in kernel-name order.
+        assert_eq!(on_bus(Bus::Virtio, "mmcblk0"), Ok(Some(dev.join("vda"))));
+        // sda sorts before sdb whatever the order of the USB ports.
+        assert_eq!(on_bus(Bus::Usb, "mmcblk0"), Ok(Some(dev.join("sda"))));
+        // Booted from a USB disk: never that one.
+        assert_eq!(on_bus(Bus::Usb, "sda"), Ok(Some(dev.join("sdb"))));
+        assert_eq!(on_bus(Bus::Sata, "mmcblk0"), Ok(None));
+        assert!(locate(&sys, &dev, DeviceRef::WholeDisk(None), "vda")
+            .unwrap_err()
+            .contains("BUS=? names no bus"),);
+        let err = wait_for(
+            &sys,
+            &dev,
+            DeviceRef::WholeDisk(Some(Bus::Sata)),
+            "mmcblk0",
+            Duration::from_millis(120),
+        )
+        .unwrap_err();
+        assert_eq!(
+            err,
+            "no whole disk on the sata bus besides the boot disk mmcblk0 (waited 120 ms)"
+        );
+    }
+
+    #[test]
+    fn the_only_disk_on_a_bus_is_the_boot_disk() {
+        let root = tempfile::tempdir().unwrap();
+        sysfs_disk(
+            root.path(),
+            "platform/a003e00.virtio_mmio/virtio0",
+            "vda",
+            2,
+        );
+        let (sys, dev) = (root.path().join("sys/class/block"), root.path().join("dev"));
+        assert_eq!(
+            locate(&sys, &dev, DeviceRef::WholeDisk(Some(Bus::Virtio)), "vda"),
+            Ok(None)
+        );
+    }
+
+    #[test]
+    fn kernel_name_order() {
+        let mut names = ["sdaa", "sdb", "mmcblk10", "sda", "mmcblk2"];
+        names.sort_by(|a, b| kernel_order(a, b));
+        assert_eq!(names, ["sda", "sdb", "sdaa", "mmcblk2", "mmcblk10"]);
+    }
+
+    #[test]
+    fn the_disk_holding_a_partition() {
+        let root = tempfile::tempdir().unwrap();
+        let (sys, _) = bus_system(root.path());
+        // Through sysfs.
+        assert_eq!(disk_of(&sys, "vda2"), "vda");
+        assert_eq!(disk_of(&sys, "mmcblk0p2"), "mmcblk0");
+        assert_eq!(disk_of(&sys, "sdb1"), "sdb");
+        assert_eq!(disk_of(&sys, "vdb"), "vdb");
+        assert_eq!(disk_of(&sys, "mmcblk0"), "mmcblk0");
+        // No sysfs entry: the kernel's naming rule.
+        let none = root.path().join("none");
+        assert_eq!(disk_of(&none, "vda2"), "vda");
+        assert_eq!(disk_of(&none, "mmcblk0p2"), "mmcblk0");
+        assert_eq!(disk_of(&none, "nvme0n1p1"), "nvme0n1");
+        assert_eq!(disk_of(&none, "sda12"), "sda");
+        assert_eq!(disk_of(&none, "sda"), "sda");
     }
 }

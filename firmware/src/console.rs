@@ -53,11 +53,19 @@ pub enum CaseResult {
     Skip,
 }
 
-/// One protocol line (without the prefix). Case ids have spaces replaced by `_` and are
-/// cut to 100 characters, the limit LAVA's pattern matching takes.
+/// Longest case id on the console, bytes: the limit LAVA's pattern matching takes.
+pub const MAX_CASE_ID_BYTES: usize = 100;
+
+/// One protocol line (without the prefix). Case ids have whitespace replaced by `_` and
+/// are cut to at most [`MAX_CASE_ID_BYTES`] bytes, at a character boundary (a label may
+/// hold multi-byte UTF-8).
 pub fn case_line(id: &str, result: CaseResult, value: f64, units: &str) -> String {
     let mut id: String = id.replace(char::is_whitespace, "_");
-    id.truncate(100);
+    let mut end = id.len().min(MAX_CASE_ID_BYTES);
+    while !id.is_char_boundary(end) {
+        end -= 1;
+    }
+    id.truncate(end);
     let result = match result {
         CaseResult::Pass => "pass",
         CaseResult::Fail => "fail",
@@ -90,5 +98,29 @@ mod tests {
         let id = line.split(' ').next().unwrap();
         assert_eq!(id.len(), "case=".len() + 100);
         assert!(!id.contains(' '));
+    }
+
+    #[test]
+    fn case_id_is_cut_at_a_char_boundary() {
+        // 99 ASCII bytes, then "é" (2 bytes) straddles the 100-byte limit: it goes whole.
+        let id = format!("{}é✓", "x".repeat(99));
+        let line = case_line(&id, CaseResult::Pass, 1.0, "MiB/s");
+        let cut = line
+            .strip_prefix("case=")
+            .and_then(|l| l.split(' ').next())
+            .unwrap();
+        assert_eq!(cut, "x".repeat(99));
+        // A 3-byte char ending exactly at byte 100 stays.
+        let id = format!("{}✓tail", "y".repeat(97));
+        let line = case_line(&id, CaseResult::Pass, 1.0, "MiB/s");
+        assert!(
+            line.starts_with(&format!("case={}✓ result=pass", "y".repeat(97))),
+            "{line}"
+        );
+        // Multi-byte labels well under the limit are untouched; whitespace becomes `_`.
+        assert_eq!(
+            case_line("storage.bénch ✓.bs512", CaseResult::Skip, 0.0, "-"),
+            "case=storage.bénch_✓.bs512 result=skip value=0.000 units=-"
+        );
     }
 }

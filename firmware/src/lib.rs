@@ -5,7 +5,7 @@
 //! that need `unsafe` live in [`sys`], the one module allowed it: the crate denies
 //! `unsafe_code` everywhere else (and `log.rs` allows it on one trait impl, saying why).
 //!
-//! Modules call downwards only, from [`init`] over the steps ([`steps`], [`network`],
+//! Modules call downwards only, from [`init`] over the steps ([`steps`], [`commands`], [`network`],
 //! [`faults`]) and their helpers to [`wait`] and [`worker`], then [`console`],
 //! [`heart`] and [`sys`] at the bottom.
 
@@ -13,6 +13,7 @@
 
 pub mod blkid;
 pub mod census;
+pub mod commands;
 pub mod console;
 pub mod device;
 pub mod faults;

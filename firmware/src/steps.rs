@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use benchboot_plan::{DeviceRef, Filesystem, Plan, StorageTarget};
+use benchboot_plan::{Bus, DeviceRef, Filesystem, Plan, StorageTarget, BUS_PREFIX};
 use benchboot_results::{
     iops, mib_per_s, Direction, HealthScope, RandomOp, RunResults, Severity, StorageMeasurement,
 };
@@ -72,32 +72,80 @@ pub(crate) fn in_worker<T: Serialize + DeserializeOwned>(
 
 /// `mmcblk0p5` → `mmcblk0` (the disk holding a partition), via sysfs.
 fn disk_of(name: &str) -> String {
-    let dev = Path::new(SYS_BLOCK).join(name);
-    if dev.join("partition").exists() {
-        if let Some(disk) = dev.canonicalize().ok().and_then(|p| {
-            p.parent()
-                .and_then(|d| d.file_name())
-                .map(|f| f.to_string_lossy().into_owned())
-        }) {
-            return disk;
-        }
-    }
-    name.to_owned()
+    blkid::disk_of(Path::new(SYS_BLOCK), name)
 }
 
 fn kernel_name(device: &str) -> &str {
     device.trim_start_matches("/dev/")
 }
 
-/// The targets with a `/dev/` path each: those named by `LABEL=`/`PARTLABEL=` are looked
-/// up ([`blkid::wait_for`] under `sys_class_block` and `dev`), all of them until
-/// `deadline`. A name that no device (or more than one) carries becomes an error event
-/// `target.<label>` and the target is left out; the others go on.
+/// Where PID 1 looks for the devices a plan names, and until when: one deadline shared
+/// by every target and device read, so devices that never come cost the plan's
+/// `device_wait_ms` once, not once each.
+struct Finder<'a> {
+    /// `/sys/class/block` (a fake tree in tests).
+    sys_class_block: &'a Path,
+    /// `/dev`.
+    dev: &'a Path,
+    /// Kernel name of the disk the board booted from (the one holding the results
+    /// partition): never a `BUS=` disk.
+    boot_disk: String,
+    deadline: Instant,
+}
+
+impl Finder<'_> {
+    /// The path of `wanted` ([`blkid::wait_for`] until the shared deadline): the one
+    /// place `LABEL=`, `PARTLABEL=` and `BUS=` names become `/dev/` paths.
+    ///
+    /// # Errors
+    /// Not found by the deadline, ambiguous, or an unknown bus (the message says which).
+    fn find(&self, wanted: DeviceRef<'_>) -> Result<PathBuf, String> {
+        let wait = self.deadline.saturating_duration_since(Instant::now());
+        blkid::wait_for(
+            self.sys_class_block,
+            self.dev,
+            wanted,
+            &self.boot_disk,
+            wait,
+        )
+    }
+}
+
+/// The severity of a target's device not being there: a warning for an optional
+/// target (the run goes on without it, as planned; results have no lower level), else
+/// an error.
+fn missing_severity(optional: bool) -> Severity {
+    if optional {
+        Severity::Warning
+    } else {
+        Severity::Error
+    }
+}
+
+/// Records that target `t` is left out because of `why` (console line and event
+/// `target.<label>`, [`missing_severity`]).
+fn target_missing(results: &mut RunResults, t: &StorageTarget, why: String) {
+    let why = if t.optional {
+        format!("{why}; optional target, left out")
+    } else {
+        why
+    };
+    say(&format!("target {}: {why}", t.label));
+    results.event(
+        format!("target.{}", t.label),
+        missing_severity(t.optional),
+        why,
+    );
+}
+
+/// The targets with a `/dev/` path each: those named by `LABEL=`, `PARTLABEL=` or
+/// `BUS=` are looked up ([`Finder::find`]). A name that no device (or more than one)
+/// carries becomes an event `target.<label>` (an error, a warning for an optional
+/// target) and the target is left out; the others go on. Paths are left as they are
+/// ([`resolve`] waits for them).
 fn name_devices(
     targets: &[StorageTarget],
-    sys_class_block: &Path,
-    dev: &Path,
-    deadline: Instant,
+    finder: &Finder<'_>,
     results: &mut RunResults,
 ) -> Vec<StorageTarget> {
     let mut named = Vec::new();
@@ -107,8 +155,7 @@ fn name_devices(
             named.push(t.clone());
             continue;
         }
-        let wait = deadline.saturating_duration_since(Instant::now());
-        match blkid::wait_for(sys_class_block, dev, wanted, wait) {
+        match finder.find(wanted) {
             Ok(path) => {
                 say(&format!(
                     "target {}: {wanted} is {}",
@@ -120,20 +167,72 @@ fn name_devices(
                     ..t.clone()
                 });
             }
-            Err(e) => {
-                say(&format!("target {}: {e}", t.label));
-                results.event(format!("target.{}", t.label), Severity::Error, e);
-            }
+            Err(e) => target_missing(results, t, e),
         }
     }
     named
 }
 
-/// Makes a target ready to measure: waits for its device, mounts filesystems, refuses RAM
-/// filesystems, finds the O_DIRECT alignment and (raw) the capacity.
-fn resolve(target: &StorageTarget, wait: Duration) -> Result<Place, String> {
+/// The disks of the device reads as `/dev/` paths: `BUS=<bus>` entries found as
+/// targets are ([`Finder::find`], the same disk a `BUS=` target of the plan got);
+/// one not found is an event `device-read.<entry>` (a warning when an optional target
+/// names the same bus, else an error) and is skipped.
+fn device_read_disks(
+    disks: &[String],
+    targets: &[StorageTarget],
+    finder: &Finder<'_>,
+    results: &mut RunResults,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for d in disks {
+        let Some(bus) = d.strip_prefix(BUS_PREFIX) else {
+            out.push(d.clone());
+            continue;
+        };
+        match finder.find(DeviceRef::WholeDisk(Bus::from_name(bus))) {
+            Ok(path) => {
+                say(&format!("device read {d}: {}", path.display()));
+                out.push(path.display().to_string());
+            }
+            Err(e) => {
+                let optional = targets.iter().any(|t| &t.device == d && t.optional);
+                let why = if optional {
+                    format!("{e}; skipped (its target is optional)")
+                } else {
+                    format!("{e}; skipped")
+                };
+                say(&format!("device read {d}: {why}"));
+                results.event(format!("device-read.{d}"), missing_severity(optional), why);
+            }
+        }
+    }
+    out
+}
+
+/// Why a target cannot be measured: its device is not there (for an optional target
+/// a warning), or it is and cannot be used (an error).
+enum Unusable {
+    Missing(String),
+    Broken(String),
+}
+
+impl From<String> for Unusable {
+    fn from(why: String) -> Self {
+        Unusable::Broken(why)
+    }
+}
+
+/// Makes a target ready to measure: waits for its device (until `deadline`, shared by
+/// all targets), mounts filesystems, refuses RAM filesystems, finds the O_DIRECT
+/// alignment and (raw) the capacity.
+fn resolve(target: &StorageTarget, deadline: Instant) -> Result<Place, Unusable> {
+    let wait = deadline.saturating_duration_since(Instant::now());
     if !wait::wait_for(Path::new(&target.device), wait) {
-        return Err(format!("{} never appeared", target.device));
+        return Err(Unusable::Missing(format!(
+            "{} never appeared (waited {} ms)",
+            target.device,
+            wait.as_millis()
+        )));
     }
     let name = kernel_name(&target.device);
     let (logical, _) = sweep::block_sizes_of(Path::new(SYS_BLOCK), name)
@@ -181,21 +280,23 @@ pub fn run_storage(
             Err(e) => results.event("governor", Severity::Warning, e),
         }
     }
-    let wait = Duration::from_millis(sp.device_wait_ms);
-    let targets = name_devices(
-        &sp.targets,
-        Path::new(SYS_BLOCK),
-        Path::new(DEV),
-        Instant::now() + wait,
-        results,
-    );
+    let finder = Finder {
+        sys_class_block: Path::new(SYS_BLOCK),
+        dev: Path::new(DEV),
+        boot_disk: disk_of(kernel_name(&plan.results.device)),
+        deadline: Instant::now() + Duration::from_millis(sp.device_wait_ms),
+    };
+    let targets = name_devices(&sp.targets, &finder, results);
+    let read_disks = sp
+        .device_reads
+        .as_ref()
+        .map(|d| device_read_disks(&d.disks, &sp.targets, &finder, results))
+        .unwrap_or_default();
     let mut disks: Vec<String> = targets
         .iter()
         .map(|t| disk_of(kernel_name(&t.device)))
         .collect();
-    if let Some(d) = &sp.device_reads {
-        disks.extend(d.disks.iter().map(|x| kernel_name(x).to_owned()));
-    }
+    disks.extend(read_disks.iter().map(|x| kernel_name(x).to_owned()));
     disks.sort();
     disks.dedup();
     for d in &disks {
@@ -208,9 +309,10 @@ pub fn run_storage(
 
     let mut places = Vec::new();
     for t in &targets {
-        match resolve(t, wait) {
+        match resolve(t, finder.deadline) {
             Ok(p) => places.push(p),
-            Err(e) => {
+            Err(Unusable::Missing(e)) => target_missing(results, t, e),
+            Err(Unusable::Broken(e)) => {
                 say(&format!("target {}: {e}", t.label));
                 results.event(format!("target.{}", t.label), Severity::Error, e);
             }
@@ -266,7 +368,7 @@ pub fn run_storage(
         place.clean_up(sweep::BENCH_FILE);
     }
     if let Some(d) = &sp.device_reads {
-        for disk in &d.disks {
+        for disk in &read_disks {
             let step = format!("device-read.{}", kernel_name(disk));
             let scope = HealthScope::DeviceRead {
                 device: disk.clone(),
@@ -392,23 +494,59 @@ mod tests {
         }
     }
 
+    /// Adds virtio disks `vda` (the boot disk, with partition `vda2`) and `vdb` to the
+    /// fake system, linked from its class folder as the kernel does.
+    fn add_virtio(root: &Path, sys: &Path, dev: &Path) {
+        for (i, name) in ["vda", "vdb"].iter().enumerate() {
+            let disk = root.join(format!(
+                "devices/platform/a003{}00.virtio_mmio/virtio{i}/block/{name}",
+                ['e', 'c'][i]
+            ));
+            std::fs::create_dir_all(&disk).unwrap();
+            std::fs::write(disk.join("size"), "4096\n").unwrap();
+            std::os::unix::fs::symlink(&disk, sys.join(name)).unwrap();
+            std::fs::write(dev.join(name), [0u8; 512]).unwrap();
+        }
+        let part = root.join("devices/platform/a003e00.virtio_mmio/virtio0/block/vda/vda2");
+        std::fs::create_dir_all(&part).unwrap();
+        std::fs::write(part.join("size"), "64\n").unwrap();
+        std::fs::write(part.join("partition"), "2\n").unwrap();
+        std::os::unix::fs::symlink(&part, sys.join("vda2")).unwrap();
+    }
+
+    fn results() -> RunResults {
+        RunResults::new(
+            "t".into(),
+            Plan::example(),
+            benchboot_storage::system::system_info(0),
+        )
+    }
+
+    fn events(r: &RunResults) -> Vec<(&str, Severity, &str)> {
+        r.events
+            .iter()
+            .map(|e| (e.step.as_str(), e.severity, e.message.as_str()))
+            .collect()
+    }
+
     #[test]
     fn labels_become_paths_and_a_missing_one_is_an_event() {
         let root = tempfile::tempdir().unwrap();
         let (sys, dev) = fake_system(root.path());
-        let mut results = RunResults::new(
-            "t".into(),
-            Plan::example(),
-            benchboot_storage::system::system_info(0),
-        );
+        let mut results = results();
         let targets = [
             target("ext4", "/dev/mmcblk0p7"),
             target("gone", "LABEL=NOPE"),
             target("usb", "LABEL=BBUSB"),
             target("gpt", "PARTLABEL=nothing"),
         ];
-        let deadline = Instant::now() + Duration::from_millis(200);
-        let named = name_devices(&targets, &sys, &dev, deadline, &mut results);
+        let finder = Finder {
+            sys_class_block: &sys,
+            dev: &dev,
+            boot_disk: "mmcblk0".into(),
+            deadline: Instant::now() + Duration::from_millis(200),
+        };
+        let named = name_devices(&targets, &finder, &mut results);
         let got: Vec<(&str, String)> = named
             .iter()
             .map(|t| (t.label.as_str(), t.device.clone()))
@@ -421,11 +559,7 @@ mod tests {
             ],
             "the sweep goes on with the targets it found"
         );
-        let events: Vec<(&str, Severity, &str)> = results
-            .events
-            .iter()
-            .map(|e| (e.step.as_str(), e.severity, e.message.as_str()))
-            .collect();
+        let events = events(&results);
         assert_eq!(events.len(), 2, "{events:?}");
         assert_eq!(events[0].0, "target.gone");
         assert_eq!(events[0].1, Severity::Error);
@@ -435,5 +569,122 @@ mod tests {
         );
         assert_eq!(events[1].0, "target.gpt");
         assert!(events[1].2.contains("PARTLABEL=nothing"), "{events:?}");
+    }
+
+    #[test]
+    fn bus_targets_are_the_first_disk_that_is_not_the_boot_disk() {
+        let root = tempfile::tempdir().unwrap();
+        let (sys, dev) = fake_system(root.path());
+        add_virtio(root.path(), &sys, &dev);
+        // The results partition /dev/vda2 says the board booted from vda.
+        let boot_disk = blkid::disk_of(&sys, kernel_name("/dev/vda2"));
+        assert_eq!(boot_disk, "vda");
+        let finder = Finder {
+            sys_class_block: &sys,
+            dev: &dev,
+            boot_disk,
+            deadline: Instant::now() + Duration::from_millis(300),
+        };
+        let raw = |label: &str, device: &str, optional| StorageTarget {
+            filesystem: Filesystem::Raw,
+            optional,
+            ..target(label, device)
+        };
+        let targets = [
+            raw("disk", "BUS=virtio", false),
+            raw("usb-disk", "BUS=usb", true),
+            raw("sata-disk", "BUS=sata", false),
+        ];
+        let mut results = results();
+        let started = Instant::now();
+        let named = name_devices(&targets, &finder, &mut results);
+        let got: Vec<(&str, String)> = named
+            .iter()
+            .map(|t| (t.label.as_str(), t.device.clone()))
+            .collect();
+        assert_eq!(got, [("disk", dev.join("vdb").display().to_string())]);
+        let ev = events(&results);
+        assert_eq!(ev.len(), 2, "{ev:?}");
+        assert_eq!((ev[0].0, ev[0].1), ("target.usb-disk", Severity::Warning));
+        // The first missing disk waited for the deadline; the next one not again.
+        assert_eq!(
+            ev[1],
+            (
+                "target.sata-disk",
+                Severity::Error,
+                "no whole disk on the sata bus besides the boot disk vda (waited 0 ms)"
+            )
+        );
+        assert!(
+            ev[0]
+                .2
+                .starts_with("no whole disk on the usb bus besides the boot disk vda (waited ")
+                && ev[0].2.ends_with(" ms); optional target, left out"),
+            "{ev:?}"
+        );
+        let waited = started.elapsed();
+        assert!(
+            (Duration::from_millis(290)..Duration::from_millis(2000)).contains(&waited),
+            "one shared deadline, not 300 ms per missing disk: {waited:?}"
+        );
+
+        // The device reads name the same disks: the same answers, one place.
+        let mut results = super::tests::results();
+        let disks = [
+            "/dev/vda".to_owned(),
+            "BUS=virtio".to_owned(),
+            "BUS=usb".to_owned(),
+            "BUS=sata".to_owned(),
+        ];
+        let read = device_read_disks(&disks, &targets, &finder, &mut results);
+        assert_eq!(
+            read,
+            ["/dev/vda".to_owned(), dev.join("vdb").display().to_string()]
+        );
+        let ev = events(&results);
+        assert_eq!(ev.len(), 2, "{ev:?}");
+        assert_eq!(
+            (ev[0].0, ev[0].1),
+            ("device-read.BUS=usb", Severity::Warning)
+        );
+        assert!(
+            ev[0].2.ends_with("skipped (its target is optional)"),
+            "{ev:?}"
+        );
+        assert_eq!(
+            ev[1],
+            (
+                "device-read.BUS=sata",
+                Severity::Error,
+                "no whole disk on the sata bus besides the boot disk vda (waited 0 ms); skipped"
+            )
+        );
+    }
+
+    #[test]
+    fn an_optional_path_that_never_appears_is_a_warning() {
+        let root = tempfile::tempdir().unwrap();
+        let missing = root.path().join("sdz1").display().to_string();
+        let t = StorageTarget {
+            optional: true,
+            ..target("usb", &missing)
+        };
+        let deadline = Instant::now() + Duration::from_millis(50);
+        let Err(Unusable::Missing(why)) = resolve(&t, deadline) else {
+            panic!("a missing device is Missing");
+        };
+        assert!(
+            why.starts_with(&format!("{missing} never appeared (waited ")),
+            "{why}"
+        );
+        let mut r = results();
+        target_missing(&mut r, &t, why);
+        assert_eq!(r.events[0].severity, Severity::Warning);
+        assert_eq!(r.events[0].step, "target.usb");
+        assert!(r.events[0].message.ends_with("optional target, left out"));
+        // The deadline has passed: a second missing target waits no more.
+        let started = Instant::now();
+        assert!(matches!(resolve(&t, deadline), Err(Unusable::Missing(_))));
+        assert!(started.elapsed() < Duration::from_millis(40));
     }
 }

@@ -7,6 +7,9 @@
 //! safe code over rustix's `pipe`, `poll`, `waitpid` and `kill`.
 
 use std::io;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
+use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -122,6 +125,163 @@ fn supervise(limit: Duration, work: impl FnOnce() -> String) -> Result<String, W
         0 => Ok(out),
         PANIC_EXIT => Err(WorkerFailure::Panic { message: out }),
         code => Err(WorkerFailure::Exit { code }),
+    }
+}
+
+/// Most of a program's standard output [`run_program`] keeps, bytes (1 MiB); the rest
+/// is read and dropped so the program never blocks on a full pipe.
+pub const MAX_PROGRAM_OUTPUT: usize = 1 << 20;
+
+/// What [`run_program`] saw.
+#[derive(Debug)]
+pub struct ProgramRun {
+    /// `Ok(())` for exit status 0; else how it failed: could not be started, killed by
+    /// a signal, still running at the limit (killed), non-zero exit.
+    pub outcome: Result<(), WorkerFailure>,
+    /// Its exit status when it ended on its own.
+    pub exit_code: Option<i32>,
+    /// Its standard output, at most [`MAX_PROGRAM_OUTPUT`] bytes (lossy UTF-8).
+    pub stdout: String,
+    /// True when it printed more than [`MAX_PROGRAM_OUTPUT`].
+    pub truncated: bool,
+    /// From the start to its end (or its kill), ns of CLOCK_BOOTTIME.
+    pub elapsed_ns: u64,
+}
+
+/// Runs the program at `path` with `args` in folder `dir`, stdin from /dev/null,
+/// stdout captured (a pipe), stderr on PID 1's console, bounded by `limit`: then its
+/// whole process group gets SIGKILL ([`WorkerFailure::TimedOut`]). The program leads a
+/// process group of its own, which is killed when it ends too, so nothing it started
+/// outlives its step. The wait beats the watchdog heart at least every 100 ms. Never
+/// panics: a missing binary is [`WorkerFailure::Start`].
+pub fn run_program(path: &Path, args: &[String], dir: &Path, limit: Duration) -> ProgramRun {
+    let started = sys::boottime_ns();
+    let mut run = ProgramRun {
+        outcome: Ok(()),
+        exit_code: None,
+        stdout: String::new(),
+        truncated: false,
+        elapsed_ns: 0,
+    };
+    let spawned = std::process::Command::new(path)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .process_group(0)
+        .spawn();
+    let mut program = match spawned {
+        Ok(c) => c,
+        Err(e) => {
+            run.outcome = Err(WorkerFailure::Start {
+                message: format!("cannot run {}: {e}", path.display()),
+            });
+            return run;
+        }
+    };
+    let group = i32::try_from(program.id()).ok().and_then(child);
+    let kill_group = || {
+        if let Some(g) = group {
+            let _ = rustix::process::kill_process_group(g, Signal::KILL);
+        }
+    };
+    let deadline = Instant::now() + limit;
+    let mut out = Vec::new();
+    let mut pipe = program.stdout.take();
+    let end = loop {
+        heart::beat();
+        if let Some(p) = &mut pipe {
+            if !read_some(p, &mut out, &mut run.truncated, 100) {
+                pipe = None;
+            }
+        } else {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        match program.try_wait() {
+            Ok(Some(status)) => break Ok(status),
+            Ok(None) if Instant::now() < deadline => {}
+            Ok(None) => {
+                break Err(WorkerFailure::TimedOut {
+                    limit_ms: limit.as_millis() as u64,
+                })
+            }
+            Err(e) => {
+                break Err(WorkerFailure::Start {
+                    message: format!("waiting for {}: {e}", path.display()),
+                })
+            }
+        }
+    };
+    // Whatever it left running ends now (on a timeout: the program too); what it wrote
+    // is still in the pipe: drained, for at most a second (a descendant that left the
+    // group could keep writing).
+    kill_group();
+    if end.is_err() {
+        let _ = program.wait();
+    }
+    let drain_until = Instant::now() + Duration::from_secs(1);
+    if let Some(p) = &mut pipe {
+        while Instant::now() < drain_until && read_some(p, &mut out, &mut run.truncated, 0) {}
+    }
+    run.stdout = String::from_utf8_lossy(&out).into_owned();
+    run.elapsed_ns = sys::boottime_ns().saturating_sub(started);
+    run.outcome = match end {
+        Err(failure) => Err(failure),
+        Ok(status) => {
+            run.exit_code = status.code();
+            match (status.code(), status.signal()) {
+                (Some(0), _) => Ok(()),
+                (Some(code), _) => Err(WorkerFailure::Exit { code }),
+                (None, Some(signal)) => Err(WorkerFailure::Signal {
+                    signal,
+                    name: signal_name(signal).to_owned(),
+                }),
+                (None, None) => Err(WorkerFailure::Start {
+                    message: format!("{}: ended with status {status}", path.display()),
+                }),
+            }
+        }
+    };
+    run
+}
+
+/// Waits up to `wait_ms` for `pipe` to be readable and reads what is there into `out`
+/// (beyond [`MAX_PROGRAM_OUTPUT`] it is dropped and `truncated` set). False once the
+/// pipe is closed (end of file, or an error), and with `wait_ms` 0 when nothing is
+/// there now; true otherwise.
+fn read_some(
+    pipe: &mut std::process::ChildStdout,
+    out: &mut Vec<u8>,
+    truncated: &mut bool,
+    wait_ms: u64,
+) -> bool {
+    let wait = rustix::time::Timespec {
+        tv_sec: (wait_ms / 1000) as _,
+        tv_nsec: ((wait_ms % 1000) * 1_000_000) as _,
+    };
+    let ready = {
+        let mut fds = [PollFd::new(&*pipe, PollFlags::IN)];
+        match rustix::event::poll(&mut fds, Some(&wait)) {
+            Ok(n) => n > 0,
+            Err(rustix::io::Errno::INTR) => return true,
+            Err(_) => return false,
+        }
+    };
+    if !ready {
+        return wait_ms > 0;
+    }
+    let mut buf = [0u8; 4096];
+    match io::Read::read(pipe, &mut buf) {
+        Ok(0) => false,
+        Ok(n) => {
+            let room = MAX_PROGRAM_OUTPUT.saturating_sub(out.len());
+            out.extend_from_slice(&buf[..n.min(room)]);
+            *truncated |= n > room;
+            true
+        }
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => true,
+        Err(_) => false,
     }
 }
 
@@ -275,5 +435,128 @@ mod tests {
         assert_eq!(exit_code(pid), None, "reaped: no such child any more");
         assert_eq!(signal_name(libc::SIGKILL), "SIGKILL");
         assert_eq!(signal_name(64), "?");
+    }
+
+    /// True once process `pid` is gone or a zombie (within 3 s).
+    fn ends(pid: &str) -> bool {
+        let stat = Path::new("/proc").join(pid.trim()).join("stat");
+        for _ in 0..300 {
+            match std::fs::read_to_string(&stat) {
+                Err(_) => return true,
+                Ok(s)
+                    if s.rsplit(')')
+                        .next()
+                        .is_some_and(|r| r.trim_start().starts_with('Z')) =>
+                {
+                    return true
+                }
+                Ok(_) => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
+        false
+    }
+
+    fn sh(script: &str) -> Vec<String> {
+        vec!["-c".into(), script.into()]
+    }
+
+    #[test]
+    fn a_program_runs_with_its_output_captured() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = run_program(
+            Path::new("/bin/sh"),
+            &sh("echo \"case=a value=$0 units=s\" ; pwd; echo to-stderr >&2"),
+            dir.path(),
+            10 * SECOND,
+        );
+        assert_eq!(run.outcome, Ok(()));
+        assert_eq!(run.exit_code, Some(0));
+        let here = dir.path().canonicalize().unwrap();
+        assert_eq!(
+            run.stdout,
+            format!("case=a value=/bin/sh units=s\n{}\n", here.display())
+        );
+        assert!(!run.truncated);
+        assert!(run.elapsed_ns > 0 && run.elapsed_ns < 10_000_000_000);
+
+        let run = run_program(Path::new("/bin/sh"), &sh("exit 4"), dir.path(), SECOND);
+        assert_eq!(run.outcome, Err(WorkerFailure::Exit { code: 4 }));
+        assert_eq!(run.exit_code, Some(4));
+        let run = run_program(
+            Path::new("/bin/sh"),
+            &sh("kill -SEGV $$"),
+            dir.path(),
+            SECOND,
+        );
+        assert_eq!(
+            run.outcome,
+            Err(WorkerFailure::Signal {
+                signal: libc::SIGSEGV,
+                name: "SIGSEGV".into()
+            })
+        );
+        assert_eq!(run.exit_code, None);
+        let run = run_program(&dir.path().join("nope"), &[], dir.path(), SECOND);
+        match run.outcome {
+            Err(WorkerFailure::Start { message }) => {
+                assert!(
+                    message.starts_with("cannot run ") && message.contains("nope"),
+                    "{message}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_program_leaves_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        // A background child holding the pipe: the run ends with the program, and the
+        // child with it.
+        let started = Instant::now();
+        let run = run_program(
+            Path::new("/bin/sh"),
+            &sh("sleep 30 & echo $!"),
+            dir.path(),
+            10 * SECOND,
+        );
+        assert_eq!(run.outcome, Ok(()));
+        assert!(started.elapsed() < 5 * SECOND, "{:?}", started.elapsed());
+        assert!(
+            ends(&run.stdout),
+            "background child {} still runs",
+            run.stdout
+        );
+
+        // At its limit the whole group is killed.
+        let run = run_program(
+            Path::new("/bin/sh"),
+            &sh("sleep 30 & echo $!; sleep 30"),
+            dir.path(),
+            Duration::from_millis(300),
+        );
+        assert_eq!(run.outcome, Err(WorkerFailure::TimedOut { limit_ms: 300 }));
+        assert_eq!(run.exit_code, None);
+        assert!((300_000_000..5_000_000_000).contains(&run.elapsed_ns));
+        assert!(
+            ends(&run.stdout),
+            "background child {} still runs",
+            run.stdout
+        );
+    }
+
+    #[test]
+    fn program_output_is_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        // 2 MiB of output: 1 MiB kept, the program not blocked.
+        let run = run_program(
+            Path::new("/bin/sh"),
+            &sh("head -c 2097152 /dev/zero | tr '\\0' x"),
+            dir.path(),
+            10 * SECOND,
+        );
+        assert_eq!(run.outcome, Ok(()));
+        assert!(run.truncated);
+        assert_eq!(run.stdout.len(), MAX_PROGRAM_OUTPUT);
     }
 }

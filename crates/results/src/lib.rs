@@ -10,12 +10,14 @@ use benchboot_plan::{Filesystem, Mode, Plan, PlanFileError};
 use serde::{Deserialize, Serialize};
 
 pub mod a1;
+pub mod command;
 pub mod health;
 pub mod isolation;
 pub mod network;
 pub mod summary;
 
 pub use a1::{a1_verdict, A1Verdict};
+pub use command::{CommandHealth, CommandMeasurement, CommandRun};
 pub use health::{Condition, Health, HealthScope, Reading, StepHealth, Throttled};
 pub use isolation::{InterruptDelta, Isolation, KernelModule};
 pub use network::NetworkResults;
@@ -102,6 +104,11 @@ pub struct RunResults {
     /// past their time limit (schema 1.5). Each also has an error [`Event`].
     #[serde(default)]
     pub faults: Vec<WorkerFault>,
+    /// The plan's own workloads (`commands`), in the order they ran, with what they
+    /// measured (schema 1.6; absent when the plan has none). A failed run also has a
+    /// [`WorkerFault`] and an error [`Event`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<CommandRun>,
     /// Failures and warnings of steps, in order. A failed step never stops the run.
     pub events: Vec<Event>,
     /// True once every step of the plan has been attempted.
@@ -373,6 +380,7 @@ impl RunResults {
             network: NetworkResults::default(),
             health: Vec::new(),
             faults: Vec::new(),
+            commands: Vec::new(),
             events: Vec::new(),
             complete: false,
             plan_error: None,

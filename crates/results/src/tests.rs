@@ -419,3 +419,34 @@ fn worker_faults_are_recorded_with_an_event() {
         .faults
         .is_empty());
 }
+
+#[test]
+fn command_runs_round_trip_and_older_documents_have_none() {
+    let mut r = sample();
+    let text = r.to_json();
+    assert!(!text.contains("\"commands\""), "no commands, no field");
+    assert!(RunResults::from_json(&text).unwrap().commands.is_empty());
+    r.commands.push(CommandRun {
+        id: "coremark".into(),
+        path: "bin/coremark".into(),
+        exit_code: None,
+        elapsed_ns: 5_000_000_000,
+        measurements: command::parse_output("case=score value=812.25 units=iterations/s\n"),
+        health: Some(CommandHealth {
+            before: Health::default(),
+            after: Health::default(),
+            interrupts: Reading::Unavailable {
+                reason: "not read".into(),
+            },
+        }),
+    });
+    let text = r.to_json();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["commands"][0]["measurements"][0]["value"], 812.25);
+    assert_eq!(v["commands"][0]["exit_code"], serde_json::Value::Null);
+    assert_eq!(
+        v["commands"][0]["health"]["interrupts"]["reason"],
+        "not read"
+    );
+    assert_eq!(RunResults::from_json(&text).unwrap(), r);
+}
