@@ -758,6 +758,7 @@ mod tests {
             })
             .collect();
         serde_json::to_string(&ImageFacts {
+            board: "rpi-zero-w".into(),
             card,
             boot_disk: "mmcblk0".into(),
             buses: vec![benchboot_plan::Bus::Usb],
