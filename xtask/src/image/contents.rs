@@ -36,7 +36,7 @@ pub struct Contents {
 }
 
 /// One file of the boot partition.
-#[derive(Debug, Clone)]
+/// One file of a FAT partition of the card: the boot partition, or the results partition (its plan file).
 pub struct BootFile {
     /// Path on the boot partition, `/`-separated, e.g. `extlinux/extlinux.conf`.
     pub path: String,

@@ -8,7 +8,7 @@ use anyhow::{ensure, Context, Result};
 use benchboot_plan::Filesystem;
 use xshell::{cmd, Shell};
 
-use super::contents::Contents;
+use super::contents::{BootFile, Contents};
 use crate::reproducible::Stamp;
 use benchboot_image::layout::{self, Layout, Part, Role};
 
@@ -32,21 +32,11 @@ pub fn render(path: &Path, layout: &Layout, contents: &Contents, stamp: &Stamp) 
             Role::Boot => {
                 let fat32 = Some(fatfs::FatType::Fat32);
                 format_fat(&file, part, *b"BOOT       ", fat32, stamp)?;
-                let files: Vec<(&str, &[u8])> = contents
-                    .boot_files
-                    .iter()
-                    .map(|f| (f.path.as_str(), f.data.as_slice()))
-                    .collect();
-                write_fat_files(&file, part, &files, stamp)?;
+                write_fat_files(&file, part, &contents.boot_files, stamp)?;
             }
             Role::Results => {
                 format_fat(&file, part, *b"BBRESULTS  ", None, stamp)?;
-                let files: Vec<(&str, &[u8])> = contents
-                    .results_files
-                    .iter()
-                    .map(|f| (f.path.as_str(), f.data.as_slice()))
-                    .collect();
-                write_fat_files(&file, part, &files, stamp)?;
+                write_fat_files(&file, part, &contents.results_files, stamp)?;
             }
             Role::Test(Filesystem::Vfat) => {
                 format_fat(&file, part, *b"VFAT       ", None, stamp)?;
@@ -144,14 +134,17 @@ fn format_fat(
 fn write_fat_files(
     file: &std::fs::File,
     part: &Part,
-    files: &[(&str, &[u8])],
+    files: &[BootFile],
     stamp: &Stamp,
 ) -> Result<()> {
     let options = fatfs::FsOptions::new().time_provider(stamp.fat_clock());
     let fs = fatfs::FileSystem::new(slice(file, part)?, options)?;
     {
         let root = fs.root_dir();
-        for (name, data) in files {
+        for BootFile {
+            path: name, data, ..
+        } in files
+        {
             if let Some((dir, _)) = name.rsplit_once('/') {
                 root.create_dir(dir)
                     .with_context(|| format!("creating {dir}/ on p{}", part.number))?;
