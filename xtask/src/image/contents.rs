@@ -35,10 +35,11 @@ pub struct Contents {
     pub results_files: Vec<BootFile>,
 }
 
-/// One file of the boot partition.
-/// One file of a FAT partition of the card: the boot partition, or the results partition (its plan file).
+/// One file of a FAT partition of the card: the boot partition, or the results
+/// partition (its plan file).
+#[derive(Debug, Clone)]
 pub struct BootFile {
-    /// Path on the boot partition, `/`-separated, e.g. `extlinux/extlinux.conf`.
+    /// Path on the partition, `/`-separated, e.g. `extlinux/extlinux.conf`.
     pub path: String,
     pub data: Vec<u8>,
     /// Where it came from (package, board file), for the manifest.
