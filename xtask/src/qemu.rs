@@ -172,6 +172,9 @@ pub struct Options {
     pub card: Option<PathBuf>,
     /// More QEMU arguments, after the board's (e.g. a watchdog device).
     pub extra_args: Vec<String>,
+    /// Disk images attached besides the card (virtio machines: `virtio-blk-device`s,
+    /// `/dev/vdb`, `/dev/vdc`... in this order; the card stays `/dev/vda`).
+    pub extra_disks: Vec<PathBuf>,
     /// A plan file (or preset name) written onto the card before the boot with
     /// `benchboot plan write`; the boot then runs plan `qemu-card`, which takes it.
     pub card_plan: Option<String>,
@@ -185,6 +188,7 @@ impl Options {
             plan: "qemu".into(),
             card: None,
             extra_args: Vec::new(),
+            extra_disks: Vec::new(),
             card_plan: None,
         }
     }
@@ -278,7 +282,13 @@ fn launch(board: &Board, opts: &Options) -> Result<Launched> {
     } else {
         free_port()?
     };
-    let mut args = qemu_args(q, boot_args, &sd, port);
+    if !opts.extra_disks.is_empty() && q.drive != QemuDrive::Virtio {
+        bail!(
+            "boards/{}.toml: extra disks are attached to virtio machines only (qemu.drive = \"virtio\")",
+            board.name
+        );
+    }
+    let mut args = qemu_args(q, boot_args, &sd, &opts.extra_disks, port);
     args.extend(opts.extra_args.iter().cloned());
     eprintln!("qemu: {} {}", q.system, args.join(" "));
     eprintln!("qemu: EMULATED run: throughput figures from QEMU say nothing about the hardware");
@@ -327,9 +337,16 @@ fn launch(board: &Board, opts: &Options) -> Result<Launched> {
     })
 }
 
-/// QEMU's command line: machine, boot arguments, the card, the console on stdio, the
-/// emulated NIC with the results port forwarded from 127.0.0.1:`port`, the board's own.
-fn qemu_args(q: &Qemu, boot_args: Vec<String>, sd: &Path, port: u16) -> Vec<String> {
+/// QEMU's command line: machine, boot arguments, the card (and `extra` disks), the
+/// console on stdio, the emulated NIC with the results port forwarded from
+/// 127.0.0.1:`port`, the board's own.
+fn qemu_args(
+    q: &Qemu,
+    boot_args: Vec<String>,
+    sd: &Path,
+    extra: &[PathBuf],
+    port: u16,
+) -> Vec<String> {
     let mut args: Vec<String> = vec!["-M".into(), q.machine.clone()];
     args.extend(boot_args);
     args.extend([
@@ -344,12 +361,25 @@ fn qemu_args(q: &Qemu, boot_args: Vec<String>, sd: &Path, port: u16) -> Vec<Stri
             "-drive".into(),
             format!("if=sd,format=raw,file={}", sd.display()),
         ]),
-        QemuDrive::Virtio => args.extend([
-            "-drive".into(),
-            format!("if=none,id=card,format=raw,file={}", sd.display()),
-            "-device".into(),
-            "virtio-blk-device,drive=card".into(),
-        ]),
+        QemuDrive::Virtio => {
+            // virt's virtio-mmio transports are probed in reverse order of creation (seen
+            // here, QEMU 10.0.2: the last virtio-blk-device of the command line is vda):
+            // the extra disks first, last first, so the card is vda and they follow.
+            for (i, disk) in extra.iter().enumerate().rev() {
+                args.extend([
+                    "-drive".into(),
+                    format!("if=none,id=extra{i},format=raw,file={}", disk.display()),
+                    "-device".into(),
+                    format!("virtio-blk-device,drive=extra{i}"),
+                ]);
+            }
+            args.extend([
+                "-drive".into(),
+                format!("if=none,id=card,format=raw,file={}", sd.display()),
+                "-device".into(),
+                "virtio-blk-device,drive=card".into(),
+            ]);
+        }
     }
     for i in 0..=q.console_serial_index {
         args.push("-serial".into());

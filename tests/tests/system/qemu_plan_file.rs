@@ -114,12 +114,7 @@ fn a_card_runs_the_plan_written_onto_it_and_reports_a_broken_one() {
     let mut opts = Options::new(Duration::from_secs(600));
     opts.plan = "qemu-card".into();
     opts.card = Some(card.clone());
-    opts.extra_args = vec![
-        "-drive".into(),
-        format!("if=none,id=extra,format=raw,file={}", disk.display()),
-        "-device".into(),
-        "virtio-blk-device,drive=extra".into(),
-    ];
+    opts.extra_disks = vec![disk.clone()];
     let run = run_with(&board, &opts).unwrap();
     let r = benchboot_tests::checks::fetched(&run);
     assert!(r.emulated && r.complete, "{:?}", r.events);
@@ -170,8 +165,8 @@ fn a_card_runs_the_plan_written_onto_it_and_reports_a_broken_one() {
     assert!(errors.is_empty(), "{errors:?}");
     let console = std::fs::read_to_string(&run.console_log).unwrap();
     // The extra disk's labels were found on the second virtio disk, not the card.
-    assert!(console.contains("LABEL=BBEXT4 is /dev/vd"), "{console}");
-    assert!(!console.contains("LABEL=BBEXT4 is /dev/vda"), "{console}");
+    assert!(console.contains("LABEL=BBEXT4 is /dev/vdb3"), "{console}");
+    assert!(console.contains("LABEL=BBVFAT is /dev/vdb4"), "{console}");
     benchboot_tests::checks::report_timings("plan file", &run, started);
 
     // A broken plan file: nothing measured, the error served.
