@@ -552,7 +552,9 @@ pub fn document(r: &RunResults) -> Doc {
             r.board
         )));
     }
-    d.push(Block::Text(format!("plan: {}", r.plan.source.describe())));
+    if r.plan_error.is_none() {
+        d.push(Block::Text(format!("plan: {}", r.plan.source.describe())));
+    }
     d.push(Block::Heading("Context".into()));
     d.push(Block::Grid(context_grid(&context(r))));
     d.push(Block::Heading("Warnings".into()));

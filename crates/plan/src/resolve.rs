@@ -58,7 +58,7 @@ impl PlanSource {
             return p.clone();
         }
         if self.file.is_empty() {
-            return "no plan file".into();
+            return "built in, no plan file (a test plan, or a host run)".into();
         }
         let short = self.sha256.get(..12).unwrap_or(&self.sha256);
         match &self.extends {

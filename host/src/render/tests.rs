@@ -105,7 +105,7 @@ fn direct_table_marks_the_sync_fallback() {
 #[test]
 fn a_refused_card_plan_heads_the_report_and_the_plan_is_named() {
     let mut r = results();
-    assert!(report(&r).contains("plan: no plan file"));
+    assert!(report(&r).contains("plan: built in, no plan file"));
     r.plan.source = benchboot_plan::PlanSource {
         file: "plans/quick.toml".into(),
         preset: Some("quick v1".into()),
@@ -125,6 +125,7 @@ fn a_refused_card_plan_heads_the_report_and_the_plan_is_named() {
             && rep.contains("benchboot plan check FILE --board rpi-zero-w"),
         "{rep}"
     );
+    assert!(!rep.contains("plan: quick v1"), "no plan ran: {rep}");
 }
 
 #[test]
