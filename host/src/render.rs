@@ -572,12 +572,39 @@ pub fn document(r: &RunResults) -> Doc {
     if has_network(&r.network) {
         d.extend(network_blocks(&r.network, &r.health, r.emulated));
     }
+    let commands = command_lines(r);
+    if !commands.is_empty() {
+        d.push(Block::Heading("Your commands".into()));
+        d.push(Block::List(commands));
+    }
     let details = detail_lines(r);
     if !details.is_empty() {
         d.push(Block::Heading("Verification, disks, census".into()));
         d.push(Block::List(details));
     }
     d
+}
+
+/// One line per command step and per measurement it printed: `command coremark: exit 0
+/// in 12.3 s`, `  iterations = 1234.5 iterations/s` (units as the command wrote them).
+pub fn command_lines(r: &RunResults) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in &r.commands {
+        let ended = match c.exit_code {
+            Some(code) => format!("exit {code}"),
+            None => "did not finish (see the faults)".into(),
+        };
+        out.push(format!(
+            "command {} ({}): {ended} in {}",
+            c.id,
+            c.path,
+            crate::units::duration_label_ns(c.elapsed_ns)
+        ));
+        for m in &c.measurements {
+            out.push(format!("  {} = {} {}", m.case, m.value, m.units));
+        }
+    }
+    out
 }
 
 /// The whole report as terminal text: context, warnings, every table ([`document`]).

@@ -129,6 +129,44 @@ fn a_refused_card_plan_heads_the_report_and_the_plan_is_named() {
 }
 
 #[test]
+fn commands_and_what_they_measured_are_listed() {
+    use benchboot_results::command::{CommandMeasurement, CommandRun};
+    let mut r = results();
+    assert!(!report(&r).contains("Your commands"));
+    r.commands = vec![
+        CommandRun {
+            id: "coremark".into(),
+            path: "bin/coremark".into(),
+            exit_code: Some(0),
+            elapsed_ns: 12_300_000_000,
+            measurements: vec![CommandMeasurement {
+                case: "iterations".into(),
+                value: 1234.5,
+                units: "iterations/s".into(),
+            }],
+            health: None,
+        },
+        CommandRun {
+            id: "hang".into(),
+            path: "bin/hang".into(),
+            exit_code: None,
+            elapsed_ns: 5_000_000_000,
+            measurements: vec![],
+            health: None,
+        },
+    ];
+    assert_eq!(
+        command_lines(&r),
+        [
+            "command coremark (bin/coremark): exit 0 in 12.3 s",
+            "  iterations = 1234.5 iterations/s",
+            "command hang (bin/hang): did not finish (see the faults) in 5 s",
+        ]
+    );
+    assert!(report(&r).contains("Your commands"));
+}
+
+#[test]
 fn read_table_and_report() {
     let r = results();
     let t = storage_table(&r, Direction::Read, Mode::Sync).to_string();
