@@ -108,7 +108,7 @@ pub fn describe(plan: &Plan, board: &str) -> String {
         .collect();
     if !optional.is_empty() {
         out.push_str(&format!(
-            "  optional targets (skipped with a note when not plugged in): {}\n",
+            "  optional targets (skipped with a warning when not plugged in): {}\n",
             optional.join(", ")
         ));
     }

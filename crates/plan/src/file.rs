@@ -120,7 +120,7 @@ pub struct DiskSection {
     /// `destroy = true`.
     #[serde(default)]
     pub destroy: bool,
-    /// A device not found is a note, not an error (a preset's disks, present or not).
+    /// A device not found is a warning, not an error (a preset's disks, present or not).
     #[serde(default)]
     pub optional: bool,
 }

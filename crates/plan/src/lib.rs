@@ -247,7 +247,8 @@ pub struct StorageTarget {
     /// see [`DeviceRef`]); for [`Filesystem::Dir`] a directory.
     pub device: String,
     pub filesystem: Filesystem,
-    /// A device not found when the storage step starts is a note, not an error.
+    /// A device not found when the storage step starts is a warning, not an error (a
+    /// preset's prepared-disk targets, plugged in or not).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub optional: bool,
 }
