@@ -504,6 +504,9 @@ pub fn test_id(link: &str, test: &NetTest) -> String {
         NetTest::Http { direction } => {
             format!("network.{link}.http.{}", direction_name(*direction))
         }
+        NetTest::Udp { direction } => {
+            format!("network.{link}.udp.{}", direction_name(*direction))
+        }
     }
 }
 
@@ -572,6 +575,8 @@ mod tests {
                 board_cpu: CpuTimes::default(),
                 host_cpu: CpuTimes::default(),
             }],
+            udp: vec![],
+            wired: vec![],
         };
         assert_eq!(
             case_lines(&n),

@@ -676,6 +676,8 @@ mod network_tests {
                 board_cpu: cpu(0, 40, 60, 0),
                 host_cpu: CpuTimes::default(),
             }],
+            udp: vec![],
+            wired: vec![],
         }
     }
 

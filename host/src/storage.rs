@@ -93,6 +93,7 @@ pub fn plan(run: &HostRun) -> Plan {
             interface_wait_ms: 0,
             gadget: None,
             tests: None,
+            wired: Vec::new(),
         },
         supervision: Supervision::default(),
         faults: Vec::new(),

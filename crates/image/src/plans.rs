@@ -162,6 +162,7 @@ fn hardware_network(board: &Board) -> NetworkPlan {
         interface_wait_ms: 10_000,
         tests: gadget.as_ref().map(|_| NetTests::hardware()),
         gadget,
+        wired: Vec::new(),
     }
 }
 
@@ -326,6 +327,7 @@ fn qemu_network(board: &Board, gadget: Option<GadgetPlan>) -> NetworkPlan {
         interface_wait_ms: 20_000,
         gadget,
         tests,
+        wired: Vec::new(),
     }
 }
 

@@ -48,6 +48,9 @@ fn tests(port: u16) -> NetTests {
         streams: vec![1, 3],
         latency_samples: 20,
         http_bytes: 1 << 20,
+        board_http_port: 0,
+        udp_bitrate: 0,
+        udp_datagram_bytes: benchboot_plan::network::DEFAULT_UDP_DATAGRAM,
     }
 }
 

@@ -16,7 +16,10 @@ pub mod resolve;
 pub mod units;
 
 pub use file::{PlanFile, PlanFileError};
-pub use network::{GadgetFunction, GadgetPlan, NetTests, NetworkPlan, BOARD_LINK_LOCAL};
+pub use network::{
+    GadgetFunction, GadgetPlan, NetTests, NetworkPlan, Topology, WiredKind, WiredPlan,
+    BOARD_LINK_LOCAL, PEER_ANNOUNCE_PORT,
+};
 pub use resolve::{resolve, ImageFacts, PlanSource, CARD_FACTS_FILE, IMAGE_FACTS_PATH};
 
 /// Where plans sit inside the initramfs: `<dir>/<name>.json`.
@@ -521,6 +524,7 @@ impl Plan {
                 interface_wait_ms: 10_000,
                 gadget: None,
                 tests: None,
+                wired: Vec::new(),
             },
             supervision: Supervision::default(),
             faults: Vec::new(),

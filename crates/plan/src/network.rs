@@ -32,9 +32,91 @@ pub struct NetworkPlan {
     /// OTG/peripheral port.
     #[serde(default)]
     pub gadget: Option<GadgetPlan>,
-    /// Throughput, latency and HTTP tests against a peer; `None` skips them.
+    /// Throughput, latency, HTTP and UDP tests against a peer; `None` skips them. The
+    /// same tests run over the gadget link and over every wired link.
     #[serde(default)]
     pub tests: Option<NetTests>,
+    /// Wired links to measure (built-in Ethernet, USB Ethernet adapters), in order.
+    #[serde(default)]
+    pub wired: Vec<WiredPlan>,
+}
+
+/// What kind of wired link: the board's own Ethernet or an adapter on a USB host port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WiredKind {
+    /// The board's Ethernet (board file `[ethernet]`).
+    Builtin,
+    /// A USB Ethernet adapter (smsc75xx, ax88179_178a, r8152, asix, cdc_ether, cdc_ncm...).
+    UsbAdapter,
+}
+
+impl WiredKind {
+    /// `builtin` / `usb-adapter`, as plans and results spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Builtin => "builtin",
+            Self::UsbAdapter => "usb-adapter",
+        }
+    }
+}
+
+/// How the board and the peer reach each other over a wired link.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Topology {
+    /// A cable straight to the host: the board is `.1` of `subnet`/30 and its DHCP
+    /// server leases `.2` to the host (no router, no DNS), as on the gadget link; the
+    /// peer is at the leased address.
+    Direct { subnet: [u8; 4], lease_secs: u32 },
+    /// The board on a LAN: it takes a DHCP lease from the LAN's server; the peer is at
+    /// `peer`, or (`None`) the first `benchboot peer --announce` heard on the link
+    /// ([`PEER_ANNOUNCE_PORT`]).
+    Lan { peer: Option<[u8; 4]> },
+}
+
+impl Topology {
+    /// `direct` / `lan`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Direct { .. } => "direct",
+            Self::Lan { .. } => "lan",
+        }
+    }
+}
+
+/// UDP port `benchboot peer --announce` broadcasts its presence to, once a second, and
+/// a board on a LAN with no peer address in its plan listens on: the peer's control
+/// port (5202) itself, in UDP.
+pub const PEER_ANNOUNCE_PORT: u16 = 5202;
+
+/// One wired link to measure.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WiredPlan {
+    /// The link's name in results and tables (`eth`, `usb-eth`): 1..=15 of
+    /// `[A-Za-z0-9_-]`, unique among the plan's links.
+    pub name: String,
+    pub kind: WiredKind,
+    /// PID 1 takes the first interface whose driver (`/sys/class/net/<if>/device/driver`)
+    /// is one of these (interface names vary: eth0, eth1, usb0, enx...); empty: any
+    /// driver. For a built-in link, the board file's drivers.
+    pub drivers: Vec<String>,
+    /// Or the interface with this MAC (`aa:bb:cc:dd:ee:ff`, lower case); checked first.
+    #[serde(default)]
+    pub mac: Option<String>,
+    pub topology: Topology,
+    /// How long to wait for the interface to appear and report carrier, ms.
+    pub link_wait_ms: u64,
+    /// What the port is rated for, Mbit/s (1000 for a GbE port, board file
+    /// `ethernet.rated-mbit`): a lower negotiated speed is a warning in the results.
+    #[serde(default)]
+    pub rated_mbit: Option<u32>,
+    /// QEMU only: the other end of the cable is an interface of this same guest with
+    /// this MAC; PID 1 moves it into a network namespace whose child plays the host
+    /// (direct: takes the lease, runs the peer; LAN: is the DHCP server and the peer,
+    /// announcing itself).
+    #[serde(default)]
+    pub host_in_namespace: Option<String>,
 }
 
 /// A USB function that carries Ethernet frames (kernel: drivers/usb/gadget/function).
@@ -106,6 +188,26 @@ pub struct NetTests {
     pub latency_samples: u32,
     /// Size of the HTTP object served from RAM, bytes (the seeds used 100 MiB).
     pub http_bytes: u64,
+    /// TCP port of the board's HTTP server (board-to-host HTTP); 0: any free port.
+    /// Fixed where a NAT forwards it (QEMU's user network).
+    #[serde(default)]
+    pub board_http_port: u16,
+    /// UDP runs, each direction: offered load in bit/s of UDP payload (as `iperf3 -u
+    /// -b`); 0 skips UDP.
+    #[serde(default)]
+    pub udp_bitrate: u64,
+    /// UDP payload per datagram, bytes (iperf3 `-l`).
+    #[serde(default = "default_udp_datagram")]
+    pub udp_datagram_bytes: u32,
+}
+
+/// 1448 B of UDP payload: fits a 1500 B Ethernet MTU with IPv4, UDP and room for
+/// options (iperf3's default for UDP is the TCP MSS it sees, 1448 on Ethernet with
+/// timestamps).
+pub const DEFAULT_UDP_DATAGRAM: u32 = 1448;
+
+fn default_udp_datagram() -> u32 {
+    DEFAULT_UDP_DATAGRAM
 }
 
 impl GadgetPlan {
@@ -151,6 +253,10 @@ impl NetTests {
             streams: vec![1, 4],
             latency_samples: 1000,
             http_bytes: 100 << 20,
+            board_http_port: 0,
+            // 100 Mbit/s: what a Fast Ethernet port or a USB 2.0 link carries.
+            udp_bitrate: 100_000_000,
+            udp_datagram_bytes: DEFAULT_UDP_DATAGRAM,
         }
     }
 }
@@ -232,8 +338,80 @@ pub(crate) fn check(n: &NetworkPlan) -> Result<(), (&'static str, String)> {
                 "must be 1 B ..= 1 GiB (it is held in RAM)",
             );
         }
+        if t.udp_bitrate > 100_000_000_000 {
+            return bad("network.tests.udp_bitrate", "must be at most 100 Gbit/s");
+        }
+        // 65507 B: the largest IPv4 UDP payload (65535 - 20 - 8).
+        if !(16..=65507).contains(&t.udp_datagram_bytes) {
+            return bad(
+                "network.tests.udp_datagram_bytes",
+                "must be 16 ..= 65507 bytes (16 holds the sequence number and send time)",
+            );
+        }
+    }
+    let mut names: Vec<&str> = n
+        .gadget
+        .iter()
+        .flat_map(|g| g.functions.iter().map(|f| f.configfs_type()))
+        .collect();
+    for w in &n.wired {
+        if w.name.is_empty()
+            || w.name.len() > 15
+            || !w
+                .name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            return bad("network.wired.name", "must be 1..=15 of A-Z a-z 0-9 - _");
+        }
+        if names.contains(&w.name.as_str()) {
+            return bad(
+                "network.wired.name",
+                "must differ from every other link's name (and from ncm, ecm, rndis)",
+            );
+        }
+        names.push(&w.name);
+        if let Some(mac) = &w.mac {
+            if parse_mac(mac).is_none() {
+                return bad(
+                    "network.wired.mac",
+                    "must be six hex bytes separated by colons, e.g. 52:54:00:12:34:56",
+                );
+            }
+        }
+        if let Topology::Direct { subnet, lease_secs } = &w.topology {
+            if subnet[3] & 3 != 0 {
+                return bad(
+                    "network.wired.topology.subnet",
+                    "must be a multiple of 4 (a /30)",
+                );
+            }
+            if *lease_secs < 60 {
+                return bad("network.wired.topology.lease_secs", "must be at least 60 s");
+            }
+        }
     }
     Ok(())
+}
+
+/// `aa:bb:cc:dd:ee:ff` (either case) as bytes.
+pub fn parse_mac(s: &str) -> Option<[u8; 6]> {
+    let mut out = [0u8; 6];
+    let mut parts = s.split(':');
+    for b in &mut out {
+        let p = parts.next()?;
+        if p.len() != 2 {
+            return None;
+        }
+        *b = u8::from_str_radix(p, 16).ok()?;
+    }
+    parts.next().is_none().then_some(out)
+}
+
+/// The /30 of a direct wired link: (board `.1`, host `.2`).
+pub fn direct_addresses(subnet: [u8; 4]) -> ([u8; 4], [u8; 4]) {
+    let base = u32::from_be_bytes(subnet);
+    ((base + 1).to_be_bytes(), (base + 2).to_be_bytes())
 }
 
 #[cfg(test)]
@@ -257,6 +435,7 @@ mod tests {
             interface_wait_ms: 0,
             gadget: Some(g),
             tests: Some(NetTests::hardware()),
+            wired: Vec::new(),
         }
     }
 

@@ -26,7 +26,7 @@ pub use summary::{iops, mib_per_s, Summary};
 /// Major version: bumped on any change an old reader would misread.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: bumped when fields are added that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 6;
+pub const SCHEMA_MINOR: u32 = 7;
 
 /// Why a results document could not be read.
 #[derive(Debug, thiserror::Error)]

@@ -1,4 +1,5 @@
-//! Network results: the links the gadget brought up and what was measured over them.
+//! Network results: the links the gadget and the wired step brought up and what was
+//! measured over them.
 //!
 //! Raw figures only: bytes, nanoseconds and `/proc/stat` jiffy deltas. Mbit/s and CPU
 //! percentages are derived when rendering ([`CpuTimes::share`], [`mbit_per_s`]).
@@ -13,6 +14,177 @@ pub struct NetworkResults {
     pub throughput: Vec<ThroughputRun>,
     pub latency: Vec<LatencyRun>,
     pub http: Vec<HttpRun>,
+    /// UDP runs at a set offered load (schema 1.7).
+    #[serde(default)]
+    pub udp: Vec<UdpRun>,
+    /// Wired links: built-in Ethernet and USB Ethernet adapters (schema 1.7).
+    #[serde(default)]
+    pub wired: Vec<WiredLink>,
+}
+
+/// One wired link as PID 1 found it and brought it up: what the kernel says it is, how
+/// the board and the peer reached each other, and the interface counters around every
+/// test. Its runs carry its `name` as their `link`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WiredLink {
+    /// The plan's name for the link (`eth`, `usb-eth`).
+    pub name: String,
+    /// `builtin` or `usb-adapter`.
+    pub kind: String,
+    /// The interface the kernel named (`eth0`, `eth1`, `enx...`).
+    pub interface: String,
+    /// Its MAC, `aa:bb:..`.
+    pub mac: String,
+    pub facts: LinkFacts,
+    /// `direct` (the board's DHCP server leased the host its address) or `lan` (the
+    /// board took a lease from the LAN).
+    pub topology: String,
+    pub board_address: [u8; 4],
+    pub prefix_len: u8,
+    /// The peer's address, once known.
+    pub peer_address: Option<[u8; 4]>,
+    /// How the peer's address was found: `lease` (direct: the address leased to the
+    /// host), `plan` or `announce` (LAN).
+    pub peer_found_by: Option<String>,
+    /// From the interface coming up to the DHCP lease being acknowledged (either way), ns.
+    pub lease_ns: Option<u64>,
+    /// The LAN's DHCP server (LAN topology).
+    #[serde(default)]
+    pub dhcp_server: Option<[u8; 4]>,
+    /// Interface counters right before and right after each test.
+    pub counters: Vec<CounterSpan>,
+}
+
+/// What the kernel reports about a wired link (sysfs and the ethtool ioctl); a fact it
+/// does not report is `None`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinkFacts {
+    /// The driver bound to the interface's device (`smsc95xx`, `cdc_ether`).
+    pub driver: Option<String>,
+    /// ETHTOOL_GDRVINFO: driver version, firmware version, bus info.
+    pub driver_version: Option<String>,
+    pub firmware_version: Option<String>,
+    pub bus_info: Option<String>,
+    /// Negotiated speed, Mbit/s (`/sys/class/net/<if>/speed`; absent or -1 when unknown).
+    pub speed_mbit: Option<u32>,
+    /// `full`, `half` (`/sys/class/net/<if>/duplex`).
+    pub duplex: Option<String>,
+    /// Autonegotiation on (ETHTOOL_GLINKSETTINGS / ETHTOOL_GSET).
+    pub autoneg: Option<bool>,
+    /// What the port is rated for (the plan's `rated_mbit`), Mbit/s.
+    pub rated_mbit: Option<u32>,
+    pub mtu: Option<u32>,
+    /// Carrier when the tests started.
+    pub carrier: bool,
+    /// For a USB adapter: where and how fast it enumerated.
+    pub usb: Option<UsbFacts>,
+}
+
+impl LinkFacts {
+    /// The link runs below what its port is rated for (a GbE port at 100 Mb/s), or a
+    /// USB adapter enumerated below high speed (480 Mbit/s): the figures are the slow
+    /// link's, and the report says so loudly.
+    pub fn degraded(&self) -> Option<String> {
+        if let (Some(speed), Some(rated)) = (self.speed_mbit, self.rated_mbit) {
+            if speed < rated {
+                return Some(format!(
+                    "negotiated {speed} Mb/s on a port rated {rated} Mb/s (cable, switch port or autonegotiation?)"
+                ));
+            }
+        }
+        if let Some(u) = &self.usb {
+            if u.speed_mbit.is_some_and(|s| s < 480.0) {
+                return Some(format!(
+                    "the USB adapter enumerated at {} Mbit/s, below USB 2.0 high speed (480): a full-speed port or hub caps everything",
+                    u.speed
+                ));
+            }
+        }
+        None
+    }
+}
+
+/// A USB device as sysfs describes it (`/sys/bus/usb/devices/<path>/`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UsbFacts {
+    /// The sysfs `speed` attribute as written (`480`, `12`, `5000`, `1.5`), Mbit/s.
+    pub speed: String,
+    /// `speed` as a number, Mbit/s.
+    pub speed_mbit: Option<f64>,
+    /// The device's path on the bus (`1-1.3`: bus 1, root port 1, hub port 3).
+    pub path: String,
+    pub vendor_id: Option<u16>,
+    pub product_id: Option<u16>,
+    pub manufacturer: Option<String>,
+    pub product: Option<String>,
+}
+
+impl Eq for UsbFacts {}
+
+/// `/sys/class/net/<if>/statistics/*` at one moment.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IfCounters {
+    pub rx_bytes: u64,
+    pub tx_bytes: u64,
+    pub rx_packets: u64,
+    pub tx_packets: u64,
+    pub rx_errors: u64,
+    pub tx_errors: u64,
+    pub rx_dropped: u64,
+    pub tx_dropped: u64,
+}
+
+impl IfCounters {
+    /// Errors and drops (rx + tx) between `self` (before) and `after`; counters that
+    /// went backwards (a driver reset) count as 0.
+    pub fn trouble_since(&self, after: &IfCounters) -> u64 {
+        [
+            after.rx_errors.saturating_sub(self.rx_errors),
+            after.tx_errors.saturating_sub(self.tx_errors),
+            after.rx_dropped.saturating_sub(self.rx_dropped),
+            after.tx_dropped.saturating_sub(self.tx_dropped),
+        ]
+        .into_iter()
+        .fold(0, u64::saturating_add)
+    }
+}
+
+/// The interface counters around one test.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CounterSpan {
+    pub test: NetTest,
+    pub before: IfCounters,
+    pub after: IfCounters,
+}
+
+/// One UDP run at a set offered load, as `iperf3 -u` reports it: the receiver counts
+/// datagrams by sequence number.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UdpRun {
+    pub link: String,
+    pub direction: NetDirection,
+    /// Offered load, bit/s of UDP payload.
+    pub target_bitrate: u64,
+    /// UDP payload per datagram, bytes.
+    pub datagram_bytes: u32,
+    /// Datagrams the sender sent, after the warm-up.
+    pub sent: u64,
+    /// Datagrams the receiver got (duplicates not counted).
+    pub received: u64,
+    /// Sequence numbers never seen: `sent - received` as the receiver knows it
+    /// (highest sequence + 1 - received).
+    pub lost: u64,
+    /// Datagrams that arrived after a higher sequence number had.
+    pub out_of_order: u64,
+    /// Payload bytes received after the warm-up.
+    pub bytes: u64,
+    /// The measured span, ns.
+    pub nanos: u64,
+    /// Interarrival jitter at the end of the run, ns (RFC 3550 §6.4.1: J += (|D| - J)/16
+    /// over the transit-time differences of consecutive datagrams).
+    pub jitter_ns: u64,
+    pub board_cpu: CpuTimes,
+    pub host_cpu: CpuTimes,
 }
 
 /// One gadget link as the board set it up.
@@ -55,6 +227,8 @@ pub enum NetTest {
     Latency,
     /// An [`HttpRun`].
     Http { direction: NetDirection },
+    /// A [`UdpRun`].
+    Udp { direction: NetDirection },
 }
 
 impl NetTest {
@@ -69,6 +243,13 @@ impl NetTest {
     /// The test of an HTTP run.
     pub fn of_http(r: &HttpRun) -> NetTest {
         NetTest::Http {
+            direction: r.direction,
+        }
+    }
+
+    /// The test of a UDP run.
+    pub fn of_udp(r: &UdpRun) -> NetTest {
+        NetTest::Udp {
             direction: r.direction,
         }
     }
