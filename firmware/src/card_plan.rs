@@ -130,6 +130,8 @@ mod tests {
             card,
             boot_disk: "mmcblk0".into(),
             buses: vec![benchboot_plan::Bus::Usb],
+            ethernet: None,
+            usb_ethernet: false,
         })
         .unwrap()
     }

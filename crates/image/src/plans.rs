@@ -8,6 +8,7 @@
 use anyhow::{Context, Result};
 use benchboot_board::{Board, QemuNetwork};
 use benchboot_plan::presets::{preset, preset_file, DEFAULT_PRESET};
+use benchboot_plan::resolve::EthernetFacts;
 use benchboot_plan::{
     resolve, seed_block_sizes, DeviceReadPlan, Fault, Filesystem, GadgetPlan, ImageFacts, Mode,
     NetTests, NetworkPlan, Plan, PlanSource, RandomPlan, ResultsTarget, StoragePlan, StorageTarget,
@@ -132,6 +133,11 @@ pub fn image_facts(board: &Board, layout: &Layout) -> ImageFacts {
         card: p.storage.targets,
         boot_disk: board.disk.clone(),
         buses: board.extra_storage.iter().map(|e| e.bus).collect(),
+        ethernet: board.ethernet.as_ref().map(|_| EthernetFacts {
+            drivers: Vec::new(),
+            rated_mbit: None,
+        }),
+        usb_ethernet: false,
     }
 }
 

@@ -24,8 +24,8 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::units::{Bytes, Millis};
-use crate::{Bus, Filesystem, Mode};
+use crate::units::{Bitrate, Bytes, Millis};
+use crate::{Bus, Filesystem, Mode, WiredKind};
 
 /// A plan file as written: every key optional, unknown keys refused.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -142,6 +142,43 @@ pub struct NetworkSection {
     pub http: Option<Bytes>,
     /// How long the board retries reaching the peer.
     pub peer_wait: Option<Millis>,
+    /// UDP runs at this offered load, each direction (`"100 Mbit/s"`); `"0 bit/s"` skips
+    /// them.
+    pub udp_bitrate: Option<Bitrate>,
+    /// UDP payload per datagram (iperf3 `-l`).
+    pub udp_datagram: Option<Spanned<Bytes>>,
+    /// Wired links to measure besides the results link, in order.
+    pub wired: Option<Vec<WiredSection>>,
+}
+
+/// `[[network.wired]]`: a wired link the same network tests run over.
+///
+/// ```toml
+/// [[network.wired]]
+/// link = "usb-adapter"            # or "builtin": the board's own Ethernet
+/// drivers = ["r8152"]             # default: the usual USB Ethernet drivers
+/// topology = "lan"                # or "direct" (a cable to the host, the default)
+/// peer = "192.168.1.10"           # LAN: default, the peer announcing itself
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct WiredSection {
+    /// The link's name in results; default `eth` (builtin) or `usb-eth`.
+    pub name: Option<Spanned<String>>,
+    pub link: Spanned<WiredKind>,
+    /// The interface's driver is one of these; default: the board's Ethernet drivers
+    /// (builtin) or the usual USB Ethernet drivers (usb-adapter).
+    pub drivers: Option<Vec<String>>,
+    /// Or the interface with this MAC.
+    pub mac: Option<Spanned<String>>,
+    /// `direct` (default) or `lan`.
+    pub topology: Option<Spanned<String>>,
+    /// LAN: the peer's IPv4 address; default, the first peer announcing itself.
+    pub peer: Option<Spanned<String>>,
+    /// Direct: the /30 the board leases from (default 10.57.0.0, the next link's +4).
+    pub subnet: Option<Spanned<String>>,
+    /// How long to wait for the interface and its carrier (default 30 s).
+    pub link_wait: Option<Millis>,
 }
 
 /// `[[command]]`: a static binary on the results partition, run as a worker.
@@ -334,7 +371,7 @@ impl StorageSection {
 impl NetworkSection {
     fn over(mut self, p: NetworkSection) -> NetworkSection {
         or_fields!(self, p; enabled, duration, interval, omit, streams, latency_samples,
-            http, peer_wait);
+            http, peer_wait, udp_bitrate, udp_datagram, wired);
         self
     }
 }

@@ -117,6 +117,10 @@ pub struct WiredPlan {
     /// announcing itself).
     #[serde(default)]
     pub host_in_namespace: Option<String>,
+    /// Why this board cannot have this link (no built-in Ethernet, no USB host port):
+    /// PID 1 records it as an error and runs the rest of the plan.
+    #[serde(default)]
+    pub unavailable: Option<String>,
 }
 
 /// A USB function that carries Ethernet frames (kernel: drivers/usb/gadget/function).
@@ -406,6 +410,14 @@ pub fn parse_mac(s: &str) -> Option<[u8; 6]> {
         *b = u8::from_str_radix(p, 16).ok()?;
     }
     parts.next().is_none().then_some(out)
+}
+
+/// `aa:bb:cc:dd:ee:ff`, lower case.
+pub fn mac_text(mac: &[u8; 6]) -> String {
+    mac.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
 }
 
 /// The /30 of a direct wired link: (board `.1`, host `.2`).

@@ -8,7 +8,10 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::file::{line_of, CommandSection, DiskSection, PlanFile, PlanFileError};
+use toml::Spanned;
+
+use crate::file::{line_of, CommandSection, DiskSection, PlanFile, PlanFileError, WiredSection};
+use crate::network::{NetTests, Topology, WiredKind, WiredPlan};
 use crate::presets::{preset, preset_file, DEFAULT_PRESET, PRESETS};
 use crate::{
     Bus, CommandStep, DeviceReadPlan, Filesystem, Plan, RandomPlan, StorageTarget, BUS_PREFIX,
@@ -33,7 +36,44 @@ pub struct ImageFacts {
     pub boot_disk: String,
     /// Buses the board reaches other disks on (board file `storage.extra`).
     pub buses: Vec<Bus>,
+    /// The board's own Ethernet (board file `[ethernet]`), if it has one.
+    #[serde(default)]
+    pub ethernet: Option<EthernetFacts>,
+    /// The board has a USB host port and the image loads USB Ethernet adapter drivers
+    /// (board file `[usb-ethernet]`).
+    #[serde(default)]
+    pub usb_ethernet: bool,
 }
+
+/// A board's built-in Ethernet, as the board file names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EthernetFacts {
+    /// Driver names as `/sys/class/net/<if>/device/driver` shows them.
+    pub drivers: Vec<String>,
+    /// What the port is rated for, Mbit/s.
+    pub rated_mbit: Option<u32>,
+}
+
+/// The drivers a USB Ethernet adapter link looks for when the plan names none: the
+/// usual adapters' (SMSC LAN75xx, ASIX AX88179 and AX88772, Realtek RTL8152/8153, and
+/// the class drivers for CDC ECM / NCM adapters), as the kernel's drivers/net/usb/ name
+/// them.
+pub const USB_ETHERNET_DRIVERS: [&str; 6] = [
+    "smsc75xx",
+    "ax88179_178a",
+    "r8152",
+    "asix",
+    "cdc_ether",
+    "cdc_ncm",
+];
+
+/// The first /30 of direct wired links (board `.1`, host `.2`); link `i` of the plan
+/// takes `+ 4 i`. Apart from the gadget's 10.55.0.0/24.
+pub const WIRED_SUBNET: [u8; 4] = [10, 57, 0, 0];
+
+/// How long PID 1 waits for a wired link's interface and carrier when the plan file
+/// does not say, ms.
+pub const WIRED_LINK_WAIT_MS: u64 = 30_000;
 
 /// Where a plan came from; results carry it so two runs can be told to be alike.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -72,6 +112,167 @@ impl PlanSource {
         self.sha256 == other.sha256
     }
 }
+
+/// One `[[network.wired]]` entry (index `i`) on this image. Errors: (key, span, message).
+/// A link the board lacks is not an error here: the plan carries why
+/// ([`WiredPlan::unavailable`]) and PID 1 records it and runs the rest.
+fn wired_link(
+    i: usize,
+    w: &WiredSection,
+    image: &ImageFacts,
+    board: &str,
+) -> Result<WiredPlan, WiredError> {
+    let kind = *w.link.get_ref();
+    let name = match &w.name {
+        Some(n) => n.get_ref().clone(),
+        None => match kind {
+            WiredKind::Builtin => "eth".into(),
+            WiredKind::UsbAdapter => "usb-eth".into(),
+        },
+    };
+    if crate::file::name_problem(&name).is_some() || name.len() > 15 {
+        return Err((
+            "name",
+            w.name.as_ref().map(Spanned::span),
+            format!("`{name}`: a link name is 1..=15 of A-Z a-z 0-9 - _"),
+        ));
+    }
+    let mut unavailable = None;
+    let (drivers, rated_mbit) = match kind {
+        WiredKind::Builtin => match &image.ethernet {
+            Some(e) => (
+                w.drivers.clone().unwrap_or_else(|| e.drivers.clone()),
+                e.rated_mbit,
+            ),
+            None => {
+                unavailable = Some(format!(
+                    "{board} has no built-in Ethernet (boards/{board}.toml has no [ethernet]); \
+                     use link = \"usb-adapter\" with an adapter on a USB host port"
+                ));
+                (w.drivers.clone().unwrap_or_default(), None)
+            }
+        },
+        WiredKind::UsbAdapter => {
+            if !image.usb_ethernet {
+                unavailable = Some(format!(
+                    "{board} has no USB host port with adapter drivers in its image \
+                     (boards/{board}.toml has no [usb-ethernet])"
+                ));
+            }
+            let d = w
+                .drivers
+                .clone()
+                .unwrap_or_else(|| USB_ETHERNET_DRIVERS.iter().map(|d| d.to_string()).collect());
+            (d, None)
+        }
+    };
+    if let Some(d) = drivers
+        .iter()
+        .find(|d| d.is_empty() || d.len() > 64 || d.contains('/'))
+    {
+        return Err((
+            "drivers",
+            None,
+            format!("`{d}` is no driver name (as /sys/class/net/<if>/device/driver shows it)"),
+        ));
+    }
+    let mac = match &w.mac {
+        Some(m) => match crate::network::parse_mac(m.get_ref()) {
+            Some(b) => Some(crate::network::mac_text(&b)),
+            None => {
+                return Err((
+                    "mac",
+                    Some(m.span()),
+                    format!(
+                        "`{}` is no MAC address; write six hex bytes, e.g. \"52:54:00:12:34:56\"",
+                        m.get_ref()
+                    ),
+                ))
+            }
+        },
+        None => None,
+    };
+    let ip = |v: &Spanned<String>, key: &'static str| {
+        v.get_ref()
+            .parse::<std::net::Ipv4Addr>()
+            .map(|a| a.octets())
+            .map_err(|_| {
+                (
+                    key,
+                    Some(v.span()),
+                    format!(
+                        "`{}` is no IPv4 address; write e.g. \"192.168.1.10\"",
+                        v.get_ref()
+                    ),
+                )
+            })
+    };
+    let topology = match w.topology.as_ref().map(|t| t.get_ref().as_str()) {
+        None | Some("direct") => {
+            if let Some(p) = &w.peer {
+                return Err((
+                    "peer",
+                    Some(p.span()),
+                    "a direct link leases the host its address: `peer` is for topology = \"lan\""
+                        .into(),
+                ));
+            }
+            let subnet = match &w.subnet {
+                Some(s) => {
+                    let a = ip(s, "subnet")?;
+                    if a[3] & 3 != 0 {
+                        return Err((
+                            "subnet",
+                            Some(s.span()),
+                            format!(
+                                "`{}` is no /30: the last number must be a multiple of 4",
+                                s.get_ref()
+                            ),
+                        ));
+                    }
+                    a
+                }
+                None => (u32::from_be_bytes(WIRED_SUBNET) + 4 * i as u32).to_be_bytes(),
+            };
+            Topology::Direct {
+                subnet,
+                lease_secs: 3600,
+            }
+        }
+        Some("lan") => {
+            if let Some(s) = &w.subnet {
+                return Err((
+                    "subnet",
+                    Some(s.span()),
+                    "on a LAN the board takes its address from the LAN's DHCP server: `subnet` is for topology = \"direct\"".into(),
+                ));
+            }
+            Topology::Lan {
+                peer: w.peer.as_ref().map(|p| ip(p, "peer")).transpose()?,
+            }
+        }
+        Some(other) => {
+            return Err((
+                "topology",
+                w.topology.as_ref().map(Spanned::span),
+                format!("`{other}`: write \"direct\" (a cable to the host) or \"lan\""),
+            ))
+        }
+    };
+    Ok(WiredPlan {
+        name,
+        kind,
+        drivers,
+        mac,
+        topology,
+        link_wait_ms: w.link_wait.map(|m| m.0).unwrap_or(WIRED_LINK_WAIT_MS),
+        rated_mbit,
+        host_in_namespace: None,
+        unavailable,
+    })
+}
+
+type WiredError = (&'static str, Option<std::ops::Range<usize>>, String);
 
 fn sha256_hex(text: &str) -> String {
     Sha256::digest(text.as_bytes())
@@ -324,8 +525,34 @@ pub fn resolve(
     };
 
     let n = merged.network.clone().unwrap_or_default();
+    let own_wired = own.network.as_ref().is_some_and(|n| n.wired.is_some());
+    for (i, w) in n.wired.clone().unwrap_or_default().iter().enumerate() {
+        let wp = wired_link(i, w, image, &base.board).map_err(|(k, sp, m)| {
+            err(
+                &format!("network.wired[{i}].{k}"),
+                sp.filter(|_| own_wired),
+                m,
+            )
+        })?;
+        if plan.network.wired.iter().any(|x| x.name == wp.name) {
+            return Err(err(
+                &format!("network.wired[{i}].name"),
+                Some(w.name.as_ref().map_or_else(|| w.link.span(), Spanned::span))
+                    .filter(|_| own_wired),
+                format!(
+                    "`{}` names another link already; give this one another name",
+                    wp.name
+                ),
+            ));
+        }
+        plan.network.wired.push(wp);
+    }
+    if !plan.network.wired.is_empty() && plan.network.tests.is_none() {
+        plan.network.tests = Some(NetTests::hardware());
+    }
     if !n.enabled.unwrap_or(true) {
         plan.network.tests = None;
+        plan.network.wired.clear();
     } else if let Some(t) = &mut plan.network.tests {
         // Only a link with a peer has tests (the base plan says which).
         if let Some(v) = n.duration {
@@ -348,6 +575,12 @@ pub fn resolve(
         }
         if let Some(v) = n.peer_wait {
             t.peer_wait_ms = v.0;
+        }
+        if let Some(v) = n.udp_bitrate {
+            t.udp_bitrate = v.0;
+        }
+        if let Some(v) = &n.udp_datagram {
+            t.udp_datagram_bytes = u32::try_from(v.get_ref().0).unwrap_or(u32::MAX);
         }
     }
 

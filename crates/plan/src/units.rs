@@ -12,6 +12,76 @@ use serde::Deserialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Bytes(pub u64);
 
+/// A bit rate in bit/s, read from `"100 Mbit/s"`, `"1 Gbit/s"` or `"500 kbit/s"`
+/// (decimal: k = 10^3, M = 10^6, G = 10^9, as network rates are always written).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Bitrate(pub u64);
+
+const RATE_UNITS: [(&str, u64); 4] = [
+    ("Gbit/s", 1_000_000_000),
+    ("Mbit/s", 1_000_000),
+    ("kbit/s", 1_000),
+    ("bit/s", 1),
+];
+
+/// Parses a bit rate: `"100 Mbit/s"`, `"1 Gbit/s"`, `"0 bit/s"`.
+///
+/// # Errors
+/// A message saying what to write instead (no unit, bytes per second, overflow).
+pub fn parse_bitrate(text: &str) -> Result<u64, String> {
+    let Some((n, unit)) = number_and_unit(text) else {
+        return Err(format!(
+            "\"{text}\": write a whole number and a unit, e.g. \"100 Mbit/s\""
+        ));
+    };
+    let Some((_, mult)) = RATE_UNITS.iter().find(|(u, _)| *u == unit) else {
+        return Err(format!(
+            "\"{text}\": the unit must be bit/s, kbit/s, Mbit/s or Gbit/s (network rates are bits, decimal)"
+        ));
+    };
+    n.checked_mul(*mult)
+        .ok_or_else(|| format!("\"{text}\" does not fit in 64 bits"))
+}
+
+/// A bit rate the way benchboot prints it: `100 Mbit/s`, `1.5 Gbit/s`, `64 kbit/s`.
+pub fn fmt_bitrate(bps: u64) -> String {
+    for (unit, mult) in RATE_UNITS {
+        if bps >= mult && mult > 1 {
+            let v = bps as f64 / mult as f64;
+            return if bps % mult == 0 {
+                format!("{} {unit}", bps / mult)
+            } else {
+                format!("{v:.1} {unit}")
+            };
+        }
+    }
+    format!("{bps} bit/s")
+}
+
+impl<'de> Deserialize<'de> for Bitrate {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Bitrate;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a bit rate with its unit, such as \"100 Mbit/s\"")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Bitrate, E> {
+                Err(E::custom(format!(
+                    "{v}: a bit rate needs its unit, e.g. \"{v} Mbit/s\""
+                )))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Bitrate, E> {
+                self.visit_i64(v as i64)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Bitrate, E> {
+                parse_bitrate(v).map(Bitrate).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// A duration in milliseconds, read from `"250 ms"`, `"10 s"`, `"5 min"` or `"1 h"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Millis(pub u64);
@@ -184,6 +254,18 @@ impl<'de> Deserialize<'de> for Millis {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bit_rates_are_decimal_bits_with_a_unit() {
+        assert_eq!(parse_bitrate("100 Mbit/s"), Ok(100_000_000));
+        assert_eq!(parse_bitrate("1Gbit/s"), Ok(1_000_000_000));
+        assert_eq!(parse_bitrate("0 bit/s"), Ok(0));
+        assert!(parse_bitrate("100").unwrap_err().contains("unit"));
+        assert!(parse_bitrate("10 MB/s").unwrap_err().contains("Mbit/s"));
+        assert_eq!(fmt_bitrate(100_000_000), "100 Mbit/s");
+        assert_eq!(fmt_bitrate(1_500_000_000), "1.5 Gbit/s");
+        assert_eq!(fmt_bitrate(999), "999 bit/s");
+    }
 
     #[test]
     fn sizes_read_and_print_as_written() {

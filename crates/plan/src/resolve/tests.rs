@@ -1,4 +1,5 @@
 use super::*;
+use crate::network::Topology;
 use crate::{Mode, MIB};
 
 fn image() -> ImageFacts {
@@ -23,6 +24,8 @@ fn image() -> ImageFacts {
         card,
         boot_disk: "mmcblk0".into(),
         buses: vec![Bus::Usb],
+        ethernet: None,
+        usb_ethernet: false,
     }
 }
 
@@ -233,4 +236,120 @@ fn commands_become_steps() {
     );
     let e = run("[[command]]\nid = \"x\"\npath = \"/bin/sh\"\ntime-limit = \"1 s\"\n").unwrap_err();
     assert!(e.key.starts_with("commands.path"), "{e}");
+}
+
+#[test]
+fn wired_links_resolve_with_their_defaults_and_refuse_what_cannot_be() {
+    let p = run(
+        "[[network.wired]]\nlink = \"usb-adapter\"\ntopology = \"lan\"\npeer = \"192.168.1.10\"\n\
+         [[network.wired]]\nlink = \"builtin\"\nname = \"eth\"\n",
+    )
+    .unwrap();
+    let w = &p.network.wired;
+    assert_eq!(w.len(), 2);
+    assert_eq!(w[0].name, "usb-eth");
+    assert_eq!(w[0].drivers, crate::resolve::USB_ETHERNET_DRIVERS);
+    assert_eq!(
+        w[0].topology,
+        Topology::Lan {
+            peer: Some([192, 168, 1, 10])
+        }
+    );
+    // The Zero W's image has no adapter drivers and no Ethernet: both say why, for PID 1
+    // to record while the rest of the plan runs.
+    assert!(w[0]
+        .unavailable
+        .as_ref()
+        .unwrap()
+        .contains("[usb-ethernet]"));
+    assert!(w[1]
+        .unavailable
+        .as_ref()
+        .unwrap()
+        .contains("no built-in Ethernet"));
+    // The second link's /30 follows the first's.
+    assert_eq!(
+        w[1].topology,
+        Topology::Direct {
+            subnet: [10, 57, 0, 4],
+            lease_secs: 3600
+        }
+    );
+    assert_eq!(w[1].link_wait_ms, 30_000);
+
+    let mut img = image();
+    img.usb_ethernet = true;
+    img.ethernet = Some(crate::resolve::EthernetFacts {
+        drivers: vec!["smsc95xx".into()],
+        rated_mbit: Some(100),
+    });
+    let p = resolve(
+        "my.toml",
+        "[[network.wired]]\nlink = \"builtin\"\n[[network.wired]]\nlink = \"usb-adapter\"\ndrivers = [\"r8152\"]\nmac = \"AA:BB:CC:00:11:22\"\n",
+        &base(),
+        &img,
+    )
+    .unwrap();
+    let w = &p.network.wired;
+    assert_eq!(
+        (w[0].drivers.clone(), w[0].rated_mbit),
+        (vec!["smsc95xx".to_owned()], Some(100))
+    );
+    assert!(w.iter().all(|w| w.unavailable.is_none()));
+    assert_eq!(w[1].mac.as_deref(), Some("aa:bb:cc:00:11:22"));
+
+    for (text, key, says) in [
+        (
+            "[[network.wired]]\nlink = \"usb\"\n",
+            "network.wired",
+            "usb-adapter",
+        ),
+        (
+            "[[network.wired]]\nlink = \"builtin\"\nmac = \"aa:bb\"\n",
+            "network.wired[0].mac",
+            "six hex bytes",
+        ),
+        (
+            "[[network.wired]]\nlink = \"builtin\"\ntopology = \"star\"\n",
+            "network.wired[0].topology",
+            "\"lan\"",
+        ),
+        (
+            "[[network.wired]]\nlink = \"builtin\"\npeer = \"10.0.0.1\"\n",
+            "network.wired[0].peer",
+            "topology = \"lan\"",
+        ),
+        (
+            "[[network.wired]]\nlink = \"builtin\"\ntopology = \"lan\"\npeer = \"10.0.0\"\n",
+            "network.wired[0].peer",
+            "IPv4",
+        ),
+        (
+            "[[network.wired]]\nlink = \"builtin\"\nsubnet = \"10.9.9.2\"\n",
+            "network.wired[0].subnet",
+            "multiple of 4",
+        ),
+        (
+            "[[network.wired]]\nlink = \"builtin\"\n[[network.wired]]\nlink = \"builtin\"\n",
+            "network.wired[1].name",
+            "another link",
+        ),
+        (
+            "[network]\nudp-bitrate = \"10 MB/s\"\n",
+            "network.udp-bitrate",
+            "Mbit/s",
+        ),
+    ] {
+        let e = run(text).unwrap_err();
+        assert!(e.key.starts_with(key), "{text}: {e}");
+        assert!(e.to_string().contains(says), "{text}: {e}");
+        assert!(e.line.is_some(), "{text}: {e}");
+    }
+}
+
+#[test]
+fn udp_load_comes_from_the_file() {
+    let p = run("[network]\nudp-bitrate = \"250 Mbit/s\"\nudp-datagram = \"1 KiB\"\n").unwrap();
+    let t = p.network.tests.unwrap();
+    assert_eq!((t.udp_bitrate, t.udp_datagram_bytes), (250_000_000, 1024));
 }
