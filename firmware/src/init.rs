@@ -124,8 +124,10 @@ pub fn run() -> ! {
     let mut link_plan = plan.clone();
     if refused {
         link_plan.network.tests = None;
+        link_plan.network.wired.clear();
     }
     crate::network::run_gadget(&link_plan, &mut results);
+    crate::wired::run_wired(&link_plan, &mut results);
     take_census("after-network", &mut results);
     check_modules(&mut results);
     persist(&plan, &mut results, results_ok);

@@ -33,4 +33,5 @@ pub mod steps;
 pub mod sys;
 pub mod wait;
 pub mod watchdog;
+pub mod wired;
 pub mod worker;

@@ -30,7 +30,7 @@ use crate::wait::{wait_for, wait_until};
 use crate::{health, sys, worker};
 
 /// The kernel's CPU counters, sampled around every network test.
-const PROC_STAT: &str = "/proc/stat";
+pub(crate) const PROC_STAT: &str = "/proc/stat";
 /// The /30 of every gadget link.
 const LINK_PREFIX: u8 = 30;
 /// Netmask of [`LINK_PREFIX`].
@@ -182,7 +182,7 @@ fn bring_up(
 }
 
 /// Starts a DHCP server thread on `ifname` handing out `host`; leases arrive on `tx`.
-fn start_dhcp(
+pub(crate) fn start_dhcp(
     ifname: &str,
     board: [u8; 4],
     host: [u8; 4],
@@ -250,7 +250,8 @@ fn composite(plan: &Plan, g: &GadgetPlan, udc: &str, serial: &str, results: &mut
     }
     results.network.links.extend(links.iter().cloned());
     if let (Some((i, lease)), Some(tests)) = (first, &plan.network.tests) {
-        run_tests(&links[i], lease.address, tests, results);
+        let l = &links[i];
+        run_tests(&l.function, l.board_address, lease.address, tests, results, &mut |_, _| {});
     }
 }
 
@@ -333,7 +334,7 @@ fn one_function(
     }
     results.network.links.push(link.clone());
     if let (Some(l), Some(tests)) = (lease, &plan.network.tests) {
-        run_tests(&link, l.address, tests, results);
+        run_tests(&link.function, link.board_address, l.address, tests, results, &mut |_, _| {});
     }
     if let Some(pid) = peer_pid {
         worker::kill_and_reap(pid);
@@ -369,7 +370,7 @@ const HOST_NO_LEASE: i32 = 5;
 const HOST_NO_ADDRESS: i32 = 6;
 const HOST_NO_LISTEN: i32 = 7;
 
-fn host_side_failure(code: i32) -> String {
+pub(crate) fn host_side_failure(code: i32) -> String {
     match code {
         HOST_NO_NETNS => "unshare(CLONE_NEWNET) failed".into(),
         HOST_NO_LINK => "the interface never arrived in its namespace".into(),
@@ -382,7 +383,7 @@ fn host_side_failure(code: i32) -> String {
 
 /// Forks the USB host side's stand-in: a child in its own network namespace that takes
 /// `host_if`, asks for a DHCP lease as `host_mac`, and serves the peer. Returns its pid.
-fn spawn_host_side(
+pub(crate) fn spawn_host_side(
     host_if: &str,
     host_mac: [u8; 6],
     plan: &Plan,
@@ -439,27 +440,37 @@ fn spawn_host_side(
     Ok(pid)
 }
 
-/// Runs the network tests over `link` against the peer at `host`:`peer_port`.
-fn run_tests(link: &LinkRecord, host: Ipv4Addr, tests: &NetTests, results: &mut RunResults) {
+/// Runs the network tests over the link named `label` (a gadget function or a wired
+/// link) whose board address is `board`, against the peer at `host`:`peer_port`;
+/// `watch` is called right before and after each test (the wired step reads the
+/// interface counters there).
+pub(crate) fn run_tests(
+    label: &str,
+    board: [u8; 4],
+    host: Ipv4Addr,
+    tests: &NetTests,
+    results: &mut RunResults,
+    watch: &mut dyn FnMut(Stage, &NetTest),
+) {
     let peer = SocketAddr::new(IpAddr::V4(host), tests.peer_port);
-    say(&format!(
-        "network tests over {} against peer {peer}",
-        link.function
-    ));
-    let board_ip = IpAddr::V4(Ipv4Addr::from(link.board_address));
+    say(&format!("network tests over {label} against peer {peer}"));
+    let board_ip = IpAddr::V4(Ipv4Addr::from(board));
     // Board health right before and after every test.
     let mut pending = None;
     let mut snapshots = Vec::new();
     let (got, errors) = benchboot_netbench::driver::run_observed(
         peer,
         board_ip,
-        &link.function,
+        label,
         tests,
         &[NetDirection::BoardToHost, NetDirection::HostToBoard],
         Path::new(PROC_STAT),
-        &mut |stage, test| match stage {
-            Stage::Before => pending = Some(health::take()),
-            Stage::After => {
+        &mut |stage, test| {
+            if stage == Stage::Before {
+                pending = Some(health::take());
+            }
+            watch(stage, test);
+            if stage == Stage::After {
                 if let Some(before) = pending.take() {
                     snapshots.push((*test, before, health::take_after()));
                 }
@@ -468,19 +479,19 @@ fn run_tests(link: &LinkRecord, host: Ipv4Addr, tests: &NetTests, results: &mut 
     );
     for (test, before, after) in snapshots {
         let scope = HealthScope::Network {
-            link: link.function.clone(),
+            link: label.to_owned(),
             test,
         };
         health::record(
             results,
-            &test_id(&link.function, &test),
+            &test_id(label, &test),
             scope,
             before,
             after,
         );
     }
     for e in errors {
-        fail(results, &format!("network.{}", link.function), e);
+        fail(results, &format!("network.{label}"), e);
     }
     for line in case_lines(&got) {
         say(&line);
@@ -489,6 +500,7 @@ fn run_tests(link: &LinkRecord, host: Ipv4Addr, tests: &NetTests, results: &mut 
     n.throughput.extend(got.throughput);
     n.latency.extend(got.latency);
     n.http.extend(got.http);
+    n.udp.extend(got.udp);
 }
 
 /// The step id of a network test, as its protocol line names it (without `.median`
@@ -539,6 +551,22 @@ pub fn case_lines(n: &NetworkResults) -> Vec<String> {
             mbit_per_s(h.bytes, h.nanos),
             "Mbit/s",
         ));
+    }
+    for u in &n.udp {
+        let id = test_id(&u.link, &NetTest::of_udp(u));
+        v.push(case_line(
+            &id,
+            CaseResult::Pass,
+            mbit_per_s(u.bytes, u.nanos),
+            "Mbit/s",
+        ));
+        let seen = u.received.saturating_add(u.lost);
+        let loss = if seen == 0 {
+            0.0
+        } else {
+            100.0 * u.lost as f64 / seen as f64
+        };
+        v.push(case_line(&format!("{id}.loss"), CaseResult::Pass, loss, "%"));
     }
     v
 }

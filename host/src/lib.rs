@@ -17,6 +17,7 @@ pub mod plan;
 pub mod plot;
 pub mod prepare_disk;
 pub mod reference;
+pub mod relay;
 pub mod render;
 pub mod report;
 pub mod storage;

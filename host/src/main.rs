@@ -88,6 +88,12 @@ enum Command {
         #[arg(long, default_value = "0.0.0.0:5202")]
         listen: std::net::SocketAddr,
     },
+    /// Join stdin and stdout to a TCP connection (QEMU's guest forwards run it).
+    #[command(hide = true)]
+    Relay {
+        /// ADDRESS:PORT to connect to.
+        to: std::net::SocketAddr,
+    },
     /// Run the board's network tests from this machine against a `benchboot peer`.
     ///
     /// Example: benchboot net --peer 127.0.0.1:5202 --streams 1,4 --duration-ms 10000
@@ -307,6 +313,7 @@ fn run(command: Command) -> Result<()> {
             print!("{}", render::report(&results));
         }
         Command::Peer { listen } => peer::serve(listen)?,
+        Command::Relay { to } => benchboot::relay::run(to)?,
         Command::Net {
             peer: peer_addr,
             board_ip,

@@ -259,6 +259,11 @@ pub struct RawQemu {
     /// (both USB ends in the guest); absent: the QEMU plan has no gadget.
     #[serde(default)]
     pub gadget: Option<String>,
+    /// Wired-link tests in the QEMU plan: `usb-net-lan` (the emulated usb-net adapter
+    /// on QEMU's user network, peer on the host) or `virtio-pair` (two more NICs on one
+    /// QEMU hub, the far end in a namespace of the guest); absent: none.
+    #[serde(default)]
+    pub wired: Option<String>,
     #[serde(default)]
     pub modules: Vec<String>,
     #[serde(default)]
@@ -374,6 +379,21 @@ pub struct Qemu {
     pub dtb: Option<String>,
     /// True: the QEMU plan runs the gadget against `dummy_hcd` inside the guest.
     pub gadget_dummy_hcd: bool,
+    /// The wired-link tests of the QEMU plan.
+    pub wired: QemuWired,
+}
+
+/// How the QEMU plan tests wired links (board file `qemu.wired`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QemuWired {
+    None,
+    /// The machine's usb-net is a USB Ethernet adapter (`cdc_ether`) on QEMU's user
+    /// network: LAN topology (slirp's DHCP), the peer on the host behind a guest
+    /// forward (`guestfwd`), the board's HTTP server behind a host forward.
+    UsbNetLan,
+    /// Two more virtio-net NICs on one QEMU hub (a cable inside QEMU): the board's end
+    /// and, moved into a network namespace, the host's; direct and LAN topologies.
+    VirtioPair,
 }
 
 /// The board's gadget: functions and the modules that provide them.

@@ -4,6 +4,7 @@
 //! error; it names the file and the field.
 
 use std::path::Path;
+use crate::QemuWired;
 
 use benchboot_plan::GadgetFunction;
 
@@ -413,6 +414,23 @@ impl Check<'_> {
                 ))
             }
         };
+        let wired = match q.wired.as_deref() {
+            None => QemuWired::None,
+            Some("usb-net-lan") if network == QemuNetwork::UsbNet => QemuWired::UsbNetLan,
+            Some("virtio-pair") if network == QemuNetwork::VirtioNet => QemuWired::VirtioPair,
+            Some(w @ ("usb-net-lan" | "virtio-pair")) => {
+                return Err(self.bad(
+                    "qemu.wired",
+                    format!("`{w}` needs qemu.network = \"{}\"", if w == "usb-net-lan" { "usb-net" } else { "virtio-net" }),
+                ))
+            }
+            Some(other) => {
+                return Err(self.bad(
+                    "qemu.wired",
+                    format!("`{other}` is not supported; use `usb-net-lan`, `virtio-pair` or leave it out"),
+                ))
+            }
+        };
         let qloader = self.loader("qemu.loader", q.loader.as_deref())?;
         if q.dtb.is_some() && !has_dtb {
             return Err(self.bad(
@@ -434,6 +452,7 @@ impl Check<'_> {
             loader: qloader,
             dtb: q.dtb,
             gadget_dummy_hcd,
+            wired,
         })
     }
 }

@@ -6,19 +6,35 @@
 //! init picks one by the kernel parameter `benchboot.plan=<name>` (default `plan`).
 
 use anyhow::{Context, Result};
-use benchboot_board::{Board, QemuNetwork};
+use benchboot_board::{Board, QemuNetwork, QemuWired};
 use benchboot_plan::presets::{preset, preset_file, DEFAULT_PRESET};
 use benchboot_plan::resolve::EthernetFacts;
 use benchboot_plan::{
     resolve, seed_block_sizes, DeviceReadPlan, Fault, Filesystem, GadgetPlan, ImageFacts, Mode,
     NetTests, NetworkPlan, Plan, PlanSource, RandomPlan, ResultsTarget, StoragePlan, StorageTarget,
-    Supervision, DEFAULT_PLAN, MIB, RESULTS_PORT,
+    Supervision, Topology, WiredKind, WiredPlan, DEFAULT_PLAN, MIB, RESULTS_PORT,
 };
 
 use crate::layout::{partition_device, Layout, Role};
 
 /// The guest address QEMU's user-mode network (slirp) expects; host forwards reach it.
 pub const QEMU_GUEST_ADDR: [u8; 4] = [10, 0, 2, 15];
+
+/// Where the guest reaches the peer on QEMU's user network: a guest forward
+/// (`guestfwd=tcp:10.0.2.100:5202-cmd:...`) connects each connection to `benchboot
+/// peer` on the host's loopback (slirp's documented example address for guestfwd).
+pub const QEMU_PEER_ADDR: [u8; 4] = [10, 0, 2, 100];
+
+/// The board's HTTP server port in QEMU plans: fixed, so a host forward reaches it.
+pub const QEMU_BOARD_HTTP_PORT: u16 = 8081;
+
+/// MACs of the `virtio-pair` NICs (`qemu.wired`): two cables inside QEMU, one QEMU hub
+/// each; per cable the board's end, then the host's end (moved into a namespace).
+/// 52:54:00 is QEMU's own OUI; the `be` byte keeps them apart from QEMU's defaults.
+pub const QEMU_WIRED_MACS: [[&str; 2]; 2] = [
+    ["52:54:00:be:00:01", "52:54:00:be:00:02"],
+    ["52:54:00:be:00:03", "52:54:00:be:00:04"],
+];
 
 fn base(board: &Board, layout: &Layout, modules: Vec<String>, emulated: bool) -> Plan {
     let targets = layout
@@ -133,10 +149,7 @@ pub fn image_facts(board: &Board, layout: &Layout) -> ImageFacts {
         card: p.storage.targets,
         boot_disk: board.disk.clone(),
         buses: board.extra_storage.iter().map(|e| e.bus).collect(),
-        ethernet: board.ethernet.as_ref().map(|_| EthernetFacts {
-            drivers: Vec::new(),
-            rated_mbit: None,
-        }),
+        ethernet: image_facts_ethernet(board),
         usb_ethernet: false,
     }
 }
@@ -160,15 +173,38 @@ fn hardware_network(board: &Board) -> NetworkPlan {
             [10, 55, 0, 1],
         ),
     };
+    // No gadget: the results link is the board's Ethernet on a cable to the host. It is
+    // also the measured link, direct topology on the same /30 (the board's DHCP server
+    // leases the host 10.55.0.2, the address the static interface expects).
+    let wired: Vec<WiredPlan> = match (&gadget, &board.ethernet) {
+        (None, Some(_)) => {
+            let facts = image_facts_ethernet(board);
+            vec![WiredPlan {
+                name: "eth".into(),
+                kind: WiredKind::Builtin,
+                drivers: facts.as_ref().map(|e| e.drivers.clone()).unwrap_or_default(),
+                mac: None,
+                topology: Topology::Direct {
+                    subnet: [10, 55, 0, 0],
+                    lease_secs: 3600,
+                },
+                link_wait_ms: 120_000,
+                rated_mbit: facts.and_then(|e| e.rated_mbit),
+                host_in_namespace: None,
+                unavailable: None,
+            }]
+        }
+        _ => Vec::new(),
+    };
     NetworkPlan {
         interface,
         address,
         prefix_len: 30,
         port: RESULTS_PORT,
         interface_wait_ms: 10_000,
-        tests: gadget.as_ref().map(|_| NetTests::hardware()),
+        tests: (gadget.is_some() || !wired.is_empty()).then(NetTests::hardware),
         gadget,
-        wired: Vec::new(),
+        wired,
     }
 }
 
@@ -249,6 +285,11 @@ pub fn all(
 pub fn qemu_card(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
     let mut p = qemu(board, layout, modules);
     p.card_plan = true;
+    // The card's plan names its own wired links; QEMU's stand-ins are the QEMU plan's.
+    p.network.wired.clear();
+    if p.network.gadget.is_none() {
+        p.network.tests = None;
+    }
     p
 }
 
@@ -264,6 +305,7 @@ pub fn faults(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
     (s.device_reads, s.random, s.verify) = (None, None, false);
     p.network.gadget = None;
     p.network.tests = None;
+    p.network.wired.clear();
     p.supervision.worker_limit_ms = 5_000;
     p.faults = vec![Fault::Segfault, Fault::Panic, Fault::Hang, Fault::Pid1Panic];
     p
@@ -288,6 +330,7 @@ pub fn powercut(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
     p.storage.block_sizes = vec![512, 4096, 64 * 1024, MIB];
     p.network.gadget = None;
     p.network.tests = None;
+    p.network.wired.clear();
     p
 }
 
@@ -315,14 +358,20 @@ fn qemu_network(board: &Board, gadget: Option<GadgetPlan>) -> NetworkPlan {
             link_wait_ms: 30_000,
             ..g
         });
-    let tests = gadget.as_ref().map(|_| NetTests {
+    let wired = qemu_wired(board);
+    let usb_net_lan = q.is_some_and(|q| q.wired == QemuWired::UsbNetLan);
+    let tests = (gadget.is_some() || !wired.is_empty()).then(|| NetTests {
         peer_wait_ms: 20_000,
         duration_ms: 2_000,
         interval_ms: 500,
         omit_ms: 500,
         streams: vec![1, 2],
         latency_samples: 200,
-        http_bytes: 16 * MIB,
+        // QEMU's user network moves a few MiB/s for an emulated guest.
+        http_bytes: if usb_net_lan { 4 * MIB } else { 16 * MIB },
+        board_http_port: QEMU_BOARD_HTTP_PORT,
+        // slirp forwards TCP only (guestfwd): no UDP out of the user network.
+        udp_bitrate: if usb_net_lan { 0 } else { 20_000_000 },
         ..NetTests::hardware()
     });
     NetworkPlan {
@@ -333,7 +382,58 @@ fn qemu_network(board: &Board, gadget: Option<GadgetPlan>) -> NetworkPlan {
         interface_wait_ms: 20_000,
         gadget,
         tests,
-        wired: Vec::new(),
+        wired,
+    }
+}
+
+/// The board's Ethernet as [`ImageFacts`] carry it.
+fn image_facts_ethernet(board: &Board) -> Option<EthernetFacts> {
+    board.ethernet.as_ref().map(|_| EthernetFacts {
+        drivers: Vec::new(),
+        rated_mbit: None,
+    })
+}
+
+/// The QEMU plan's wired links (board file `qemu.wired`).
+fn qemu_wired(board: &Board) -> Vec<WiredPlan> {
+    match board.qemu.as_ref().map(|q| q.wired) {
+        Some(QemuWired::UsbNetLan) => vec![WiredPlan {
+            name: "usb-eth".into(),
+            kind: WiredKind::UsbAdapter,
+            // QEMU's usb-net is a CDC Ethernet device; cdc_ether binds it.
+            drivers: vec!["cdc_ether".into()],
+            mac: None,
+            topology: Topology::Lan {
+                peer: Some(QEMU_PEER_ADDR),
+            },
+            link_wait_ms: 20_000,
+            rated_mbit: None,
+            host_in_namespace: None,
+            unavailable: None,
+        }],
+        Some(QemuWired::VirtioPair) => [("direct", 0usize), ("lan", 1)]
+            .into_iter()
+            .map(|(name, cable)| WiredPlan {
+                name: format!("virtio-{name}"),
+                kind: WiredKind::Builtin,
+                drivers: vec!["virtio_net".into()],
+                mac: Some(QEMU_WIRED_MACS[cable][0].into()),
+                topology: if cable == 0 {
+                    Topology::Direct {
+                        subnet: benchboot_plan::resolve::WIRED_SUBNET,
+                        lease_secs: 3600,
+                    }
+                } else {
+                    // No peer address: the board finds the stand-in LAN's announcement.
+                    Topology::Lan { peer: None }
+                },
+                link_wait_ms: 20_000,
+                rated_mbit: None,
+                host_in_namespace: Some(QEMU_WIRED_MACS[cable][1].into()),
+                unavailable: None,
+            })
+            .collect(),
+        _ => Vec::new(),
     }
 }
 

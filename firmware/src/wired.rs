@@ -1,0 +1,465 @@
+//! The wired step of PID 1: every `network.wired` link of the plan (built-in Ethernet, USB
+//! Ethernet adapters) found by MAC or driver, brought up, addressed by its topology and
+//! measured with the same network tests as the gadget link.
+//!
+//! - direct: a cable to the host. The board is `.1` of the link's /30 and its DHCP server
+//!   leases `.2` to the host (no router, no DNS): the peer is at the leased address. The
+//!   server keeps running for the rest of the boot so the host keeps its lease.
+//! - LAN: the board asks the LAN's DHCP server for a lease (`crates/dhcp`'s client), then
+//!   reaches the peer at the plan's address or at the first `benchboot peer --announce`
+//!   it hears on [`PEER_ANNOUNCE_PORT`].
+//!
+//! QEMU (`host_in_namespace`): the cable's other end is an interface of this same guest
+//! (two NICs on one QEMU hub); PID 1 moves it into a network namespace where a forked
+//! child plays the host: for direct it takes the lease and runs the peer, for LAN it is
+//! the LAN's DHCP server and the peer, announcing itself.
+//!
+//! Every failure (a link the board lacks, no interface, no carrier, no lease, no peer) is
+//! one error event naming the link; the next link and the rest of the plan run.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
+
+use benchboot_netbench::driver::Stage;
+use benchboot_plan::network::{direct_addresses, mac_text, parse_mac};
+use benchboot_plan::{NetTests, Plan, Topology, WiredPlan, PEER_ANNOUNCE_PORT};
+use benchboot_results::network::{CounterSpan, NetTest, WiredLink};
+use benchboot_results::{RunResults, Severity};
+
+use crate::console::say;
+use crate::network::{host_side_failure, run_tests, spawn_host_side, start_dhcp, PROC_STAT};
+use crate::wait::wait_until;
+use crate::{link, sys, worker};
+
+/// Where the kernel lists network interfaces (Documentation/ABI/testing/sysfs-class-net).
+const NET_ROOT: &str = "/sys/class/net";
+/// The /30 of a direct link.
+const DIRECT_PREFIX: u8 = 30;
+
+/// QEMU's stand-in LAN (namespace child): its router / DHCP server / peer address, the
+/// address it leases the board, the LAN's prefix.
+pub const STAND_IN_ROUTER: [u8; 4] = [10, 56, 0, 1];
+pub const STAND_IN_LEASE: [u8; 4] = [10, 56, 0, 2];
+const STAND_IN_PREFIX: u8 = 24;
+
+/// Runs every wired link of the plan, in order.
+pub fn run_wired(plan: &Plan, results: &mut RunResults) {
+    let mut in_use: Vec<String> = results
+        .network
+        .links
+        .iter()
+        .map(|l| l.board_interface.clone())
+        .collect();
+    for w in &plan.network.wired {
+        if let Some(ifname) = one_link(plan, w, &in_use, results) {
+            in_use.push(ifname);
+        }
+    }
+}
+
+fn fail(results: &mut RunResults, w: &WiredPlan, msg: String) {
+    let step = format!("network.wired.{}", w.name);
+    say(&format!("{step}: {msg}"));
+    results.event(step, Severity::Error, msg);
+}
+
+/// Finds, brings up, addresses and measures one link; returns the interface it used.
+fn one_link(
+    plan: &Plan,
+    w: &WiredPlan,
+    in_use: &[String],
+    results: &mut RunResults,
+) -> Option<String> {
+    if let Some(why) = &w.unavailable {
+        fail(results, w, why.clone());
+        return None;
+    }
+    let wait = Duration::from_millis(w.link_wait_ms);
+    let mac = w.mac.as_deref().and_then(parse_mac);
+    let mut exclude: Vec<String> = in_use.to_vec();
+    // The namespace stand-in's interface is the cable's other end, never this link.
+    exclude.extend(
+        w.host_in_namespace
+            .as_deref()
+            .and_then(parse_mac)
+            .and_then(|m| link::find_interface(Path::new(NET_ROOT), Some(&m), &[], &[])),
+    );
+    let mut ifname = None;
+    wait_until(wait, || {
+        ifname = link::find_interface(Path::new(NET_ROOT), mac.as_ref(), &w.drivers, &exclude);
+        ifname.is_some()
+    });
+    let Some(ifname) = ifname else {
+        let by = match &w.mac {
+            Some(m) => format!("with MAC {m}"),
+            None if w.drivers.is_empty() => "with a device".to_owned(),
+            None => format!("driven by {}", w.drivers.join(" or ")),
+        };
+        fail(
+            results,
+            w,
+            format!(
+                "no interface {by} appeared within {} ms (adapter plugged in? driver in the image?)",
+                w.link_wait_ms
+            ),
+        );
+        return None;
+    };
+    if let Err(e) = sys::link_up(&ifname) {
+        fail(results, w, format!("{ifname}: cannot bring it up: {e}"));
+        return Some(ifname);
+    }
+    let up_ns = sys::boottime_ns();
+    let net = Path::new(NET_ROOT);
+    let carrier = wait_until(wait, || link::facts(net, &ifname).carrier);
+    let facts = link::full_facts(&ifname, w.rated_mbit);
+    let mut record = WiredLink {
+        name: w.name.clone(),
+        kind: w.kind.name().into(),
+        interface: ifname.clone(),
+        mac: std::fs::read_to_string(net.join(&ifname).join("address"))
+            .map(|s| s.trim().to_owned())
+            .unwrap_or_default(),
+        facts,
+        topology: w.topology.name().into(),
+        board_address: [0; 4],
+        prefix_len: 0,
+        peer_address: None,
+        peer_found_by: None,
+        lease_ns: None,
+        dhcp_server: None,
+        counters: Vec::new(),
+    };
+    say(&format!(
+        "wired {}: {ifname} ({}), {}",
+        w.name,
+        record.facts.driver.as_deref().unwrap_or("driver unknown"),
+        match (record.facts.speed_mbit, record.facts.duplex.as_deref()) {
+            (Some(s), Some(d)) => format!("{s} Mb/s {d} duplex"),
+            (Some(s), None) => format!("{s} Mb/s"),
+            _ => "speed unknown".into(),
+        }
+    ));
+    if !carrier {
+        fail(
+            results,
+            w,
+            format!(
+                "{ifname}: no carrier within {} ms (cable in? the other end up?)",
+                w.link_wait_ms
+            ),
+        );
+        results.network.wired.push(record);
+        return Some(ifname);
+    }
+    if let Some(why) = record.facts.degraded() {
+        let step = format!("network.wired.{}", w.name);
+        say(&format!("{step}: {why}"));
+        results.event(step, Severity::Warning, why);
+    }
+    let mut stand_in = None;
+    let peer = match &w.topology {
+        Topology::Direct { subnet, lease_secs } => {
+            direct(plan, w, &ifname, *subnet, *lease_secs, up_ns, &mut record, &mut stand_in, results)
+        }
+        Topology::Lan { peer } => lan(plan, w, &ifname, *peer, up_ns, &mut record, &mut stand_in, results),
+    };
+    if let (Some(peer), Some(tests)) = (peer, &plan.network.tests) {
+        measure(&ifname, &mut record, peer, tests, results);
+    }
+    if let Some(pid) = stand_in {
+        worker::kill_and_reap(pid);
+    }
+    results.network.wired.push(record);
+    Some(ifname)
+}
+
+/// Direct cable: the board's DHCP server leases the host `.2`; returns the peer's address.
+#[allow(clippy::too_many_arguments)]
+fn direct(
+    plan: &Plan,
+    w: &WiredPlan,
+    ifname: &str,
+    subnet: [u8; 4],
+    lease_secs: u32,
+    up_ns: u64,
+    record: &mut WiredLink,
+    stand_in: &mut Option<i32>,
+    results: &mut RunResults,
+) -> Option<Ipv4Addr> {
+    let (board, host) = direct_addresses(subnet);
+    if let Err(e) = sys::ifconfig_up(ifname, board, DIRECT_PREFIX) {
+        fail(results, w, format!("{ifname}: cannot set {}: {e}", Ipv4Addr::from(board)));
+        return None;
+    }
+    record.board_address = board;
+    record.prefix_len = DIRECT_PREFIX;
+    let (tx, rx) = mpsc::channel();
+    // Runs for the rest of the boot on hardware, so the host keeps its lease.
+    let stop = Arc::new(AtomicBool::new(false));
+    let dhcp = start_dhcp(ifname, board, host, lease_secs, 0, tx, stop.clone());
+    let wait = Duration::from_millis(w.link_wait_ms.max(
+        plan.network.tests.as_ref().map_or(0, |t| t.peer_wait_ms),
+    ));
+    if let Some(host_mac) = w.host_in_namespace.as_deref().and_then(parse_mac) {
+        match link::find_interface(Path::new(NET_ROOT), Some(&host_mac), &[], &[]) {
+            None => fail(results, w, format!("the stand-in host's interface {} is missing", mac_text(&host_mac))),
+            Some(host_if) => match spawn_host_side(&host_if, host_mac, plan, wait) {
+                Ok(pid) => *stand_in = Some(pid),
+                Err(e) => fail(results, w, e),
+            },
+        }
+    }
+    say(&format!(
+        "wired {}: {ifname} at {}/30, waiting for the host to take {}",
+        w.name,
+        Ipv4Addr::from(board),
+        Ipv4Addr::from(host)
+    ));
+    let lease = rx.recv_timeout(wait).ok().map(|(_, l)| l);
+    if stand_in.is_some() {
+        stop.store(true, Ordering::Relaxed);
+        let _ = wait_until(Duration::from_secs(5), || dhcp.is_finished());
+    }
+    match lease {
+        Some(l) => {
+            record.peer_address = Some(l.address.octets());
+            record.peer_found_by = Some("lease".into());
+            record.lease_ns = Some(l.acked_ns.saturating_sub(up_ns));
+            say(&format!("wired {}: host {} took {}", w.name, mac_text(&l.mac), l.address));
+            Some(l.address)
+        }
+        None => {
+            let why = match stand_in.and_then(worker::exit_code) {
+                Some(code) => {
+                    *stand_in = None;
+                    format!("no DHCP lease taken; the stand-in host ended: {}", host_side_failure(code))
+                }
+                None => format!(
+                    "no host took a DHCP lease within {} ms (cable to the host? its interface set to DHCP?)",
+                    wait.as_millis()
+                ),
+            };
+            fail(results, w, why);
+            None
+        }
+    }
+}
+
+/// LAN: the board takes a lease, then finds the peer; returns the peer's address.
+#[allow(clippy::too_many_arguments)]
+fn lan(
+    plan: &Plan,
+    w: &WiredPlan,
+    ifname: &str,
+    peer: Option<[u8; 4]>,
+    up_ns: u64,
+    record: &mut WiredLink,
+    stand_in: &mut Option<i32>,
+    results: &mut RunResults,
+) -> Option<Ipv4Addr> {
+    let wait = Duration::from_millis(w.link_wait_ms);
+    if let Some(host_mac) = w.host_in_namespace.as_deref().and_then(parse_mac) {
+        match link::find_interface(Path::new(NET_ROOT), Some(&host_mac), &[], &[]) {
+            None => fail(results, w, format!("the stand-in LAN's interface {} is missing", mac_text(&host_mac))),
+            Some(host_if) => match spawn_stand_in_lan(&host_if, plan) {
+                Ok(pid) => *stand_in = Some(pid),
+                Err(e) => fail(results, w, e),
+            },
+        }
+    }
+    let Some(mac) = parse_mac(&record.mac) else {
+        fail(results, w, format!("{ifname}: no MAC address to ask for a lease with"));
+        return None;
+    };
+    let lease = match benchboot_dhcp::client_lease(ifname, mac, wait) {
+        Ok(l) => l,
+        Err(e) => {
+            fail(
+                results,
+                w,
+                format!("no DHCP lease from the LAN within {} ms: {e} (a DHCP server on the LAN?)", w.link_wait_ms),
+            );
+            return None;
+        }
+    };
+    let prefix = u32::from(lease.netmask).count_ones() as u8;
+    let prefix = if prefix == 0 { 24 } else { prefix };
+    if let Err(e) = sys::ifconfig_up(ifname, lease.address.octets(), prefix) {
+        fail(results, w, format!("{ifname}: cannot set the leased {}: {e}", lease.address));
+        return None;
+    }
+    record.board_address = lease.address.octets();
+    record.prefix_len = prefix;
+    record.lease_ns = Some(lease.acked_ns.saturating_sub(up_ns));
+    record.dhcp_server = Some(lease.server.octets());
+    say(&format!(
+        "wired {}: leased {}/{prefix} from {} for {} s",
+        w.name, lease.address, lease.server, lease.lease_secs
+    ));
+    if let Some(p) = peer {
+        record.peer_address = Some(p);
+        record.peer_found_by = Some("plan".into());
+        return Some(p.into());
+    }
+    let peer_wait = plan
+        .network
+        .tests
+        .as_ref()
+        .map_or(wait, |t| Duration::from_millis(t.peer_wait_ms));
+    say(&format!(
+        "wired {}: listening for `benchboot peer --announce` on UDP {PEER_ANNOUNCE_PORT}",
+        w.name
+    ));
+    match benchboot_netbench::announce::listen(Ipv4Addr::UNSPECIFIED, peer_wait) {
+        Ok(at) => {
+            let ip = match at.ip() {
+                std::net::IpAddr::V4(v4) => v4,
+                std::net::IpAddr::V6(_) => {
+                    fail(results, w, format!("the announced peer {at} is not IPv4"));
+                    return None;
+                }
+            };
+            record.peer_address = Some(ip.octets());
+            record.peer_found_by = Some("announce".into());
+            if let Some(t) = &plan.network.tests {
+                if at.port() != t.peer_port {
+                    let msg = format!(
+                        "the peer announced port {}, the plan says {}: using the plan's",
+                        at.port(),
+                        t.peer_port
+                    );
+                    results.event(format!("network.wired.{}", w.name), Severity::Warning, msg);
+                }
+            }
+            Some(ip)
+        }
+        Err(e) => {
+            fail(
+                results,
+                w,
+                format!(
+                    "no peer announced itself within {} ms: {e} (run `benchboot peer --announce` on the LAN, or give `peer` in the plan)",
+                    peer_wait.as_millis()
+                ),
+            );
+            None
+        }
+    }
+}
+
+/// The network tests over the link, with the interface counters read around each test.
+fn measure(
+    ifname: &str,
+    record: &mut WiredLink,
+    peer: Ipv4Addr,
+    tests: &NetTests,
+    results: &mut RunResults,
+) {
+    let net = Path::new(NET_ROOT);
+    let mut before = None;
+    let mut spans: Vec<CounterSpan> = Vec::new();
+    let mut watch = |stage: Stage, test: &NetTest| match stage {
+        Stage::Before => before = link::counters(net, ifname).ok(),
+        Stage::After => {
+            if let (Some(b), Ok(a)) = (before.take(), link::counters(net, ifname)) {
+                spans.push(CounterSpan {
+                    test: *test,
+                    before: b,
+                    after: a,
+                });
+            }
+        }
+    };
+    run_tests(&record.name, record.board_address, peer, tests, results, &mut watch);
+    record.counters = spans;
+    // What the link was after the tests: the speed a flapping link renegotiated to.
+    let after = link::facts(net, ifname);
+    if after.speed_mbit != record.facts.speed_mbit {
+        let msg = format!(
+            "{ifname}: speed changed during the tests: {:?} -> {:?} Mb/s",
+            record.facts.speed_mbit, after.speed_mbit
+        );
+        results.event(format!("network.wired.{}", record.name), Severity::Warning, msg);
+    }
+}
+
+// Exit codes of the stand-in LAN child (beside network.rs's host-side codes).
+const LAN_NO_NETNS: i32 = 3;
+const LAN_NO_LINK: i32 = 4;
+const LAN_NO_ADDRESS: i32 = 6;
+const LAN_NO_LISTEN: i32 = 7;
+
+/// Forks QEMU's stand-in LAN: a child in its own network namespace that takes
+/// `host_if`, sets [`STAND_IN_ROUTER`]/24, leases [`STAND_IN_LEASE`] over DHCP,
+/// announces the peer to the LAN's broadcast address once a second and serves it.
+fn spawn_stand_in_lan(host_if: &str, plan: &Plan) -> Result<i32, String> {
+    let (ready_rx, ready_tx) = rustix::pipe::pipe().map_err(|e| format!("pipe: {e}"))?;
+    let port = plan
+        .network
+        .tests
+        .as_ref()
+        .map_or(PEER_ANNOUNCE_PORT, |t| t.peer_port);
+    let ifname = host_if;
+    let pid = sys::spawn_child(|| {
+        if sys::unshare_netns().is_err() {
+            return LAN_NO_NETNS;
+        }
+        let _ = rustix::io::write(&ready_tx, b"1");
+        if !wait_until(Duration::from_secs(10), || sys::link_up(ifname).is_ok()) {
+            return LAN_NO_LINK;
+        }
+        let _ = sys::link_up("lo");
+        if sys::ifconfig_up(ifname, STAND_IN_ROUTER, STAND_IN_PREFIX).is_err() {
+            return LAN_NO_ADDRESS;
+        }
+        let server = benchboot_dhcp::Server::new(
+            STAND_IN_ROUTER.into(),
+            STAND_IN_LEASE.into(),
+            Ipv4Addr::new(255, 255, 255, 0),
+            3600,
+        );
+        let dhcp_if = ifname.to_owned();
+        std::thread::spawn(move || {
+            benchboot_dhcp::serve(&dhcp_if, server, Arc::new(AtomicBool::new(false)), |_| {})
+        });
+        let broadcast = SocketAddr::from(([10, 56, 0, 255], PEER_ANNOUNCE_PORT));
+        std::thread::spawn(move || {
+            // The LAN's own broadcast address: the namespace has no default route for
+            // 255.255.255.255.
+            let stop = AtomicBool::new(false);
+            benchboot_netbench::announce::broadcast(
+                port,
+                broadcast,
+                benchboot_netbench::announce::EVERY,
+                &stop,
+                &|_| {},
+            )
+        });
+        match std::net::TcpListener::bind((Ipv4Addr::from(STAND_IN_ROUTER), port)) {
+            Ok(l) => {
+                let _ = benchboot_netbench::peer::serve(l, Path::new(PROC_STAT));
+                0
+            }
+            Err(_) => LAN_NO_LISTEN,
+        }
+    })
+    .map_err(|e| format!("fork: {e}"))?;
+    drop(ready_tx);
+    let mut byte = [0u8; 1];
+    match rustix::io::read(&ready_rx, &mut byte) {
+        Ok(1) => {}
+        _ => {
+            worker::kill_and_reap(pid);
+            return Err("the stand-in LAN could not take a network namespace".into());
+        }
+    }
+    if let Err(e) = sys::move_link_to_netns(host_if, pid as u32) {
+        worker::kill_and_reap(pid);
+        return Err(format!("moving {host_if} into the stand-in LAN's namespace: {e}"));
+    }
+    Ok(pid)
+}
