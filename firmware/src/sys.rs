@@ -376,6 +376,19 @@ struct EthtoolLinkSettings {
     link_mode_masks: [u32; 3 * LINK_MODE_MASKS_MAX_NWORDS],
 }
 
+// The uapi sizes, checked by every build (the board's 32-bit ARM ones among them): the
+// ethtool structs have no pointer and no padding, so one layout on every ABI; `ifreq`
+// (libc's, per target) is the 16-byte name and a union of 16 bytes on 32-bit targets,
+// 24 on 64-bit ones (`struct ifmap`'s unsigned longs), its `ifr_data` pointer first.
+const _: () = {
+    use std::mem::{offset_of, size_of};
+    assert!(size_of::<EthtoolDrvinfo>() == 196);
+    assert!(size_of::<EthtoolCmd>() == 44);
+    assert!(offset_of!(EthtoolLinkSettings, link_mode_masks) == 48);
+    assert!(offset_of!(libc::ifreq, ifr_ifru) == libc::IFNAMSIZ);
+    assert!(size_of::<libc::ifreq>() == if size_of::<usize>() == 4 { 32 } else { 40 });
+};
+
 /// `ioctl(sock, SIOCETHTOOL, &ifreq)` with `ifr_data` pointing at `data`, over an AF_INET
 /// datagram socket (the ethtool ioctl interface, include/uapi/linux/ethtool.h).
 ///
