@@ -24,6 +24,7 @@ pub mod heart;
 pub mod http;
 pub mod init;
 pub mod interrupts;
+pub mod link;
 pub mod log;
 pub mod mailbox;
 pub mod netlink;

@@ -1,5 +1,6 @@
 //! The syscall edge: thin wrappers over rustix, and libc where rustix has no safe API
-//! (`fork`, `_exit`, the `ioctl`s of `vcio`, the watchdog and `netdevice`, `unshare`).
+//! (`fork`, `_exit`, the `ioctl`s of `vcio`, the watchdog, `netdevice` and ethtool,
+//! `unshare`).
 //! This is the only module of the crate with `unsafe` (the crate root denies it
 //! elsewhere; `log.rs` implements defmt's `unsafe trait Logger` with no `unsafe`
 //! operation). Every wrapper here is a safe `fn` (the one unsound by design,
@@ -296,6 +297,216 @@ pub fn link_up(ifname: &str) -> io::Result<()> {
     ioctl(raw, libc::SIOCSIFFLAGS as libc::Ioctl, &mut req)
 }
 
+/// `ETHTOOL_GSET`, `ETHTOOL_GDRVINFO` and `ETHTOOL_GLINKSETTINGS`: the `cmd` word of the
+/// struct `SIOCETHTOOL` carries (include/uapi/linux/ethtool.h).
+const ETHTOOL_GSET: u32 = 0x1;
+const ETHTOOL_GDRVINFO: u32 = 0x3;
+const ETHTOOL_GLINKSETTINGS: u32 = 0x4c;
+/// `AUTONEG_ENABLE` of the `autoneg` fields (include/uapi/linux/ethtool.h).
+const AUTONEG_ENABLE: u8 = 0x01;
+
+/// `struct ethtool_drvinfo` (include/uapi/linux/ethtool.h): `ETHTOOL_GDRVINFO`'s answer,
+/// 196 bytes. Only `u32`s and byte arrays: the same layout on every Linux ABI.
+#[repr(C)]
+#[allow(dead_code)] // Fields kept for the kernel's layout, not read.
+struct EthtoolDrvinfo {
+    cmd: u32,
+    driver: [u8; 32],
+    version: [u8; 32],
+    fw_version: [u8; 32],
+    bus_info: [u8; 32],
+    erom_version: [u8; 32],
+    reserved2: [u8; 12],
+    n_priv_flags: u32,
+    n_stats: u32,
+    testinfo_len: u32,
+    eedump_len: u32,
+    regdump_len: u32,
+}
+
+/// `struct ethtool_cmd` (include/uapi/linux/ethtool.h): the legacy `ETHTOOL_GSET`
+/// answer, 44 bytes (deprecated for `ETHTOOL_GLINKSETTINGS`; kernels before 4.6 have only
+/// this one).
+#[repr(C)]
+#[allow(dead_code)] // Fields kept for the kernel's layout, not read.
+struct EthtoolCmd {
+    cmd: u32,
+    supported: u32,
+    advertising: u32,
+    speed: u16,
+    duplex: u8,
+    port: u8,
+    phy_address: u8,
+    transceiver: u8,
+    autoneg: u8,
+    mdio_support: u8,
+    maxtxpkt: u32,
+    maxrxpkt: u32,
+    speed_hi: u16,
+    eth_tp_mdix: u8,
+    eth_tp_mdix_ctrl: u8,
+    lp_advertising: u32,
+    reserved: [u32; 2],
+}
+
+/// The most link mode words the kernel can ask for: `link_mode_masks_nwords` is a `__s8`.
+const LINK_MODE_MASKS_MAX_NWORDS: usize = i8::MAX as usize;
+
+/// `struct ethtool_link_settings` (include/uapi/linux/ethtool.h, 48 bytes) followed by
+/// room for its flexible `link_mode_masks[]`: `map_supported`, `map_advertising` and
+/// `map_lp_advertising`, `link_mode_masks_nwords` `u32`s each.
+#[repr(C)]
+#[allow(dead_code)] // Fields kept for the kernel's layout, not read.
+struct EthtoolLinkSettings {
+    cmd: u32,
+    speed: u32,
+    duplex: u8,
+    port: u8,
+    phy_address: u8,
+    autoneg: u8,
+    mdio_support: u8,
+    eth_tp_mdix: u8,
+    eth_tp_mdix_ctrl: u8,
+    link_mode_masks_nwords: i8,
+    transceiver: u8,
+    master_slave_cfg: u8,
+    master_slave_state: u8,
+    rate_matching: u8,
+    reserved: [u32; 7],
+    link_mode_masks: [u32; 3 * LINK_MODE_MASKS_MAX_NWORDS],
+}
+
+// The uapi sizes, checked by every build (the board's 32-bit ARM ones among them): the
+// ethtool structs have no pointer and no padding, so one layout on every ABI; `ifreq`
+// (libc's, per target) is the 16-byte name and a union of 16 bytes on 32-bit targets,
+// 24 on 64-bit ones (`struct ifmap`'s unsigned longs), its `ifr_data` pointer first.
+const _: () = {
+    use std::mem::{offset_of, size_of};
+    assert!(size_of::<EthtoolDrvinfo>() == 196);
+    assert!(size_of::<EthtoolCmd>() == 44);
+    assert!(offset_of!(EthtoolLinkSettings, link_mode_masks) == 48);
+    assert!(offset_of!(libc::ifreq, ifr_ifru) == libc::IFNAMSIZ);
+    assert!(size_of::<libc::ifreq>() == if size_of::<usize>() == 4 { 32 } else { 40 });
+};
+
+/// `ioctl(sock, SIOCETHTOOL, &ifreq)` with `ifr_data` pointing at `data`, over an AF_INET
+/// datagram socket (the ethtool ioctl interface, include/uapi/linux/ethtool.h).
+///
+/// # Safety
+/// `data` must be the whole struct the command in its first `u32` copies in and out
+/// (the kernel reads the command from there and copies that struct's size).
+unsafe fn ethtool_ioctl<T>(ifname: &str, data: &mut T) -> io::Result<()> {
+    let sock = dgram_socket(rustix::net::AddressFamily::INET)?;
+    let mut req = ifreq(ifname)?;
+    // A pointer in the union: 4 bytes on 32-bit ARM, 8 on 64-bit, as libc defines it.
+    req.ifr_ifru.ifru_data = (data as *mut T).cast::<libc::c_char>();
+    let raw = std::os::fd::AsRawFd::as_raw_fd(&sock);
+    // SAFETY: req is a valid ifreq whose ifr_data points at `data`, valid for reads and
+    // writes of the struct its command names (this fn's contract), and lives until the
+    // call returns.
+    let r = unsafe {
+        libc::ioctl(
+            raw,
+            libc::SIOCETHTOOL as libc::Ioctl,
+            &mut req as *mut libc::ifreq,
+        )
+    };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// The text of a NUL-padded `char[]` of the ethtool structs (lossy UTF-8).
+fn c_text(field: &[u8]) -> String {
+    let end = field.iter().position(|&b| b == 0).unwrap_or(field.len());
+    String::from_utf8_lossy(&field[..end]).into_owned()
+}
+
+/// `ETHTOOL_GDRVINFO` of `ifname` (include/uapi/linux/ethtool.h, `struct
+/// ethtool_drvinfo`): (driver, driver version, firmware version, bus info), as the
+/// driver wrote them (empty when it wrote nothing). A driver without `get_drvinfo`
+/// answers for its device's parent driver; with no parent device either (`lo`, `dummy`)
+/// the kernel answers `EOPNOTSUPP`.
+///
+/// # Errors
+/// The ioctl's errno: `ENODEV` (no such interface), `EOPNOTSUPP`; a name of
+/// `IFNAMSIZ` bytes or more is `InvalidInput`.
+pub fn ethtool_drvinfo(ifname: &str) -> io::Result<(String, String, String, String)> {
+    // SAFETY: EthtoolDrvinfo is plain old data; all-zero is a valid value.
+    let mut info: EthtoolDrvinfo = unsafe { std::mem::zeroed() };
+    info.cmd = ETHTOOL_GDRVINFO;
+    // SAFETY: GDRVINFO copies one struct ethtool_drvinfo in and out.
+    unsafe { ethtool_ioctl(ifname, &mut info) }?;
+    Ok((
+        c_text(&info.driver),
+        c_text(&info.version),
+        c_text(&info.fw_version),
+        c_text(&info.bus_info),
+    ))
+}
+
+/// Whether autonegotiation is on for `ifname`: `ETHTOOL_GLINKSETTINGS` (the kernel's
+/// two-step handshake: asked with `link_mode_masks_nwords` = 0 it answers the number of
+/// mask words it wants, negated; asked again with that number it fills the struct),
+/// else, where the kernel predates it (`EOPNOTSUPP`), the legacy `ETHTOOL_GSET`
+/// (include/uapi/linux/ethtool.h).
+///
+/// # Errors
+/// The ioctl's errno (`ENODEV`, `EOPNOTSUPP` for a driver without link settings: `lo`);
+/// `InvalidData` when the handshake does not settle.
+pub fn ethtool_autoneg(ifname: &str) -> io::Result<bool> {
+    match link_settings(ifname) {
+        Ok(ls) => Ok(ls.autoneg == AUTONEG_ENABLE),
+        Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => {
+            Ok(legacy_settings(ifname)?.autoneg == AUTONEG_ENABLE)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// `ETHTOOL_GLINKSETTINGS` with its handshake (see [`ethtool_autoneg`]).
+fn link_settings(ifname: &str) -> io::Result<Box<EthtoolLinkSettings>> {
+    // SAFETY: EthtoolLinkSettings is plain old data; all-zero is a valid value.
+    let mut ls: Box<EthtoolLinkSettings> = Box::new(unsafe { std::mem::zeroed() });
+    ls.cmd = ETHTOOL_GLINKSETTINGS;
+    // SAFETY: with link_mode_masks_nwords = 0 the kernel copies the 48-byte header of
+    // struct ethtool_link_settings in and back out.
+    unsafe { ethtool_ioctl(ifname, &mut *ls) }?;
+    let nwords = -i16::from(ls.link_mode_masks_nwords);
+    if nwords <= 0 || nwords as usize > LINK_MODE_MASKS_MAX_NWORDS {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{ifname}: ETHTOOL_GLINKSETTINGS handshake answered {nwords} words"),
+        ));
+    }
+    // SAFETY: as above.
+    *ls = unsafe { std::mem::zeroed() };
+    ls.cmd = ETHTOOL_GLINKSETTINGS;
+    ls.link_mode_masks_nwords = nwords as i8;
+    // SAFETY: the kernel copies the header and 3 × nwords mask words in and out;
+    // link_mode_masks has room for 3 × 127, the most an __s8 can ask for.
+    unsafe { ethtool_ioctl(ifname, &mut *ls) }?;
+    if i16::from(ls.link_mode_masks_nwords) != nwords {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{ifname}: ETHTOOL_GLINKSETTINGS handshake did not settle"),
+        ));
+    }
+    Ok(ls)
+}
+
+/// The legacy `ETHTOOL_GSET` (struct ethtool_cmd).
+fn legacy_settings(ifname: &str) -> io::Result<EthtoolCmd> {
+    // SAFETY: EthtoolCmd is plain old data; all-zero is a valid value.
+    let mut cmd: EthtoolCmd = unsafe { std::mem::zeroed() };
+    cmd.cmd = ETHTOOL_GSET;
+    // SAFETY: GSET copies one struct ethtool_cmd in and out.
+    unsafe { ethtool_ioctl(ifname, &mut cmd) }?;
+    Ok(cmd)
+}
+
 /// `socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0)`: a socket for the `netdevice`
 /// ioctls (netdevice(7): any socket will do).
 fn dgram_socket(family: rustix::net::AddressFamily) -> io::Result<std::os::fd::OwnedFd> {
@@ -362,5 +573,122 @@ mod tests {
     fn ifreq_refuses_long_names() {
         assert!(ifreq("a-very-long-interface-name").is_err());
         assert!(ifreq("usb0").is_ok());
+    }
+
+    #[test]
+    fn ethtool_structs_have_the_uapi_layout() {
+        use std::mem::{offset_of, size_of};
+        assert_eq!(size_of::<EthtoolDrvinfo>(), 196);
+        assert_eq!(offset_of!(EthtoolDrvinfo, bus_info), 100);
+        assert_eq!(offset_of!(EthtoolDrvinfo, n_priv_flags), 176);
+        assert_eq!(size_of::<EthtoolCmd>(), 44);
+        assert_eq!(offset_of!(EthtoolCmd, autoneg), 18);
+        assert_eq!(offset_of!(EthtoolCmd, lp_advertising), 32);
+        assert_eq!(offset_of!(EthtoolLinkSettings, autoneg), 11);
+        assert_eq!(offset_of!(EthtoolLinkSettings, link_mode_masks_nwords), 15);
+        assert_eq!(offset_of!(EthtoolLinkSettings, reserved), 20);
+        assert_eq!(offset_of!(EthtoolLinkSettings, link_mode_masks), 48);
+        assert_eq!(c_text(b"veth\0\0\0"), "veth");
+        assert_eq!(c_text(b"full"), "full");
+    }
+
+    /// `lo` has no driver, no parent device and no link settings: the kernel answers
+    /// EOPNOTSUPP to both (net/ethtool/ioctl.c); a missing interface is ENODEV.
+    #[test]
+    fn ethtool_on_loopback_and_a_missing_interface() {
+        let err = ethtool_drvinfo("lo").unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::EOPNOTSUPP), "{err}");
+        let err = ethtool_autoneg("lo").unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::EOPNOTSUPP), "{err}");
+        let err = ethtool_drvinfo("benchboot-none").unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::ENODEV), "{err}");
+        let err = ethtool_autoneg("benchboot-none").unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::ENODEV), "{err}");
+        let err = ethtool_drvinfo("a-very-long-interface-name").unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+    }
+
+    /// Every interface of this machine with a driver bound to its device (on the
+    /// development VM: eth0, virtio_net): the ioctl names the same driver as sysfs, and
+    /// its link settings answer. Skipped, saying so, where no interface has a driver.
+    #[test]
+    fn ethtool_names_the_sysfs_driver_of_real_nics() {
+        let mut tested = Vec::new();
+        for entry in std::fs::read_dir("/sys/class/net").unwrap().flatten() {
+            let ifname = entry.file_name().to_string_lossy().into_owned();
+            let Ok(link) = std::fs::read_link(entry.path().join("device/driver")) else {
+                continue;
+            };
+            let sysfs_driver = link.file_name().unwrap().to_string_lossy().into_owned();
+            let (driver, version, fw, bus) = ethtool_drvinfo(&ifname).unwrap();
+            println!("{ifname}: sysfs {sysfs_driver}, ethtool {driver} {version:?} fw {fw:?} bus {bus:?}");
+            assert_eq!(driver, sysfs_driver, "{ifname}");
+            match ethtool_autoneg(&ifname) {
+                Ok(a) => println!("{ifname}: autoneg {a}"),
+                Err(e) => assert_eq!(e.raw_os_error(), Some(libc::EOPNOTSUPP), "{ifname}: {e}"),
+            }
+            tested.push(ifname);
+        }
+        if tested.is_empty() {
+            println!("skipped: no interface in /sys/class/net has a device/driver link");
+        }
+    }
+
+    /// A veth pair in a network namespace of its own (one test thread unshares it; the
+    /// pair dies with the namespace when the thread ends, nothing is left in the
+    /// machine's namespace): veth answers GDRVINFO itself (driver `veth`) and reports
+    /// autonegotiation off (drivers/net/veth.c). Skipped, saying so, without `ip` or the
+    /// right to unshare.
+    #[test]
+    fn ethtool_on_a_veth_pair_in_a_namespace_of_its_own() {
+        let outcome = std::thread::spawn(|| -> Result<(), String> {
+            unshare_netns().map_err(|e| format!("unshare(CLONE_NEWNET): {e}"))?;
+            let ip = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"]
+                .into_iter()
+                .find(|p| Path::new(p).exists())
+                .ok_or("no ip(8)")?;
+            for args in [
+                &[
+                    "link", "add", "bbveth0", "type", "veth", "peer", "name", "bbveth1",
+                ][..],
+                &["link", "set", "bbveth0", "up"],
+                &["link", "set", "bbveth1", "up"],
+            ] {
+                let out = std::process::Command::new(ip)
+                    .args(args)
+                    .output()
+                    .map_err(|e| format!("{ip}: {e}"))?;
+                if !out.status.success() {
+                    return Err(format!(
+                        "ip {args:?}: {}",
+                        String::from_utf8_lossy(&out.stderr)
+                    ));
+                }
+            }
+            let (driver, version, _, bus) = ethtool_drvinfo("bbveth0").unwrap();
+            println!("bbveth0: driver {driver} version {version:?} bus {bus:?}");
+            assert_eq!(driver, "veth");
+            assert!(!ethtool_autoneg("bbveth0").unwrap());
+            // veth reports 10000 Mbit/s full duplex (DUPLEX_FULL = 1), autoneg off: the
+            // fields around autoneg read right through both requests.
+            let ls = link_settings("bbveth0").unwrap();
+            assert_eq!((ls.speed, ls.duplex, ls.autoneg), (10_000, 1, 0));
+            assert!(ls.link_mode_masks_nwords > 0);
+            let cmd = legacy_settings("bbveth0").unwrap();
+            assert_eq!(
+                (cmd.speed, cmd.speed_hi, cmd.duplex, cmd.autoneg),
+                (10_000, 0, 1, 0)
+            );
+            assert_eq!(
+                ethtool_drvinfo("lo").unwrap_err().raw_os_error(),
+                Some(libc::EOPNOTSUPP)
+            );
+            Ok(())
+        })
+        .join()
+        .unwrap();
+        if let Err(why) = outcome {
+            println!("skipped: {why}");
+        }
     }
 }
