@@ -19,6 +19,12 @@
 //!        data for omit + duration; each side samples /proc/stat per interval
 //! {"Stop":{"test":1}}  (only when the board received)
 //!                                      ◄─   {"ThroughputDone":{"test":1,"side":…}}
+//!
+//! {"Udp":{"test":2,…}}                 ─►
+//! UDP hello datagrams (every 50 ms)    ─►   (learns the board's UDP address:port)
+//!                                      ◄─   {"UdpStarted":{"test":2}}   ← clocks start
+//!        datagrams for omit + duration, paced (either way)
+//!                                      ◄─   {"UdpReceived":…} or {"UdpSent":…}
 //! ```
 //!
 //! Lines are at most [`MAX_LINE`] bytes; every read has a timeout. A peer that breaks
@@ -33,6 +39,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::interval::Sliced;
+use crate::udp::Counts;
 use crate::NetError;
 
 /// Protocol version; both ends must speak the same.
@@ -84,6 +91,19 @@ pub enum Request {
     /// Fetch `url` (`http://BOARD-IP:PORT/blob`, the board's own address only) and
     /// discard the body.
     HttpFromBoard { test: u64, url: String },
+    /// A UDP run (see [`crate::udp`]): `bitrate` bit/s of UDP payload offered in
+    /// `datagram_bytes`-byte datagrams for `omit_ms` + `duration_ms`. The board then
+    /// sends [`crate::udp::hello`] datagrams from its UDP socket to the peer's (the
+    /// peer's port number, in UDP) until the peer answers `UdpStarted`; the peer sends
+    /// to (`HostToBoard`) or receives from (`BoardToHost`) where they came from.
+    Udp {
+        test: u64,
+        direction: NetDirection,
+        bitrate: u64,
+        datagram_bytes: u32,
+        omit_ms: u64,
+        duration_ms: u64,
+    },
     /// End of session.
     Bye,
 }
@@ -128,6 +148,23 @@ pub enum Reply {
         test: u64,
         bytes: u64,
         nanos: u64,
+        cpu: CpuTimes,
+    },
+    /// The peer heard the board's UDP hello; the run's clock starts now.
+    UdpStarted {
+        test: u64,
+    },
+    /// The peer received (`BoardToHost`): its counts are the run's figures; its CPU
+    /// from the end of the warm-up to the end of its window.
+    UdpReceived {
+        test: u64,
+        counts: Counts,
+        cpu: CpuTimes,
+    },
+    /// The peer sent (`HostToBoard`): measured datagrams sent and its CPU over them.
+    UdpSent {
+        test: u64,
+        sent: u64,
         cpu: CpuTimes,
     },
     Error {

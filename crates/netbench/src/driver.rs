@@ -5,21 +5,22 @@
 //! gone).
 
 use std::io::Write;
-use std::net::{IpAddr, SocketAddr, TcpStream};
+use std::net::{IpAddr, SocketAddr, TcpStream, UdpSocket};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use benchboot_plan::NetTests;
 use benchboot_results::network::{
-    HttpRun, LatencyRun, NetDirection, NetTest, NetworkResults, ThroughputRun,
+    HttpRun, LatencyRun, NetDirection, NetTest, NetworkResults, ThroughputRun, UdpRun,
 };
 
 use crate::control::{encode, unexpected, Control, Greeting, Reply, Request, MAX_STREAMS, VERSION};
 use crate::interval::{merge, slice, Timing};
 use crate::tcp::{self, Streams, BLOCK};
-use crate::{http, procstat, Context, NetError};
+use crate::{http, procstat, udp, Context, NetError};
 
 /// How long one connect may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -32,6 +33,11 @@ pub const END_GRACE: Duration = Duration::from_secs(10);
 /// How long a reconnect may take after a test left the control connection out of step
 /// (the peer may still be finishing the old session's wait: 30 s at most).
 pub const RECONNECT_WAIT: Duration = Duration::from_secs(45);
+/// How long the peer may take to hear the board's UDP hello and answer `UdpStarted`
+/// (it gives up after [`crate::peer::UDP_HELLO_WAIT`] and says why).
+pub const UDP_SETUP_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often the board sends its UDP hello until the peer answers.
+pub const UDP_HELLO_EVERY: Duration = Duration::from_millis(50);
 /// Most round trips of one latency run.
 pub const MAX_LATENCY_SAMPLES: u32 = 1_000_000;
 /// Largest HTTP object (it is held in RAM).
@@ -323,11 +329,14 @@ impl Session {
     }
 
     /// The peer GETs `bytes` held in the board's RAM (`board-to-host`) from a temporary
-    /// server on `board_ip` (unspecified: the address of the control connection).
+    /// server on `board_ip` (unspecified: the address of the control connection) at TCP
+    /// port `board_port` (0: any free port; fixed where a NAT forwards it to the board,
+    /// as QEMU's user network does).
     pub fn http_from_board(
         &mut self,
         link: &str,
         board_ip: IpAddr,
+        board_port: u16,
         bytes: u64,
     ) -> Result<HttpRun, NetError> {
         Session::check_bytes(bytes)?;
@@ -342,8 +351,13 @@ impl Session {
             bytes,
             &self.stat_path.with_file_name("meminfo"),
         )?);
-        let server = http::BlobServer::start(SocketAddr::new(ip, 0), blob, &self.stat_path)
-            .ctx(&format!("http: starting the board's server on {ip}"))?;
+        let server =
+            http::BlobServer::start(SocketAddr::new(ip, board_port), blob, &self.stat_path).ctx(
+                &format!(
+                    "http: starting the board's server on {}",
+                    SocketAddr::new(ip, board_port)
+                ),
+            )?;
         let test = self.begin();
         let sent = self.ctl.send(&Request::HttpFromBoard {
             test,
@@ -377,6 +391,128 @@ impl Session {
         })
     }
 
+    /// One UDP run like `iperf3 -u -b BITRATE -l DATAGRAM_BYTES` (see [`crate::udp`]):
+    /// `bitrate` bit/s of UDP payload offered in `datagram_bytes`-byte datagrams for
+    /// `t.omit_ns` (warm-up, not counted) + `t.duration_ns` (`t.interval_ns` is not
+    /// used). The board's UDP socket is on the control connection's address; the
+    /// peer's is its control port number, in UDP. `BoardToHost`: the board sends and
+    /// the peer counts; `HostToBoard`: the reverse, to the address the board's hello
+    /// came from (so it works through a NAT). The receiver's counts are the figures;
+    /// `sent` is the sender's count; `nanos` is `t.duration_ns`, the sender's measured
+    /// span. A run in which no datagram arrived is an error (UDP blocked on the way),
+    /// not a 100 % loss figure.
+    pub fn udp(
+        &mut self,
+        link: &str,
+        direction: NetDirection,
+        t: &Timing,
+        bitrate: u64,
+        datagram_bytes: u32,
+    ) -> Result<UdpRun, NetError> {
+        t.check().map_err(NetError::Invalid)?;
+        udp::check(bitrate, datagram_bytes)?;
+        let ip = self
+            .local_ip()
+            .ok_or_else(|| NetError::Protocol("control connection has no address".into()))?;
+        let sock = UdpSocket::bind(SocketAddr::new(ip, 0))
+            .ctx(&format!("udp: binding a socket on {ip}"))?;
+        let test = self.begin();
+        self.ctl.send(&Request::Udp {
+            test,
+            direction,
+            bitrate,
+            datagram_bytes,
+            omit_ms: t.omit_ns / 1_000_000,
+            duration_ms: t.duration_ns / 1_000_000,
+        })?;
+        // Hellos until the peer says it heard one (a lost hello is sent again).
+        let stop = Arc::new(AtomicBool::new(false));
+        let hellos = {
+            let (stop, sock) = (stop.clone(), sock.try_clone().ctx("udp: socket")?);
+            let (to, hello) = (self.peer, udp::hello(self.id, test));
+            thread::Builder::new()
+                .name("netbench-hello".into())
+                .spawn(move || {
+                    let deadline = Instant::now() + UDP_SETUP_TIMEOUT;
+                    while !stop.load(Relaxed) && Instant::now() < deadline {
+                        let _ = sock.send_to(&hello, to);
+                        thread::sleep(UDP_HELLO_EVERY);
+                    }
+                })
+                .ctx("udp: starting the hello thread")?
+        };
+        let started = self.ctl.reply(UDP_SETUP_TIMEOUT);
+        stop.store(true, Relaxed);
+        let _ = hellos.join();
+        match started? {
+            Reply::UdpStarted { test: x } if x == test => {}
+            other => return Err(unexpected("UdpStarted", &other)),
+        }
+        let start = Instant::now();
+        let (sent, counts, board_cpu, host_cpu) = match direction {
+            NetDirection::BoardToHost => {
+                let s = udp::send(
+                    &sock,
+                    self.peer,
+                    start,
+                    t,
+                    bitrate,
+                    datagram_bytes,
+                    &mut self.cpu,
+                )?;
+                match self.ctl.reply(END_TIMEOUT)? {
+                    Reply::UdpReceived {
+                        test: x,
+                        counts,
+                        cpu,
+                    } if x == test => (s.sent, counts, s.cpu, cpu),
+                    other => return Err(unexpected("UdpReceived", &other)),
+                }
+            }
+            NetDirection::HostToBoard => {
+                let (counts, board_cpu) = udp::receive(
+                    &sock,
+                    self.peer,
+                    start,
+                    t,
+                    bitrate,
+                    datagram_bytes,
+                    &mut self.cpu,
+                )?;
+                match self.ctl.reply(END_TIMEOUT)? {
+                    Reply::UdpSent { test: x, sent, cpu } if x == test => {
+                        (sent, counts, board_cpu, cpu)
+                    }
+                    other => return Err(unexpected("UdpSent", &other)),
+                }
+            }
+        };
+        self.broken = false;
+        if counts.received == 0 {
+            return Err(NetError::Failed(format!(
+                "udp {}: none of the {sent} datagrams sent arrived (is UDP to port {} \
+                 blocked on the way?)",
+                direction_name(direction),
+                self.peer.port()
+            )));
+        }
+        Ok(UdpRun {
+            link: link.to_owned(),
+            direction,
+            target_bitrate: bitrate,
+            datagram_bytes,
+            sent,
+            received: counts.received,
+            lost: counts.lost,
+            out_of_order: counts.out_of_order,
+            bytes: counts.bytes,
+            nanos: t.duration_ns,
+            jitter_ns: counts.jitter_ns,
+            board_cpu,
+            host_cpu,
+        })
+    }
+
     /// Says goodbye (best effort) and closes.
     pub fn close(mut self) {
         if !self.broken {
@@ -387,7 +523,8 @@ impl Session {
 
 /// Runs every test of `tests` against the peer at `peer`: each stream count in both
 /// directions, then latency, then HTTP both ways (`http_bytes`; 0 skips HTTP,
-/// `latency_samples` 0 skips latency). `board_ip` is where the peer can reach the
+/// `latency_samples` 0 skips latency; the board's HTTP server on `board_http_port`),
+/// then UDP both ways at `udp_bitrate` (0 skips UDP). `board_ip` is where the peer can reach the
 /// board's HTTP server (unspecified: the address the control connection went out on);
 /// `link` labels every run (`ncm`, `static`, ...); `stat_path` is `/proc/stat` (tests
 /// pass a fake one; `meminfo` beside it bounds the HTTP object to half the available
@@ -409,7 +546,7 @@ pub fn run(
     )
 }
 
-/// [`run`], with the throughput runs limited to `directions` (in that order).
+/// [`run`], with the throughput and UDP runs limited to `directions` (in that order).
 pub fn run_directions(
     peer: SocketAddr,
     board_ip: IpAddr,
@@ -503,9 +640,19 @@ pub fn run_observed(
             direction: NetDirection::BoardToHost,
         };
         if let Some(run) = r.step("http board-to-host", test, |s| {
-            s.http_from_board(link, board_ip, bytes)
+            s.http_from_board(link, board_ip, tests.board_http_port, bytes)
         }) {
             out.http.push(run);
+        }
+    }
+    if tests.udp_bitrate > 0 {
+        let (bitrate, len) = (tests.udp_bitrate, tests.udp_datagram_bytes);
+        for &d in directions {
+            let what = format!("udp {}", direction_name(d));
+            let test = NetTest::Udp { direction: d };
+            if let Some(run) = r.step(&what, test, |s| s.udp(link, d, &t, bitrate, len)) {
+                out.udp.push(run);
+            }
         }
     }
     if let Some(s) = r.session.take() {

@@ -1,6 +1,8 @@
 //! The network test engine: iperf-style TCP throughput (N streams, both directions,
-//! per-interval figures after a warm-up), TCP round-trip latency and HTTP GETs of an
-//! object held in RAM, with system-wide `/proc/stat` CPU shares on both ends.
+//! per-interval figures after a warm-up), TCP round-trip latency, HTTP GETs of an
+//! object held in RAM and `iperf3 -u`-style UDP at an offered load ([`udp`]), with
+//! system-wide `/proc/stat` CPU shares on both ends. A peer on a LAN can announce
+//! itself by broadcast ([`announce`]).
 //!
 //! The board drives, like an iperf3 client ([`driver::run`]); the host runs the peer,
 //! like `iperf3 -s` ([`peer::serve`], `benchboot peer`). They talk over one TCP control
@@ -15,6 +17,7 @@
 
 use std::io;
 
+pub mod announce;
 pub mod control;
 pub mod driver;
 pub mod http;
@@ -23,6 +26,7 @@ pub mod latency;
 pub mod peer;
 pub mod procstat;
 pub mod tcp;
+pub mod udp;
 
 /// What went wrong in a network test.
 #[derive(Debug, thiserror::Error)]

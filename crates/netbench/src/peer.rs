@@ -6,9 +6,13 @@
 //! Every connection to the port is classified by its first line (see [`crate::control`])
 //! on a short-lived thread of its own, so a client that connects and says nothing
 //! delays nobody. A second board gets a `busy` error until the first one is done.
+//!
+//! UDP runs use one UDP socket bound to the same address and port number as the TCP
+//! listener (as `iperf3 -s` does); the board's hello datagram tells the peer where the
+//! board's UDP socket is, as a NAT on the way maps it.
 
 use std::io::{self, BufReader};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -23,7 +27,7 @@ use crate::control::{
 };
 use crate::interval::{slice, Timing};
 use crate::tcp::{self, Streams, BLOCK};
-use crate::{http, procstat, Context, NetError};
+use crate::{announce, http, procstat, udp, Context, NetError};
 
 /// How long a new connection may take to send its first line.
 pub const GREETING_TIMEOUT: Duration = Duration::from_secs(10);
@@ -37,6 +41,8 @@ pub const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 pub const END_GRACE: Duration = Duration::from_secs(10);
 /// How long the board may take to fetch after `HttpReady`.
 pub const HTTP_WAIT: Duration = Duration::from_secs(30);
+/// How long the peer waits for the board's UDP hello before it answers an error.
+pub const UDP_HELLO_WAIT: Duration = Duration::from_secs(5);
 /// Largest object the peer will hold in RAM (the plan's limit).
 pub const MAX_HTTP_BYTES: u64 = 1 << 30;
 /// Where the RAM available for the HTTP object is read.
@@ -71,6 +77,20 @@ struct Outlets {
     log: Log,
 }
 
+/// How the peer serves, beyond its port.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PeerOptions {
+    /// Where the board's HTTP server is reached from here, when a NAT stands between
+    /// (QEMU's user network forwards `127.0.0.1:HOSTPORT` to the board's fixed
+    /// `board_http_port`): the host and port of the URL the board sends in
+    /// `HttpFromBoard` are replaced with it ([`rewrite_url`]), and the check that the
+    /// URL names the board's own address is skipped (the operator named it).
+    pub board_address: Option<SocketAddr>,
+    /// Announce this peer to `announce_to` once a second ([`crate::announce`]; the
+    /// CLI's `--announce` sends to [`crate::announce::BROADCAST`]). `None`: silent.
+    pub announce_to: Option<SocketAddr>,
+}
+
 /// Serves boards on `listener` one at a time, forever, reading this machine's CPU
 /// counters from `stat_path` (`/proc/stat`). Returns only when `accept` keeps failing.
 pub fn serve(listener: TcpListener, stat_path: &Path) -> io::Result<()> {
@@ -83,7 +103,42 @@ pub fn serve_with_log(
     stat_path: &Path,
     log: impl Fn(&str) + Send + Sync + 'static,
 ) -> io::Result<()> {
+    serve_with_options(listener, stat_path, &PeerOptions::default(), log)
+}
+
+/// [`serve_with_log`] with `options`. UDP runs use a UDP socket bound to the
+/// listener's own address and port; when that bind fails the peer serves on, and
+/// answers UDP runs with the reason.
+pub fn serve_with_options(
+    listener: TcpListener,
+    stat_path: &Path,
+    options: &PeerOptions,
+    log: impl Fn(&str) + Send + Sync + 'static,
+) -> io::Result<()> {
     let log: Log = Arc::new(log);
+    let local = listener.local_addr()?;
+    let udp = UdpSocket::bind(local).map_err(|e| {
+        let why = format!("this peer has no UDP socket on {local}: {e}");
+        log(&format!("peer: {why}; UDP runs will fail"));
+        why
+    });
+    if let Some(to) = options.announce_to {
+        let l = log.clone();
+        let port = local.port();
+        thread::Builder::new()
+            .name("netbench-announce".into())
+            .spawn(move || {
+                let never = AtomicBool::new(false);
+                if let Err(e) = announce::broadcast(port, to, announce::EVERY, &never, &*l) {
+                    l(&format!("peer: cannot announce to {to}: {e}"));
+                }
+            })?;
+        log(&format!(
+            "peer: announcing port {} to {to} once a second",
+            local.port()
+        ));
+    }
+    let board_address = options.board_address;
     let (control_tx, control_rx) = mpsc::channel();
     let (data_tx, data_rx) = mpsc::channel();
     let (http_tx, http_rx) = mpsc::channel();
@@ -104,8 +159,12 @@ pub fn serve_with_log(
                 data: data_rx,
                 http: http_rx,
             };
+            let shared = Shared {
+                udp: udp.as_ref().map_err(Clone::clone),
+                board_address,
+            };
             for (ctl, from) in control_rx {
-                session(ctl, from, &rx, &stat, &*log);
+                session(ctl, from, &rx, &shared, &stat, &*log);
                 busy.store(false, Ordering::SeqCst);
             }
         })?;
@@ -240,24 +299,39 @@ fn new_session_id() -> u64 {
     t ^ (COUNT.fetch_add(1, Ordering::Relaxed) as u64).rotate_left(48)
 }
 
+/// What every session uses: the UDP socket (or why there is none) and the options.
+struct Shared<'a> {
+    udp: Result<&'a UdpSocket, String>,
+    board_address: Option<SocketAddr>,
+}
+
 /// State of one board's session.
 struct Session<'a> {
     ctl: Control,
     from: SocketAddr,
     id: u64,
     rx: &'a Inlets,
+    shared: &'a Shared<'a>,
     cpu: procstat::Reader,
     blob: Option<Arc<Vec<u8>>>,
     buf: Vec<u8>,
 }
 
-fn session(ctl: Control, from: SocketAddr, rx: &Inlets, stat_path: &Path, log: &dyn Fn(&str)) {
+fn session(
+    ctl: Control,
+    from: SocketAddr,
+    rx: &Inlets,
+    shared: &Shared<'_>,
+    stat_path: &Path,
+    log: &dyn Fn(&str),
+) {
     rx.drain();
     let mut s = Session {
         ctl,
         from,
         id: new_session_id(),
         rx,
+        shared,
         cpu: procstat::Reader::new(stat_path),
         blob: None,
         buf: Vec::new(),
@@ -298,6 +372,20 @@ fn session(ctl: Control, from: SocketAddr, rx: &Inlets, stat_path: &Path, log: &
             Request::Latency { test, .. } => s.latency(test),
             Request::HttpFromPeer { test, bytes } => s.http_from_peer(test, bytes),
             Request::HttpFromBoard { test, url } => s.http_from_board(test, &url),
+            Request::Udp {
+                test,
+                direction,
+                bitrate,
+                datagram_bytes,
+                omit_ms,
+                duration_ms,
+            } => s.udp(
+                test,
+                direction,
+                bitrate,
+                datagram_bytes,
+                Timing::from_ms(omit_ms, duration_ms.max(1), duration_ms),
+            ),
             Request::Stop { test } => Err(NetError::Protocol(format!(
                 "Stop for test {test} outside its run"
             ))),
@@ -483,13 +571,20 @@ impl Session<'_> {
     }
 
     fn http_from_board(&mut self, test: u64, url: &str) -> Result<(), NetError> {
-        let (addr, path) = http::parse_url(url)?;
-        let board = self.from.ip().to_canonical();
-        if addr.ip().to_canonical() != board {
-            return Err(NetError::Invalid(format!(
-                "refusing to fetch {url}: the peer only fetches from the board ({board})"
-            )));
-        }
+        let (addr, path) = match self.shared.board_address {
+            Some(to) => http::parse_url(&rewrite_url(url, to)?)?,
+            None => {
+                let (addr, path) = http::parse_url(url)?;
+                let board = self.from.ip().to_canonical();
+                if addr.ip().to_canonical() != board {
+                    return Err(NetError::Invalid(format!(
+                        "refusing to fetch {url}: the peer only fetches from the board \
+                         ({board}; behind a NAT, run the peer with --board-address)"
+                    )));
+                }
+                (addr, path)
+            }
+        };
         if self.buf.len() != BLOCK {
             self.buf = vec![0; BLOCK];
         }
@@ -502,5 +597,129 @@ impl Session<'_> {
             nanos: fetch.nanos,
             cpu: procstat::delta(&before, &after),
         })
+    }
+    /// One UDP run (see [`crate::udp`]): waits for the board's hello on the UDP socket,
+    /// says `UdpStarted`, then receives from or sends to where the hello came from.
+    fn udp(
+        &mut self,
+        test: u64,
+        direction: NetDirection,
+        bitrate: u64,
+        datagram_bytes: u32,
+        t: Timing,
+    ) -> Result<(), NetError> {
+        udp::check(bitrate, datagram_bytes)?;
+        const HOUR_NS: u64 = 3600 * 1_000_000_000;
+        if t.duration_ns == 0 || t.duration_ns > HOUR_NS || t.omit_ns > HOUR_NS {
+            return Err(NetError::Invalid(
+                "udp: duration must be 1 ms ..= 1 h, omit at most 1 h".into(),
+            ));
+        }
+        let sock = self.shared.udp.clone().map_err(NetError::Failed)?;
+        udp::drain(sock);
+        let board = self.udp_hello(sock, test)?;
+        let start = Instant::now();
+        self.ctl.send(&Reply::UdpStarted { test })?;
+        match direction {
+            NetDirection::BoardToHost => {
+                let (counts, cpu) = udp::receive(
+                    sock,
+                    board,
+                    start,
+                    &t,
+                    bitrate,
+                    datagram_bytes,
+                    &mut self.cpu,
+                )?;
+                self.ctl.send(&Reply::UdpReceived { test, counts, cpu })
+            }
+            NetDirection::HostToBoard => {
+                let s = udp::send(
+                    sock,
+                    board,
+                    start,
+                    &t,
+                    bitrate,
+                    datagram_bytes,
+                    &mut self.cpu,
+                )?;
+                self.ctl.send(&Reply::UdpSent {
+                    test,
+                    sent: s.sent,
+                    cpu: s.cpu,
+                })
+            }
+        }
+    }
+
+    /// Where the board's hello for `test` came from (within [`UDP_HELLO_WAIT`]).
+    fn udp_hello(&self, sock: &UdpSocket, test: u64) -> Result<SocketAddr, NetError> {
+        let deadline = Instant::now() + UDP_HELLO_WAIT;
+        sock.set_read_timeout(Some(POLL))
+            .ctx("udp: socket options")?;
+        let mut buf = [0u8; udp::HELLO_LEN + 1];
+        while Instant::now() < deadline {
+            if self.ctl.closed() {
+                return Err(NetError::Closed("control".into()));
+            }
+            match sock.recv_from(&mut buf) {
+                Ok((n, src)) if udp::parse_hello(&buf[..n]) == Some((self.id, test)) => {
+                    return Ok(src)
+                }
+                Ok(_) => {} // junk, announcements, an old run's datagrams
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock
+                            | io::ErrorKind::TimedOut
+                            | io::ErrorKind::Interrupted
+                            | io::ErrorKind::ConnectionRefused
+                    ) => {}
+                Err(e) => return Err(NetError::io("udp: waiting for the hello", e)),
+            }
+        }
+        let port = sock.local_addr().map_or(0, |a| a.port());
+        Err(NetError::Timeout(format!(
+            "udp: no hello from the board on UDP port {port} within {} s (UDP blocked?)",
+            UDP_HELLO_WAIT.as_secs()
+        )))
+    }
+}
+
+/// `url` with its host and port replaced by `to` (`http://10.0.2.15:8080/blob` with
+/// `127.0.0.1:18081` → `http://127.0.0.1:18081/blob`): where a NAT forwards to the
+/// board's server. The URL must parse as [`http::parse_url`] does.
+pub fn rewrite_url(url: &str, to: SocketAddr) -> Result<String, NetError> {
+    let (_, path) = http::parse_url(url)?;
+    Ok(format!("http://{to}{path}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_rewritten_to_the_board_address() {
+        let to: SocketAddr = "127.0.0.1:18081".parse().unwrap();
+        assert_eq!(
+            rewrite_url("http://10.0.2.15:8080/blob", to).unwrap(),
+            "http://127.0.0.1:18081/blob"
+        );
+        assert_eq!(
+            rewrite_url("http://10.0.2.15/blob?x=1", to).unwrap(),
+            "http://127.0.0.1:18081/blob?x=1"
+        );
+        assert_eq!(
+            rewrite_url("http://[fe80::1]:80", to).unwrap(),
+            "http://127.0.0.1:18081/"
+        );
+        let v6: SocketAddr = "[::1]:9000".parse().unwrap();
+        assert_eq!(
+            rewrite_url("http://10.0.2.15:8080/blob", v6).unwrap(),
+            "http://[::1]:9000/blob"
+        );
+        assert!(rewrite_url("https://10.0.2.15/blob", to).is_err());
+        assert!(rewrite_url("http://board.local/blob", to).is_err());
+        assert!(rewrite_url("http://10.0.2.15/a b", to).is_err());
     }
 }

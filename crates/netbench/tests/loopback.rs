@@ -5,16 +5,17 @@
 #![forbid(unsafe_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use benchboot_netbench::control::{encode, Reply, MAX_LINE};
-use benchboot_netbench::{driver, peer};
+use benchboot_netbench::interval::Timing;
+use benchboot_netbench::{driver, peer, udp};
 use benchboot_plan::NetTests;
-use benchboot_results::network::{NetDirection, NetworkResults};
+use benchboot_results::network::{NetDirection, NetworkResults, UdpRun};
 
 const LOCALHOST: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 
@@ -140,6 +141,7 @@ fn the_observer_brackets_every_test_that_runs() {
     t.streams = vec![1];
     t.latency_samples = 3;
     t.http_bytes = 4096;
+    t.udp_bitrate = 10_000_000;
     let mut seen = Vec::new();
     let (r, errors) = driver::run_observed(
         peer,
@@ -165,12 +167,18 @@ fn the_observer_brackets_every_test_that_runs() {
         NetTest::Http {
             direction: BoardToHost,
         },
+        NetTest::Udp {
+            direction: HostToBoard,
+        },
     ];
     let want: Vec<(Stage, NetTest)> = order
         .iter()
         .flat_map(|&x| [(Stage::Before, x), (Stage::After, x)])
         .collect();
     assert_eq!(seen, want);
+    assert_eq!(r.udp.len(), 1);
+    assert_eq!(r.udp[0].direction, HostToBoard);
+    assert_eq!(r.udp[0].target_bitrate, 10_000_000);
     // No peer: nothing runs, nothing is observed.
     let dead = TcpListener::bind((LOCALHOST, 0))
         .unwrap()
@@ -374,4 +382,212 @@ fn the_peer_outlives_boards_that_vanish() {
     let (r, errors) = run_bounded(peer, t, fake_stat("vanish"), Duration::from_secs(120));
     assert_eq!(errors, Vec::<String>::new());
     assert_eq!(r.throughput.len(), 2);
+}
+
+/// UDP at 50 Mbit/s for 300 ms after a 100 ms warm-up.
+const UDP_RATE: u64 = 50_000_000;
+const UDP_LEN: u32 = 1448;
+
+fn udp_timing() -> Timing {
+    Timing::from_ms(100, 100, 300)
+}
+
+fn check_udp_run(run: &UdpRun, direction: NetDirection) {
+    assert_eq!(run.direction, direction);
+    assert_eq!(run.link, "static");
+    assert_eq!(
+        (run.target_bitrate, run.datagram_bytes),
+        (UDP_RATE, UDP_LEN)
+    );
+    assert!(run.received > 0, "{run:?}");
+    // The receiver knows of highest + 1 = received + lost datagrams: no more than sent.
+    assert!(run.received + run.lost <= run.sent, "{run:?}");
+    assert!(run.out_of_order <= run.received, "{run:?}");
+    assert_eq!(run.bytes, run.received * u64::from(UDP_LEN));
+    assert_eq!(run.nanos, 300_000_000);
+    // Pacing: the sender offered the load it was asked for (loose: a loaded machine).
+    let offered = (run.sent * u64::from(UDP_LEN) * 8) as f64 / 0.3;
+    let ratio = offered / UDP_RATE as f64;
+    assert!(
+        (0.75..=1.25).contains(&ratio),
+        "offered {offered} bit/s: {run:?}"
+    );
+    // Loopback loses little at this load; the receiver got most of it.
+    assert!(run.received * 2 >= run.sent, "{run:?}");
+    // Real /proc/stat on both ends.
+    assert!(run.board_cpu.total() > 0, "{run:?}");
+    assert!(run.host_cpu.total() > 0, "{run:?}");
+}
+
+#[test]
+fn udp_runs_both_ways_at_the_offered_load() {
+    let peer = start_peer();
+    let mut s =
+        driver::Session::connect(peer, Duration::from_secs(5), Path::new("/proc/stat")).unwrap();
+    for d in [NetDirection::BoardToHost, NetDirection::HostToBoard] {
+        let run = s
+            .udp("static", d, &udp_timing(), UDP_RATE, UDP_LEN)
+            .unwrap();
+        check_udp_run(&run, d);
+    }
+    // The session is in step after both.
+    assert!(!s.is_broken());
+    let again = s
+        .udp(
+            "static",
+            NetDirection::BoardToHost,
+            &udp_timing(),
+            UDP_RATE,
+            UDP_LEN,
+        )
+        .unwrap();
+    check_udp_run(&again, NetDirection::BoardToHost);
+    s.close();
+}
+
+#[test]
+fn junk_datagrams_at_the_peer_are_ignored() {
+    let peer = start_peer();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = stop.clone();
+    let junk = thread::spawn(move || {
+        let u = UdpSocket::bind((LOCALHOST, 0)).unwrap();
+        let mut full = vec![0u8; UDP_LEN as usize];
+        let mut n = 0u64;
+        while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+            // Short, right-length with plausible headers, and hello-shaped.
+            let _ = u.send_to(b"junk", peer);
+            udp::put_header(&mut full, n % 100, 200_000_000);
+            let _ = u.send_to(&full, peer);
+            let _ = u.send_to(&udp::hello(1, 2), peer);
+            let _ = u.send_to(&[0xffu8; 26], peer);
+            n += 1;
+            thread::sleep(Duration::from_micros(500));
+        }
+        n
+    });
+    let mut s =
+        driver::Session::connect(peer, Duration::from_secs(5), Path::new("/proc/stat")).unwrap();
+    for d in [NetDirection::BoardToHost, NetDirection::HostToBoard] {
+        let run = s
+            .udp("static", d, &udp_timing(), UDP_RATE, UDP_LEN)
+            .unwrap();
+        check_udp_run(&run, d);
+    }
+    s.close();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert!(junk.join().unwrap() > 100, "junk was sent throughout");
+}
+
+/// A fake peer that says hello and answers the first request with `answer` (nothing:
+/// it keeps the connection open and silent for `hold`).
+fn fake_udp_peer(answer: Vec<Reply>, hold: Duration) -> (SocketAddr, thread::JoinHandle<String>) {
+    let l = TcpListener::bind((LOCALHOST, 0)).unwrap();
+    let addr = l.local_addr().unwrap();
+    let t = thread::spawn(move || {
+        let (c, _) = l.accept().unwrap();
+        let mut r = BufReader::new(c.try_clone().unwrap());
+        let mut w = c;
+        assert!(line(&mut r).contains("Hello"));
+        w.write_all(&encode(&Reply::Hello {
+            version: benchboot_netbench::control::VERSION,
+            session: 7,
+        }))
+        .unwrap();
+        let req = line(&mut r);
+        for a in &answer {
+            w.write_all(&encode(a)).unwrap();
+        }
+        thread::sleep(hold);
+        req
+    });
+    (addr, t)
+}
+
+#[test]
+fn a_peer_that_never_answers_udp_is_an_error_in_bounded_time() {
+    let (addr, fake) = fake_udp_peer(vec![], Duration::from_secs(20));
+    let mut s =
+        driver::Session::connect(addr, Duration::from_secs(5), &fake_stat("udpsilent")).unwrap();
+    let t0 = Instant::now();
+    let e = s
+        .udp(
+            "static",
+            NetDirection::BoardToHost,
+            &udp_timing(),
+            UDP_RATE,
+            UDP_LEN,
+        )
+        .unwrap_err();
+    let took = t0.elapsed();
+    assert!(matches!(e, benchboot_netbench::NetError::Timeout(_)), "{e}");
+    assert!(took >= driver::UDP_SETUP_TIMEOUT, "{took:?}");
+    assert!(
+        took < driver::UDP_SETUP_TIMEOUT + Duration::from_secs(5),
+        "{took:?}"
+    );
+    assert!(s.is_broken());
+    drop(s);
+    let req = fake.join().unwrap();
+    assert!(req.contains("\"Udp\""), "{req}");
+    assert!(req.contains("\"bitrate\":50000000"), "{req}");
+}
+
+#[test]
+fn a_peer_whose_datagrams_never_arrive_is_an_error_not_a_loss_figure() {
+    // Says it started and that it sent, but sends nothing.
+    let (addr, fake) = fake_udp_peer(
+        vec![
+            Reply::UdpStarted { test: 2 },
+            Reply::UdpSent {
+                test: 2,
+                sent: 1234,
+                cpu: Default::default(),
+            },
+        ],
+        Duration::from_secs(1),
+    );
+    let mut s =
+        driver::Session::connect(addr, Duration::from_secs(5), &fake_stat("udpnone")).unwrap();
+    let t0 = Instant::now();
+    let e = s
+        .udp(
+            "static",
+            NetDirection::HostToBoard,
+            &udp_timing(),
+            UDP_RATE,
+            UDP_LEN,
+        )
+        .unwrap_err();
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+    assert!(e.to_string().contains("none of the 1234 datagrams"), "{e}");
+    s.close();
+    fake.join().unwrap();
+}
+
+#[test]
+fn the_real_peer_without_a_board_hello_says_why() {
+    use benchboot_netbench::control::{Greeting, Request, VERSION};
+    let peer = start_peer();
+    let mut c = std::net::TcpStream::connect(peer).unwrap();
+    c.write_all(&encode(&Greeting::Hello { version: VERSION }))
+        .unwrap();
+    let mut r = BufReader::new(c.try_clone().unwrap());
+    assert!(line(&mut r).contains("Hello"));
+    c.write_all(&encode(&Request::Udp {
+        test: 2,
+        direction: NetDirection::HostToBoard,
+        bitrate: UDP_RATE,
+        datagram_bytes: UDP_LEN,
+        omit_ms: 0,
+        duration_ms: 100,
+    }))
+    .unwrap();
+    let t0 = Instant::now();
+    let reply: Reply = serde_json::from_str(&line(&mut r)).unwrap();
+    assert!(t0.elapsed() < peer::UDP_HELLO_WAIT + Duration::from_secs(3));
+    match reply {
+        Reply::Error { message } => assert!(message.contains("no hello"), "{message}"),
+        other => panic!("{other:?}"),
+    }
 }
