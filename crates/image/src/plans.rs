@@ -8,7 +8,7 @@
 use anyhow::{Context, Result};
 use benchboot_board::{Board, QemuNetwork, QemuWired};
 use benchboot_plan::presets::{preset, preset_file, DEFAULT_PRESET};
-use benchboot_plan::resolve::EthernetFacts;
+use benchboot_plan::resolve::{unavailable_reason, EthernetFacts};
 use benchboot_plan::{
     resolve, seed_block_sizes, DeviceReadPlan, Fault, Filesystem, GadgetPlan, ImageFacts, Mode,
     NetTests, NetworkPlan, Plan, PlanSource, RandomPlan, ResultsTarget, StoragePlan, StorageTarget,
@@ -411,7 +411,50 @@ fn qemu_wired(board: &Board) -> Vec<WiredPlan> {
             host_in_namespace: None,
             unavailable: None,
         }],
-        Some(QemuWired::VirtioPair) => [("direct", 0usize), ("lan", 1)]
+        Some(QemuWired::VirtioPair) => {
+            let facts = ImageFacts {
+                board: board.name.clone(),
+                card: Vec::new(),
+                boot_disk: board.disk.clone(),
+                buses: Vec::new(),
+                ethernet: image_facts_ethernet(board),
+                usb_ethernet: false,
+            };
+            // Two links that cannot run first (bad input the rest of the plan survives):
+            // an adapter the board has no port for, an interface that never appears.
+            let absent = [
+                WiredPlan {
+                    name: "absent-usb".into(),
+                    kind: WiredKind::UsbAdapter,
+                    drivers: vec!["r8152".into()],
+                    mac: None,
+                    topology: Topology::Lan { peer: None },
+                    link_wait_ms: 2_000,
+                    rated_mbit: None,
+                    host_in_namespace: None,
+                    unavailable: unavailable_reason(WiredKind::UsbAdapter, &board.name, &facts),
+                },
+                WiredPlan {
+                    name: "absent-nic".into(),
+                    kind: WiredKind::Builtin,
+                    drivers: vec!["r8152".into()],
+                    mac: None,
+                    topology: Topology::Lan { peer: None },
+                    link_wait_ms: 2_000,
+                    rated_mbit: Some(1000),
+                    host_in_namespace: None,
+                    unavailable: None,
+                },
+            ];
+            absent.into_iter().chain(virtio_pair_links()).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The two `virtio-pair` cables' links: direct on the first, LAN on the second.
+fn virtio_pair_links() -> impl Iterator<Item = WiredPlan> {
+    [("direct", 0usize), ("lan", 1)]
             .into_iter()
             .map(|(name, cable)| WiredPlan {
                 name: format!("virtio-{name}"),
@@ -432,9 +475,6 @@ fn qemu_wired(board: &Board) -> Vec<WiredPlan> {
                 host_in_namespace: Some(QEMU_WIRED_MACS[cable][1].into()),
                 unavailable: None,
             })
-            .collect(),
-        _ => Vec::new(),
-    }
 }
 
 #[cfg(test)]

@@ -113,15 +113,26 @@ impl PlanSource {
     }
 }
 
+/// Why board `board` cannot have a `kind` link (`None`: it can): no built-in Ethernet,
+/// or no USB host port with adapter drivers in its image.
+pub fn unavailable_reason(kind: WiredKind, board: &str, image: &ImageFacts) -> Option<String> {
+    match kind {
+        WiredKind::Builtin if image.ethernet.is_none() => Some(format!(
+            "{board} has no built-in Ethernet (boards/{board}.toml has no [ethernet]); \
+             use link = \"usb-adapter\" with an adapter on a USB host port"
+        )),
+        WiredKind::UsbAdapter if !image.usb_ethernet => Some(format!(
+            "{board} has no USB host port with adapter drivers in its image \
+             (boards/{board}.toml has no [usb-ethernet])"
+        )),
+        _ => None,
+    }
+}
+
 /// One `[[network.wired]]` entry (index `i`) on this image. Errors: (key, span, message).
 /// A link the board lacks is not an error here: the plan carries why
 /// ([`WiredPlan::unavailable`]) and PID 1 records it and runs the rest.
-fn wired_link(
-    i: usize,
-    w: &WiredSection,
-    image: &ImageFacts,
-    board: &str,
-) -> Result<WiredPlan, WiredError> {
+fn wired_link(i: usize, w: &WiredSection, image: &ImageFacts) -> Result<WiredPlan, WiredError> {
     let kind = *w.link.get_ref();
     let name = match &w.name {
         Some(n) => n.get_ref().clone(),
@@ -137,34 +148,19 @@ fn wired_link(
             format!("`{name}`: a link name is 1..=15 of A-Z a-z 0-9 - _"),
         ));
     }
-    let mut unavailable = None;
-    let (drivers, rated_mbit) = match kind {
-        WiredKind::Builtin => match &image.ethernet {
-            Some(e) => (
-                w.drivers.clone().unwrap_or_else(|| e.drivers.clone()),
-                e.rated_mbit,
-            ),
-            None => {
-                unavailable = Some(format!(
-                    "{board} has no built-in Ethernet (boards/{board}.toml has no [ethernet]); \
-                     use link = \"usb-adapter\" with an adapter on a USB host port"
-                ));
-                (w.drivers.clone().unwrap_or_default(), None)
-            }
-        },
-        WiredKind::UsbAdapter => {
-            if !image.usb_ethernet {
-                unavailable = Some(format!(
-                    "{board} has no USB host port with adapter drivers in its image \
-                     (boards/{board}.toml has no [usb-ethernet])"
-                ));
-            }
-            let d = w
-                .drivers
-                .clone()
-                .unwrap_or_else(|| USB_ETHERNET_DRIVERS.iter().map(|d| d.to_string()).collect());
-            (d, None)
-        }
+    let unavailable = unavailable_reason(kind, &image.board, image);
+    let (drivers, rated_mbit) = match (kind, &image.ethernet) {
+        (WiredKind::Builtin, Some(e)) => (
+            w.drivers.clone().unwrap_or_else(|| e.drivers.clone()),
+            e.rated_mbit,
+        ),
+        (WiredKind::Builtin, None) => (w.drivers.clone().unwrap_or_default(), None),
+        (WiredKind::UsbAdapter, _) => (
+            w.drivers.clone().unwrap_or_else(|| {
+                USB_ETHERNET_DRIVERS.iter().map(|d| d.to_string()).collect()
+            }),
+            None,
+        ),
     };
     if let Some(d) = drivers
         .iter()
@@ -527,7 +523,7 @@ pub fn resolve(
     let n = merged.network.clone().unwrap_or_default();
     let own_wired = own.network.as_ref().is_some_and(|n| n.wired.is_some());
     for (i, w) in n.wired.clone().unwrap_or_default().iter().enumerate() {
-        let wp = wired_link(i, w, image, &base.board).map_err(|(k, sp, m)| {
+        let wp = wired_link(i, w, image).map_err(|(k, sp, m)| {
             err(
                 &format!("network.wired[{i}].{k}"),
                 sp.filter(|_| own_wired),

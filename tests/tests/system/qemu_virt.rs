@@ -17,12 +17,27 @@ fn virt_gadget_links_dhcp_and_network_tests() {
     let r = RunResults::from_json(&std::fs::read_to_string(&run.results).unwrap()).unwrap();
     assert!(r.emulated && r.complete);
     assert_eq!(r.system.machine, "aarch64");
-    let errors: Vec<_> = r
+    // The only errors are the QEMU plan's two wired links that cannot run (bad input):
+    // one line each, and the rest of the plan ran.
+    let errors: Vec<(&str, &str)> = r
         .events
         .iter()
         .filter(|e| e.severity == Severity::Error)
+        .map(|e| (e.step.as_str(), e.message.as_str()))
         .collect();
-    assert!(errors.is_empty(), "errors: {errors:?}");
+    assert_eq!(errors.len(), 2, "errors: {errors:?}");
+    assert_eq!(errors[0].0, "network.wired.absent-usb");
+    assert!(
+        errors[0].1.contains("qemu-virt-arm64 has no USB host port"),
+        "{errors:?}"
+    );
+    assert_eq!(errors[1].0, "network.wired.absent-nic");
+    assert!(
+        errors[1]
+            .1
+            .contains("no interface driven by r8152 appeared within 2000 ms"),
+        "{errors:?}"
+    );
 
     // Every function came up, with its own /30 and a lease taken by the host side. A
     // retried function (the carrier race) appears twice; the last record counts.
@@ -69,7 +84,82 @@ fn virt_gadget_links_dhcp_and_network_tests() {
             assert_eq!(h.bytes, tests.http_bytes, "{h:?}");
         }
     }
+    assert_wired_links(&r);
+
     // The namespace children were ended and reaped: only PID 1 is left.
     let after = r.census.iter().find(|c| c.at == "after-network").unwrap();
     assert!(after.only_pid1(), "{:?}", after.user_processes);
+}
+
+/// The two cables inside QEMU (virtio-pair): direct (the board's DHCP server leased the
+/// stand-in host 10.57.0.2) and LAN (the board leased 10.56.0.2 from the stand-in LAN's
+/// DHCP server and found the peer by its announcement), each measured both ways over
+/// TCP, HTTP and UDP with the interface counters around every test.
+fn assert_wired_links(r: &RunResults) {
+    let tests = r.plan.network.tests.as_ref().unwrap();
+    let names: Vec<&str> = r.network.wired.iter().map(|w| w.name.as_str()).collect();
+    // absent-usb never looked for an interface; absent-nic found none: no record.
+    assert_eq!(names, ["virtio-direct", "virtio-lan"], "{:?}", r.network.wired);
+    let direct = &r.network.wired[0];
+    assert_eq!(direct.topology, "direct");
+    assert_eq!(direct.board_address, [10, 57, 0, 1]);
+    assert_eq!(direct.prefix_len, 30);
+    assert_eq!(direct.peer_address, Some([10, 57, 0, 2]));
+    assert_eq!(direct.peer_found_by.as_deref(), Some("lease"));
+    assert_eq!(direct.mac, "52:54:00:be:00:01");
+    let lan = &r.network.wired[1];
+    assert_eq!(lan.topology, "lan");
+    assert_eq!(lan.board_address, [10, 56, 0, 2]);
+    assert_eq!(lan.prefix_len, 24);
+    assert_eq!(lan.dhcp_server, Some([10, 56, 0, 1]));
+    assert_eq!(lan.peer_address, Some([10, 56, 0, 1]));
+    assert_eq!(lan.peer_found_by.as_deref(), Some("announce"));
+    assert_eq!(lan.mac, "52:54:00:be:00:03");
+    for w in [direct, lan] {
+        assert_eq!(w.kind, "builtin");
+        assert_eq!(w.facts.driver.as_deref(), Some("virtio_net"), "{w:?}");
+        assert!(w.facts.carrier, "{w:?}");
+        assert_eq!(w.facts.mtu, Some(1500), "{w:?}");
+        assert!(w.facts.usb.is_none(), "{w:?}");
+        assert!(w.lease_ns.is_some_and(|ns| ns > 0), "{w:?}");
+        let name = w.name.as_str();
+        for &streams in &tests.streams {
+            for dir in [NetDirection::BoardToHost, NetDirection::HostToBoard] {
+                let t = r
+                    .network
+                    .throughput
+                    .iter()
+                    .find(|t| t.link == name && t.streams == streams && t.direction == dir)
+                    .unwrap_or_else(|| panic!("no {name} {dir:?} x{streams} run"));
+                assert!(t.bytes > 0 && !t.intervals.is_empty(), "{t:?}");
+                assert!(t.board_cpu.total() > 0 && t.host_cpu.total() > 0, "{t:?}");
+            }
+        }
+        for dir in [NetDirection::BoardToHost, NetDirection::HostToBoard] {
+            let h = r
+                .network
+                .http
+                .iter()
+                .find(|h| h.link == name && h.direction == dir)
+                .unwrap_or_else(|| panic!("no {name} HTTP {dir:?}"));
+            assert_eq!(h.bytes, tests.http_bytes, "{h:?}");
+            let u = r
+                .network
+                .udp
+                .iter()
+                .find(|u| u.link == name && u.direction == dir)
+                .unwrap_or_else(|| panic!("no {name} UDP {dir:?}"));
+            assert_eq!(u.target_bitrate, tests.udp_bitrate, "{u:?}");
+            assert!(u.sent > 0 && u.received > 0 && u.received <= u.sent, "{u:?}");
+            assert_eq!(u.bytes, u.received * u64::from(u.datagram_bytes), "{u:?}");
+            assert!(u.board_cpu.total() > 0 && u.host_cpu.total() > 0, "{u:?}");
+        }
+        // Counters around every test that ran, and they moved: bytes crossed this NIC.
+        let ran = tests.streams.len() * 2 + 1 + 2 + 2;
+        assert_eq!(w.counters.len(), ran, "{name}: {:?}", w.counters);
+        for c in &w.counters {
+            assert!(c.after.rx_bytes > c.before.rx_bytes, "{name}: {c:?}");
+            assert!(c.after.tx_bytes > c.before.tx_bytes, "{name}: {c:?}");
+        }
+    }
 }
