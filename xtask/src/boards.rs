@@ -25,7 +25,8 @@ pub const TABLE_END: &str = "<!-- boards-table:end -->";
 /// target triple; the DTB (and the QEMU stand-in DTB) exist in the kernel package and
 /// every fix-up applies; every loader file and raw blob exists in its package and the
 /// blobs do not overlap each other, the MBR or the first partition; every module of
-/// every list resolves (with its dependencies) in the kernel package.
+/// every list (modules.load, gadget, ethernet, usb-ethernet, extra storage, qemu)
+/// resolves (with its dependencies) in the kernel package.
 ///
 /// # Errors
 /// Only when a package cannot be fetched or unpacked (not a board problem).
@@ -124,6 +125,9 @@ pub fn check(board: &Board, lock: &Lock) -> Result<Vec<String>> {
     if let Some(e) = &board.ethernet {
         lists.push(("ethernet.modules", &e.modules));
     }
+    if let Some(u) = &board.usb_ethernet {
+        lists.push(("usb-ethernet.modules", &u.modules));
+    }
     for e in &board.extra_storage {
         lists.push(("storage.extra.modules", &e.modules));
     }
@@ -201,13 +205,15 @@ pub fn all() -> Result<Vec<Board>> {
         .collect()
 }
 
-/// The README's board table (Markdown), one row per board file, hardware first.
+/// The README's board table (Markdown), one row per board file, hardware first; the
+/// results link and, apart from it, the wired links the board can measure (its
+/// Ethernet's rating and driver, USB Ethernet adapters).
 pub fn table(boards: &[Board]) -> String {
     let mut rows: Vec<&Board> = boards.iter().collect();
     rows.sort_by_key(|b| (b.name.starts_with("qemu-"), b.name.clone()));
     let mut s = String::from(
-        "| board | CPU | target | kernel | boot | results link | QEMU |\n\
-         |---|---|---|---|---|---|---|\n",
+        "| board | CPU | target | kernel | boot | results link | wired links | QEMU |\n\
+         |---|---|---|---|---|---|---|---|\n",
     );
     for b in rows {
         let boot = match &b.loader {
@@ -233,12 +239,13 @@ pub fn table(boards: &[Board]) -> String {
             format!("{}; tests SD + {}", b.cpu, storage.join(" + "))
         };
         s.push_str(&format!(
-            "| `{}` {} | {cpu} | `{}` | {} | {boot} | {} | {qemu} |\n",
+            "| `{}` {} | {cpu} | `{}` | {} | {boot} | {} | {} | {qemu} |\n",
             b.name,
             b.description,
             b.triple,
             b.kernel.flavour,
-            b.results_link()
+            b.results_link(),
+            b.wired_links()
         ));
     }
     s
@@ -323,6 +330,23 @@ mod tests {
         assert!(bpi.contains("u-boot-sunxi (extlinux)"), "{bpi}");
         assert!(bpi.contains("SD + SATA + USB disk"), "{bpi}");
         assert!(bpi.contains("`bpim2u`"), "{bpi}");
+        // The gadget carries the results; the Ethernet is a link to measure.
+        assert!(
+            bpi.contains("| USB gadget (NCM, ECM, RNDIS) + card |"),
+            "{bpi}"
+        );
+        assert!(
+            bpi.contains("| Ethernet 1000 Mbit/s (sun7i-dwmac) + USB adapters |"),
+            "{bpi}"
+        );
+        let pi3 = t.lines().find(|l| l.contains("`rpi-3b`")).unwrap();
+        assert!(pi3.contains("| Ethernet (eth0) + card |"), "{pi3}");
+        assert!(
+            pi3.contains("| Ethernet 100 Mbit/s (smsc95xx) + USB adapters |"),
+            "{pi3}"
+        );
+        let zero = t.lines().find(|l| l.contains("`rpi-zero-w`")).unwrap();
+        assert!(zero.contains("| none |"), "{zero}");
         // Hardware rows first, QEMU tiers last.
         assert!(t.lines().last().unwrap().contains("`qemu-virt-"), "{t}");
         let readme = format!("intro\n{TABLE_START}\nold\n{TABLE_END}\nrest\n");

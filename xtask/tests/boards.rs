@@ -39,6 +39,23 @@ fn check_finds_a_missing_dtb_module_and_loader_file() {
         problems.contains("u-boot-sunxi-with-spl.bin.gz is not in u-boot-sunxi"),
         "{problems}"
     );
+    // The link lists are walked too, each named by its field.
+    let mut b = xtask::load_board("rpi-4b").unwrap();
+    if let Some(e) = &mut b.ethernet {
+        e.modules.push("no_such_phy".into());
+    }
+    if let Some(u) = &mut b.usb_ethernet {
+        u.modules.push("no_such_adapter".into());
+    }
+    let problems = boards::check(&b, &lock).unwrap().join("\n");
+    assert!(
+        problems.contains("rpi-4b.toml: ethernet.modules: module `no_such_phy`"),
+        "{problems}"
+    );
+    assert!(
+        problems.contains("rpi-4b.toml: usb-ethernet.modules: module `no_such_adapter`"),
+        "{problems}"
+    );
     let mut b = xtask::load_board("rpi-3b").unwrap();
     b.arch = benchboot_board::Arch::Arm;
     let problems = boards::check(&b, &lock).unwrap().join("\n");

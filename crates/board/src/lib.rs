@@ -93,8 +93,11 @@ pub struct RawBoard {
     pub storage: RawStorage,
     /// USB gadget Ethernet on the board's OTG/peripheral port; none without one.
     pub gadget: Option<RawGadget>,
-    /// Wired Ethernet as the results link of boards without a USB peripheral port.
+    /// The board's own wired Ethernet port: the results link of boards without a USB
+    /// peripheral port, a link to measure on the others.
     pub ethernet: Option<RawEthernet>,
+    /// A USB host port that USB Ethernet adapters can be plugged into; none without one.
+    pub usb_ethernet: Option<RawUsbEthernet>,
     pub qemu: Option<RawQemu>,
     /// Why QEMU cannot boot this board (or what its stand-in leaves out), for the README.
     pub qemu_note: Option<String>,
@@ -123,14 +126,35 @@ pub struct RawSerial {
     pub volts: f64,
 }
 
+/// The board's own Ethernet port.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawEthernet {
     /// Kernel interface name, e.g. `eth0`.
     pub interface: String,
-    /// Modules of the controller (`@set` allowed).
+    /// Modules of the controller, its MDIO bus and its PHY (`@set` allowed).
     #[serde(default)]
     pub modules: Vec<String>,
+    /// The kernel driver(s) of the port as `/sys/class/net/<if>/device/driver` names
+    /// them (the `name` of the driver's `platform_driver` / `usb_driver`, not always
+    /// the module's name): PID 1 finds the interface by driver, since names vary.
+    pub drivers: Vec<String>,
+    /// What the port is rated for, Mbit/s: 10, 100, 1000, 2500, 5000 or 10000.
+    pub rated_mbit: u32,
+}
+
+/// A USB host port that USB Ethernet adapters can be plugged into.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawUsbEthernet {
+    /// Modules of the USB host controller and of the adapters' drivers (`@set` allowed,
+    /// e.g. `@usb-ethernet`).
+    pub modules: Vec<String>,
+    /// The adapters' drivers as `/sys/class/net/<if>/device/driver` names them: the
+    /// interface PID 1 takes for an adapter has one of these.
+    pub drivers: Vec<String>,
+    /// The connector(s) an adapter goes into, in words for the person plugging it.
+    pub port: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -296,7 +320,11 @@ pub struct Board {
     /// resolution.
     pub modules: Vec<String>,
     pub gadget: Option<Gadget>,
+    /// The board's own Ethernet port: the results link when the board has no gadget
+    /// ([`Board::results_ethernet`]), else a link to measure.
     pub ethernet: Option<Ethernet>,
+    /// USB Ethernet adapters on a USB host port; none without one.
+    pub usb_ethernet: Option<UsbEthernet>,
     /// Kernel name of the SD card / disk holding the test partitions, e.g. `mmcblk0`.
     pub disk: String,
     pub extra_storage: Vec<ExtraStorage>,
@@ -338,12 +366,35 @@ pub struct Serial {
     pub volts: f64,
 }
 
-/// Wired Ethernet as results link.
+/// The board's own Ethernet port.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ethernet {
+    /// Kernel interface name, e.g. `eth0` (the results link's static address goes on
+    /// it; a measured link is found by [`Ethernet::drivers`]).
     pub interface: String,
+    /// Controller, MDIO and PHY modules (sets expanded).
     pub modules: Vec<String>,
+    /// Driver names as `/sys/class/net/<if>/device/driver` reports them, e.g.
+    /// `smsc95xx`, `bcmgenet`, `sun7i-dwmac`, `cpsw-switch`; at least one.
+    pub drivers: Vec<String>,
+    /// What the port is rated for, Mbit/s (100 or 1000 on the shipped boards).
+    pub rated_mbit: u32,
 }
+
+/// USB Ethernet adapters on the board's USB host port(s).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsbEthernet {
+    /// Host controller and adapter driver modules (sets expanded).
+    pub modules: Vec<String>,
+    /// The adapters' driver names as `/sys/class/net/<if>/device/driver` reports them;
+    /// at least one.
+    pub drivers: Vec<String>,
+    /// The connector(s) an adapter goes into: `one of the four USB-A ports`.
+    pub port: String,
+}
+
+/// Link speeds an Ethernet port can be rated for, Mbit/s (IEEE 802.3).
+pub const ETHERNET_RATES_MBIT: &[u32] = &[10, 100, 1000, 2500, 5000, 10000];
 
 /// Storage besides the card.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -451,6 +502,13 @@ impl Board {
         raw.validate(file, shared)
     }
 
+    /// The Ethernet port that carries the results: the board's [`Ethernet`] when it has
+    /// no gadget. On a board with both, the gadget carries them and the Ethernet is a
+    /// link to measure.
+    pub fn results_ethernet(&self) -> Option<&Ethernet> {
+        self.ethernet.as_ref().filter(|_| self.gadget.is_none())
+    }
+
     /// What carries results to the host, for people: `USB gadget (NCM, ECM, RNDIS)`,
     /// `Ethernet (eth0)`; the card's results partition always does.
     pub fn results_link(&self) -> String {
@@ -459,10 +517,30 @@ impl Board {
             let f: Vec<&str> = g.functions.iter().map(|f| f.configfs_type()).collect();
             links.push(format!("USB gadget ({})", f.join(", ").to_uppercase()));
         }
-        if let Some(e) = &self.ethernet {
+        if let Some(e) = self.results_ethernet() {
             links.push(format!("Ethernet ({})", e.interface));
         }
         links.push("card".into());
+        links.join(" + ")
+    }
+
+    /// The wired links the board can measure, for people: `Ethernet 1000 Mbit/s
+    /// (bcmgenet) + USB adapters`, or `none`.
+    pub fn wired_links(&self) -> String {
+        let mut links = Vec::new();
+        if let Some(e) = &self.ethernet {
+            links.push(format!(
+                "Ethernet {} Mbit/s ({})",
+                e.rated_mbit,
+                e.drivers.join(", ")
+            ));
+        }
+        if self.usb_ethernet.is_some() {
+            links.push("USB adapters".to_owned());
+        }
+        if links.is_empty() {
+            return "none".to_owned();
+        }
         links.join(" + ")
     }
 }

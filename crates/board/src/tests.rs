@@ -355,6 +355,209 @@ fn u_boot_boards_use_extlinux_and_raw_blobs() {
     );
 }
 
+fn rpi_3b_text() -> String {
+    std::fs::read_to_string(boards_dir().join("rpi-3b.toml")).unwrap()
+}
+
+fn parse_3b(text: &str) -> Result<Board, BoardError> {
+    Board::from_toml(Path::new("boards/rpi-3b.toml"), text, &shared())
+}
+
+/// `text`'s parse error, which must name the file, `field` and `words`.
+fn refused_3b(text: &str, field: &str, words: &str) {
+    let err = parse_3b(text).unwrap_err().to_string();
+    assert!(err.contains("boards/rpi-3b.toml"), "{err}");
+    assert!(err.contains(field), "{field}: {err}");
+    assert!(err.contains(words), "{field}: {err}");
+}
+
+#[test]
+fn ethernet_drivers_and_rating() {
+    let pi3 = parse_3b(&rpi_3b_text()).unwrap();
+    assert_eq!(
+        pi3.ethernet,
+        Some(Ethernet {
+            interface: "eth0".into(),
+            modules: vec!["phy-generic".into(), "dwc2".into(), "smsc95xx".into()],
+            drivers: vec!["smsc95xx".into()],
+            rated_mbit: 100,
+        })
+    );
+    assert_eq!(
+        pi3.results_ethernet().map(|e| e.interface.as_str()),
+        Some("eth0")
+    );
+    let pi4 = load(&boards_dir(), "rpi-4b").unwrap();
+    let e = pi4.ethernet.as_ref().unwrap();
+    assert_eq!(
+        (e.drivers.as_slice(), e.rated_mbit),
+        (["bcmgenet".to_owned()].as_slice(), 1000)
+    );
+    assert_eq!(e.modules, ["broadcom", "mdio-bcm-unimac", "genet"]);
+    // With a gadget, the gadget carries the results: the Ethernet is a link to measure.
+    assert!(pi4.results_ethernet().is_none());
+    assert_eq!(pi4.results_link(), "USB gadget (NCM, ECM, RNDIS) + card");
+    assert_eq!(
+        pi4.wired_links(),
+        "Ethernet 1000 Mbit/s (bcmgenet) + USB adapters"
+    );
+    let bpi = load(&boards_dir(), "bananapi-m1").unwrap();
+    assert_eq!(bpi.ethernet.as_ref().unwrap().drivers, ["sun7i-dwmac"]);
+    let bbb = load(&boards_dir(), "beaglebone-black").unwrap();
+    let e = bbb.ethernet.as_ref().unwrap();
+    assert_eq!((e.drivers[0].as_str(), e.rated_mbit), ("cpsw-switch", 100));
+}
+
+#[test]
+fn ethernet_errors_name_the_file_and_field() {
+    let text = rpi_3b_text();
+    refused_3b(
+        &text.replace("rated-mbit = 100", "rated-mbit = 0"),
+        "field `ethernet.rated-mbit`",
+        "`0` is not an Ethernet link speed",
+    );
+    refused_3b(
+        &text.replace("rated-mbit = 100", "rated-mbit = 1001"),
+        "field `ethernet.rated-mbit`",
+        "10, 100, 1000, 2500, 5000, 10000",
+    );
+    refused_3b(
+        &text.replace("rated-mbit = 100", "rated-mbit = \"100M\""),
+        "rated-mbit",
+        "invalid type",
+    );
+    refused_3b(
+        &text.replace("rated-mbit = 100\n", ""),
+        "ethernet",
+        "missing field `rated-mbit`",
+    );
+    let ethernet_drivers = "drivers = [\"smsc95xx\"]";
+    assert!(text.contains(ethernet_drivers));
+    refused_3b(
+        &text.replace(ethernet_drivers, "drivers = []"),
+        "field `ethernet.drivers`",
+        "/sys/class/net/<if>/device/driver",
+    );
+    refused_3b(
+        &text.replace(ethernet_drivers, "drivers = [\"smsc95xx\", \"smsc95xx\"]"),
+        "field `ethernet.drivers`",
+        "listed twice",
+    );
+    refused_3b(
+        &text.replace(ethernet_drivers, "drivers = [\"bus/usb/smsc95xx\"]"),
+        "field `ethernet.drivers`",
+        "as sysfs shows it",
+    );
+    refused_3b(
+        &text.replace(&format!("{ethernet_drivers}\n"), ""),
+        "ethernet",
+        "missing field `drivers`",
+    );
+    refused_3b(
+        &text.replace("rated-mbit = 100", "rated-mbit = 100\nspeed = 100"),
+        "unknown field `speed`",
+        "`interface`, `modules`, `drivers`, `rated-mbit`",
+    );
+}
+
+#[test]
+fn usb_ethernet_modules_drivers_and_port() {
+    let pi3 = parse_3b(&rpi_3b_text()).unwrap();
+    let u = pi3.usb_ethernet.unwrap();
+    assert_eq!(
+        u.modules,
+        [
+            "phy-generic",
+            "dwc2",
+            "smsc75xx",
+            "ax88179_178a",
+            "r8152",
+            "asix",
+            "cdc_ether",
+            "cdc_ncm"
+        ],
+        "@dwc2 then @usb-ethernet, expanded in order"
+    );
+    assert_eq!(u.drivers.len(), 6);
+    assert!(u.port.contains("USB-A"), "{}", u.port);
+    // The Zero W's one data port is the gadget's: no adapters.
+    let zero = parse(&zero_w_text()).unwrap();
+    assert!(zero.usb_ethernet.is_none() && zero.ethernet.is_none());
+    assert_eq!(zero.wired_links(), "none");
+
+    let text = rpi_3b_text();
+    refused_3b(
+        &text.replace("modules = [\"@dwc2\", \"@usb-ethernet\"]", "modules = []"),
+        "field `usb-ethernet.modules`",
+        "@usb-ethernet",
+    );
+    refused_3b(
+        &text.replace("\"@usb-ethernet\"]", "\"@usb-ether\"]"),
+        "field `usb-ethernet.modules`",
+        "no module set `usb-ether`",
+    );
+    let usb_drivers = "drivers = [\"smsc75xx\", \"ax88179_178a\", \"r8152\", \"asix\", \"cdc_ether\", \"cdc_ncm\"]";
+    assert!(text.contains(usb_drivers));
+    refused_3b(
+        &text.replace(usb_drivers, "drivers = []"),
+        "field `usb-ethernet.drivers`",
+        "PID 1 finds the interface by its driver",
+    );
+    refused_3b(
+        &text.replace("port = \"one of the four", "port = \"\\none of the four"),
+        "field `usb-ethernet.port`",
+        "one line",
+    );
+    refused_3b(
+        &text.replace("[usb-ethernet]\n", "[usb-ethernet]\nhubs = 1\n"),
+        "unknown field `hubs`",
+        "`modules`, `drivers`, `port`",
+    );
+}
+
+#[test]
+fn every_shipped_ethernet_has_drivers_and_a_rating() {
+    let mut with_ethernet = Vec::new();
+    for name in list(&boards_dir()).unwrap() {
+        let b = load(&boards_dir(), &name).unwrap();
+        if let Some(e) = &b.ethernet {
+            assert!(!e.drivers.is_empty(), "{name}: ethernet.drivers");
+            assert!(
+                ETHERNET_RATES_MBIT.contains(&e.rated_mbit),
+                "{name}: ethernet.rated-mbit {}",
+                e.rated_mbit
+            );
+            assert!(!e.modules.is_empty(), "{name}: ethernet.modules");
+            with_ethernet.push(name.clone());
+        }
+        if let Some(u) = &b.usb_ethernet {
+            assert!(!u.drivers.is_empty(), "{name}: usb-ethernet.drivers");
+            assert!(
+                u.modules.iter().any(|m| m == "cdc_ncm"),
+                "{name}: usb-ethernet.modules {:?}",
+                u.modules
+            );
+        }
+        // Without a gadget, the Ethernet is the results link; with one, it is measured.
+        assert_eq!(
+            b.results_ethernet().is_some(),
+            b.gadget.is_none() && b.ethernet.is_some(),
+            "{name}"
+        );
+    }
+    assert_eq!(
+        with_ethernet,
+        [
+            "bananapi-m1",
+            "beaglebone-black",
+            "rpi-1b",
+            "rpi-2b",
+            "rpi-3b",
+            "rpi-4b"
+        ]
+    );
+}
+
 #[test]
 fn shared_file_errors_name_the_entry() {
     let text = std::fs::read_to_string(boards_dir().join(SHARED_FILE)).unwrap();

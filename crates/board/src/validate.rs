@@ -1,6 +1,6 @@
 //! [`RawBoard::validate`]: a board file as written into a [`Board`], one function per
 //! section of the file, checked in the order the file reads (name, target, kernel,
-//! boot, serial, modules, storage, gadget, ethernet, qemu). The first problem found is the
+//! boot, serial, modules, storage, gadget, ethernet, usb-ethernet, qemu). The first problem found is the
 //! error; it names the file and the field.
 
 use std::path::Path;
@@ -12,7 +12,8 @@ use crate::shared::{BootConfig, Kernel, Loader, Shared};
 use crate::{
     debian_arches, Arch, Board, BoardError, BoardKernel, Boot, DtbFixup, Ethernet, ExtraStorage,
     Gadget, Qemu, QemuBoot, QemuDrive, QemuNetwork, RawBoard, RawBoot, RawDtbFixup, RawEthernet,
-    RawGadget, RawKernel, RawQemu, RawSerial, RawStorage, RawTarget, Serial, StorageBus, TARGETS,
+    RawGadget, RawKernel, RawQemu, RawSerial, RawStorage, RawTarget, RawUsbEthernet, Serial,
+    StorageBus, UsbEthernet, ETHERNET_RATES_MBIT, TARGETS,
 };
 
 /// The file being validated and the shared pieces it names.
@@ -340,7 +341,7 @@ impl Check<'_> {
         })
     }
 
-    /// `[ethernet]`: an interface name.
+    /// `[ethernet]`: an interface name, driver names, a link speed.
     fn ethernet(&self, e: RawEthernet) -> Result<Ethernet, BoardError> {
         if e.interface.is_empty() || e.interface.contains('/') {
             return Err(self.bad(
@@ -348,10 +349,75 @@ impl Check<'_> {
                 "give the kernel's interface name, e.g. `eth0`",
             ));
         }
+        self.drivers("ethernet.drivers", &e.drivers)?;
+        if !ETHERNET_RATES_MBIT.contains(&e.rated_mbit) {
+            return Err(self.bad(
+                "ethernet.rated-mbit",
+                format!(
+                    "`{}` is not an Ethernet link speed; give what the port is rated for, \
+                     Mbit/s: one of {}",
+                    e.rated_mbit,
+                    ETHERNET_RATES_MBIT
+                        .iter()
+                        .map(u32::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
         Ok(Ethernet {
             interface: e.interface,
             modules: self.expand("ethernet.modules", &e.modules)?,
+            drivers: e.drivers,
+            rated_mbit: e.rated_mbit,
         })
+    }
+
+    /// `[usb-ethernet]`: modules, driver names, the port in one line.
+    fn usb_ethernet(&self, u: RawUsbEthernet) -> Result<UsbEthernet, BoardError> {
+        let modules = self.expand("usb-ethernet.modules", &u.modules)?;
+        if modules.is_empty() {
+            return Err(self.bad(
+                "usb-ethernet.modules",
+                "list the adapters' driver modules, e.g. `@usb-ethernet`",
+            ));
+        }
+        self.drivers("usb-ethernet.drivers", &u.drivers)?;
+        if u.port.trim().is_empty() || u.port.contains('\n') {
+            return Err(self.bad(
+                "usb-ethernet.port",
+                "name the USB host connector(s) in one line, e.g. `one of the four USB-A ports`",
+            ));
+        }
+        Ok(UsbEthernet {
+            modules,
+            drivers: u.drivers,
+            port: u.port,
+        })
+    }
+
+    /// `ethernet.drivers` / `usb-ethernet.drivers`: at least one, each a sysfs driver
+    /// name (no `/`, no spaces), each once.
+    fn drivers(&self, field: &'static str, drivers: &[String]) -> Result<(), BoardError> {
+        if drivers.is_empty() {
+            return Err(self.bad(
+                field,
+                "list the kernel driver(s) as `/sys/class/net/<if>/device/driver` names \
+                 them, e.g. `smsc95xx`: PID 1 finds the interface by its driver",
+            ));
+        }
+        for (i, d) in drivers.iter().enumerate() {
+            if d.is_empty() || d.contains('/') || d.contains(char::is_whitespace) {
+                return Err(self.bad(
+                    field,
+                    format!("`{d}`: give the driver's name as sysfs shows it, e.g. `bcmgenet`"),
+                ));
+            }
+            if drivers[..i].contains(d) {
+                return Err(self.bad(field, format!("`{d}` is listed twice")));
+            }
+        }
+        Ok(())
     }
 
     /// `[qemu]`: a known network and drive, `boot = "card"` only with a loader (the
@@ -477,6 +543,10 @@ impl RawBoard {
         let storage = check.storage(self.storage)?;
         let gadget = self.gadget.map(|g| check.gadget(g, hardware)).transpose()?;
         let ethernet = self.ethernet.map(|e| check.ethernet(e)).transpose()?;
+        let usb_ethernet = self
+            .usb_ethernet
+            .map(|u| check.usb_ethernet(u))
+            .transpose()?;
         let qemu = self
             .qemu
             .map(|q| check.qemu(q, loader.as_ref(), gadget.is_some(), has_dtb))
@@ -497,6 +567,7 @@ impl RawBoard {
             modules,
             gadget,
             ethernet,
+            usb_ethernet,
             disk: storage.disk,
             extra_storage: storage.extra,
             qemu,

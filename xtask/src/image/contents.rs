@@ -156,11 +156,12 @@ pub(super) fn gather(
         &board_file,
     ));
 
-    // Modules: the hardware plan loads the board's set, the results link's and the extra
-    // storage's; the QEMU plan adds its own.
+    // Modules: the hardware plan loads the board's set, the links' (gadget, Ethernet, USB
+    // Ethernet adapters) and the extra storage's; the QEMU plan adds its own.
     let mut hw_wanted = board.modules.clone();
     let link_modules = board.gadget.iter().map(|g| &g.modules);
     let link_modules = link_modules.chain(board.ethernet.iter().map(|e| &e.modules));
+    let link_modules = link_modules.chain(board.usb_ethernet.iter().map(|u| &u.modules));
     let storage_modules = board.extra_storage.iter().map(|e| &e.modules);
     for m in link_modules.chain(storage_modules).flatten() {
         if !hw_wanted.contains(m) {
@@ -170,7 +171,7 @@ pub(super) fn gather(
     let hw_modules = modules::resolve(kernel_root, release, &hw_wanted).with_context(|| {
         format!(
             "{board_file}: modules.load / gadget.modules / ethernet.modules / \
-                 storage.extra.modules"
+                 usb-ethernet.modules / storage.extra.modules"
         )
     })?;
     let mut qemu_wanted = hw_wanted.clone();
