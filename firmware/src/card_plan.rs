@@ -131,7 +131,7 @@ mod tests {
             boot_disk: "mmcblk0".into(),
             buses: vec![benchboot_plan::Bus::Usb],
             ethernet: None,
-            usb_ethernet: false,
+            usb_ethernet: None,
         })
         .unwrap()
     }

@@ -251,7 +251,14 @@ fn composite(plan: &Plan, g: &GadgetPlan, udc: &str, serial: &str, results: &mut
     results.network.links.extend(links.iter().cloned());
     if let (Some((i, lease)), Some(tests)) = (first, &plan.network.tests) {
         let l = &links[i];
-        run_tests(&l.function, l.board_address, lease.address, tests, results, &mut |_, _| {});
+        run_tests(
+            &l.function,
+            l.board_address,
+            lease.address,
+            tests,
+            results,
+            &mut |_, _| {},
+        );
     }
 }
 
@@ -334,7 +341,14 @@ fn one_function(
     }
     results.network.links.push(link.clone());
     if let (Some(l), Some(tests)) = (lease, &plan.network.tests) {
-        run_tests(&link.function, link.board_address, l.address, tests, results, &mut |_, _| {});
+        run_tests(
+            &link.function,
+            link.board_address,
+            l.address,
+            tests,
+            results,
+            &mut |_, _| {},
+        );
     }
     if let Some(pid) = peer_pid {
         worker::kill_and_reap(pid);
@@ -482,13 +496,7 @@ pub(crate) fn run_tests(
             link: label.to_owned(),
             test,
         };
-        health::record(
-            results,
-            &test_id(label, &test),
-            scope,
-            before,
-            after,
-        );
+        health::record(results, &test_id(label, &test), scope, before, after);
     }
     for e in errors {
         fail(results, &format!("network.{label}"), e);
@@ -566,7 +574,12 @@ pub fn case_lines(n: &NetworkResults) -> Vec<String> {
         } else {
             100.0 * u.lost as f64 / seen as f64
         };
-        v.push(case_line(&format!("{id}.loss"), CaseResult::Pass, loss, "%"));
+        v.push(case_line(
+            &format!("{id}.loss"),
+            CaseResult::Pass,
+            loss,
+            "%",
+        ));
     }
     v
 }

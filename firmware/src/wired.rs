@@ -162,10 +162,27 @@ fn one_link(
     }
     let mut stand_in = None;
     let peer = match &w.topology {
-        Topology::Direct { subnet, lease_secs } => {
-            direct(plan, w, &ifname, *subnet, *lease_secs, up_ns, &mut record, &mut stand_in, results)
-        }
-        Topology::Lan { peer } => lan(plan, w, &ifname, *peer, up_ns, &mut record, &mut stand_in, results),
+        Topology::Direct { subnet, lease_secs } => direct(
+            plan,
+            w,
+            &ifname,
+            *subnet,
+            *lease_secs,
+            up_ns,
+            &mut record,
+            &mut stand_in,
+            results,
+        ),
+        Topology::Lan { peer } => lan(
+            plan,
+            w,
+            &ifname,
+            *peer,
+            up_ns,
+            &mut record,
+            &mut stand_in,
+            results,
+        ),
     };
     if let (Some(peer), Some(tests)) = (peer, &plan.network.tests) {
         measure(&ifname, &mut record, peer, tests, results);
@@ -192,7 +209,11 @@ fn direct(
 ) -> Option<Ipv4Addr> {
     let (board, host) = direct_addresses(subnet);
     if let Err(e) = sys::ifconfig_up(ifname, board, DIRECT_PREFIX) {
-        fail(results, w, format!("{ifname}: cannot set {}: {e}", Ipv4Addr::from(board)));
+        fail(
+            results,
+            w,
+            format!("{ifname}: cannot set {}: {e}", Ipv4Addr::from(board)),
+        );
         return None;
     }
     record.board_address = board;
@@ -201,12 +222,20 @@ fn direct(
     // Runs for the rest of the boot on hardware, so the host keeps its lease.
     let stop = Arc::new(AtomicBool::new(false));
     let dhcp = start_dhcp(ifname, board, host, lease_secs, 0, tx, stop.clone());
-    let wait = Duration::from_millis(w.link_wait_ms.max(
-        plan.network.tests.as_ref().map_or(0, |t| t.peer_wait_ms),
-    ));
+    let wait = Duration::from_millis(
+        w.link_wait_ms
+            .max(plan.network.tests.as_ref().map_or(0, |t| t.peer_wait_ms)),
+    );
     if let Some(host_mac) = w.host_in_namespace.as_deref().and_then(parse_mac) {
         match link::find_interface(Path::new(NET_ROOT), Some(&host_mac), &[], &[]) {
-            None => fail(results, w, format!("the stand-in host's interface {} is missing", mac_text(&host_mac))),
+            None => fail(
+                results,
+                w,
+                format!(
+                    "the stand-in host's interface {} is missing",
+                    mac_text(&host_mac)
+                ),
+            ),
             Some(host_if) => match spawn_host_side(&host_if, host_mac, plan, wait) {
                 Ok(pid) => *stand_in = Some(pid),
                 Err(e) => fail(results, w, e),
@@ -229,7 +258,12 @@ fn direct(
             record.peer_address = Some(l.address.octets());
             record.peer_found_by = Some("lease".into());
             record.lease_ns = Some(l.acked_ns.saturating_sub(up_ns));
-            say(&format!("wired {}: host {} took {}", w.name, mac_text(&l.mac), l.address));
+            say(&format!(
+                "wired {}: host {} took {}",
+                w.name,
+                mac_text(&l.mac),
+                l.address
+            ));
             Some(l.address)
         }
         None => {
@@ -264,7 +298,14 @@ fn lan(
     let wait = Duration::from_millis(w.link_wait_ms);
     if let Some(host_mac) = w.host_in_namespace.as_deref().and_then(parse_mac) {
         match link::find_interface(Path::new(NET_ROOT), Some(&host_mac), &[], &[]) {
-            None => fail(results, w, format!("the stand-in LAN's interface {} is missing", mac_text(&host_mac))),
+            None => fail(
+                results,
+                w,
+                format!(
+                    "the stand-in LAN's interface {} is missing",
+                    mac_text(&host_mac)
+                ),
+            ),
             Some(host_if) => match spawn_stand_in_lan(&host_if, plan) {
                 Ok(pid) => *stand_in = Some(pid),
                 Err(e) => fail(results, w, e),
@@ -272,7 +313,11 @@ fn lan(
         }
     }
     let Some(mac) = parse_mac(&record.mac) else {
-        fail(results, w, format!("{ifname}: no MAC address to ask for a lease with"));
+        fail(
+            results,
+            w,
+            format!("{ifname}: no MAC address to ask for a lease with"),
+        );
         return None;
     };
     let lease = match benchboot_dhcp::client_lease(ifname, mac, wait) {
@@ -281,7 +326,10 @@ fn lan(
             fail(
                 results,
                 w,
-                format!("no DHCP lease from the LAN within {} ms: {e} (a DHCP server on the LAN?)", w.link_wait_ms),
+                format!(
+                    "no DHCP lease from the LAN within {} ms: {e} (a DHCP server on the LAN?)",
+                    w.link_wait_ms
+                ),
             );
             return None;
         }
@@ -289,7 +337,11 @@ fn lan(
     let prefix = u32::from(lease.netmask).count_ones() as u8;
     let prefix = if prefix == 0 { 24 } else { prefix };
     if let Err(e) = sys::ifconfig_up(ifname, lease.address.octets(), prefix) {
-        fail(results, w, format!("{ifname}: cannot set the leased {}: {e}", lease.address));
+        fail(
+            results,
+            w,
+            format!("{ifname}: cannot set the leased {}: {e}", lease.address),
+        );
         return None;
     }
     record.board_address = lease.address.octets();
@@ -374,7 +426,14 @@ fn measure(
             }
         }
     };
-    run_tests(&record.name, record.board_address, peer, tests, results, &mut watch);
+    run_tests(
+        &record.name,
+        record.board_address,
+        peer,
+        tests,
+        results,
+        &mut watch,
+    );
     record.counters = spans;
     // What the link was after the tests: the speed a flapping link renegotiated to.
     let after = link::facts(net, ifname);
@@ -383,7 +442,11 @@ fn measure(
             "{ifname}: speed changed during the tests: {:?} -> {:?} Mb/s",
             record.facts.speed_mbit, after.speed_mbit
         );
-        results.event(format!("network.wired.{}", record.name), Severity::Warning, msg);
+        results.event(
+            format!("network.wired.{}", record.name),
+            Severity::Warning,
+            msg,
+        );
     }
 }
 
@@ -459,7 +522,9 @@ fn spawn_stand_in_lan(host_if: &str, plan: &Plan) -> Result<i32, String> {
     }
     if let Err(e) = sys::move_link_to_netns(host_if, pid as u32) {
         worker::kill_and_reap(pid);
-        return Err(format!("moving {host_if} into the stand-in LAN's namespace: {e}"));
+        return Err(format!(
+            "moving {host_if} into the stand-in LAN's namespace: {e}"
+        ));
     }
     Ok(pid)
 }

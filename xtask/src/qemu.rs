@@ -363,9 +363,7 @@ struct WiredStandIns {
 /// `virtio-pair` two cables, each two NICs on a QEMU hub of its own. Nothing leaves
 /// this machine: slirp stays `restrict=on`, hubs have no host side.
 fn wired_stand_ins(q: &Qemu, work: &Path) -> Result<WiredStandIns> {
-    use benchboot_image::plans::{
-        QEMU_BOARD_HTTP_PORT, QEMU_PEER_ADDR, QEMU_WIRED_MACS,
-    };
+    use benchboot_image::plans::{QEMU_BOARD_HTTP_PORT, QEMU_PEER_ADDR, QEMU_WIRED_MACS};
     let mut out = WiredStandIns::default();
     match q.wired {
         QemuWired::None => {}

@@ -3,8 +3,8 @@
 //! boot, serial, modules, storage, gadget, ethernet, usb-ethernet, qemu). The first problem found is the
 //! error; it names the file and the field.
 
-use std::path::Path;
 use crate::QemuWired;
+use std::path::Path;
 
 use benchboot_plan::GadgetFunction;
 
@@ -487,15 +487,22 @@ impl Check<'_> {
             Some(w @ ("usb-net-lan" | "virtio-pair")) => {
                 return Err(self.bad(
                     "qemu.wired",
-                    format!("`{w}` needs qemu.network = \"{}\"", if w == "usb-net-lan" { "usb-net" } else { "virtio-net" }),
+                    format!(
+                        "`{w}` needs qemu.network = \"{}\"",
+                        if w == "usb-net-lan" {
+                            "usb-net"
+                        } else {
+                            "virtio-net"
+                        }
+                    ),
                 ))
             }
-            Some(other) => {
-                return Err(self.bad(
-                    "qemu.wired",
-                    format!("`{other}` is not supported; use `usb-net-lan`, `virtio-pair` or leave it out"),
-                ))
-            }
+            Some(other) => return Err(self.bad(
+                "qemu.wired",
+                format!(
+                    "`{other}` is not supported; use `usb-net-lan`, `virtio-pair` or leave it out"
+                ),
+            )),
         };
         let qloader = self.loader("qemu.loader", q.loader.as_deref())?;
         if q.dtb.is_some() && !has_dtb {

@@ -8,7 +8,7 @@
 use anyhow::{Context, Result};
 use benchboot_board::{Board, QemuNetwork, QemuWired};
 use benchboot_plan::presets::{preset, preset_file, DEFAULT_PRESET};
-use benchboot_plan::resolve::{unavailable_reason, EthernetFacts};
+use benchboot_plan::resolve::{unavailable_reason, EthernetFacts, UsbEthernetFacts};
 use benchboot_plan::{
     resolve, seed_block_sizes, DeviceReadPlan, Fault, Filesystem, GadgetPlan, ImageFacts, Mode,
     NetTests, NetworkPlan, Plan, PlanSource, RandomPlan, ResultsTarget, StoragePlan, StorageTarget,
@@ -150,7 +150,7 @@ pub fn image_facts(board: &Board, layout: &Layout) -> ImageFacts {
         boot_disk: board.disk.clone(),
         buses: board.extra_storage.iter().map(|e| e.bus).collect(),
         ethernet: image_facts_ethernet(board),
-        usb_ethernet: false,
+        usb_ethernet: image_facts_usb_ethernet(board),
     }
 }
 
@@ -182,7 +182,10 @@ fn hardware_network(board: &Board) -> NetworkPlan {
             vec![WiredPlan {
                 name: "eth".into(),
                 kind: WiredKind::Builtin,
-                drivers: facts.as_ref().map(|e| e.drivers.clone()).unwrap_or_default(),
+                drivers: facts
+                    .as_ref()
+                    .map(|e| e.drivers.clone())
+                    .unwrap_or_default(),
                 mac: None,
                 topology: Topology::Direct {
                     subnet: [10, 55, 0, 0],
@@ -388,9 +391,16 @@ fn qemu_network(board: &Board, gadget: Option<GadgetPlan>) -> NetworkPlan {
 
 /// The board's Ethernet as [`ImageFacts`] carry it.
 fn image_facts_ethernet(board: &Board) -> Option<EthernetFacts> {
-    board.ethernet.as_ref().map(|_| EthernetFacts {
-        drivers: Vec::new(),
-        rated_mbit: None,
+    board.ethernet.as_ref().map(|e| EthernetFacts {
+        drivers: e.drivers.clone(),
+        rated_mbit: Some(e.rated_mbit),
+    })
+}
+
+/// The board's USB adapter port as [`ImageFacts`] carry it.
+fn image_facts_usb_ethernet(board: &Board) -> Option<UsbEthernetFacts> {
+    board.usb_ethernet.as_ref().map(|u| UsbEthernetFacts {
+        drivers: u.drivers.clone(),
     })
 }
 
@@ -418,7 +428,7 @@ fn qemu_wired(board: &Board) -> Vec<WiredPlan> {
                 boot_disk: board.disk.clone(),
                 buses: Vec::new(),
                 ethernet: image_facts_ethernet(board),
-                usb_ethernet: false,
+                usb_ethernet: image_facts_usb_ethernet(board),
             };
             // Two links that cannot run first (bad input the rest of the plan survives):
             // an adapter the board has no port for, an interface that never appears.
@@ -455,26 +465,26 @@ fn qemu_wired(board: &Board) -> Vec<WiredPlan> {
 /// The two `virtio-pair` cables' links: direct on the first, LAN on the second.
 fn virtio_pair_links() -> impl Iterator<Item = WiredPlan> {
     [("direct", 0usize), ("lan", 1)]
-            .into_iter()
-            .map(|(name, cable)| WiredPlan {
-                name: format!("virtio-{name}"),
-                kind: WiredKind::Builtin,
-                drivers: vec!["virtio_net".into()],
-                mac: Some(QEMU_WIRED_MACS[cable][0].into()),
-                topology: if cable == 0 {
-                    Topology::Direct {
-                        subnet: benchboot_plan::resolve::WIRED_SUBNET,
-                        lease_secs: 3600,
-                    }
-                } else {
-                    // No peer address: the board finds the stand-in LAN's announcement.
-                    Topology::Lan { peer: None }
-                },
-                link_wait_ms: 20_000,
-                rated_mbit: None,
-                host_in_namespace: Some(QEMU_WIRED_MACS[cable][1].into()),
-                unavailable: None,
-            })
+        .into_iter()
+        .map(|(name, cable)| WiredPlan {
+            name: format!("virtio-{name}"),
+            kind: WiredKind::Builtin,
+            drivers: vec!["virtio_net".into()],
+            mac: Some(QEMU_WIRED_MACS[cable][0].into()),
+            topology: if cable == 0 {
+                Topology::Direct {
+                    subnet: benchboot_plan::resolve::WIRED_SUBNET,
+                    lease_secs: 3600,
+                }
+            } else {
+                // No peer address: the board finds the stand-in LAN's announcement.
+                Topology::Lan { peer: None }
+            },
+            link_wait_ms: 20_000,
+            rated_mbit: None,
+            host_in_namespace: Some(QEMU_WIRED_MACS[cable][1].into()),
+            unavailable: None,
+        })
 }
 
 #[cfg(test)]

@@ -39,10 +39,18 @@ pub struct ImageFacts {
     /// The board's own Ethernet (board file `[ethernet]`), if it has one.
     #[serde(default)]
     pub ethernet: Option<EthernetFacts>,
-    /// The board has a USB host port and the image loads USB Ethernet adapter drivers
-    /// (board file `[usb-ethernet]`).
+    /// The board's USB host port for Ethernet adapters, when the image loads their
+    /// drivers (board file `[usb-ethernet]`).
     #[serde(default)]
-    pub usb_ethernet: bool,
+    pub usb_ethernet: Option<UsbEthernetFacts>,
+}
+
+/// A board's USB host port for Ethernet adapters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UsbEthernetFacts {
+    /// The adapter drivers its image loads, as `/sys/class/net/<if>/device/driver`
+    /// shows them (not the board's own USB Ethernet, e.g. the Pi 3 B's smsc95xx).
+    pub drivers: Vec<String>,
 }
 
 /// A board's built-in Ethernet, as the board file names it.
@@ -121,7 +129,7 @@ pub fn unavailable_reason(kind: WiredKind, board: &str, image: &ImageFacts) -> O
             "{board} has no built-in Ethernet (boards/{board}.toml has no [ethernet]); \
              use link = \"usb-adapter\" with an adapter on a USB host port"
         )),
-        WiredKind::UsbAdapter if !image.usb_ethernet => Some(format!(
+        WiredKind::UsbAdapter if image.usb_ethernet.is_none() => Some(format!(
             "{board} has no USB host port with adapter drivers in its image \
              (boards/{board}.toml has no [usb-ethernet])"
         )),
@@ -156,9 +164,12 @@ fn wired_link(i: usize, w: &WiredSection, image: &ImageFacts) -> Result<WiredPla
         ),
         (WiredKind::Builtin, None) => (w.drivers.clone().unwrap_or_default(), None),
         (WiredKind::UsbAdapter, _) => (
-            w.drivers.clone().unwrap_or_else(|| {
-                USB_ETHERNET_DRIVERS.iter().map(|d| d.to_string()).collect()
-            }),
+            w.drivers
+                .clone()
+                .unwrap_or_else(|| match &image.usb_ethernet {
+                    Some(u) => u.drivers.clone(),
+                    None => USB_ETHERNET_DRIVERS.iter().map(|d| d.to_string()).collect(),
+                }),
             None,
         ),
     };

@@ -99,7 +99,12 @@ fn assert_wired_links(r: &RunResults) {
     let tests = r.plan.network.tests.as_ref().unwrap();
     let names: Vec<&str> = r.network.wired.iter().map(|w| w.name.as_str()).collect();
     // absent-usb never looked for an interface; absent-nic found none: no record.
-    assert_eq!(names, ["virtio-direct", "virtio-lan"], "{:?}", r.network.wired);
+    assert_eq!(
+        names,
+        ["virtio-direct", "virtio-lan"],
+        "{:?}",
+        r.network.wired
+    );
     let direct = &r.network.wired[0];
     assert_eq!(direct.topology, "direct");
     assert_eq!(direct.board_address, [10, 57, 0, 1]);
@@ -150,7 +155,10 @@ fn assert_wired_links(r: &RunResults) {
                 .find(|u| u.link == name && u.direction == dir)
                 .unwrap_or_else(|| panic!("no {name} UDP {dir:?}"));
             assert_eq!(u.target_bitrate, tests.udp_bitrate, "{u:?}");
-            assert!(u.sent > 0 && u.received > 0 && u.received <= u.sent, "{u:?}");
+            assert!(
+                u.sent > 0 && u.received > 0 && u.received <= u.sent,
+                "{u:?}"
+            );
             assert_eq!(u.bytes, u.received * u64::from(u.datagram_bytes), "{u:?}");
             assert!(u.board_cpu.total() > 0 && u.host_cpu.total() > 0, "{u:?}");
         }

@@ -25,7 +25,7 @@ fn image() -> ImageFacts {
         boot_disk: "mmcblk0".into(),
         buses: vec![Bus::Usb],
         ethernet: None,
-        usb_ethernet: false,
+        usb_ethernet: None,
     }
 }
 
@@ -278,7 +278,9 @@ fn wired_links_resolve_with_their_defaults_and_refuse_what_cannot_be() {
     assert_eq!(w[1].link_wait_ms, 30_000);
 
     let mut img = image();
-    img.usb_ethernet = true;
+    img.usb_ethernet = Some(crate::resolve::UsbEthernetFacts {
+        drivers: vec!["r8152".into(), "asix".into()],
+    });
     img.ethernet = Some(crate::resolve::EthernetFacts {
         drivers: vec!["smsc95xx".into()],
         rated_mbit: Some(100),
