@@ -81,12 +81,28 @@ enum Command {
     /// TCP throughput both ways, round trips and HTTP, for one board at a time, until
     /// stopped. The board's plan must name the same port (network.tests.peer_port).
     ///
+    /// UDP runs use the same port number in UDP.
+    ///
     /// Example: benchboot peer --listen 0.0.0.0:5202
+    ///
+    /// Example (board on a LAN, no peer address in its plan): benchboot peer --announce
+    ///
+    /// Example (QEMU user network, board_http_port 8080 forwarded from host port
+    /// 18081): benchboot peer --board-address 127.0.0.1:18081
     Peer {
         /// ADDRESS:PORT to listen on, e.g. 0.0.0.0:5202 (all interfaces) or
         /// 10.55.0.2:5202 (the gadget link only).
         #[arg(long, default_value = "0.0.0.0:5202")]
         listen: std::net::SocketAddr,
+        /// Broadcast `benchboot-peer 1 port=PORT` once a second to
+        /// 255.255.255.255:5202 (UDP), so a board on the LAN finds this peer.
+        #[arg(long)]
+        announce: bool,
+        /// HOST:PORT where the board's HTTP server is reached from here when a NAT
+        /// stands between (the board's plan fixes network.tests.board_http_port):
+        /// replaces the host and port of the URL the board asks this peer to fetch.
+        #[arg(long)]
+        board_address: Option<std::net::SocketAddr>,
     },
     /// Join stdin and stdout to a TCP connection (QEMU's guest forwards run it).
     #[command(hide = true)]
@@ -109,7 +125,7 @@ enum Command {
         /// Label of the link in the results.
         #[arg(long, default_value = "static")]
         link: String,
-        /// Parallel stream counts, each a run per direction.
+        /// Parallel stream counts, each a run per direction (0: no TCP runs).
         #[arg(long, value_delimiter = ',', default_value = "1,4")]
         streams: Vec<u32>,
         /// board-to-host (this machine sends), host-to-board, or both.
@@ -128,6 +144,14 @@ enum Command {
         /// HTTP object size each way (0 skips the HTTP tests).
         #[arg(long, default_value_t = 100 << 20)]
         http_bytes: u64,
+        /// UDP offered load per direction, bit/s of UDP payload as `iperf3 -u -b`:
+        /// a number with an optional decimal suffix k, M or G (`100M` = 10^8 bit/s);
+        /// 0 skips the UDP tests.
+        #[arg(long, default_value = "0", value_parser = peer::parse_bitrate)]
+        udp_bitrate: u64,
+        /// UDP payload per datagram, bytes (as `iperf3 -l`; 16 ..= 65507).
+        #[arg(long, default_value_t = benchboot_plan::network::DEFAULT_UDP_DATAGRAM)]
+        udp_length: u32,
         /// How long to retry connecting to the peer.
         #[arg(long, default_value_t = 5000)]
         wait_ms: u64,
@@ -312,7 +336,17 @@ fn run(command: Command) -> Result<()> {
             }
             print!("{}", render::report(&results));
         }
-        Command::Peer { listen } => peer::serve(listen)?,
+        Command::Peer {
+            listen,
+            announce,
+            board_address,
+        } => peer::serve(
+            listen,
+            &benchboot_netbench::peer::PeerOptions {
+                board_address,
+                announce_to: announce.then_some(benchboot_netbench::announce::BROADCAST),
+            },
+        )?,
         Command::Relay { to } => benchboot::relay::run(to)?,
         Command::Net {
             peer: peer_addr,
@@ -325,6 +359,8 @@ fn run(command: Command) -> Result<()> {
             omit_ms,
             latency_samples,
             http_bytes,
+            udp_bitrate,
+            udp_length,
             wait_ms,
             json,
         } => peer::net(&peer::NetRun {
@@ -337,12 +373,12 @@ fn run(command: Command) -> Result<()> {
                 duration_ms,
                 interval_ms,
                 omit_ms,
-                streams,
+                streams: streams.into_iter().filter(|&n| n > 0).collect(),
                 latency_samples,
                 http_bytes,
                 board_http_port: 0,
-                udp_bitrate: 0,
-                udp_datagram_bytes: benchboot_plan::network::DEFAULT_UDP_DATAGRAM,
+                udp_bitrate,
+                udp_datagram_bytes: udp_length,
             },
             directions: peer::parse_directions(&direction)?,
             json,

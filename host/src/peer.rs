@@ -14,8 +14,9 @@ use benchboot_results::network::NetDirection;
 /// The system-wide CPU counters sampled on this machine.
 const PROC_STAT: &str = "/proc/stat";
 
-/// Serves boards on `listen` until killed.
-pub fn serve(listen: SocketAddr) -> Result<()> {
+/// Serves boards on `listen` until killed, with `options` (`--board-address`,
+/// `--announce`).
+pub fn serve(listen: SocketAddr, options: &peer::PeerOptions) -> Result<()> {
     let listener = TcpListener::bind(listen).with_context(|| {
         format!(
             "listening on {listen}: is another `benchboot peer` (or iperf3 -s) on that port? \
@@ -29,8 +30,13 @@ pub fn serve(listen: SocketAddr) -> Result<()> {
         listener.local_addr()?,
         listen.port()
     );
-    peer::serve_with_log(listener, Path::new(PROC_STAT), |line| eprintln!("{line}"))
-        .context("accepting connections")?;
+    if let Some(a) = options.board_address {
+        eprintln!("benchboot peer: fetching the board's HTTP object from {a}");
+    }
+    peer::serve_with_options(listener, Path::new(PROC_STAT), options, |line| {
+        eprintln!("{line}")
+    })
+    .context("accepting connections")?;
     Ok(())
 }
 
@@ -46,6 +52,36 @@ pub struct NetRun {
     pub directions: Vec<NetDirection>,
     /// Save the network results as JSON here; `-` prints them instead of the tables.
     pub json: Option<PathBuf>,
+}
+
+/// Parses a bit rate as `iperf3 -b` takes it: digits with an optional decimal suffix
+/// `k`, `M`, `G` (10^3, 10^6, 10^9; either case, iperf3 scales rates by 1000), e.g.
+/// `100M` = 100 000 000 bit/s; `bit/s` or `bps` may follow.
+pub fn parse_bitrate(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let t = t
+        .strip_suffix("bit/s")
+        .or_else(|| t.strip_suffix("bps"))
+        .unwrap_or(t)
+        .trim_end();
+    let end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, unit) = t.split_at(end);
+    let scale: u64 = match unit.trim() {
+        "" => 1,
+        "k" | "K" => 1_000,
+        "m" | "M" => 1_000_000,
+        "g" | "G" => 1_000_000_000,
+        _ => {
+            return Err(format!(
+                "`{s}`: write bit/s as digits with k, M or G, e.g. 100M"
+            ))
+        }
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("`{s}`: write bit/s as digits with k, M or G, e.g. 100M"))?;
+    n.checked_mul(scale)
+        .ok_or_else(|| format!("`{s}` does not fit in 64 bits"))
 }
 
 /// Parses `board-to-host`, `host-to-board` or `both`.
@@ -88,4 +124,31 @@ pub fn net(run: &NetRun) -> Result<()> {
         bail!("{} network test(s) failed", errors.len());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bitrates_as_iperf3_takes_them() {
+        assert_eq!(parse_bitrate("0"), Ok(0));
+        assert_eq!(parse_bitrate("1448"), Ok(1448));
+        assert_eq!(parse_bitrate("100M"), Ok(100_000_000));
+        assert_eq!(parse_bitrate("100m"), Ok(100_000_000));
+        assert_eq!(parse_bitrate("5G"), Ok(5_000_000_000));
+        assert_eq!(parse_bitrate("500k"), Ok(500_000));
+        assert_eq!(parse_bitrate("1 Gbit/s"), Ok(1_000_000_000));
+        assert_eq!(
+            parse_bitrate("1 Tbit/s"),
+            Err("`1 Tbit/s`: write bit/s as digits with k, M or G, e.g. 100M".into())
+        );
+        assert_eq!(parse_bitrate("1 G bit/s"), Ok(1_000_000_000));
+        assert_eq!(parse_bitrate("20Mbps"), Ok(20_000_000));
+        assert!(parse_bitrate("").is_err());
+        assert!(parse_bitrate("M").is_err());
+        assert!(parse_bitrate("1.5G").is_err());
+        assert!(parse_bitrate("10T").is_err());
+        assert!(parse_bitrate("99999999999G").is_err());
+    }
 }

@@ -357,9 +357,52 @@ pub fn http_table(n: &NetworkResults, health: &[StepHealth]) -> Grid {
     t
 }
 
+/// UDP runs at an offered load, counted at the receiver ([`HEALTH_MARK`] on the rates
+/// where the board's health was flagged).
+pub fn udp_table(n: &NetworkResults, health: &[StepHealth]) -> Grid {
+    let mut t = Grid::new(vec![
+        "link".into(),
+        "direction".into(),
+        "offered Mbit/s".into(),
+        "datagram B".into(),
+        "sent".into(),
+        "received".into(),
+        "lost %".into(),
+        "out of order".into(),
+        "Mbit/s".into(),
+        "jitter µs".into(),
+        format!("board {CPU_HEADER}"),
+        format!("host {CPU_HEADER}"),
+    ]);
+    t.left_columns = 2;
+    for u in &n.udp {
+        let mark = net_mark(health, &u.link, NetTest::of_udp(u));
+        let known = u.received + u.lost;
+        t.push(vec![
+            u.link.clone(),
+            net_direction_label(u.direction).into(),
+            format!("{:.1}", u.target_bitrate as f64 / 1e6),
+            u.datagram_bytes.to_string(),
+            u.sent.to_string(),
+            u.received.to_string(),
+            if known == 0 {
+                "—".into()
+            } else {
+                format!("{:.2}", 100.0 * u.lost as f64 / known as f64)
+            },
+            u.out_of_order.to_string(),
+            format!("{:.1}{mark}", mbit_per_s(u.bytes, u.nanos)),
+            format!("{:.1}", u.jitter_ns as f64 / 1e3),
+            cpu_cell(&u.board_cpu),
+            cpu_cell(&u.host_cpu),
+        ]);
+    }
+    t
+}
+
 /// True when there is anything network to show.
 pub fn has_network(n: &NetworkResults) -> bool {
-    !(n.throughput.is_empty() && n.latency.is_empty() && n.http.is_empty())
+    !(n.throughput.is_empty() && n.latency.is_empty() && n.http.is_empty() && n.udp.is_empty())
 }
 
 /// True when a step of `health` covering a network test saw a flagged condition.
@@ -398,6 +441,14 @@ pub fn network_blocks(n: &NetworkResults, health: &[StepHealth], emulated: bool)
             "HTTP GET of an object in the sender's RAM{mark} (request to last byte)"
         )));
         out.push(Block::Grid(http_table(n, health)));
+    }
+    if !n.udp.is_empty() {
+        out.push(Block::Heading(format!(
+            "UDP at an offered load{mark}, as iperf3 -u: counted at the receiver by sequence \
+             number after the warm-up; lost % = lost / (received + lost); Mbit/s = 10^6 bit/s \
+             of payload; jitter per RFC 3550"
+        )));
+        out.push(Block::Grid(udp_table(n, health)));
     }
     if network_flagged(health) {
         out.push(Block::Text(HEALTH_LEGEND.into()));
@@ -699,6 +750,47 @@ mod network_tests {
                 "1.0/1.5/0.0/0.5/97.0",
             ]
         );
+    }
+
+    #[test]
+    fn udp_rows_carry_counts_loss_rate_and_jitter() {
+        let mut n = network();
+        n.udp.push(benchboot_results::network::UdpRun {
+            link: "ncm".into(),
+            direction: NetDirection::HostToBoard,
+            target_bitrate: 100_000_000,
+            datagram_bytes: 1448,
+            sent: 1000,
+            received: 990,
+            lost: 10,
+            out_of_order: 3,
+            // 990 datagrams in 0.1 s: 114.7 Mbit/s.
+            bytes: 990 * 1448,
+            nanos: 100_000_000,
+            jitter_ns: 12_345,
+            board_cpu: cpu(1, 47, 52, 0),
+            host_cpu: CpuTimes::default(),
+        });
+        let text = udp_table(&n, &[]).to_string();
+        let row = text.lines().find(|l| l.contains("ncm")).unwrap();
+        assert_eq!(
+            cells(row),
+            [
+                "ncm",
+                "host → board",
+                "100.0",
+                "1448",
+                "1000",
+                "990",
+                "1.00",
+                "3",
+                "114.7",
+                "12.3",
+                "1.0/47.0/0.0/52.0/0.0",
+                "—",
+            ]
+        );
+        assert!(network_report(&n, false).contains("UDP at an offered load"));
     }
 
     #[test]

@@ -52,9 +52,10 @@ enum Verb {
         card_plan: Option<String>,
     },
     /// Benchmarks (not tests): `storage` runs benchboot, dd and fio side by side; `net`
-    /// runs benchboot's network engine and iperf3 over loopback.
+    /// runs benchboot's TCP engine and iperf3 over loopback, `net-udp` its UDP runs and
+    /// `iperf3 -u`, `net-http` its HTTP runs and nginx + curl.
     Bench {
-        /// What to benchmark: `storage` or `net`.
+        /// What to benchmark: `storage`, `net`, `net-udp` or `net-http`.
         what: String,
         /// Folder on the disk to measure (default target/bench).
         #[arg(long)]
@@ -110,7 +111,11 @@ fn main() -> Result<()> {
         } => match what.as_str() {
             "storage" => xtask::bench::storage(path, runs),
             "net" => bench_net::net(runs, seconds),
-            other => anyhow::bail!("no bench named `{other}`: use `storage` or `net`"),
+            "net-udp" => bench_net::udp(runs, seconds),
+            "net-http" => bench_net::http(runs),
+            other => anyhow::bail!(
+                "no bench named `{other}`: use `storage`, `net`, `net-udp` or `net-http`"
+            ),
         },
         Verb::Lock => xtask::lock::run(),
         Verb::Boards { write_readme } => xtask::boards::run(write_readme),
