@@ -457,8 +457,10 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
                 .iter()
                 .map(|e| lookup_with(e, &k).map(|(_, s, c)| (s, c)))
                 .collect();
-            let cells: Vec<Option<Stat>> =
-                found.iter().map(|f| f.as_ref().map(|(s, _)| s.clone())).collect();
+            let cells: Vec<Option<Stat>> = found
+                .iter()
+                .map(|f| f.as_ref().map(|(s, _)| s.clone()))
+                .collect();
             let against = cells
                 .iter()
                 .enumerate()
@@ -657,11 +659,16 @@ mod tests {
         );
         assert_eq!(
             c.caveats,
-            ["usb-eth against B (banana-pi-m1-usb-gigabit-adapter): different adapter: this \
-              one runs the ax88179_178a driver, the reference's LAN7500 runs smsc75xx"]
+            [
+                "usb-eth against B (banana-pi-m1-usb-gigabit-adapter): different adapter: this \
+              one runs the ax88179_178a driver, the reference's LAN7500 runs smsc75xx"
+            ]
         );
         let text = output::render(&c, crate::report::Format::Table).unwrap();
-        assert!(text.contains("NOT THE SAME LINK: usb-eth against B"), "{text}");
+        assert!(
+            text.contains("NOT THE SAME LINK: usb-eth against B"),
+            "{text}"
+        );
         assert!(text.contains("0.03 (different adapter)"), "{text}");
     }
 

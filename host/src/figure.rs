@@ -173,7 +173,9 @@ impl LinkClass {
             };
         }
         let gadget = matches!(link, "ncm" | "ecm" | "rndis")
-            || n.links.iter().any(|l| l.function == link && l.function != "static");
+            || n.links
+                .iter()
+                .any(|l| l.function == link && l.function != "static");
         if gadget {
             LinkClass::Gadget
         } else {

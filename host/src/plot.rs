@@ -505,8 +505,13 @@ mod tests {
             ]
         );
         let svg = std::fs::read_to_string(dir.path().join("run-w-net-eth.svg")).unwrap();
-        assert!(svg.contains("network link eth (built-in Ethernet, eth0)"), "title");
+        assert!(
+            svg.contains("network link eth (built-in Ethernet, eth0)"),
+            "title"
+        );
         let svg = std::fs::read_to_string(dir.path().join("run-w-net-ncm.svg")).unwrap();
-        assert!(svg.contains("host → board, 4 stream(s)") && svg.contains("board → host, 4 stream(s)"));
+        assert!(
+            svg.contains("host → board, 4 stream(s)") && svg.contains("board → host, 4 stream(s)")
+        );
     }
 }

@@ -354,9 +354,7 @@ fn link_header(udp_columns: bool) -> Vec<String> {
     h.push(format!("board {CPU_HEADER}"));
     h.push(format!("host {CPU_HEADER}"));
     if udp_columns {
-        h.extend(
-            ["offered Mbit/s", "loss %", "out of order", "jitter ms"].map(String::from),
-        );
+        h.extend(["offered Mbit/s", "loss %", "out of order", "jitter ms"].map(String::from));
     }
     h
 }
@@ -376,7 +374,7 @@ pub fn link_table(n: &NetworkResults, health: &[StepHealth], link: &str) -> Grid
     udp.sort_by_key(|u| u.direction);
     let udp_columns = !udp.is_empty();
     let mut g = Grid::new(link_header(udp_columns));
-    g.left_columns = 2;
+    g.left_columns = 3;
     let rows = tcp
         .into_iter()
         .map(|t| DirectionRow::tcp(t, health))
@@ -396,6 +394,7 @@ pub fn latency_table(n: &NetworkResults, health: &[StepHealth], link: &str) -> G
             .map(String::from)
             .to_vec(),
     );
+    t.left_columns = 0;
     for r in n.latency.iter().filter(|l| l.link == link) {
         let mut v = r.rtt_ns.clone();
         v.sort_unstable();
@@ -478,8 +477,9 @@ pub fn network_blocks(n: &NetworkResults, health: &[StepHealth], emulated: bool)
             continue;
         }
         out.push(Block::Heading(format!(
-            "Link {link} ({}){mark}",
-            link_description(n, &link)
+            "Link {link} ({}){}",
+            link_description(n, &link),
+            if emulated { ", EMULATED" } else { "" }
         )));
         if let Some(w) = wired {
             out.push(Block::Text(link_facts_lines(w).join("\n")));

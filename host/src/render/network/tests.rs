@@ -118,7 +118,13 @@ pub(crate) fn wired_run() -> RunResults {
     let mut r = RunResults::new("run-w".into(), Plan::example(), SystemInfo::default());
     r.board = "bananapi-m1".into();
     r.emulated = false;
-    let mut ncm_tcp = tcp("ncm", NetDirection::BoardToHost, 4, 125_000_000, 10_000_000_000);
+    let mut ncm_tcp = tcp(
+        "ncm",
+        NetDirection::BoardToHost,
+        4,
+        125_000_000,
+        10_000_000_000,
+    );
     ncm_tcp.intervals = vec![interval(0, 50_000_000), interval(5, 75_000_000)];
     ncm_tcp.board_cpu = cpu(1, 47, 52, 0);
     ncm_tcp.host_cpu = cpu(2, 3, 1, 194);
@@ -187,7 +193,13 @@ pub(crate) fn wired_run() -> RunResults {
             after: counters(13, 3),
         },
     ];
-    let mut eth_tcp = tcp("eth", NetDirection::BoardToHost, 1, 125_000_000, 1_000_000_000);
+    let mut eth_tcp = tcp(
+        "eth",
+        NetDirection::BoardToHost,
+        1,
+        125_000_000,
+        1_000_000_000,
+    );
     eth_tcp.board_cpu = cpu(10, 20, 30, 40);
     r.network = NetworkResults {
         links: vec![],
@@ -225,7 +237,10 @@ pub(crate) fn wired_run() -> RunResults {
 
 #[test]
 fn links_come_in_report_order_each_once() {
-    assert_eq!(network_links(&wired_run().network), ["eth", "usb-eth", "ncm"]);
+    assert_eq!(
+        network_links(&wired_run().network),
+        ["eth", "usb-eth", "ncm"]
+    );
 }
 
 #[test]
@@ -383,42 +398,53 @@ fn degraded_link_is_an_alert_heading_the_report_and_a_warning() {
     // Only the 12M adapter: the built-in port runs at its rating.
     assert_eq!(
         alerts,
-        ["LINK BELOW ITS RATING: usb-eth: the USB adapter enumerated at 12 Mbit/s, below \
-          USB 2.0 high speed (480): a full-speed port or hub caps everything"]
+        [
+            "LINK BELOW ITS RATING: usb-eth: the USB adapter enumerated at 12 Mbit/s, below \
+          USB 2.0 high speed (480): a full-speed port or hub caps everything"
+        ]
     );
     // It heads the report: right after the title.
     assert!(matches!(&doc.blocks[1], Block::Alert(_)));
     let text = report(&r);
-    assert!(text.starts_with("benchboot report: run run-w on bananapi-m1\nLINK BELOW ITS RATING: usb-eth"));
+    assert!(text
+        .starts_with("benchboot report: run run-w on bananapi-m1\nLINK BELOW ITS RATING: usb-eth"));
     assert!(!text.contains("LINK BELOW ITS RATING: eth:"));
     let kinds: Vec<String> = crate::context::warnings(&r)
         .into_iter()
         .map(|w| format!("{}: {}", w.kind, w.message))
         .collect();
-    assert!(kinds.iter().any(|k| k.starts_with("link-degraded: LINK BELOW ITS RATING: usb-eth")));
+    assert!(kinds
+        .iter()
+        .any(|k| k.starts_with("link-degraded: LINK BELOW ITS RATING: usb-eth")));
     assert!(kinds.iter().any(|k| k
         == "link-errors: usb-eth (eth1): 5 interface error(s) or drop(s) during the tests \
             (/sys/class/net/eth1/statistics)"));
     // A port negotiated below its rating is the other kind of alert.
     let mut slow = r.clone();
     slow.network.wired[0].facts.speed_mbit = Some(100);
-    assert!(report(&slow).contains(
-        "LINK BELOW ITS RATING: eth: negotiated 100 Mb/s on a port rated 1000 Mb/s"
-    ));
+    assert!(report(&slow)
+        .contains("LINK BELOW ITS RATING: eth: negotiated 100 Mb/s on a port rated 1000 Mb/s"));
 }
 
 #[test]
 fn report_has_one_table_per_link_with_facts_above_and_round_trips_apart() {
     let r = wired_run();
     let text = report(&r);
-    let at = |s: &str| text.find(s).unwrap_or_else(|| panic!("no `{s}` in\n{text}"));
+    let at = |s: &str| {
+        text.find(s)
+            .unwrap_or_else(|| panic!("no `{s}` in\n{text}"))
+    };
     let eth = at("Link eth (built-in Ethernet, eth0)");
     let usb = at("Link usb-eth (USB Ethernet adapter, eth1)");
     let ncm = at("Link ncm (USB gadget NCM)");
     assert!(eth < at("direct cable, host leased 10.57.0.2") && eth < usb && usb < ncm);
     assert!(at("TCP round trips over ncm") > ncm);
     let rtt = latency_table(&r.network, &[], "ncm").to_string();
-    let row = rtt.lines().map(cells).find(|c| c.first() == Some(&"100")).unwrap();
+    let row = rtt
+        .lines()
+        .map(cells)
+        .find(|c| c.first() == Some(&"100"))
+        .unwrap();
     assert_eq!(row, ["100", "1.0", "50.5", "99.0", "100.0"]);
     assert!(text.contains(
         "TCP counted at the receiver after a 2 s warm-up; HTTP GET of an object in the \
@@ -467,7 +493,7 @@ fn emulated_runs_keep_their_marking() {
     let text = report(&r);
     assert!(text.contains("EMULATED (QEMU)"));
     assert!(text.contains("Network (EMULATED: QEMU's virtual network, not the board's)"));
-    assert!(text.contains("Link ncm (USB gadget NCM) (EMULATED"));
+    assert!(text.contains("Link ncm (USB gadget NCM), EMULATED"));
     assert_eq!(percentile(&[7], 99.0), Some(7));
     assert_eq!(percentile(&[], 99.0), None);
 }
@@ -495,15 +521,20 @@ fn csv_and_json_carry_the_link_of_every_row() {
     );
     let udp = rows.iter().find(|x| x.section == "udp").unwrap();
     assert_eq!(
-        (udp.loss_pct, udp.jitter_ms, udp.out_of_order, udp.offered_mbit_per_s),
+        (
+            udp.loss_pct,
+            udp.jitter_ms,
+            udp.out_of_order,
+            udp.offered_mbit_per_s
+        ),
         (Some(1.0), Some(0.125), Some(3), Some(500.0))
     );
     assert_eq!(udp.datagrams_lost, Some(10));
-    let tcp = rows.iter().find(|x| x.section == "tcp" && x.target == "eth").unwrap();
-    assert_eq!(
-        (tcp.mb_per_s, tcp.mbit_per_s),
-        (Some(125.0), Some(1000.0))
-    );
+    let tcp = rows
+        .iter()
+        .find(|x| x.section == "tcp" && x.target == "eth")
+        .unwrap();
+    assert_eq!((tcp.mb_per_s, tcp.mbit_per_s), (Some(125.0), Some(1000.0)));
     // CSV round trip keeps the new columns.
     let csv = crate::report::tidy::to_csv(&rows).unwrap();
     assert!(csv.lines().next().unwrap().contains(",mb_per_s,"));
