@@ -35,7 +35,7 @@ fn direction_label(d: &str) -> String {
 fn labels(k: &Key) -> (Vec<&'static str>, Vec<String>) {
     let link = || {
         if k.target.is_empty() {
-            "(reference, any link)".to_owned()
+            "(reference only: no matching link)".to_owned()
         } else {
             k.target.clone()
         }
