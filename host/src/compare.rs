@@ -15,8 +15,8 @@ use benchboot_results::network::{mbit_per_s, CpuTimes};
 use benchboot_results::{iops, mib_per_s, DeviceReadKind, Direction, RandomOp, RunResults};
 use serde::{Deserialize, Serialize};
 
-pub use crate::figure::{Key, Section, Stat};
-use crate::reference::{self, Reference};
+pub use crate::figure::{Key, LinkClass, Section, Stat};
+use crate::reference::{self, LinkMatch, RefLink, Reference};
 use crate::render::{cell_values, target_labels};
 use crate::report::OutputArgs;
 use rank_test::{mann_whitney, MannWhitney};
@@ -48,6 +48,9 @@ pub struct Against {
     pub test: Option<MannWhitney>,
     /// The verdict in words, as the tables print it.
     pub note: String,
+    /// Why this reference is not quite the same thing (`different adapter: ...`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caveat: Option<String>,
 }
 
 /// Compares `a` (the first run) with `b`.
@@ -72,6 +75,7 @@ pub fn against(a: &Stat, b: &Stat, b_is_reference: bool) -> Against {
             spread: SpreadVerdict::NoSpread,
             test: None,
             note,
+            caveat: None,
         };
     }
     let spread = if a.max < b.min || b.max < a.min {
@@ -103,6 +107,7 @@ pub fn against(a: &Stat, b: &Stat, b_is_reference: bool) -> Against {
         spread,
         test,
         note,
+        caveat: None,
     }
 }
 
@@ -128,6 +133,8 @@ struct Entry {
     info: EntryInfo,
     figures: BTreeMap<Key, Stat>,
     reference: bool,
+    /// A network reference: the links it is set beside.
+    applies_to: Option<RefLink>,
 }
 
 /// One row of a comparison: a figure across every entry.
@@ -154,6 +161,10 @@ pub struct Comparison {
     /// Set when the runs used different plans (block sizes, caps or targets may differ).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_warning: Option<String>,
+    /// Reference figures set beside a link that is not quite what they measured, one
+    /// line each (`usb-eth against B (...): different adapter: ...`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub caveats: Vec<String>,
     pub entries: Vec<EntryInfo>,
     pub rows: Vec<Row>,
 }
@@ -335,6 +346,7 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
             },
             figures: run_figures(r),
             reference: false,
+            applies_to: None,
         });
     }
     for (j, rf) in references.iter().enumerate() {
@@ -350,12 +362,20 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
             },
             figures: reference::figures(rf)?.into_iter().collect(),
             reference: true,
+            applies_to: rf.applies_to(),
         });
     }
     // Target label → filesystem, from the runs: a reference's columns are filesystems.
     let mut fs_of: BTreeMap<String, String> = BTreeMap::new();
     let mut target_rank: BTreeMap<String, usize> = BTreeMap::new();
+    // Link name → what kind of link, from the first run that has it: a network
+    // reference applies to some kinds only.
+    let mut class_of: BTreeMap<String, LinkClass> = BTreeMap::new();
     for (_, r) in runs {
+        for link in crate::render::network_links(&r.network) {
+            let class = LinkClass::of(&r.network, &link);
+            class_of.entry(link).or_insert(class);
+        }
         for t in &r.plan.storage.targets {
             fs_of
                 .entry(t.label.clone())
@@ -369,9 +389,11 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
         .filter(|e| !e.reference)
         .flat_map(|e| e.figures.keys().cloned())
         .collect();
-    let lookup = |e: &Entry, k: &Key| -> Option<(Key, Stat)> {
+    // A reference's figure for run row `k`, with a caveat when it is not quite the
+    // same kind of link.
+    let lookup_with = |e: &Entry, k: &Key| -> Option<(Key, Stat, Option<String>)> {
         if let Some(s) = e.figures.get(k) {
-            return Some((k.clone(), s.clone()));
+            return Some((k.clone(), s.clone(), None));
         }
         if !e.reference {
             return None;
@@ -382,11 +404,23 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
                 target: fs.clone(),
                 ..k.clone()
             };
-            return e.figures.get(&alt).map(|s| (alt, s.clone()));
+            return e.figures.get(&alt).map(|s| (alt, s.clone(), None));
         }
+        let caveat = match e.applies_to {
+            None => None,
+            Some(applies) => {
+                let class = class_of.get(&k.target).unwrap_or(&LinkClass::Other);
+                match applies.matches(class) {
+                    LinkMatch::No => return None,
+                    LinkMatch::Yes => None,
+                    LinkMatch::Caveat(c) => Some(c),
+                }
+            }
+        };
         let alt = k.any_link();
-        e.figures.get(&alt).map(|s| (alt, s.clone()))
+        e.figures.get(&alt).map(|s| (alt, s.clone(), caveat))
     };
+    let lookup = |e: &Entry, k: &Key| lookup_with(e, k).map(|(k, s, _)| (k, s));
     // Reference figures no run row picks up get rows of their own.
     let mut used: BTreeSet<(usize, Key)> = BTreeSet::new();
     for k in &keys {
@@ -415,19 +449,37 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
             k.param,
         )
     });
+    let mut caveats: Vec<String> = Vec::new();
     let rows = keys
         .into_iter()
         .map(|k| {
-            let cells: Vec<Option<Stat>> = entries
+            let found: Vec<Option<(Stat, Option<String>)>> = entries
                 .iter()
-                .map(|e| lookup(e, &k).map(|(_, s)| s))
+                .map(|e| lookup_with(e, &k).map(|(_, s, c)| (s, c)))
+                .collect();
+            let cells: Vec<Option<Stat>> = found
+                .iter()
+                .map(|f| f.as_ref().map(|(s, _)| s.clone()))
                 .collect();
             let against = cells
                 .iter()
                 .enumerate()
                 .map(|(i, c)| match (i, &cells[0], c) {
                     (0, _, _) => None,
-                    (_, Some(a), Some(b)) => Some(against(a, b, entries[i].reference)),
+                    (_, Some(a), Some(b)) => {
+                        let mut v = against(a, b, entries[i].reference);
+                        v.caveat = found[i].as_ref().and_then(|(_, c)| c.clone());
+                        if let Some(c) = &v.caveat {
+                            let line = format!(
+                                "{} against {} ({}): {c}",
+                                k.target, entries[i].info.letter, entries[i].info.name
+                            );
+                            if !caveats.contains(&line) {
+                                caveats.push(line);
+                            }
+                        }
+                        Some(v)
+                    }
                     _ => None,
                 })
                 .collect();
@@ -445,6 +497,7 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
         version: 1,
         notice: emulated_notice(&infos),
         plan_warning: plan_warning(runs),
+        caveats,
         entries: infos,
         rows,
     })
@@ -535,6 +588,88 @@ mod tests {
         assert!(v.test.is_none() && v.note.contains("reference"));
         let v = against(&Stat::single(10.0), &Stat::range(4.0, 5.0), true);
         assert_eq!((v.ratio, v.ratio_range), (None, Some((2.0, 2.5))));
+    }
+
+    /// The Banana Pi M1 run of the render tests (`eth` built-in, `usb-eth` a LAN7500 on
+    /// smsc75xx, `ncm` a gadget link) against the seeds' Banana Pi Ethernet figures.
+    #[test]
+    fn bananapi_wired_links_meet_their_reference_rows() {
+        let run = crate::render::network::tests::wired_run();
+        let refs = [
+            reference::find("banana-pi-m1-gigabit-ethernet").unwrap(),
+            reference::find("banana-pi-m1-usb-gigabit-adapter").unwrap(),
+            reference::find("pi-zero-wh-usb-gadget").unwrap(),
+        ];
+        let c = compare(&[(PathBuf::from("w.json"), run.clone())], &refs).unwrap();
+        let row = |dir: &str, link: &str| {
+            c.rows
+                .iter()
+                .find(|r| r.key == Key::network(Section::Http, dir, link, 0))
+                .unwrap_or_else(|| panic!("no HTTP {dir} {link}"))
+        };
+        let mbit = |mib_s: f64| mib_s * reference::MIB_S_TO_MBIT_S;
+        // Built-in: download = host-to-board (100 MiB in 1 s = 100 MiB/s vs 96.3),
+        // upload = board-to-host (100 MiB in 2 s = 50 MiB/s vs 68.2).
+        let down = row("host-to-board", "eth");
+        assert_eq!(down.cells[1].as_ref().unwrap().median, Some(mbit(96.3)));
+        assert!(down.cells[2].is_none() && down.cells[3].is_none());
+        let a = down.against[1].as_ref().unwrap();
+        assert!((a.ratio.unwrap() - 100.0 / 96.3).abs() < 1e-9);
+        assert_eq!(a.caveat, None);
+        let up = row("board-to-host", "eth");
+        assert!((up.against[1].as_ref().unwrap().ratio.unwrap() - 50.0 / 68.2).abs() < 1e-9);
+        // The LAN7500 row beside the adapter only: 100 MiB in 100 s = 1 MiB/s vs 38.88.
+        let usb = row("host-to-board", "usb-eth");
+        assert!(usb.cells[1].is_none() && usb.cells[3].is_none());
+        assert_eq!(usb.cells[2].as_ref().unwrap().median, Some(mbit(38.88)));
+        assert!((usb.against[2].as_ref().unwrap().ratio.unwrap() - 1.0 / 38.88).abs() < 1e-9);
+        // The gadget reference sits beside the gadget link only (it has no HTTP figure).
+        let tcp = c
+            .rows
+            .iter()
+            .find(|r| r.key == Key::network(Section::Tcp, "board-to-host", "eth", 1))
+            .unwrap();
+        assert!(tcp.cells[3].is_none());
+        let tcp = c
+            .rows
+            .iter()
+            .find(|r| r.key == Key::network(Section::Tcp, "board-to-host", "ncm", 4))
+            .unwrap();
+        assert_eq!(tcp.cells[3].as_ref().unwrap().median, Some(152.0));
+        let http_ncm = row("host-to-board", "ncm");
+        assert!(http_ncm.cells[1].is_none() && http_ncm.cells[2].is_none());
+        assert!(c.caveats.is_empty());
+
+        // Another adapter's driver: still compared, said to be a different adapter.
+        let mut other = run;
+        other.network.wired[1].facts.driver = Some("ax88179_178a".into());
+        let c = compare(&[(PathBuf::from("w.json"), other)], &refs[1..2]).unwrap();
+        let usb = c
+            .rows
+            .iter()
+            .find(|r| r.key == Key::network(Section::Http, "host-to-board", "usb-eth", 0))
+            .unwrap();
+        let a = usb.against[1].as_ref().unwrap();
+        assert_eq!(
+            a.caveat.as_deref(),
+            Some(
+                "different adapter: this one runs the ax88179_178a driver, the reference's \
+                 LAN7500 runs smsc75xx"
+            )
+        );
+        assert_eq!(
+            c.caveats,
+            [
+                "usb-eth against B (banana-pi-m1-usb-gigabit-adapter): different adapter: this \
+              one runs the ax88179_178a driver, the reference's LAN7500 runs smsc75xx"
+            ]
+        );
+        let text = output::render(&c, crate::report::Format::Table).unwrap();
+        assert!(
+            text.contains("NOT THE SAME LINK: usb-eth against B"),
+            "{text}"
+        );
+        assert!(text.contains("0.03 (different adapter)"), "{text}");
     }
 
     #[test]

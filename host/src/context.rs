@@ -2,10 +2,11 @@
 //! the isolation proof: census verdict, interrupts per step group, command line,
 //! modules) and its warnings (emulated, mode fallbacks, error/warning events,
 //! incomplete run, foreign processes, board health: throttling, frequency capping,
-//! under-voltage, soft temperature limit).
+//! under-voltage, soft temperature limit, a wired link below its rating or with
+//! interface errors).
 //!
 //! One module per section: `health` (clock, temperature, throttling), `isolation` (the
-//! census verdict), `interrupts` (per step group); `grid` prints the context as a
+//! census verdict), `interrupts` (per step group), `links` (wired links' alerts); `grid` prints the context as a
 //! table, `warnings` lists what the reader must know. Below [`crate::render`], which
 //! puts it into the report.
 
@@ -13,6 +14,7 @@ mod grid;
 mod health;
 mod interrupts;
 mod isolation;
+mod links;
 mod warnings;
 
 use benchboot_results::RunResults;
@@ -21,6 +23,7 @@ use serde::{Deserialize, Serialize};
 pub use grid::context_grid;
 pub use health::condition_label;
 pub use interrupts::{interrupt_groups, InterruptGroup, TOP_SOURCES};
+pub use links::{errors_and_drops, link_alerts, link_error_lines, LINK_BELOW_RATING};
 pub use warnings::{health_warnings, warnings, Warning};
 
 /// The board name of a run made on this machine by `benchboot storage` (no board, no

@@ -3,6 +3,7 @@
 //! [`crate::compare`], which lines entries up by these, and [`crate::reference`], whose
 //! published figures are stated in them.
 
+use benchboot_results::network::NetworkResults;
 use benchboot_results::Summary;
 use serde::{Deserialize, Serialize};
 
@@ -142,6 +143,43 @@ impl Stat {
             median: None,
             min: lo,
             max: hi,
+        }
+    }
+}
+
+/// What kind of link a run's network figure was measured over: what a network
+/// reference is matched against ([`crate::reference::RefLink::matches`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkClass {
+    /// A USB gadget function (`ncm`, `ecm`, `rndis`).
+    Gadget,
+    /// A wired link: `kind` `builtin` or `usb-adapter`, with the driver bound to it.
+    Wired {
+        kind: String,
+        driver: Option<String>,
+    },
+    /// A link the document does not describe.
+    Other,
+}
+
+impl LinkClass {
+    /// The class of `link` in `n`: a wired link by its record, a gadget link by its
+    /// function name.
+    pub fn of(n: &NetworkResults, link: &str) -> LinkClass {
+        if let Some(w) = n.wired.iter().find(|w| w.name == link) {
+            return LinkClass::Wired {
+                kind: w.kind.clone(),
+                driver: w.facts.driver.clone(),
+            };
+        }
+        let gadget = matches!(link, "ncm" | "ecm" | "rndis")
+            || n.links
+                .iter()
+                .any(|l| l.function == link && l.function != "static");
+        if gadget {
+            LinkClass::Gadget
+        } else {
+            LinkClass::Other
         }
     }
 }

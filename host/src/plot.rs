@@ -1,6 +1,7 @@
 //! Plots (PNG and SVG, `plotters`): storage throughput against block size (log2 x axis)
 //! per filesystem, one file per mode and direction; per-interval network throughput
-//! with the board's CPU softirq and system shares. Text uses DejaVu Sans compiled into
+//! with the board's CPU softirq and system shares, one file per link (gadget function
+//! or wired link), one series per run. Text uses DejaVu Sans compiled into
 //! the binary (`dejavu` crate, `ab_glyph`), so no system font or fontconfig is needed.
 //! A QEMU run's plots say EMULATED in their title.
 
@@ -14,7 +15,10 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
 
-use crate::render::{cell_values, interval_mbits, net_direction_label, target_labels};
+use crate::render::{
+    cell_values, interval_mbits, link_description, net_direction_label, network_links,
+    target_labels,
+};
 use crate::units::block_size_label;
 
 /// Font family name the plots use (registered once from the bundled DejaVu Sans).
@@ -377,14 +381,14 @@ pub fn report_plots(r: &RunResults, dir: &Path) -> Result<Vec<PathBuf>> {
             )?);
         }
     }
-    let mut links: Vec<&str> = r
-        .network
-        .throughput
-        .iter()
-        .map(|t| t.link.as_str())
+    // Every link with a TCP run, once each (gadget functions and wired links alike),
+    // in the report's order.
+    let links: Vec<String> = network_links(&r.network)
+        .into_iter()
+        .filter(|l| r.network.throughput.iter().any(|t| &t.link == l))
         .collect();
-    links.dedup();
-    for link in links {
+    for link in &links {
+        let link = link.as_str();
         let runs: Vec<_> = r
             .network
             .throughput
@@ -451,8 +455,9 @@ pub fn report_plots(r: &RunResults, dir: &Path) -> Result<Vec<PathBuf>> {
             series: cpu,
         };
         let title = format!(
-            "{pre}{}: network link {link}{}",
+            "{pre}{}: network link {link} ({}){}",
             r.board,
+            link_description(&r.network, link),
             if r.emulated {
                 " (QEMU's virtual network)"
             } else {
@@ -468,4 +473,45 @@ pub fn report_plots(r: &RunResults, dir: &Path) -> Result<Vec<PathBuf>> {
         )?);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The render tests' run: TCP over the gadget link `ncm` and the wired link `eth`
+    /// (interleaved in the document), none over `usb-eth`.
+    #[test]
+    fn every_link_with_tcp_runs_gets_one_network_plot() {
+        let mut r = crate::render::network::tests::wired_run();
+        // ncm, eth, ncm: one file per link all the same.
+        let mut again = r.network.throughput[0].clone();
+        again.direction = benchboot_results::network::NetDirection::HostToBoard;
+        r.network.throughput.push(again);
+        let dir = tempfile::tempdir().unwrap();
+        let files = report_plots(&r, dir.path()).unwrap();
+        let names: Vec<String> = files
+            .iter()
+            .filter_map(|f| f.file_name()?.to_str().map(String::from))
+            .filter(|n| n.contains("-net-"))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "run-w-net-eth.png",
+                "run-w-net-eth.svg",
+                "run-w-net-ncm.png",
+                "run-w-net-ncm.svg"
+            ]
+        );
+        let svg = std::fs::read_to_string(dir.path().join("run-w-net-eth.svg")).unwrap();
+        assert!(
+            svg.contains("network link eth (built-in Ethernet, eth0)"),
+            "title"
+        );
+        let svg = std::fs::read_to_string(dir.path().join("run-w-net-ncm.svg")).unwrap();
+        assert!(
+            svg.contains("host → board, 4 stream(s)") && svg.contains("board → host, 4 stream(s)")
+        );
+    }
 }

@@ -7,7 +7,7 @@
 use anyhow::{bail, Context as _, Result};
 use serde::Serialize;
 
-use crate::figure::{Key, Section, Stat};
+use crate::figure::{Key, LinkClass, Section, Stat};
 
 /// What a reference holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,11 +17,69 @@ pub enum RefData {
         write_csv: &'static str,
         read_csv: &'static str,
     },
-    /// The rows of `network-seed-figures.csv` with this board and link.
+    /// The rows of `network-seed-figures.csv` with this board and link, set beside the
+    /// runs' links that `applies_to` matches.
     Network {
         board: &'static str,
         link: &'static str,
+        applies_to: RefLink,
     },
+}
+
+/// Which of a run's links a network reference is set beside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefLink {
+    /// Every link (the WiFi figures: benchboot measures no WiFi link of its own).
+    Any,
+    /// USB gadget links (and links the document does not describe).
+    Gadget,
+    /// A board's built-in Ethernet (wired links of kind `builtin`).
+    Builtin,
+    /// A USB Ethernet adapter (wired links of kind `usb-adapter`): `chip` bound to the
+    /// Linux `driver`; an adapter on another driver is still compared, as a different
+    /// adapter.
+    UsbAdapter {
+        chip: &'static str,
+        driver: &'static str,
+    },
+}
+
+/// Whether a reference figure sits beside a run's link.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkMatch {
+    No,
+    Yes,
+    /// Compared, with this caveat (`different adapter: ...`).
+    Caveat(String),
+}
+
+impl RefLink {
+    /// Whether a reference for this kind of link compares with a link of `class`.
+    pub fn matches(self, class: &LinkClass) -> LinkMatch {
+        match (self, class) {
+            (RefLink::Any, _) => LinkMatch::Yes,
+            (RefLink::Gadget, LinkClass::Gadget | LinkClass::Other) => LinkMatch::Yes,
+            (RefLink::Builtin, LinkClass::Wired { kind, .. }) if kind == "builtin" => {
+                LinkMatch::Yes
+            }
+            (RefLink::UsbAdapter { chip, driver }, LinkClass::Wired { kind, driver: d })
+                if kind == "usb-adapter" =>
+            {
+                match d.as_deref() {
+                    Some(d) if d == driver => LinkMatch::Yes,
+                    Some(d) => LinkMatch::Caveat(format!(
+                        "different adapter: this one runs the {d} driver, the reference's \
+                         {chip} runs {driver}"
+                    )),
+                    None => LinkMatch::Caveat(format!(
+                        "different adapter?: this one's driver is unknown, the reference's \
+                         {chip} runs {driver}"
+                    )),
+                }
+            }
+            _ => LinkMatch::No,
+        }
+    }
 }
 
 /// One built-in reference and where its figures come from.
@@ -159,6 +217,7 @@ pub const REFERENCES: &[Reference] = &[
         data: RefData::Network {
             board: "raspberry-pi-zero-wh",
             link: "USB gadget RNDIS/ECM to laptop",
+            applies_to: RefLink::Gadget,
         },
     },
     Reference {
@@ -173,6 +232,7 @@ pub const REFERENCES: &[Reference] = &[
         data: RefData::Network {
             board: "bananapi-m1",
             link: "built-in gigabit Ethernet",
+            applies_to: RefLink::Builtin,
         },
     },
     Reference {
@@ -188,6 +248,10 @@ pub const REFERENCES: &[Reference] = &[
         data: RefData::Network {
             board: "bananapi-m1",
             link: "USB 2.0 gigabit adapter (LAN7500)",
+            applies_to: RefLink::UsbAdapter {
+                chip: "LAN7500",
+                driver: "smsc75xx",
+            },
         },
     },
     wifi(
@@ -250,7 +314,21 @@ const fn wifi(
         method: "wget of a 100 MiB file from a RAM disk over the LAN, per WiFi channel and \
                  mode; compared with benchboot's HTTP GETs",
         files: &["network-seed-figures.csv"],
-        data: RefData::Network { board, link },
+        data: RefData::Network {
+            board,
+            link,
+            applies_to: RefLink::Any,
+        },
+    }
+}
+
+impl Reference {
+    /// Which links a network reference is set beside; `None` for storage.
+    pub fn applies_to(&self) -> Option<RefLink> {
+        match self.data {
+            RefData::Network { applies_to, .. } => Some(applies_to),
+            RefData::Storage { .. } => None,
+        }
     }
 }
 
@@ -297,7 +375,7 @@ fn parse_storage(csv_text: &str, direction: &str, out: &mut Vec<(Key, Stat)>) ->
 
 /// The figures of a reference as compare cells. Network figures are link-agnostic
 /// keys (`target` empty, `param` 0): they are set beside every run row of the same test
-/// and direction.
+/// and direction over a link the reference applies to ([`Reference::applies_to`]).
 ///
 /// # Errors
 /// Only if the shipped data were malformed (a test reads every reference).
@@ -311,7 +389,7 @@ pub fn figures(r: &Reference) -> Result<Vec<(Key, Stat)>> {
             parse_storage(write_csv, "write", &mut out)?;
             parse_storage(read_csv, "read", &mut out)?;
         }
-        RefData::Network { board, link } => {
+        RefData::Network { board, link, .. } => {
             // Per (section, direction): min, max and the central figure.
             struct Slot {
                 section: Section,

@@ -35,7 +35,7 @@ fn direction_label(d: &str) -> String {
 fn labels(k: &Key) -> (Vec<&'static str>, Vec<String>) {
     let link = || {
         if k.target.is_empty() {
-            "(reference, any link)".to_owned()
+            "(reference only: no matching link)".to_owned()
         } else {
             k.target.clone()
         }
@@ -104,10 +104,14 @@ fn group_title(k: &Key) -> String {
 }
 
 fn ratio_text(a: &super::Against) -> String {
-    match (a.ratio, a.ratio_range) {
+    let r = match (a.ratio, a.ratio_range) {
         (Some(r), _) => format!("{r:.2}"),
         (None, Some((lo, hi))) => format!("{lo:.2}–{hi:.2}"),
         _ => "—".into(),
+    };
+    match a.caveat.as_deref().and_then(|c| c.split(':').next()) {
+        Some(what) => format!("{r} ({what})"),
+        None => r,
     }
 }
 
@@ -205,6 +209,9 @@ pub fn document(c: &Comparison) -> Doc {
     }
     if let Some(w) = &c.plan_warning {
         d.push(Block::Alert(format!("DIFFERENT PLANS: {w}")));
+    }
+    for c in &c.caveats {
+        d.push(Block::Alert(format!("NOT THE SAME LINK: {c}")));
     }
     d.push(Block::Heading("Entries".into()));
     let mut g = Grid::new(vec![
@@ -338,7 +345,10 @@ pub fn csv_rows(c: &Comparison) -> Vec<CompareCsvRow> {
                 spread: a.map(|a| a.spread),
                 u: a.and_then(|a| a.test).map(|t| t.u_x),
                 p_value: usable_test.map(|t| t.p),
-                note: a.map_or(String::new(), |a| a.note.clone()),
+                note: a.map_or(String::new(), |a| match &a.caveat {
+                    Some(c) => format!("{}; {c}", a.note),
+                    None => a.note.clone(),
+                }),
             });
         }
     }

@@ -14,7 +14,9 @@ pub struct Warning {
     /// `census` (a foreign user-space process), `verify`, `governor`, `health` (a condition flagged during steps),
     /// `health-earlier` (flags set since boot before the first step) or
     /// `health-unknown` (a hardware run whose throttle flags were not readable) or
-    /// `schema-newer` (a document of a newer minor schema: its new fields are not shown).
+    /// `schema-newer` (a document of a newer minor schema: its new fields are not shown),
+    /// `link-degraded` (a wired link below its rating) or `link-errors` (interface errors
+    /// or drops during the network tests).
     pub kind: String,
     pub message: String,
 }
@@ -109,6 +111,12 @@ pub fn warnings(r: &RunResults) -> Vec<Warning> {
         ));
     }
     out.extend(health_warnings(r));
+    for a in super::link_alerts(&r.network) {
+        out.push(warn("link-degraded", a));
+    }
+    for e in super::link_error_lines(&r.network) {
+        out.push(warn("link-errors", e));
+    }
     for v in &r.verify {
         if let Some(at) = v.first_mismatch {
             out.push(warn(

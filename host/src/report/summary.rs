@@ -3,7 +3,7 @@
 
 use benchboot_plan::{Filesystem, Mode};
 use benchboot_results::health::conditions_during;
-use benchboot_results::network::{mbit_per_s, CpuShare, NetDirection, NetTest};
+use benchboot_results::network::{mbit_per_s, CpuShare, LinkFacts, NetDirection, NetTest};
 use benchboot_results::{
     a1_verdict, iops, mib_per_s, Condition, DeviceReadKind, Direction, Health, HealthScope,
     RandomOp, RunResults, StepHealth, Summary,
@@ -11,7 +11,10 @@ use benchboot_results::{
 use serde::{Deserialize, Serialize};
 
 use crate::context::{context, warnings, Context, Warning, EMULATED_NOTICE};
-use crate::render::{cell_values, device_read_values, interval_mbits, percentile};
+use crate::render::{
+    cell_values, device_read_values, interval_mbits, link_facts_lines, mb_per_s, percentile,
+    udp_loss_pct,
+};
 
 /// What `--format json` prints: shape version 1.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -150,6 +153,63 @@ pub struct NetworkSummary {
     pub throughput: Vec<TcpCell>,
     pub latency: Vec<LatencyCell>,
     pub http: Vec<HttpCell>,
+    #[serde(default)]
+    pub udp: Vec<UdpCell>,
+    /// The wired links with their facts (each run names its link in `link`).
+    #[serde(default)]
+    pub wired: Vec<WiredCell>,
+}
+
+/// One wired link: what the kernel says it is, how the peer was reached, its trouble.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WiredCell {
+    /// The plan's name, as the runs' `link`.
+    pub link: String,
+    /// `builtin` or `usb-adapter`.
+    pub kind: String,
+    pub interface: String,
+    pub mac: String,
+    pub facts: LinkFacts,
+    /// `direct` or `lan`.
+    pub topology: String,
+    /// `a.b.c.d/prefix`.
+    pub board_address: String,
+    pub peer_address: Option<String>,
+    /// `lease`, `plan` or `announce`.
+    pub peer_found_by: Option<String>,
+    /// Interface errors and drops (rx + tx) during the tests, packets.
+    pub errors_and_drops: u64,
+    /// Why the link runs below its rating (the report's LINK BELOW ITS RATING alert).
+    pub degraded: Option<String>,
+    /// The facts as the report prints them above the link's table.
+    pub facts_text: Vec<String>,
+}
+
+/// One UDP run at a set offered load, counted at the receiver.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UdpCell {
+    pub link: String,
+    pub direction: NetDirection,
+    /// Offered load, Mbit/s (10^6 bit/s) of UDP payload.
+    pub offered_mbit_per_s: f64,
+    pub datagram_bytes: u32,
+    pub sent: u64,
+    pub received: u64,
+    pub lost: u64,
+    /// lost / (received + lost) × 100; `None` when nothing was expected.
+    pub loss_pct: Option<f64>,
+    pub out_of_order: u64,
+    /// RFC 3550 interarrival jitter at the end of the run, ms.
+    pub jitter_ms: f64,
+    pub seconds: f64,
+    /// Payload received: MB/s (10^6 B/s), MiB/s (2^20 B/s), Mbit/s (10^6 bit/s).
+    pub mb_per_s: f64,
+    pub mib_per_s: f64,
+    pub mbit_per_s: f64,
+    pub board_cpu: Option<CpuShare>,
+    pub host_cpu: Option<CpuShare>,
+    #[serde(default)]
+    pub health_flags: Vec<Condition>,
 }
 
 /// One TCP throughput run, counted at the receiver after the warm-up.
@@ -162,7 +222,11 @@ pub struct TcpCell {
     pub omit_s: f64,
     /// Mbit/s (10^6 bit/s) over the whole run.
     pub mbit_per_s: f64,
+    /// MiB/s (2^20 B/s).
     pub mib_per_s: f64,
+    /// MB/s (10^6 B/s).
+    #[serde(default)]
+    pub mb_per_s: f64,
     /// Mbit/s of each interval, in order.
     pub interval_mbit_per_s: Vec<f64>,
     pub board_cpu: Option<CpuShare>,
@@ -192,8 +256,13 @@ pub struct HttpCell {
     pub direction: NetDirection,
     pub bytes: u64,
     pub seconds: f64,
+    /// MiB/s (2^20 B/s).
     pub mib_per_s: f64,
+    /// Mbit/s (10^6 bit/s).
     pub mbit_per_s: f64,
+    /// MB/s (10^6 B/s).
+    #[serde(default)]
+    pub mb_per_s: f64,
     pub board_cpu: Option<CpuShare>,
     pub host_cpu: Option<CpuShare>,
     #[serde(default)]
@@ -334,6 +403,7 @@ pub fn summary(r: &RunResults) -> ReportJson {
                 omit_s: t.omit_ns as f64 / 1e9,
                 mbit_per_s: mbit_per_s(t.bytes, t.nanos),
                 mib_per_s: mib_per_s(t.bytes, t.nanos),
+                mb_per_s: mb_per_s(t.bytes, t.nanos),
                 interval_mbit_per_s: interval_mbits(t),
                 board_cpu: t.board_cpu.share(),
                 host_cpu: t.host_cpu.share(),
@@ -369,9 +439,54 @@ pub fn summary(r: &RunResults) -> ReportJson {
                 seconds: h.nanos as f64 / 1e9,
                 mib_per_s: mib_per_s(h.bytes, h.nanos),
                 mbit_per_s: mbit_per_s(h.bytes, h.nanos),
+                mb_per_s: mb_per_s(h.bytes, h.nanos),
                 board_cpu: h.board_cpu.share(),
                 host_cpu: h.host_cpu.share(),
                 health_flags: net(&h.link, NetTest::of_http(h)),
+            })
+            .collect(),
+        udp: n
+            .udp
+            .iter()
+            .map(|u| UdpCell {
+                link: u.link.clone(),
+                direction: u.direction,
+                offered_mbit_per_s: u.target_bitrate as f64 / 1e6,
+                datagram_bytes: u.datagram_bytes,
+                sent: u.sent,
+                received: u.received,
+                lost: u.lost,
+                loss_pct: udp_loss_pct(u),
+                out_of_order: u.out_of_order,
+                jitter_ms: u.jitter_ns as f64 / 1e6,
+                seconds: u.nanos as f64 / 1e9,
+                mb_per_s: mb_per_s(u.bytes, u.nanos),
+                mib_per_s: mib_per_s(u.bytes, u.nanos),
+                mbit_per_s: mbit_per_s(u.bytes, u.nanos),
+                board_cpu: u.board_cpu.share(),
+                host_cpu: u.host_cpu.share(),
+                health_flags: net(&u.link, NetTest::of_udp(u)),
+            })
+            .collect(),
+        wired: n
+            .wired
+            .iter()
+            .map(|w| {
+                let ip = |a: [u8; 4]| format!("{}.{}.{}.{}", a[0], a[1], a[2], a[3]);
+                WiredCell {
+                    link: w.name.clone(),
+                    kind: w.kind.clone(),
+                    interface: w.interface.clone(),
+                    mac: w.mac.clone(),
+                    facts: w.facts.clone(),
+                    topology: w.topology.clone(),
+                    board_address: format!("{}/{}", ip(w.board_address), w.prefix_len),
+                    peer_address: w.peer_address.map(ip),
+                    peer_found_by: w.peer_found_by.clone(),
+                    errors_and_drops: crate::context::errors_and_drops(w),
+                    degraded: w.facts.degraded(),
+                    facts_text: link_facts_lines(w),
+                }
             })
             .collect(),
     };

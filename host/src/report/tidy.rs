@@ -4,6 +4,8 @@
 use anyhow::{Context as _, Result};
 use benchboot_results::health::conditions_during;
 use benchboot_results::network::{mbit_per_s, CpuTimes, NetDirection, NetTest};
+
+use crate::render::{mb_per_s, udp_loss_pct};
 use benchboot_results::{
     iops, mib_per_s, DeviceReadKind, Direction, HealthScope, RandomOp, RunResults,
 };
@@ -14,8 +16,9 @@ use serde::{Deserialize, Serialize};
 /// Sections: `storage` (one pass: `repetition` 0-based), `device-read` (`direction`
 /// cached/buffered), `random` (`direction` read/write, `ios`, `iops`), `tcp` (a whole
 /// run), `tcp-interval` (one report interval, `repetition` = interval index),
-/// `latency` (one round trip, `repetition` = sample index), `http`, `verify` (`ns` 0,
-/// `note` says ok or where it mismatched).
+/// `latency` (one round trip, `repetition` = sample index), `http`, `udp` (one run at
+/// an offered load), `verify` (`ns` 0, `note` says ok or where it mismatched). Network
+/// rows name their link (gadget function or wired link) in `target`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TidyRow {
     pub run_id: String,
@@ -32,6 +35,7 @@ pub struct TidyRow {
     pub requested_mode: String,
     /// write/read, cached/buffered, board-to-host/host-to-board.
     pub direction: String,
+    /// Block size, bytes (storage, random); UDP payload per datagram, bytes (udp).
     pub block_size_bytes: Option<u64>,
     pub queue_depth: Option<u32>,
     pub streams: Option<u32>,
@@ -46,6 +50,9 @@ pub struct TidyRow {
     pub mib_per_s: Option<f64>,
     /// Mbit/s (10^6 bit/s), network sections.
     pub mbit_per_s: Option<f64>,
+    /// MB/s (10^6 B/s), network sections.
+    #[serde(default)]
+    pub mb_per_s: Option<f64>,
     pub iops: Option<f64>,
     /// Board CPU shares over the span, percent (network sections).
     pub board_cpu_user_pct: Option<f64>,
@@ -53,6 +60,25 @@ pub struct TidyRow {
     pub board_cpu_irq_pct: Option<f64>,
     pub board_cpu_softirq_pct: Option<f64>,
     pub board_cpu_idle_pct: Option<f64>,
+    /// UDP: offered load, Mbit/s (10^6 bit/s) of payload.
+    #[serde(default)]
+    pub offered_mbit_per_s: Option<f64>,
+    /// UDP: datagrams sent, received and lost.
+    #[serde(default)]
+    pub datagrams_sent: Option<u64>,
+    #[serde(default)]
+    pub datagrams_received: Option<u64>,
+    #[serde(default)]
+    pub datagrams_lost: Option<u64>,
+    /// UDP: lost / (received + lost) × 100.
+    #[serde(default)]
+    pub loss_pct: Option<f64>,
+    /// UDP: datagrams that arrived after a higher sequence number.
+    #[serde(default)]
+    pub out_of_order: Option<u64>,
+    /// UDP: RFC 3550 interarrival jitter, ms.
+    #[serde(default)]
+    pub jitter_ms: Option<f64>,
     pub note: String,
     /// Board health flagged during the step that measured this row: conditions joined
     /// by `;` (`under-voltage`, `frequency-capped`, `throttled`, `soft-temp-limit`);
@@ -82,12 +108,20 @@ impl TidyRow {
             ns: 0,
             mib_per_s: None,
             mbit_per_s: None,
+            mb_per_s: None,
             iops: None,
             board_cpu_user_pct: None,
             board_cpu_system_pct: None,
             board_cpu_irq_pct: None,
             board_cpu_softirq_pct: None,
             board_cpu_idle_pct: None,
+            offered_mbit_per_s: None,
+            datagrams_sent: None,
+            datagrams_received: None,
+            datagrams_lost: None,
+            loss_pct: None,
+            out_of_order: None,
+            jitter_ms: None,
             note: String::new(),
             health_flags: String::new(),
         }
@@ -119,6 +153,7 @@ impl TidyRow {
         self.mib_per_s = Some(mib_per_s(bytes, ns));
         if mbit {
             self.mbit_per_s = Some(mbit_per_s(bytes, ns));
+            self.mb_per_s = Some(mb_per_s(bytes, ns));
         }
         self
     }
@@ -241,6 +276,26 @@ pub fn rows(r: &RunResults) -> Vec<TidyRow> {
             .cpu(&h.board_cpu)
             .health(r, scope);
         row.direction = net_dir_name(h.direction).into();
+        out.push(row);
+    }
+    for u in &r.network.udp {
+        let scope = HealthScope::Network {
+            link: u.link.clone(),
+            test: NetTest::of_udp(u),
+        };
+        let mut row = TidyRow::new(r, "udp", &u.link)
+            .rate(u.bytes, u.nanos, true)
+            .cpu(&u.board_cpu)
+            .health(r, scope);
+        row.direction = net_dir_name(u.direction).into();
+        row.offered_mbit_per_s = Some(u.target_bitrate as f64 / 1e6);
+        row.datagrams_sent = Some(u.sent);
+        row.datagrams_received = Some(u.received);
+        row.datagrams_lost = Some(u.lost);
+        row.loss_pct = udp_loss_pct(u);
+        row.out_of_order = Some(u.out_of_order);
+        row.jitter_ms = Some(u.jitter_ns as f64 / 1e6);
+        row.block_size_bytes = Some(u64::from(u.datagram_bytes));
         out.push(row);
     }
     for v in &r.verify {
