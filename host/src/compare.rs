@@ -561,13 +561,13 @@ mod tests {
             (PathBuf::from("x.json"), r)
         };
         assert_eq!(
-            plan_warning(&[run("aa", "quick v1"), run("aa", "quick v1")]),
+            plan_warning(&[run("aa", "quick v2"), run("aa", "quick v2")]),
             None
         );
         // Documents before schema 1.6 carry no plan source: nothing to compare.
-        assert_eq!(plan_warning(&[run("", "?"), run("bb", "seeds v1")]), None);
-        let w = plan_warning(&[run("aa", "quick v1"), run("bb", "seeds v1")]).unwrap();
-        assert!(w.contains("A ran quick v1; B ran seeds v1"), "{w}");
+        assert_eq!(plan_warning(&[run("", "?"), run("bb", "seeds v2")]), None);
+        let w = plan_warning(&[run("aa", "quick v2"), run("bb", "seeds v2")]).unwrap();
+        assert!(w.contains("A ran quick v2; B ran seeds v2"), "{w}");
     }
 
     #[test]

@@ -497,12 +497,14 @@ impl Check<'_> {
                     ),
                 ))
             }
-            Some(other) => return Err(self.bad(
-                "qemu.wired",
-                format!(
+            Some(other) => {
+                return Err(self.bad(
+                    "qemu.wired",
+                    format!(
                     "`{other}` is not supported; use `usb-net-lan`, `virtio-pair` or leave it out"
                 ),
-            )),
+                ))
+            }
         };
         let qloader = self.loader("qemu.loader", q.loader.as_deref())?;
         if q.dtb.is_some() && !has_dtb {

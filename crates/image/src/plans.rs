@@ -593,7 +593,7 @@ mod tests {
         for (name, p) in &all {
             assert_eq!(p.card_plan, ["plan", "qemu-card"].contains(name), "{name}");
         }
-        assert_eq!(get("plan").source.preset.as_deref(), Some("standard v1"));
+        assert_eq!(get("plan").source.preset.as_deref(), Some("standard v2"));
         for n in ["qemu", "faults", "powercut"] {
             assert_eq!(get(n).supervision.watchdog_timeout_s, 0, "{n}");
         }
@@ -614,7 +614,7 @@ mod tests {
         assert_eq!(quick.file, "plans/quick.toml");
         let p = hardware(&zero, &layout, vec![], &quick).unwrap();
         assert_eq!(p.storage.repetitions, 1);
-        assert_eq!(p.source.preset.as_deref(), Some("quick v1"));
+        assert_eq!(p.source.preset.as_deref(), Some("quick v2"));
         let sata = PlanText {
             file: "ssd.toml".into(),
             text: "[[storage.disk]]\nlabel = \"ssd\"\nwhole-disk = \"sata\"\ndestroy = true\n"

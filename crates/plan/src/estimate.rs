@@ -115,16 +115,34 @@ pub fn estimate(plan: &Plan) -> Vec<StepEstimate> {
         });
     }
     if let Some(t) = &plan.network.tests {
-        let links =
+        let gadget_links =
             plan.network
                 .gadget
                 .as_ref()
-                .map_or(1, |g| if g.in_turn { g.functions.len() } else { 1 }) as u64;
-        let runs = t.streams.len() as u64 * 2;
+                .map_or(0, |g| if g.in_turn { g.functions.len() } else { 1 });
+        let wired: Vec<_> = plan
+            .network
+            .wired
+            .iter()
+            .filter(|w| w.unavailable.is_none())
+            .collect();
+        let links = (gadget_links + wired.len()).max(1) as u64;
+        let udp_runs = if t.udp_bitrate > 0 { 2 } else { 0 };
+        let runs = t.streams.len() as u64 * 2 + udp_runs;
+        // Each wired link may wait for its interface and carrier, then for a lease.
+        let link_waits: u64 = wired.iter().map(|w| 2 * w.link_wait_ms).sum();
+        let udp = if t.udp_bitrate > 0 {
+            format!(
+                "; UDP at {} each way",
+                crate::units::fmt_bitrate(t.udp_bitrate)
+            )
+        } else {
+            String::new()
+        };
         out.push(StepEstimate {
             step: "network".into(),
             what: format!(
-                "{} x streams {:?} x 2 directions, {} + {} warm-up each; {} round trips; HTTP {} each way",
+                "{} x streams {:?} x 2 directions, {} + {} warm-up each; {} round trips; HTTP {} each way{udp}",
                 count(links as usize, "link"),
                 t.streams,
                 fmt_millis(t.duration_ms),
@@ -132,7 +150,7 @@ pub fn estimate(plan: &Plan) -> Vec<StepEstimate> {
                 t.latency_samples,
                 fmt_bytes(t.http_bytes)
             ),
-            at_most_ms: links * (runs * (t.duration_ms + t.omit_ms) + t.peer_wait_ms),
+            at_most_ms: links * (runs * (t.duration_ms + t.omit_ms) + t.peer_wait_ms) + link_waits,
             unbounded: Some(format!("HTTP: {} per link at the link's speed", fmt_bytes(2 * t.http_bytes))),
         });
     }

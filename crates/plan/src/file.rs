@@ -35,7 +35,7 @@ pub struct PlanFile {
     pub extends: Option<Spanned<String>>,
     /// Presets only: the preset's name (`plans/<name>.toml`).
     pub name: Option<String>,
-    /// Presets only: bumped whenever the preset's content changes, so "standard v1"
+    /// Presets only: bumped whenever the preset's content changes, so "standard v2"
     /// names one fixed plan.
     pub version: Option<u32>,
     /// One line saying what the plan is for.

@@ -258,8 +258,8 @@ impl NetTests {
             latency_samples: 1000,
             http_bytes: 100 << 20,
             board_http_port: 0,
-            // 100 Mbit/s: what a Fast Ethernet port or a USB 2.0 link carries.
-            udp_bitrate: 100_000_000,
+            // Off unless a plan sets it (the presets do, from v2).
+            udp_bitrate: 0,
             udp_datagram_bytes: DEFAULT_UDP_DATAGRAM,
         }
     }

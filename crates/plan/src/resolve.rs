@@ -89,9 +89,9 @@ pub struct PlanSource {
     /// The file as named when it was read (`plans/quick.toml`, `plan.toml` on the card);
     /// empty for a plan made without a plan file (e.g. `benchboot storage`).
     pub file: String,
-    /// `quick v1` when the text is exactly a shipped preset's.
+    /// `quick v2` when the text is exactly a shipped preset's.
     pub preset: Option<String>,
-    /// The preset the file started from, with its version: `quick v1`.
+    /// The preset the file started from, with its version: `quick v2`.
     pub extends: Option<String>,
     /// SHA-256 of the file's bytes, lowercase hex.
     pub sha256: String,
@@ -100,7 +100,7 @@ pub struct PlanSource {
 }
 
 impl PlanSource {
-    /// One line: `standard v1`, or `my.toml (sha256 1a2b3c4d5e6f, extends quick v1)`.
+    /// One line: `standard v2`, or `my.toml (sha256 1a2b3c4d5e6f, extends quick v2)`.
     pub fn describe(&self) -> String {
         if let Some(p) = &self.preset {
             return p.clone();
@@ -304,7 +304,7 @@ pub struct Loaded {
     pub own: PlanFile,
     /// The file over its presets, nearest first.
     pub merged: PlanFile,
-    /// `quick v1`: the preset it started from, `None` for a preset itself.
+    /// `quick v2`: the preset it started from, `None` for a preset itself.
     pub extends: Option<String>,
 }
 

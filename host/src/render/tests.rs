@@ -108,10 +108,10 @@ fn a_refused_card_plan_heads_the_report_and_the_plan_is_named() {
     assert!(report(&r).contains("plan: built in, no plan file"));
     r.plan.source = benchboot_plan::PlanSource {
         file: "plans/quick.toml".into(),
-        preset: Some("quick v1".into()),
+        preset: Some("quick v2".into()),
         ..Default::default()
     };
-    assert!(report(&r).contains("plan: quick v1"));
+    assert!(report(&r).contains("plan: quick v2"));
     r.plan_error = Some(benchboot_plan::PlanFileError {
         file: "plan.toml (card)".into(),
         line: Some(3),
@@ -125,7 +125,7 @@ fn a_refused_card_plan_heads_the_report_and_the_plan_is_named() {
             && rep.contains("benchboot plan check FILE --board rpi-zero-w"),
         "{rep}"
     );
-    assert!(!rep.contains("plan: quick v1"), "no plan ran: {rep}");
+    assert!(!rep.contains("plan: quick v2"), "no plan ran: {rep}");
 }
 
 #[test]

@@ -52,7 +52,7 @@ fn a_plan_goes_onto_a_card_image_and_a_bad_one_does_not() {
     let quick = PlanText::from_arg("quick").unwrap();
     let said = write(&path, &quick).unwrap();
     assert!(
-        said.contains("qemu-virt-arm64") && said.contains("quick v1"),
+        said.contains("qemu-virt-arm64") && said.contains("quick v2"),
         "{said}"
     );
     assert_eq!(card_plan(&path), quick.text);
@@ -119,7 +119,7 @@ fn plan_check_prints_every_step_with_its_bound() {
     let p = resolve_for_board(&b, &PlanText::from_arg("seeds").unwrap()).unwrap();
     let text = describe(&p, &b.description);
     assert!(
-        text.starts_with("plan seeds v1 for rpi-zero-w (Raspberry Pi Zero W)\n"),
+        text.starts_with("plan seeds v2 for rpi-zero-w (Raspberry Pi Zero W)\n"),
         "{text}"
     );
     // 9 targets x 2 modes x 18 sizes x 3 reps x 2 directions x 10 s = 19440 s.

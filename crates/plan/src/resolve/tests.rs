@@ -45,7 +45,7 @@ fn every_preset_resolves_and_names_itself() {
     for (name, text) in PRESETS {
         let p = resolve(&preset_file(name), text, &base(), &image())
             .unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(p.source.preset.as_deref(), Some(&*format!("{name} v1")));
+        assert_eq!(p.source.preset.as_deref(), Some(&*format!("{name} v2")));
         assert_eq!(p.source.sha256.len(), 64);
         assert_eq!(p.source.text, text);
     }
@@ -83,7 +83,7 @@ fn seeds_is_the_write_ups_sweep() {
     assert_eq!(s.targets[7].device, "LABEL=BBEXT4");
     assert!(s.device_reads.is_none() && s.random.is_none() && !s.verify);
     assert!(p.network.tests.is_none());
-    assert_eq!(p.source.extends.as_deref(), Some("standard v1"));
+    assert_eq!(p.source.extends.as_deref(), Some("standard v2"));
 }
 
 #[test]
@@ -144,7 +144,7 @@ fn a_user_file_overrides_its_preset() {
         ["/dev/mmcblk0", "BUS=usb"]
     );
     assert_eq!(p.source.preset, None);
-    assert_eq!(p.source.extends.as_deref(), Some("quick v1"));
+    assert_eq!(p.source.extends.as_deref(), Some("quick v2"));
     assert!(
         p.source.describe().starts_with("my.toml (sha256 "),
         "{}",
