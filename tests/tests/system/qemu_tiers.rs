@@ -18,6 +18,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use benchboot_image::layout::{self, Role};
+use benchboot_results::network::NetDirection;
 use benchboot_results::RunResults;
 use benchboot_tests::{checks, QemuSlot};
 use xtask::qemu::Run;
@@ -81,8 +82,75 @@ fn rpi_2b_boots_in_raspi2b_with_sdhost_and_dwc2_as_modules() {
 #[test]
 fn rpi_3b_boots_in_raspi3b_on_the_second_serial() {
     // The ready line was read from QEMU's second -serial (the mini-UART, ttyS1).
-    let (_slot, _, r) = tier("rpi-3b", "aarch64").unwrap();
+    let (_slot, run, r) = tier("rpi-3b", "aarch64").unwrap();
     assert!(has_module(&r, "dwc2") && has_module(&r, "bcm2835"));
+    assert_usb_adapter_on_a_lan(&run, &r);
+}
+
+/// raspi3b's usb-net measured as a USB Ethernet adapter (qemu.wired = "usb-net-lan"):
+/// found by its driver, a lease from QEMU's user network (slirp's DHCP server at
+/// 10.0.2.2), the peer on this machine behind the guest forward, TCP both ways, round
+/// trips and HTTP both ways; what the kernel says the link is; QEMU's usb-net is a
+/// full-speed (12 Mbit/s) USB device, so the run carries the full-speed warning.
+fn assert_usb_adapter_on_a_lan(run: &Run, r: &RunResults) {
+    let tests = r.plan.network.tests.as_ref().expect("network tests");
+    let w = match r.network.wired.as_slice() {
+        [w] => w,
+        other => panic!("one wired link expected: {other:?}"),
+    };
+    assert_eq!((w.name.as_str(), w.kind.as_str()), ("usb-eth", "usb-adapter"));
+    assert_eq!(w.facts.driver.as_deref(), Some("cdc_ether"), "{w:?}");
+    assert!(w.facts.carrier, "{w:?}");
+    let usb = w.facts.usb.as_ref().expect("USB facts of the adapter");
+    assert_eq!(usb.speed, "12", "{usb:?}");
+    assert!(!usb.path.is_empty(), "{usb:?}");
+    assert_eq!(w.topology, "lan");
+    assert_eq!(w.board_address, [10, 0, 2, 15]);
+    assert_eq!(w.dhcp_server, Some([10, 0, 2, 2]));
+    assert_eq!(w.peer_address, Some([10, 0, 2, 100]));
+    assert_eq!(w.peer_found_by.as_deref(), Some("plan"));
+    let warned = r.events.iter().any(|e| {
+        e.step == "network.wired.usb-eth" && e.message.contains("enumerated at 12 Mbit/s")
+    });
+    assert!(warned, "no full-speed warning: {:?}", r.events);
+    for &streams in &tests.streams {
+        for dir in [NetDirection::BoardToHost, NetDirection::HostToBoard] {
+            let t = r
+                .network
+                .throughput
+                .iter()
+                .find(|t| t.link == "usb-eth" && t.streams == streams && t.direction == dir)
+                .unwrap_or_else(|| panic!("no usb-eth {dir:?} x{streams} run"));
+            assert!(t.bytes > 0 && !t.intervals.is_empty(), "{t:?}");
+            assert_eq!(t.intervals.iter().map(|i| i.bytes).sum::<u64>(), t.bytes);
+            assert!(t.board_cpu.total() > 0 && t.host_cpu.total() > 0, "{t:?}");
+        }
+    }
+    let lat = r.network.latency.iter().find(|l| l.link == "usb-eth").unwrap();
+    assert_eq!(lat.rtt_ns.len(), tests.latency_samples as usize);
+    for dir in [NetDirection::BoardToHost, NetDirection::HostToBoard] {
+        let h = r
+            .network
+            .http
+            .iter()
+            .find(|h| h.link == "usb-eth" && h.direction == dir)
+            .unwrap_or_else(|| panic!("no usb-eth HTTP {dir:?}"));
+        assert_eq!(h.bytes, tests.http_bytes, "{h:?}");
+        assert!(h.board_cpu.total() > 0 && h.host_cpu.total() > 0, "{h:?}");
+    }
+    // Counters around each of the 2 x streams TCP runs, the round trips and both GETs.
+    assert_eq!(w.counters.len(), tests.streams.len() * 2 + 1 + 2, "{:?}", w.counters);
+    assert!(w.counters.iter().all(|c| c.after.rx_bytes > c.before.rx_bytes));
+    // What `cargo xtask qemu --board rpi-3b` prints: the link's table with its facts.
+    let shown = std::process::Command::new(xtask::qemu::build_host_tool(false).unwrap())
+        .arg("show")
+        .arg(&run.results)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(text.contains("LINK BELOW ITS RATING: usb-eth"), "{text}");
+    assert!(text.contains("driver cdc_ether"), "{text}");
+    assert!(text.contains("USB 12M at"), "{text}");
 }
 
 #[test]
