@@ -112,6 +112,25 @@ pub fn describe(plan: &Plan, board: &str) -> String {
             optional.join(", ")
         ));
     }
+    for w in &plan.network.wired {
+        let how = match &w.mac {
+            Some(m) => format!("MAC {m}"),
+            None if w.drivers.is_empty() => "any driver".to_owned(),
+            None => format!("driver {}", w.drivers.join(" or ")),
+        };
+        out.push_str(&format!(
+            "  wired {}: {} by {how}, {} topology\n",
+            w.name,
+            w.kind.name(),
+            w.topology.name()
+        ));
+        if let Some(why) = &w.unavailable {
+            out.push_str(&format!(
+                "  warning: wired {}: {why}; PID 1 records it as an error and runs the rest\n",
+                w.name
+            ));
+        }
+    }
     out.push_str(&format!(
         "total: at most {} from the time caps, plus boot and what no cap bounds\n",
         fmt_span_ms(total_ms(&steps))

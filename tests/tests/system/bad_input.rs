@@ -95,6 +95,10 @@ const CASES: &[Case] = &[
     ("plan file: a raw whole disk without destroy", PlanFile("bananapi-m1", "[[storage.disk]]\nlabel = \"ssd\"\nwhole-disk = \"sata\"\n"), &["my-plan.toml:3: storage.disk[0].whole-disk", "add `destroy = true`"]),
     ("plan file: the boot disk raw", PlanFile("rpi-2b", "[[storage.disk]]\nlabel = \"card\"\ndevice = \"/dev/mmcblk0\"\nfilesystem = \"raw\"\ndestroy = true\n"), &["my-plan.toml:3: storage.disk[0].device", "boots from", "never overwrites"]),
     ("plan file: no such preset", PlanFile("rpi-zero-w", "extends = \"fast\"\n"), &["my-plan.toml:1: extends", "`fast` is not a preset"]),
+    ("plan file: a wired link of no kind", PlanFile("rpi-3b", "[[network.wired]]\nlink = \"usb\"\n"), &["my-plan.toml:2: network.wired", "unknown variant `usb`", "usb-adapter"]),
+    ("plan file: a wired link's MAC that is none", PlanFile("rpi-3b", "[[network.wired]]\nlink = \"builtin\"\nmac = \"b8:27:eb\"\n"), &["my-plan.toml:3: network.wired[0].mac", "six hex bytes"]),
+    ("plan file: a peer on a direct cable", PlanFile("rpi-3b", "[[network.wired]]\nlink = \"builtin\"\npeer = \"10.55.0.2\"\n"), &["my-plan.toml:3: network.wired[0].peer", "topology = \"lan\""]),
+    ("plan file: a UDP rate in bytes", PlanFile("rpi-3b", "[network]\nudp-bitrate = \"10 MB/s\"\n"), &["my-plan.toml:2: network.udp-bitrate", "Mbit/s"]),
     ("plan file: not TOML", PlanFile("rpi-zero-w", "[storage\n"), &["my-plan.toml:1", "invalid table header"]),
     // --- Results documents ---------------------------------------------------------
     ("results: truncated JSON", ResultsText(|t| t[..t.len() / 2].to_owned()), &["results: not JSON", "EOF"]),
