@@ -48,7 +48,7 @@ pub fn fmt_bitrate(bps: u64) -> String {
     for (unit, mult) in RATE_UNITS {
         if bps >= mult && mult > 1 {
             let v = bps as f64 / mult as f64;
-            return if bps % mult == 0 {
+            return if bps.is_multiple_of(mult) {
                 format!("{} {unit}", bps / mult)
             } else {
                 format!("{v:.1} {unit}")

@@ -98,7 +98,10 @@ fn assert_usb_adapter_on_a_lan(run: &Run, r: &RunResults) {
         [w] => w,
         other => panic!("one wired link expected: {other:?}"),
     };
-    assert_eq!((w.name.as_str(), w.kind.as_str()), ("usb-eth", "usb-adapter"));
+    assert_eq!(
+        (w.name.as_str(), w.kind.as_str()),
+        ("usb-eth", "usb-adapter")
+    );
     assert_eq!(w.facts.driver.as_deref(), Some("cdc_ether"), "{w:?}");
     assert!(w.facts.carrier, "{w:?}");
     let usb = w.facts.usb.as_ref().expect("USB facts of the adapter");
@@ -126,7 +129,12 @@ fn assert_usb_adapter_on_a_lan(run: &Run, r: &RunResults) {
             assert!(t.board_cpu.total() > 0 && t.host_cpu.total() > 0, "{t:?}");
         }
     }
-    let lat = r.network.latency.iter().find(|l| l.link == "usb-eth").unwrap();
+    let lat = r
+        .network
+        .latency
+        .iter()
+        .find(|l| l.link == "usb-eth")
+        .unwrap();
     assert_eq!(lat.rtt_ns.len(), tests.latency_samples as usize);
     for dir in [NetDirection::BoardToHost, NetDirection::HostToBoard] {
         let h = r
@@ -139,8 +147,16 @@ fn assert_usb_adapter_on_a_lan(run: &Run, r: &RunResults) {
         assert!(h.board_cpu.total() > 0 && h.host_cpu.total() > 0, "{h:?}");
     }
     // Counters around each of the 2 x streams TCP runs, the round trips and both GETs.
-    assert_eq!(w.counters.len(), tests.streams.len() * 2 + 1 + 2, "{:?}", w.counters);
-    assert!(w.counters.iter().all(|c| c.after.rx_bytes > c.before.rx_bytes));
+    assert_eq!(
+        w.counters.len(),
+        tests.streams.len() * 2 + 1 + 2,
+        "{:?}",
+        w.counters
+    );
+    assert!(w
+        .counters
+        .iter()
+        .all(|c| c.after.rx_bytes > c.before.rx_bytes));
     // What `cargo xtask qemu --board rpi-3b` prints: the link's table with its facts.
     let shown = std::process::Command::new(xtask::qemu::build_host_tool(false).unwrap())
         .arg("show")
