@@ -3,7 +3,8 @@
 //! measured with the same network tests as the gadget link.
 //!
 //! - direct: a cable to the host. The board is `.1` of the link's /30 and its DHCP server
-//!   leases `.2` to the host (no router, no DNS): the peer is at the leased address. The
+//!   leases `.2` to the host (no router, no DNS): the peer is at the leased address (at
+//!   `.2` all the same, with a warning, when the host never asks: a static address). The
 //!   server keeps running for the rest of the boot so the host keeps its lease.
 //! - LAN: the board asks the LAN's DHCP server for a lease (`crates/dhcp`'s client), then
 //!   reaches the peer at the plan's address or at the first `benchboot peer --announce`
@@ -266,20 +267,43 @@ fn direct(
             ));
             Some(l.address)
         }
-        None => {
-            let why = match stand_in.and_then(worker::exit_code) {
-                Some(code) => {
-                    *stand_in = None;
-                    format!("no DHCP lease taken; the stand-in host ended: {}", host_side_failure(code))
-                }
-                None => format!(
-                    "no host took a DHCP lease within {} ms (cable to the host? its interface set to DHCP?)",
-                    wait.as_millis()
-                ),
-            };
-            fail(results, w, why);
-            None
-        }
+        None => match stand_in.and_then(worker::exit_code) {
+            Some(code) => {
+                *stand_in = None;
+                let why = format!(
+                    "no DHCP lease taken; the stand-in host ended: {}",
+                    host_side_failure(code)
+                );
+                fail(results, w, why);
+                None
+            }
+            None if stand_in.is_some() => {
+                fail(
+                    results,
+                    w,
+                    format!(
+                        "the stand-in host took no lease within {} ms",
+                        wait.as_millis()
+                    ),
+                );
+                None
+            }
+            None => {
+                // A host whose end has a static address never asks: try it at `.2`; the
+                // driver says so when no peer answers there either.
+                let msg = format!(
+                    "no host took a DHCP lease within {} ms; trying the peer at {} (a static \
+                     address on the host's end?)",
+                    wait.as_millis(),
+                    Ipv4Addr::from(host)
+                );
+                say(&format!("network.wired.{}: {msg}", w.name));
+                results.event(format!("network.wired.{}", w.name), Severity::Warning, msg);
+                record.peer_address = Some(host);
+                record.peer_found_by = Some("static".into());
+                Some(host.into())
+            }
+        },
     }
 }
 

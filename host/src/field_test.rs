@@ -4,8 +4,8 @@
 //! flash` before anything else; the image is built (`cargo xtask image --board B` as a
 //! child process in the source tree, or taken from `--image`); it is flashed with
 //! `benchboot flash`'s plan, confirmation, write (first MiB last) and SHA-256 read-back;
-//! a gadget board gets the host end of its network tests (`benchboot peer`) on a
-//! thread; the person is told what to plug where, from the board file
+//! a board with network tests (a gadget board, or one whose results link is its
+//! Ethernet) gets their host end (`benchboot peer`) on a thread; the person is told what to plug where, from the board file
 //! ([`instructions`]); the board is waited for on its own link (never QEMU's
 //! 127.0.0.1 forward); its results are collected into the store as `benchboot collect`
 //! does, and the report is printed.
@@ -86,6 +86,12 @@ pub struct FieldTestArgs {
     /// $XDG_DATA_HOME/benchboot, else ~/.local/share/benchboot.
     #[arg(long, value_name = "DIR")]
     pub store: Option<PathBuf>,
+}
+
+/// True when the board's hardware plan runs network tests against a peer: over its
+/// gadget, or (no gadget) over the Ethernet that carries its results.
+fn has_network_tests(b: &Board) -> bool {
+    b.gadget.is_some() || b.results_ethernet().is_some()
 }
 
 /// `0.0.0.0:<the hardware plan's peer port>` (5202).
@@ -229,7 +235,7 @@ pub fn run_steps(ft: &FieldTest, steps: &mut dyn Steps) -> Result<Option<Collect
     let card = Card::of(&plan.target, &ft.device);
     if ft.dry_run {
         steps.say("dry run: nothing written, nothing waited for");
-        let peer = match (b.gadget.is_some(), ft.peer) {
+        let peer = match (has_network_tests(b), ft.peer) {
             (false, _) => Peer::NotNeeded,
             (true, Some(addr)) => Peer::Started(addr),
             (true, None) => Peer::External,
@@ -243,7 +249,7 @@ pub fn run_steps(ft: &FieldTest, steps: &mut dyn Steps) -> Result<Option<Collect
     steps.confirm(&plan)?;
     let outcome = steps.write(&plan)?;
     steps.say(&flash::done_lines(&plan, &outcome));
-    let peer = match (b.gadget.is_some(), ft.peer) {
+    let peer = match (has_network_tests(b), ft.peer) {
         (false, _) => Peer::NotNeeded,
         (true, None) => Peer::External,
         (true, Some(addr)) => match steps.start_peer(addr) {

@@ -44,7 +44,8 @@ pub struct WiredLink {
     /// The peer's address, once known.
     pub peer_address: Option<[u8; 4]>,
     /// How the peer's address was found: `lease` (direct: the address leased to the
-    /// host), `plan` or `announce` (LAN).
+    /// host), `static` (direct: no lease taken, the host's `.2` tried all the same),
+    /// `plan` or `announce` (LAN).
     pub peer_found_by: Option<String>,
     /// From the interface coming up to the DHCP lease being acknowledged (either way), ns.
     pub lease_ns: Option<u64>,

@@ -131,11 +131,29 @@ fn iface_words(wired: &[String]) -> String {
     }
 }
 
+/// What the board does with its network tests, given how the peer runs; `link` names
+/// the measured link.
+fn tests_words(peer: &Peer, link: &str) -> String {
+    match peer {
+        Peer::Started(a) => {
+            format!("measures {link} against the benchboot peer this command runs on {a}")
+        }
+        Peer::External => {
+            format!("measures {link} against `benchboot peer`, which you run (--no-peer)")
+        }
+        Peer::Failed(a) => format!(
+            "tries to measure {link} against a benchboot peer on {a}, which this \
+             command could not start"
+        ),
+        Peer::NotNeeded => "runs its network tests".into(),
+    }
+}
+
 /// What to plug where, for `board`: the card into the board, the serial console (the
 /// board file's console device and speed), the results link (gadget: the USB device
 /// port to this computer, DHCP gives this computer 10.55.0.2; Ethernet: a cable to
-/// this computer and the `ip addr add 10.55.0.2/30` command for it, `wired` naming the
-/// candidates), the peer, and that the results also land on the card's results
+/// this computer, DHCP again, or the `ip addr add 10.55.0.2/30` command for a host that
+/// does not ask, `wired` naming the candidates), the peer, and that the results also land on the card's results
 /// partition, with the `collect --from-card` command.
 pub fn instructions(board: &Board, card: &Card, peer: &Peer, wired: &[String]) -> String {
     let name = &board.description;
@@ -159,19 +177,7 @@ pub fn instructions(board: &Board, card: &Card, peer: &Peer, wired: &[String]) -
                 .iter()
                 .map(|f| f.configfs_type().to_uppercase())
                 .collect();
-            let tests = match peer {
-                Peer::Started(a) => {
-                    format!("measures the link against the benchboot peer this command runs on {a}")
-                }
-                Peer::External => {
-                    "measures the link against `benchboot peer`, which you run (--no-peer)".into()
-                }
-                Peer::Failed(a) => format!(
-                    "tries to measure the link against a benchboot peer on {a}, which this \
-                     command could not start"
-                ),
-                Peer::NotNeeded => "runs its network tests".into(),
-            };
+            let tests = tests_words(peer, "the link");
             (
                 format!(
                     "Connect the {name} to this computer by its USB device port: {port}. Use a \
@@ -190,19 +196,20 @@ pub fn instructions(board: &Board, card: &Card, peer: &Peer, wired: &[String]) -
             let which = iface_words(wired);
             (
                 format!(
-                    "Connect the {name}'s Ethernet port to this computer with a cable, directly \
-                     (the board has the fixed address {BOARD_ADDR}/{LINK_PREFIX} and no DHCP \
-                     server), and power the board from its own supply. Give this computer's \
-                     end {HOST_ADDR}/{LINK_PREFIX}{which}:\n       \
+                    "Connect the {name}'s Ethernet port to this computer with a cable, directly, \
+                     and power the board from its own supply. The board is {BOARD_ADDR}/{LINK_PREFIX} \
+                     and leases this computer {HOST_ADDR} by DHCP (no router, no DNS). If this \
+                     computer's end does not ask for DHCP, give it {HOST_ADDR}/{LINK_PREFIX}{which}:\n       \
                      sudo ip addr add {HOST_ADDR}/{LINK_PREFIX} dev {IFACE}\n     \
                      If NetworkManager manages {IFACE}, it may replace that address when the \
                      link comes up: `sudo nmcli device set {IFACE} managed no` first."
                 ),
                 format!(
                     "Then the board runs its storage plan, brings up {} at \
-                     {BOARD_ADDR}/{LINK_PREFIX} and serves its results at \
-                     {BOARD_ADDR}:{RESULTS_PORT} (this board's plan has no network tests).",
-                    e.interface
+                     {BOARD_ADDR}/{LINK_PREFIX}, {} and serves its results at \
+                     {BOARD_ADDR}:{RESULTS_PORT}.",
+                    e.interface,
+                    tests_words(peer, "its Ethernet link")
                 ),
             )
         }

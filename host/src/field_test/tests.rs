@@ -352,7 +352,7 @@ fn an_image_given_is_not_built() {
 }
 
 #[test]
-fn an_ethernet_board_gets_the_host_address_command_and_no_peer() {
+fn an_ethernet_board_gets_dhcp_the_host_address_command_and_a_peer() {
     let ft = FieldTest {
         wired: vec!["enp3s0".into()],
         ..field_test("rpi-1b")
@@ -367,6 +367,7 @@ fn an_ethernet_board_gets_the_host_address_command_and_no_peer() {
             "plan_flash",
             "confirm",
             "write",
+            "start_peer",
             "wait",
             "collect"
         ]
@@ -376,19 +377,21 @@ fn an_ethernet_board_gets_the_host_address_command_and_no_peer() {
         &[
             "ttyAMA0 at 115200 baud, 8N1, 3.3 V TTL on header pin 8 (GPIO14, TXD)",
             "  3. Connect the Raspberry Pi 1 Model B (rev 2)'s Ethernet port to this computer \
-             with a cable, directly (the board has the fixed address 10.55.0.1/30 and no DHCP \
-             server)",
-            "Give this computer's end 10.55.0.2/30 (IFACE: the one the cable is in; wired \
-             interfaces here: enp3s0):\n",
+             with a cable, directly, and power the board from its own supply. The board is \
+             10.55.0.1/30 and leases this computer 10.55.0.2 by DHCP (no router, no DNS).",
+            "If this computer's end does not ask for DHCP, give it 10.55.0.2/30 (IFACE: the one \
+             the cable is in; wired interfaces here: enp3s0):\n",
             "       sudo ip addr add 10.55.0.2/30 dev IFACE\n",
             "`sudo nmcli device set IFACE managed no`",
-            "brings up eth0 at 10.55.0.1/30 and serves its results at 10.55.0.1:8080",
+            "brings up eth0 at 10.55.0.1/30, measures its Ethernet link against the benchboot \
+             peer this command runs on",
+            "and serves its results at 10.55.0.1:8080",
             "[5/7] wait: for rpi-1b on its Ethernet link (eth0)",
             // The fixture says rpi-zero-w: another board answered.
             "warning: the board that answered says it is `rpi-zero-w`, not `rpi-1b`",
         ],
     );
-    assert!(!fake.said.contains("DHCP by"), "{}", fake.said);
+    assert!(!fake.said.contains("no DHCP"), "{}", fake.said);
 }
 
 #[test]
@@ -403,7 +406,7 @@ fn several_wired_interfaces_are_listed_for_the_person_to_pick() {
     );
     assert!(
         text.contains(
-            "Give this computer's end 10.55.0.2/30 (IFACE: the one the cable is in; wired \
+            "give it 10.55.0.2/30 (IFACE: the one the cable is in; wired \
              interfaces here: eno1, enp4s0):\n       sudo ip addr add 10.55.0.2/30 dev IFACE\n"
         ),
         "{text}"

@@ -229,6 +229,7 @@ fn found_by(by: &str) -> &str {
         "announce" => "announced",
         "plan" => "from the plan",
         "lease" => "leased",
+        "static" => "no lease taken: the host's static address, tried",
         other => other,
     }
 }
