@@ -25,8 +25,8 @@ pub fn serve(listen: SocketAddr, options: &peer::PeerOptions) -> Result<()> {
         )
     })?;
     eprintln!(
-        "benchboot peer: listening on {} (the board's network.tests.peer_port must be {}); \
-         one board at a time; Ctrl-C stops",
+        "benchboot peer: listening on {} (the board's network.tests.peer_port must be {}, \
+         unless a forward maps it, as QEMU's guestfwd does); one board at a time; Ctrl-C stops",
         listener.local_addr()?,
         listen.port()
     );
