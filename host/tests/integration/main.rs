@@ -20,6 +20,7 @@ mod flash_diskutil;
 mod flash_write;
 mod plan_write;
 mod prepare_disk;
+mod relay;
 mod report_compare;
 mod report_formats;
 mod report_plots;
