@@ -381,8 +381,8 @@ fn one_function(
 const HOST_NO_NETNS: i32 = 3;
 const HOST_NO_LINK: i32 = 4;
 const HOST_NO_LEASE: i32 = 5;
-const HOST_NO_ADDRESS: i32 = 6;
-const HOST_NO_LISTEN: i32 = 7;
+pub(crate) const HOST_NO_ADDRESS: i32 = 6;
+pub(crate) const HOST_NO_LISTEN: i32 = 7;
 
 pub(crate) fn host_side_failure(code: i32) -> String {
     match code {
@@ -403,20 +403,9 @@ pub(crate) fn spawn_host_side(
     plan: &Plan,
     wait: Duration,
 ) -> Result<i32, String> {
-    let (ready_rx, ready_tx) = rustix::pipe::pipe().map_err(|e| format!("pipe: {e}"))?;
     let peer_port = plan.network.tests.as_ref().map(|t| t.peer_port);
     let ifname = host_if;
-    // The child borrows the parent's descriptors: after fork(2) both have their own copy.
-    let pid = sys::spawn_child(|| {
-        if sys::unshare_netns().is_err() {
-            return HOST_NO_NETNS;
-        }
-        let _ = rustix::io::write(&ready_tx, b"1");
-        // Wait for PID 1 to move the interface into this namespace.
-        if !wait_until(Duration::from_secs(10), || sys::link_up(ifname).is_ok()) {
-            return HOST_NO_LINK;
-        }
-        let _ = sys::link_up("lo");
+    spawn_in_netns(host_if, "the host-side child", || {
         let Ok(lease) = benchboot_dhcp::client_lease(ifname, host_mac, wait) else {
             return HOST_NO_LEASE;
         };
@@ -437,6 +426,30 @@ pub(crate) fn spawn_host_side(
             Err(_) => HOST_NO_LISTEN,
         }
     })
+}
+
+/// Forks a child that takes a new network namespace, waits for PID 1 to move `host_if`
+/// into it (then brings it and `lo` up) and runs `body` there; its exit codes are
+/// [`host_side_failure`]'s. `who` names the child in errors. Returns its pid.
+pub(crate) fn spawn_in_netns(
+    host_if: &str,
+    who: &str,
+    body: impl FnOnce() -> i32,
+) -> Result<i32, String> {
+    let (ready_rx, ready_tx) = rustix::pipe::pipe().map_err(|e| format!("pipe: {e}"))?;
+    // The child borrows the parent's descriptors: after fork(2) both have their own copy.
+    let pid = sys::spawn_child(|| {
+        if sys::unshare_netns().is_err() {
+            return HOST_NO_NETNS;
+        }
+        let _ = rustix::io::write(&ready_tx, b"1");
+        // Wait for PID 1 to move the interface into this namespace.
+        if !wait_until(Duration::from_secs(10), || sys::link_up(host_if).is_ok()) {
+            return HOST_NO_LINK;
+        }
+        let _ = sys::link_up("lo");
+        body()
+    })
     .map_err(|e| format!("fork: {e}"))?;
     drop(ready_tx);
     let mut byte = [0u8; 1];
@@ -444,12 +457,12 @@ pub(crate) fn spawn_host_side(
         Ok(1) => {}
         _ => {
             worker::kill_and_reap(pid);
-            return Err("host-side child could not take a network namespace".into());
+            return Err(format!("{who} could not take a network namespace"));
         }
     }
     if let Err(e) = sys::move_link_to_netns(host_if, pid as u32) {
         worker::kill_and_reap(pid);
-        return Err(format!("moving {host_if} into the child's namespace: {e}"));
+        return Err(format!("moving {host_if} into {who}'s namespace: {e}"));
     }
     Ok(pid)
 }

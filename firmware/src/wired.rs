@@ -31,7 +31,10 @@ use benchboot_results::network::{CounterSpan, NetTest, WiredLink};
 use benchboot_results::{RunResults, Severity};
 
 use crate::console::say;
-use crate::network::{host_side_failure, run_tests, spawn_host_side, start_dhcp, PROC_STAT};
+use crate::network::{
+    host_side_failure, run_tests, spawn_host_side, spawn_in_netns, start_dhcp, HOST_NO_ADDRESS,
+    HOST_NO_LISTEN, PROC_STAT,
+};
 use crate::wait::wait_until;
 use crate::{link, sys, worker};
 
@@ -474,34 +477,19 @@ fn measure(
     }
 }
 
-// Exit codes of the stand-in LAN child (beside network.rs's host-side codes).
-const LAN_NO_NETNS: i32 = 3;
-const LAN_NO_LINK: i32 = 4;
-const LAN_NO_ADDRESS: i32 = 6;
-const LAN_NO_LISTEN: i32 = 7;
-
 /// Forks QEMU's stand-in LAN: a child in its own network namespace that takes
 /// `host_if`, sets [`STAND_IN_ROUTER`]/24, leases [`STAND_IN_LEASE`] over DHCP,
 /// announces the peer to the LAN's broadcast address once a second and serves it.
 fn spawn_stand_in_lan(host_if: &str, plan: &Plan) -> Result<i32, String> {
-    let (ready_rx, ready_tx) = rustix::pipe::pipe().map_err(|e| format!("pipe: {e}"))?;
     let port = plan
         .network
         .tests
         .as_ref()
         .map_or(PEER_ANNOUNCE_PORT, |t| t.peer_port);
     let ifname = host_if;
-    let pid = sys::spawn_child(|| {
-        if sys::unshare_netns().is_err() {
-            return LAN_NO_NETNS;
-        }
-        let _ = rustix::io::write(&ready_tx, b"1");
-        if !wait_until(Duration::from_secs(10), || sys::link_up(ifname).is_ok()) {
-            return LAN_NO_LINK;
-        }
-        let _ = sys::link_up("lo");
+    spawn_in_netns(host_if, "the stand-in LAN", || {
         if sys::ifconfig_up(ifname, STAND_IN_ROUTER, STAND_IN_PREFIX).is_err() {
-            return LAN_NO_ADDRESS;
+            return HOST_NO_ADDRESS;
         }
         let server = benchboot_dhcp::Server::new(
             STAND_IN_ROUTER.into(),
@@ -531,24 +519,7 @@ fn spawn_stand_in_lan(host_if: &str, plan: &Plan) -> Result<i32, String> {
                 let _ = benchboot_netbench::peer::serve(l, Path::new(PROC_STAT));
                 0
             }
-            Err(_) => LAN_NO_LISTEN,
+            Err(_) => HOST_NO_LISTEN,
         }
     })
-    .map_err(|e| format!("fork: {e}"))?;
-    drop(ready_tx);
-    let mut byte = [0u8; 1];
-    match rustix::io::read(&ready_rx, &mut byte) {
-        Ok(1) => {}
-        _ => {
-            worker::kill_and_reap(pid);
-            return Err("the stand-in LAN could not take a network namespace".into());
-        }
-    }
-    if let Err(e) = sys::move_link_to_netns(host_if, pid as u32) {
-        worker::kill_and_reap(pid);
-        return Err(format!(
-            "moving {host_if} into the stand-in LAN's namespace: {e}"
-        ));
-    }
-    Ok(pid)
 }
