@@ -132,6 +132,7 @@ mod tests {
             buses: vec![benchboot_plan::Bus::Usb],
             ethernet: None,
             usb_ethernet: None,
+            wifi: None,
         })
         .unwrap()
     }

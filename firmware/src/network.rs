@@ -631,6 +631,7 @@ mod tests {
             }],
             udp: vec![],
             wired: vec![],
+            wifi: Default::default(),
         };
         assert_eq!(
             case_lines(&n),

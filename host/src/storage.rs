@@ -94,6 +94,7 @@ pub fn plan(run: &HostRun) -> Plan {
             gadget: None,
             tests: None,
             wired: Vec::new(),
+            wifi: None,
         },
         supervision: Supervision::default(),
         faults: Vec::new(),

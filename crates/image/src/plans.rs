@@ -151,6 +151,7 @@ pub fn image_facts(board: &Board, layout: &Layout) -> ImageFacts {
         buses: board.extra_storage.iter().map(|e| e.bus).collect(),
         ethernet: image_facts_ethernet(board),
         usb_ethernet: image_facts_usb_ethernet(board),
+        wifi: None,
     }
 }
 
@@ -208,6 +209,7 @@ fn hardware_network(board: &Board) -> NetworkPlan {
         tests: (gadget.is_some() || !wired.is_empty()).then(NetTests::hardware),
         gadget,
         wired,
+        wifi: None,
     }
 }
 
@@ -386,6 +388,7 @@ fn qemu_network(board: &Board, gadget: Option<GadgetPlan>) -> NetworkPlan {
         gadget,
         tests,
         wired,
+        wifi: None,
     }
 }
 
@@ -429,6 +432,7 @@ fn qemu_wired(board: &Board) -> Vec<WiredPlan> {
                 buses: Vec::new(),
                 ethernet: image_facts_ethernet(board),
                 usb_ethernet: image_facts_usb_ethernet(board),
+                wifi: None,
             };
             // Two links that cannot run first (bad input the rest of the plan survives):
             // an adapter the board has no port for, an interface that never appears.

@@ -27,6 +27,7 @@ pub mod peer;
 pub mod procstat;
 pub mod tcp;
 pub mod udp;
+pub mod wifi_offer;
 
 /// What went wrong in a network test.
 #[derive(Debug, thiserror::Error)]

@@ -149,6 +149,53 @@ pub struct NetworkSection {
     pub udp_datagram: Option<Spanned<Bytes>>,
     /// Wired links to measure besides the results link, in order.
     pub wired: Option<Vec<WiredSection>>,
+    /// WiFi: the board as AP sweeping channels, or as a client of the user's AP.
+    pub wifi: Option<WifiSection>,
+}
+
+/// `[network.wifi]`: WiFi throughput per band, channel and width.
+///
+/// ```toml
+/// [network.wifi]
+/// role = "ap"                     # the board is the AP (default), or "client"
+/// country = "DE"                  # ISO 3166-1 alpha-2; default "00" (world: 2.4 GHz only)
+/// channels = [                    # AP: the sweep, one measurement each
+///   { band = "2.4", channel = 1, width = 20 },
+///   { band = "5", channel = 36, width = 80 },
+/// ]
+/// security = "wpa2"               # AP: "wpa2" (passphrase made per test) or "open"
+/// # client: ssid = "home", passphrase = "...", peer = "192.168.1.10"
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct WifiSection {
+    pub enabled: Option<bool>,
+    /// `ap` or `client`.
+    pub role: Option<Spanned<String>>,
+    pub country: Option<Spanned<String>>,
+    pub channels: Option<Vec<Spanned<WifiChannelSection>>>,
+    /// AP: `open` or `wpa2`.
+    pub security: Option<Spanned<String>>,
+    /// Client: the user's AP.
+    pub ssid: Option<Spanned<String>>,
+    pub passphrase: Option<Spanned<String>>,
+    /// Client: the peer's IPv4 address; default, the first peer announcing itself.
+    pub peer: Option<Spanned<String>>,
+    /// How long to wait for a station to join (AP) or to associate and lease (client).
+    pub connect_wait: Option<Millis>,
+    /// Warm-up of each WiFi run, measured but not counted (at least 3 s).
+    pub warm_up: Option<Millis>,
+}
+
+/// One channel of `[network.wifi] channels`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WifiChannelSection {
+    /// `"2.4"` or `"5"`.
+    pub band: crate::wifi::WifiBand,
+    pub channel: u8,
+    /// MHz: 20, 40, 80 or 160.
+    pub width: u32,
 }
 
 /// `[[network.wired]]`: a wired link the same network tests run over.
@@ -372,6 +419,11 @@ impl NetworkSection {
     fn over(mut self, p: NetworkSection) -> NetworkSection {
         or_fields!(self, p; enabled, duration, interval, omit, streams, latency_samples,
             http, peer_wait, udp_bitrate, udp_datagram, wired);
+        self.wifi = merge_opt(self.wifi, p.wifi, |mut c, p| {
+            or_fields!(c, p; enabled, role, country, channels, security, ssid, passphrase,
+                peer, connect_wait, warm_up);
+            c
+        });
         self
     }
 }

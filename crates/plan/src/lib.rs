@@ -14,6 +14,7 @@ pub mod network;
 pub mod presets;
 pub mod resolve;
 pub mod units;
+pub mod wifi;
 
 pub use file::{PlanFile, PlanFileError};
 pub use network::{
@@ -21,6 +22,7 @@ pub use network::{
     BOARD_LINK_LOCAL, PEER_ANNOUNCE_PORT,
 };
 pub use resolve::{resolve, ImageFacts, PlanSource, CARD_FACTS_FILE, IMAGE_FACTS_PATH};
+pub use wifi::{AskedChannel, WifiBand, WifiEntry, WifiFacts, WifiPlan, WifiRole, WifiSecurity};
 
 /// Where plans sit inside the initramfs: `<dir>/<name>.json`.
 pub const PLANS_DIR: &str = "/etc/benchboot";
@@ -525,6 +527,7 @@ impl Plan {
                 gadget: None,
                 tests: None,
                 wired: Vec::new(),
+                wifi: None,
             },
             supervision: Supervision::default(),
             faults: Vec::new(),
@@ -532,6 +535,20 @@ impl Plan {
             card_plan: false,
             source: PlanSource::default(),
         }
+    }
+
+    /// The copy of the plan results carry: a WiFi client's SSID only as its hash and its
+    /// passphrase removed, in the plan and in the plan file's text (whose SHA-256 stays
+    /// the original's, so two runs of one file still compare as the same plan).
+    pub fn redacted(&self) -> Plan {
+        let mut p = self.clone();
+        if let Some(w) = &mut p.network.wifi {
+            if matches!(w.role, WifiRole::Client { .. }) {
+                *w = w.redacted();
+                p.source.text = wifi::redact_text(&p.source.text);
+            }
+        }
+        p
     }
 
     /// Checks the plan can run: non-empty lists, caps above zero, sane sizes.

@@ -39,6 +39,10 @@ pub struct NetworkPlan {
     /// Wired links to measure (built-in Ethernet, USB Ethernet adapters), in order.
     #[serde(default)]
     pub wired: Vec<WiredPlan>,
+    /// WiFi, after the wired links: the board's AP sweeping channels or the board as a
+    /// client; `None` skips it.
+    #[serde(default)]
+    pub wifi: Option<crate::wifi::WifiPlan>,
 }
 
 /// What kind of wired link: the board's own Ethernet or an adapter on a USB host port.
@@ -448,6 +452,7 @@ mod tests {
             gadget: Some(g),
             tests: Some(NetTests::hardware()),
             wired: Vec::new(),
+            wifi: None,
         }
     }
 

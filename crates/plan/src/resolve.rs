@@ -43,6 +43,9 @@ pub struct ImageFacts {
     /// drivers (board file `[usb-ethernet]`).
     #[serde(default)]
     pub usb_ethernet: Option<UsbEthernetFacts>,
+    /// The board's WiFi radio (board file `[wifi]`), if it has one.
+    #[serde(default)]
+    pub wifi: Option<crate::wifi::WifiFacts>,
 }
 
 /// A board's USB host port for Ethernet adapters.
@@ -554,12 +557,18 @@ pub fn resolve(
         }
         plan.network.wired.push(wp);
     }
-    if !plan.network.wired.is_empty() && plan.network.tests.is_none() {
+    let own_wifi = own.network.as_ref().is_some_and(|n| n.wifi.is_some());
+    plan.network.wifi = crate::wifi::resolve(n.wifi.as_ref(), image.wifi.as_ref(), &image.board)
+        .map_err(|(k, sp, m)| err(&format!("network.wifi.{k}"), sp.filter(|_| own_wifi), m))?;
+    if (!plan.network.wired.is_empty() || plan.network.wifi.is_some())
+        && plan.network.tests.is_none()
+    {
         plan.network.tests = Some(NetTests::hardware());
     }
     if !n.enabled.unwrap_or(true) {
         plan.network.tests = None;
         plan.network.wired.clear();
+        plan.network.wifi = None;
     } else if let Some(t) = &mut plan.network.tests {
         // Only a link with a peer has tests (the base plan says which).
         if let Some(v) = n.duration {

@@ -15,6 +15,7 @@ pub mod health;
 pub mod isolation;
 pub mod network;
 pub mod summary;
+pub mod wifi;
 
 pub use a1::{a1_verdict, A1Verdict};
 pub use command::{CommandHealth, CommandMeasurement, CommandRun};
@@ -26,7 +27,7 @@ pub use summary::{iops, mib_per_s, Summary};
 /// Major version: bumped on any change an old reader would misread.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: bumped when fields are added that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 7;
+pub const SCHEMA_MINOR: u32 = 8;
 
 /// Why a results document could not be read.
 #[derive(Debug, thiserror::Error)]

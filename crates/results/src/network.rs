@@ -20,6 +20,9 @@ pub struct NetworkResults {
     /// Wired links: built-in Ethernet and USB Ethernet adapters (schema 1.7).
     #[serde(default)]
     pub wired: Vec<WiredLink>,
+    /// WiFi: the radio, the regulatory domain and each entry (schema 1.8).
+    #[serde(default)]
+    pub wifi: crate::wifi::WifiResults,
 }
 
 /// One wired link as PID 1 found it and brought it up: what the kernel says it is, how

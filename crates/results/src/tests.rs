@@ -60,7 +60,7 @@ fn a_newer_minor_version_reads_with_the_fields_it_does_not_know_left_out() {
     v["memory"] = serde_json::json!({"bandwidth": [1, 2]});
     v["plan"]["memory"] = serde_json::json!({"enabled": true});
     v["plan"]["storage"]["targets"][0]["bus"] = "usb".into();
-    v["plan"]["network"]["wifi"] = serde_json::json!([{"channel": 6}]);
+    v["plan"]["network"]["bluetooth"] = serde_json::json!([{"channel": 6}]);
     let r = RunResults::from_json(&v.to_string()).unwrap();
     assert_eq!(r.plan, sample().plan);
     assert_eq!(r.storage, sample().storage);

@@ -26,6 +26,12 @@ fn image() -> ImageFacts {
         buses: vec![Bus::Usb],
         ethernet: None,
         usb_ethernet: None,
+        wifi: Some(crate::WifiFacts {
+            chip: "CYW43438".into(),
+            bands: vec![crate::WifiBand::Ghz2],
+            widths_mhz: vec![20],
+            firmware_missing: None,
+        }),
     }
 }
 
@@ -354,4 +360,130 @@ fn udp_load_comes_from_the_file() {
     let p = run("[network]\nudp-bitrate = \"250 Mbit/s\"\nudp-datagram = \"1 KiB\"\n").unwrap();
     let t = p.network.tests.unwrap();
     assert_eq!((t.udp_bitrate, t.udp_datagram_bytes), (250_000_000, 1024));
+}
+
+mod wifi {
+    use super::*;
+    use crate::{WifiBand, WifiRole, WifiSecurity};
+
+    fn wifi(text: &str) -> crate::WifiPlan {
+        run(text).unwrap().network.wifi.expect("a WiFi step")
+    }
+
+    #[test]
+    fn a_radio_board_sweeps_1_6_11_as_ap_by_default() {
+        let w = wifi("extends = \"quick\"\n");
+        assert_eq!(
+            w.role,
+            WifiRole::AccessPoint {
+                security: WifiSecurity::Wpa2Psk
+            }
+        );
+        assert_eq!(w.country, "00");
+        let names: Vec<&str> = w.entries.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["wifi-ch1-20", "wifi-ch6-20", "wifi-ch11-20"]);
+        assert_eq!(w.entries[0].ssid.as_deref(), Some("bb-rpi-zero-w-ch1-20"));
+        assert!(w.entries.iter().all(|e| e.skip.is_none()));
+        assert!(w.problems.is_empty());
+        assert_eq!((w.warmup_ms, w.connect_wait_ms), (3000, 120_000));
+        let off = run("[network.wifi]\nenabled = false\n").unwrap();
+        assert!(off.network.wifi.is_none());
+    }
+
+    #[test]
+    fn what_the_radio_lacks_is_skipped_with_the_reason() {
+        let w = wifi(
+            "[network.wifi]\ncountry = \"DE\"\nchannels = [{ band = \"2.4\", channel = 6, width = 20 }, { band = \"5\", channel = 36, width = 40 }, { band = \"2.4\", channel = 15, width = 20 }, { band = \"2.4\", channel = 6, width = 40 }]\n",
+        );
+        assert_eq!(w.entries[0].skip, None);
+        let s = w.entries[1].skip.as_deref().unwrap();
+        assert!(
+            s.contains("no 5 GHz radio") && s.contains("CYW43438"),
+            "{s}"
+        );
+        let s = w.entries[2].skip.as_deref().unwrap();
+        assert!(s.contains("channel 15 is not a 2.4 GHz channel"), "{s}");
+        let s = w.entries[3].skip.as_deref().unwrap();
+        assert!(s.contains("cannot use 40 MHz"), "{s}");
+        assert_eq!(w.entries[1].asked.unwrap().band, WifiBand::Ghz5);
+    }
+
+    #[test]
+    fn bad_country_and_passphrase_are_problems_not_refusals() {
+        let w = wifi("[network.wifi]\nrole = \"client\"\ncountry = \"XY\"\nssid = \"home\"\npassphrase = \"short\"\n");
+        assert_eq!(w.problems.len(), 2, "{:?}", w.problems);
+        assert!(
+            w.problems[0].contains("`XY` is not a country code"),
+            "{}",
+            w.problems[0]
+        );
+        assert!(
+            w.problems[1].contains("8 to 63 characters") && w.problems[1].contains("has 5"),
+            "{}",
+            w.problems[1]
+        );
+        let w = wifi("[network.wifi]\ncountry = \"de\"\n");
+        assert!(
+            w.problems[0].contains("upper case: \"DE\""),
+            "{:?}",
+            w.problems
+        );
+        let w = wifi("[network.wifi]\nrole = \"client\"\n");
+        assert!(
+            w.problems[0].contains("give the AP's `ssid`"),
+            "{:?}",
+            w.problems
+        );
+        let mut img = image();
+        img.wifi = None;
+        let w = resolve("my.toml", "[network.wifi]\n", &base(), &img)
+            .unwrap()
+            .network
+            .wifi
+            .unwrap();
+        assert!(
+            w.problems[0].contains("has no WiFi radio"),
+            "{:?}",
+            w.problems
+        );
+        assert!(resolve("my.toml", "extends = \"quick\"\n", &base(), &img)
+            .unwrap()
+            .network
+            .wifi
+            .is_none());
+    }
+
+    #[test]
+    fn wrong_keys_for_the_role_are_refused_with_the_line() {
+        let e = run("[network.wifi]\nrole = \"mesh\"\n").unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("network.wifi.role", Some(2)));
+        assert!(e.message.contains("\"ap\""), "{e}");
+        let e = run("[network.wifi]\n\nssid = \"home\"\n").unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("network.wifi.ssid", Some(3)));
+        let e = run("[network.wifi]\nwarm-up = \"1 s\"\n").unwrap_err();
+        assert!(e.message.contains("at least \"3 s\""), "{e}");
+        let e = run("[network.wifi]\nchannels = [{ band = \"6\", channel = 1, width = 20 }]\n")
+            .unwrap_err();
+        assert_eq!(e.line, Some(2), "{e}");
+        let e = run("[network.wifi]\nchannels = [{ band = \"2.4\", channel = 1, width = 20 }, { band = \"2.4\", channel = 1, width = 20 }]\n").unwrap_err();
+        assert!(e.message.contains("listed twice"), "{e}");
+    }
+
+    #[test]
+    fn results_get_the_ssid_hash_and_no_passphrase() {
+        let text = "[network.wifi]\nrole = \"client\"\nssid = \"home-net\"\npassphrase = \"correct horse\"\n";
+        let p = run(text).unwrap();
+        let r = p.redacted();
+        let json = serde_json::to_string(&r).unwrap();
+        assert!(
+            !json.contains("home-net") && !json.contains("correct horse"),
+            "{json}"
+        );
+        assert!(
+            json.contains(&crate::wifi::ssid_hash(b"home-net")),
+            "{json}"
+        );
+        assert_eq!(r.source.sha256, p.source.sha256);
+        assert_eq!(crate::wifi::ssid_hash(b"home-net").len(), 16);
+    }
 }

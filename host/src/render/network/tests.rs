@@ -231,6 +231,7 @@ pub(crate) fn wired_run() -> RunResults {
             host_cpu: CpuTimes::default(),
         }],
         wired: vec![eth, usb_eth],
+        wifi: Default::default(),
     };
     r
 }
