@@ -436,6 +436,26 @@ pub(crate) fn spawn_in_netns(
     who: &str,
     body: impl FnOnce() -> i32,
 ) -> Result<i32, String> {
+    spawn_in_netns_moving(
+        host_if,
+        who,
+        |pid| {
+            sys::move_link_to_netns(host_if, pid)
+                .map_err(|e| format!("moving {host_if} into {who}'s namespace: {e}"))
+        },
+        body,
+    )
+}
+
+/// [`spawn_in_netns`] with what moves `host_if` into the child's namespace given:
+/// `move_to(pid)` (the WiFi stand-ins move a whole radio, `NL80211_CMD_SET_WIPHY_NETNS`,
+/// and its interface goes with it).
+pub(crate) fn spawn_in_netns_moving(
+    host_if: &str,
+    who: &str,
+    move_to: impl FnOnce(u32) -> Result<(), String>,
+    body: impl FnOnce() -> i32,
+) -> Result<i32, String> {
     let (ready_rx, ready_tx) = rustix::pipe::pipe().map_err(|e| format!("pipe: {e}"))?;
     // The child borrows the parent's descriptors: after fork(2) both have their own copy.
     let pid = sys::spawn_child(|| {
@@ -460,9 +480,9 @@ pub(crate) fn spawn_in_netns(
             return Err(format!("{who} could not take a network namespace"));
         }
     }
-    if let Err(e) = sys::move_link_to_netns(host_if, pid as u32) {
+    if let Err(e) = move_to(pid as u32) {
         worker::kill_and_reap(pid);
-        return Err(format!("moving {host_if} into {who}'s namespace: {e}"));
+        return Err(e);
     }
     Ok(pid)
 }

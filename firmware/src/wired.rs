@@ -379,10 +379,45 @@ fn lan(
         "wired {}: leased {}/{prefix} from {} for {} s",
         w.name, lease.address, lease.server, lease.lease_secs
     ));
-    if let Some(p) = peer {
-        record.peer_address = Some(p);
-        record.peer_found_by = Some("plan".into());
-        return Some(p.into());
+    match lan_peer(plan, peer, wait) {
+        Ok(found) => {
+            record.peer_address = Some(found.address.octets());
+            record.peer_found_by = Some(found.by.into());
+            if let Some(msg) = found.warning {
+                results.event(format!("network.wired.{}", w.name), Severity::Warning, msg);
+            }
+            Some(found.address)
+        }
+        Err(e) => {
+            fail(results, w, e);
+            None
+        }
+    }
+}
+
+/// The peer on a LAN, and how it was found.
+pub(crate) struct LanPeer {
+    pub address: Ipv4Addr,
+    /// `plan` or `announce`.
+    pub by: &'static str,
+    /// The announced port differs from the plan's (the plan's is used).
+    pub warning: Option<String>,
+}
+
+/// The peer on a LAN the board just took a lease on: the plan's address, else the first
+/// `benchboot peer --announce` heard on [`PEER_ANNOUNCE_PORT`] within the plan's peer
+/// wait (`wait` without tests). Errors: no announcement, or an IPv6 one.
+pub(crate) fn lan_peer(
+    plan: &Plan,
+    given: Option<[u8; 4]>,
+    wait: Duration,
+) -> Result<LanPeer, String> {
+    if let Some(p) = given {
+        return Ok(LanPeer {
+            address: p.into(),
+            by: "plan",
+            warning: None,
+        });
     }
     let peer_wait = plan
         .network
@@ -390,44 +425,31 @@ fn lan(
         .as_ref()
         .map_or(wait, |t| Duration::from_millis(t.peer_wait_ms));
     say(&format!(
-        "wired {}: listening for `benchboot peer --announce` on UDP {PEER_ANNOUNCE_PORT}",
-        w.name
+        "listening for `benchboot peer --announce` on UDP {PEER_ANNOUNCE_PORT}"
     ));
-    match benchboot_netbench::announce::listen(Ipv4Addr::UNSPECIFIED, peer_wait) {
-        Ok(at) => {
-            let ip = match at.ip() {
-                std::net::IpAddr::V4(v4) => v4,
-                std::net::IpAddr::V6(_) => {
-                    fail(results, w, format!("the announced peer {at} is not IPv4"));
-                    return None;
-                }
-            };
-            record.peer_address = Some(ip.octets());
-            record.peer_found_by = Some("announce".into());
-            if let Some(t) = &plan.network.tests {
-                if at.port() != t.peer_port {
-                    let msg = format!(
-                        "the peer announced port {}, the plan says {}: using the plan's",
-                        at.port(),
-                        t.peer_port
-                    );
-                    results.event(format!("network.wired.{}", w.name), Severity::Warning, msg);
-                }
-            }
-            Some(ip)
-        }
-        Err(e) => {
-            fail(
-                results,
-                w,
-                format!(
-                    "no peer announced itself within {} ms: {e} (run `benchboot peer --announce` on the LAN, or give `peer` in the plan)",
-                    peer_wait.as_millis()
-                ),
-            );
-            None
-        }
-    }
+    let at = benchboot_netbench::announce::listen(Ipv4Addr::UNSPECIFIED, peer_wait).map_err(|e| {
+        format!(
+            "no peer announced itself within {} ms: {e} (run `benchboot peer --announce` on the LAN, or give `peer` in the plan)",
+            peer_wait.as_millis()
+        )
+    })?;
+    let std::net::IpAddr::V4(address) = at.ip() else {
+        return Err(format!("the announced peer {at} is not IPv4"));
+    };
+    let warning = plan.network.tests.as_ref().and_then(|t| {
+        (at.port() != t.peer_port).then(|| {
+            format!(
+                "the peer announced port {}, the plan says {}: using the plan's",
+                at.port(),
+                t.peer_port
+            )
+        })
+    });
+    Ok(LanPeer {
+        address,
+        by: "announce",
+        warning,
+    })
 }
 
 /// The network tests over the link, with the interface counters read around each test.
@@ -438,6 +460,41 @@ fn measure(
     tests: &NetTests,
     results: &mut RunResults,
 ) {
+    let spans = tests_with_counters(
+        &record.name,
+        ifname,
+        record.board_address,
+        peer,
+        tests,
+        results,
+    );
+    record.counters = spans;
+    let net = Path::new(NET_ROOT);
+    // What the link was after the tests: the speed a flapping link renegotiated to.
+    let after = link::facts(net, ifname);
+    if after.speed_mbit != record.facts.speed_mbit {
+        let msg = format!(
+            "{ifname}: speed changed during the tests: {:?} -> {:?} Mb/s",
+            record.facts.speed_mbit, after.speed_mbit
+        );
+        results.event(
+            format!("network.wired.{}", record.name),
+            Severity::Warning,
+            msg,
+        );
+    }
+}
+
+/// Runs the network tests over link `label` (interface `ifname`, board address `board`)
+/// against `peer`, reading the interface counters right before and after each test.
+pub(crate) fn tests_with_counters(
+    label: &str,
+    ifname: &str,
+    board: [u8; 4],
+    peer: Ipv4Addr,
+    tests: &NetTests,
+    results: &mut RunResults,
+) -> Vec<CounterSpan> {
     let net = Path::new(NET_ROOT);
     let mut before = None;
     let mut spans: Vec<CounterSpan> = Vec::new();
@@ -453,28 +510,8 @@ fn measure(
             }
         }
     };
-    run_tests(
-        &record.name,
-        record.board_address,
-        peer,
-        tests,
-        results,
-        &mut watch,
-    );
-    record.counters = spans;
-    // What the link was after the tests: the speed a flapping link renegotiated to.
-    let after = link::facts(net, ifname);
-    if after.speed_mbit != record.facts.speed_mbit {
-        let msg = format!(
-            "{ifname}: speed changed during the tests: {:?} -> {:?} Mb/s",
-            record.facts.speed_mbit, after.speed_mbit
-        );
-        results.event(
-            format!("network.wired.{}", record.name),
-            Severity::Warning,
-            msg,
-        );
-    }
+    run_tests(label, board, peer, tests, results, &mut watch);
+    spans
 }
 
 /// Forks QEMU's stand-in LAN: a child in its own network namespace that takes
