@@ -88,7 +88,7 @@ pub fn take_card_plan(base: Plan, results_dir: Option<&Path>, results: &mut RunR
                 "plan from the card: {=str}",
                 plan.source.sha256.as_str()
             );
-            results.plan = plan.clone();
+            results.plan = plan.redacted();
             plan
         }
         Ok(None) => {

@@ -32,6 +32,9 @@ pub struct WifiPlan {
     /// QEMU only: the other end is the second mac80211_hwsim radio of the same guest.
     #[serde(default)]
     pub stand_in: Option<WifiStandIn>,
+    /// The tests over WiFi when not the plan's own `network.tests` (QEMU's shorter set).
+    #[serde(default)]
+    pub tests: Option<crate::NetTests>,
 }
 
 /// Which end of the WiFi link the board is.
@@ -530,6 +533,7 @@ pub(crate) fn resolve(
         warmup_ms,
         problems,
         stand_in: None,
+        tests: None,
     }))
 }
 

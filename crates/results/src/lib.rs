@@ -364,6 +364,8 @@ impl std::fmt::Display for WorkerFailure {
 impl RunResults {
     /// An empty document for a run of `plan`.
     pub fn new(run_id: String, plan: Plan, system: SystemInfo) -> RunResults {
+        // A WiFi client's SSID and passphrase never reach the results.
+        let plan = plan.redacted();
         RunResults {
             schema_version: SchemaVersion::CURRENT,
             run_id,
