@@ -392,7 +392,13 @@ pub fn beacon(p: &BeaconParams) -> Result<(Vec<u8>, Vec<u8>), BeaconError> {
     let no_channel = BeaconError::NoChannel(c.control_mhz);
     let band = c.band().ok_or(no_channel.clone())?;
     let channel = c.channel().ok_or(no_channel)?;
-    check_centre(c, band)?;
+    if !centre_fits(c, band) {
+        return Err(BeaconError::BadCentre {
+            width: c.width.mhz(),
+            control_mhz: c.control_mhz,
+            center1_mhz: c.center1_mhz,
+        });
+    }
     if !p.country.iter().all(u8::is_ascii_uppercase) {
         return Err(BeaconError::Country(
             String::from_utf8_lossy(&p.country).into_owned(),
@@ -492,26 +498,17 @@ fn push(out: &mut Vec<u8>, id: u8, body: &[u8]) {
     out.extend_from_slice(body);
 }
 
-/// The centre must sit where the width puts it: on the primary at 20 MHz, 10 MHz off at
-/// 40, 10 or 30 at 80, 10..=70 at 160 (5 GHz only for 80 and 160).
-fn check_centre(c: &Chandef, band: Band) -> Result<(), BeaconError> {
+/// Whether the centre sits where the width puts it: on the primary at 20 MHz, 10 MHz off at
+/// 40, 10 or 30 at 80, 10..=70 at 160 (80 and 160 at 5 GHz only), on a channel number.
+pub(crate) fn centre_fits(c: &Chandef, band: Band) -> bool {
     let off = c.control_mhz.abs_diff(c.center1_mhz);
-    let ok = match c.width {
+    let fits = match c.width {
         Width::NoHt20 | Width::W20 => off == 0,
         Width::W40 => off == 10,
         Width::W80 => band == Band::Ghz5 && matches!(off, 10 | 30),
         Width::W160 => band == Band::Ghz5 && matches!(off, 10 | 30 | 50 | 70),
     };
-    let centre_is_a_channel = c.center_channel().is_some();
-    if ok && centre_is_a_channel {
-        Ok(())
-    } else {
-        Err(BeaconError::BadCentre {
-            width: c.width.mhz(),
-            control_mhz: c.control_mhz,
-            center1_mhz: c.center1_mhz,
-        })
-    }
+    fits && c.center_channel().is_some()
 }
 
 /// HT Capabilities element body (§9.4.2.55, 26 octets). Capability Information is the
