@@ -29,16 +29,16 @@ const EID_VHT_CAPABILITIES: u8 = 191;
 const EID_VHT_OPERATION: u8 = 192;
 const EID_VENDOR_SPECIFIC: u8 = 221;
 
-/// Cipher suite 00-0F-AC:2, TKIP (IEEE 802.11-2020 Table 9-149), as nl80211's
+/// Cipher suite 00-0F-AC:2, TKIP (IEEE 802.11-2020 §9.4.2.24.2), as nl80211's
 /// `WLAN_CIPHER_SUITE_TKIP` writes it: OUI in the top three octets, suite type in the last.
 pub const CIPHER_TKIP: u32 = 0x000F_AC02;
-/// Cipher suite 00-0F-AC:4, CCMP-128 (Table 9-149); `WLAN_CIPHER_SUITE_CCMP`.
+/// Cipher suite 00-0F-AC:4, CCMP-128 (§9.4.2.24.2); `WLAN_CIPHER_SUITE_CCMP`.
 pub const CIPHER_CCMP: u32 = 0x000F_AC04;
-/// AKM suite 00-0F-AC:1, IEEE 802.1X (Table 9-151); the RSN element's default.
+/// AKM suite 00-0F-AC:1, IEEE 802.1X (§9.4.2.24.3); the RSN element's default.
 pub const AKM_8021X: u32 = 0x000F_AC01;
-/// AKM suite 00-0F-AC:2, PSK (WPA2-Personal, Table 9-151); `WLAN_AKM_SUITE_PSK`.
+/// AKM suite 00-0F-AC:2, PSK (WPA2-Personal, §9.4.2.24.3); `WLAN_AKM_SUITE_PSK`.
 pub const AKM_PSK: u32 = 0x000F_AC02;
-/// AKM suite 00-0F-AC:8, SAE (WPA3-Personal, Table 9-151); `WLAN_AKM_SUITE_SAE`.
+/// AKM suite 00-0F-AC:8, SAE (WPA3-Personal, §9.4.2.24.3); `WLAN_AKM_SUITE_SAE`.
 pub const AKM_SAE: u32 = 0x000F_AC08;
 
 /// What a scan result's elements say about its BSS. Where an element appears more than
@@ -63,11 +63,11 @@ pub struct Ies {
     pub rsn: Option<Rsn>,
     /// Supported Rates and Extended Supported Rates (§9.4.2.3, §9.4.2.12) in units of
     /// 500 kb/s (2 = 1 Mb/s, 108 = 54 Mb/s), the basic-rate bit cleared and the BSS
-    /// membership selectors (HT PHY, VHT PHY, SAE H2E, ...; Table 9-78) left out.
+    /// membership selectors (HT PHY, VHT PHY, SAE H2E, ...; §9.4.2.3) left out.
     pub supported_rates_500kbps: Vec<u8>,
 }
 
-/// The start of the HT Operation element (IEEE 802.11-2020 §9.4.2.56, Figure 9-589).
+/// The start of the HT Operation element (IEEE 802.11-2020 §9.4.2.56).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HtOperation {
     /// Primary Channel: the channel number of the primary 20 MHz channel.
@@ -81,7 +81,7 @@ pub struct HtOperation {
 }
 
 /// The VHT Operation Information of the VHT Operation element (IEEE 802.11-2020
-/// §9.4.2.158, Table 9-274).
+/// §9.4.2.158).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct VhtOperation {
     /// Channel Width: 0 = 20 or 40 MHz (per HT Operation), 1 = 80, 160 or 80+80 MHz;
@@ -171,14 +171,14 @@ pub fn parse(ies: &[u8]) -> Ies {
 }
 
 /// A rate octet (§9.4.2.3): bit 7 marks a basic rate; with it set, values 122..=127 are
-/// BSS membership selectors (Table 9-78), not rates.
+/// BSS membership selectors (§9.4.2.3), not rates.
 fn rate_500kbps(octet: u8) -> Option<u8> {
     let value = octet & 0x7f;
     let selector = octet & 0x80 != 0 && value >= 122;
     (value != 0 && !selector).then_some(value)
 }
 
-/// The RSN element body (§9.4.2.24.1, Figure 9-257): version 1, group suite, pairwise
+/// The RSN element body (§9.4.2.24.1): version 1, group suite, pairwise
 /// count + suites, AKM count + suites, then capabilities and PMKIDs (not read).
 fn parse_rsn(body: &[u8]) -> Option<Rsn> {
     let [1, 0, rest @ ..] = body else {
@@ -366,8 +366,8 @@ const WMM_PARAMETERS: [u8; 24] = [
     0x62, 0x32, 0x2f, 0x00, // AC_VO
 ];
 
-/// The head and tail of a Beacon frame (IEEE 802.11-2020 §9.3.3.2, element order of
-/// Table 9-32) for `NL80211_CMD_START_AP`'s `NL80211_ATTR_BEACON_HEAD` and
+/// The head and tail of a Beacon frame (IEEE 802.11-2020 §9.3.3.2, in the element order
+/// of its frame body table) for `NL80211_CMD_START_AP`'s `NL80211_ATTR_BEACON_HEAD` and
 /// `NL80211_ATTR_BEACON_TAIL`; the kernel puts the TIM element between them.
 ///
 /// Head: management header (Frame Control 0x0080 = Beacon, Duration 0, DA broadcast,
@@ -376,8 +376,8 @@ const WMM_PARAMETERS: [u8; 24] = [
 /// with WPA2; Short Preamble and Short Slot Time at 2.4 GHz, where they mean something),
 /// SSID, Supported Rates, DS Parameter Set.
 ///
-/// Tail: Country (one triplet: the channels in use, 20 dBm; the kernel's regulatory
-/// domain is what limits power), ERP (2.4 GHz: no protection, no non-ERP stations),
+/// Tail: Country (§9.4.2.8; one triplet, 20 dBm: channels 1-13 at 2.4 GHz, the 20 MHz
+/// channels in use at 5 GHz; the kernel's regulatory domain is what limits power), ERP (2.4 GHz: no protection, no non-ERP stations),
 /// Extended Supported Rates (2.4 GHz), RSN (WPA2: CCMP group and pairwise, PSK AKM,
 /// 16 replay counters when WMM is on, as hostapd writes it), HT Capabilities and HT
 /// Operation (when the radio has HT; one spatial stream, MCS 0-7: both Pi radios are
@@ -559,7 +559,7 @@ fn vht_capabilities(capa: u32) -> [u8; 12] {
 /// VHT Operation element body (§9.4.2.158, 5 octets): Channel Width 1; at 80 MHz segment
 /// 0 = the centre channel and segment 1 = 0; at 160 MHz segment 0 = the centre of the
 /// 80 MHz half holding the primary and segment 1 = the centre of the 160 MHz channel
-/// (the current encoding, Table 9-274, which hostapd also sends). Basic VHT-MCS and NSS
+/// (the current encoding of §9.4.2.158, which hostapd also sends). Basic VHT-MCS and NSS
 /// Set 0xfffc: one stream, MCS 0-7.
 fn vht_operation(c: &Chandef) -> [u8; 5] {
     let centre = ((c.center1_mhz - 5000) / 5) as u8;
@@ -627,7 +627,7 @@ mod tests {
              0301 01",
         );
         assert_eq!(head, want);
-        // Country, ERP, Extended Supported Rates, RSN lead the tail, in Table 9-32 order.
+        // Country, ERP, Extended Supported Rates, RSN lead the tail, in §9.3.3.2 order.
         let want_tail = unhex(
             "0706 444520 010d14
              2a01 00
