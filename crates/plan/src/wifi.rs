@@ -258,40 +258,7 @@ const ISO_3166_ALPHA2: [&str; 249] = [
     "VN", "VU", "WF", "WS", "YE", "YT", "ZA", "ZM", "ZW",
 ];
 
-/// Why `p` cannot be a WPA2-PSK passphrase (IEEE 802.11-2020 §J.4.1: 8..=63 printable
-/// ASCII characters, or the PSK itself as 64 hex digits).
-pub fn passphrase_problem(p: &str) -> Option<String> {
-    if p.len() == 64 && p.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return None;
-    }
-    if !p.bytes().all(|b| (32..=126).contains(&b)) {
-        return Some(
-            "a WPA2 passphrase is printable ASCII only (IEEE 802.11 §J.4.1): no accents, no control characters"
-                .into(),
-        );
-    }
-    match p.len() {
-        0..=7 => Some(format!(
-            "a WPA2 passphrase has 8 to 63 characters (IEEE 802.11 §J.4.1); this one has {}",
-            p.len()
-        )),
-        8..=63 => None,
-        n => Some(format!(
-            "a WPA2 passphrase has 8 to 63 characters, or is the 64-hex-digit PSK itself; this one has {n}"
-        )),
-    }
-}
-
-/// The hash results record instead of a user's SSID: the first 16 hex digits of its
-/// SHA-256.
-pub fn ssid_hash(ssid: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(ssid)
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+pub use benchboot_wifi::psk::ssid_hash;
 
 /// The channels an AP sweeps when the plan lists none: 2.4 GHz 1, 6 and 11 at 20 MHz,
 /// the three that do not overlap (what every radio has, in every regulatory domain).
@@ -480,8 +447,8 @@ pub(crate) fn resolve(
                 ));
             }
             let passphrase = s.passphrase.as_ref().map(|v| v.get_ref().clone());
-            if let Some(p) = passphrase.as_deref().and_then(passphrase_problem) {
-                problems.push(format!("network.wifi.passphrase: {p}"));
+            if let Some(Err(e)) = passphrase.as_deref().map(benchboot_wifi::psk::check) {
+                problems.push(format!("network.wifi.passphrase: {e}"));
             }
             let peer = match &s.peer {
                 Some(p) => Some(

@@ -77,8 +77,10 @@ pub fn channel_to_mhz(band: Band, channel: u8) -> Option<u32> {
 pub fn mhz_to_channel(mhz: u32) -> Option<(Band, u8)> {
     match mhz {
         2484 => Some((Band::Ghz2, 14)),
-        2412..=2472 if (mhz - 2407) % 5 == 0 => Some((Band::Ghz2, ((mhz - 2407) / 5) as u8)),
-        5160..=5885 if mhz % 5 == 0 => Some((Band::Ghz5, ((mhz - 5000) / 5) as u8)),
+        2412..=2472 if (mhz - 2407).is_multiple_of(5) => {
+            Some((Band::Ghz2, ((mhz - 2407) / 5) as u8))
+        }
+        5160..=5885 if mhz.is_multiple_of(5) => Some((Band::Ghz5, ((mhz - 5000) / 5) as u8)),
         _ => None,
     }
 }
@@ -214,7 +216,7 @@ fn block_centre(channel: u8, centres: &[u8], half_span: u8) -> Option<u8> {
     centres.iter().copied().find(|&c| {
         let lo = c - half_span;
         let hi = c + half_span;
-        channel >= lo && channel <= hi && (channel - lo) % 4 == 0
+        channel >= lo && channel <= hi && (channel - lo).is_multiple_of(4)
     })
 }
 

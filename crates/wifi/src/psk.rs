@@ -40,6 +40,15 @@ pub(crate) enum Secret<'a> {
     Hex([u8; 32]),
 }
 
+/// Checks a passphrase (or 64-hex-digit PSK) against §J.4.1 without hashing it (a plan
+/// is checked before any SSID is known).
+///
+/// # Errors
+/// The rule it breaks ([`PskError`]).
+pub fn check(passphrase: &str) -> Result<(), PskError> {
+    classify(passphrase).map(|_| ())
+}
+
 /// Checks a passphrase (or 64-hex-digit PSK) against §J.4.1 without hashing it.
 pub(crate) fn classify(passphrase: &str) -> Result<Secret<'_>, PskError> {
     if let Some(position) = passphrase.chars().position(|c| !matches!(c, ' '..='~')) {

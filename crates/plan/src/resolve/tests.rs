@@ -418,7 +418,7 @@ mod wifi {
             w.problems[0]
         );
         assert!(
-            w.problems[1].contains("8 to 63 characters") && w.problems[1].contains("has 5"),
+            w.problems[1].contains("8 to 63") && w.problems[1].contains("has 5 characters"),
             "{}",
             w.problems[1]
         );
