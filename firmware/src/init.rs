@@ -125,9 +125,11 @@ pub fn run() -> ! {
     if refused {
         link_plan.network.tests = None;
         link_plan.network.wired.clear();
+        link_plan.network.wifi = None;
     }
     crate::network::run_gadget(&link_plan, &mut results);
     crate::wired::run_wired(&link_plan, &mut results);
+    crate::wifi::run_wifi(&link_plan, &mut results);
     take_census("after-network", &mut results);
     check_modules(&mut results);
     persist(&plan, &mut results, results_ok);

@@ -28,11 +28,13 @@ pub mod link;
 pub mod log;
 pub mod mailbox;
 pub mod netlink;
+pub mod radio;
 pub mod network;
 pub mod steps;
 #[allow(unsafe_code)]
 pub mod sys;
 pub mod wait;
 pub mod watchdog;
+pub mod wifi;
 pub mod wired;
 pub mod worker;

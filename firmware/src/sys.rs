@@ -286,6 +286,68 @@ pub fn add_ipv6(ifname: &str, addr: [u8; 16], prefix_len: u32) -> io::Result<()>
     }
 }
 
+/// Makes the program `cmd` starts die with its parent: `prctl(PR_SET_PDEATHSIG,
+/// SIGKILL)` between fork and exec (a QEMU stand-in's hostapd must not outlive the
+/// namespace child that runs it).
+pub fn die_with_parent(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the hook only calls prctl(2), which is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
+                .map_err(io::Error::from)
+        });
+    }
+}
+
+/// `setsockopt(SOL_NETLINK, NETLINK_EXT_ACK, 1)`: errors on this netlink socket come
+/// with the kernel's explanation (include/uapi/linux/netlink.h). Best effort.
+pub fn netlink_ext_ack(sock: &std::os::fd::OwnedFd) {
+    const SOL_NETLINK: libc::c_int = 270;
+    const NETLINK_EXT_ACK: libc::c_int = 11;
+    let on: libc::c_int = 1;
+    // SAFETY: `on` outlives the call; the length is its size.
+    unsafe {
+        libc::setsockopt(
+            std::os::fd::AsRawFd::as_raw_fd(sock),
+            SOL_NETLINK,
+            NETLINK_EXT_ACK,
+            (&on as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
+}
+
+/// Takes `ifname` down (`SIOCSIFFLAGS` without `IFF_UP`): nl80211 changes an
+/// interface's type only while it is down.
+pub fn link_down(ifname: &str) -> io::Result<()> {
+    let sock = dgram_socket(rustix::net::AddressFamily::INET)?;
+    let raw = std::os::fd::AsRawFd::as_raw_fd(&sock);
+    let mut req = ifreq(ifname)?;
+    ioctl(raw, libc::SIOCGIFFLAGS as libc::Ioctl, &mut req)?;
+    // SAFETY: SIOCGIFFLAGS filled the flags member of the union.
+    unsafe { req.ifr_ifru.ifru_flags &= !(libc::IFF_UP as libc::c_short) };
+    ioctl(raw, libc::SIOCSIFFLAGS as libc::Ioctl, &mut req)
+}
+
+/// The kernel's log buffer as text (`syslog(2)` `SYSLOG_ACTION_READ_ALL`: the whole
+/// ring, not consumed), up to 1 MiB.
+pub fn kernel_log() -> io::Result<String> {
+    const SYSLOG_ACTION_READ_ALL: libc::c_int = 3;
+    const SYSLOG_ACTION_SIZE_BUFFER: libc::c_int = 10;
+    // SAFETY: SIZE_BUFFER takes no buffer.
+    let size = unsafe { libc::klogctl(SYSLOG_ACTION_SIZE_BUFFER, std::ptr::null_mut(), 0) };
+    let size = usize::try_from(size).unwrap_or(0).clamp(4096, 1 << 20);
+    let mut buf = vec![0u8; size];
+    // SAFETY: the kernel writes at most `len` bytes into `buf`, which is that long.
+    let n = unsafe { libc::klogctl(SYSLOG_ACTION_READ_ALL, buf.as_mut_ptr().cast(), size as libc::c_int) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    buf.truncate(n as usize);
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
 /// Brings `ifname` up with no address (for `lo`, whose address the kernel sets).
 pub fn link_up(ifname: &str) -> io::Result<()> {
     let sock = dgram_socket(rustix::net::AddressFamily::INET)?;

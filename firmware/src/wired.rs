@@ -515,48 +515,52 @@ pub(crate) fn tests_with_counters(
 }
 
 /// Forks QEMU's stand-in LAN: a child in its own network namespace that takes
-/// `host_if`, sets [`STAND_IN_ROUTER`]/24, leases [`STAND_IN_LEASE`] over DHCP,
-/// announces the peer to the LAN's broadcast address once a second and serves it.
+/// `host_if` and runs [`stand_in_lan_body`] there.
 fn spawn_stand_in_lan(host_if: &str, plan: &Plan) -> Result<i32, String> {
     let port = plan
         .network
         .tests
         .as_ref()
         .map_or(PEER_ANNOUNCE_PORT, |t| t.peer_port);
-    let ifname = host_if;
-    spawn_in_netns(host_if, "the stand-in LAN", || {
-        if sys::ifconfig_up(ifname, STAND_IN_ROUTER, STAND_IN_PREFIX).is_err() {
-            return HOST_NO_ADDRESS;
+    spawn_in_netns(host_if, "the stand-in LAN", || stand_in_lan_body(host_if, port))
+}
+
+/// QEMU's stand-in LAN, in a namespace child that has `ifname`: sets
+/// [`STAND_IN_ROUTER`]/24 on it, leases [`STAND_IN_LEASE`] over DHCP, announces the peer
+/// (control port `port`) to the LAN's broadcast address once a second and serves it.
+/// Returns the child's exit code ([`crate::network::host_side_failure`]'s).
+pub(crate) fn stand_in_lan_body(ifname: &str, port: u16) -> i32 {
+    if sys::ifconfig_up(ifname, STAND_IN_ROUTER, STAND_IN_PREFIX).is_err() {
+        return HOST_NO_ADDRESS;
+    }
+    let server = benchboot_dhcp::Server::new(
+        STAND_IN_ROUTER.into(),
+        STAND_IN_LEASE.into(),
+        Ipv4Addr::new(255, 255, 255, 0),
+        3600,
+    );
+    let dhcp_if = ifname.to_owned();
+    std::thread::spawn(move || {
+        benchboot_dhcp::serve(&dhcp_if, server, Arc::new(AtomicBool::new(false)), |_| {})
+    });
+    let broadcast = SocketAddr::from(([10, 56, 0, 255], PEER_ANNOUNCE_PORT));
+    std::thread::spawn(move || {
+        // The LAN's own broadcast address: the namespace has no default route for
+        // 255.255.255.255.
+        let stop = AtomicBool::new(false);
+        benchboot_netbench::announce::broadcast(
+            port,
+            broadcast,
+            benchboot_netbench::announce::EVERY,
+            &stop,
+            &|_| {},
+        )
+    });
+    match std::net::TcpListener::bind((Ipv4Addr::from(STAND_IN_ROUTER), port)) {
+        Ok(l) => {
+            let _ = benchboot_netbench::peer::serve(l, Path::new(PROC_STAT));
+            0
         }
-        let server = benchboot_dhcp::Server::new(
-            STAND_IN_ROUTER.into(),
-            STAND_IN_LEASE.into(),
-            Ipv4Addr::new(255, 255, 255, 0),
-            3600,
-        );
-        let dhcp_if = ifname.to_owned();
-        std::thread::spawn(move || {
-            benchboot_dhcp::serve(&dhcp_if, server, Arc::new(AtomicBool::new(false)), |_| {})
-        });
-        let broadcast = SocketAddr::from(([10, 56, 0, 255], PEER_ANNOUNCE_PORT));
-        std::thread::spawn(move || {
-            // The LAN's own broadcast address: the namespace has no default route for
-            // 255.255.255.255.
-            let stop = AtomicBool::new(false);
-            benchboot_netbench::announce::broadcast(
-                port,
-                broadcast,
-                benchboot_netbench::announce::EVERY,
-                &stop,
-                &|_| {},
-            )
-        });
-        match std::net::TcpListener::bind((Ipv4Addr::from(STAND_IN_ROUTER), port)) {
-            Ok(l) => {
-                let _ = benchboot_netbench::peer::serve(l, Path::new(PROC_STAT));
-                0
-            }
-            Err(_) => HOST_NO_LISTEN,
-        }
-    })
+        Err(_) => HOST_NO_LISTEN,
+    }
 }

@@ -6,7 +6,7 @@
 //! init picks one by the kernel parameter `benchboot.plan=<name>` (default `plan`).
 
 use anyhow::{Context, Result};
-use benchboot_board::{Board, QemuNetwork, QemuWired};
+use benchboot_board::{Band, Board, QemuNetwork, QemuWifi, QemuWired};
 use benchboot_plan::presets::{preset, preset_file, DEFAULT_PRESET};
 use benchboot_plan::resolve::{unavailable_reason, EthernetFacts, UsbEthernetFacts};
 use benchboot_plan::{
@@ -14,6 +14,8 @@ use benchboot_plan::{
     NetTests, NetworkPlan, Plan, PlanSource, RandomPlan, ResultsTarget, StoragePlan, StorageTarget,
     Supervision, Topology, WiredKind, WiredPlan, DEFAULT_PLAN, MIB, RESULTS_PORT,
 };
+use benchboot_plan::wifi::WifiStandIn;
+use benchboot_plan::{AskedChannel, WifiBand, WifiEntry, WifiFacts, WifiPlan, WifiRole};
 
 use crate::layout::{partition_device, Layout, Role};
 
@@ -151,7 +153,7 @@ pub fn image_facts(board: &Board, layout: &Layout) -> ImageFacts {
         buses: board.extra_storage.iter().map(|e| e.bus).collect(),
         ethernet: image_facts_ethernet(board),
         usb_ethernet: image_facts_usb_ethernet(board),
-        wifi: None,
+        wifi: image_facts_wifi(board),
     }
 }
 
@@ -290,8 +292,10 @@ pub fn all(
 pub fn qemu_card(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
     let mut p = qemu(board, layout, modules);
     p.card_plan = true;
-    // The card's plan names its own wired links; QEMU's stand-ins are the QEMU plan's.
+    // The card's plan names its own wired links and WiFi; QEMU's stand-ins are the QEMU
+    // plan's.
     p.network.wired.clear();
+    p.network.wifi = None;
     if p.network.gadget.is_none() {
         p.network.tests = None;
     }
@@ -311,6 +315,7 @@ pub fn faults(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
     p.network.gadget = None;
     p.network.tests = None;
     p.network.wired.clear();
+    p.network.wifi = None;
     p.supervision.worker_limit_ms = 5_000;
     p.faults = vec![Fault::Segfault, Fault::Panic, Fault::Hang, Fault::Pid1Panic];
     p
@@ -336,6 +341,7 @@ pub fn powercut(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
     p.network.gadget = None;
     p.network.tests = None;
     p.network.wired.clear();
+    p.network.wifi = None;
     p
 }
 
@@ -365,7 +371,8 @@ fn qemu_network(board: &Board, gadget: Option<GadgetPlan>) -> NetworkPlan {
         });
     let wired = qemu_wired(board);
     let usb_net_lan = q.is_some_and(|q| q.wired == QemuWired::UsbNetLan);
-    let tests = (gadget.is_some() || !wired.is_empty()).then(|| NetTests {
+    let hwsim = q.is_some_and(|q| q.wifi == QemuWifi::Hwsim);
+    let tests = (gadget.is_some() || !wired.is_empty() || hwsim).then(|| NetTests {
         peer_wait_ms: 20_000,
         duration_ms: 2_000,
         interval_ms: 500,
@@ -385,10 +392,10 @@ fn qemu_network(board: &Board, gadget: Option<GadgetPlan>) -> NetworkPlan {
         prefix_len: 24,
         port: RESULTS_PORT,
         interface_wait_ms: 20_000,
+        wifi: qemu_wifi(board, tests.as_ref()),
         gadget,
         tests,
         wired,
-        wifi: None,
     }
 }
 
@@ -397,6 +404,87 @@ fn image_facts_ethernet(board: &Board) -> Option<EthernetFacts> {
     board.ethernet.as_ref().map(|e| EthernetFacts {
         drivers: e.drivers.clone(),
         rated_mbit: Some(e.rated_mbit),
+    })
+}
+
+/// The board's radio as [`ImageFacts`] carry it.
+fn image_facts_wifi(board: &Board) -> Option<WifiFacts> {
+    board.wifi().map(|w| WifiFacts {
+        chip: w.chip.clone(),
+        bands: w.bands.iter().map(|b| plan_band(*b)).collect(),
+        widths_mhz: w.widths_mhz.clone(),
+        firmware_missing: w.firmware_missing.clone(),
+    })
+}
+
+fn plan_band(b: Band) -> WifiBand {
+    match b {
+        Band::Ghz2 => WifiBand::Ghz2,
+        Band::Ghz5 => WifiBand::Ghz5,
+    }
+}
+
+/// Where the QEMU-only stand-in AP sits in the initramfs (board shared.toml
+/// `radio.hwsim-ap`: Debian's hostapd with its libraries and loader).
+pub const QEMU_HOSTAPD: &str = "/usr/sbin/hostapd";
+
+/// The QEMU plan's WiFi (board file `qemu.wifi = "hwsim"`): mac80211_hwsim's two radios,
+/// the board as client of a stand-in AP per entry (hostapd on the second radio, in a
+/// namespace) on 2.4 GHz ch 1 at 20 MHz, 5 GHz ch 36 at 40 and at 80 MHz; two entries
+/// the regulatory domain (DE) refuses (ch 52: DFS; ch 14: not a DE channel), skipped
+/// with the reason; then the AP-beacon and IBSS checks. Short tests: one stream each
+/// way after the 3 s warm-up, 50 round trips.
+fn qemu_wifi(board: &Board, tests: Option<&NetTests>) -> Option<WifiPlan> {
+    let hwsim = board.qemu.as_ref().is_some_and(|q| q.wifi == QemuWifi::Hwsim);
+    let tests = tests?;
+    if !hwsim {
+        return None;
+    }
+    let entry = |band, channel, width_mhz| {
+        let asked = AskedChannel {
+            band,
+            channel,
+            width_mhz,
+        };
+        WifiEntry {
+            name: asked.link_name(),
+            ssid: Some(format!("bb-qemu-ch{channel}-{width_mhz}")),
+            asked: Some(asked),
+            skip: None,
+        }
+    };
+    Some(WifiPlan {
+        country: "DE".into(),
+        role: WifiRole::Client {
+            ssid: "bb-qemu-stand-in".into(),
+            passphrase: None,
+            peer: None,
+        },
+        entries: vec![
+            entry(WifiBand::Ghz2, 1, 20),
+            entry(WifiBand::Ghz5, 36, 40),
+            entry(WifiBand::Ghz5, 36, 80),
+            entry(WifiBand::Ghz5, 52, 20),
+            entry(WifiBand::Ghz2, 14, 20),
+        ],
+        connect_wait_ms: 20_000,
+        warmup_ms: benchboot_plan::wifi::MIN_WARMUP_MS,
+        problems: Vec::new(),
+        stand_in: Some(WifiStandIn {
+            hostapd: QEMU_HOSTAPD.into(),
+            ap_beacon_check: true,
+            ibss_smoke: true,
+        }),
+        tests: Some(NetTests {
+            duration_ms: 2_000,
+            interval_ms: 500,
+            streams: vec![1],
+            latency_samples: 50,
+            http_bytes: 0,
+            udp_bitrate: 0,
+            ..tests.clone()
+        }),
+        chip: Some("mac80211_hwsim".into()),
     })
 }
 

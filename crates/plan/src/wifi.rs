@@ -35,6 +35,9 @@ pub struct WifiPlan {
     /// The tests over WiFi when not the plan's own `network.tests` (QEMU's shorter set).
     #[serde(default)]
     pub tests: Option<crate::NetTests>,
+    /// The board file's name for the radio chip (`CYW43438`), for the results.
+    #[serde(default)]
+    pub chip: Option<String>,
 }
 
 /// Which end of the WiFi link the board is.
@@ -292,17 +295,19 @@ pub(crate) type WifiError = (String, Option<std::ops::Range<usize>>, String);
 
 /// The WiFi step for this image from the merged `[network.wifi]`; `None` when the plan
 /// has none (`enabled = false`, or no section on a board without a radio). A board with
-/// a radio and no section sweeps [`DEFAULT_SWEEP`] as AP.
+/// a radio and no section sweeps [`DEFAULT_SWEEP`] as AP, on hardware (`emulated`
+/// false: QEMU's raspi machines model no radio, and a QEMU plan's WiFi is its own).
 pub(crate) fn resolve(
     section: Option<&crate::file::WifiSection>,
     facts: Option<&WifiFacts>,
     board: &str,
+    emulated: bool,
 ) -> Result<Option<WifiPlan>, WifiError> {
     use toml::Spanned;
     let default = crate::file::WifiSection::default();
     let s = match section {
         Some(s) => s,
-        None if facts.is_some() => &default,
+        None if facts.is_some() && !emulated => &default,
         None => return Ok(None),
     };
     if s.enabled == Some(false) {
@@ -501,6 +506,7 @@ pub(crate) fn resolve(
         problems,
         stand_in: None,
         tests: None,
+        chip: facts.map(|f| f.chip.clone()),
     }))
 }
 
