@@ -56,9 +56,8 @@ const IBSS_BOARD: [u8; 4] = [10, 59, 0, 1];
 const IBSS_PEER: [u8; 4] = [10, 59, 0, 2];
 /// How long brcmfmac may take to load its firmware and register the radio.
 const RADIO_WAIT: Duration = Duration::from_secs(20);
-/// How long a scan may take to find the entry's AP (a full 2.4 + 5 GHz active scan is
-/// ~2-4 s on hardware, slower under QEMU's TCG).
-const SCAN_WAIT: Duration = Duration::from_secs(20);
+/// How long a scan may take to find the entry's AP.
+const SCAN_WAIT: Duration = Duration::from_millis(benchboot_plan::wifi::SCAN_WAIT_MS);
 /// Beacon interval of the board's AP, TU (1.024 ms): the usual 100.
 const BEACON_TU: u16 = 100;
 /// Exit codes of the stand-in children.

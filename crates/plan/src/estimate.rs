@@ -154,6 +154,43 @@ pub fn estimate(plan: &Plan) -> Vec<StepEstimate> {
             unbounded: Some(format!("HTTP: {} per link at the link's speed", fmt_bytes(2 * t.http_bytes))),
         });
     }
+    if let Some(w) = &plan.network.wifi {
+        if let Some(t) = w.tests.as_ref().or(plan.network.tests.as_ref()) {
+            let run: Vec<_> = w.entries.iter().filter(|e| e.skip.is_none()).collect();
+            let omit = t.omit_ms.max(w.warmup_ms);
+            let udp_runs = if t.udp_bitrate > 0 { 2 } else { 0 };
+            let runs = t.streams.len() as u64 * 2 + udp_runs;
+            // Per entry: the wait for a station (AP) or for the scan, the association,
+            // the lease and the peer's announcement (client), then the tests.
+            let waits = match w.role {
+                crate::WifiRole::AccessPoint { .. } => w.connect_wait_ms,
+                crate::WifiRole::Client { .. } => {
+                    crate::wifi::SCAN_WAIT_MS + 2 * w.connect_wait_ms + t.peer_wait_ms
+                }
+            };
+            let per_entry = waits + runs * (t.duration_ms + omit);
+            out.push(StepEstimate {
+                step: "network.wifi".into(),
+                what: format!(
+                    "{} ({}) x streams {:?} x 2 directions, {} + {} warm-up each; up to {} per entry waiting for {}",
+                    count(run.len(), "WiFi entry"),
+                    run.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", "),
+                    t.streams,
+                    fmt_millis(t.duration_ms),
+                    fmt_millis(omit),
+                    fmt_millis(w.connect_wait_ms),
+                    match w.role {
+                        crate::WifiRole::AccessPoint { .. } => "`benchboot peer --wifi` to join",
+                        crate::WifiRole::Client { .. } => "the association and a lease",
+                    }
+                ),
+                at_most_ms: run.len() as u64 * per_entry,
+                unbounded: (t.http_bytes > 0).then(|| {
+                    format!("HTTP: {} per entry at the link's speed", fmt_bytes(2 * t.http_bytes))
+                }),
+            });
+        }
+    }
     out
 }
 

@@ -558,8 +558,13 @@ pub fn resolve(
         plan.network.wired.push(wp);
     }
     let own_wifi = own.network.as_ref().is_some_and(|n| n.wifi.is_some());
-    plan.network.wifi = crate::wifi::resolve(n.wifi.as_ref(), image.wifi.as_ref(), &image.board, base.emulated)
-        .map_err(|(k, sp, m)| err(&format!("network.wifi.{k}"), sp.filter(|_| own_wifi), m))?;
+    plan.network.wifi = crate::wifi::resolve(
+        n.wifi.as_ref(),
+        image.wifi.as_ref(),
+        &image.board,
+        base.emulated,
+    )
+    .map_err(|(k, sp, m)| err(&format!("network.wifi.{k}"), sp.filter(|_| own_wifi), m))?;
     if (!plan.network.wired.is_empty() || plan.network.wifi.is_some())
         && plan.network.tests.is_none()
     {

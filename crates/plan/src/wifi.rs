@@ -287,6 +287,9 @@ pub const DEFAULT_SWEEP: [AskedChannel; 3] = [
 pub const MIN_WARMUP_MS: u64 = 3000;
 /// How long the board's AP waits for `benchboot peer --wifi` to join, ms.
 pub const AP_CONNECT_WAIT_MS: u64 = 120_000;
+/// How long PID 1 scans for a client entry's AP, ms (a full 2.4 + 5 GHz active scan
+/// takes 2-4 s on hardware, longer under QEMU's TCG).
+pub const SCAN_WAIT_MS: u64 = 20_000;
 /// How long a client waits for association and a DHCP lease, ms.
 pub const CLIENT_CONNECT_WAIT_MS: u64 = 30_000;
 
