@@ -187,7 +187,9 @@ impl MsgBuilder {
         self.bytes(attr, &v)
     }
 
-    /// A nested attribute (type flagged [`NLA_F_NESTED`]) holding what `f` adds.
+    /// A nested attribute holding what `f` adds. Its type is flagged [`NLA_F_NESTED`], as the
+    /// kernel's own `nla_nest_start` does since 5.2; nl80211 reads nests with or without the
+    /// flag (its replies, from `nla_nest_start_noflag`, and iw's requests have none).
     pub fn nest(mut self, attr: u16, f: impl FnOnce(MsgBuilder) -> MsgBuilder) -> MsgBuilder {
         let start = self.buf.len();
         self.buf.extend_from_slice(&[0; NLA_HDRLEN]);

@@ -519,8 +519,9 @@ pub fn get_interface(family: u16, seq: u32, ifindex: u32) -> Vec<u8> {
         .finish()
 }
 
-/// Changes an interface's type (station, AP, IBSS...); the interface must be down
-/// (`EBUSY` otherwise).
+/// Changes an interface's type (station, AP, IBSS...). Do it with the interface down:
+/// cfg80211 first stops what the old type was doing, and drivers that cannot switch a
+/// running interface answer `EBUSY`.
 pub fn set_interface_type(family: u16, seq: u32, ifindex: u32, iftype: IfType) -> Vec<u8> {
     request(family, seq, CMD_SET_INTERFACE)
         .u32(ATTR_IFINDEX, ifindex)
