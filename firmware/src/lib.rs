@@ -28,8 +28,8 @@ pub mod link;
 pub mod log;
 pub mod mailbox;
 pub mod netlink;
-pub mod radio;
 pub mod network;
+pub mod radio;
 pub mod steps;
 #[allow(unsafe_code)]
 pub mod sys;

@@ -36,7 +36,11 @@ impl Radio {
     /// # Errors
     /// No netlink, or no nl80211 family (cfg80211 not loaded).
     pub fn open() -> io::Result<Radio> {
-        let sock = socket(AddressFamily::NETLINK, rustix::net::SocketType::RAW, Some(nl::GENERIC))?;
+        let sock = socket(
+            AddressFamily::NETLINK,
+            rustix::net::SocketType::RAW,
+            Some(nl::GENERIC),
+        )?;
         // The kernel's explanation of a refusal comes with the error (NETLINK_EXT_ACK).
         let _ = rustix::net::sockopt::set_socket_recv_buffer_size(&sock, RECV_BUF);
         crate::sys::netlink_ext_ack(&sock);
@@ -58,7 +62,12 @@ impl Radio {
     fn exchange(&mut self, req: Vec<u8>) -> io::Result<Vec<Vec<u8>>> {
         let seq = self.seq;
         self.seq = self.seq.wrapping_add(1);
-        sendto(&self.sock, &req, SendFlags::empty(), &nl::SocketAddrNetlink::new(0, 0))?;
+        sendto(
+            &self.sock,
+            &req,
+            SendFlags::empty(),
+            &nl::SocketAddrNetlink::new(0, 0),
+        )?;
         let mut buf = vec![0u8; RECV_BUF];
         let mut out = Vec::new();
         loop {
@@ -97,33 +106,43 @@ impl Radio {
     /// Every wireless interface with a netdev.
     pub fn interfaces(&mut self) -> io::Result<Vec<Interface>> {
         let msgs = self.call(nl80211::get_interface_dump)?;
-        Ok(msgs.iter().filter_map(|m| nl80211::parse_interface(m).ok()).collect())
+        Ok(msgs
+            .iter()
+            .filter_map(|m| nl80211::parse_interface(m).ok())
+            .collect())
     }
 
     pub fn interface(&mut self, ifindex: u32) -> io::Result<Interface> {
         let msgs = self.call(|f, s| nl80211::get_interface(f, s, ifindex))?;
-        let m = msgs.first().ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+        let m = msgs
+            .first()
+            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
         nl80211::parse_interface(m).map_err(bad)
     }
 
     /// Changes the interface type (the interface must be down).
     pub fn set_type(&mut self, ifindex: u32, t: IfType) -> io::Result<()> {
-        self.call(|f, s| nl80211::set_interface_type(f, s, ifindex, t)).map(drop)
+        self.call(|f, s| nl80211::set_interface_type(f, s, ifindex, t))
+            .map(drop)
     }
 
     pub fn set_reg(&mut self, alpha2: &str) -> io::Result<()> {
-        self.call(|f, s| nl80211::req_set_reg(f, s, alpha2)).map(drop)
+        self.call(|f, s| nl80211::req_set_reg(f, s, alpha2))
+            .map(drop)
     }
 
     /// The global regulatory domain.
     pub fn reg(&mut self) -> io::Result<Reg> {
         let msgs = self.call(|f, s| nl80211::get_reg(f, s, None))?;
-        let m = msgs.first().ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+        let m = msgs
+            .first()
+            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
         nl80211::parse_reg(m).map_err(bad)
     }
 
     pub fn set_power_save(&mut self, ifindex: u32, on: bool) -> io::Result<()> {
-        self.call(|f, s| nl80211::set_power_save(f, s, ifindex, on)).map(drop)
+        self.call(|f, s| nl80211::set_power_save(f, s, ifindex, on))
+            .map(drop)
     }
 
     pub fn power_save(&mut self, ifindex: u32) -> io::Result<Option<bool>> {
@@ -135,30 +154,40 @@ impl Radio {
     }
 
     pub fn trigger_scan(&mut self, ifindex: u32, freqs: &[u32], ssids: &[&[u8]]) -> io::Result<()> {
-        self.call(|f, s| nl80211::trigger_scan(f, s, ifindex, freqs, ssids)).map(drop)
+        self.call(|f, s| nl80211::trigger_scan(f, s, ifindex, freqs, ssids))
+            .map(drop)
     }
 
     /// The kernel's current scan results (BSS list) for the interface.
     pub fn scan_results(&mut self, ifindex: u32) -> io::Result<Vec<Bss>> {
         let msgs = self.call(|f, s| nl80211::get_scan_dump(f, s, ifindex))?;
-        Ok(msgs.iter().filter_map(|m| nl80211::parse_bss(m).ok()).collect())
+        Ok(msgs
+            .iter()
+            .filter_map(|m| nl80211::parse_bss(m).ok())
+            .collect())
     }
 
     pub fn connect(&mut self, ifindex: u32, p: &ConnectParams) -> io::Result<()> {
-        self.call(|f, s| nl80211::connect(f, s, ifindex, p)).map(drop)
+        self.call(|f, s| nl80211::connect(f, s, ifindex, p))
+            .map(drop)
     }
 
     pub fn disconnect(&mut self, ifindex: u32) -> io::Result<()> {
-        self.call(|f, s| nl80211::disconnect(f, s, ifindex)).map(drop)
+        self.call(|f, s| nl80211::disconnect(f, s, ifindex))
+            .map(drop)
     }
 
     pub fn stations(&mut self, ifindex: u32) -> io::Result<Vec<Station>> {
         let msgs = self.call(|f, s| nl80211::get_station_dump(f, s, ifindex))?;
-        Ok(msgs.iter().filter_map(|m| nl80211::parse_station(m).ok()).collect())
+        Ok(msgs
+            .iter()
+            .filter_map(|m| nl80211::parse_station(m).ok())
+            .collect())
     }
 
     pub fn start_ap(&mut self, ifindex: u32, p: &ApParams) -> io::Result<()> {
-        self.call(|f, s| nl80211::start_ap(f, s, ifindex, p)).map(drop)
+        self.call(|f, s| nl80211::start_ap(f, s, ifindex, p))
+            .map(drop)
     }
 
     pub fn stop_ap(&mut self, ifindex: u32) -> io::Result<()> {
@@ -166,15 +195,18 @@ impl Radio {
     }
 
     pub fn join_ibss(&mut self, ifindex: u32, ssid: &[u8], c: Chandef) -> io::Result<()> {
-        self.call(|f, s| nl80211::join_ibss(f, s, ifindex, ssid, c)).map(drop)
+        self.call(|f, s| nl80211::join_ibss(f, s, ifindex, ssid, c))
+            .map(drop)
     }
 
     pub fn leave_ibss(&mut self, ifindex: u32) -> io::Result<()> {
-        self.call(|f, s| nl80211::leave_ibss(f, s, ifindex)).map(drop)
+        self.call(|f, s| nl80211::leave_ibss(f, s, ifindex))
+            .map(drop)
     }
 
     /// Moves radio `wiphy` (with its interfaces) into the network namespace of `pid`.
     pub fn move_wiphy(&mut self, wiphy: u32, pid: u32) -> io::Result<()> {
-        self.call(|f, s| nl80211::set_wiphy_netns(f, s, wiphy, pid)).map(drop)
+        self.call(|f, s| nl80211::set_wiphy_netns(f, s, wiphy, pid))
+            .map(drop)
     }
 }

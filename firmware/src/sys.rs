@@ -340,7 +340,13 @@ pub fn kernel_log() -> io::Result<String> {
     let size = usize::try_from(size).unwrap_or(0).clamp(4096, 1 << 20);
     let mut buf = vec![0u8; size];
     // SAFETY: the kernel writes at most `len` bytes into `buf`, which is that long.
-    let n = unsafe { libc::klogctl(SYSLOG_ACTION_READ_ALL, buf.as_mut_ptr().cast(), size as libc::c_int) };
+    let n = unsafe {
+        libc::klogctl(
+            SYSLOG_ACTION_READ_ALL,
+            buf.as_mut_ptr().cast(),
+            size as libc::c_int,
+        )
+    };
     if n < 0 {
         return Err(io::Error::last_os_error());
     }

@@ -29,7 +29,6 @@ use std::time::{Duration, Instant};
 
 use benchboot_netbench::wifi_offer::{WifiOffer, WIFI_OFFER_PORT};
 use benchboot_plan::{NetTests, Plan, WifiEntry, WifiPlan, WifiRole, WifiSecurity};
-use benchboot_results::network::NetTest;
 use benchboot_results::wifi::{
     BandName, Bitrate, Neighbour, RadioFacts, Regulatory, StationInfo, WifiChannel, WifiCheck,
     WifiEntryResult,
@@ -43,7 +42,7 @@ use crate::console::say;
 use crate::network::{spawn_in_netns_moving, HOST_NO_ADDRESS};
 use crate::radio::Radio;
 use crate::wait::wait_until;
-use crate::wired::{lan_peer, stand_in_lan_body, tests_with_counters, STAND_IN_LEASE};
+use crate::wired::{lan_peer, stand_in_lan_body, tests_with_counters};
 use crate::{link, sys, worker};
 
 /// The board's address on its own AP, and the station's lease (a /24 apart from the
@@ -78,7 +77,11 @@ pub fn run_wifi(plan: &Plan, results: &mut RunResults) {
             fail(results, "network.wifi", p.clone());
         }
         for e in &w.entries {
-            results.network.wifi.entries.push(skipped(w, e, "not run: see the WiFi errors above".into()));
+            results.network.wifi.entries.push(skipped(
+                w,
+                e,
+                "not run: see the WiFi errors above".into(),
+            ));
         }
         return;
     }
@@ -114,9 +117,16 @@ pub fn run_wifi(plan: &Plan, results: &mut RunResults) {
     results.network.wifi.radio = Some(radio_facts(plan, &phy, &iface));
     results.network.wifi.regulatory = reg;
     let _ = sys::link_up(&iface.name);
-    let stand_in_phy = w.stand_in.as_ref().and_then(|_| other_radio(&mut radio, phy.index));
+    let stand_in_phy = w
+        .stand_in
+        .as_ref()
+        .and_then(|_| other_radio(&mut radio, phy.index));
     if w.stand_in.is_some() && stand_in_phy.is_none() {
-        fail(results, "network.wifi", "QEMU: no second hwsim radio for the stand-in".into());
+        fail(
+            results,
+            "network.wifi",
+            "QEMU: no second hwsim radio for the stand-in".into(),
+        );
         return;
     }
     let mut tests = tests.clone();
@@ -140,9 +150,9 @@ pub fn run_wifi(plan: &Plan, results: &mut RunResults) {
                     &mut r,
                     results,
                 ),
-                WifiRole::AccessPoint { security } => {
-                    ap_entry(plan, w, e, *security, &mut radio, &phy, &iface, &tests, &mut r, results)
-                }
+                WifiRole::AccessPoint { security } => ap_entry(
+                    plan, w, e, *security, &mut radio, &phy, &iface, &tests, &mut r, results,
+                ),
             };
             if let Err(why) = outcome {
                 fail(results, &format!("network.wifi.{}", e.name), why.clone());
@@ -157,12 +167,22 @@ pub fn run_wifi(plan: &Plan, results: &mut RunResults) {
     if let (Some(s), Some(other)) = (&w.stand_in, &stand_in_phy) {
         if s.ap_beacon_check {
             let c = ap_beacon_check(w, &mut radio, &phy, &iface, other);
-            say(&format!("wifi check {}: {} ({})", c.name, if c.passed { "pass" } else { "FAIL" }, c.detail));
+            say(&format!(
+                "wifi check {}: {} ({})",
+                c.name,
+                if c.passed { "pass" } else { "FAIL" },
+                c.detail
+            ));
             results.network.wifi.checks.push(c);
         }
         if s.ibss_smoke {
             let c = ibss_smoke(&mut radio, &iface, other, &tests, results);
-            say(&format!("wifi check {}: {} ({})", c.name, if c.passed { "pass" } else { "FAIL" }, c.detail));
+            say(&format!(
+                "wifi check {}: {} ({})",
+                c.name,
+                if c.passed { "pass" } else { "FAIL" },
+                c.detail
+            ));
             results.network.wifi.checks.push(c);
         }
     }
@@ -177,7 +197,9 @@ fn fail(results: &mut RunResults, step: &str, msg: String) {
 fn entry_record(w: &WifiPlan, e: &WifiEntry) -> WifiEntryResult {
     let (role, security, ssid) = match &w.role {
         WifiRole::AccessPoint { security } => ("ap", security.name(), e.ssid.clone()),
-        WifiRole::Client { passphrase, ssid, .. } => (
+        WifiRole::Client {
+            passphrase, ssid, ..
+        } => (
             "client",
             if passphrase.is_some() { "wpa2" } else { "open" },
             e.ssid.clone().or_else(|| Some(ssid.clone())),
@@ -188,10 +210,16 @@ fn entry_record(w: &WifiPlan, e: &WifiEntry) -> WifiEntryResult {
         link: e.name.clone(),
         role: role.into(),
         security: security.into(),
-        ssid_hash: ssid.as_deref().map(|s| psk::ssid_hash(s.as_bytes())).unwrap_or_default(),
+        ssid_hash: ssid
+            .as_deref()
+            .map(|s| psk::ssid_hash(s.as_bytes()))
+            .unwrap_or_default(),
         // Only the board's own and QEMU's stand-in SSIDs are written out.
         ssid: ssid.filter(|_| own),
-        asked: e.asked.and_then(|a| a.chandef().ok()).map(|c| channel_record(&c)),
+        asked: e
+            .asked
+            .and_then(|a| a.chandef().ok())
+            .map(|c| channel_record(&c)),
         ..WifiEntryResult::default()
     }
 }
@@ -245,10 +273,13 @@ fn other_radio(radio: &mut Radio, board_phy: u32) -> Option<(Wiphy, Interface)> 
         let (Ok(phys), Ok(ifs)) = (radio.wiphys(), radio.interfaces()) else {
             return false;
         };
-        found = phys.into_iter().filter(|p| p.index != board_phy).find_map(|p| {
-            let i = ifs.iter().find(|i| i.wiphy == p.index)?.clone();
-            Some((p, i))
-        });
+        found = phys
+            .into_iter()
+            .filter(|p| p.index != board_phy)
+            .find_map(|p| {
+                let i = ifs.iter().find(|i| i.wiphy == p.index)?.clone();
+                Some((p, i))
+            });
         found.is_some()
     });
     found
@@ -313,11 +344,7 @@ fn set_country(radio: &mut Radio, country: &str, results: &mut RunResults) -> Op
 /// What the results say about the radio.
 fn radio_facts(plan: &Plan, phy: &Wiphy, iface: &Interface) -> RadioFacts {
     let facts = link::full_facts(&iface.name, None);
-    let bands = phy
-        .bands
-        .iter()
-        .map(|b| b.band.name().to_owned())
-        .collect();
+    let bands = phy.bands.iter().map(|b| b.band.name().to_owned()).collect();
     RadioFacts {
         chip: plan.network.wifi.as_ref().and_then(|w| w.chip.clone()),
         driver: facts.driver,
@@ -326,7 +353,10 @@ fn radio_facts(plan: &Plan, phy: &Wiphy, iface: &Interface) -> RadioFacts {
         files: radio_files(),
         phy: phy.name.clone(),
         interface: iface.name.clone(),
-        mac: iface.mac.map(|m| benchboot_plan::network::mac_text(&m)).unwrap_or_default(),
+        mac: iface
+            .mac
+            .map(|m| benchboot_plan::network::mac_text(&m))
+            .unwrap_or_default(),
         bands,
         ext_features: OFFLOADS
             .iter()
@@ -339,8 +369,14 @@ fn radio_facts(plan: &Plan, phy: &Wiphy, iface: &Interface) -> RadioFacts {
 
 /// The nl80211 extended features results name (handshake and SAE offloads).
 const OFFLOADS: [(u32, &str); 4] = [
-    (nl80211::EXT_FEATURE_4WAY_HANDSHAKE_STA_PSK, "4way-handshake-sta-psk"),
-    (nl80211::EXT_FEATURE_4WAY_HANDSHAKE_AP_PSK, "4way-handshake-ap-psk"),
+    (
+        nl80211::EXT_FEATURE_4WAY_HANDSHAKE_STA_PSK,
+        "4way-handshake-sta-psk",
+    ),
+    (
+        nl80211::EXT_FEATURE_4WAY_HANDSHAKE_AP_PSK,
+        "4way-handshake-ap-psk",
+    ),
     (nl80211::EXT_FEATURE_SAE_OFFLOAD, "sae-offload"),
     (nl80211::EXT_FEATURE_SAE_OFFLOAD_AP, "sae-offload-ap"),
 ];
@@ -528,7 +564,9 @@ fn client_entry(
             },
         )?);
     }
-    let outcome = connect_and_measure(plan, w, radio, phy, iface, &ssid, chandef, pmk, *peer, tests, r, results);
+    let outcome = connect_and_measure(
+        plan, w, radio, phy, iface, &ssid, chandef, pmk, *peer, tests, r, results,
+    );
     let _ = radio.disconnect(iface.ifindex);
     let _ = sys::ifconfig_up(&iface.name, [0; 4], 0);
     if let Some(pid) = child {
@@ -600,8 +638,12 @@ fn connect_and_measure(
         r.obtained.map_or(0, |c| c.center1_mhz),
     ));
     let mac = iface.mac.ok_or("the interface has no MAC address")?;
-    let lease = benchboot_dhcp::client_lease(&iface.name, mac, wait)
-        .map_err(|e| format!("no DHCP lease over WiFi within {} ms: {e}", w.connect_wait_ms))?;
+    let lease = benchboot_dhcp::client_lease(&iface.name, mac, wait).map_err(|e| {
+        format!(
+            "no DHCP lease over WiFi within {} ms: {e}",
+            w.connect_wait_ms
+        )
+    })?;
     r.lease_ns = Some(lease.acked_ns.saturating_sub(up_ns));
     let prefix = u32::from(lease.netmask).count_ones() as u8;
     sys::ifconfig_up(&iface.name, lease.address.octets(), prefix)
@@ -626,10 +668,18 @@ fn measure(
     let _ = radio.set_power_save(iface.ifindex, false);
     r.power_save = radio.power_save(iface.ifindex).ok().flatten();
     if r.power_save == Some(true) {
-        let msg = format!("{}: power save is still on: the figures include its sleep", r.link);
+        let msg = format!(
+            "{}: power save is still on: the figures include its sleep",
+            r.link
+        );
         results.event(format!("network.wifi.{}", r.link), Severity::Warning, msg);
     }
-    let first = |radio: &mut Radio| radio.stations(iface.ifindex).ok().and_then(|s| s.into_iter().next());
+    let first = |radio: &mut Radio| {
+        radio
+            .stations(iface.ifindex)
+            .ok()
+            .and_then(|s| s.into_iter().next())
+    };
     let before = first(radio);
     if let Some(s) = &before {
         r.absent = s.absent().iter().map(|a| (*a).to_owned()).collect();
@@ -664,7 +714,11 @@ fn scan_for(radio: &mut Radio, ifindex: u32, freqs: &[u32], ssid: &[u8]) -> Resu
     Err(format!(
         "no AP with the SSID in {} s of scanning{}",
         SCAN_WAIT.as_secs(),
-        if last_err.is_empty() { String::new() } else { format!(" (last scan: {last_err})") }
+        if last_err.is_empty() {
+            String::new()
+        } else {
+            format!(" (last scan: {last_err})")
+        }
     ))
 }
 
@@ -747,7 +801,9 @@ fn ap_entry(
     let ssid = e.ssid.clone().ok_or("an AP entry without an SSID")?;
     let passphrase = match security {
         WifiSecurity::Open => None,
-        WifiSecurity::Wpa2Psk if phy.has_ext_feature(nl80211::EXT_FEATURE_4WAY_HANDSHAKE_AP_PSK) => {
+        WifiSecurity::Wpa2Psk
+            if phy.has_ext_feature(nl80211::EXT_FEATURE_4WAY_HANDSHAKE_AP_PSK) =>
+        {
             r.security_note = Some("4-way handshake offloaded to the radio".into());
             Some(random_passphrase()?)
         }
@@ -760,7 +816,15 @@ fn ap_entry(
             None
         }
     };
-    start_board_ap(radio, phy, iface, &ssid, c, passphrase.as_deref(), &w.country)?;
+    start_board_ap(
+        radio,
+        phy,
+        iface,
+        &ssid,
+        c,
+        passphrase.as_deref(),
+        &w.country,
+    )?;
     r.obtained = radio
         .interface(iface.ifindex)
         .ok()
@@ -768,7 +832,8 @@ fn ap_entry(
         .map(|c| channel_record(&c));
     r.bssid = iface.mac.map(|m| benchboot_plan::network::mac_text(&m));
     let outcome = (|| {
-        sys::ifconfig_up(&iface.name, AP_BOARD, AP_PREFIX).map_err(|e| format!("{}: {e}", iface.name))?;
+        sys::ifconfig_up(&iface.name, AP_BOARD, AP_PREFIX)
+            .map_err(|e| format!("{}: {e}", iface.name))?;
         r.board_address = Some(AP_BOARD);
         let stop = Arc::new(AtomicBool::new(false));
         let (lease_tx, lease_rx) = mpsc::channel();
@@ -800,7 +865,12 @@ fn ap_entry(
             w.connect_wait_ms / 1000
         ));
         let t0 = sys::boottime_ns();
-        let lease = offer_until_lease(&offer, &targets, &lease_rx, Duration::from_millis(w.connect_wait_ms));
+        let lease = offer_until_lease(
+            &offer,
+            &targets,
+            &lease_rx,
+            Duration::from_millis(w.connect_wait_ms),
+        );
         let outcome = match lease {
             None => Err(format!(
                 "no station joined within {} s (run `benchboot peer --wifi` on a host with WiFi, on the results link)",
@@ -822,12 +892,14 @@ fn ap_entry(
     outcome
 }
 
-/// 16 random hex digits from the kernel's CSPRNG (`getrandom(2)`): the passphrase of
+/// 16 random hex digits from the kernel's CSPRNG (`/dev/urandom`): the passphrase of
 /// one AP entry, announced with it.
 fn random_passphrase() -> Result<String, String> {
+    use std::io::Read;
     let mut b = [0u8; 8];
-    rustix::rand::getrandom(&mut b, rustix::rand::GetRandomFlags::empty())
-        .map_err(|e| format!("getrandom: {e}"))?;
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .map_err(|e| format!("/dev/urandom: {e}"))?;
     Ok(b.iter().map(|x| format!("{x:02x}")).collect())
 }
 
@@ -843,7 +915,9 @@ fn offer_targets(plan: &Plan, results: &RunResults) -> Vec<SocketAddr> {
         .collect();
     let n = &plan.network;
     if !n.interface.is_empty() && n.prefix_len < 32 {
-        let mask = u32::MAX.checked_shl(32 - u32::from(n.prefix_len)).unwrap_or(0);
+        let mask = u32::MAX
+            .checked_shl(32 - u32::from(n.prefix_len))
+            .unwrap_or(0);
         let bcast = u32::from_be_bytes(n.address) | !mask;
         out.push(SocketAddr::from((bcast.to_be_bytes(), WIFI_OFFER_PORT)));
     }
@@ -895,7 +969,11 @@ fn start_board_ap(
     let band = c.band().ok_or("no band")?;
     let caps = phy.bands.iter().find(|b| b.band == band);
     let cc = country.as_bytes();
-    let country_code = if cc.len() == 2 && cc != b"00" { [cc[0], cc[1]] } else { *b"XX" };
+    let country_code = if cc.len() == 2 && cc != b"00" {
+        [cc[0], cc[1]]
+    } else {
+        *b"XX"
+    };
     let mac = iface.mac.ok_or("the interface has no MAC address")?;
     let (head, tail) = ie::beacon(&ie::BeaconParams {
         mac,
@@ -981,7 +1059,8 @@ fn start_hostapd(path: &str, conf: &str) -> Result<(), i32> {
             }
         }
     });
-    rx.recv_timeout(Duration::from_secs(30)).map_err(|_| STAND_IN_NO_HOSTAPD)
+    rx.recv_timeout(Duration::from_secs(30))
+        .map_err(|_| STAND_IN_NO_HOSTAPD)
 }
 
 /// QEMU: the board's own AP (`START_AP`, no user space) seen by the other radio's scan.
@@ -1004,18 +1083,28 @@ fn ap_beacon_check(
         return check(false, e);
     }
     let ifname = other.1.name.clone();
-    let outcome = spawn_stand_in(radio, other.0.index, &other.1.name, "the beacon scanner", move || {
-        let Ok(mut r) = Radio::open() else {
-            return STAND_IN_NO_BEACON;
-        };
-        let Some(i) = r.interfaces().ok().and_then(|l| l.into_iter().find(|i| i.name == ifname)) else {
-            return STAND_IN_NO_BEACON;
-        };
-        match scan_for(&mut r, i.ifindex, &[c.control_mhz], ssid.as_bytes()) {
-            Ok(b) if b.freq_mhz == c.control_mhz => 0,
-            _ => STAND_IN_NO_BEACON,
-        }
-    });
+    let outcome = spawn_stand_in(
+        radio,
+        other.0.index,
+        &other.1.name,
+        "the beacon scanner",
+        move || {
+            let Ok(mut r) = Radio::open() else {
+                return STAND_IN_NO_BEACON;
+            };
+            let Some(i) = r
+                .interfaces()
+                .ok()
+                .and_then(|l| l.into_iter().find(|i| i.name == ifname))
+            else {
+                return STAND_IN_NO_BEACON;
+            };
+            match scan_for(&mut r, i.ifindex, &[c.control_mhz], ssid.as_bytes()) {
+                Ok(b) if b.freq_mhz == c.control_mhz => 0,
+                _ => STAND_IN_NO_BEACON,
+            }
+        },
+    );
     let detail = match outcome {
         Err(e) => Err(e),
         Ok(pid) => {
@@ -1029,7 +1118,9 @@ fn ap_beacon_check(
             }
             match code {
                 Some(0) => Ok(()),
-                Some(c) => Err(format!("the other radio's scan did not see the beacons (exit {c})")),
+                Some(c) => Err(format!(
+                    "the other radio's scan did not see the beacons (exit {c})"
+                )),
                 None => Err("the scanner did not finish".into()),
             }
         }
@@ -1062,27 +1153,38 @@ fn ibss_smoke(
     };
     let port = tests.peer_port;
     let ifname = other.1.name.clone();
-    let child = spawn_stand_in(radio, other.0.index, &other.1.name, "the IBSS peer", move || {
-        let Ok(mut r) = Radio::open() else {
-            return STAND_IN_NO_IBSS;
-        };
-        let Some(i) = r.interfaces().ok().and_then(|l| l.into_iter().find(|i| i.name == ifname)) else {
-            return STAND_IN_NO_IBSS;
-        };
-        if join_ibss(&mut r, &i, ssid, c).is_err() {
-            return STAND_IN_NO_IBSS;
-        }
-        if sys::ifconfig_up(&ifname, IBSS_PEER, 24).is_err() {
-            return HOST_NO_ADDRESS;
-        }
-        match std::net::TcpListener::bind((Ipv4Addr::from(IBSS_PEER), port)) {
-            Ok(l) => {
-                let _ = benchboot_netbench::peer::serve(l, Path::new(crate::network::PROC_STAT));
-                0
+    let child = spawn_stand_in(
+        radio,
+        other.0.index,
+        &other.1.name,
+        "the IBSS peer",
+        move || {
+            let Ok(mut r) = Radio::open() else {
+                return STAND_IN_NO_IBSS;
+            };
+            let Some(i) = r
+                .interfaces()
+                .ok()
+                .and_then(|l| l.into_iter().find(|i| i.name == ifname))
+            else {
+                return STAND_IN_NO_IBSS;
+            };
+            if join_ibss(&mut r, &i, ssid, c).is_err() {
+                return STAND_IN_NO_IBSS;
             }
-            Err(_) => crate::network::HOST_NO_LISTEN,
-        }
-    });
+            if sys::ifconfig_up(&ifname, IBSS_PEER, 24).is_err() {
+                return HOST_NO_ADDRESS;
+            }
+            match std::net::TcpListener::bind((Ipv4Addr::from(IBSS_PEER), port)) {
+                Ok(l) => {
+                    let _ =
+                        benchboot_netbench::peer::serve(l, Path::new(crate::network::PROC_STAT));
+                    0
+                }
+                Err(_) => crate::network::HOST_NO_LISTEN,
+            }
+        },
+    );
     let pid = match child {
         Ok(p) => p,
         Err(e) => return check(false, e),
@@ -1098,8 +1200,18 @@ fn ibss_smoke(
             ..tests.clone()
         };
         let before = results.network.latency.len();
-        let _ = tests_with_counters("wifi-ibss", &iface.name, IBSS_BOARD, IBSS_PEER.into(), &smoke, results);
-        match results.network.latency[before..].iter().find(|l| l.link == "wifi-ibss") {
+        let _ = tests_with_counters(
+            "wifi-ibss",
+            &iface.name,
+            IBSS_BOARD,
+            IBSS_PEER.into(),
+            &smoke,
+            results,
+        );
+        match results.network.latency[before..]
+            .iter()
+            .find(|l| l.link == "wifi-ibss")
+        {
             Some(l) => Ok(format!(
                 "IBSS {ssid:?} on {} MHz joined by both radios; {} TCP round trips across",
                 c.control_mhz,
@@ -1140,14 +1252,34 @@ pub fn entry_lines(r: &WifiEntryResult) -> Vec<String> {
     match (&r.skipped, &r.obtained) {
         (Some(_), _) => out.push(case_line(&id("run"), CaseResult::Skip, 0.0, "")),
         (None, Some(o)) => {
-            out.push(case_line(&id("freq"), CaseResult::Pass, f64::from(o.freq_mhz), "MHz"));
-            out.push(case_line(&id("width"), CaseResult::Pass, f64::from(o.width_mhz), "MHz"));
-            out.push(case_line(&id("centre"), CaseResult::Pass, f64::from(o.center1_mhz), "MHz"));
+            out.push(case_line(
+                &id("freq"),
+                CaseResult::Pass,
+                f64::from(o.freq_mhz),
+                "MHz",
+            ));
+            out.push(case_line(
+                &id("width"),
+                CaseResult::Pass,
+                f64::from(o.width_mhz),
+                "MHz",
+            ));
+            out.push(case_line(
+                &id("centre"),
+                CaseResult::Pass,
+                f64::from(o.center1_mhz),
+                "MHz",
+            ));
         }
         (None, None) => {}
     }
     if let Some(s) = r.station_before.as_ref().and_then(|s| s.signal_dbm) {
-        out.push(case_line(&id("signal"), CaseResult::Pass, f64::from(s), "dBm"));
+        out.push(case_line(
+            &id("signal"),
+            CaseResult::Pass,
+            f64::from(s),
+            "dBm",
+        ));
     }
     out
 }

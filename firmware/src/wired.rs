@@ -522,7 +522,9 @@ fn spawn_stand_in_lan(host_if: &str, plan: &Plan) -> Result<i32, String> {
         .tests
         .as_ref()
         .map_or(PEER_ANNOUNCE_PORT, |t| t.peer_port);
-    spawn_in_netns(host_if, "the stand-in LAN", || stand_in_lan_body(host_if, port))
+    spawn_in_netns(host_if, "the stand-in LAN", || {
+        stand_in_lan_body(host_if, port)
+    })
 }
 
 /// QEMU's stand-in LAN, in a namespace child that has `ifname`: sets

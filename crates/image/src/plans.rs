@@ -9,12 +9,12 @@ use anyhow::{Context, Result};
 use benchboot_board::{Band, Board, QemuNetwork, QemuWifi, QemuWired};
 use benchboot_plan::presets::{preset, preset_file, DEFAULT_PRESET};
 use benchboot_plan::resolve::{unavailable_reason, EthernetFacts, UsbEthernetFacts};
+use benchboot_plan::wifi::WifiStandIn;
 use benchboot_plan::{
     resolve, seed_block_sizes, DeviceReadPlan, Fault, Filesystem, GadgetPlan, ImageFacts, Mode,
     NetTests, NetworkPlan, Plan, PlanSource, RandomPlan, ResultsTarget, StoragePlan, StorageTarget,
     Supervision, Topology, WiredKind, WiredPlan, DEFAULT_PLAN, MIB, RESULTS_PORT,
 };
-use benchboot_plan::wifi::WifiStandIn;
 use benchboot_plan::{AskedChannel, WifiBand, WifiEntry, WifiFacts, WifiPlan, WifiRole};
 
 use crate::layout::{partition_device, Layout, Role};
@@ -435,7 +435,10 @@ pub const QEMU_HOSTAPD: &str = "/usr/sbin/hostapd";
 /// with the reason; then the AP-beacon and IBSS checks. Short tests: one stream each
 /// way after the 3 s warm-up, 50 round trips.
 fn qemu_wifi(board: &Board, tests: Option<&NetTests>) -> Option<WifiPlan> {
-    let hwsim = board.qemu.as_ref().is_some_and(|q| q.wifi == QemuWifi::Hwsim);
+    let hwsim = board
+        .qemu
+        .as_ref()
+        .is_some_and(|q| q.wifi == QemuWifi::Hwsim);
     let tests = tests?;
     if !hwsim {
         return None;

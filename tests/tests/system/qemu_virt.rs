@@ -183,27 +183,64 @@ fn assert_wifi(r: &RunResults) {
     assert_eq!(radio.chip.as_deref(), Some("mac80211_hwsim"), "{radio:?}");
     assert_eq!(radio.bands, ["2.4", "5"], "{radio:?}");
     assert!(radio.iftypes.iter().any(|t| t == "ap"), "{radio:?}");
-    assert!(radio.files.iter().any(|f| f == "/lib/firmware/regulatory.db"), "{radio:?}");
+    assert!(
+        radio
+            .files
+            .iter()
+            .any(|f| f == "/lib/firmware/regulatory.db"),
+        "{radio:?}"
+    );
     let reg = w.regulatory.as_ref().expect("regulatory domain");
-    assert_eq!((reg.asked.as_str(), reg.alpha2.as_str()), ("DE", "DE"), "{reg:?}");
+    assert_eq!(
+        (reg.asked.as_str(), reg.alpha2.as_str()),
+        ("DE", "DE"),
+        "{reg:?}"
+    );
     assert_eq!(reg.dfs_region.as_deref(), Some("ETSI"), "{reg:?}");
     let names: Vec<&str> = w.entries.iter().map(|e| e.link.as_str()).collect();
     assert_eq!(
         names,
-        ["wifi-ch1-20", "wifi-ch36-40", "wifi-ch36-80", "wifi-ch52-20", "wifi-ch14-20"]
+        [
+            "wifi-ch1-20",
+            "wifi-ch36-40",
+            "wifi-ch36-80",
+            "wifi-ch52-20",
+            "wifi-ch14-20"
+        ]
     );
-    let wifi_tests = r.plan.network.wifi.as_ref().unwrap().tests.as_ref().unwrap();
-    for (e, (freq, width, centre)) in w.entries.iter().zip([(2412, 20, 2412), (5180, 40, 5190), (5180, 80, 5210)]) {
+    let wifi_tests = r
+        .plan
+        .network
+        .wifi
+        .as_ref()
+        .unwrap()
+        .tests
+        .as_ref()
+        .unwrap();
+    for (e, (freq, width, centre)) in
+        w.entries
+            .iter()
+            .zip([(2412, 20, 2412), (5180, 40, 5190), (5180, 80, 5210)])
+    {
         assert_eq!(e.skipped, None, "{e:?}");
-        let got = e.obtained.unwrap_or_else(|| panic!("{}: nothing obtained", e.link));
-        assert_eq!((got.freq_mhz, got.width_mhz, got.center1_mhz), (freq, width, centre), "{e:?}");
+        let got = e
+            .obtained
+            .unwrap_or_else(|| panic!("{}: nothing obtained", e.link));
+        assert_eq!(
+            (got.freq_mhz, got.width_mhz, got.center1_mhz),
+            (freq, width, centre),
+            "{e:?}"
+        );
         assert_eq!(e.asked, Some(got), "asked and obtained differ: {e:?}");
         assert_eq!(e.role, "client");
         assert_eq!(e.power_save, Some(false), "{e:?}");
         assert_eq!(e.board_address, Some([10, 56, 0, 2]), "{e:?}");
         assert_eq!(e.peer_found_by.as_deref(), Some("announce"), "{e:?}");
         assert!(e.connect_ns.is_some_and(|ns| ns > 0), "{e:?}");
-        assert!(e.neighbours.iter().any(|n| n.ours && n.freq_mhz == freq), "{e:?}");
+        assert!(
+            e.neighbours.iter().any(|n| n.ours && n.freq_mhz == freq),
+            "{e:?}"
+        );
         let st = e.station_before.as_ref().expect("the AP as a station");
         assert!(st.signal_dbm.is_some() && st.tx_bitrate.is_some(), "{st:?}");
         for dir in [NetDirection::BoardToHost, NetDirection::HostToBoard] {
@@ -222,9 +259,26 @@ fn assert_wifi(r: &RunResults) {
     let dfs = w.entries[3].skipped.as_deref().unwrap_or_default();
     assert!(dfs.contains("DFS channel in DE"), "{dfs}");
     let ch14 = w.entries[4].skipped.as_deref().unwrap_or_default();
-    assert!(ch14.contains("not allowed in regulatory domain DE"), "{ch14}");
-    let checks: Vec<(&str, bool)> = w.checks.iter().map(|c| (c.name.as_str(), c.passed)).collect();
-    assert_eq!(checks, [("ap-beacons", true), ("ibss", true)], "{:?}", w.checks);
-    let ibss = r.network.latency.iter().find(|l| l.link == "wifi-ibss").unwrap();
+    assert!(
+        ch14.contains("not allowed in regulatory domain DE"),
+        "{ch14}"
+    );
+    let checks: Vec<(&str, bool)> = w
+        .checks
+        .iter()
+        .map(|c| (c.name.as_str(), c.passed))
+        .collect();
+    assert_eq!(
+        checks,
+        [("ap-beacons", true), ("ibss", true)],
+        "{:?}",
+        w.checks
+    );
+    let ibss = r
+        .network
+        .latency
+        .iter()
+        .find(|l| l.link == "wifi-ibss")
+        .unwrap();
     assert_eq!(ibss.rtt_ns.len(), 20);
 }
