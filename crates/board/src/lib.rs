@@ -12,7 +12,10 @@ use serde::Deserialize;
 
 mod shared;
 mod validate;
-pub use shared::{BootConfig, Kernel, Loader, RawBlob, Shared, SHARED_FILE};
+pub use benchboot_wifi::channel::Band;
+pub use shared::{
+    BootConfig, Kernel, Loader, RadioPackages, RawBlob, Regulatory, Shared, StandInAp, SHARED_FILE,
+};
 
 /// Why a board file could not be used. Each variant names the file.
 #[derive(Debug, thiserror::Error)]
@@ -98,6 +101,8 @@ pub struct RawBoard {
     pub ethernet: Option<RawEthernet>,
     /// A USB host port that USB Ethernet adapters can be plugged into; none without one.
     pub usb_ethernet: Option<RawUsbEthernet>,
+    /// The board's WiFi radio; none without one.
+    pub wifi: Option<RawWifi>,
     pub qemu: Option<RawQemu>,
     /// Why QEMU cannot boot this board (or what its stand-in leaves out), for the README.
     pub qemu_note: Option<String>,
@@ -155,6 +160,29 @@ pub struct RawUsbEthernet {
     pub drivers: Vec<String>,
     /// The connector(s) an adapter goes into, in words for the person plugging it.
     pub port: String,
+}
+
+/// The board's WiFi radio as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawWifi {
+    /// The radio chip in words, with the name it reports: `CYW43438 (BCM43430/1)`.
+    pub chip: String,
+    /// The kernel module that drives it: `brcmfmac`.
+    pub driver: String,
+    /// `"2.4"`, `"5"`.
+    pub bands: Vec<String>,
+    /// Channel widths the radio supports, MHz, narrowest first: `[20, 40, 80]`.
+    pub widths_mhz: Vec<u32>,
+    /// Spatial streams (1 on every Raspberry Pi).
+    pub streams: u8,
+    /// The files the driver asks for, as it names them below `/lib/firmware`.
+    pub firmware: Vec<String>,
+    /// The SD host and the driver's modules (`@set` allowed).
+    pub modules: Vec<String>,
+    /// What no package provides, in one line (e.g. a later chip revision's firmware),
+    /// for the image and PID 1 to report.
+    pub firmware_missing: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -288,6 +316,10 @@ pub struct RawQemu {
     /// QEMU hub, the far end in a namespace of the guest); absent: none.
     #[serde(default)]
     pub wired: Option<String>,
+    /// Radios in the QEMU plan: `hwsim` (mac80211_hwsim in the guest, the stand-in AP
+    /// in the initramfs); absent: none.
+    #[serde(default)]
+    pub wifi: Option<String>,
     #[serde(default)]
     pub modules: Vec<String>,
     #[serde(default)]
@@ -325,6 +357,11 @@ pub struct Board {
     pub ethernet: Option<Ethernet>,
     /// USB Ethernet adapters on a USB host port; none without one.
     pub usb_ethernet: Option<UsbEthernet>,
+    /// The board's WiFi radio ([`Board::wifi`]); none without one.
+    pub wifi: Option<WifiRadio>,
+    /// Where radio files come from (shared.toml `[radio]`): set when the board has a
+    /// radio, its own ([`Board::wifi`]) or QEMU's (`qemu.wifi`).
+    pub radio_packages: Option<RadioPackages>,
     /// Kernel name of the SD card / disk holding the test partitions, e.g. `mmcblk0`.
     pub disk: String,
     pub extra_storage: Vec<ExtraStorage>,
@@ -393,6 +430,42 @@ pub struct UsbEthernet {
     pub port: String,
 }
 
+/// The board's WiFi radio, validated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WifiRadio {
+    /// `CYW43438 (BCM43430/1)`.
+    pub chip: String,
+    /// The driver's module: `brcmfmac` (one of [`WifiRadio::modules`]).
+    pub driver: String,
+    /// The bands the radio works in, each once, in file order.
+    pub bands: Vec<Band>,
+    /// Channel widths, MHz, ascending, 20 first; 80 and 160 only with 5 GHz.
+    pub widths_mhz: Vec<u32>,
+    /// Spatial streams, 1..=8.
+    pub streams: u8,
+    /// The files the driver asks for, below `/lib/firmware` (`brcm/brcmfmac43430-sdio.bin`),
+    /// each once; the initramfs holds their contents at exactly these names.
+    pub firmware: Vec<String>,
+    /// SD host and driver modules (sets expanded); the driver among them.
+    pub modules: Vec<String>,
+    /// What no package provides, for the image and PID 1 to report.
+    pub firmware_missing: Option<String>,
+}
+
+impl WifiRadio {
+    /// `2.4 + 5 GHz`.
+    pub fn bands_label(&self) -> String {
+        let names: Vec<&str> = self.bands.iter().map(|b| b.name()).collect();
+        format!("{} GHz", names.join(" + "))
+    }
+}
+
+/// Channel widths a radio can list, MHz (802.11n/ac).
+pub const WIFI_WIDTHS_MHZ: &[u32] = &[20, 40, 80, 160];
+
+/// Bands a board file can name, as it writes them.
+pub const WIFI_BANDS: &[Band] = &[Band::Ghz2, Band::Ghz5];
+
 /// Link speeds an Ethernet port can be rated for, Mbit/s (IEEE 802.3).
 pub const ETHERNET_RATES_MBIT: &[u32] = &[10, 100, 1000, 2500, 5000, 10000];
 
@@ -432,6 +505,18 @@ pub struct Qemu {
     pub gadget_dummy_hcd: bool,
     /// The wired-link tests of the QEMU plan.
     pub wired: QemuWired,
+    /// The radios of the QEMU plan.
+    pub wifi: QemuWifi,
+}
+
+/// Radios in the QEMU plan (board file `qemu.wifi`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QemuWifi {
+    None,
+    /// mac80211_hwsim's simulated radios (two by default) in the guest, `mac80211_hwsim`
+    /// among `qemu.modules`; the initramfs holds regulatory.db and the QEMU-only stand-in
+    /// AP ([`StandInAp`], shared.toml `radio.hwsim-ap`).
+    Hwsim,
 }
 
 /// How the QEMU plan tests wired links (board file `qemu.wired`).
@@ -522,6 +607,31 @@ impl Board {
         }
         links.push("card".into());
         links.join(" + ")
+    }
+
+    /// The board's WiFi radio, if it has one.
+    pub fn wifi(&self) -> Option<&WifiRadio> {
+        self.wifi.as_ref()
+    }
+
+    /// The radio for people (the README's WiFi column): `CYW43455 (BCM4345/6), 2.4 + 5
+    /// GHz`, with what firmware is missing; QEMU's simulated radios; or `none`.
+    pub fn wifi_summary(&self) -> String {
+        if let Some(w) = &self.wifi {
+            let mut s = format!("{}, {}", w.chip, w.bands_label());
+            if let Some(m) = &w.firmware_missing {
+                s.push_str(&format!("; firmware missing: {m}"));
+            }
+            return s;
+        }
+        if self
+            .qemu
+            .as_ref()
+            .is_some_and(|q| q.wifi == QemuWifi::Hwsim)
+        {
+            return "QEMU: mac80211_hwsim radios + hostapd stand-in AP".to_owned();
+        }
+        "none".to_owned()
     }
 
     /// The wired links the board can measure, for people: `Ethernet 1000 Mbit/s

@@ -1,5 +1,6 @@
 //! `boards/shared.toml`: kernel flavours, boot loaders and module sets that several
-//! boards reference by name. Parsed and checked once; board files only name them.
+//! boards reference by name, and where radio files come from (`[radio]`). Parsed and
+//! checked once; board files only name them.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -64,12 +65,49 @@ pub struct Loader {
     pub config: BootConfig,
 }
 
+/// Where the files of a radio come from (`[radio]`): the packages a board's
+/// `wifi.firmware` is looked up in, the regulatory database and the QEMU stand-in AP.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RadioPackages {
+    /// Packages whose `lib/firmware/` holds `wifi.firmware` files, searched in order.
+    pub firmware_packages: Vec<String>,
+    pub regulatory: Regulatory,
+    /// The QEMU-only stand-in access point of `qemu.wifi = "hwsim"`.
+    pub hwsim_ap: StandInAp,
+}
+
+/// cfg80211's regulatory database and its signature, from one package.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Regulatory {
+    pub package: String,
+    /// File name under `/lib/firmware/` (as the kernel asks for it) → path in the package.
+    pub files: BTreeMap<String, String>,
+}
+
+/// A dynamic Debian program for QEMU runs only, with what it needs to start.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct StandInAp {
+    /// The package holding the program.
+    pub package: String,
+    /// Its path in the package, which is its path in the initramfs: `usr/sbin/hostapd`.
+    pub program: String,
+    /// Debian architecture of the program and its libraries: `arm64`.
+    pub arch: String,
+    /// Packages holding the shared libraries its NEEDED entries name (transitively) and
+    /// the loader its PT_INTERP names; each must provide at least one of them.
+    pub libraries: Vec<String>,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 struct RawShared {
     kernels: BTreeMap<String, Kernel>,
     loaders: BTreeMap<String, Loader>,
     module_sets: BTreeMap<String, Vec<String>>,
+    radio: RadioPackages,
 }
 
 /// The parsed `boards/shared.toml`.
@@ -80,6 +118,23 @@ pub struct Shared {
     pub kernels: BTreeMap<String, Kernel>,
     pub loaders: BTreeMap<String, Loader>,
     pub module_sets: BTreeMap<String, Vec<String>>,
+    pub radio: RadioPackages,
+}
+
+/// A path inside a package or below `/lib/firmware`: relative, `/`-separated, no empty,
+/// `.` or `..` component, no whitespace or backslash.
+pub(crate) fn check_relative_path(p: &str) -> Result<(), String> {
+    let bad = p.is_empty()
+        || p.starts_with('/')
+        || p.contains(char::is_whitespace)
+        || p.contains('\\')
+        || p.split('/').any(|c| c.is_empty() || c == "." || c == "..");
+    if bad {
+        return Err(format!(
+            "`{p}`: give a relative path without `.`/`..` parts or spaces, e.g. `brcm/brcmfmac43430-sdio.bin`"
+        ));
+    }
+    Ok(())
 }
 
 impl Shared {
@@ -133,11 +188,13 @@ impl Shared {
             crate::check_module_names(set)
                 .map_err(|m| bad("module-sets", format!("{name}: {m}")))?;
         }
+        check_radio(&raw.radio).map_err(|(field, m)| bad(field, m))?;
         Ok(Shared {
             file: file.to_owned(),
             kernels: raw.kernels,
             loaders,
             module_sets: raw.module_sets,
+            radio: raw.radio,
         })
     }
 
@@ -210,4 +267,55 @@ impl Shared {
             )
         })
     }
+}
+
+/// `[radio]`: packages named, paths relative, regulatory files bare names below
+/// `/lib/firmware`.
+fn check_radio(r: &RadioPackages) -> Result<(), (&'static str, String)> {
+    let named = |field: &'static str, name: &str| {
+        if name.is_empty() || name.contains(char::is_whitespace) {
+            return Err((field, format!("`{name}`: give a Debian package name")));
+        }
+        Ok(())
+    };
+    if r.firmware_packages.is_empty() {
+        return Err((
+            "radio.firmware-packages",
+            "list the packages whose lib/firmware/ holds the boards' radio firmware".into(),
+        ));
+    }
+    for p in &r.firmware_packages {
+        named("radio.firmware-packages", p)?;
+    }
+    named("radio.regulatory.package", &r.regulatory.package)?;
+    if r.regulatory.files.is_empty() {
+        return Err((
+            "radio.regulatory.files",
+            "map `regulatory.db` (and its `.p7s`) to their paths in the package".into(),
+        ));
+    }
+    for (name, from) in &r.regulatory.files {
+        if name.is_empty() || name.contains('/') {
+            return Err((
+                "radio.regulatory.files",
+                format!("`{name}`: give the file name the kernel asks for below /lib/firmware"),
+            ));
+        }
+        check_relative_path(from).map_err(|m| ("radio.regulatory.files", m))?;
+    }
+    let ap = &r.hwsim_ap;
+    named("radio.hwsim-ap.package", &ap.package)?;
+    check_relative_path(&ap.program).map_err(|m| ("radio.hwsim-ap.program", m))?;
+    named("radio.hwsim-ap.arch", &ap.arch)?;
+    if ap.libraries.is_empty() {
+        return Err((
+            "radio.hwsim-ap.libraries",
+            "list the packages holding the program's shared libraries and loader (libc6 at least)"
+                .into(),
+        ));
+    }
+    for p in &ap.libraries {
+        named("radio.hwsim-ap.libraries", p)?;
+    }
+    Ok(())
 }

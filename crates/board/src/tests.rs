@@ -581,3 +581,5 @@ fn shared_file_errors_name_the_entry() {
         "{err}"
     );
 }
+
+mod wifi;

@@ -1,19 +1,21 @@
 //! [`RawBoard::validate`]: a board file as written into a [`Board`], one function per
 //! section of the file, checked in the order the file reads (name, target, kernel,
-//! boot, serial, modules, storage, gadget, ethernet, usb-ethernet, qemu). The first problem found is the
-//! error; it names the file and the field.
+//! boot, serial, modules, storage, gadget, ethernet, usb-ethernet, wifi, qemu). The first
+//! problem found is the error; it names the file and the field.
 
-use crate::QemuWired;
+use crate::{QemuWifi, QemuWired};
 use std::path::Path;
 
 use benchboot_plan::GadgetFunction;
+use benchboot_wifi::channel::{Band, Width};
 
-use crate::shared::{BootConfig, Kernel, Loader, Shared};
+use crate::shared::{check_relative_path, BootConfig, Kernel, Loader, Shared};
 use crate::{
     debian_arches, Arch, Board, BoardError, BoardKernel, Boot, DtbFixup, Ethernet, ExtraStorage,
     Gadget, Qemu, QemuBoot, QemuDrive, QemuNetwork, RawBoard, RawBoot, RawDtbFixup, RawEthernet,
-    RawGadget, RawKernel, RawQemu, RawSerial, RawStorage, RawTarget, RawUsbEthernet, Serial,
-    StorageBus, UsbEthernet, ETHERNET_RATES_MBIT, TARGETS,
+    RawGadget, RawKernel, RawQemu, RawSerial, RawStorage, RawTarget, RawUsbEthernet, RawWifi,
+    Serial, StorageBus, UsbEthernet, WifiRadio, ETHERNET_RATES_MBIT, TARGETS, WIFI_BANDS,
+    WIFI_WIDTHS_MHZ,
 };
 
 /// The file being validated and the shared pieces it names.
@@ -420,15 +422,130 @@ impl Check<'_> {
         Ok(())
     }
 
+    /// `[wifi]`: the chip in one line, known bands and widths (80/160 MHz only with 5
+    /// GHz), 1-8 streams, firmware paths below /lib/firmware, the driver among the
+    /// modules, a firmware-missing note in one line.
+    fn wifi(&self, w: RawWifi) -> Result<WifiRadio, BoardError> {
+        let one_line = |s: &str| !s.trim().is_empty() && !s.contains('\n');
+        if !one_line(&w.chip) {
+            return Err(self.bad(
+                "wifi.chip",
+                "name the radio chip in one line, with the name it reports: `CYW43438 (BCM43430/1)`",
+            ));
+        }
+        let mut bands: Vec<Band> = Vec::new();
+        for b in &w.bands {
+            let Some(band) = WIFI_BANDS.iter().copied().find(|k| k.name() == b) else {
+                return Err(self.bad(
+                    "wifi.bands",
+                    format!("`{b}` is not a band; use \"2.4\" or \"5\" (GHz)"),
+                ));
+            };
+            if bands.contains(&band) {
+                return Err(self.bad("wifi.bands", format!("`{b}` is listed twice")));
+            }
+            bands.push(band);
+        }
+        if bands.is_empty() {
+            return Err(self.bad("wifi.bands", "list the radio's bands: \"2.4\", \"5\""));
+        }
+        for &mhz in &w.widths_mhz {
+            if Width::from_mhz(mhz).is_none() {
+                return Err(self.bad(
+                    "wifi.widths-mhz",
+                    format!(
+                        "`{mhz}` is not a channel width; use MHz: {}",
+                        WIFI_WIDTHS_MHZ
+                            .iter()
+                            .map(u32::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+            }
+            if mhz >= 80 && !bands.contains(&Band::Ghz5) {
+                return Err(self.bad(
+                    "wifi.widths-mhz",
+                    format!("{mhz} MHz channels exist only at 5 GHz: add \"5\" to wifi.bands or drop {mhz}"),
+                ));
+            }
+        }
+        if w.widths_mhz.first() != Some(&20) || !w.widths_mhz.windows(2).all(|p| p[0] < p[1]) {
+            return Err(self.bad(
+                "wifi.widths-mhz",
+                "list each width once, narrowest first, starting at 20: e.g. `[20, 40, 80]`",
+            ));
+        }
+        if !(1..=8).contains(&w.streams) {
+            return Err(self.bad(
+                "wifi.streams",
+                format!("`{}`: give the radio's spatial streams, 1 to 8", w.streams),
+            ));
+        }
+        if w.firmware.is_empty() {
+            return Err(self.bad(
+                "wifi.firmware",
+                "list the files the driver asks for below /lib/firmware, e.g. \
+                 `brcm/brcmfmac43430-sdio.bin`",
+            ));
+        }
+        for (i, f) in w.firmware.iter().enumerate() {
+            check_relative_path(f).map_err(|m| self.bad("wifi.firmware", m))?;
+            if f.starts_with("lib/firmware/") {
+                return Err(self.bad(
+                    "wifi.firmware",
+                    format!("`{f}`: give the name below /lib/firmware, as the driver asks for it"),
+                ));
+            }
+            if w.firmware[..i].contains(f) {
+                return Err(self.bad("wifi.firmware", format!("`{f}` is listed twice")));
+            }
+        }
+        let modules = self.expand("wifi.modules", &w.modules)?;
+        crate::check_module_names(std::slice::from_ref(&w.driver))
+            .map_err(|m| self.bad("wifi.driver", m))?;
+        let canonical = |m: &str| m.replace('-', "_");
+        if !modules.iter().any(|m| canonical(m) == canonical(&w.driver)) {
+            return Err(self.bad(
+                "wifi.driver",
+                format!(
+                    "`{}` is not among wifi.modules: add it (e.g. `@wifi-brcmfmac`)",
+                    w.driver
+                ),
+            ));
+        }
+        if let Some(m) = &w.firmware_missing {
+            if !one_line(m) {
+                return Err(self.bad(
+                    "wifi.firmware-missing",
+                    "say in one line what no package provides and which boards lack it",
+                ));
+            }
+        }
+        Ok(WifiRadio {
+            chip: w.chip,
+            driver: w.driver,
+            bands,
+            widths_mhz: w.widths_mhz,
+            streams: w.streams,
+            firmware: w.firmware,
+            modules,
+            firmware_missing: w.firmware_missing,
+        })
+    }
+
     /// `[qemu]`: a known network and drive, `boot = "card"` only with a loader (the
     /// board's, `loader`, or the QEMU copy's), the dummy_hcd gadget only with a
-    /// `[gadget]`, a stand-in DTB only in place of a `kernel.dtb`.
+    /// `[gadget]`, a stand-in DTB only in place of a `kernel.dtb`, `wifi = "hwsim"` only
+    /// with mac80211_hwsim among the modules and a kernel of the stand-in AP's
+    /// architecture (`kernel_arch`).
     fn qemu(
         &self,
         q: RawQemu,
         loader: Option<&Loader>,
         has_gadget: bool,
         has_dtb: bool,
+        kernel_arch: &str,
     ) -> Result<Qemu, BoardError> {
         let network = match q.network.as_str() {
             "usb-net" => QemuNetwork::UsbNet,
@@ -506,6 +623,38 @@ impl Check<'_> {
                 ))
             }
         };
+        let modules = self.expand("qemu.modules", &q.modules)?;
+        let wifi = match q.wifi.as_deref() {
+            None => QemuWifi::None,
+            Some("hwsim") => {
+                if !modules.iter().any(|m| m == "mac80211_hwsim") {
+                    return Err(self.bad(
+                        "qemu.wifi",
+                        "`hwsim` needs mac80211_hwsim among qemu.modules: add `@wifi-hwsim`",
+                    ));
+                }
+                let ap = &self.shared.radio.hwsim_ap;
+                if ap.arch != kernel_arch {
+                    return Err(self.bad(
+                        "qemu.wifi",
+                        format!(
+                            "`hwsim`'s stand-in AP ({}, boards/{}) is {}, this board's kernel \
+                             {kernel_arch}: it could not run",
+                            ap.package,
+                            crate::SHARED_FILE,
+                            ap.arch
+                        ),
+                    ));
+                }
+                QemuWifi::Hwsim
+            }
+            Some(other) => {
+                return Err(self.bad(
+                    "qemu.wifi",
+                    format!("`{other}` is not supported; use `hwsim` or leave it out"),
+                ))
+            }
+        };
         let qloader = self.loader("qemu.loader", q.loader.as_deref())?;
         if q.dtb.is_some() && !has_dtb {
             return Err(self.bad(
@@ -520,7 +669,7 @@ impl Check<'_> {
             append: q.append,
             args: q.args,
             network,
-            modules: self.expand("qemu.modules", &q.modules)?,
+            modules,
             dtb_fixups: self.dtb_fixups(q.dtb_fixups, "qemu.dtb-fixups")?,
             drive,
             boot,
@@ -528,6 +677,7 @@ impl Check<'_> {
             dtb: q.dtb,
             gadget_dummy_hcd,
             wired,
+            wifi,
         })
     }
 }
@@ -556,10 +706,14 @@ impl RawBoard {
             .usb_ethernet
             .map(|u| check.usb_ethernet(u))
             .transpose()?;
+        let wifi = self.wifi.map(|w| check.wifi(w)).transpose()?;
+        let kernel_arch = kernel.arch.clone();
         let qemu = self
             .qemu
-            .map(|q| check.qemu(q, loader.as_ref(), gadget.is_some(), has_dtb))
+            .map(|q| check.qemu(q, loader.as_ref(), gadget.is_some(), has_dtb, &kernel_arch))
             .transpose()?;
+        let has_radio = wifi.is_some() || qemu.as_ref().is_some_and(|q| q.wifi != QemuWifi::None);
+        let radio_packages = has_radio.then(|| shared.radio.clone());
         Ok(Board {
             name: self.name,
             description: self.description,
@@ -577,6 +731,8 @@ impl RawBoard {
             gadget,
             ethernet,
             usb_ethernet,
+            wifi,
+            radio_packages,
             disk: storage.disk,
             extra_storage: storage.extra,
             qemu,
