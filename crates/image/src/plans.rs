@@ -767,4 +767,70 @@ mod tests {
             .network
             .has_link());
     }
+
+    #[test]
+    fn radio_boards_sweep_as_ap_on_hardware_and_virt_tests_its_stand_in() {
+        let layout = plan(&Spec::default()).unwrap();
+        let zero = load_board("rpi-zero-w").unwrap();
+        let hw = hardware(&zero, &layout, vec![], &PlanText::standard()).unwrap();
+        let w = hw.network.wifi.as_ref().expect("the Zero W's WiFi sweep");
+        assert_eq!(
+            w.role,
+            WifiRole::AccessPoint {
+                security: benchboot_plan::WifiSecurity::Wpa2Psk
+            }
+        );
+        let swept: Vec<(WifiBand, u8, u32)> = w
+            .entries
+            .iter()
+            .map(|e| e.asked.map(|a| (a.band, a.channel, a.width_mhz)).unwrap())
+            .collect();
+        assert_eq!(
+            swept,
+            [
+                (WifiBand::Ghz2, 1, 20),
+                (WifiBand::Ghz2, 6, 20),
+                (WifiBand::Ghz2, 11, 20)
+            ]
+        );
+        assert_eq!(w.chip.as_deref(), Some(zero.wifi().unwrap().chip.as_str()));
+        assert!(w.entries.iter().all(|e| e.skip.is_none()));
+        // QEMU's raspi0 models no radio: no WiFi in its plans.
+        assert!(qemu(&zero, &layout, vec![]).network.wifi.is_none());
+        // A board without a radio has no WiFi step.
+        let bbb = load_board("beaglebone-black").unwrap();
+        assert!(hardware(&bbb, &layout, vec![], &PlanText::standard())
+            .unwrap()
+            .network
+            .wifi
+            .is_none());
+
+        let virt = load_board("qemu-virt-arm64").unwrap();
+        let q = qemu(&virt, &layout, vec![]);
+        q.validate().unwrap();
+        let w = q.network.wifi.as_ref().unwrap();
+        assert_eq!(w.country, "DE");
+        assert_eq!(w.stand_in.as_ref().unwrap().hostapd, QEMU_HOSTAPD);
+        let names: Vec<&str> = w.entries.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "wifi-ch1-20",
+                "wifi-ch36-40",
+                "wifi-ch36-80",
+                "wifi-ch52-20",
+                "wifi-ch14-20"
+            ]
+        );
+        assert_eq!(w.tests.as_ref().unwrap().streams, [1]);
+        for n in ["qemu-card", "faults", "powercut"] {
+            let p = all(&virt, &layout, vec![], vec![], &PlanText::standard())
+                .unwrap()
+                .into_iter()
+                .find(|(x, _)| *x == n)
+                .unwrap()
+                .1;
+            assert!(p.network.wifi.is_none(), "{n}");
+        }
+    }
 }
