@@ -15,6 +15,7 @@ pub mod lock;
 pub mod modules;
 pub mod packages;
 pub mod qemu;
+pub mod radio;
 pub mod reproducible;
 pub mod setup;
 pub mod toolchain;

@@ -203,8 +203,13 @@ pub fn unpack_deb(deb: &Path, dest: &Path) -> Result<()> {
 }
 
 /// Fetches and unpacks `name` from the lock; returns the unpacked root. Unpacking is
-/// done once per version (a stamp file records the SHA-256).
+/// done once per version (a stamp file records the SHA-256), one package at a time in
+/// a process: two threads (tests run side by side) never replace a tree the other reads.
 pub fn unpacked(lock: &Lock, name: &str) -> Result<(PathBuf, Pinned)> {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let p = lock.get(name)?.clone();
     let root = crate::target_dir().join("pkgs").join(format!(
         "{}_{}_{}",
@@ -245,6 +250,20 @@ mod tests {
             let loaders = board.loader.iter();
             for l in loaders.chain(board.qemu.iter().flat_map(|q| &q.loader)) {
                 lock.get(&l.package).unwrap();
+            }
+            // A radio's packages: firmware and regulatory.db for every radio, the
+            // stand-in AP's for QEMU's, each for the architecture it runs on.
+            if let Some(r) = &board.radio_packages {
+                for p in r.firmware_packages.iter().chain([&r.regulatory.package]) {
+                    assert_eq!(lock.get(p).unwrap().arch, "all", "{name}: {p}");
+                }
+                let hwsim = board.qemu.as_ref().map(|q| q.wifi);
+                if hwsim == Some(benchboot_board::QemuWifi::Hwsim) {
+                    let ap = &r.hwsim_ap;
+                    for p in ap.libraries.iter().chain([&ap.package]) {
+                        assert_eq!(lock.get(p).unwrap().arch, ap.arch, "{name}: {p}");
+                    }
+                }
             }
         }
     }

@@ -71,3 +71,67 @@ fn readme_board_table_is_current() {
         "README.md's board table is stale: run `cargo xtask boards --write-readme`"
     );
 }
+
+#[test]
+fn check_finds_a_missing_radio_file_module_or_nvram_name() {
+    let lock = xtask::packages::Lock::load_repo().unwrap();
+    let mut b = xtask::load_board("rpi-zero-w").unwrap();
+    if let Some(w) = &mut b.wifi {
+        w.firmware[0] = "brcm/brcmfmac43430-sdio.bin.xz".into();
+        // The generic NVRAM where Debian has the Zero W's own: the driver never reads it.
+        w.firmware[2] = "brcm/brcmfmac43430-sdio.txt".into();
+        w.modules.push("no_such_radio".into());
+    }
+    let problems = boards::check(&b, &lock).unwrap().join("\n");
+    assert!(
+        problems.contains(
+            "boards/rpi-zero-w.toml: wifi.firmware: brcm/brcmfmac43430-sdio.bin.xz is in none of \
+             the firmware packages (firmware-brcm80211 20230210-5, raspi-firmware 1.20220830+ds-1"
+        ),
+        "{problems}"
+    );
+    assert!(
+        problems.contains(
+            "boards/rpi-zero-w.toml: wifi.firmware: list \
+             brcm/brcmfmac43430-sdio.raspberrypi,model-zero-w.txt (firmware-brcm80211 20230210-5)"
+        ),
+        "{problems}"
+    );
+    assert!(
+        problems
+            .contains("boards/rpi-zero-w.toml: wifi.firmware: list brcm/brcmfmac43430-sdio.bin"),
+        "{problems}"
+    );
+    assert!(
+        problems.contains("rpi-zero-w.toml: wifi.modules: module `no_such_radio`"),
+        "{problems}"
+    );
+    // The shipped radios pass, and say what they bring.
+    let lines = boards::wifi_lines(&xtask::load_board("rpi-4b").unwrap(), &lock)
+        .unwrap()
+        .join("\n");
+    assert!(
+        lines.contains(
+            "wifi: CYW43455 (BCM4345/6), brcmfmac, 2.4 + 5 GHz, 20/40/80 MHz, 1 stream(s)"
+        ),
+        "{lines}"
+    );
+    assert!(
+        lines.contains(
+            "wifi:   /lib/firmware/brcm/brcmfmac43455-sdio.bin 643651 B <- firmware-brcm80211 \
+             20230210-5: lib/firmware/cypress/cyfmac43455-sdio.bin"
+        ),
+        "{lines}"
+    );
+    let lines = boards::wifi_lines(&xtask::load_board("qemu-virt-arm64").unwrap(), &lock)
+        .unwrap()
+        .join("\n");
+    assert!(
+        lines.contains("wifi (QEMU): mac80211_hwsim radios; stand-in AP 10568416 bytes, QEMU only"),
+        "{lines}"
+    );
+    assert!(
+        lines.contains("/usr/sbin/hostapd 1971008 B <- hostapd 2:2.10-12+deb12u3: usr/sbin/hostapd (QEMU only)"),
+        "{lines}"
+    );
+}

@@ -1,6 +1,7 @@
 //! Everything an image is made of, gathered before anything is written: boot files
 //! (kernel, DTB, initramfs, loader files and configuration), raw loader blobs and the
-//! initramfs entries, each with its source.
+//! initramfs entries (with a radio's firmware, regulatory.db and QEMU's stand-in AP:
+//! [`crate::radio`]), each with its source.
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +18,7 @@ use benchboot_image::plans;
 use benchboot_image::plans::PlanText;
 
 use crate::modules;
+use crate::radio::{RadioFile, RadioRole};
 
 /// File names on the boot partition.
 pub const KERNEL_FILE: &str = "vmlinuz";
@@ -33,6 +35,8 @@ pub struct Contents {
     /// The files of the FAT results partition: the plan file PID 1 reads at boot
     /// ([`benchboot_plan::CARD_PLAN_FILE`]), which a user may replace.
     pub results_files: Vec<BootFile>,
+    /// The radio's files among [`Contents::initramfs`], for the manifest.
+    pub radio: Vec<RadioFile>,
 }
 
 /// One file of a FAT partition of the card: the boot partition, or the results
@@ -87,6 +91,25 @@ fn loader_file(loader: &Loader, root: &Path, file: &str) -> Result<Vec<u8>> {
     })
 }
 
+/// Adds `path` (relative) with the folders above it that `entries` lacks, parents first
+/// (the cpio order the kernel needs).
+fn push_with_parents(
+    entries: &mut Vec<(String, Node, String)>,
+    path: &str,
+    node: Node,
+    source: String,
+) {
+    let mut at = 0;
+    while let Some(i) = path[at..].find('/') {
+        let dir = &path[..at + i];
+        if !entries.iter().any(|(p, _, _)| p == dir) {
+            entries.push((dir.to_owned(), Node::Dir, "benchboot".into()));
+        }
+        at += i + 1;
+    }
+    entries.push((path.to_owned(), node, source));
+}
+
 pub(super) fn gather(
     board: &Board,
     init: &Path,
@@ -94,6 +117,7 @@ pub(super) fn gather(
     loader_root: Option<&Path>,
     layout: &Layout,
     plan_file: &PlanText,
+    radio: Vec<RadioFile>,
 ) -> Result<Contents> {
     let release = &board.kernel.release;
     let kpkg = &board.kernel.package;
@@ -157,11 +181,13 @@ pub(super) fn gather(
     ));
 
     // Modules: the hardware plan loads the board's set, the links' (gadget, Ethernet, USB
-    // Ethernet adapters) and the extra storage's; the QEMU plan adds its own.
+    // Ethernet adapters, the WiFi radio) and the extra storage's; the QEMU plan adds its
+    // own (QEMU's radios among them).
     let mut hw_wanted = board.modules.clone();
     let link_modules = board.gadget.iter().map(|g| &g.modules);
     let link_modules = link_modules.chain(board.ethernet.iter().map(|e| &e.modules));
     let link_modules = link_modules.chain(board.usb_ethernet.iter().map(|u| &u.modules));
+    let link_modules = link_modules.chain(board.wifi.iter().map(|w| &w.modules));
     let storage_modules = board.extra_storage.iter().map(|e| &e.modules);
     for m in link_modules.chain(storage_modules).flatten() {
         if !hw_wanted.contains(m) {
@@ -171,7 +197,7 @@ pub(super) fn gather(
     let hw_modules = modules::resolve(kernel_root, release, &hw_wanted).with_context(|| {
         format!(
             "{board_file}: modules.load / gadget.modules / ethernet.modules / \
-                 usb-ethernet.modules / storage.extra.modules"
+                 usb-ethernet.modules / wifi.modules / storage.extra.modules"
         )
     })?;
     let mut qemu_wanted = hw_wanted.clone();
@@ -235,6 +261,28 @@ pub(super) fn gather(
             kpkg.clone(),
         ));
     }
+    // The radio: firmware and regulatory.db below /lib/firmware, QEMU's stand-in AP at
+    // its Debian paths, and /tmp for the configuration PID 1 writes it.
+    if radio.iter().any(|f| f.role == RadioRole::StandInAp) {
+        initramfs.push((
+            "tmp".into(),
+            Node::Dir,
+            "benchboot (the stand-in AP's configuration)".into(),
+        ));
+    }
+    for f in &radio {
+        ensure!(
+            !initramfs.iter().any(|(p, _, _)| *p == f.path),
+            "{board_file}: /{} is in the initramfs twice",
+            f.path
+        );
+        push_with_parents(
+            &mut initramfs,
+            &f.path,
+            Node::File(f.data.clone(), f.mode),
+            f.source(),
+        );
+    }
     let archive = initramfs::build(
         &initramfs
             .iter()
@@ -263,6 +311,7 @@ pub(super) fn gather(
         raw_blobs,
         initramfs,
         results_files,
+        radio,
     })
 }
 

@@ -1,17 +1,19 @@
 //! The manifest written beside an image (`<board>.manifest.json`): every partition, file
-//! and raw blob with its bytes, SHA-256 and source package, the unstripped init and the
-//! module load order per plan.
+//! and raw blob with its bytes, SHA-256 and source package, the radio (its files by
+//! package, the QEMU-only ones marked), the unstripped init and the module load order
+//! per plan.
 
 use std::path::Path;
 
 use anyhow::Result;
-use benchboot_board::Board;
+use benchboot_board::{Board, QemuWifi};
 use benchboot_plan::DEFAULT_PLAN;
 use serde::Serialize;
 
 use super::contents::Contents;
 use crate::initramfs::Node;
 use crate::packages::{self};
+use crate::radio::RadioRole;
 use benchboot_image::layout::{Layout, Role};
 
 /// The manifest written beside the image.
@@ -29,6 +31,11 @@ pub struct Manifest {
     /// Boot loader blobs written raw before the first partition, by offset.
     pub raw_blobs: Vec<ManifestBlob>,
     pub initramfs_files: Vec<ManifestFile>,
+    /// The board's radio as its file says (none without one).
+    pub wifi: Option<ManifestWifi>,
+    /// Every radio file of the initramfs (firmware, regulatory.db, QEMU's stand-in AP)
+    /// with the package and the file in it it came from.
+    pub radio_files: Vec<ManifestRadioFile>,
     /// The unstripped init beside the image (`<board>.init.elf`): `benchboot log` decodes
     /// the init's `log.defmt` with it.
     pub init_elf: ManifestFile,
@@ -51,6 +58,39 @@ pub struct ManifestFile {
     pub bytes: u64,
     pub sha256: String,
     pub source: String,
+}
+
+/// The radio of the board file (`[wifi]`) and of its QEMU plan (`qemu.wifi`).
+#[derive(Debug, Serialize)]
+pub struct ManifestWifi {
+    /// `[wifi]`: none on a board without its own radio.
+    pub chip: Option<String>,
+    pub driver: Option<String>,
+    /// `2.4`, `5`.
+    pub bands: Vec<String>,
+    pub widths_mhz: Vec<u32>,
+    pub streams: Option<u8>,
+    /// What no package provides (`wifi.firmware-missing`).
+    pub firmware_missing: Option<String>,
+    /// `hwsim` when the QEMU plan has mac80211_hwsim radios and the stand-in AP.
+    pub qemu: Option<String>,
+}
+
+/// One radio file of the initramfs.
+#[derive(Debug, Serialize)]
+pub struct ManifestRadioFile {
+    /// Its path in the initramfs: `/lib/firmware/brcm/brcmfmac43430-sdio.bin`.
+    pub path: String,
+    pub bytes: u64,
+    pub sha256: String,
+    pub package: String,
+    pub version: String,
+    /// The file in the package, links followed: `lib/firmware/cypress/cyfmac43430-sdio.bin`.
+    pub from: String,
+    /// `firmware`, `regulatory` or `stand-in-ap`.
+    pub role: RadioRole,
+    /// Only for QEMU runs (the stand-in AP): never needed on hardware.
+    pub qemu_only: bool,
 }
 
 /// A boot loader blob written raw on the card.
@@ -148,10 +188,47 @@ pub(super) fn build(
                 _ => None,
             })
             .collect(),
+        wifi: wifi(board),
+        radio_files: c
+            .radio
+            .iter()
+            .map(|f| ManifestRadioFile {
+                path: format!("/{}", f.path),
+                bytes: f.data.len() as u64,
+                sha256: crate::sha256_hex(&f.data),
+                package: f.package.clone(),
+                version: f.version.clone(),
+                from: f.from.clone(),
+                role: f.role,
+                qemu_only: f.qemu_only,
+            })
+            .collect(),
         init_elf,
         modules: vec![
             (DEFAULT_PLAN.into(), modules(DEFAULT_PLAN)),
             ("qemu".into(), modules("qemu")),
         ],
+    })
+}
+
+fn wifi(board: &Board) -> Option<ManifestWifi> {
+    let w = board.wifi();
+    let hwsim = board
+        .qemu
+        .as_ref()
+        .is_some_and(|q| q.wifi == QemuWifi::Hwsim);
+    if w.is_none() && !hwsim {
+        return None;
+    }
+    Some(ManifestWifi {
+        chip: w.map(|w| w.chip.clone()),
+        driver: w.map(|w| w.driver.clone()),
+        bands: w
+            .map(|w| w.bands.iter().map(|b| b.name().to_owned()).collect())
+            .unwrap_or_default(),
+        widths_mhz: w.map(|w| w.widths_mhz.clone()).unwrap_or_default(),
+        streams: w.map(|w| w.streams),
+        firmware_missing: w.and_then(|w| w.firmware_missing.clone()),
+        qemu: hwsim.then(|| "hwsim".to_owned()),
     })
 }

@@ -88,6 +88,8 @@ pub fn run_with(board: &Board, image: &Path, plan: &PlanText) -> Result<Built> {
         }
         None => None,
     };
+    let radio = crate::radio::files(board, &lock)?;
+    pinned.extend(crate::radio::pinned(&radio, &lock)?);
     phase.mark("packages");
     let layout = layout::plan(&layout::Spec::default())?;
     let contents = contents::gather(
@@ -97,6 +99,7 @@ pub fn run_with(board: &Board, image: &Path, plan: &PlanText) -> Result<Built> {
         loader_root.as_deref(),
         &layout,
         plan,
+        radio,
     )?;
     phase.mark("modules+initramfs");
     let dir = image.parent().unwrap_or(Path::new("."));

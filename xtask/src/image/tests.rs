@@ -76,6 +76,7 @@ fn folders_start_with_dot_and_dotdot_as_fsck_wants() {
         boot_files,
         raw_blobs: vec![],
         initramfs: vec![],
+        radio: vec![],
         results_files: vec![BootFile::new(
             "plan.toml",
             b"extends = \"quick\"\n".to_vec(),
@@ -138,6 +139,7 @@ fn render_small_image_and_read_back() {
             source: "t".into(),
         }],
         initramfs: vec![],
+        radio: vec![],
         results_files: vec![],
     };
     let dir = tempfile::tempdir().unwrap();
@@ -188,6 +190,7 @@ fn render_small(dir: &Path, name: &str, stamp: &Stamp) -> (PathBuf, Layout) {
         ],
         raw_blobs: vec![],
         initramfs: vec![],
+        radio: vec![],
         results_files: vec![],
     };
     let img = dir.join(name);
@@ -354,6 +357,7 @@ fn small_card_passes_and_a_broken_blob_is_named() {
             source: "t".into(),
         }],
         initramfs: vec![],
+        radio: vec![],
         results_files: vec![],
     };
     let dir = tempfile::tempdir().unwrap();
@@ -393,4 +397,225 @@ fn small_card_passes_and_a_broken_blob_is_named() {
         err.contains("built for sun8i-r40-bananapi-m2-ultra"),
         "{err}"
     );
+}
+
+/// The entries of a gzip'd newc archive: (name, mode, size, SHA-256 of the contents).
+fn cpio_entries(gz: &[u8]) -> Vec<(String, u32, u64, String)> {
+    let mut raw = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(gz), &mut raw).unwrap();
+    let mut rest = &raw[..];
+    let mut out = Vec::new();
+    loop {
+        let mut r = cpio::newc::Reader::new(rest).unwrap();
+        if r.entry().is_trailer() {
+            break;
+        }
+        let (name, mode, size) = (
+            r.entry().name().to_owned(),
+            r.entry().mode(),
+            u64::from(r.entry().file_size()),
+        );
+        let mut data = Vec::new();
+        std::io::Read::read_to_end(&mut r, &mut data).unwrap();
+        out.push((name, mode, size, crate::sha256_hex(&data)));
+        rest = r.finish().unwrap();
+    }
+    out
+}
+
+/// [`contents::gather`] for a shipped board with a stand-in init, from the pinned
+/// packages (as `cargo xtask image` does, minus the firmware build and the render).
+fn gathered(name: &str) -> (benchboot_board::Board, Contents) {
+    let board = crate::load_board(name).unwrap();
+    let lock = Lock::load_repo().unwrap();
+    let (kernel_root, _) = packages::unpacked(&lock, &board.kernel.package).unwrap();
+    let loader_root = board
+        .loader
+        .as_ref()
+        .map(|l| packages::unpacked(&lock, &l.package).unwrap().0);
+    let dir = tempfile::tempdir().unwrap();
+    let init = dir.path().join("init");
+    std::fs::write(&init, b"\x7fELF stand-in").unwrap();
+    let layout = layout::plan(&layout::Spec::default()).unwrap();
+    let radio = crate::radio::files(&board, &lock).unwrap();
+    let c = contents::gather(
+        &board,
+        &init,
+        &kernel_root,
+        loader_root.as_deref(),
+        &layout,
+        &PlanText::standard(),
+        radio,
+    )
+    .unwrap();
+    (board, c)
+}
+
+fn initrd(c: &Contents) -> Vec<(String, u32, u64, String)> {
+    let f = c
+        .boot_files
+        .iter()
+        .find(|f| f.path == INITRAMFS_FILE)
+        .unwrap();
+    cpio_entries(&f.data)
+}
+
+fn plan_modules(c: &Contents, plan: &str) -> Vec<String> {
+    let (_, node, _) = c
+        .initramfs
+        .iter()
+        .find(|(p, _, _)| *p == format!("etc/benchboot/{plan}.json"))
+        .unwrap();
+    let crate::initramfs::Node::File(json, _) = node else {
+        panic!("{plan}.json is not a file")
+    };
+    serde_json::from_slice::<benchboot_plan::Plan>(json)
+        .unwrap()
+        .modules
+}
+
+#[test]
+fn zero_w_initramfs_holds_its_radio_firmware_and_regulatory_db() {
+    let (_, c) = gathered("rpi-zero-w");
+    let entries = initrd(&c);
+    let find = |name: &str| {
+        entries
+            .iter()
+            .position(|e| e.0 == name)
+            .unwrap_or_else(|| panic!("{name} not in the initramfs"))
+    };
+    // The files at the names the driver asks for, with the package's contents (Debian's
+    // links followed), folders before them.
+    let bin = &entries[find("lib/firmware/brcm/brcmfmac43430-sdio.bin")];
+    assert_eq!(
+        (bin.1, bin.2, bin.3.as_str()),
+        (
+            0o100_644,
+            419_798,
+            "93f3c40c94340c29a40714cb04e3e89974870fcae42a844b8a4544750159f40d"
+        )
+    );
+    let db = &entries[find("lib/firmware/regulatory.db")];
+    assert_eq!(
+        (db.2, db.3.as_str()),
+        (
+            6380,
+            "2fb33ca0074db573e05ef7dd50bb45b63c0ff98b7e852e1105ebad536fae8e6b"
+        )
+    );
+    let nvram = &entries[find("lib/firmware/brcm/brcmfmac43430-sdio.raspberrypi,model-zero-w.txt")];
+    assert_eq!(nvram.2, 874);
+    find("lib/firmware/brcm/brcmfmac43430-sdio.clm_blob");
+    find("lib/firmware/regulatory.db.p7s");
+    assert!(find("lib") < find("lib/firmware"));
+    assert!(find("lib/firmware") < find("lib/firmware/brcm"));
+    assert!(find("lib/firmware/brcm") < find("lib/firmware/brcm/brcmfmac43430-sdio.bin"));
+    assert_eq!(entries[find("lib/firmware/brcm")].1, 0o040_755);
+    // No stand-in AP on a hardware board.
+    assert!(entries
+        .iter()
+        .all(|e| !e.0.starts_with("usr") && e.0 != "tmp"));
+    // The radio's modules, the SD host first, in both plans; the manifest lists the files.
+    let hw = plan_modules(&c, "plan");
+    let radio: Vec<&str> = hw
+        .iter()
+        .map(String::as_str)
+        .skip_while(|m| *m != "sdhci")
+        .collect();
+    assert_eq!(
+        radio,
+        [
+            "sdhci",
+            "sdhci_pltfm",
+            "sdhci_iproc",
+            "rfkill",
+            "cfg80211",
+            "brcmutil",
+            "brcmfmac"
+        ]
+    );
+    let qemu = plan_modules(&c, "qemu");
+    assert_eq!(
+        qemu[..hw.len()],
+        hw[..],
+        "the QEMU plan loads the radio too"
+    );
+    assert!(qemu.contains(&"cdc_ether".to_owned()), "{qemu:?}");
+    for m in ["brcmfmac", "cfg80211", "sdhci_iproc"] {
+        find(&format!("lib/modules/{m}.ko"));
+    }
+    let paths: Vec<&str> = c.radio.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths.len(), 5, "{paths:?}");
+}
+
+#[test]
+fn virt_initramfs_holds_the_qemu_only_stand_in_ap_and_hwsim_modules() {
+    let (_, c) = gathered("qemu-virt-arm64");
+    let entries = initrd(&c);
+    let has = |name: &str| entries.iter().find(|e| e.0 == name);
+    let hostapd = has("usr/sbin/hostapd").unwrap();
+    assert_eq!(
+        (hostapd.1, hostapd.2, hostapd.3.as_str()),
+        (
+            0o100_755,
+            1_971_008,
+            "6ab55ccb9e623c2d43e7313fc89e1da27ab7cbd7f2f8f9bc8962d285fc5cbdd3"
+        )
+    );
+    let loader = has("lib/ld-linux-aarch64.so.1").unwrap();
+    assert_eq!(
+        (loader.1, loader.3.as_str()),
+        (
+            0o100_755,
+            "17538b8f9889a470c061f69a8fea8124da89627311cd16546c133a89f09056df"
+        )
+    );
+    for lib in [
+        "lib/aarch64-linux-gnu/libnl-3.so.200",
+        "lib/aarch64-linux-gnu/libnl-genl-3.so.200",
+        "usr/lib/aarch64-linux-gnu/libnl-route-3.so.200",
+        "usr/lib/aarch64-linux-gnu/libssl.so.3",
+        "usr/lib/aarch64-linux-gnu/libcrypto.so.3",
+        "lib/aarch64-linux-gnu/libc.so.6",
+        "lib/aarch64-linux-gnu/libm.so.6",
+        "lib/firmware/regulatory.db",
+        "lib/firmware/regulatory.db.p7s",
+    ] {
+        assert!(has(lib).is_some(), "{lib}");
+    }
+    assert_eq!(has("tmp").map(|e| e.1), Some(0o040_755));
+    // Nothing else of those packages: only what hostapd's NEEDED entries name.
+    let so: Vec<&str> = entries
+        .iter()
+        .filter(|e| e.0.contains(".so"))
+        .map(|e| e.0.as_str())
+        .collect();
+    assert_eq!(so.len(), 8, "{so:?}");
+    // hwsim, mac80211 and the WPA2 crypto in the QEMU plan only.
+    let hw = plan_modules(&c, "plan");
+    let qemu = plan_modules(&c, "qemu");
+    for m in [
+        "mac80211_hwsim",
+        "mac80211",
+        "cfg80211",
+        "libarc4",
+        "gcm",
+        "ghash_generic",
+        "ccm",
+        "cmac",
+        "ctr",
+        "gf128mul",
+    ] {
+        assert!(qemu.iter().any(|q| q == m), "{m}: {qemu:?}");
+        assert!(!hw.iter().any(|q| q == m), "{m} in the hardware plan");
+        assert!(has(&format!("lib/modules/{m}.ko")).is_some(), "{m}.ko");
+    }
+    // The manifest marks the stand-in QEMU-only.
+    let ap: Vec<&str> = c
+        .radio
+        .iter()
+        .filter(|f| f.qemu_only)
+        .map(|f| f.path.as_str())
+        .collect();
+    assert_eq!(ap.len(), 9, "{ap:?}");
 }
