@@ -101,8 +101,11 @@ pub fn run_wifi(plan: &Plan, results: &mut RunResults) {
             results,
             "network.wifi",
             format!(
-                "no WiFi radio appeared within {} s (firmware files missing or the chip revision unsupported? see the kernel log)",
-                RADIO_WAIT.as_secs()
+                "no WiFi radio appeared within {} s: {}",
+                RADIO_WAIT.as_secs(),
+                w.firmware_missing.as_deref().unwrap_or(
+                    "firmware files missing or the chip revision unsupported? (the kernel log names what brcmfmac asked for)"
+                )
             ),
         );
         return;
@@ -1017,7 +1020,9 @@ fn stop_board_ap(radio: &mut Radio, iface: &Interface) {
 }
 
 /// Forks a stand-in child in a new network namespace, moves radio `wiphy` (and its
-/// interface `ifname`) there and runs `body`; returns its pid.
+/// interface `ifname`) there and runs `body`; returns its pid. The radio comes back to
+/// this namespace only once the last child's namespace is gone (the kernel tears it
+/// down asynchronously): waited for first.
 fn spawn_stand_in(
     radio: &mut Radio,
     wiphy: u32,
@@ -1025,6 +1030,16 @@ fn spawn_stand_in(
     who: &str,
     body: impl FnOnce() -> i32,
 ) -> Result<i32, String> {
+    let home = wait_until(Duration::from_secs(15), || {
+        radio
+            .interfaces()
+            .is_ok_and(|l| l.iter().any(|i| i.wiphy == wiphy && i.name == ifname))
+    });
+    if !home {
+        return Err(format!(
+            "phy{wiphy} ({ifname}) did not come back from the last stand-in's namespace within 15 s"
+        ));
+    }
     spawn_in_netns_moving(
         ifname,
         who,

@@ -488,6 +488,7 @@ fn qemu_wifi(board: &Board, tests: Option<&NetTests>) -> Option<WifiPlan> {
             ..tests.clone()
         }),
         chip: Some("mac80211_hwsim".into()),
+        firmware_missing: None,
     })
 }
 

@@ -38,6 +38,10 @@ pub struct WifiPlan {
     /// The board file's name for the radio chip (`CYW43438`), for the results.
     #[serde(default)]
     pub chip: Option<String>,
+    /// What the image cannot drive (board file `wifi.firmware-missing`): said with the
+    /// error when no radio appears.
+    #[serde(default)]
+    pub firmware_missing: Option<String>,
 }
 
 /// Which end of the WiFi link the board is.
@@ -325,11 +329,7 @@ pub(crate) fn resolve(
         None => problems.push(format!(
             "{board} has no WiFi radio (boards/{board}.toml has no [wifi]); remove [network.wifi] or set enabled = false"
         )),
-        Some(f) => {
-            if let Some(why) = &f.firmware_missing {
-                problems.push(why.clone());
-            }
-        }
+        Some(_) => {}
     }
     let country = s
         .country
@@ -510,6 +510,7 @@ pub(crate) fn resolve(
         stand_in: None,
         tests: None,
         chip: facts.map(|f| f.chip.clone()),
+        firmware_missing: facts.and_then(|f| f.firmware_missing.clone()),
     }))
 }
 
