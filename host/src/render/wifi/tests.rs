@@ -8,7 +8,9 @@ use super::*;
 use crate::doc::{Block, Doc, Grid};
 use benchboot_plan::Plan;
 use benchboot_results::network::{CpuTimes, HttpRun, NetInterval};
-use benchboot_results::wifi::{BandName, RadioFacts, Regulatory, WifiCheck};
+use benchboot_results::wifi::{
+    BandName, Bitrate, Neighbour, RadioFacts, Regulatory, StationInfo, WifiCheck,
+};
 use benchboot_results::{RunResults, SystemInfo};
 
 const MIB: u64 = 1 << 20;
