@@ -672,6 +672,72 @@ mod tests {
         assert!(text.contains("0.03 (different adapter)"), "{text}");
     }
 
+    /// The WiFi run of the render tests (`wifi-ch1-20`: 20 MHz HT, HTTP 4 MiB/s into the
+    /// board; `wifi-ch36-80` obtained 40 MHz HT, 6 MiB/s) against the seeds' WiFi rows.
+    #[test]
+    fn wifi_references_sit_beside_entries_of_their_width_as_a_different_radio() {
+        let run = crate::render::wifi::tests::wifi_run();
+        let refs = [
+            reference::find("pi-model-b-wifi-11n-20mhz").unwrap(),
+            reference::find("pi-model-b-wifi-11n-40mhz").unwrap(),
+            reference::find("pi-model-b-wifi-11ag").unwrap(),
+            reference::find("wetab-wifi-11n-40mhz").unwrap(),
+        ];
+        let c = compare(&[(PathBuf::from("wifi.json"), run.clone())], &refs).unwrap();
+        let row = |link: &str| {
+            c.rows
+                .iter()
+                .find(|r| r.key == Key::network(Section::Http, "host-to-board", link, 0))
+                .unwrap_or_else(|| panic!("no HTTP row for {link}"))
+        };
+        let mbit = |mib_s: f64| mib_s * reference::MIB_S_TO_MBIT_S;
+        // 20 MHz HT: the 802.11n 20 MHz row only (3.77-6.15 MiB/s).
+        let ch1 = row("wifi-ch1-20");
+        let present: Vec<bool> = ch1.cells.iter().map(Option::is_some).collect();
+        assert_eq!(present, [true, true, false, false, false]);
+        let s = ch1.cells[1].as_ref().unwrap();
+        assert_eq!((s.median, s.min, s.max), (None, mbit(3.77), mbit(6.15)));
+        let a = ch1.against[1].as_ref().unwrap();
+        let (lo, hi) = a.ratio_range.unwrap();
+        assert!((lo - 4.0 / 6.15).abs() < 1e-9 && (hi - 4.0 / 3.77).abs() < 1e-9);
+        assert_eq!(
+            a.caveat.as_deref(),
+            Some("different radio: a USB dongle on a Pi model B; this run's is the CYW43455")
+        );
+        // Obtained 40 MHz (asked 80): both 802.11n 40 MHz rows.
+        let ch36 = row("wifi-ch36-80");
+        let present: Vec<bool> = ch36.cells.iter().map(Option::is_some).collect();
+        assert_eq!(present, [true, false, true, false, true]);
+        let a = ch36.against[4].as_ref().unwrap();
+        assert_eq!(
+            a.caveat.as_deref(),
+            Some(
+                "different radio: an AR9285 mini PCIe card in a WeTab; this run's is the CYW43455"
+            )
+        );
+        // No entry ran without HT: the a/g figure stands in a row of its own.
+        let ag: Vec<&Row> = c.rows.iter().filter(|r| r.cells[3].is_some()).collect();
+        assert_eq!(ag.len(), 1);
+        assert_eq!(
+            ag[0].key,
+            Key::network(Section::Http, "host-to-board", "", 0)
+        );
+        assert!(c.caveats.contains(
+            &"wifi-ch1-20 against B (pi-model-b-wifi-11n-20mhz): different radio: a USB \
+              dongle on a Pi model B; this run's is the CYW43455"
+                .to_owned()
+        ));
+        let text = output::render(&c, crate::report::Format::Table).unwrap();
+        assert!(text.contains("(different radio)"), "{text}");
+        // A wired link never meets a WiFi reference.
+        let wired = crate::render::network::tests::wired_run();
+        let c = compare(&[(PathBuf::from("w.json"), wired)], &refs[..1]).unwrap();
+        assert!(c
+            .rows
+            .iter()
+            .all(|r| r.cells[1].is_none() || r.key.target.is_empty()));
+    }
+
     #[test]
     fn needs_two_entries_and_a_run() {
         let e = compare(&[], &[]).unwrap_err().to_string();

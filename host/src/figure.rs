@@ -158,14 +158,35 @@ pub enum LinkClass {
         kind: String,
         driver: Option<String>,
     },
+    /// A WiFi entry, by the channel its figures were measured on (obtained, else
+    /// asked): its width (MHz), whether it ran without HT (802.11a/g), and the radio.
+    Wifi {
+        width_mhz: u32,
+        no_ht: bool,
+        /// The board file's chip name (`CYW43438`), else the driver, when known.
+        radio: Option<String>,
+    },
     /// A link the document does not describe.
     Other,
 }
 
 impl LinkClass {
-    /// The class of `link` in `n`: a wired link by its record, a gadget link by its
-    /// function name.
+    /// The class of `link` in `n`: a wired link by its record, a WiFi entry by its
+    /// record, a gadget link by its function name.
     pub fn of(n: &NetworkResults, link: &str) -> LinkClass {
+        if let Some(e) = n.wifi.entries.iter().find(|e| e.link == link) {
+            let c = e.obtained.as_ref().or(e.asked.as_ref());
+            let radio = n
+                .wifi
+                .radio
+                .as_ref()
+                .and_then(|r| r.chip.clone().or_else(|| r.driver.clone()));
+            return LinkClass::Wifi {
+                width_mhz: c.map_or(0, |c| c.width_mhz),
+                no_ht: c.is_some_and(|c| c.no_ht),
+                radio,
+            };
+        }
         if let Some(w) = n.wired.iter().find(|w| w.name == link) {
             return LinkClass::Wired {
                 kind: w.kind.clone(),

@@ -23,3 +23,4 @@ pub mod report;
 pub mod storage;
 pub mod store;
 pub mod units;
+pub mod wifi_join;

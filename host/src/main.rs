@@ -89,6 +89,8 @@ enum Command {
     ///
     /// Example (QEMU user network, board_http_port 8080 forwarded from host port
     /// 18081): benchboot peer --board-address 127.0.0.1:18081
+    ///
+    /// Example (the board as WiFi access point): benchboot peer --wifi
     Peer {
         /// ADDRESS:PORT to listen on, e.g. 0.0.0.0:5202 (all interfaces) or
         /// 10.55.0.2:5202 (the gadget link only).
@@ -103,6 +105,15 @@ enum Command {
         /// replaces the host and port of the URL the board asks this peer to fetch.
         #[arg(long)]
         board_address: Option<std::net::SocketAddr>,
+        /// Join the WiFi networks the board offers over the results link (UDP 5203;
+        /// the board as access point, one network per channel it sweeps) with this
+        /// host's WiFi adapter: nmcli on Linux, networksetup on macOS; Windows: join
+        /// by hand. The peer keeps serving on every interface meanwhile.
+        #[arg(long)]
+        wifi: bool,
+        /// ADDRESS:PORT the WiFi offers are listened for on (UDP).
+        #[arg(long, hide = true, default_value = "0.0.0.0:5203")]
+        wifi_offers: std::net::SocketAddr,
     },
     /// Join stdin and stdout to a TCP connection (QEMU's guest forwards run it).
     #[command(hide = true)]
@@ -340,13 +351,19 @@ fn run(command: Command) -> Result<()> {
             listen,
             announce,
             board_address,
-        } => peer::serve(
-            listen,
-            &benchboot_netbench::peer::PeerOptions {
+            wifi,
+            wifi_offers,
+        } => {
+            let options = benchboot_netbench::peer::PeerOptions {
                 board_address,
                 announce_to: announce.then_some(benchboot_netbench::announce::BROADCAST),
-            },
-        )?,
+            };
+            if wifi {
+                peer::serve_wifi(listen, wifi_offers, &options)?;
+            } else {
+                peer::serve(listen, &options)?;
+            }
+        }
         Command::Relay { to } => benchboot::relay::run(to)?,
         Command::Net {
             peer: peer_addr,

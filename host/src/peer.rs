@@ -14,21 +14,27 @@ use benchboot_results::network::NetDirection;
 /// The system-wide CPU counters sampled on this machine.
 const PROC_STAT: &str = "/proc/stat";
 
-/// Serves boards on `listen` until killed, with `options` (`--board-address`,
-/// `--announce`).
-pub fn serve(listen: SocketAddr, options: &peer::PeerOptions) -> Result<()> {
-    let listener = TcpListener::bind(listen).with_context(|| {
+/// Binds the peer's TCP port.
+///
+/// # Errors
+/// The port is taken, with the fix.
+fn bind(listen: SocketAddr) -> Result<TcpListener> {
+    TcpListener::bind(listen).with_context(|| {
         format!(
             "listening on {listen}: is another `benchboot peer` (or iperf3 -s) on that port? \
              Stop it, or pick another port with --listen 0.0.0.0:PORT and the same \
              network.tests.peer_port in the board's plan"
         )
-    })?;
+    })
+}
+
+/// Serves boards on `listener` until killed, with `options`.
+fn serve_on(listener: TcpListener, options: &peer::PeerOptions) -> Result<()> {
     eprintln!(
         "benchboot peer: listening on {} (the board's network.tests.peer_port must be {}, \
          unless a forward maps it, as QEMU's guestfwd does); one board at a time; Ctrl-C stops",
         listener.local_addr()?,
-        listen.port()
+        listener.local_addr()?.port()
     );
     if let Some(a) = options.board_address {
         eprintln!("benchboot peer: fetching the board's HTTP object from {a}");
@@ -38,6 +44,54 @@ pub fn serve(listen: SocketAddr, options: &peer::PeerOptions) -> Result<()> {
     })
     .context("accepting connections")?;
     Ok(())
+}
+
+/// Serves boards on `listen` until killed, with `options` (`--board-address`,
+/// `--announce`).
+pub fn serve(listen: SocketAddr, options: &peer::PeerOptions) -> Result<()> {
+    serve_on(bind(listen)?, options)
+}
+
+/// `benchboot peer --wifi`: finds this host's WiFi adapter (an error, before anything
+/// is waited for, when there is none), listens for the boards' WiFi offers on UDP
+/// `offers` and joins each new one ([`benchboot::wifi_join`]), and serves the peer on
+/// `listen` as [`serve`] does. The board's tests over its AP come in on the address
+/// this host leases there, so `listen` should be every interface (`0.0.0.0`, the
+/// default); another address is served with a warning.
+pub fn serve_wifi(
+    listen: SocketAddr,
+    offers: SocketAddr,
+    options: &peer::PeerOptions,
+) -> Result<()> {
+    use benchboot::wifi_join::{self, Os, System};
+    let joiner = wifi_join::find_adapter(&System::from_env(), Os::current())?;
+    if !listen.ip().is_unspecified() {
+        eprintln!(
+            "benchboot peer: warning: --listen {listen} serves that address only; the \
+             board's tests over its WiFi AP come in on the address this host gets there \
+             (`.2` of the board's AP subnet): use --listen 0.0.0.0:{}",
+            listen.port()
+        );
+    }
+    let listener = bind(listen)?;
+    let sock = wifi_join::offers::bind(offers)?;
+    eprintln!(
+        "benchboot peer: listening for WiFi offers on UDP {} (the board sends them over the \
+         results link); joining with {}",
+        sock.local_addr()?,
+        joiner.describe()
+    );
+    std::thread::Builder::new()
+        .name("wifi-offers".into())
+        .spawn(move || {
+            let never = std::sync::atomic::AtomicBool::new(false);
+            let log = |l: &str| eprintln!("benchboot peer: {l}");
+            if let Err(e) = wifi_join::offers::serve(&sock, &joiner, &never, &log) {
+                eprintln!("benchboot peer: the WiFi offer listener stopped: {e}");
+            }
+        })
+        .context("starting the WiFi offer listener")?;
+    serve_on(listener, options)
 }
 
 /// What `benchboot net` runs.

@@ -514,4 +514,35 @@ mod tests {
             svg.contains("host → board, 4 stream(s)") && svg.contains("board → host, 4 stream(s)")
         );
     }
+
+    /// WiFi entries are links like any other: one plot per entry with TCP runs, titled
+    /// with the channel; the skipped entry gets none.
+    #[test]
+    fn every_wifi_entry_with_tcp_runs_gets_its_plot() {
+        let r = crate::render::wifi::tests::wifi_run();
+        let dir = tempfile::tempdir().unwrap();
+        let files = report_plots(&r, dir.path()).unwrap();
+        let names: Vec<String> = files
+            .iter()
+            .filter_map(|f| f.file_name()?.to_str().map(String::from))
+            .filter(|n| n.contains("-net-"))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "run-wifi-net-wifi-ch1-20.png",
+                "run-wifi-net-wifi-ch1-20.svg",
+                "run-wifi-net-wifi-ch36-80.png",
+                "run-wifi-net-wifi-ch36-80.svg"
+            ]
+        );
+        let svg = std::fs::read_to_string(dir.path().join("run-wifi-net-wifi-ch1-20.svg")).unwrap();
+        assert!(
+            svg.contains("network link wifi-ch1-20 (WiFi 2.4 GHz ch 1 20 MHz, board as AP)"),
+            "title"
+        );
+        assert!(
+            svg.contains("host → board, 1 stream(s)") && svg.contains("board → host, 4 stream(s)")
+        );
+    }
 }

@@ -29,8 +29,15 @@ pub enum RefData {
 /// Which of a run's links a network reference is set beside.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RefLink {
-    /// Every link (the WiFi figures: benchboot measures no WiFi link of its own).
-    Any,
+    /// A WiFi entry measured on a channel `width_mhz` wide, with HT (802.11n) or
+    /// without (`ht: false`: 802.11a/g). Always a caveat: the reference's `radio` (a
+    /// USB dongle, a mini PCIe card) is not the board's.
+    Wifi {
+        width_mhz: u32,
+        ht: bool,
+        /// The reference's radio in a few words: `a USB dongle on a Pi model B`.
+        radio: &'static str,
+    },
     /// USB gadget links (and links the document does not describe).
     Gadget,
     /// A board's built-in Ethernet (wired links of kind `builtin`).
@@ -57,7 +64,21 @@ impl RefLink {
     /// Whether a reference for this kind of link compares with a link of `class`.
     pub fn matches(self, class: &LinkClass) -> LinkMatch {
         match (self, class) {
-            (RefLink::Any, _) => LinkMatch::Yes,
+            (
+                RefLink::Wifi {
+                    width_mhz,
+                    ht,
+                    radio,
+                },
+                LinkClass::Wifi {
+                    width_mhz: w,
+                    no_ht,
+                    radio: ours,
+                },
+            ) if *w == width_mhz && *no_ht != ht => LinkMatch::Caveat(match ours {
+                Some(o) => format!("different radio: {radio}; this run's is the {o}"),
+                None => format!("different radio: {radio}"),
+            }),
             (RefLink::Gadget, LinkClass::Gadget | LinkClass::Other) => LinkMatch::Yes,
             (RefLink::Builtin, LinkClass::Wired { kind, .. }) if kind == "builtin" => {
                 LinkMatch::Yes
@@ -256,68 +277,82 @@ pub const REFERENCES: &[Reference] = &[
     },
     wifi(
         "pi-model-b-wifi-11ag",
-        "Raspberry Pi model B",
         "Raspberry Pi model B, USB WiFi dongle, 802.11a/g 20 MHz (54 Mbit/s)",
-        "raspberry-pi-model-b",
+        PI_B,
+        (20, false, PI_B_DONGLE),
         "wifi 802.11a/g 20MHz (54 Mbit/s) USB dongle",
     ),
     wifi(
         "pi-model-b-wifi-11n-20mhz",
-        "Raspberry Pi model B",
         "Raspberry Pi model B, USB WiFi dongle, 802.11n 20 MHz (72 Mbit/s)",
-        "raspberry-pi-model-b",
+        PI_B,
+        (20, true, PI_B_DONGLE),
         "wifi 802.11n 20MHz (72 Mbit/s) USB dongle",
     ),
     wifi(
         "pi-model-b-wifi-11n-40mhz",
-        "Raspberry Pi model B",
         "Raspberry Pi model B, USB WiFi dongle, 802.11n 40 MHz (150 Mbit/s)",
-        "raspberry-pi-model-b",
+        PI_B,
+        (40, true, PI_B_DONGLE),
         "wifi 802.11n 40MHz (150 Mbit/s) USB dongle",
     ),
     wifi(
         "wetab-wifi-11ag",
-        "WeTab",
         "WeTab (AR9285 mini PCIe WiFi), 802.11a/g 20 MHz (54 Mbit/s)",
-        "wetab-ar9285",
+        WETAB,
+        (20, false, WETAB_CARD),
         "wifi 802.11a/g 20MHz (54 Mbit/s) mini PCIe",
     ),
     wifi(
         "wetab-wifi-11n-20mhz",
-        "WeTab",
         "WeTab (AR9285 mini PCIe WiFi), 802.11n 20 MHz (65 Mbit/s)",
-        "wetab-ar9285",
+        WETAB,
+        (20, true, WETAB_CARD),
         "wifi 802.11n 20MHz (65 Mbit/s) mini PCIe",
     ),
     wifi(
         "wetab-wifi-11n-40mhz",
-        "WeTab",
         "WeTab (AR9285 mini PCIe WiFi), 802.11n 40 MHz (150 Mbit/s)",
-        "wetab-ar9285",
+        WETAB,
+        (40, true, WETAB_CARD),
         "wifi 802.11n 40MHz (150 Mbit/s) mini PCIe",
     ),
 ];
 
+/// The WiFi references' boards: (short name, the CSV's `board`).
+const PI_B: (&str, &str) = ("Raspberry Pi model B", "raspberry-pi-model-b");
+const WETAB: (&str, &str) = ("WeTab", "wetab-ar9285");
+/// The WiFi references' radios, as a caveat names them.
+const PI_B_DONGLE: &str = "a USB dongle on a Pi model B";
+const WETAB_CARD: &str = "an AR9285 mini PCIe card in a WeTab";
+
+/// A WiFi reference: `(width_mhz, ht, radio)` say which entries it sits beside
+/// ([`RefLink::Wifi`]).
 const fn wifi(
     name: &'static str,
     title: &'static str,
-    short_board: &'static str,
-    board: &'static str,
+    board: (&'static str, &'static str),
+    (width_mhz, ht, radio): (u32, bool, &'static str),
     link: &'static str,
 ) -> Reference {
     Reference {
         name,
         title,
-        board: short_board,
+        board: board.0,
         source: SOURCE,
         measured: "download into the board, MiB/s, min and max of three runs (no median)",
         method: "wget of a 100 MiB file from a RAM disk over the LAN, per WiFi channel and \
-                 mode; compared with benchboot's HTTP GETs",
+                 mode; compared with benchboot's HTTP GETs into the board over WiFi entries \
+                 of the same width (802.11n: HT, 802.11a/g: no HT)",
         files: &["network-seed-figures.csv"],
         data: RefData::Network {
-            board,
+            board: board.1,
             link,
-            applies_to: RefLink::Any,
+            applies_to: RefLink::Wifi {
+                width_mhz,
+                ht,
+                radio,
+            },
         },
     }
 }

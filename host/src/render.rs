@@ -16,6 +16,7 @@ use crate::doc::{Block, Doc, Grid};
 use crate::units::{block_size_label, duration_label_ms, size_label};
 
 pub mod network;
+pub mod wifi;
 pub use network::*;
 
 /// The MiB/s of every repetition of one cell (by the mode the plan asked for), and
@@ -337,7 +338,7 @@ pub fn detail_lines(r: &RunResults) -> Vec<String> {
 
 /// The whole report of `r`: title, EMULATED banner, PLAN REFUSED and LINK BELOW ITS
 /// RATING alerts, context, warnings, storage tables, device reads, IOPS and A1,
-/// network, verification, disks and census.
+/// network, WiFi, verification, disks and census.
 pub fn document(r: &RunResults) -> Doc {
     let mut d = Doc::default();
     d.push(Block::Title(format!(
@@ -378,6 +379,7 @@ pub fn document(r: &RunResults) -> Doc {
     if has_network(&r.network) {
         d.extend(network_blocks(&r.network, &r.health, r.emulated));
     }
+    d.extend(wifi::blocks::wifi_blocks(&r.network, r.emulated));
     let commands = command_lines(r);
     if !commands.is_empty() {
         d.push(Block::Heading("Your commands".into()));

@@ -2,8 +2,9 @@
 //! seeds' shape: rows = test (TCP per stream count, HTTP, UDP) and direction, columns =
 //! MB/s (10^6 B/s), MiB/s (2^20 B/s), Mbit/s (10^6 bit/s), the per-interval spread and
 //! the board's and the host's CPU; UDP rows add offered load, loss, reordering and
-//! jitter. Above a wired link's table its facts (driver, speed, USB, topology, errors);
-//! round trips in a small table of their own per link.
+//! jitter. Above a wired link's table its facts (driver, speed, USB, topology, errors),
+//! above a WiFi entry's its SSID, BSSID and join times; round trips in a small table of
+//! their own per link. The WiFi section is [`super::wifi::blocks`], after this one.
 
 use benchboot_results::network::{
     mbit_per_s, CpuTimes, HttpRun, NetDirection, NetTest, NetworkResults, ThroughputRun, UdpRun,
@@ -11,6 +12,7 @@ use benchboot_results::network::{
 };
 use benchboot_results::{mib_per_s, HealthScope, StepHealth, Summary};
 
+use super::wifi::{entry_description, entry_facts_line, has_wifi, wifi_entry};
 use super::{health_mark, HEALTH_LEGEND};
 use crate::context::errors_and_drops;
 use crate::doc::{Block, Doc, Grid};
@@ -85,7 +87,8 @@ fn net_mark(health: &[StepHealth], link: &str, test: NetTest) -> &'static str {
 }
 
 /// Every link of `n` in report order: the gadget links as brought up, then the wired
-/// links, then any other link a run names, each once.
+/// links, then the WiFi entries in plan order, then any other link a run names, each
+/// once.
 pub fn network_links(n: &NetworkResults) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let names = n
@@ -93,6 +96,7 @@ pub fn network_links(n: &NetworkResults) -> Vec<String> {
         .iter()
         .map(|l| l.function.as_str())
         .chain(n.wired.iter().map(|w| w.name.as_str()))
+        .chain(n.wifi.entries.iter().map(|e| e.link.as_str()))
         .chain(n.throughput.iter().map(|t| t.link.as_str()))
         .chain(n.http.iter().map(|h| h.link.as_str()))
         .chain(n.udp.iter().map(|u| u.link.as_str()))
@@ -111,7 +115,7 @@ pub fn wired_link<'a>(n: &'a NetworkResults, link: &str) -> Option<&'a WiredLink
 }
 
 /// What a link is, in a few words: `built-in Ethernet, eth0`, `USB Ethernet adapter,
-/// enx00…`, `USB gadget NCM`.
+/// enx00…`, `USB gadget NCM`, `WiFi 2.4 GHz ch 1 20 MHz, board as AP`.
 pub fn link_description(n: &NetworkResults, link: &str) -> String {
     if let Some(w) = wired_link(n, link) {
         let what = match w.kind.as_str() {
@@ -120,6 +124,9 @@ pub fn link_description(n: &NetworkResults, link: &str) -> String {
             other => other,
         };
         return format!("{what}, {}", w.interface);
+    }
+    if let Some(e) = wifi_entry(n, link) {
+        return entry_description(e);
     }
     match link {
         "ncm" | "ecm" | "rndis" => format!("USB gadget {}", link.to_uppercase()),
@@ -420,7 +427,8 @@ pub fn has_network(n: &NetworkResults) -> bool {
         && n.latency.is_empty()
         && n.http.is_empty()
         && n.udp.is_empty()
-        && n.wired.is_empty())
+        && n.wired.is_empty()
+        && !has_wifi(&n.wifi))
 }
 
 /// True when a step of `health` covering a network test saw a flagged condition.
@@ -437,8 +445,10 @@ fn has_runs(n: &NetworkResults, link: &str) -> bool {
 }
 
 /// The network section as blocks: how it was measured, then per link its heading, a
-/// wired link's facts ([`link_facts_lines`]), its table ([`link_table`]) and its round
-/// trips ([`latency_table`]); the [`HEALTH_MARK`](super::HEALTH_MARK) legend when a test was flagged.
+/// wired link's facts ([`link_facts_lines`]) or a WiFi entry's
+/// ([`entry_facts_line`]), its table ([`link_table`]) and its round trips
+/// ([`latency_table`]); the [`HEALTH_MARK`](super::HEALTH_MARK) legend when a test was
+/// flagged. The WiFi section follows in the report ([`super::wifi::blocks`]).
 pub fn network_blocks(n: &NetworkResults, health: &[StepHealth], emulated: bool) -> Vec<Block> {
     let mut out = Vec::new();
     let mark = if emulated {
@@ -484,6 +494,9 @@ pub fn network_blocks(n: &NetworkResults, health: &[StepHealth], emulated: bool)
         )));
         if let Some(w) = wired {
             out.push(Block::Text(link_facts_lines(w).join("\n")));
+        }
+        if let Some(e) = wifi_entry(n, &link) {
+            out.push(Block::Text(entry_facts_line(e)));
         }
         if runs {
             out.push(Block::Grid(link_table(n, health, &link)));

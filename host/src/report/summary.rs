@@ -10,6 +10,8 @@ use benchboot_results::{
 };
 use serde::{Deserialize, Serialize};
 
+pub mod wifi;
+
 use crate::context::{context, warnings, Context, Warning, EMULATED_NOTICE};
 use crate::render::{
     cell_values, device_read_values, interval_mbits, link_facts_lines, mb_per_s, percentile,
@@ -158,6 +160,9 @@ pub struct NetworkSummary {
     /// The wired links with their facts (each run names its link in `link`).
     #[serde(default)]
     pub wired: Vec<WiredCell>,
+    /// The WiFi section (schema 1.8); absent when the run has nothing WiFi.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wifi: Option<wifi::WifiSummary>,
 }
 
 /// One wired link: what the kernel says it is, how the peer was reached, its trouble.
@@ -489,6 +494,7 @@ pub fn summary(r: &RunResults) -> ReportJson {
                 }
             })
             .collect(),
+        wifi: wifi::wifi_summary(n, r.emulated),
     };
     ReportJson {
         kind: "benchboot-report".into(),

@@ -17,8 +17,11 @@ use serde::{Deserialize, Serialize};
 /// cached/buffered), `random` (`direction` read/write, `ios`, `iops`), `tcp` (a whole
 /// run), `tcp-interval` (one report interval, `repetition` = interval index),
 /// `latency` (one round trip, `repetition` = sample index), `http`, `udp` (one run at
-/// an offered load), `verify` (`ns` 0, `note` says ok or where it mismatched). Network
-/// rows name their link (gadget function or wired link) in `target`.
+/// an offered load), `wifi` (one WiFi entry in one direction: the `wifi_*` columns, the
+/// median of the single-stream TCP intervals in `mib_per_s` / `mbit_per_s` with
+/// `min_*` / `max_*` beside them; a skipped entry's reason in `note`), `verify` (`ns` 0,
+/// `note` says ok or where it mismatched). Network rows name their link (gadget
+/// function, wired link or WiFi entry) in `target`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TidyRow {
     pub run_id: String,
@@ -85,6 +88,56 @@ pub struct TidyRow {
     /// empty when none was flagged or health was not recorded.
     #[serde(default)]
     pub health_flags: String,
+    /// WiFi: the spread of the single-stream TCP intervals, MiB/s and Mbit/s.
+    #[serde(default)]
+    pub min_mib_per_s: Option<f64>,
+    #[serde(default)]
+    pub max_mib_per_s: Option<f64>,
+    #[serde(default)]
+    pub min_mbit_per_s: Option<f64>,
+    #[serde(default)]
+    pub max_mbit_per_s: Option<f64>,
+    /// WiFi: the mode as the report prints it (asked → got, MISMATCH).
+    #[serde(default)]
+    pub wifi_mode: String,
+    /// WiFi: the channel measured on (obtained, else asked): band `2.4` / `5`, number,
+    /// width and centre frequency (MHz); `wifi_no_ht` for 802.11a/g.
+    #[serde(default)]
+    pub wifi_band: String,
+    #[serde(default)]
+    pub wifi_channel: Option<u8>,
+    #[serde(default)]
+    pub wifi_width_mhz: Option<u32>,
+    #[serde(default)]
+    pub wifi_center_mhz: Option<u32>,
+    #[serde(default)]
+    pub wifi_no_ht: Option<bool>,
+    /// WiFi: the radio obtained another channel than asked.
+    #[serde(default)]
+    pub wifi_mismatch: Option<bool>,
+    /// WiFi: `open` / `wpa2-psk`.
+    #[serde(default)]
+    pub wifi_security: String,
+    /// WiFi: the PHY rate of this direction (the board's tx or rx), Mbit/s, and in words.
+    #[serde(default)]
+    pub phy_mbit_per_s: Option<f64>,
+    #[serde(default)]
+    pub phy_rate: String,
+    /// WiFi: the peer station's signal as the board heard it, dBm.
+    #[serde(default)]
+    pub signal_dbm: Option<i8>,
+    /// WiFi: power save on the board's interface before the tests.
+    #[serde(default)]
+    pub power_save: Option<bool>,
+    /// WiFi: the board's transmit retries and failures over the tests; empty when the
+    /// driver gives none.
+    #[serde(default)]
+    pub tx_retries: Option<u32>,
+    #[serde(default)]
+    pub tx_failed: Option<u32>,
+    /// WiFi: other BSSs overlapping the entry's channel.
+    #[serde(default)]
+    pub neighbours_on_channel: Option<usize>,
 }
 
 impl TidyRow {
@@ -124,6 +177,25 @@ impl TidyRow {
             jitter_ms: None,
             note: String::new(),
             health_flags: String::new(),
+            min_mib_per_s: None,
+            max_mib_per_s: None,
+            min_mbit_per_s: None,
+            max_mbit_per_s: None,
+            wifi_mode: String::new(),
+            wifi_band: String::new(),
+            wifi_channel: None,
+            wifi_width_mhz: None,
+            wifi_center_mhz: None,
+            wifi_no_ht: None,
+            wifi_mismatch: None,
+            wifi_security: String::new(),
+            phy_mbit_per_s: None,
+            phy_rate: String::new(),
+            signal_dbm: None,
+            power_save: None,
+            tx_retries: None,
+            tx_failed: None,
+            neighbours_on_channel: None,
         }
     }
 
@@ -298,6 +370,7 @@ pub fn rows(r: &RunResults) -> Vec<TidyRow> {
         row.block_size_bytes = Some(u64::from(u.datagram_bytes));
         out.push(row);
     }
+    out.extend(wifi_rows(r));
     for v in &r.verify {
         let scope = HealthScope::Verify {
             target: v.target.clone(),
@@ -311,6 +384,61 @@ pub fn rows(r: &RunResults) -> Vec<TidyRow> {
         out.push(row);
     }
     out
+}
+
+/// One `wifi` row per WiFi entry and direction ([`crate::render::wifi::wifi_rows`]).
+fn wifi_rows(r: &RunResults) -> Vec<TidyRow> {
+    use crate::render::wifi as w;
+    w::wifi_rows(&r.network)
+        .into_iter()
+        .map(|row| {
+            let e = row.entry;
+            let mut t = TidyRow::new(r, "wifi", &e.link);
+            t.direction = row.direction.map_or("", net_dir_name).into();
+            t.streams = row.direction.map(|_| 1);
+            if let Some(s) = row.spread {
+                t.mib_per_s = Some(s.mib.median);
+                t.min_mib_per_s = Some(s.mib.min);
+                t.max_mib_per_s = Some(s.mib.max);
+                t.mbit_per_s = Some(s.mbit.median);
+                t.min_mbit_per_s = Some(s.mbit.min);
+                t.max_mbit_per_s = Some(s.mbit.max);
+            }
+            t.wifi_mode = w::mode_cell(e);
+            if let Some(c) = w::measured_channel(e) {
+                t.wifi_band = c.band.name().into();
+                t.wifi_channel = Some(c.channel);
+                t.wifi_width_mhz = Some(c.width_mhz);
+                t.wifi_center_mhz = Some(c.center1_mhz);
+                t.wifi_no_ht = Some(c.no_ht);
+            }
+            t.wifi_mismatch = Some(w::channel_mismatch(e));
+            t.wifi_security = e.security.clone();
+            t.note = match (&e.skipped, row.direction) {
+                (Some(why), _) => format!("skipped: {why}"),
+                (None, None) => "no single-stream TCP run".into(),
+                (None, Some(_)) => String::new(),
+            };
+            if e.skipped.is_some() {
+                return t;
+            }
+            let station = w::station(e);
+            let phy = station.and_then(|s| match row.direction {
+                Some(NetDirection::BoardToHost) => s.tx_bitrate.as_ref(),
+                Some(NetDirection::HostToBoard) => s.rx_bitrate.as_ref(),
+                None => None,
+            });
+            t.phy_mbit_per_s = phy.and_then(|b| b.mbit());
+            t.phy_rate = phy.map(w::bitrate_label).unwrap_or_default();
+            t.signal_dbm = station.and_then(|s| s.signal_dbm.or(s.signal_avg_dbm));
+            t.power_save = e.power_save;
+            let retries = w::retries(e);
+            t.tx_retries = retries.retries;
+            t.tx_failed = retries.failed;
+            t.neighbours_on_channel = Some(w::on_channel(e).len());
+            t
+        })
+        .collect()
 }
 
 /// Tidy rows as CSV with a header line.

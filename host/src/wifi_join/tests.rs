@@ -1,0 +1,407 @@
+//! `--wifi` on fake tools: shell scripts put first on the PATH of a [`System`] record
+//! their arguments one invocation per line (`[arg][arg]...`), so the exact join
+//! commands are asserted; the offer listener over loopback with datagrams sent here;
+//! the parsers on captured tool output.
+
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::*;
+
+fn offer(ssid: &str, passphrase: Option<&str>) -> WifiOffer {
+    WifiOffer {
+        ssid: ssid.as_bytes().to_vec(),
+        passphrase: passphrase.map(String::from),
+        freq_mhz: 2412,
+        width_mhz: 20,
+        board: Ipv4Addr::new(10, 58, 0, 1),
+    }
+}
+
+/// A fake `name` in `dir` that records each invocation's arguments in `dir/<name>.log`
+/// and prints `list` when asked to list (`-t ...` / `-listallhardwareports`), `said`
+/// otherwise, exiting `status`.
+#[cfg(unix)]
+fn fake_tool(dir: &Path, name: &str, list: &str, said: &str, status: i32) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let log = dir.join(format!("{name}.log"));
+    let script = format!(
+        "#!/bin/sh\n\
+         [ -n \"$BB_PROBE\" ] && exit 0\n\
+         for a in \"$@\"; do printf '[%s]' \"$a\" >> '{log}'; done\n\
+         printf '\\n' >> '{log}'\n\
+         case \"$1\" in -t|-listallhardwareports) printf '%s' {list}; exit 0;; esac\n\
+         printf '%s\\n' {said}\n\
+         exit {status}\n",
+        log = log.display(),
+        list = shell_quote(list),
+        said = shell_quote(said),
+    );
+    let path = dir.join(name);
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // Another test thread's fork may still hold the file open for writing for a moment
+    // (ETXTBSY): run it once, harmlessly, until it starts.
+    for _ in 0..100 {
+        match std::process::Command::new(&path)
+            .env("BB_PROBE", "1")
+            .status()
+        {
+            Ok(_) => break,
+            Err(e) if e.raw_os_error() == Some(26) => std::thread::sleep(Duration::from_millis(10)),
+            Err(e) => panic!("{e}"),
+        }
+    }
+    log
+}
+
+fn recorded(log: &Path) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+fn system(dir: &Path) -> System {
+    System {
+        path: dir.as_os_str().to_owned(),
+        sys_class_net: dir.join("sys-class-net"),
+    }
+}
+
+const NMCLI_DEVICES: &str = "eth0:ethernet\nwlan0:wifi\np2p-dev-wlan0:wifi-p2p\nlo:loopback\n";
+
+#[test]
+fn nmcli_terse_lines_unescape_and_the_wifi_device_is_found() {
+    assert_eq!(linux::split_terse("a\\:b:wifi"), ["a:b", "wifi"]);
+    assert_eq!(linux::split_terse("x\\\\y:ethernet"), ["x\\y", "ethernet"]);
+    let d = linux::parse_devices(NMCLI_DEVICES);
+    assert_eq!(d.len(), 4);
+    assert_eq!(linux::wifi_device(&d), Some("wlan0"));
+    let only_p2p = linux::parse_devices("p2p-dev-wlan0:wifi-p2p\n");
+    assert_eq!(linux::wifi_device(&only_p2p), None);
+}
+
+#[test]
+fn join_arguments_for_open_and_wpa2_offers() {
+    assert_eq!(
+        linux::connect_args("wlan0", "bb-open", &offer("bb-open", None)),
+        ["device", "wifi", "connect", "bb-open", "ifname", "wlan0"]
+    );
+    assert_eq!(
+        linux::connect_args("wlan0", "bb wpa", &offer("bb wpa", Some("a b c d e f"))),
+        [
+            "device",
+            "wifi",
+            "connect",
+            "bb wpa",
+            "password",
+            "a b c d e f",
+            "ifname",
+            "wlan0"
+        ]
+    );
+    assert_eq!(
+        macos::join_args("en0", "bb wpa", &offer("bb wpa", Some("secret12"))),
+        ["-setairportnetwork", "en0", "bb wpa", "secret12"]
+    );
+    assert_eq!(
+        macos::join_args("en0", "bb-open", &offer("bb-open", None)),
+        ["-setairportnetwork", "en0", "bb-open"]
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn fake_nmcli_is_asked_for_the_exact_join_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = fake_tool(
+        dir.path(),
+        "nmcli",
+        NMCLI_DEVICES,
+        "Device 'wlan0' successfully activated.",
+        0,
+    );
+    let sys = system(dir.path());
+    let j = find_adapter(&sys, Os::Linux).unwrap();
+    assert_eq!(
+        j,
+        Joiner::Nmcli {
+            nmcli: dir.path().join("nmcli"),
+            device: "wlan0".into(),
+            sys: sys.clone()
+        }
+    );
+    assert_eq!(j.describe(), "nmcli on wlan0");
+    assert_eq!(
+        j.join(&offer("bb-rpi-4b-ch1-20", None)),
+        Outcome::Joined("Device 'wlan0' successfully activated.".into())
+    );
+    assert_eq!(
+        j.join(&offer("bb-rpi-4b-ch36-80", Some("it's a b"))),
+        Outcome::Joined("Device 'wlan0' successfully activated.".into())
+    );
+    assert_eq!(
+        recorded(&log),
+        [
+            "[-t][-f][DEVICE,TYPE][device]",
+            "[device][wifi][connect][bb-rpi-4b-ch1-20][ifname][wlan0]",
+            "[device][wifi][connect][bb-rpi-4b-ch36-80][password][it's a b][ifname][wlan0]",
+        ]
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_failing_nmcli_is_a_failure_with_its_words() {
+    let dir = tempfile::tempdir().unwrap();
+    fake_tool(
+        dir.path(),
+        "nmcli",
+        NMCLI_DEVICES,
+        "Error: No network with SSID 'bb-x' found.",
+        10,
+    );
+    let j = find_adapter(&system(dir.path()), Os::Linux).unwrap();
+    assert_eq!(
+        j.join(&offer("bb-x", None)),
+        Outcome::Failed("nmcli exit status: 10: Error: No network with SSID 'bb-x' found.".into())
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn no_wifi_device_is_an_error_naming_what_was_looked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    fake_tool(dir.path(), "nmcli", "eth0:ethernet\nlo:loopback\n", "", 0);
+    let e = find_adapter(&system(dir.path()), Os::Linux)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "no WiFi adapter: `nmcli -t -f DEVICE,TYPE device` lists no device of type wifi (it \
+         lists: eth0 (ethernet), lo (loopback)). Plug in a WiFi adapter (or turn the radio \
+         on: `nmcli radio wifi on`) and run `benchboot peer --wifi` again; or join the \
+         board's network by hand and run `benchboot peer`"
+    );
+}
+
+#[test]
+fn without_nmcli_the_wireless_interface_gets_the_commands_to_type() {
+    let dir = tempfile::tempdir().unwrap();
+    let sys = system(dir.path());
+    // No nmcli, no wireless interface.
+    let e = find_adapter(&sys, Os::Linux).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        format!(
+            "no WiFi adapter: nmcli is not on PATH, and no interface under {} has a \
+             wireless/ folder. Plug in a WiFi adapter (or turn the radio on: `nmcli radio \
+             wifi on`) and run `benchboot peer --wifi` again; or join the board's network \
+             by hand and run `benchboot peer`",
+            sys.sys_class_net.display()
+        )
+    );
+    std::fs::create_dir_all(sys.sys_class_net.join("eth0")).unwrap();
+    std::fs::create_dir_all(sys.sys_class_net.join("wlp2s0/wireless")).unwrap();
+    let j = find_adapter(&sys, Os::Linux).unwrap();
+    assert_eq!(
+        j,
+        Joiner::Iw {
+            interface: "wlp2s0".into()
+        }
+    );
+    assert_eq!(
+        j.join(&offer("bb-open", None)),
+        Outcome::ByHand(
+            "nmcli is not installed, so join `bb-open` (2412 MHz, open) by hand:\n  \
+             sudo iw dev wlp2s0 connect bb-open 2412\n  \
+             sudo dhclient wlp2s0   (or: sudo dhcpcd wlp2s0); this peer keeps serving"
+                .into()
+        )
+    );
+    assert_eq!(
+        j.join(&offer("bb wpa", Some("it's"))),
+        Outcome::ByHand(
+            "nmcli is not installed, so join `bb wpa` (2412 MHz, WPA2) by hand:\n  \
+             wpa_passphrase 'bb wpa' 'it'\\''s' > /tmp/benchboot-wifi.conf\n  \
+             sudo wpa_supplicant -B -i wlp2s0 -c /tmp/benchboot-wifi.conf\n  \
+             sudo dhclient wlp2s0   (or: sudo dhcpcd wlp2s0); this peer keeps serving"
+                .into()
+        )
+    );
+}
+
+/// `networksetup -listallhardwareports` of a MacBook (Wi-Fi on en0).
+const PORTS: &str =
+    "\nHardware Port: Ethernet\nDevice: en1\nEthernet Address: a8:20:66:00:00:01\n\n\
+Hardware Port: Wi-Fi\nDevice: en0\nEthernet Address: 8c:85:90:00:00:02\n\n\
+Hardware Port: Thunderbolt Bridge\nDevice: bridge0\nEthernet Address: N/A\n\n\
+VLAN Configurations\n===================\n";
+
+#[test]
+fn networksetup_ports_and_its_failure_words() {
+    let p = macos::parse_ports(PORTS);
+    assert_eq!(
+        p,
+        [
+            ("Ethernet".to_owned(), "en1".to_owned()),
+            ("Wi-Fi".to_owned(), "en0".to_owned()),
+            ("Thunderbolt Bridge".to_owned(), "bridge0".to_owned()),
+        ]
+    );
+    assert_eq!(macos::wifi_device(&p), Some("en0"));
+    assert!(macos::says_failed("Could not find network bb-x."));
+    assert!(macos::says_failed("Failed to join network bb-x."));
+    assert!(!macos::says_failed(""));
+}
+
+#[cfg(unix)]
+#[test]
+fn fake_networksetup_joins_on_the_wifi_port_and_its_absence_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = fake_tool(dir.path(), "networksetup", PORTS, "", 0);
+    let sys = system(dir.path());
+    let j = find_adapter(&sys, Os::Macos).unwrap();
+    assert_eq!(j.describe(), "networksetup on en0");
+    assert_eq!(
+        j.join(&offer("bb-rpi", Some("secret12"))),
+        Outcome::Joined(String::new())
+    );
+    assert_eq!(
+        recorded(&log),
+        [
+            "[-listallhardwareports]",
+            "[-setairportnetwork][en0][bb-rpi][secret12]"
+        ]
+    );
+    let dir = tempfile::tempdir().unwrap();
+    fake_tool(
+        dir.path(),
+        "networksetup",
+        "Hardware Port: Ethernet\nDevice: en1\n",
+        "",
+        0,
+    );
+    let e = find_adapter(&system(dir.path()), Os::Macos)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with(
+            "no WiFi adapter: `networksetup -listallhardwareports` lists no Wi-Fi port (it \
+             lists: Ethernet (en1)). Turn Wi-Fi on"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn windows_says_it_is_not_supported_yet_and_what_to_do() {
+    let j = find_adapter(&system(Path::new("/nonexistent")), Os::Windows).unwrap();
+    assert_eq!(
+        j.join(&offer("bb-rpi-4b-ch1-20", Some("secret12"))),
+        Outcome::ByHand(
+            "joining WiFi is not supported yet on Windows: join `bb-rpi-4b-ch1-20` (WPA2, \
+             2412 MHz, passphrase `secret12`) by hand, then run `benchboot peer` (this one \
+             keeps serving on every interface, so joining is enough)"
+                .into()
+        )
+    );
+}
+
+#[test]
+fn the_tracker_acts_once_per_new_ssid_and_retries_failures_later() {
+    let mut t = offers::Tracker::default();
+    let now = Instant::now();
+    assert!(t.should_join(b"a", now));
+    t.record(b"a", &Outcome::Joined(String::new()), now);
+    assert!(!t.should_join(b"a", now + Duration::from_secs(60)));
+    assert!(t.should_join(b"b", now));
+    t.record(b"b", &Outcome::Failed("x".into()), now);
+    assert!(!t.should_join(b"b", now + Duration::from_secs(14)));
+    assert!(t.should_join(b"b", now + offers::RETRY_AFTER));
+    t.record(b"b", &Outcome::Joined(String::new()), now);
+    // The board went back to `a` (a new run): joined again.
+    assert!(t.should_join(b"a", now));
+}
+
+#[test]
+fn shell_words_are_quoted_only_when_needed() {
+    assert_eq!(shell_quote("wlan0"), "wlan0");
+    assert_eq!(shell_quote("bb wpa"), "'bb wpa'");
+    assert_eq!(shell_quote("it's"), "'it'\\''s'");
+    assert_eq!(shell_quote(""), "''");
+}
+
+/// The listener over loopback: an open offer, the same again (ignored: already
+/// joined), junk, then a WPA2 offer: nmcli is asked twice, exactly.
+#[cfg(unix)]
+#[test]
+fn offers_sent_over_loopback_are_joined_once_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = fake_tool(dir.path(), "nmcli", NMCLI_DEVICES, "ok", 0);
+    let joiner = find_adapter(&system(dir.path()), Os::Linux).unwrap();
+    let sock = offers::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let to: SocketAddr = sock.local_addr().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+    let server = {
+        let (stop, lines) = (stop.clone(), lines.clone());
+        std::thread::spawn(move || {
+            offers::serve(&sock, &joiner, &stop, &|l| {
+                lines.lock().unwrap().push(l.to_owned())
+            })
+        })
+    };
+    let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let open = offer("bb-rpi-4b-ch1-20", None).encode();
+    let wpa = WifiOffer {
+        freq_mhz: 5180,
+        width_mhz: 80,
+        ..offer("bb-rpi-4b-ch36-80", Some("a b c d e f"))
+    }
+    .encode();
+    let wait_for = |n: usize| {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while recorded(&log).len() < n {
+            assert!(Instant::now() < deadline, "{:?}", recorded(&log));
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    tx.send_to(open.as_bytes(), to).unwrap();
+    wait_for(2);
+    tx.send_to(open.as_bytes(), to).unwrap();
+    tx.send_to(b"benchboot-peer 1 port=5202\n", to).unwrap();
+    tx.send_to(wpa.as_bytes(), to).unwrap();
+    wait_for(3);
+    std::thread::sleep(Duration::from_millis(300));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    server.join().unwrap().unwrap();
+    assert_eq!(
+        recorded(&log),
+        [
+            "[-t][-f][DEVICE,TYPE][device]",
+            "[device][wifi][connect][bb-rpi-4b-ch1-20][ifname][wlan0]",
+            "[device][wifi][connect][bb-rpi-4b-ch36-80][password][a b c d e f][ifname][wlan0]",
+        ]
+    );
+    let lines = lines.lock().unwrap();
+    let from = tx.local_addr().unwrap();
+    assert_eq!(
+        lines[0],
+        format!(
+            "WiFi offer from {from}: `bb-rpi-4b-ch1-20` (open, 2412 MHz, 20 MHz wide, board \
+             10.58.0.1); joining with nmcli on wlan0"
+        )
+    );
+    assert_eq!(
+        lines[1],
+        "joined `bb-rpi-4b-ch1-20` (ok); the board's tests come in over it"
+    );
+    assert!(lines[2].contains("`bb-rpi-4b-ch36-80` (WPA2, 5180 MHz, 80 MHz wide"));
+    assert_eq!(lines.len(), 4, "{lines:?}");
+}
