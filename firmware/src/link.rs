@@ -222,3 +222,64 @@ pub fn full_facts(ifname: &str, rated_mbit: Option<u32>) -> LinkFacts {
 
 #[cfg(test)]
 mod tests;
+
+/// Another interface than `ifname` that `/proc/net/route` (the text of `route_table`)
+/// sends traffic for `peer` over, by a route at least as specific as the one over
+/// `ifname` (a wired LAN link left up in the same subnet as the WiFi lease): the tests
+/// would measure that interface instead. `None`: `ifname` carries it. Each line is
+/// `Iface Destination Gateway Flags RefCnt Use Metric Mask ...` with the addresses in
+/// hex of the kernel's `__be32` as a host-order integer (net/ipv4/fib_trie.c).
+pub fn other_route(route_table: &str, ifname: &str, peer: [u8; 4]) -> Option<String> {
+    let peer = u32::from_be_bytes(peer);
+    let routes: Vec<(&str, u32, u32)> = route_table
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let hex = |s: &str| {
+                u32::from_str_radix(s, 16)
+                    .ok()
+                    .map(|v| u32::from_be_bytes(v.to_ne_bytes()))
+            };
+            Some((*f.first()?, hex(f.get(1)?)?, hex(f.get(7)?)?))
+        })
+        .filter(|&(_, dest, mask)| peer & mask == dest)
+        .collect();
+    let ours = routes
+        .iter()
+        .filter(|r| r.0 == ifname)
+        .map(|r| r.2.count_ones())
+        .max()?;
+    routes
+        .iter()
+        .find(|r| r.0 != ifname && r.2.count_ones() >= ours)
+        .map(|r| r.0.to_owned())
+}
+
+#[cfg(test)]
+mod route_tests {
+    use super::other_route;
+
+    /// `/proc/net/route` as a little-endian kernel writes it (x86_64, arm): eth2 and
+    /// wlan0 both on 10.56.0.0/24, eth0 on 10.0.2.0/24 with the default route.
+    #[cfg(target_endian = "little")]
+    #[test]
+    fn a_second_route_into_the_same_subnet_is_found() {
+        let table =
+            "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n\
+            eth0\t00000000\t0202000A\t0003\t0\t0\t0\t00000000\t0\t0\t0\n\
+            eth0\t0002000A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n\
+            eth2\t0000380A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n\
+            wlan0\t0000380A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n\
+            wlan0\t00003C0A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n";
+        assert_eq!(
+            other_route(table, "wlan0", [10, 56, 0, 1]).as_deref(),
+            Some("eth2")
+        );
+        assert_eq!(other_route(table, "wlan0", [10, 60, 0, 1]), None);
+        // Only the default route elsewhere: wlan0's own /24 wins.
+        assert_eq!(other_route(table, "eth2", [10, 0, 2, 2]), None);
+        // No route over wlan0 at all: nothing to say here.
+        assert_eq!(other_route(table, "wlan0", [192, 168, 1, 1]), None);
+    }
+}

@@ -194,8 +194,14 @@ impl Radio {
         self.call(|f, s| nl80211::stop_ap(f, s, ifindex)).map(drop)
     }
 
-    pub fn join_ibss(&mut self, ifindex: u32, ssid: &[u8], c: Chandef) -> io::Result<()> {
-        self.call(|f, s| nl80211::join_ibss(f, s, ifindex, ssid, c))
+    pub fn join_ibss(
+        &mut self,
+        ifindex: u32,
+        ssid: &[u8],
+        c: Chandef,
+        bssid: Option<[u8; 6]>,
+    ) -> io::Result<()> {
+        self.call(|f, s| nl80211::join_ibss(f, s, ifindex, ssid, c, bssid))
             .map(drop)
     }
 

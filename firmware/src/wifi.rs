@@ -42,7 +42,7 @@ use crate::console::say;
 use crate::network::{spawn_in_netns_moving, HOST_NO_ADDRESS};
 use crate::radio::Radio;
 use crate::wait::wait_until;
-use crate::wired::{lan_peer, stand_in_lan_body, tests_with_counters};
+use crate::wired::{lan_peer, stand_in_lan_body, tests_with_counters, StandInLan};
 use crate::{link, sys, worker};
 
 /// The board's address on its own AP, and the station's lease (a /24 apart from the
@@ -50,6 +50,14 @@ use crate::{link, sys, worker};
 const AP_BOARD: [u8; 4] = [10, 58, 0, 1];
 const AP_STATION: [u8; 4] = [10, 58, 0, 2];
 const AP_PREFIX: u8 = 24;
+/// QEMU: the WiFi stand-in AP's LAN, apart from the wired stand-in's 10.56.0.0/24 (whose
+/// interface is still up: two routes into one subnet would carry the tests over it).
+const WIFI_STAND_IN: StandInLan = StandInLan {
+    router: [10, 60, 0, 1],
+    lease: [10, 60, 0, 2],
+};
+/// The IBSS smoke's BSSID, fixed so both radios join one IBSS (no merge to wait for).
+const IBSS_BSSID: [u8; 6] = [0x02, 0xbb, 0, 0, 0, 0x01];
 /// The IBSS smoke's two ends.
 const IBSS_BOARD: [u8; 4] = [10, 59, 0, 1];
 const IBSS_PEER: [u8; 4] = [10, 59, 0, 2];
@@ -562,14 +570,23 @@ fn client_entry(
                     if let Err(code) = start_hostapd(&hostapd_path, &conf) {
                         return code;
                     }
-                    stand_in_lan_body(&ifname, port)
+                    stand_in_lan_body(&ifname, port, WIFI_STAND_IN)
                 }
             },
         )?);
     }
-    let outcome = connect_and_measure(
+    let mut outcome = connect_and_measure(
         plan, w, radio, phy, iface, &ssid, chandef, pmk, *peer, tests, r, results,
     );
+    if let (Err(e), Some(pid)) = (&mut outcome, child) {
+        if let Some(code) = worker::exit_code(pid) {
+            child = None;
+            e.push_str(&format!(
+                "; the stand-in AP had exited: {}",
+                stand_in_failure(code)
+            ));
+        }
+    }
     let _ = radio.disconnect(iface.ifindex);
     let _ = sys::ifconfig_up(&iface.name, [0; 4], 0);
     if let Some(pid) = child {
@@ -653,6 +670,15 @@ fn connect_and_measure(
         .map_err(|e| format!("setting the leased {}: {e}", lease.address))?;
     r.board_address = Some(lease.address.octets());
     let found = lan_peer(plan, peer, wait)?;
+    if let Some(other) = std::fs::read_to_string("/proc/net/route")
+        .ok()
+        .and_then(|t| link::other_route(&t, &iface.name, found.address.octets()))
+    {
+        return Err(format!(
+            "the peer {} is also routed over {other} (a link in the same subnet as the WiFi lease): the tests would measure {other}, not WiFi; put the WiFi on another subnet or unplug {other}",
+            found.address
+        ));
+    }
     r.peer_address = Some(found.address.octets());
     r.peer_found_by = Some(found.by.into());
     measure(radio, iface, found.address, tests, r, results);
@@ -1052,6 +1078,18 @@ fn spawn_stand_in(
     )
 }
 
+/// What a stand-in child's exit code means.
+fn stand_in_failure(code: i32) -> String {
+    match code {
+        STAND_IN_NO_HOSTAPD => {
+            "hostapd did not bring the AP up (its lines are on the console)".into()
+        }
+        STAND_IN_NO_BEACON => "its scan did not see the beacons".into(),
+        STAND_IN_NO_IBSS => "it could not join the IBSS".into(),
+        c => crate::network::host_side_failure(c),
+    }
+}
+
 /// In the stand-in child: writes the config, runs hostapd (killed with this child:
 /// PR_SET_PDEATHSIG) and waits for its `AP-ENABLED`.
 fn start_hostapd(path: &str, conf: &str) -> Result<(), i32> {
@@ -1069,6 +1107,8 @@ fn start_hostapd(path: &str, conf: &str) -> Result<(), i32> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            // QEMU only: hostapd's own few lines (state changes, stations) on the console.
+            say(&format!("qemu stand-in hostapd: {line}"));
             if line.contains("AP-ENABLED") {
                 let _ = tx.send(());
             }
@@ -1232,7 +1272,12 @@ fn ibss_smoke(
                 c.control_mhz,
                 l.rtt_ns.len()
             )),
-            None => Err("joined, but no TCP round trip across".to_owned()),
+            None => Err(format!(
+                "joined, but no TCP round trip across{}",
+                worker::exit_code(pid)
+                    .map(|c| format!(" (the IBSS peer had exited: {})", stand_in_failure(c)))
+                    .unwrap_or_default()
+            )),
         }
     })();
     let _ = radio.leave_ibss(iface.ifindex);
@@ -1255,7 +1300,7 @@ fn join_ibss(radio: &mut Radio, iface: &Interface, ssid: &str, c: Chandef) -> Re
         .map_err(|e| format!("interface type IBSS: {e}"))?;
     sys::link_up(&iface.name).map_err(|e| e.to_string())?;
     radio
-        .join_ibss(iface.ifindex, ssid.as_bytes(), c)
+        .join_ibss(iface.ifindex, ssid.as_bytes(), c, Some(IBSS_BSSID))
         .map_err(|e| format!("JOIN_IBSS: {e}"))
 }
 

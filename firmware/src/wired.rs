@@ -43,10 +43,19 @@ const NET_ROOT: &str = "/sys/class/net";
 /// The /30 of a direct link.
 const DIRECT_PREFIX: u8 = 30;
 
-/// QEMU's stand-in LAN (namespace child): its router / DHCP server / peer address, the
-/// address it leases the board, the LAN's prefix.
-pub const STAND_IN_ROUTER: [u8; 4] = [10, 56, 0, 1];
-pub const STAND_IN_LEASE: [u8; 4] = [10, 56, 0, 2];
+/// A QEMU stand-in LAN (namespace child): its router / DHCP server / peer address
+/// (`.1` of a /24) and the address it leases the board (`.2`).
+#[derive(Debug, Clone, Copy)]
+pub struct StandInLan {
+    pub router: [u8; 4],
+    pub lease: [u8; 4],
+}
+
+/// The wired stand-in LAN: 10.56.0.0/24.
+pub const WIRED_STAND_IN: StandInLan = StandInLan {
+    router: [10, 56, 0, 1],
+    lease: [10, 56, 0, 2],
+};
 const STAND_IN_PREFIX: u8 = 24;
 
 /// Runs every wired link of the plan, in order.
@@ -523,21 +532,21 @@ fn spawn_stand_in_lan(host_if: &str, plan: &Plan) -> Result<i32, String> {
         .as_ref()
         .map_or(PEER_ANNOUNCE_PORT, |t| t.peer_port);
     spawn_in_netns(host_if, "the stand-in LAN", || {
-        stand_in_lan_body(host_if, port)
+        stand_in_lan_body(host_if, port, WIRED_STAND_IN)
     })
 }
 
-/// QEMU's stand-in LAN, in a namespace child that has `ifname`: sets
-/// [`STAND_IN_ROUTER`]/24 on it, leases [`STAND_IN_LEASE`] over DHCP, announces the peer
-/// (control port `port`) to the LAN's broadcast address once a second and serves it.
-/// Returns the child's exit code ([`crate::network::host_side_failure`]'s).
-pub(crate) fn stand_in_lan_body(ifname: &str, port: u16) -> i32 {
-    if sys::ifconfig_up(ifname, STAND_IN_ROUTER, STAND_IN_PREFIX).is_err() {
+/// A QEMU stand-in LAN, in a namespace child that has `ifname`: sets `lan.router`/24 on
+/// it, leases `lan.lease` over DHCP, announces the peer (control port `port`) to the
+/// LAN's broadcast address once a second and serves it. Returns the child's exit code
+/// ([`crate::network::host_side_failure`]'s).
+pub(crate) fn stand_in_lan_body(ifname: &str, port: u16, lan: StandInLan) -> i32 {
+    if sys::ifconfig_up(ifname, lan.router, STAND_IN_PREFIX).is_err() {
         return HOST_NO_ADDRESS;
     }
     let server = benchboot_dhcp::Server::new(
-        STAND_IN_ROUTER.into(),
-        STAND_IN_LEASE.into(),
+        lan.router.into(),
+        lan.lease.into(),
         Ipv4Addr::new(255, 255, 255, 0),
         3600,
     );
@@ -545,7 +554,8 @@ pub(crate) fn stand_in_lan_body(ifname: &str, port: u16) -> i32 {
     std::thread::spawn(move || {
         benchboot_dhcp::serve(&dhcp_if, server, Arc::new(AtomicBool::new(false)), |_| {})
     });
-    let broadcast = SocketAddr::from(([10, 56, 0, 255], PEER_ANNOUNCE_PORT));
+    let [a, b, c, _] = lan.router;
+    let broadcast = SocketAddr::from(([a, b, c, 255], PEER_ANNOUNCE_PORT));
     std::thread::spawn(move || {
         // The LAN's own broadcast address: the namespace has no default route for
         // 255.255.255.255.
@@ -558,7 +568,7 @@ pub(crate) fn stand_in_lan_body(ifname: &str, port: u16) -> i32 {
             &|_| {},
         )
     });
-    match std::net::TcpListener::bind((Ipv4Addr::from(STAND_IN_ROUTER), port)) {
+    match std::net::TcpListener::bind((Ipv4Addr::from(lan.router), port)) {
         Ok(l) => {
             let _ = benchboot_netbench::peer::serve(l, Path::new(PROC_STAT));
             0

@@ -74,6 +74,8 @@ pub const ATTR_IFNAME: u16 = 4;
 pub const ATTR_IFTYPE: u16 = 5;
 /// MAC address, 6 bytes (the interface's, or the station's, or the BSSID to connect to).
 pub const ATTR_MAC: u16 = 6;
+/// Flag: an IBSS stays on its channel (no merge onto another).
+pub const ATTR_FREQ_FIXED: u16 = 60;
 /// Beacon interval, u32, TU.
 pub const ATTR_BEACON_INTERVAL: u16 = 12;
 /// DTIM period, u32, beacons.
@@ -734,11 +736,22 @@ pub fn stop_ap(family: u16, seq: u32, ifindex: u32) -> Vec<u8> {
 /// Joins (or creates) an open IBSS on an ad-hoc interface (`nl80211_join_ibss`). A
 /// [`Width::NoHt20`] chandef is legacy 20 MHz ([`CHAN_WIDTH_20_NOHT`]), what every driver
 /// takes; HT widths need [`FEATURE_HT_IBSS`], 80 MHz and wider also
-/// [`EXT_FEATURE_VHT_IBSS`].
-pub fn join_ibss(family: u16, seq: u32, ifindex: u32, ssid: &[u8], chandef: Chandef) -> Vec<u8> {
-    let b = request(family, seq, CMD_JOIN_IBSS)
+/// [`EXT_FEATURE_VHT_IBSS`]. With `bssid` every member joins that one BSSID and stays
+/// on the channel ([`ATTR_FREQ_FIXED`]): no two IBSSs of one SSID to merge.
+pub fn join_ibss(
+    family: u16,
+    seq: u32,
+    ifindex: u32,
+    ssid: &[u8],
+    chandef: Chandef,
+    bssid: Option<[u8; 6]>,
+) -> Vec<u8> {
+    let mut b = request(family, seq, CMD_JOIN_IBSS)
         .u32(ATTR_IFINDEX, ifindex)
         .bytes(ATTR_SSID, ssid);
+    if let Some(m) = bssid {
+        b = b.bytes(ATTR_MAC, &m).flag(ATTR_FREQ_FIXED);
+    }
     put_chandef(b, &chandef).finish()
 }
 
@@ -1551,7 +1564,7 @@ mod tests {
     #[test]
     fn join_ibss_legacy_20mhz() {
         let chandef = Chandef::new(Band::Ghz2, 6, Width::NoHt20).unwrap();
-        let m = join_ibss(FAM, 42, 7, b"adhoc", chandef);
+        let m = join_ibss(FAM, 42, 7, b"adhoc", chandef, None);
         let (flags, cmd, a) = open(&m);
         assert_eq!((flags, cmd), (ACK, CMD_JOIN_IBSS));
         assert_eq!(
@@ -1567,6 +1580,10 @@ mod tests {
         assert_eq!(a.get_u32(ATTR_WIPHY_FREQ), Ok(Some(2437)));
         assert_eq!(a.get_u32(ATTR_CHANNEL_WIDTH), Ok(Some(CHAN_WIDTH_20_NOHT)));
         assert_eq!(a.get_u32(ATTR_CENTER_FREQ1), Ok(Some(2437)));
+        let m = join_ibss(FAM, 42, 7, b"adhoc", chandef, Some([2, 0xbb, 0, 0, 0, 1]));
+        let (_, _, a) = open(&m);
+        assert_eq!(a.get_array(ATTR_MAC), Ok(Some([2, 0xbb, 0, 0, 0, 1])));
+        assert!(a.has(ATTR_FREQ_FIXED));
     }
 
     #[test]

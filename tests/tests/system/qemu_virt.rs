@@ -234,7 +234,7 @@ fn assert_wifi(r: &RunResults) {
         assert_eq!(e.asked, Some(got), "asked and obtained differ: {e:?}");
         assert_eq!(e.role, "client");
         assert_eq!(e.power_save, Some(false), "{e:?}");
-        assert_eq!(e.board_address, Some([10, 56, 0, 2]), "{e:?}");
+        assert_eq!(e.board_address, Some([10, 60, 0, 2]), "{e:?}");
         assert_eq!(e.peer_found_by.as_deref(), Some("announce"), "{e:?}");
         assert!(e.connect_ns.is_some_and(|ns| ns > 0), "{e:?}");
         assert!(
