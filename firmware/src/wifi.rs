@@ -170,7 +170,8 @@ pub fn run_wifi(plan: &Plan, results: &mut RunResults) {
                 r.skipped = Some(why);
             }
         }
-        for line in entry_lines(&r) {
+        let failed = r.skipped.is_some() && e.skip.is_none() && forbidden(w, e, &phy).is_none();
+        for line in entry_lines(&r, failed) {
             say(&line);
         }
         results.network.wifi.entries.push(r);
@@ -1304,13 +1305,23 @@ fn join_ibss(radio: &mut Radio, iface: &Interface, ssid: &str, c: Chandef) -> Re
         .map_err(|e| format!("JOIN_IBSS: {e}"))
 }
 
-/// The console protocol lines of an entry: obtained frequency and width, signal.
-pub fn entry_lines(r: &WifiEntryResult) -> Vec<String> {
+/// The console protocol lines of an entry: obtained frequency and width, signal; a
+/// skipped entry is `skip`, one that failed (no AP, no association, no lease) `fail`.
+pub fn entry_lines(r: &WifiEntryResult, failed: bool) -> Vec<String> {
     use crate::console::{case_line, CaseResult};
     let id = |what: &str| format!("network.{}.{what}", r.link);
     let mut out = Vec::new();
     match (&r.skipped, &r.obtained) {
-        (Some(_), _) => out.push(case_line(&id("run"), CaseResult::Skip, 0.0, "")),
+        (Some(_), _) => out.push(case_line(
+            &id("run"),
+            if failed {
+                CaseResult::Fail
+            } else {
+                CaseResult::Skip
+            },
+            0.0,
+            "",
+        )),
         (None, Some(o)) => {
             out.push(case_line(
                 &id("freq"),

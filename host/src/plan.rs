@@ -131,6 +131,9 @@ pub fn describe(plan: &Plan, board: &str) -> String {
             ));
         }
     }
+    if let Some(w) = &plan.network.wifi {
+        out.push_str(&wifi_lines(w));
+    }
     out.push_str(&format!(
         "total: at most {} from the time caps, plus boot and what no cap bounds\n",
         fmt_span_ms(total_ms(&steps))
@@ -266,4 +269,44 @@ fn refuse_mounted(card: &Path) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The WiFi step as `plan check` tells it: role, country, each entry (skipped ones with
+/// the reason) and the problems PID 1 will record as errors.
+fn wifi_lines(w: &benchboot_plan::WifiPlan) -> String {
+    use benchboot_plan::WifiRole;
+    let mut out = String::new();
+    let role = match &w.role {
+        WifiRole::AccessPoint { security } => format!(
+            "the board as AP ({}), joined by `benchboot peer --wifi`",
+            security.name()
+        ),
+        WifiRole::Client { passphrase, .. } => format!(
+            "the board as client of your AP ({})",
+            if passphrase.is_some() {
+                "WPA2-PSK"
+            } else {
+                "open"
+            }
+        ),
+    };
+    out.push_str(&format!("  wifi: {role}, country {}\n", w.country));
+    for e in &w.entries {
+        let what = e
+            .asked
+            .map_or_else(|| "the AP's own channel".to_owned(), |a| a.describe());
+        match &e.skip {
+            None => out.push_str(&format!("  wifi {}: {what}\n", e.name)),
+            Some(why) => out.push_str(&format!(
+                "  warning: wifi {}: {what} is skipped: {why}\n",
+                e.name
+            )),
+        }
+    }
+    for p in &w.problems {
+        out.push_str(&format!(
+            "  warning: wifi: {p}; PID 1 records it as an error, skips WiFi and runs the rest\n"
+        ));
+    }
+    out
 }

@@ -27,6 +27,9 @@ enum Input {
     PlanJson(&'static str, &'static str),
     /// A plan file (`my-plan.toml`) for a board, as `benchboot plan check` and PID 1 read it.
     PlanFile(&'static str, &'static str),
+    /// A plan file's WiFi section: accepted (the rest of the plan runs), and what PID 1
+    /// will record as WiFi errors and skipped entries is the "error" checked.
+    WifiPlanFile(&'static str, &'static str),
     /// A valid results document with the JSON value at a pointer replaced.
     ResultsJson(&'static str, &'static str),
     /// A valid results document's text, edited.
@@ -99,6 +102,10 @@ const CASES: &[Case] = &[
     ("plan file: a wired link's MAC that is none", PlanFile("rpi-3b", "[[network.wired]]\nlink = \"builtin\"\nmac = \"b8:27:eb\"\n"), &["my-plan.toml:3: network.wired[0].mac", "six hex bytes"]),
     ("plan file: a peer on a direct cable", PlanFile("rpi-3b", "[[network.wired]]\nlink = \"builtin\"\npeer = \"10.55.0.2\"\n"), &["my-plan.toml:3: network.wired[0].peer", "topology = \"lan\""]),
     ("plan file: a UDP rate in bytes", PlanFile("rpi-3b", "[network]\nudp-bitrate = \"10 MB/s\"\n"), &["my-plan.toml:2: network.udp-bitrate", "Mbit/s"]),
+    ("plan file: a WiFi role of no kind", PlanFile("rpi-zero-w", "[network.wifi]\nrole = \"mesh\"\n"), &["my-plan.toml:2: network.wifi.role", "\"ap\"", "\"client\""]),
+    ("plan file: a WiFi channel the radio lacks", WifiPlanFile("rpi-zero-w", "[network.wifi]\nchannels = [{ band = \"2.4\", channel = 6, width = 20 }, { band = \"5\", channel = 36, width = 40 }]\n"), &["wifi-ch36-40 skipped", "has no 5 GHz radio (bands: 2.4 GHz)"]),
+    ("plan file: a WiFi country that is not one", WifiPlanFile("rpi-zero-w", "[network.wifi]\ncountry = \"XY\"\n"), &["network.wifi.country", "`XY` is not a country code", "ISO 3166-1 alpha-2"]),
+    ("plan file: a WPA2 passphrase under 8 characters", WifiPlanFile("rpi-3b", "[network.wifi]\nrole = \"client\"\nssid = \"home\"\npassphrase = \"abc123\"\n"), &["network.wifi.passphrase", "has 6 characters", "8 to 63"]),
     ("plan file: not TOML", PlanFile("rpi-zero-w", "[storage\n"), &["my-plan.toml:1", "invalid table header"]),
     // --- Results documents ---------------------------------------------------------
     ("results: truncated JSON", ResultsText(|t| t[..t.len() / 2].to_owned()), &["results: not JSON", "EOF"]),
@@ -282,6 +289,31 @@ fn run(input: &Input, shared: &Shared) -> Result<String, String> {
                 .map(|p| p.board)
                 .map_err(|e| e.to_string())
         }
+        WifiPlanFile(board, text) => {
+            let board = benchboot_board::load(&benchboot_board::boards_dir(), board)
+                .expect("shipped board file");
+            let layout = benchboot_image::layout::plan(&Default::default()).expect("layout");
+            let file = benchboot_image::plans::PlanText {
+                file: "my-plan.toml".into(),
+                text: (*text).to_owned(),
+            };
+            let plan = benchboot_image::plans::hardware(&board, &layout, Vec::new(), &file)
+                .map_err(|e| format!("refused, not recorded: {e}"))?;
+            let w = plan.network.wifi.expect("a WiFi step");
+            let mut told: Vec<String> = w.problems.clone();
+            told.extend(
+                w.entries
+                    .iter()
+                    .filter_map(|e| e.skip.as_ref().map(|s| format!("{} skipped: {s}", e.name))),
+            );
+            // The rest of the plan still runs: storage and the other entries.
+            assert!(!plan.storage.targets.is_empty());
+            if told.is_empty() {
+                Ok(plan.board)
+            } else {
+                Err(told.join("; "))
+            }
+        }
         ResultsJson(pointer, value) => {
             RunResults::from_json(&edit_json(&valid_results(), pointer, value))
                 .map(|r| r.run_id)
@@ -352,6 +384,10 @@ fn the_inputs_the_cases_edit_are_valid() {
         PlanFile(
             "bananapi-m1",
             "[[storage.disk]]\nlabel = \"ssd\"\nwhole-disk = \"sata\"\ndestroy = true\n",
+        ),
+        WifiPlanFile(
+            "rpi-4b",
+            "[network.wifi]\ncountry = \"DE\"\nchannels = [{ band = \"5\", channel = 36, width = 80 }]\n",
         ),
         ResultsText(keep),
         DhcpBytes(|b| b),
