@@ -1079,6 +1079,14 @@ fn spawn_stand_in(
     )
 }
 
+/// In a stand-in child: an nl80211 socket of its own namespace and the radio's
+/// interface there, by name.
+fn own_radio(ifname: &str) -> Option<(Radio, Interface)> {
+    let mut r = Radio::open().ok()?;
+    let i = r.interfaces().ok()?.into_iter().find(|i| i.name == ifname)?;
+    Some((r, i))
+}
+
 /// What a stand-in child's exit code means.
 fn stand_in_failure(code: i32) -> String {
     match code {
@@ -1145,14 +1153,7 @@ fn ap_beacon_check(
         &other.1.name,
         "the beacon scanner",
         move || {
-            let Ok(mut r) = Radio::open() else {
-                return STAND_IN_NO_BEACON;
-            };
-            let Some(i) = r
-                .interfaces()
-                .ok()
-                .and_then(|l| l.into_iter().find(|i| i.name == ifname))
-            else {
+            let Some((mut r, i)) = own_radio(&ifname) else {
                 return STAND_IN_NO_BEACON;
             };
             match scan_for(&mut r, i.ifindex, &[c.control_mhz], ssid.as_bytes()) {
@@ -1215,14 +1216,7 @@ fn ibss_smoke(
         &other.1.name,
         "the IBSS peer",
         move || {
-            let Ok(mut r) = Radio::open() else {
-                return STAND_IN_NO_IBSS;
-            };
-            let Some(i) = r
-                .interfaces()
-                .ok()
-                .and_then(|l| l.into_iter().find(|i| i.name == ifname))
-            else {
+            let Some((mut r, i)) = own_radio(&ifname) else {
                 return STAND_IN_NO_IBSS;
             };
             if join_ibss(&mut r, &i, ssid, c).is_err() {
