@@ -764,7 +764,8 @@ fn neighbours(list: &[Bss], ours: &Bss) -> Vec<Neighbour> {
                 signal_dbm: b.signal_mbm.map(|m| m / 100),
                 width_mhz: band.map_or(20, |bd| ies.width(bd).mhz()),
                 ssid_hash: psk::ssid_hash(ies.ssid.as_deref().unwrap_or_default()),
-                ours: b.bssid == ours.bssid,
+                // The same BSSID may linger in the scan cache under the last entry's SSID.
+                ours: b.bssid == ours.bssid && ies.ssid == ie::parse(&ours.ies).ssid,
             }
         })
         .collect()
@@ -1083,7 +1084,11 @@ fn spawn_stand_in(
 /// interface there, by name.
 fn own_radio(ifname: &str) -> Option<(Radio, Interface)> {
     let mut r = Radio::open().ok()?;
-    let i = r.interfaces().ok()?.into_iter().find(|i| i.name == ifname)?;
+    let i = r
+        .interfaces()
+        .ok()?
+        .into_iter()
+        .find(|i| i.name == ifname)?;
     Some((r, i))
 }
 

@@ -325,11 +325,10 @@ pub(crate) fn resolve(
     };
     let span = |v: &Option<Spanned<String>>| v.as_ref().map(Spanned::span);
     let mut problems = Vec::new();
-    match facts {
-        None => problems.push(format!(
+    if facts.is_none() {
+        problems.push(format!(
             "{board} has no WiFi radio (boards/{board}.toml has no [wifi]); remove [network.wifi] or set enabled = false"
-        )),
-        Some(_) => {}
+        ));
     }
     let country = s
         .country
