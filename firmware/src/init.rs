@@ -444,9 +444,15 @@ fn run_id_of(doc: &[u8]) -> Option<String> {
     Some(value[..end].to_owned())
 }
 
-/// Before this run writes anything: removes a temp file a cut left behind and moves the
-/// previous boot's document to `runs/<its run id>.json` (`-2`, `-3`... if taken), so no
-/// boot overwrites another's results. Renames, then `fsync` of both folders.
+/// Before this run writes anything: removes a temp file a cut left behind and keeps a
+/// copy of the previous boot's document as `runs/<its run id>.json` (`-2`, `-3`... if
+/// taken by another document), so no boot overwrites another's results. A copy, not a
+/// move: written to `runs/<id>.tmp`, fsynced, renamed inside `runs/`, the folder
+/// fsynced; `results.json` itself stays until this run's first save replaces it
+/// (temp + rename in its own folder). A rename across two FAT folders writes two
+/// directory blocks in no set order, and a cut between them lost the only copy (the
+/// power-cut test, cut 15 of seed 0xbe7c4a11ed). A document already kept (a cut before
+/// the last boot's first save) is not kept twice.
 fn keep_previous_run(plan: &Plan, results: &mut RunResults) {
     let dir = Path::new(RESULTS_MNT);
     let _ = std::fs::remove_file(dir.join(format!("{}.tmp", plan.results.file)));
@@ -458,27 +464,36 @@ fn keep_previous_run(plan: &Plan, results: &mut RunResults) {
     let runs = dir.join(RUNS_DIR);
     let keep = || -> std::io::Result<String> {
         std::fs::create_dir_all(&runs)?;
+        std::fs::File::open(dir)?.sync_all()?;
         let name = kept_name(&doc);
-        let stem = name.trim_end_matches(".json");
+        let stem = name.trim_end_matches(".json").to_owned();
         let mut rel = format!("{RUNS_DIR}/{name}");
         let mut n = 2;
-        while dir.join(&rel).exists() {
-            rel = format!("{RUNS_DIR}/{stem}-{n}.json");
-            n += 1;
+        loop {
+            match std::fs::read(dir.join(&rel)) {
+                // Kept already, by a boot cut before its first save.
+                Ok(kept) if kept == doc => return Ok(rel),
+                Ok(_) => {
+                    rel = format!("{RUNS_DIR}/{stem}-{n}.json");
+                    n += 1;
+                }
+                Err(_) => break,
+            }
         }
-        std::fs::rename(&current, dir.join(&rel))?;
-        // The moved file's own fsync first: vfat writes a renamed file's size and first
-        // cluster into its new directory slot only at inode write-back, so fsyncing the
-        // folders alone leaves `runs/<id>.json` empty after a cut (found by the power-cut
-        // test: a cut 0.8 s after PID 1 started).
-        std::fs::File::open(dir.join(&rel))?.sync_all()?;
+        let copy = |bytes: &[u8], to: &Path| -> std::io::Result<()> {
+            let tmp = to.with_extension("tmp");
+            let mut f = std::fs::File::create(&tmp)?;
+            std::io::Write::write_all(&mut f, bytes)?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, to)?;
+            f.sync_all()?;
+            std::fs::File::open(&runs)?.sync_all()
+        };
+        copy(&doc, &dir.join(&rel))?;
         // Its log goes with it: runs/<run id>.defmt (decode with that boot's init.elf).
-        let log = dir.join(&rel).with_extension("defmt");
-        if std::fs::rename(dir.join(crate::log::FILE), &log).is_ok() {
-            let _ = std::fs::File::open(&log).and_then(|f| f.sync_all());
+        if let Ok(log) = std::fs::read(dir.join(crate::log::FILE)) {
+            let _ = copy(&log, &dir.join(&rel).with_extension("defmt"));
         }
-        std::fs::File::open(&runs)?.sync_all()?;
-        std::fs::File::open(dir)?.sync_all()?;
         Ok(rel)
     };
     match keep() {

@@ -847,7 +847,7 @@ fn ap_entry(
             None
         }
     };
-    start_board_ap(
+    if let Err(e) = start_board_ap(
         radio,
         phy,
         iface,
@@ -855,7 +855,11 @@ fn ap_entry(
         c,
         passphrase.as_deref(),
         &w.country,
-    )?;
+    ) {
+        // Back to a station interface: the next entry starts from there.
+        stop_board_ap(radio, iface);
+        return Err(e);
+    }
     r.obtained = radio
         .interface(iface.ifindex)
         .ok()

@@ -78,6 +78,7 @@ fn interval_words(rows: &[WifiRow<'_>]) -> String {
         .iter()
         .filter_map(|r| r.spread.map(|s| s.interval_ns))
         .collect();
+    lengths.sort_unstable();
     lengths.dedup();
     match lengths.as_slice() {
         [one] => duration_label_ns(*one),
@@ -163,13 +164,16 @@ fn how(n: &NetworkResults) -> String {
     });
     format!(
         "One row per entry and direction. MiB/s (2^20 B/s) and Mbit/s (10^6 bit/s): min / \
-         median / max over the {} intervals of the entry's single-stream TCP run, counted \
+         median / max over {} of the entry's single-stream TCP run, counted \
          at the receiver{warm}. PHY rate: the board's transmit (board → host) or receive \
          (host → board) rate with the peer station, read after the tests. Signal: the peer \
          station as the board heard it. Retries: the board's transmit retries and failures \
          from before to after the tests. Neighbours: other BSSs whose primary 20 MHz \
          channel overlaps the entry's channel, from a scan before the tests.",
-        interval_words(&rows)
+        match interval_words(&rows).as_str() {
+            "interval" => "the report intervals".to_owned(),
+            per => format!("the {per} intervals"),
+        }
     )
 }
 
