@@ -100,7 +100,8 @@ pub fn run_gadget(plan: &Plan, results: &mut RunResults) {
     }
 }
 
-fn fail(results: &mut RunResults, step: &str, msg: String) {
+/// Says `msg` on the console and records it as `step`'s error event.
+pub(crate) fn fail(results: &mut RunResults, step: &str, msg: String) {
     say(&format!("{step}: {msg}"));
     results.event(step, Severity::Error, msg);
 }

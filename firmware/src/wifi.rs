@@ -39,7 +39,7 @@ use benchboot_wifi::nl80211::{self, Bss, IfType, Interface, RateInfo, Station, W
 use benchboot_wifi::{hostapd, ie, psk};
 
 use crate::console::say;
-use crate::network::{spawn_in_netns_moving, HOST_NO_ADDRESS};
+use crate::network::{fail, spawn_in_netns_moving, HOST_NO_ADDRESS};
 use crate::radio::Radio;
 use crate::wait::wait_until;
 use crate::wired::{lan_peer, stand_in_lan_body, tests_with_counters, StandInLan};
@@ -198,11 +198,6 @@ pub fn run_wifi(plan: &Plan, results: &mut RunResults) {
             results.network.wifi.checks.push(c);
         }
     }
-}
-
-fn fail(results: &mut RunResults, step: &str, msg: String) {
-    say(&format!("{step}: {msg}"));
-    results.event(step, Severity::Error, msg);
 }
 
 /// The record of an entry before it runs.
@@ -1045,6 +1040,11 @@ fn start_board_ap(
 
 fn stop_board_ap(radio: &mut Radio, iface: &Interface) {
     let _ = radio.stop_ap(iface.ifindex);
+    back_to_station(radio, iface);
+}
+
+/// The interface back as a station with no address, as the next entry expects it.
+fn back_to_station(radio: &mut Radio, iface: &Interface) {
     let _ = sys::ifconfig_up(&iface.name, [0; 4], 0);
     let _ = sys::link_down(&iface.name);
     let _ = radio.set_type(iface.ifindex, IfType::Station);
@@ -1285,10 +1285,7 @@ fn ibss_smoke(
         }
     })();
     let _ = radio.leave_ibss(iface.ifindex);
-    let _ = sys::ifconfig_up(&iface.name, [0; 4], 0);
-    let _ = sys::link_down(&iface.name);
-    let _ = radio.set_type(iface.ifindex, IfType::Station);
-    let _ = sys::link_up(&iface.name);
+    back_to_station(radio, iface);
     worker::kill_and_reap(pid);
     match outcome {
         Ok(d) => check(true, d),

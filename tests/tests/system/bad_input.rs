@@ -256,6 +256,19 @@ fn valid_discover() -> Vec<u8> {
 
 /// Runs one case: `Ok` with what was accepted, or `Err` with the error text (for HTTP:
 /// the whole response, `Err` unless it is a 200).
+/// The hardware plan of `board`'s image with `text` as its plan file `my-plan.toml`, as
+/// `benchboot plan check` and PID 1 resolve it.
+fn hardware_plan(board: &str, text: &str) -> anyhow::Result<Plan> {
+    let board =
+        benchboot_board::load(&benchboot_board::boards_dir(), board).expect("shipped board file");
+    let layout = benchboot_image::layout::plan(&Default::default()).expect("layout");
+    let file = benchboot_image::plans::PlanText {
+        file: "my-plan.toml".into(),
+        text: text.to_owned(),
+    };
+    benchboot_image::plans::hardware(&board, &layout, Vec::new(), &file)
+}
+
 fn run(input: &Input, shared: &Shared) -> Result<String, String> {
     match input {
         BoardFile(board, edit) => {
@@ -277,28 +290,12 @@ fn run(input: &Input, shared: &Shared) -> Result<String, String> {
                 .map(|p| p.board)
                 .map_err(|e| e.to_string())
         }
-        PlanFile(board, text) => {
-            let board = benchboot_board::load(&benchboot_board::boards_dir(), board)
-                .expect("shipped board file");
-            let layout = benchboot_image::layout::plan(&Default::default()).expect("layout");
-            let file = benchboot_image::plans::PlanText {
-                file: "my-plan.toml".into(),
-                text: (*text).to_owned(),
-            };
-            benchboot_image::plans::hardware(&board, &layout, Vec::new(), &file)
-                .map(|p| p.board)
-                .map_err(|e| e.to_string())
-        }
+        PlanFile(board, text) => hardware_plan(board, text)
+            .map(|p| p.board)
+            .map_err(|e| e.to_string()),
         WifiPlanFile(board, text) => {
-            let board = benchboot_board::load(&benchboot_board::boards_dir(), board)
-                .expect("shipped board file");
-            let layout = benchboot_image::layout::plan(&Default::default()).expect("layout");
-            let file = benchboot_image::plans::PlanText {
-                file: "my-plan.toml".into(),
-                text: (*text).to_owned(),
-            };
-            let plan = benchboot_image::plans::hardware(&board, &layout, Vec::new(), &file)
-                .map_err(|e| format!("refused, not recorded: {e}"))?;
+            let plan =
+                hardware_plan(board, text).map_err(|e| format!("refused, not recorded: {e}"))?;
             let w = plan.network.wifi.expect("a WiFi step");
             let mut told: Vec<String> = w.problems.clone();
             told.extend(
