@@ -101,6 +101,9 @@ pub fn run() -> ! {
             faults::run_worker_faults(&mut results);
             persist(&plan, &mut results, results_ok);
         }
+        crate::memory::run_memory(&plan, &mut results);
+        persist(&plan, &mut results, results_ok);
+        crate::memory::clock_check(&mut results, "before-storage");
         crate::steps::run_storage(&plan, &mut results, &mut |r| persist(&plan, r, results_ok));
         crate::commands::run_commands(Path::new(RESULTS_MNT), results_ok, &mut results, &mut |r| {
             persist(&plan, r, results_ok)
@@ -126,6 +129,9 @@ pub fn run() -> ! {
         link_plan.network.tests = None;
         link_plan.network.wired.clear();
         link_plan.network.wifi = None;
+    }
+    if !refused {
+        crate::memory::clock_check(&mut results, "before-network");
     }
     crate::network::run_gadget(&link_plan, &mut results);
     crate::wired::run_wired(&link_plan, &mut results);

@@ -27,6 +27,7 @@ pub mod interrupts;
 pub mod link;
 pub mod log;
 pub mod mailbox;
+pub mod memory;
 pub mod netlink;
 pub mod network;
 pub mod radio;

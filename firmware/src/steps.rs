@@ -39,6 +39,16 @@ pub(crate) fn in_worker<T: Serialize + DeserializeOwned>(
     work: impl FnOnce() -> std::io::Result<T>,
 ) -> Option<T> {
     let limit = Duration::from_millis(results.plan.supervision.worker_limit_ms);
+    in_worker_for(results, step, limit, work)
+}
+
+/// [`in_worker`] with its own time limit (a step whose plan sets one).
+pub(crate) fn in_worker_for<T: Serialize + DeserializeOwned>(
+    results: &mut RunResults,
+    step: &str,
+    limit: Duration,
+    work: impl FnOnce() -> std::io::Result<T>,
+) -> Option<T> {
     defmt::debug!("{=str}: worker starts", step);
     let (outcome, elapsed_ns) = worker::run_worker(limit, || match work() {
         Ok(v) => serde_json::to_string(&v).unwrap_or_default(),

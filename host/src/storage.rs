@@ -96,6 +96,7 @@ pub fn plan(run: &HostRun) -> Plan {
             wired: Vec::new(),
             wifi: None,
         },
+        memory: None,
         supervision: Supervision::default(),
         faults: Vec::new(),
         commands: Vec::new(),

@@ -224,3 +224,61 @@ pub fn report_timings(tier: &str, run: &Run, started: Instant) {
         started.elapsed().as_secs_f64()
     );
 }
+
+/// The memory step ran every kernel the CPU has and only those (`kernels`, in order),
+/// each with samples of bytes and ns > 0; `per_core` more core sets (libc memcpy and
+/// memset on each other CPU and on all); a latency table per page kind in `pages`
+/// (`base`, `huge`) over 1 KiB .. 64 MiB, single and dual chain timed; the clock checked
+/// before and after the step and before storage and network.
+///
+/// # Panics
+/// On the first missing piece.
+pub fn assert_memory(r: &RunResults, kernels: &[&str], cpus: u32, pages: &[&str]) {
+    use benchboot_results::memory::{Cores, Pages};
+    let m = r.memory.as_ref().expect("no memory results");
+    assert!(m.problems.is_empty(), "memory problems: {:?}", m.problems);
+    assert_eq!(m.cpu.kernels, kernels, "kernels run (skipped: {:?})", m.cpu.kernels_skipped);
+    assert_eq!(m.cpu.cores, cpus);
+    let mut sets = vec![];
+    for t in &m.bandwidth {
+        assert!(!t.samples.is_empty(), "{}: no samples", t.kernel);
+        for s in &t.samples {
+            assert!(s.bytes >= m.buffer_bytes && s.ns > 0, "{} {:?}: {s:?}", t.kernel, t.cores);
+        }
+        sets.push((t.kernel.as_str(), t.cores));
+    }
+    let mut want: Vec<(&str, Cores)> = kernels.iter().map(|k| (*k, Cores::One(0))).collect();
+    if cpus > 1 {
+        for c in 1..cpus {
+            want.push(("libc-memcpy", Cores::One(c)));
+            want.push(("libc-memset", Cores::One(c)));
+        }
+        want.push(("libc-memcpy", Cores::All(cpus)));
+        want.push(("libc-memset", Cores::All(cpus)));
+    }
+    assert_eq!(sets, want, "bandwidth tests by kernel and core set");
+    let kinds: Vec<&str> = m
+        .latency
+        .iter()
+        .map(|t| match t.pages {
+            Pages::Base(_) => "base",
+            Pages::Huge => "huge",
+        })
+        .collect();
+    assert_eq!(kinds, pages, "latency tables (skipped: {:?})", m.skipped);
+    for t in &m.latency {
+        let blocks: Vec<u64> = t.rows.iter().map(|r| r.block_bytes).collect();
+        let want: Vec<u64> = (10..=26).map(|b| 1u64 << b).collect();
+        assert_eq!(blocks, want, "latency blocks 1 KiB .. 64 MiB");
+        assert!(t.baseline_ns.iter().all(|&n| n > 0));
+        for row in &t.rows {
+            assert!(
+                !row.single_ns.is_empty() && row.single_ns.iter().chain(&row.dual_ns).all(|&n| n > 0),
+                "{row:?}"
+            );
+        }
+    }
+    let at: Vec<&str> = r.clock_checks.iter().map(|c| c.at.as_str()).collect();
+    assert_eq!(at, ["before-memory", "after-memory", "before-storage", "before-network"]);
+    assert!(r.clock_checks.iter().all(|c| c.measured_hz > 0), "{:?}", r.clock_checks);
+}

@@ -11,7 +11,8 @@ use benchboot_plan::presets::{preset, preset_file, DEFAULT_PRESET};
 use benchboot_plan::resolve::{unavailable_reason, EthernetFacts, UsbEthernetFacts};
 use benchboot_plan::wifi::WifiStandIn;
 use benchboot_plan::{
-    resolve, seed_block_sizes, DeviceReadPlan, Fault, Filesystem, GadgetPlan, ImageFacts, Mode,
+    resolve, seed_block_sizes, DeviceReadPlan, Fault, Filesystem, GadgetPlan, ImageFacts, MemoryPlan,
+    Mode,
     NetTests, NetworkPlan, Plan, PlanSource, RandomPlan, ResultsTarget, StoragePlan, StorageTarget,
     Supervision, Topology, WiredKind, WiredPlan, DEFAULT_PLAN, MIB, RESULTS_PORT,
 };
@@ -90,6 +91,7 @@ fn base(board: &Board, layout: &Layout, modules: Vec<String>, emulated: bool) ->
             governor: Some("performance".into()),
         },
         network: hardware_network(board),
+        memory: Some(if emulated { MemoryPlan::QEMU } else { MemoryPlan::HARDWARE }),
         supervision: Supervision::default(),
         faults: Vec::new(),
         commands: Vec::new(),
@@ -710,7 +712,7 @@ mod tests {
         assert_eq!(quick.file, "plans/quick.toml");
         let p = hardware(&zero, &layout, vec![], &quick).unwrap();
         assert_eq!(p.storage.repetitions, 1);
-        assert_eq!(p.source.preset.as_deref(), Some("quick v2"));
+        assert_eq!(p.source.preset.as_deref(), Some("quick v3"));
         let sata = PlanText {
             file: "ssd.toml".into(),
             text: "[[storage.disk]]\nlabel = \"ssd\"\nwhole-disk = \"sata\"\ndestroy = true\n"

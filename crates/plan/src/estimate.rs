@@ -35,6 +35,24 @@ pub struct StepEstimate {
 /// Every step of `plan`, in run order.
 pub fn estimate(plan: &Plan) -> Vec<StepEstimate> {
     let mut out = Vec::new();
+    if let Some(m) = &plan.memory {
+        out.push(StepEstimate {
+            step: "memory".into(),
+            what: format!(
+                "every copy/fill/read kernel the CPU has, {} of >= {} each{}; latency 1 KiB .. {}, \
+                 {} x {} reads{}",
+                count(m.samples as usize, "sample"),
+                fmt_millis(m.sample_ms),
+                if m.per_core { ", libc memcpy/memset per core and on all cores" } else { "" },
+                fmt_bytes(m.latency_max_bytes),
+                count(m.latency_repeats as usize, "repeat"),
+                m.latency_reads,
+                if m.huge_pages { ", base and huge pages" } else { "" },
+            ),
+            at_most_ms: m.estimate_ms().min(m.time_limit_ms),
+            unbounded: None,
+        });
+    }
     let s = &plan.storage;
     let n_t = s.targets.len() as u64;
     if n_t > 0 {
@@ -208,7 +226,12 @@ mod tests {
         let plan = Plan::example();
         let steps = estimate(&plan);
         let names: Vec<&str> = steps.iter().map(|s| s.step.as_str()).collect();
-        assert_eq!(names, ["storage", "random", "verify"]);
+        assert_eq!(names, ["memory", "storage", "random", "verify"]);
+        // 16 tests x 5 samples x 2 x 0.5 s; latency 17 blocks x (single + dual) + the
+        // baseline, x 2 page kinds x 3 repeats x 4 M reads at 400 ns.
+        assert_eq!(steps[0].at_most_ms, 80_000 + 35 * 2 * 3 * 4_000_000 * 400 / 1_000_000);
+        assert!(steps[0].what.contains("latency 1 KiB .. 64 MiB"), "{}", steps[0].what);
+        let steps = &steps[1..];
         // 1 target x 2 modes x 2 sizes x 1 rep x 2 directions x 2 s.
         assert_eq!(steps[0].at_most_ms, 16_000);
         assert!(
@@ -223,7 +246,7 @@ mod tests {
         );
         // 1 target x 2 depths x 1 s.
         assert_eq!(steps[1].at_most_ms, 2_000);
-        assert_eq!(total_ms(&steps), 18_000);
+        assert_eq!(total_ms(steps), 18_000);
         assert!(steps[2].unbounded.as_deref().unwrap().contains("8 MiB"));
     }
 }

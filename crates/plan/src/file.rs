@@ -42,8 +42,30 @@ pub struct PlanFile {
     pub description: Option<String>,
     pub storage: Option<StorageSection>,
     pub network: Option<NetworkSection>,
+    pub memory: Option<MemorySection>,
     /// Your own workloads, run in order after the storage steps.
     pub command: Option<Vec<CommandSection>>,
+}
+
+/// `[memory]`: memory bandwidth and latency (tinymembench's method), before storage.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct MemorySection {
+    pub enabled: Option<bool>,
+    /// Least duration of one bandwidth sample (tinymembench: 0.5 s).
+    pub sample: Option<Millis>,
+    /// Samples per kernel; the best is reported with the spread.
+    pub samples: Option<Count>,
+    /// Largest latency block, a power of two from 1 KiB (tinymembench: 64 MiB).
+    pub latency_max: Option<Spanned<Bytes>>,
+    /// Dependent reads per latency repeat.
+    pub latency_reads: Option<Count>,
+    /// Repeats per latency block; the fastest counts.
+    pub latency_repeats: Option<Count>,
+    /// Also measure latency with transparent huge pages where the kernel has them.
+    pub huge_pages: Option<bool>,
+    /// On multi-core boards, libc memcpy/memset on each core and on all at once too.
+    pub per_core: Option<bool>,
 }
 
 /// `[storage]`.
@@ -380,6 +402,7 @@ impl PlanFile {
             description: self.description.or(parent.description),
             storage: merge_opt(self.storage, parent.storage, StorageSection::over),
             network: merge_opt(self.network, parent.network, NetworkSection::over),
+            memory: merge_opt(self.memory, parent.memory, MemorySection::over),
             command: self.command.or(parent.command),
         }
     }
@@ -411,6 +434,14 @@ impl StorageSection {
             or_fields!(c, p; enabled, targets, block_size, region, duration, queue_depths);
             c
         });
+        self
+    }
+}
+
+impl MemorySection {
+    fn over(mut self, p: MemorySection) -> MemorySection {
+        or_fields!(self, p; enabled, sample, samples, latency_max, latency_reads,
+            latency_repeats, huge_pages, per_core);
         self
     }
 }

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod estimate;
 pub mod file;
+pub mod memory;
 pub mod network;
 pub mod presets;
 pub mod resolve;
@@ -17,6 +18,7 @@ pub mod units;
 pub mod wifi;
 
 pub use file::{PlanFile, PlanFileError};
+pub use memory::MemoryPlan;
 pub use network::{
     GadgetFunction, GadgetPlan, NetTests, NetworkPlan, Topology, WiredKind, WiredPlan,
     BOARD_LINK_LOCAL, PEER_ANNOUNCE_PORT,
@@ -71,6 +73,10 @@ pub struct Plan {
     pub results: ResultsTarget,
     pub storage: StoragePlan,
     pub network: NetworkPlan,
+    /// The memory step (bandwidth, latency), run before the storage steps; `None`: none
+    /// (plan file `[memory] enabled = false`, or plans before schema 1.9).
+    #[serde(default)]
+    pub memory: Option<MemoryPlan>,
     /// How PID 1 bounds each benchmark worker and feeds the hardware watchdog
     /// (plans before schema 1.5 have none: the defaults).
     #[serde(default)]
@@ -529,6 +535,7 @@ impl Plan {
                 wired: Vec::new(),
                 wifi: None,
             },
+            memory: Some(MemoryPlan::HARDWARE),
             supervision: Supervision::default(),
             faults: Vec::new(),
             commands: Vec::new(),

@@ -14,7 +14,8 @@ use crate::file::{line_of, CommandSection, DiskSection, PlanFile, PlanFileError,
 use crate::network::{NetTests, Topology, WiredKind, WiredPlan};
 use crate::presets::{preset, preset_file, DEFAULT_PRESET, PRESETS};
 use crate::{
-    Bus, CommandStep, DeviceReadPlan, Filesystem, Plan, RandomPlan, StorageTarget, BUS_PREFIX,
+    Bus, CommandStep, DeviceReadPlan, Filesystem, MemoryPlan, Plan, RandomPlan, StorageTarget,
+    BUS_PREFIX,
 };
 
 /// Where the xtask puts [`ImageFacts`] in the initramfs (JSON).
@@ -92,9 +93,9 @@ pub struct PlanSource {
     /// The file as named when it was read (`plans/quick.toml`, `plan.toml` on the card);
     /// empty for a plan made without a plan file (e.g. `benchboot storage`).
     pub file: String,
-    /// `quick v2` when the text is exactly a shipped preset's.
+    /// `quick v3` when the text is exactly a shipped preset's.
     pub preset: Option<String>,
-    /// The preset the file started from, with its version: `quick v2`.
+    /// The preset the file started from, with its version: `quick v3`.
     pub extends: Option<String>,
     /// SHA-256 of the file's bytes, lowercase hex.
     pub sha256: String,
@@ -103,7 +104,7 @@ pub struct PlanSource {
 }
 
 impl PlanSource {
-    /// One line: `standard v2`, or `my.toml (sha256 1a2b3c4d5e6f, extends quick v2)`.
+    /// One line: `standard v2`, or `my.toml (sha256 1a2b3c4d5e6f, extends quick v3)`.
     pub fn describe(&self) -> String {
         if let Some(p) = &self.preset {
             return p.clone();
@@ -307,7 +308,7 @@ pub struct Loaded {
     pub own: PlanFile,
     /// The file over its presets, nearest first.
     pub merged: PlanFile,
-    /// `quick v2`: the preset it started from, `None` for a preset itself.
+    /// `quick v3`: the preset it started from, `None` for a preset itself.
     pub extends: Option<String>,
 }
 
@@ -605,6 +606,12 @@ pub fn resolve(
         }
     }
 
+    if let Some(m) = &merged.memory {
+        plan.memory = memory(m, own.memory.as_ref(), base.memory).map_err(|(k, sp, msg)| {
+            err(&format!("memory.{k}"), sp, msg)
+        })?;
+    }
+
     plan.commands = merged
         .command
         .clone()
@@ -625,6 +632,50 @@ pub fn resolve(
         other => err("(file)", None, other.to_string()),
     })?;
     Ok(plan)
+}
+
+/// `[memory]` over the base plan's memory step (the hardware default when it has none),
+/// or `(key, span in this file, why)`.
+fn memory(
+    m: &crate::file::MemorySection,
+    own: Option<&crate::file::MemorySection>,
+    base: Option<MemoryPlan>,
+) -> Result<Option<MemoryPlan>, (&'static str, Option<std::ops::Range<usize>>, String)> {
+    if !m.enabled.unwrap_or(true) {
+        return Ok(None);
+    }
+    let mut p = base.unwrap_or(MemoryPlan::HARDWARE);
+    if let Some(v) = m.sample {
+        p.sample_ms = v.0;
+    }
+    if let Some(v) = m.samples {
+        p.samples = v.0;
+    }
+    if let Some(v) = &m.latency_max {
+        let bytes = v.get_ref().0;
+        if bytes < 1024 || !bytes.is_power_of_two() {
+            let span = own.and_then(|o| o.latency_max.as_ref()).map(Spanned::span);
+            return Err((
+                "latency-max",
+                span,
+                format!("{bytes} B is not a power of two from 1 KiB; write e.g. \"64 MiB\""),
+            ));
+        }
+        p.latency_max_bytes = bytes;
+    }
+    if let Some(v) = m.latency_reads {
+        p.latency_reads = u64::from(v.0);
+    }
+    if let Some(v) = m.latency_repeats {
+        p.latency_repeats = v.0;
+    }
+    if let Some(v) = m.huge_pages {
+        p.huge_pages = v;
+    }
+    if let Some(v) = m.per_core {
+        p.per_core = v;
+    }
+    Ok(Some(p))
 }
 
 fn command_step(c: &CommandSection) -> CommandStep {

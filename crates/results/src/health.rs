@@ -282,6 +282,8 @@ pub enum HealthScope {
     },
     /// The pattern verification of one target.
     Verify { target: String },
+    /// The memory step, all of it (schema 1.9).
+    Memory,
     /// One network test over `link`.
     Network {
         link: String,

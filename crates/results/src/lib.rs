@@ -13,6 +13,7 @@ pub mod a1;
 pub mod command;
 pub mod health;
 pub mod isolation;
+pub mod memory;
 pub mod network;
 pub mod summary;
 pub mod wifi;
@@ -21,13 +22,14 @@ pub use a1::{a1_verdict, A1Verdict};
 pub use command::{CommandHealth, CommandMeasurement, CommandRun};
 pub use health::{Condition, Health, HealthScope, Reading, StepHealth, Throttled};
 pub use isolation::{InterruptDelta, Isolation, KernelModule};
+pub use memory::{ClockCheck, MemoryResults};
 pub use network::NetworkResults;
 pub use summary::{iops, mib_per_s, Summary};
 
 /// Major version: bumped on any change an old reader would misread.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: bumped when fields are added that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 8;
+pub const SCHEMA_MINOR: u32 = 9;
 
 /// Why a results document could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -97,6 +99,15 @@ pub struct RunResults {
     /// Gadget links and network tests.
     #[serde(default)]
     pub network: NetworkResults,
+    /// The memory step: bandwidth and latency ([`memory`], schema 1.9; `None` when the
+    /// plan has no memory step or in older documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryResults>,
+    /// The CPU clock measured by a calibrated loop before and after the memory step and
+    /// before the storage and network steps, beside cpufreq's and the firmware's figure
+    /// (schema 1.9).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clock_checks: Vec<ClockCheck>,
     /// Board health (clock, temperature, throttle flags) before and after every step
     /// (schema 1.3; empty in older documents).
     #[serde(default)]
@@ -381,6 +392,8 @@ impl RunResults {
             verify: Vec::new(),
             devices: Vec::new(),
             network: NetworkResults::default(),
+            memory: None,
+            clock_checks: Vec::new(),
             health: Vec::new(),
             faults: Vec::new(),
             commands: Vec::new(),
@@ -462,6 +475,26 @@ impl RunResults {
         }
         for (i, d) in self.device_reads.iter().enumerate() {
             timed(&format!("device_reads[{i}]"), d.bytes, "bytes", d.nanos)?;
+        }
+        if let Some(m) = &self.memory {
+            for (i, t) in m.bandwidth.iter().enumerate() {
+                for (j, s) in t.samples.iter().enumerate() {
+                    timed(&format!("memory.bandwidth[{i}].samples[{j}]"), s.bytes, "bytes", s.ns)?;
+                }
+            }
+            for (i, t) in m.latency.iter().enumerate() {
+                if t.reads == 0 {
+                    return bad(format!("memory.latency[{i}].reads"), "0 reads per repeat".into());
+                }
+                for (j, r) in t.rows.iter().enumerate() {
+                    if let Some(0) = r.single_ns.iter().chain(&r.dual_ns).min() {
+                        return bad(
+                            format!("memory.latency[{i}].rows[{j}]"),
+                            format!("0 ns for {} dependent reads", t.reads),
+                        );
+                    }
+                }
+            }
         }
         for (i, r) in self.random.iter().enumerate() {
             if r.block_size == 0 {

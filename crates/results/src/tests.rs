@@ -57,8 +57,8 @@ fn a_newer_minor_version_reads_with_the_fields_it_does_not_know_left_out() {
     let mut v: serde_json::Value = serde_json::from_str(&sample().to_json()).unwrap();
     v["schema_version"]["minor"] = (SCHEMA_MINOR + 1).into();
     // A field the results gained, one the plan gained, one deep in the plan.
-    v["memory"] = serde_json::json!({"bandwidth": [1, 2]});
-    v["plan"]["memory"] = serde_json::json!({"enabled": true});
+    v["gpu"] = serde_json::json!({"bandwidth": [1, 2]});
+    v["plan"]["gpu"] = serde_json::json!({"enabled": true});
     v["plan"]["storage"]["targets"][0]["bus"] = "usb".into();
     v["plan"]["network"]["bluetooth"] = serde_json::json!([{"channel": 6}]);
     let r = RunResults::from_json(&v.to_string()).unwrap();

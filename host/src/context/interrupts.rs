@@ -27,7 +27,7 @@ pub const TOP_SOURCES: usize = 3;
 /// The group of steps a step belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Group {
-    /// Its place in the report: storage first, network last.
+    /// Its place in the report, in run order: memory first, network last.
     order: u8,
     name: &'static str,
 }
@@ -35,11 +35,12 @@ struct Group {
 /// The group `s`'s step belongs to.
 fn scope_group(s: &HealthScope) -> Group {
     let (order, name) = match s {
-        HealthScope::Storage { .. } => (0, "storage"),
-        HealthScope::DeviceRead { .. } => (1, "device reads"),
-        HealthScope::Random { .. } => (2, "random I/O"),
-        HealthScope::Verify { .. } => (3, "verify"),
-        HealthScope::Network { .. } => (4, "network"),
+        HealthScope::Memory => (0, "memory"),
+        HealthScope::Storage { .. } => (1, "storage"),
+        HealthScope::DeviceRead { .. } => (2, "device reads"),
+        HealthScope::Random { .. } => (3, "random I/O"),
+        HealthScope::Verify { .. } => (4, "verify"),
+        HealthScope::Network { .. } => (5, "network"),
     };
     Group { order, name }
 }

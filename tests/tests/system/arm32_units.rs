@@ -28,6 +28,7 @@ const CRATES: &[&str] = &[
     "benchboot-netbench",
     "benchboot-dhcp",
     "benchboot-storage",
+    "benchboot-memory",
     "benchboot-firmware",
 ];
 

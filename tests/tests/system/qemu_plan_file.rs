@@ -126,7 +126,7 @@ fn a_card_runs_the_plan_written_onto_it_and_reports_a_broken_one() {
         .collect();
     assert_eq!(r.plan.source.sha256, sha);
     assert_eq!(r.plan.source.text, PLAN);
-    assert_eq!(r.plan.source.extends.as_deref(), Some("quick v2"));
+    assert_eq!(r.plan.source.extends.as_deref(), Some("quick v3"));
     let labels: Vec<&str> = r
         .plan
         .storage

@@ -51,6 +51,20 @@ fn rpi_zero_w_boots_measures_and_serves_results() {
     assert_eq!(r.schema_version, SchemaVersion::CURRENT);
     checks::assert_emulated_run_of(&r, "rpi-zero-w", "armv6l");
     assert!(r.events.is_empty(), "events: {:?}", r.events);
+    // The ARM1176 has VFP and no NEON: this build has no NEON kernel, and AT_HWCAP says
+    // so (a NEON instruction would be SIGILL here); no huge pages in the rpi kernel.
+    checks::assert_memory(
+        &r,
+        &[
+            "libc-memcpy", "libc-memset", "read-u64", "arm-ldm-stm", "arm-vldm-vstm",
+            "arm-stm-fill", "arm-strd-fill",
+        ],
+        1,
+        &["base"],
+    );
+    let cpu = &r.memory.as_ref().unwrap().cpu;
+    assert!(cpu.model.starts_with("ARM1176"), "{}", cpu.model);
+    assert!(cpu.features.contains(&"vfp".to_owned()) && !cpu.features.contains(&"neon".to_owned()), "{:?}", cpu.features);
     let targets: Vec<&str> = r
         .plan
         .storage

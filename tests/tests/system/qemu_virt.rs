@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use benchboot_results::network::NetDirection;
 use benchboot_results::{RunResults, Severity};
+use benchboot_tests::checks;
 
 #[test]
 fn virt_gadget_links_dhcp_and_network_tests() {
@@ -86,6 +87,19 @@ fn virt_gadget_links_dhcp_and_network_tests() {
     }
     assert_wired_links(&r);
     assert_wifi(&r);
+    // Cortex-A53 x 2: every AArch64 kernel (AT_HWCAP fp + asimd), libc per core and on
+    // both at once; Debian's arm64 kernel has transparent huge pages.
+    checks::assert_memory(
+        &r,
+        &[
+            "libc-memcpy", "libc-memset", "read-u64", "a64-ldp-stp", "a64-ld1-st1",
+            "a64-ldp-stnp", "a64-stp-fill", "a64-st1-fill", "a64-stnp-fill",
+        ],
+        2,
+        &["base", "huge"],
+    );
+    let cpu = &r.memory.as_ref().unwrap().cpu;
+    assert_eq!((cpu.arch.as_str(), cpu.model.as_str()), ("aarch64", "Cortex-A53"));
 
     // The namespace children were ended and reaped: only PID 1 is left.
     let after = r.census.iter().find(|c| c.at == "after-network").unwrap();

@@ -51,7 +51,9 @@ fn every_preset_resolves_and_names_itself() {
     for (name, text) in PRESETS {
         let p = resolve(&preset_file(name), text, &base(), &image())
             .unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(p.source.preset.as_deref(), Some(&*format!("{name} v2")));
+        // quick v3 added its short memory step.
+        let version = if name == "quick" { 3 } else { 2 };
+        assert_eq!(p.source.preset.as_deref(), Some(&*format!("{name} v{version}")));
         assert_eq!(p.source.sha256.len(), 64);
         assert_eq!(p.source.text, text);
     }
@@ -106,6 +108,8 @@ fn quick_is_short() {
     assert_eq!(p.storage.targets.len(), 3);
     assert_eq!(p.storage.random.as_ref().unwrap().targets, ["raw"]);
     assert_eq!(p.network.tests.as_ref().unwrap().duration_ms, 5_000);
+    let m = p.memory.unwrap();
+    assert_eq!((m.samples, m.latency_reads, m.latency_repeats), (3, 1_000_000, 1));
     let bound = crate::estimate::total_ms(&crate::estimate::estimate(&p));
     assert!(bound < 15 * 60_000, "quick's bound is {bound} ms");
 }
@@ -150,7 +154,7 @@ fn a_user_file_overrides_its_preset() {
         ["/dev/mmcblk0", "BUS=usb"]
     );
     assert_eq!(p.source.preset, None);
-    assert_eq!(p.source.extends.as_deref(), Some("quick v2"));
+    assert_eq!(p.source.extends.as_deref(), Some("quick v3"));
     assert!(
         p.source.describe().starts_with("my.toml (sha256 "),
         "{}",
@@ -486,4 +490,20 @@ mod wifi {
         assert_eq!(r.source.sha256, p.source.sha256);
         assert_eq!(crate::wifi::ssid_hash(b"home-net").len(), 16);
     }
+}
+
+#[test]
+fn the_memory_step_is_on_by_default_tuned_by_memory_and_off_with_enabled_false() {
+    let p = run("").unwrap();
+    assert_eq!(p.memory, Some(crate::MemoryPlan::HARDWARE));
+    let p = run("[memory]\nsample = \"1 s\"\nsamples = 3\nlatency-max = \"16 MiB\"\nhuge-pages = false\n").unwrap();
+    let m = p.memory.unwrap();
+    assert_eq!((m.sample_ms, m.samples, m.latency_max_bytes, m.huge_pages), (1000, 3, 16 << 20, false));
+    assert_eq!(m.latency_reads, crate::MemoryPlan::HARDWARE.latency_reads, "untouched keys keep the base's");
+    assert_eq!(run("[memory]\nenabled = false\n").unwrap().memory, None);
+    let e = run("[memory]\nlatency-max = \"3 MiB\"\n").unwrap_err();
+    assert_eq!((e.line, e.key.as_str()), (Some(2), "memory.latency-max"));
+    assert!(e.message.contains("not a power of two from 1 KiB"), "{e}");
+    let e = run("[memory]\nsampel = \"1 s\"\n").unwrap_err();
+    assert!(e.to_string().contains("sampel"), "{e}");
 }

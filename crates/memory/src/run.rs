@@ -1,0 +1,396 @@
+//! The memory step: every kernel this CPU has on the first CPU, libc memcpy/memset on
+//! each other CPU and on all at once, the latency tables, the clock before and after.
+//! Runs the same in PID 1's worker and in `benchboot memory`.
+
+use std::path::Path;
+use std::sync::Barrier;
+
+use benchboot_plan::MemoryPlan;
+use benchboot_results::memory::{
+    BandwidthSample, BandwidthTest, ClockCheck, Cores, CpuFacts, LatencyRow, LatencyTable,
+    MemOp, MemoryResults, Pages,
+};
+
+use crate::kernels::{self, Buffer, Kernel, FILL_BYTE};
+use crate::latency::{self, Rng, SLOT};
+use crate::timing::{self, Monotonic};
+use crate::{cpu, mhz, sizing};
+
+/// What the step produced: the results and the clock around it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub results: MemoryResults,
+    pub clock_checks: Vec<ClockCheck>,
+}
+
+/// Offset of the destination past its page (tinymembench offsets its buffers so the
+/// source and destination lines do not share cache sets): 17 cache lines.
+const DST_OFFSET: usize = 17 * 64;
+
+/// How long the clock loop's short run lasts, ns: 10 ms (sub-percent timer error).
+const CLOCK_LOOP_NS: u64 = 10_000_000;
+
+/// Runs the step of `plan` on this machine (`proc`, `sys`: the /proc and /sys roots).
+pub fn run(plan: &MemoryPlan, proc: &Path, sys: &Path) -> Outcome {
+    let mut problems = Vec::new();
+    let mut skipped = Vec::new();
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+    let features = cpu::features(cpu::hwcap());
+    let cpus = cpu::allowed_cpus();
+    let first = cpus.first().copied().unwrap_or(0);
+    let (llc_bytes, llc_source) = cpu::llc(sys).unwrap_or((
+        sizing::ASSUMED_LLC,
+        "assumed 1 MiB: the kernel exports no cache sizes".to_owned(),
+    ));
+    let mem_total = cpu::mem_total(&read(&proc.join("meminfo"))).unwrap_or(512 << 20);
+    let sz = sizing::size(llc_bytes, mem_total, cpus.len() as u32, plan.latency_max_bytes);
+    let (runnable, missing): (Vec<&Kernel>, Vec<&Kernel>) =
+        kernels::all().iter().partition(|k| k.runs_on(&features));
+    let cpu_facts = CpuFacts {
+        arch: std::env::consts::ARCH.to_owned(),
+        model: cpu::model(&read(&proc.join("cpuinfo"))),
+        cores: cpus.len() as u32,
+        features: features.clone(),
+        llc_bytes,
+        llc_source,
+        mem_total_bytes: mem_total,
+        kernels: runnable.iter().map(|k| k.id.to_owned()).collect(),
+        kernels_skipped: missing
+            .iter()
+            .map(|k| {
+                let f = k.needs.feature().unwrap_or("?");
+                format!("{}: no {f} (AT_HWCAP lacks it)", k.id)
+            })
+            .collect(),
+    };
+
+    if let Err(e) = cpu::pin(first) {
+        problems.push(format!("{e}: ran unpinned"));
+    }
+    let mut clock_checks = vec![mhz::measure("before-memory", first, sys, CLOCK_LOOP_NS)];
+    let min_ns = plan.sample_ms * 1_000_000;
+    let mut bandwidth = Vec::new();
+    {
+        let bytes = sz.buffer_bytes as usize;
+        let mut src = Buffer::new(bytes, 0);
+        src.stamp(0x5eed);
+        let mut dst = Buffer::new(bytes, DST_OFFSET);
+        dst.stamp(0xd57);
+        for k in &runnable {
+            let t = one_core(k, first, &src, &mut dst, min_ns, plan.samples);
+            if let Some(p) = check_pass(k, &src, &dst) {
+                problems.push(p);
+            }
+            bandwidth.push(t);
+        }
+        if plan.per_core && cpus.len() > 1 {
+            let libc: Vec<&Kernel> =
+                runnable.iter().copied().filter(|k| k.id.starts_with("libc-")).collect();
+            for &c in &cpus[1..] {
+                if let Err(e) = cpu::pin(c) {
+                    problems.push(format!("{e}: CPU {c} not measured"));
+                    continue;
+                }
+                for k in &libc {
+                    bandwidth.push(one_core(k, c, &src, &mut dst, min_ns, plan.samples));
+                }
+            }
+            drop((src, dst));
+            for k in &libc {
+                let single = bandwidth.iter().find(|t| t.kernel == k.id);
+                let pass_ns = single
+                    .and_then(|t| t.samples.first())
+                    .map(|s| s.ns.saturating_mul(bytes as u64) / s.bytes.max(1))
+                    .unwrap_or(min_ns);
+                let passes = timing::passes_for(min_ns, pass_ns);
+                let per = sz.all_cores_buffer_bytes as usize;
+                bandwidth.push(all_cores(k, &cpus, per, passes, plan.samples, &mut problems));
+            }
+            let _ = cpu::pin(first);
+        }
+    }
+
+    let mut latency = Vec::new();
+    let mut kinds = vec![Pages::Base(rustix::param::page_size() as u64)];
+    if plan.huge_pages {
+        match cpu::thp_available(sys) {
+            Ok(()) => kinds.push(Pages::Huge),
+            Err(why) => skipped.push(format!("latency with huge pages: {why}")),
+        }
+    }
+    for pages in kinds {
+        match latency_table(plan, sz.latency_max_bytes, pages, first) {
+            Ok(t) => latency.push(t),
+            Err(e) => problems.push(e),
+        }
+    }
+    clock_checks.push(mhz::measure("after-memory", first, sys, CLOCK_LOOP_NS));
+    Outcome {
+        results: MemoryResults {
+            cpu: cpu_facts,
+            buffer_bytes: sz.buffer_bytes,
+            sizing: sz.why,
+            bandwidth,
+            latency,
+            skipped,
+            problems,
+        },
+        clock_checks,
+    }
+}
+
+fn one_core(
+    k: &Kernel,
+    cpu: u32,
+    src: &Buffer,
+    dst: &mut Buffer,
+    min_ns: u64,
+    samples: u32,
+) -> BandwidthTest {
+    let bytes = src.bytes().len() as u64;
+    let samples = (0..samples.max(1))
+        .map(|_| {
+            timing::sample(&mut Monotonic, min_ns, bytes, || {
+                std::hint::black_box(k.run(dst.bytes_mut(), src.bytes()));
+            })
+        })
+        .collect();
+    BandwidthTest {
+        kernel: k.id.to_owned(),
+        label: k.label.to_owned(),
+        op: k.op,
+        cores: Cores::One(cpu),
+        samples,
+    }
+}
+
+/// The trap checks after a kernel's passes: a copy's destination equals its source (no
+/// skipped or repeated part, the source pointer advanced), a fill left its byte
+/// everywhere. `Some(problem)` when not.
+fn check_pass(k: &Kernel, src: &Buffer, dst: &Buffer) -> Option<String> {
+    let (d, s) = (dst.bytes(), src.bytes());
+    let bad = match k.op {
+        MemOp::Copy => d.iter().zip(s).position(|(a, b)| a != b),
+        MemOp::Fill => d.iter().position(|&b| b != FILL_BYTE),
+        MemOp::Read => None,
+    }?;
+    Some(format!(
+        "{}: byte {bad} of the destination is wrong after the passes: its figures are not \
+         of a {:?}",
+        k.id, k.op
+    ))
+}
+
+/// One thread per CPU, each pinned with its own buffers; each sample starts them
+/// together (a barrier) and runs `passes` passes on each.
+fn all_cores(
+    k: &Kernel,
+    cpus: &[u32],
+    bytes: usize,
+    passes: u64,
+    samples: u32,
+    problems: &mut Vec<String>,
+) -> BandwidthTest {
+    let samples = samples.max(1);
+    let barrier = Barrier::new(cpus.len());
+    let spans: Vec<(Vec<(u64, u64)>, Option<String>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = cpus
+            .iter()
+            .map(|&c| {
+                let barrier = &barrier;
+                s.spawn(move || {
+                    let pinned = cpu::pin(c).err();
+                    let mut src = Buffer::new(bytes, 0);
+                    src.stamp(u64::from(c));
+                    let mut dst = Buffer::new(bytes, DST_OFFSET);
+                    dst.stamp(!u64::from(c));
+                    k.run(dst.bytes_mut(), src.bytes());
+                    let mut out = Vec::new();
+                    for _ in 0..samples {
+                        barrier.wait();
+                        let t0 = crate::now_ns();
+                        for _ in 0..passes {
+                            std::hint::black_box(k.run(dst.bytes_mut(), src.bytes()));
+                        }
+                        out.push((t0, crate::now_ns()));
+                    }
+                    (out, pinned)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| (Vec::new(), Some("thread panicked".into()))))
+            .collect()
+    });
+    for (_, p) in &spans {
+        if let Some(p) = p {
+            problems.push(format!("{} on all cores: {p}", k.id));
+        }
+    }
+    let threads = spans.iter().filter(|(s, _)| s.len() == samples as usize).count() as u64;
+    let samples = (0..samples as usize)
+        .filter_map(|i| {
+            let t0 = spans.iter().filter_map(|(s, _)| s.get(i)).map(|x| x.0).min()?;
+            let t1 = spans.iter().filter_map(|(s, _)| s.get(i)).map(|x| x.1).max()?;
+            Some(BandwidthSample {
+                bytes: threads * passes * bytes as u64,
+                ns: t1.saturating_sub(t0).max(1),
+            })
+        })
+        .collect();
+    BandwidthTest {
+        kernel: k.id.to_owned(),
+        label: k.label.to_owned(),
+        op: k.op,
+        cores: Cores::All(cpus.len() as u32),
+        samples,
+    }
+}
+
+/// The latency table over blocks 1 KiB .. `max` on CPU `core` (this thread, pinned).
+fn latency_table(plan: &MemoryPlan, max: u64, pages: Pages, core: u32) -> Result<LatencyTable, String> {
+    const WORD: usize = std::mem::size_of::<usize>();
+    const HUGE: usize = 2 << 20;
+    let words = max as usize / WORD;
+    let mut storage = vec![0usize; words + HUGE / WORD];
+    let skip = storage.as_ptr().align_offset(HUGE);
+    let buf = &mut storage[skip..skip + words];
+    advise(buf, pages == Pages::Huge)?;
+    let mut rng = Rng::new(0x1a7e_5eed ^ u64::from(core));
+    let reads = plan.latency_reads.max(8);
+    let repeats = plan.latency_repeats.max(1);
+    let time = |f: &mut dyn FnMut()| {
+        let t0 = crate::now_ns();
+        f();
+        crate::now_ns().saturating_sub(t0).max(1)
+    };
+    // The baseline: one slot pointing at itself, an L1 hit every time.
+    buf[0] = 0;
+    let baseline_ns = (0..repeats)
+        .map(|_| time(&mut || {
+            latency::chase(&buf[..SLOT / WORD], 0, reads);
+        }))
+        .collect();
+    let mut rows = Vec::new();
+    let mut block = 1024u64;
+    while block <= max {
+        let block_words = block as usize / WORD;
+        let mut row = LatencyRow {
+            block_bytes: block,
+            single_ns: Vec::new(),
+            dual_ns: Vec::new(),
+        };
+        for _ in 0..repeats {
+            let slots_free = (words - block_words) / (SLOT / WORD);
+            let at = rng.below(slots_free + 1) * (SLOT / WORD);
+            let sub = &mut buf[at..at + block_words];
+            let start = latency::lay_chain(sub, &mut rng);
+            let lap = (block as usize / SLOT) as u64;
+            latency::chase(sub, start, lap.min(reads));
+            row.single_ns.push(time(&mut || {
+                latency::chase(sub, start, reads);
+            }));
+            let other = latency::half_lap(sub, start);
+            row.dual_ns.push(time(&mut || {
+                latency::chase_two(sub, start, other, reads);
+            }));
+        }
+        rows.push(row);
+        block *= 2;
+    }
+    Ok(LatencyTable {
+        pages,
+        core,
+        reads,
+        baseline_ns,
+        rows,
+    })
+}
+
+/// `madvise(MADV_HUGEPAGE)` (or `MADV_NOHUGEPAGE` for the base-page table, as
+/// tinymembench: with THP `always` the kernel would otherwise use huge pages anyway) over
+/// the buffer, before its pages are first touched.
+fn advise(buf: &mut [usize], huge: bool) -> Result<(), String> {
+    use rustix::mm::Advice;
+    let page = rustix::param::page_size();
+    let start = buf.as_mut_ptr() as usize;
+    let aligned = start.next_multiple_of(page);
+    let end = (start + std::mem::size_of_val(buf)) / page * page;
+    if end <= aligned {
+        return Ok(());
+    }
+    let advice = if huge {
+        Advice::LinuxHugepage
+    } else {
+        Advice::LinuxNoHugepage
+    };
+    // SAFETY: the range lies inside `buf`, which this function borrows mutably; the
+    // advice changes only how the kernel backs the pages, never their contents.
+    let r = unsafe { rustix::mm::madvise(aligned as *mut _, end - aligned, advice) };
+    match (r, huge) {
+        (Ok(()), _) => Ok(()),
+        (Err(e), true) => Err(format!("latency with huge pages not run: madvise(MADV_HUGEPAGE): {e}")),
+        // A kernel without THP refuses NOHUGEPAGE: base pages are all it has.
+        (Err(_), false) => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tiny plan on this machine: every kernel ran with bytes and ns, the latency
+    /// table covers 1 KiB .. the largest block with a repeat each, the clock was read
+    /// twice. (The figures themselves belong to benchmarks.)
+    #[test]
+    fn a_short_run_measures_every_kernel_and_every_block() {
+        let plan = MemoryPlan {
+            sample_ms: 1,
+            samples: 2,
+            latency_max_bytes: 64 << 10,
+            latency_reads: 2000,
+            latency_repeats: 2,
+            huge_pages: false,
+            per_core: true,
+            time_limit_ms: 60_000,
+        };
+        let o = run(&plan, Path::new("/proc"), Path::new("/sys"));
+        let r = &o.results;
+        assert!(r.problems.is_empty(), "{:?}", r.problems);
+        assert_eq!(r.cpu.kernels.len(), kernels::all().iter().filter(|k| k.runs_on(&r.cpu.features)).count());
+        let one: Vec<_> = r.bandwidth.iter().filter(|t| matches!(t.cores, Cores::One(c) if c == cpu::allowed_cpus()[0])).collect();
+        assert_eq!(one.len(), r.cpu.kernels.len());
+        for t in &r.bandwidth {
+            assert_eq!(t.samples.len(), 2, "{}", t.kernel);
+            assert!(t.samples.iter().all(|s| s.bytes > 0 && s.ns > 0), "{t:?}");
+        }
+        if r.cpu.cores > 1 {
+            assert!(r.bandwidth.iter().any(|t| t.cores == Cores::All(r.cpu.cores)));
+        }
+        let lat = &r.latency[0];
+        let blocks: Vec<u64> = lat.rows.iter().map(|r| r.block_bytes).collect();
+        assert_eq!(blocks, [1 << 10, 2 << 10, 4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10]);
+        assert!(lat.rows.iter().all(|r| r.single_ns.len() == 2 && r.dual_ns.len() == 2));
+        assert_eq!(o.clock_checks.len(), 2);
+        assert_eq!(o.clock_checks[0].at, "before-memory");
+    }
+
+    #[test]
+    fn a_wrong_copy_or_fill_is_a_problem_naming_the_byte() {
+        let mut src = Buffer::new(4096, 0);
+        src.stamp(1);
+        let mut dst = Buffer::new(4096, 64);
+        let memcpy = kernels::all().iter().find(|k| k.id == "libc-memcpy").unwrap();
+        memcpy.run(dst.bytes_mut(), src.bytes());
+        assert_eq!(check_pass(memcpy, &src, &dst), None);
+        dst.bytes_mut()[777] ^= 1;
+        let p = check_pass(memcpy, &src, &dst).unwrap();
+        assert!(p.contains("byte 777"), "{p}");
+        let memset = kernels::all().iter().find(|k| k.id == "libc-memset").unwrap();
+        memset.run(dst.bytes_mut(), &[]);
+        assert_eq!(check_pass(memset, &src, &dst), None);
+        dst.bytes_mut()[0] = 0;
+        assert!(check_pass(memset, &src, &dst).unwrap().contains("byte 0"));
+    }
+}
