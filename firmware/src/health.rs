@@ -90,36 +90,13 @@ fn read_number<T: std::str::FromStr>(path: &Path) -> Result<T, String> {
         .map_err(|_| format!("{}: not a number: {text:?}", path.display()))
 }
 
-fn cpufreq_dir(sys: &Path) -> Result<PathBuf, String> {
-    let dir = sys.join("devices/system/cpu/cpu0/cpufreq");
-    if dir.is_dir() {
-        Ok(dir)
-    } else {
-        Err(format!(
-            "{} absent: no cpufreq driver bound (on Debian's kernels cpufreq-dt and the \
-             SoC's cpufreq module must be loaded)",
-            dir.display()
-        ))
-    }
-}
-
-/// CPU 0's current frequency, kHz, and its file: `cpuinfo_cur_freq` (asked of the
-/// driver; root only), else `scaling_cur_freq` (Documentation/cpu-freq/cpufreq-stats
-/// and admin-guide/pm/cpufreq.rst: both in kHz).
+/// CPU 0's current frequency, kHz, and its file (the memory engine's reader:
+/// `cpuinfo_cur_freq`, else `scaling_cur_freq`, both kHz).
 ///
 /// # Errors
 /// No cpufreq, or neither file reads as a number.
 pub fn cpufreq_khz(sys: &Path) -> Result<(u64, String), String> {
-    let dir = cpufreq_dir(sys)?;
-    let mut why = Vec::new();
-    for name in ["cpuinfo_cur_freq", "scaling_cur_freq"] {
-        let f = dir.join(name);
-        match read_number::<u64>(&f) {
-            Ok(khz) => return Ok((khz, f.display().to_string())),
-            Err(e) => why.push(e),
-        }
-    }
-    Err(why.join("; "))
+    benchboot_memory::cpu::cpufreq_khz(sys, 0)
 }
 
 /// CPU 0's governor in effect (`scaling_governor`).
@@ -127,7 +104,7 @@ pub fn cpufreq_khz(sys: &Path) -> Result<(u64, String), String> {
 /// # Errors
 /// No cpufreq, or the file does not read.
 pub fn governor(sys: &Path) -> Result<(String, String), String> {
-    let f = cpufreq_dir(sys)?.join("scaling_governor");
+    let f = benchboot_memory::cpu::cpufreq_dir(sys, 0)?.join("scaling_governor");
     read_trimmed(&f).map(|g| (g, f.display().to_string()))
 }
 

@@ -148,28 +148,43 @@ pub fn pin(cpu: u32) -> Result<(), String> {
     rustix::thread::sched_setaffinity(None, &set).map_err(|e| format!("sched_setaffinity(CPU {cpu}): {e}"))
 }
 
+/// `/sys/devices/system/cpu/cpu<N>/cpufreq`, or why there is none.
+///
+/// # Errors
+/// The folder is absent: no cpufreq driver bound.
+pub fn cpufreq_dir(sys: &Path, cpu: u32) -> Result<std::path::PathBuf, String> {
+    let dir = sys.join(format!("devices/system/cpu/cpu{cpu}/cpufreq"));
+    if dir.is_dir() {
+        Ok(dir)
+    } else {
+        Err(format!(
+            "{} absent: no cpufreq driver bound (on Debian's kernels cpufreq-dt and the \
+             SoC's cpufreq module must be loaded)",
+            dir.display()
+        ))
+    }
+}
+
 /// cpufreq's current frequency of `cpu`, kHz, and the file: `cpuinfo_cur_freq` (what the
 /// driver reads back; root only), else `scaling_cur_freq` (what the governor asked)
 /// (Documentation/admin-guide/pm/cpufreq.rst: both in kHz).
 ///
 /// # Errors
-/// No cpufreq for that CPU, or neither file reads as a number.
+/// No cpufreq for that CPU, or neither file reads as a number (each file's reason).
 pub fn cpufreq_khz(sys: &Path, cpu: u32) -> Result<(u64, String), String> {
-    let dir = sys.join(format!("devices/system/cpu/cpu{cpu}/cpufreq"));
-    if !dir.is_dir() {
-        return Err(format!(
-            "{} absent: no cpufreq driver bound (on Debian's kernels cpufreq-dt and the \
-             SoC's cpufreq module must be loaded)",
-            dir.display()
-        ));
-    }
+    let dir = cpufreq_dir(sys, cpu)?;
+    let mut why = Vec::new();
     for name in ["cpuinfo_cur_freq", "scaling_cur_freq"] {
         let f = dir.join(name);
-        if let Some(khz) = std::fs::read_to_string(&f).ok().and_then(|t| t.trim().parse().ok()) {
-            return Ok((khz, f.display().to_string()));
+        match std::fs::read_to_string(&f) {
+            Ok(t) => match t.trim().parse() {
+                Ok(khz) => return Ok((khz, f.display().to_string())),
+                Err(_) => why.push(format!("{}: not a number: {:?}", f.display(), t.trim())),
+            },
+            Err(e) => why.push(format!("{}: {e}", f.display())),
         }
     }
-    Err(format!("{}: neither cpuinfo_cur_freq nor scaling_cur_freq reads as kHz", dir.display()))
+    Err(why.join("; "))
 }
 
 /// Transparent huge pages for `madvise(MADV_HUGEPAGE)`: true unless the kernel has none

@@ -102,6 +102,8 @@ const CASES: &[Case] = &[
     ("plan file: a wired link's MAC that is none", PlanFile("rpi-3b", "[[network.wired]]\nlink = \"builtin\"\nmac = \"b8:27:eb\"\n"), &["my-plan.toml:3: network.wired[0].mac", "six hex bytes"]),
     ("plan file: a peer on a direct cable", PlanFile("rpi-3b", "[[network.wired]]\nlink = \"builtin\"\npeer = \"10.55.0.2\"\n"), &["my-plan.toml:3: network.wired[0].peer", "topology = \"lan\""]),
     ("plan file: a UDP rate in bytes", PlanFile("rpi-3b", "[network]\nudp-bitrate = \"10 MB/s\"\n"), &["my-plan.toml:2: network.udp-bitrate", "Mbit/s"]),
+    ("plan file: a memory latency block that is no power of two", PlanFile("rpi-zero-w", "[memory]\nlatency-max = \"48 MiB\"\n"), &["my-plan.toml:2: memory.latency-max", "not a power of two from 1 KiB"]),
+    ("plan file: a memory sample without its unit", PlanFile("rpi-zero-w", "[memory]\nsample = 500\n"), &["my-plan.toml:2: memory.sample", "\"500 ms\""]),
     ("plan file: a WiFi role of no kind", PlanFile("rpi-zero-w", "[network.wifi]\nrole = \"mesh\"\n"), &["my-plan.toml:2: network.wifi.role", "\"ap\"", "\"client\""]),
     ("plan file: a WiFi channel the radio lacks", WifiPlanFile("rpi-zero-w", "[network.wifi]\nchannels = [{ band = \"2.4\", channel = 6, width = 20 }, { band = \"5\", channel = 36, width = 40 }]\n"), &["wifi-ch36-40 skipped", "has no 5 GHz radio (bands: 2.4 GHz)"]),
     ("plan file: a WiFi country that is not one", WifiPlanFile("rpi-zero-w", "[network.wifi]\ncountry = \"XY\"\n"), &["network.wifi.country", "`XY` is not a country code", "ISO 3166-1 alpha-2"]),
