@@ -54,9 +54,17 @@ pub fn run_memory(plan: &Plan, results: &mut RunResults) {
 pub fn clock_check(results: &mut RunResults, at: &str) {
     let step = format!("clock.{at}");
     let check = in_worker_for(results, &step, Duration::from_secs(30), || {
-        let cpu = benchboot_memory::cpu::allowed_cpus().first().copied().unwrap_or(0);
+        let cpu = benchboot_memory::cpu::allowed_cpus()
+            .first()
+            .copied()
+            .unwrap_or(0);
         let _ = benchboot_memory::cpu::pin(cpu);
-        Ok(benchboot_memory::mhz::measure(at, cpu, Path::new(SYS), 10_000_000))
+        Ok(benchboot_memory::mhz::measure(
+            at,
+            cpu,
+            Path::new(SYS),
+            10_000_000,
+        ))
     });
     if let Some(c) = check {
         push_check(results, c);
@@ -78,7 +86,7 @@ fn push_check(results: &mut RunResults, mut c: ClockCheck) {
     if !results.emulated {
         for m in c.mismatches() {
             say(&format!("CLOCK MISMATCH {m}"));
-            results.event(&format!("clock.{}", c.at), Severity::Warning, m);
+            results.event(format!("clock.{}", c.at), Severity::Warning, m);
         }
     }
     results.clock_checks.push(c);

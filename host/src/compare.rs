@@ -4,6 +4,7 @@
 //! spread (min–max ranges apart or not, and a Mann–Whitney U test where the sample
 //! sizes allow one). Output as tables, Markdown, tidy CSV or JSON; overlaid plots.
 
+pub mod memory;
 pub mod output;
 pub mod rank_test;
 
@@ -16,9 +17,10 @@ use benchboot_results::{iops, mib_per_s, DeviceReadKind, Direction, RandomOp, Ru
 use serde::{Deserialize, Serialize};
 
 pub use crate::figure::{Key, LinkClass, Section, Stat};
-use crate::reference::{self, LinkMatch, RefLink, Reference};
+use crate::reference::{self, LinkMatch, RefData, RefLink, Reference};
 use crate::render::{cell_values, target_labels};
 use crate::report::OutputArgs;
+use memory::EMULATED_CAVEAT;
 use rank_test::{mann_whitney, MannWhitney};
 
 /// Significance level of the rank test, two-sided.
@@ -135,6 +137,8 @@ struct Entry {
     reference: bool,
     /// A network reference: the links it is set beside.
     applies_to: Option<RefLink>,
+    /// A memory reference row: its figures taken another way than tinymembench, by key.
+    other_methods: BTreeMap<Key, String>,
 }
 
 /// One row of a comparison: a figure across every entry.
@@ -173,7 +177,7 @@ fn cpu_figures(t: &CpuTimes) -> Option<(f64, f64)> {
     t.share().map(|s| (s.system, s.softirq))
 }
 
-/// Every comparable figure of a run.
+/// Every comparable figure of a run (memory: [`memory::run_figures`]).
 pub fn run_figures(r: &RunResults) -> BTreeMap<Key, Stat> {
     let mut acc: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
     for target in target_labels(r) {
@@ -232,9 +236,12 @@ pub fn run_figures(r: &RunResults) -> BTreeMap<Key, Stat> {
             .or_default()
             .push(mbit_per_s(h.bytes, h.nanos));
     }
-    acc.into_iter()
+    let mut out: BTreeMap<Key, Stat> = acc
+        .into_iter()
         .filter_map(|(k, v)| Stat::of(&v).map(|s| (k, s)))
-        .collect()
+        .collect();
+    out.extend(memory::run_figures(r));
+    out
 }
 
 /// The warning of a comparison whose runs used different plans: each run's plan, by
@@ -284,6 +291,8 @@ fn mode_rank(m: &str) -> u8 {
     match m {
         "sync" => 0,
         "direct" => 1,
+        "base" => 3,
+        "huge" => 4,
         _ => 2,
     }
 }
@@ -296,6 +305,8 @@ fn dir_rank(d: &str) -> u8 {
         "host-to-board" => 3,
         "cached" => 4,
         "buffered" => 5,
+        "single" => 6,
+        "dual" => 7,
         _ => 9,
     }
 }
@@ -347,12 +358,35 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
             figures: run_figures(r),
             reference: false,
             applies_to: None,
+            other_methods: BTreeMap::new(),
         });
     }
-    for (j, rf) in references.iter().enumerate() {
+    let run_docs: Vec<&RunResults> = runs.iter().map(|(_, r)| r).collect();
+    for rf in references {
+        if let RefData::Memory { csv } = rf.data {
+            // One entry per published run of the runs' boards.
+            for row in memory::row_entries(rf.name, csv, &run_docs)? {
+                entries.push(Entry {
+                    info: EntryInfo {
+                        letter: letter(entries.len()),
+                        kind: "reference".into(),
+                        name: row.name,
+                        board: row.row.board.clone(),
+                        emulated: false,
+                        file: None,
+                        description: row.row.description(),
+                    },
+                    figures: row.figures,
+                    reference: true,
+                    applies_to: None,
+                    other_methods: row.other_methods,
+                });
+            }
+            continue;
+        }
         entries.push(Entry {
             info: EntryInfo {
-                letter: letter(runs.len() + j),
+                letter: letter(entries.len()),
                 kind: "reference".into(),
                 name: rf.name.into(),
                 board: rf.board.into(),
@@ -363,8 +397,16 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
             figures: reference::figures(rf)?.into_iter().collect(),
             reference: true,
             applies_to: rf.applies_to(),
+            other_methods: BTreeMap::new(),
         });
     }
+    // The core set each run's first CPU ran every kernel on (`CPU 0`): what a memory
+    // reference's bandwidth figures (no target) are set beside.
+    let first_cpus: BTreeSet<String> = runs
+        .iter()
+        .filter_map(|(_, r)| memory::first_cpu_label(r))
+        .collect();
+    let first_emulated = runs[0].1.emulated;
     // Target label → filesystem, from the runs: a reference's columns are filesystems.
     let mut fs_of: BTreeMap<String, String> = BTreeMap::new();
     let mut target_rank: BTreeMap<String, usize> = BTreeMap::new();
@@ -392,6 +434,29 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
     // A reference's figure for run row `k`, with a caveat when it is not quite the
     // same kind of link.
     let lookup_with = |e: &Entry, k: &Key| -> Option<(Key, Stat, Option<String>)> {
+        // A memory reference: the first CPU's test beside its figure (no target), with
+        // the caveats of an emulated first run and of another method than tinymembench.
+        let memory = matches!(k.section, Section::MemoryBandwidth | Section::MemoryLatency);
+        if e.reference && memory {
+            let alt = if e.figures.contains_key(k) || !first_cpus.contains(&k.target) {
+                k.clone()
+            } else {
+                Key {
+                    target: String::new(),
+                    ..k.clone()
+                }
+            };
+            let s = e.figures.get(&alt)?;
+            let caveat = [
+                first_emulated.then(|| EMULATED_CAVEAT.to_owned()),
+                e.other_methods.get(&alt).cloned(),
+            ]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join("; ");
+            return Some((alt, s.clone(), (!caveat.is_empty()).then_some(caveat)));
+        }
         if let Some(s) = e.figures.get(k) {
             return Some((k.clone(), s.clone(), None));
         }
@@ -469,7 +534,10 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
                     (_, Some(a), Some(b)) => {
                         let mut v = against(a, b, entries[i].reference);
                         v.caveat = found[i].as_ref().and_then(|(_, c)| c.clone());
-                        if let Some(c) = &v.caveat {
+                        // Links only: a memory caveat stays in its cell and CSV row.
+                        let link =
+                            !matches!(k.section, Section::MemoryBandwidth | Section::MemoryLatency);
+                        if let Some(c) = v.caveat.as_ref().filter(|_| link) {
                             let line = format!(
                                 "{} against {} ({}): {c}",
                                 k.target, entries[i].info.letter, entries[i].info.name

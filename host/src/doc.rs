@@ -96,6 +96,9 @@ pub enum Block {
     /// A bulleted list.
     List(Vec<String>),
     Grid(Grid),
+    /// Lines whose columns line up (tinymembench's `label : figure` shape): printed as
+    /// they are, in Markdown a fenced `text` block.
+    Pre(Vec<String>),
 }
 
 /// A whole report or comparison.
@@ -136,6 +139,12 @@ impl Doc {
                     out.push_str(&g.to_string());
                     out.push('\n');
                 }
+                Block::Pre(lines) => {
+                    for l in lines {
+                        out.push_str(l);
+                        out.push('\n');
+                    }
+                }
             }
         }
         out
@@ -163,6 +172,14 @@ impl Doc {
                 Block::Grid(g) => {
                     out.push_str(&g.markdown());
                     out.push('\n');
+                }
+                Block::Pre(lines) => {
+                    out.push_str("```text\n");
+                    for l in lines {
+                        out.push_str(l);
+                        out.push('\n');
+                    }
+                    out.push_str("```\n\n");
                 }
             }
         }
@@ -192,9 +209,13 @@ mod tests {
                 Block::Alert("EMULATED".into()),
                 Block::Heading("h".into()),
                 Block::List(vec!["x".into()]),
+                Block::Pre(vec!["a   : 1".into()]),
             ],
         };
-        assert_eq!(doc.text(), "t\nEMULATED\n\nh\n- x\n");
-        assert_eq!(doc.markdown(), "# t\n\n> **EMULATED**\n\n### h\n\n- x\n\n");
+        assert_eq!(doc.text(), "t\nEMULATED\n\nh\n- x\na   : 1\n");
+        assert_eq!(
+            doc.markdown(),
+            "# t\n\n> **EMULATED**\n\n### h\n\n- x\n\n```text\na   : 1\n```\n\n"
+        );
     }
 }

@@ -25,16 +25,24 @@ pub enum Section {
     TcpBoardCpuSoftirq,
     /// HTTP GET of an object in RAM, Mbit/s.
     Http,
+    /// Memory bandwidth of one kernel on one core set, MB/s (10^6 B/s): the best sample
+    /// (tinymembench's figure).
+    MemoryBandwidth,
+    /// Memory latency at one block size, ns per read over the L1 baseline: the fastest
+    /// repeat (tinymembench's figure).
+    MemoryLatency,
 }
 
 impl Section {
-    /// "MiB/s", "IOPS", "Mbit/s" or "%".
+    /// "MiB/s", "IOPS", "Mbit/s", "%", "MB/s" or "ns".
     pub fn unit(self) -> &'static str {
         match self {
             Section::Storage | Section::DeviceRead => "MiB/s",
             Section::Random => "IOPS",
             Section::Tcp | Section::Http => "Mbit/s",
             Section::TcpBoardCpuSystem | Section::TcpBoardCpuSoftirq => "%",
+            Section::MemoryBandwidth => "MB/s",
+            Section::MemoryLatency => "ns",
         }
     }
 
@@ -51,7 +59,9 @@ impl Section {
 /// What one figure is, across runs: section, storage mode asked (`random`: `direct`),
 /// direction (write/read, cached/buffered, board-to-host/host-to-board), target (label,
 /// disk or link; empty for a reference figure that holds for any link), block size
-/// (0 when none) and queue depth or stream count (0 when none).
+/// (0 when none) and queue depth or stream count (0 when none). Memory figures use
+/// `mode` for the kernel id or page kind, `direction` for the test's label or the
+/// chain, `target` for the core set ([`Key::memory_bandwidth`], [`Key::memory_latency`]).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Key {
     pub section: Section,
@@ -87,6 +97,33 @@ impl Key {
         }
     }
 
+    /// A memory bandwidth test: `kernel` id (`libc-memcpy`), its tinymembench `label`
+    /// (`standard memcpy`) and the core set (`CPU 0`, `all 4 cores`; empty: the first
+    /// CPU, as a reference states it).
+    pub fn memory_bandwidth(kernel: &str, label: &str, cores: &str) -> Key {
+        Key {
+            section: Section::MemoryBandwidth,
+            mode: kernel.into(),
+            direction: label.into(),
+            target: cores.into(),
+            block_size_bytes: 0,
+            param: 0,
+        }
+    }
+
+    /// A memory latency row: `pages` `base` / `huge`, `chain` `single` / `dual`, the
+    /// block size in bytes.
+    pub fn memory_latency(pages: &str, chain: &str, block_size: u64) -> Key {
+        Key {
+            section: Section::MemoryLatency,
+            mode: pages.into(),
+            direction: chain.into(),
+            target: String::new(),
+            block_size_bytes: block_size,
+            param: 0,
+        }
+    }
+
     /// The same figure for any link (how a reference states it): no target, no
     /// stream count.
     pub fn any_link(&self) -> Key {
@@ -100,7 +137,9 @@ impl Key {
 
 /// The figures of one entry in one cell, in the unit of the row's section
 /// ([`Section::unit`]): every repetition, or (references) a single published figure or
-/// only a min–max range.
+/// only a min–max range. The central figure (`median`) is the median of the
+/// repetitions, except in the memory sections: there it is tinymembench's, the best
+/// sample or fastest repeat ([`Stat::best_of`]), as the report and the references give.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Stat {
     /// Number of values (0 for a range without its values).
@@ -119,6 +158,19 @@ impl Stat {
             n: s.count,
             values: values.to_vec(),
             median: Some(s.median),
+            min: s.min,
+            max: s.max,
+        })
+    }
+
+    /// Every value with `best` as the central figure (the memory sections' best sample
+    /// or fastest repeat); `None` when empty.
+    pub fn best_of(values: &[f64], best: f64) -> Option<Stat> {
+        let s = Summary::of(values)?;
+        Some(Stat {
+            n: s.count,
+            values: values.to_vec(),
+            median: Some(best),
             min: s.min,
             max: s.max,
         })

@@ -13,6 +13,7 @@ pub mod field_test;
 pub mod figure;
 pub mod flash;
 pub mod log;
+pub mod memory;
 pub mod plan;
 pub mod plot;
 pub mod prepare_disk;

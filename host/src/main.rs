@@ -76,6 +76,16 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Run the board's memory engine on this machine: bandwidth per kernel and core set,
+    /// latency, the CPU clock (tinymembench's and sbc-bench's methods).
+    ///
+    /// Defaults are the hardware plan's step (0.5 s samples, 5 of them, latency 1 KiB ...
+    /// 64 MiB, 4 M reads x 3 repeats, huge pages, every core).
+    #[command(after_help = "Examples:
+  benchboot memory
+  benchboot memory --out host-memory.json && benchboot report host-memory.json --plots plots/
+  benchboot memory --samples 1 --sample-ms 50 --latency-max-mib 16 --no-huge-pages   (quick)")]
+    Memory(benchboot::memory::MemoryArgs),
     /// Serve the board's network tests: the host end, like `iperf3 -s`.
     ///
     /// TCP throughput both ways, round trips and HTTP, for one board at a time, until
@@ -347,6 +357,7 @@ fn run(command: Command) -> Result<()> {
             }
             print!("{}", render::report(&results));
         }
+        Command::Memory(args) => benchboot::memory::run_command(&args)?,
         Command::Peer {
             listen,
             announce,

@@ -3,7 +3,8 @@
 //! with the board's CPU softirq and system shares, one file per link (gadget function
 //! or wired link), one series per run. Text uses DejaVu Sans compiled into
 //! the binary (`dejavu` crate, `ab_glyph`), so no system font or fontconfig is needed.
-//! A QEMU run's plots say EMULATED in their title.
+//! The memory latency against block size ([`memory`]). A QEMU run's plots say EMULATED
+//! in their title.
 
 use std::path::{Path, PathBuf};
 use std::sync::Once;
@@ -20,6 +21,8 @@ use crate::render::{
     target_labels,
 };
 use crate::units::block_size_label;
+
+pub mod memory;
 
 /// Font family name the plots use (registered once from the bundled DejaVu Sans).
 const FONT: &str = "sans-serif";
@@ -347,7 +350,8 @@ pub fn storage_chart(r: &RunResults, mode: Mode, dir: Direction) -> Chart {
 }
 
 /// Every plot of a report into `dir`: `<run>-storage-<mode>-<direction>` per mode and
-/// direction and `<run>-net-<link>` per network link, each as PNG and SVG.
+/// direction, `<run>-net-<link>` per network link and `<run>-memory-latency`, each as
+/// PNG and SVG.
 /// Returns the files written.
 ///
 /// # Errors
@@ -472,6 +476,7 @@ pub fn report_plots(r: &RunResults, dir: &Path) -> Result<Vec<PathBuf>> {
             1,
         )?);
     }
+    out.extend(memory::memory_plots(r, dir)?);
     Ok(out)
 }
 

@@ -1,13 +1,16 @@
 //! Built-in references for `benchboot compare --reference NAME`: published hobbyist
-//! measurements (2014–2019) that the project grew from, compiled into the binary from
-//! `host/reference/*.csv` (copied unchanged from `shared/data/reference/`) with their
-//! provenance. They are other people's boards measured with `dd`, `wget` and `iperf`,
-//! not ground truth, and they carry no repetitions (no spread).
+//! measurements (2014–2019) that the project grew from, and sbc-bench's tinymembench
+//! figures ([`memory`]), compiled into the binary from `host/reference/*.csv` (copied
+//! unchanged from `shared/data/reference/`) with their provenance. They are other
+//! people's boards measured with `dd`, `wget`, `iperf` and tinymembench, not ground
+//! truth, and they carry no repetitions (no spread).
 
 use anyhow::{bail, Context as _, Result};
 use serde::Serialize;
 
 use crate::figure::{Key, LinkClass, Section, Stat};
+
+pub mod memory;
 
 /// What a reference holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,6 +27,9 @@ pub enum RefData {
         link: &'static str,
         applies_to: RefLink,
     },
+    /// `memory-sbc-bench.csv`: tinymembench figures per published run, set beside a
+    /// run's memory results by its board, one entry per row ([`memory::rows_for`]).
+    Memory { csv: &'static str },
 }
 
 /// Which of a run's links a network reference is set beside.
@@ -275,6 +281,24 @@ pub const REFERENCES: &[Reference] = &[
             },
         },
     },
+    Reference {
+        name: "sbc-bench-memory",
+        title: "sbc-bench's tinymembench figures for the run's board, one entry per published run",
+        board: "the run's board",
+        source: "ThomasKaiser/sbc-bench result files (BeagleBone Black: TI's Processor SDK \
+                 performance guide for the AM335x EVM), copied unchanged from \
+                 shared/data/reference/ (see host/reference/README.md)",
+        measured: "standard memcpy and standard memset, MB/s (10^6 B/s, a copy counted once); \
+                   single random read latency, ns over L1, at 64 MiB and 1 MiB",
+        method: "tinymembench (one row lmbench); compared with benchboot's libc memcpy / \
+                 memset on the first CPU (best sample) and its base-pages latency table \
+                 (fastest repeat over the L1 baseline); each row's clock, kernel and \
+                 userland beside it",
+        files: &["memory-sbc-bench.csv"],
+        data: RefData::Memory {
+            csv: memory::MEMORY_CSV,
+        },
+    },
     wifi(
         "pi-model-b-wifi-11ag",
         "Raspberry Pi model B, USB WiFi dongle, 802.11a/g 20 MHz (54 Mbit/s)",
@@ -362,7 +386,7 @@ impl Reference {
     pub fn applies_to(&self) -> Option<RefLink> {
         match self.data {
             RefData::Network { applies_to, .. } => Some(applies_to),
-            RefData::Storage { .. } => None,
+            RefData::Storage { .. } | RefData::Memory { .. } => None,
         }
     }
 }
@@ -411,6 +435,8 @@ fn parse_storage(csv_text: &str, direction: &str, out: &mut Vec<(Key, Stat)>) ->
 /// The figures of a reference as compare cells. Network figures are link-agnostic
 /// keys (`target` empty, `param` 0): they are set beside every run row of the same test
 /// and direction over a link the reference applies to ([`Reference::applies_to`]).
+/// A memory reference gives every row's figures one after the other (keys repeat):
+/// `compare` makes each row an entry of its own instead ([`memory::rows_for`]).
 ///
 /// # Errors
 /// Only if the shipped data were malformed (a test reads every reference).
@@ -423,6 +449,11 @@ pub fn figures(r: &Reference) -> Result<Vec<(Key, Stat)>> {
         } => {
             parse_storage(write_csv, "write", &mut out)?;
             parse_storage(read_csv, "read", &mut out)?;
+        }
+        RefData::Memory { csv } => {
+            for row in memory::parse_rows(csv)? {
+                out.extend(row.figures().into_iter().map(|(k, s, _)| (k, s)));
+            }
         }
         RefData::Network { board, link, .. } => {
             // Per (section, direction): min, max and the central figure.
@@ -518,6 +549,7 @@ pub fn list() -> Vec<ReferenceInfo> {
             kind: match r.data {
                 RefData::Storage { .. } => "storage",
                 RefData::Network { .. } => "network",
+                RefData::Memory { .. } => "memory",
             },
             title: r.title,
             measured: r.measured,

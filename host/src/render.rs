@@ -1,6 +1,7 @@
 //! The seeds' tables from one results document: rows = block size, columns =
 //! filesystem, cells = MiB/s (1 MiB = 1,048,576 bytes), one table per direction and
-//! mode; device reads, IOPS with the A1 verdict, network. Tables are [`Grid`]s, so
+//! mode; device reads, IOPS with the A1 verdict, network; memory ([`memory`]) and the
+//! clock checks ([`clock`]). Tables are [`Grid`]s, so
 //! the same content prints as terminal tables or Markdown ([`crate::report`]); and the
 //! whole report of a run as one [`Doc`] ([`document`]): context, warnings, every table.
 
@@ -15,6 +16,8 @@ use crate::context::{self, context, context_grid, warnings};
 use crate::doc::{Block, Doc, Grid};
 use crate::units::{block_size_label, duration_label_ms, size_label};
 
+pub mod clock;
+pub mod memory;
 pub mod network;
 pub mod wifi;
 pub use network::*;
@@ -336,9 +339,19 @@ pub fn detail_lines(r: &RunResults) -> Vec<String> {
     out
 }
 
+/// Whether `r` has a storage section: a target in its plan or a storage figure (a
+/// `benchboot memory` document has neither).
+pub fn has_storage(r: &RunResults) -> bool {
+    !r.plan.storage.targets.is_empty()
+        || !r.storage.is_empty()
+        || !r.device_reads.is_empty()
+        || !r.random.is_empty()
+}
+
 /// The whole report of `r`: title, EMULATED banner, PLAN REFUSED and LINK BELOW ITS
-/// RATING alerts, context, warnings, storage tables, device reads, IOPS and A1,
-/// network, WiFi, verification, disks and census.
+/// RATING alerts, context, warnings, memory (the step PID 1 runs first), the clock
+/// checks, storage tables, device reads, IOPS and A1, network, WiFi, verification,
+/// disks and census.
 pub fn document(r: &RunResults) -> Doc {
     let mut d = Doc::default();
     d.push(Block::Title(format!(
@@ -375,7 +388,11 @@ pub fn document(r: &RunResults) -> Doc {
                 .collect(),
         ));
     }
-    d.extend(storage_blocks(r));
+    d.extend(memory::memory_blocks(r));
+    d.extend(clock::clock_blocks(r));
+    if has_storage(r) {
+        d.extend(storage_blocks(r));
+    }
     if has_network(&r.network) {
         d.extend(network_blocks(&r.network, &r.health, r.emulated));
     }

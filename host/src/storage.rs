@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use benchboot_plan::{
-    Filesystem, Mode, NetworkPlan, Plan, RandomPlan, ResultsTarget, StoragePlan, StorageTarget,
-    Supervision,
+    Filesystem, MemoryPlan, Mode, NetworkPlan, Plan, RandomPlan, ResultsTarget, StoragePlan,
+    StorageTarget, Supervision,
 };
 use benchboot_results::{RandomOp, RunResults};
 use benchboot_storage::engine::Caps;
@@ -53,15 +53,8 @@ pub fn logical_block_size(dir: &Path) -> u64 {
 /// The plan a host run records in its results document.
 pub fn plan(run: &HostRun) -> Plan {
     let label = Filesystem::Dir.name().to_owned();
-    Plan {
-        board: HOST_BOARD.into(),
-        emulated: false,
-        modules: vec![],
-        results: ResultsTarget {
-            device: "/dev/null".into(),
-            file: "results.json".into(),
-        },
-        storage: StoragePlan {
+    host_plan(
+        StoragePlan {
             targets: vec![StorageTarget {
                 label: label.clone(),
                 device: run.dir.display().to_string(),
@@ -85,6 +78,23 @@ pub fn plan(run: &HostRun) -> Plan {
             verify: run.verify,
             governor: None,
         },
+        None,
+    )
+}
+
+/// The plan of a run on this machine ([`HOST_BOARD`], not emulated, no network, no
+/// modules): `storage` and `memory` as the command ran them (`benchboot storage`,
+/// `benchboot memory`).
+pub fn host_plan(storage: StoragePlan, memory: Option<MemoryPlan>) -> Plan {
+    Plan {
+        board: HOST_BOARD.into(),
+        emulated: false,
+        modules: vec![],
+        results: ResultsTarget {
+            device: "/dev/null".into(),
+            file: "results.json".into(),
+        },
+        storage,
         network: NetworkPlan {
             interface: "lo".into(),
             address: [127, 0, 0, 1],
@@ -96,7 +106,7 @@ pub fn plan(run: &HostRun) -> Plan {
             wired: Vec::new(),
             wifi: None,
         },
-        memory: None,
+        memory,
         supervision: Supervision::default(),
         faults: Vec::new(),
         commands: Vec::new(),

@@ -11,10 +11,10 @@ use benchboot_plan::presets::{preset, preset_file, DEFAULT_PRESET};
 use benchboot_plan::resolve::{unavailable_reason, EthernetFacts, UsbEthernetFacts};
 use benchboot_plan::wifi::WifiStandIn;
 use benchboot_plan::{
-    resolve, seed_block_sizes, DeviceReadPlan, Fault, Filesystem, GadgetPlan, ImageFacts, MemoryPlan,
-    Mode,
-    NetTests, NetworkPlan, Plan, PlanSource, RandomPlan, ResultsTarget, StoragePlan, StorageTarget,
-    Supervision, Topology, WiredKind, WiredPlan, DEFAULT_PLAN, MIB, RESULTS_PORT,
+    resolve, seed_block_sizes, DeviceReadPlan, Fault, Filesystem, GadgetPlan, ImageFacts,
+    MemoryPlan, Mode, NetTests, NetworkPlan, Plan, PlanSource, RandomPlan, ResultsTarget,
+    StoragePlan, StorageTarget, Supervision, Topology, WiredKind, WiredPlan, DEFAULT_PLAN, MIB,
+    RESULTS_PORT,
 };
 use benchboot_plan::{AskedChannel, WifiBand, WifiEntry, WifiFacts, WifiPlan, WifiRole};
 
@@ -91,7 +91,11 @@ fn base(board: &Board, layout: &Layout, modules: Vec<String>, emulated: bool) ->
             governor: Some("performance".into()),
         },
         network: hardware_network(board),
-        memory: Some(if emulated { MemoryPlan::QEMU } else { MemoryPlan::HARDWARE }),
+        memory: Some(if emulated {
+            MemoryPlan::QEMU
+        } else {
+            MemoryPlan::HARDWARE
+        }),
         supervision: Supervision::default(),
         faults: Vec::new(),
         commands: Vec::new(),

@@ -60,7 +60,8 @@ pub fn model(cpuinfo: &str) -> String {
         })
     };
     let name = field("model name").or_else(|| field("Processor"));
-    let part = field("CPU part").and_then(|p| u32::from_str_radix(p.trim_start_matches("0x"), 16).ok());
+    let part =
+        field("CPU part").and_then(|p| u32::from_str_radix(p.trim_start_matches("0x"), 16).ok());
     let implementer = field("CPU implementer");
     let core = match (implementer.as_deref(), part) {
         (Some("0x41"), Some(p)) => match p {
@@ -99,7 +100,10 @@ pub fn llc(sys: &Path) -> Option<(u64, String)> {
     let mut best: Option<(u64, String)> = None;
     for e in std::fs::read_dir(&dir).ok()?.flatten() {
         let f = e.path().join("size");
-        let Some(bytes) = std::fs::read_to_string(&f).ok().and_then(|t| parse_size(&t)) else {
+        let Some(bytes) = std::fs::read_to_string(&f)
+            .ok()
+            .and_then(|t| parse_size(&t))
+        else {
             continue;
         };
         if best.as_ref().is_none_or(|(b, _)| bytes > *b) {
@@ -145,7 +149,8 @@ pub fn allowed_cpus() -> Vec<u32> {
 pub fn pin(cpu: u32) -> Result<(), String> {
     let mut set = rustix::thread::CpuSet::new();
     set.set(cpu as usize);
-    rustix::thread::sched_setaffinity(None, &set).map_err(|e| format!("sched_setaffinity(CPU {cpu}): {e}"))
+    rustix::thread::sched_setaffinity(None, &set)
+        .map_err(|e| format!("sched_setaffinity(CPU {cpu}): {e}"))
 }
 
 /// `/sys/devices/system/cpu/cpu<N>/cpufreq`, or why there is none.
@@ -195,7 +200,10 @@ pub fn thp_available(sys: &Path) -> Result<(), String> {
     match std::fs::read_to_string(&f) {
         Ok(t) if t.contains("[never]") => Err(format!("{}: [never]", f.display())),
         Ok(_) => Ok(()),
-        Err(_) => Err(format!("{} absent: this kernel has no transparent huge pages", f.display())),
+        Err(_) => Err(format!(
+            "{} absent: this kernel has no transparent huge pages",
+            f.display()
+        )),
     }
 }
 
@@ -209,14 +217,21 @@ mod tests {
         CPU implementer\t: 0x41\nCPU architecture: 7\nCPU variant\t: 0x0\nCPU part\t: 0xb76\n\
         CPU revision\t: 7\n\nHardware\t: BCM2835\n";
     /// aarch64 (a Pi 3 B on Debian arm64): no model name.
-    const PI3: &str = "processor\t: 0\nBogoMIPS\t: 38.40\nFeatures\t: fp asimd evtstrm crc32 cpuid\n\
+    const PI3: &str =
+        "processor\t: 0\nBogoMIPS\t: 38.40\nFeatures\t: fp asimd evtstrm crc32 cpuid\n\
         CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0xd03\n";
 
     #[test]
     fn the_core_is_named_from_the_midr_fields() {
-        assert_eq!(model(ZERO_W), "ARM1176 (ARMv6-compatible processor rev 7 (v6l))");
+        assert_eq!(
+            model(ZERO_W),
+            "ARM1176 (ARMv6-compatible processor rev 7 (v6l))"
+        );
         assert_eq!(model(PI3), "Cortex-A53");
-        assert_eq!(model("model name\t: Intel(R) Xeon(R) CPU\n"), "Intel(R) Xeon(R) CPU");
+        assert_eq!(
+            model("model name\t: Intel(R) Xeon(R) CPU\n"),
+            "Intel(R) Xeon(R) CPU"
+        );
         assert_eq!(model("CPU part\t: 0x123\n"), "CPU part 0x123");
     }
 
@@ -227,7 +242,10 @@ mod tests {
         let zero_w = features_for("arm", 0x81d7);
         assert_eq!(zero_w, ["vfp"]);
         // Cortex-A7 (Pi 2 B): vfp neon vfpv4 lpae (+ others).
-        assert_eq!(features_for("arm", 0x0017_b8d7), ["vfp", "neon", "vfpv4", "lpae"]);
+        assert_eq!(
+            features_for("arm", 0x0017_b8d7),
+            ["vfp", "neon", "vfpv4", "lpae"]
+        );
         assert_eq!(features_for("aarch64", 0x3), ["fp", "asimd"]);
     }
 
@@ -236,7 +254,10 @@ mod tests {
         assert_eq!(parse_size("512K\n"), Some(512 << 10));
         assert_eq!(parse_size("8M"), Some(8 << 20));
         assert_eq!(parse_size("x"), None);
-        assert_eq!(mem_total("MemTotal:         443844 kB\nMemFree: 1 kB\n"), Some(443_844 * 1024));
+        assert_eq!(
+            mem_total("MemTotal:         443844 kB\nMemFree: 1 kB\n"),
+            Some(443_844 * 1024)
+        );
         assert_eq!(mem_total("MemFree: 1 kB\n"), None);
     }
 
@@ -256,7 +277,8 @@ mod tests {
     }
 
     fn tempfile_dir() -> std::path::PathBuf {
-        let d = std::env::temp_dir().join(format!("bb-mem-{}-{}", std::process::id(), crate::now_ns()));
+        let d =
+            std::env::temp_dir().join(format!("bb-mem-{}-{}", std::process::id(), crate::now_ns()));
         std::fs::create_dir_all(&d).unwrap();
         d
     }

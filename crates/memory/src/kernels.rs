@@ -77,7 +77,9 @@ impl Kernel {
         };
         for b in used {
             assert!(
-                !b.is_empty() && b.len() % BLOCK == 0 && b.as_ptr() as usize % 64 == 0,
+                !b.is_empty()
+                    && b.len().is_multiple_of(BLOCK)
+                    && (b.as_ptr() as usize).is_multiple_of(64),
                 "{}: a buffer of {} B at {:p} is not whole aligned {BLOCK} B blocks",
                 self.id,
                 b.len(),
@@ -89,7 +91,9 @@ impl Kernel {
 
     /// True when a CPU with `features` (names as [`crate::cpu::features`]) can run it.
     pub fn runs_on(&self, features: &[String]) -> bool {
-        self.needs.feature().is_none_or(|f| features.iter().any(|x| x == f))
+        self.needs
+            .feature()
+            .is_none_or(|f| features.iter().any(|x| x == f))
     }
 }
 
@@ -104,7 +108,10 @@ pub struct Buffer {
 
 impl Buffer {
     pub fn new(len: usize, offset: usize) -> Buffer {
-        assert!(offset % 64 == 0, "offset {offset} is not cache-line aligned");
+        assert!(
+            offset.is_multiple_of(64),
+            "offset {offset} is not cache-line aligned"
+        );
         let storage = vec![0u8; len + offset + 4096];
         let start = storage.as_ptr().align_offset(4096) + offset;
         Buffer {
@@ -161,37 +168,133 @@ const ANY: Needs = Needs::Nothing;
 static KERNELS: &[Kernel] = &[
     k("libc-memcpy", "standard memcpy", COPY, ANY, libc_memcpy),
     k("libc-memset", "standard memset", FILL, ANY, libc_memset),
-    k("read-u64", "read (64-bit loads, summed)", READ, ANY, read_u64),
+    k(
+        "read-u64",
+        "read (64-bit loads, summed)",
+        READ,
+        ANY,
+        read_u64,
+    ),
     #[cfg(target_arch = "arm")]
-    k("arm-ldm-stm", "ARM copy (LDM/STM, 16 bytes)", COPY, ANY, arm::ldm_stm),
+    k(
+        "arm-ldm-stm",
+        "ARM copy (LDM/STM, 16 bytes)",
+        COPY,
+        ANY,
+        arm::ldm_stm,
+    ),
     #[cfg(target_arch = "arm")]
-    k("arm-vldm-vstm", "VFP copy (VLDM/VSTM, 64 bytes)", COPY, Needs::Vfp, arm::vldm_vstm),
+    k(
+        "arm-vldm-vstm",
+        "VFP copy (VLDM/VSTM, 64 bytes)",
+        COPY,
+        Needs::Vfp,
+        arm::vldm_vstm,
+    ),
     #[cfg(target_arch = "arm")]
-    k("arm-stm-fill", "ARM fill (STM, 16 bytes)", FILL, ANY, arm::stm_fill),
+    k(
+        "arm-stm-fill",
+        "ARM fill (STM, 16 bytes)",
+        FILL,
+        ANY,
+        arm::stm_fill,
+    ),
     #[cfg(target_arch = "arm")]
-    k("arm-strd-fill", "ARM fill (STRD, 8 bytes)", FILL, ANY, arm::strd_fill),
+    k(
+        "arm-strd-fill",
+        "ARM fill (STRD, 8 bytes)",
+        FILL,
+        ANY,
+        arm::strd_fill,
+    ),
     #[cfg(all(target_arch = "arm", bb_armv7))]
-    k("neon-vld1-vst1", "NEON copy (VLD1/VST1, 64 bytes)", COPY, Needs::Neon, arm::neon_copy),
+    k(
+        "neon-vld1-vst1",
+        "NEON copy (VLD1/VST1, 64 bytes)",
+        COPY,
+        Needs::Neon,
+        arm::neon_copy,
+    ),
     #[cfg(all(target_arch = "arm", bb_armv7))]
-    k("neon-vst1-fill", "NEON fill (VST1, 64 bytes)", FILL, Needs::Neon, arm::neon_fill),
+    k(
+        "neon-vst1-fill",
+        "NEON fill (VST1, 64 bytes)",
+        FILL,
+        Needs::Neon,
+        arm::neon_fill,
+    ),
     #[cfg(target_arch = "aarch64")]
-    k("a64-ldp-stp", "A64 copy (LDP/STP, 64 bytes)", COPY, ANY, a64::ldp_stp),
+    k(
+        "a64-ldp-stp",
+        "A64 copy (LDP/STP, 64 bytes)",
+        COPY,
+        ANY,
+        a64::ldp_stp,
+    ),
     #[cfg(target_arch = "aarch64")]
-    k("a64-ld1-st1", "A64 SIMD copy (LD1/ST1, 64 bytes)", COPY, Needs::Asimd, a64::ld1_st1),
+    k(
+        "a64-ld1-st1",
+        "A64 SIMD copy (LD1/ST1, 64 bytes)",
+        COPY,
+        Needs::Asimd,
+        a64::ld1_st1,
+    ),
     #[cfg(target_arch = "aarch64")]
-    k("a64-ldp-stnp", "A64 copy, non-temporal stores (LDP/STNP)", COPY, Needs::Asimd, a64::ldp_stnp),
+    k(
+        "a64-ldp-stnp",
+        "A64 copy, non-temporal stores (LDP/STNP)",
+        COPY,
+        Needs::Asimd,
+        a64::ldp_stnp,
+    ),
     #[cfg(target_arch = "aarch64")]
-    k("a64-stp-fill", "A64 fill (STP, 64 bytes)", FILL, ANY, a64::stp_fill),
+    k(
+        "a64-stp-fill",
+        "A64 fill (STP, 64 bytes)",
+        FILL,
+        ANY,
+        a64::stp_fill,
+    ),
     #[cfg(target_arch = "aarch64")]
-    k("a64-st1-fill", "A64 SIMD fill (ST1, 64 bytes)", FILL, Needs::Asimd, a64::st1_fill),
+    k(
+        "a64-st1-fill",
+        "A64 SIMD fill (ST1, 64 bytes)",
+        FILL,
+        Needs::Asimd,
+        a64::st1_fill,
+    ),
     #[cfg(target_arch = "aarch64")]
-    k("a64-stnp-fill", "A64 fill, non-temporal stores (STNP)", FILL, Needs::Asimd, a64::stnp_fill),
+    k(
+        "a64-stnp-fill",
+        "A64 fill, non-temporal stores (STNP)",
+        FILL,
+        Needs::Asimd,
+        a64::stnp_fill,
+    ),
     #[cfg(target_arch = "x86_64")]
-    k("x86-rep-movsb", "x86 copy (REP MOVSB)", COPY, ANY, x86::rep_movsb),
+    k(
+        "x86-rep-movsb",
+        "x86 copy (REP MOVSB)",
+        COPY,
+        ANY,
+        x86::rep_movsb,
+    ),
     #[cfg(target_arch = "x86_64")]
-    k("x86-rep-stosb", "x86 fill (REP STOSB)", FILL, ANY, x86::rep_stosb),
+    k(
+        "x86-rep-stosb",
+        "x86 fill (REP STOSB)",
+        FILL,
+        ANY,
+        x86::rep_stosb,
+    ),
     #[cfg(target_arch = "x86_64")]
-    k("x86-sse2-movntdq", "SSE2 copy, non-temporal stores (MOVNTDQ)", COPY, ANY, x86::movntdq),
+    k(
+        "x86-sse2-movntdq",
+        "SSE2 copy, non-temporal stores (MOVNTDQ)",
+        COPY,
+        ANY,
+        x86::movntdq,
+    ),
 ];
 
 /// `memcpy(3)` of the binary's libc: slice copies lower to a `memcpy` call.
@@ -211,7 +314,9 @@ fn libc_memset(dst: &mut [u8], _: &[u8]) -> u64 {
 /// Every 64-bit word read and summed: the sum is returned, so the loads stay.
 fn read_u64(_: &mut [u8], src: &[u8]) -> u64 {
     let sum = src.chunks_exact(8).fold(0u64, |a, w| {
-        a.wrapping_add(u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]))
+        a.wrapping_add(u64::from_le_bytes([
+            w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7],
+        ]))
     });
     std::hint::black_box(sum)
 }
@@ -590,7 +695,11 @@ mod tests {
             };
             match k.op {
                 MemOp::Copy => assert!(dst.bytes()[..len] == src.bytes()[..len], "{}", k.id),
-                MemOp::Fill => assert!(dst.bytes()[..len].iter().all(|&b| b == FILL_BYTE), "{}", k.id),
+                MemOp::Fill => assert!(
+                    dst.bytes()[..len].iter().all(|&b| b == FILL_BYTE),
+                    "{}",
+                    k.id
+                ),
                 MemOp::Read => {
                     let want = src.bytes()[..len].chunks_exact(8).fold(0u64, |a, w| {
                         a.wrapping_add(u64::from_le_bytes(w.try_into().unwrap()))
@@ -598,10 +707,24 @@ mod tests {
                     assert_eq!(sum, want, "{}", k.id);
                 }
             }
-            assert_eq!(dst.bytes()[len..], guard[..], "{} wrote past the buffer", k.id);
+            assert_eq!(
+                dst.bytes()[len..],
+                guard[..],
+                "{} wrote past the buffer",
+                k.id
+            );
             ran += 1;
         }
         assert!(ran >= 3, "only {ran} kernels ran");
+        // Under qemu-arm -cpu cortex-a7 (tests/arm32_units) AT_HWCAP has NEON: its
+        // kernels ran above.
+        #[cfg(bb_armv7)]
+        if feats.iter().any(|f| f == "neon") {
+            assert_eq!(
+                ran, 9,
+                "ARMv7 with NEON: libc x 2, read, LDM/STM, VFP, STM, STRD, NEON x 2"
+            );
+        }
         #[cfg(target_arch = "x86_64")]
         assert_eq!(ran, 6);
     }

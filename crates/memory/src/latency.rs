@@ -157,7 +157,10 @@ mod tests {
         assert_eq!(visited.len(), slots);
         assert_eq!(i, start);
         assert_eq!(chase(&block, start, slots as u64), start, "a whole lap");
-        assert_eq!(chase(&block, start, 2 * slots as u64 + 8), chase(&block, start, 8));
+        assert_eq!(
+            chase(&block, start, 2 * slots as u64 + 8),
+            chase(&block, start, 8)
+        );
         let h = half_lap(&block, start);
         assert_eq!(chase(&block, start, (slots / 2) as u64), h);
         let (a, b) = chase_two(&block, start, h, slots as u64);
@@ -166,7 +169,13 @@ mod tests {
 
     #[test]
     fn the_order_depends_on_the_seed() {
-        assert_ne!(single_cycle(64, &mut Rng::new(1)), single_cycle(64, &mut Rng::new(2)));
-        assert_eq!(single_cycle(64, &mut Rng::new(3)), single_cycle(64, &mut Rng::new(3)));
+        assert_ne!(
+            single_cycle(64, &mut Rng::new(1)),
+            single_cycle(64, &mut Rng::new(2))
+        );
+        assert_eq!(
+            single_cycle(64, &mut Rng::new(3)),
+            single_cycle(64, &mut Rng::new(3))
+        );
     }
 }

@@ -158,7 +158,10 @@ mod tests {
     fn hz_is_the_extra_adds_over_the_extra_time() {
         // 1 GHz with a 2 ns loop overhead per iteration, 1000 iterations:
         // short 64k adds in 64 us + 2 us, long 192k adds in 192 us + 2 us.
-        assert_eq!(hz_from(64_000, 66_000, 192_000, 194_000), Some(1_000_000_000));
+        assert_eq!(
+            hz_from(64_000, 66_000, 192_000, 194_000),
+            Some(1_000_000_000)
+        );
         assert_eq!(hz_from(64_000, 66_000, 192_000, 66_000), None);
         assert_eq!(hz_from(64_000, 66_000, 1, 100_000), None);
     }

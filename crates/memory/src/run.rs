@@ -7,8 +7,8 @@ use std::sync::Barrier;
 
 use benchboot_plan::MemoryPlan;
 use benchboot_results::memory::{
-    BandwidthSample, BandwidthTest, ClockCheck, Cores, CpuFacts, LatencyRow, LatencyTable,
-    MemOp, MemoryResults, Pages,
+    BandwidthSample, BandwidthTest, ClockCheck, Cores, CpuFacts, LatencyRow, LatencyTable, MemOp,
+    MemoryResults, Pages,
 };
 
 use crate::kernels::{self, Buffer, Kernel, FILL_BYTE};
@@ -43,7 +43,12 @@ pub fn run(plan: &MemoryPlan, proc: &Path, sys: &Path) -> Outcome {
         "assumed 1 MiB: the kernel exports no cache sizes".to_owned(),
     ));
     let mem_total = cpu::mem_total(&read(&proc.join("meminfo"))).unwrap_or(512 << 20);
-    let sz = sizing::size(llc_bytes, mem_total, cpus.len() as u32, plan.latency_max_bytes);
+    let sz = sizing::size(
+        llc_bytes,
+        mem_total,
+        cpus.len() as u32,
+        plan.latency_max_bytes,
+    );
     let (runnable, missing): (Vec<&Kernel>, Vec<&Kernel>) =
         kernels::all().iter().partition(|k| k.runs_on(&features));
     let cpu_facts = CpuFacts {
@@ -84,8 +89,11 @@ pub fn run(plan: &MemoryPlan, proc: &Path, sys: &Path) -> Outcome {
             bandwidth.push(t);
         }
         if plan.per_core && cpus.len() > 1 {
-            let libc: Vec<&Kernel> =
-                runnable.iter().copied().filter(|k| k.id.starts_with("libc-")).collect();
+            let libc: Vec<&Kernel> = runnable
+                .iter()
+                .copied()
+                .filter(|k| k.id.starts_with("libc-"))
+                .collect();
             for &c in &cpus[1..] {
                 if let Err(e) = cpu::pin(c) {
                     problems.push(format!("{e}: CPU {c} not measured"));
@@ -104,7 +112,14 @@ pub fn run(plan: &MemoryPlan, proc: &Path, sys: &Path) -> Outcome {
                     .unwrap_or(min_ns);
                 let passes = timing::passes_for(min_ns, pass_ns);
                 let per = sz.all_cores_buffer_bytes as usize;
-                bandwidth.push(all_cores(k, &cpus, per, passes, plan.samples, &mut problems));
+                bandwidth.push(all_cores(
+                    k,
+                    &cpus,
+                    per,
+                    passes,
+                    plan.samples,
+                    &mut problems,
+                ));
             }
             let _ = cpu::pin(first);
         }
@@ -181,6 +196,9 @@ fn check_pass(k: &Kernel, src: &Buffer, dst: &Buffer) -> Option<String> {
     ))
 }
 
+/// One all-cores thread's (start, end) ns per sample, and why it ran unpinned, if so.
+type ThreadRun = (Vec<(u64, u64)>, Option<String>);
+
 /// One thread per CPU, each pinned with its own buffers; each sample starts them
 /// together (a barrier) and runs `passes` passes on each.
 fn all_cores(
@@ -193,7 +211,7 @@ fn all_cores(
 ) -> BandwidthTest {
     let samples = samples.max(1);
     let barrier = Barrier::new(cpus.len());
-    let spans: Vec<(Vec<(u64, u64)>, Option<String>)> = std::thread::scope(|s| {
+    let spans: Vec<ThreadRun> = std::thread::scope(|s| {
         let handles: Vec<_> = cpus
             .iter()
             .map(|&c| {
@@ -220,7 +238,10 @@ fn all_cores(
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| (Vec::new(), Some("thread panicked".into()))))
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| (Vec::new(), Some("thread panicked".into())))
+            })
             .collect()
     });
     for (_, p) in &spans {
@@ -228,11 +249,22 @@ fn all_cores(
             problems.push(format!("{} on all cores: {p}", k.id));
         }
     }
-    let threads = spans.iter().filter(|(s, _)| s.len() == samples as usize).count() as u64;
+    let threads = spans
+        .iter()
+        .filter(|(s, _)| s.len() == samples as usize)
+        .count() as u64;
     let samples = (0..samples as usize)
         .filter_map(|i| {
-            let t0 = spans.iter().filter_map(|(s, _)| s.get(i)).map(|x| x.0).min()?;
-            let t1 = spans.iter().filter_map(|(s, _)| s.get(i)).map(|x| x.1).max()?;
+            let t0 = spans
+                .iter()
+                .filter_map(|(s, _)| s.get(i))
+                .map(|x| x.0)
+                .min()?;
+            let t1 = spans
+                .iter()
+                .filter_map(|(s, _)| s.get(i))
+                .map(|x| x.1)
+                .max()?;
             Some(BandwidthSample {
                 bytes: threads * passes * bytes as u64,
                 ns: t1.saturating_sub(t0).max(1),
@@ -249,7 +281,12 @@ fn all_cores(
 }
 
 /// The latency table over blocks 1 KiB .. `max` on CPU `core` (this thread, pinned).
-fn latency_table(plan: &MemoryPlan, max: u64, pages: Pages, core: u32) -> Result<LatencyTable, String> {
+fn latency_table(
+    plan: &MemoryPlan,
+    max: u64,
+    pages: Pages,
+    core: u32,
+) -> Result<LatencyTable, String> {
     const WORD: usize = std::mem::size_of::<usize>();
     const HUGE: usize = 2 << 20;
     let words = max as usize / WORD;
@@ -268,9 +305,11 @@ fn latency_table(plan: &MemoryPlan, max: u64, pages: Pages, core: u32) -> Result
     // The baseline: one slot pointing at itself, an L1 hit every time.
     buf[0] = 0;
     let baseline_ns = (0..repeats)
-        .map(|_| time(&mut || {
-            latency::chase(&buf[..SLOT / WORD], 0, reads);
-        }))
+        .map(|_| {
+            time(&mut || {
+                latency::chase(&buf[..SLOT / WORD], 0, reads);
+            })
+        })
         .collect();
     let mut rows = Vec::new();
     let mut block = 1024u64;
@@ -330,7 +369,9 @@ fn advise(buf: &mut [usize], huge: bool) -> Result<(), String> {
     let r = unsafe { rustix::mm::madvise(aligned as *mut _, end - aligned, advice) };
     match (r, huge) {
         (Ok(()), _) => Ok(()),
-        (Err(e), true) => Err(format!("latency with huge pages not run: madvise(MADV_HUGEPAGE): {e}")),
+        (Err(e), true) => Err(format!(
+            "latency with huge pages not run: madvise(MADV_HUGEPAGE): {e}"
+        )),
         // A kernel without THP refuses NOHUGEPAGE: base pages are all it has.
         (Err(_), false) => Ok(()),
     }
@@ -358,20 +399,47 @@ mod tests {
         let o = run(&plan, Path::new("/proc"), Path::new("/sys"));
         let r = &o.results;
         assert!(r.problems.is_empty(), "{:?}", r.problems);
-        assert_eq!(r.cpu.kernels.len(), kernels::all().iter().filter(|k| k.runs_on(&r.cpu.features)).count());
-        let one: Vec<_> = r.bandwidth.iter().filter(|t| matches!(t.cores, Cores::One(c) if c == cpu::allowed_cpus()[0])).collect();
+        assert_eq!(
+            r.cpu.kernels.len(),
+            kernels::all()
+                .iter()
+                .filter(|k| k.runs_on(&r.cpu.features))
+                .count()
+        );
+        let one: Vec<_> = r
+            .bandwidth
+            .iter()
+            .filter(|t| matches!(t.cores, Cores::One(c) if c == cpu::allowed_cpus()[0]))
+            .collect();
         assert_eq!(one.len(), r.cpu.kernels.len());
         for t in &r.bandwidth {
             assert_eq!(t.samples.len(), 2, "{}", t.kernel);
             assert!(t.samples.iter().all(|s| s.bytes > 0 && s.ns > 0), "{t:?}");
         }
         if r.cpu.cores > 1 {
-            assert!(r.bandwidth.iter().any(|t| t.cores == Cores::All(r.cpu.cores)));
+            assert!(r
+                .bandwidth
+                .iter()
+                .any(|t| t.cores == Cores::All(r.cpu.cores)));
         }
         let lat = &r.latency[0];
         let blocks: Vec<u64> = lat.rows.iter().map(|r| r.block_bytes).collect();
-        assert_eq!(blocks, [1 << 10, 2 << 10, 4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10]);
-        assert!(lat.rows.iter().all(|r| r.single_ns.len() == 2 && r.dual_ns.len() == 2));
+        assert_eq!(
+            blocks,
+            [
+                1 << 10,
+                2 << 10,
+                4 << 10,
+                8 << 10,
+                16 << 10,
+                32 << 10,
+                64 << 10
+            ]
+        );
+        assert!(lat
+            .rows
+            .iter()
+            .all(|r| r.single_ns.len() == 2 && r.dual_ns.len() == 2));
         assert_eq!(o.clock_checks.len(), 2);
         assert_eq!(o.clock_checks[0].at, "before-memory");
     }
@@ -381,13 +449,19 @@ mod tests {
         let mut src = Buffer::new(4096, 0);
         src.stamp(1);
         let mut dst = Buffer::new(4096, 64);
-        let memcpy = kernels::all().iter().find(|k| k.id == "libc-memcpy").unwrap();
+        let memcpy = kernels::all()
+            .iter()
+            .find(|k| k.id == "libc-memcpy")
+            .unwrap();
         memcpy.run(dst.bytes_mut(), src.bytes());
         assert_eq!(check_pass(memcpy, &src, &dst), None);
         dst.bytes_mut()[777] ^= 1;
         let p = check_pass(memcpy, &src, &dst).unwrap();
         assert!(p.contains("byte 777"), "{p}");
-        let memset = kernels::all().iter().find(|k| k.id == "libc-memset").unwrap();
+        let memset = kernels::all()
+            .iter()
+            .find(|k| k.id == "libc-memset")
+            .unwrap();
         memset.run(dst.bytes_mut(), &[]);
         assert_eq!(check_pass(memset, &src, &dst), None);
         dst.bytes_mut()[0] = 0;

@@ -49,7 +49,10 @@ pub fn size(llc: u64, mem_total: u64, cores: u32, latency_max: u64) -> Sizing {
         );
     }
     if all < want && cores > 1 {
-        why += &format!("; {} MiB per thread on all {cores} cores at once", all / MIB);
+        why += &format!(
+            "; {} MiB per thread on all {cores} cores at once",
+            all / MIB
+        );
     }
     for (b, what) in [(one, "one-core"), (all, "all-cores")] {
         if b < 4 * llc {
@@ -91,7 +94,11 @@ mod tests {
         let s = size(512 << 10, 948 * MIB, 4, 64 * MIB);
         assert_eq!(s.buffer_bytes, 32 * MIB);
         assert_eq!(s.all_cores_buffer_bytes, 29 * MIB, "237 MiB / 8 buffers");
-        assert!(s.why.contains("29 MiB per thread on all 4 cores"), "{}", s.why);
+        assert!(
+            s.why.contains("29 MiB per thread on all 4 cores"),
+            "{}",
+            s.why
+        );
         assert!(!s.why.contains("below 4 x LLC"), "{}", s.why);
     }
 

@@ -95,7 +95,13 @@ pub(crate) mod tests {
             clock.advance(30);
         });
         assert_eq!(calls.get(), 32);
-        assert_eq!(s, BandwidthSample { bytes: 31 * 64, ns: 930 });
+        assert_eq!(
+            s,
+            BandwidthSample {
+                bytes: 31 * 64,
+                ns: 930
+            }
+        );
         assert_eq!(passes_for(500, 30), 31, "the same count as the sample ran");
         assert_eq!(passes_for(500, 1000), 1);
         assert_eq!(passes_for(0, 0), 1);
@@ -105,7 +111,13 @@ pub(crate) mod tests {
     fn a_pass_slower_than_the_least_time_is_one_pass() {
         let clock = MockClock::default();
         let s = sample(&mut clock.clone(), 100, 1 << 20, || clock.advance(250));
-        assert_eq!(s, BandwidthSample { bytes: 1 << 20, ns: 250 });
+        assert_eq!(
+            s,
+            BandwidthSample {
+                bytes: 1 << 20,
+                ns: 250
+            }
+        );
         assert!((s.mb_per_s() - (1u64 << 20) as f64 * 1e3 / 250.0).abs() < 1e-6);
     }
 }

@@ -229,8 +229,15 @@ mod tests {
         assert_eq!(names, ["memory", "storage", "random", "verify"]);
         // 16 tests x 5 samples x 2 x 0.5 s; latency 17 blocks x (single + dual) + the
         // baseline, x 2 page kinds x 3 repeats x 4 M reads at 400 ns.
-        assert_eq!(steps[0].at_most_ms, 80_000 + 35 * 2 * 3 * 4_000_000 * 400 / 1_000_000);
-        assert!(steps[0].what.contains("latency 1 KiB .. 64 MiB"), "{}", steps[0].what);
+        assert_eq!(
+            steps[0].at_most_ms,
+            80_000 + 35 * 2 * 3 * 4_000_000 * 400 / 1_000_000
+        );
+        assert!(
+            steps[0].what.contains("latency 1 KiB .. 64 MiB"),
+            "{}",
+            steps[0].what
+        );
         let steps = &steps[1..];
         // 1 target x 2 modes x 2 sizes x 1 rep x 2 directions x 2 s.
         assert_eq!(steps[0].at_most_ms, 16_000);

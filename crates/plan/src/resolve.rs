@@ -607,9 +607,8 @@ pub fn resolve(
     }
 
     if let Some(m) = &merged.memory {
-        plan.memory = memory(m, own.memory.as_ref(), base.memory).map_err(|(k, sp, msg)| {
-            err(&format!("memory.{k}"), sp, msg)
-        })?;
+        plan.memory = memory(m, own.memory.as_ref(), base.memory)
+            .map_err(|(k, sp, msg)| err(&format!("memory.{k}"), sp, msg))?;
     }
 
     plan.commands = merged
@@ -634,13 +633,15 @@ pub fn resolve(
     Ok(plan)
 }
 
-/// `[memory]` over the base plan's memory step (the hardware default when it has none),
-/// or `(key, span in this file, why)`.
+/// A refusal of a `[memory]` key: (key, its span in this file, why).
+type MemoryRefusal = (&'static str, Option<std::ops::Range<usize>>, String);
+
+/// `[memory]` over the base plan's memory step (the hardware default when it has none).
 fn memory(
     m: &crate::file::MemorySection,
     own: Option<&crate::file::MemorySection>,
     base: Option<MemoryPlan>,
-) -> Result<Option<MemoryPlan>, (&'static str, Option<std::ops::Range<usize>>, String)> {
+) -> Result<Option<MemoryPlan>, MemoryRefusal> {
     if !m.enabled.unwrap_or(true) {
         return Ok(None);
     }

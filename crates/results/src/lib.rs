@@ -479,12 +479,20 @@ impl RunResults {
         if let Some(m) = &self.memory {
             for (i, t) in m.bandwidth.iter().enumerate() {
                 for (j, s) in t.samples.iter().enumerate() {
-                    timed(&format!("memory.bandwidth[{i}].samples[{j}]"), s.bytes, "bytes", s.ns)?;
+                    timed(
+                        &format!("memory.bandwidth[{i}].samples[{j}]"),
+                        s.bytes,
+                        "bytes",
+                        s.ns,
+                    )?;
                 }
             }
             for (i, t) in m.latency.iter().enumerate() {
                 if t.reads == 0 {
-                    return bad(format!("memory.latency[{i}].reads"), "0 reads per repeat".into());
+                    return bad(
+                        format!("memory.latency[{i}].reads"),
+                        "0 reads per repeat".into(),
+                    );
                 }
                 for (j, r) in t.rows.iter().enumerate() {
                     if let Some(0) = r.single_ns.iter().chain(&r.dual_ns).min() {

@@ -115,9 +115,10 @@ impl BandwidthTest {
     /// standard deviation as a percentage of it (its "(0.3%)"); `None` without samples.
     pub fn best_and_spread(&self) -> Option<(f64, f64)> {
         let speeds: Vec<f64> = self.samples.iter().map(BandwidthSample::mb_per_s).collect();
-        let best = speeds.iter().copied().fold(None, |m: Option<f64>, s| {
-            Some(m.map_or(s, |m| m.max(s)))
-        })?;
+        let best = speeds
+            .iter()
+            .copied()
+            .fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.max(s))))?;
         let n = speeds.len() as f64;
         let spread = if speeds.len() < 2 || best <= 0.0 {
             0.0
@@ -181,6 +182,19 @@ impl LatencyTable {
 }
 
 fn per_read(ns: &[u64], reads: u64) -> Option<f64> {
+    fastest_per_read_ns(ns, reads)
+}
+
+/// ns per read of each repeat (its ns / `reads`), in the order run; empty for 0 reads.
+pub fn per_read_ns(ns: &[u64], reads: u64) -> Vec<f64> {
+    if reads == 0 {
+        return Vec::new();
+    }
+    ns.iter().map(|&n| n as f64 / reads as f64).collect()
+}
+
+/// ns per read of the fastest repeat; `None` without repeats or for 0 reads.
+pub fn fastest_per_read_ns(ns: &[u64], reads: u64) -> Option<f64> {
     let min = *ns.iter().min()?;
     (reads > 0).then(|| min as f64 / reads as f64)
 }
@@ -263,7 +277,11 @@ mod tests {
     #[test]
     fn best_is_the_fastest_sample_and_spread_its_stddev_share() {
         // 1000, 900, 800 MB/s: mean 900, sample stddev 100 -> 10 % of the best.
-        let t = test(&[(1_000_000_000, 1_000_000_000), (900_000, 1_000_000), (800, 1_000)]);
+        let t = test(&[
+            (1_000_000_000, 1_000_000_000),
+            (900_000, 1_000_000),
+            (800, 1_000),
+        ]);
         let (best, spread) = t.best_and_spread().unwrap();
         assert!((best - 1000.0).abs() < 1e-9, "{best}");
         assert!((spread - 10.0).abs() < 1e-9, "{spread}");

@@ -73,6 +73,14 @@ fn labels(k: &Key) -> (Vec<&'static str>, Vec<String>) {
             vec!["link", "direction"],
             vec![link(), direction_label(&k.direction)],
         ),
+        Section::MemoryBandwidth => (
+            vec!["test", "kernel"],
+            vec![k.direction.clone(), k.mode.clone()],
+        ),
+        Section::MemoryLatency => (
+            vec!["block size"],
+            vec![block_size_label(k.block_size_bytes)],
+        ),
     }
 }
 
@@ -100,6 +108,18 @@ fn group_title(k: &Key) -> String {
             "Board CPU during TCP runs: softirq, % of all CPU time".into()
         }
         Section::Http => "HTTP GET of an object in RAM, Mbit/s".into(),
+        Section::MemoryBandwidth => format!(
+            "Memory bandwidth, MB/s (10^6 B/s), best sample, {}",
+            if k.target.is_empty() {
+                "the first CPU"
+            } else {
+                &k.target
+            }
+        ),
+        Section::MemoryLatency => format!(
+            "Memory latency, {} pages, {} random read: ns per read over L1, fastest repeat",
+            k.mode, k.direction
+        ),
     }
 }
 
@@ -261,6 +281,20 @@ pub fn document(c: &Comparison) -> Doc {
              whether a difference exceeds the run-to-run spread.",
         );
     }
+    let memory = |r: &&Row| {
+        matches!(
+            r.key.section,
+            Section::MemoryBandwidth | Section::MemoryLatency
+        )
+    };
+    if c.rows.iter().any(|r| memory(&r)) {
+        legend.push_str(
+            "\nMemory cells: tinymembench's figure, the best sample (MB/s) or the fastest \
+             repeat (ns over L1), with the min–max of all samples or repeats; a memory \
+             reference is one entry per published run, its clock, kernel and source in \
+             Entries.",
+        );
+    }
     if c.entries.iter().any(|e| e.kind == "reference") {
         legend.push_str(
             "\nReferences are published figures of other boards (dd, wget, iperf; storage \
@@ -404,7 +438,8 @@ pub fn references_text(format: Format) -> Result<String> {
                 "Built-in references (benchboot compare --reference NAME)".into(),
             ));
             d.push(Block::Text(
-                "Published measurements of other people's boards (2014–2019), not ground truth."
+                "Published measurements of other people's boards (2014–2019; memory: sbc-bench \
+                 results), not ground truth."
                     .into(),
             ));
             let mut g = Grid::new(vec!["name".into(), "kind".into(), "what".into()]);

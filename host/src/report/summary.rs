@@ -10,6 +10,7 @@ use benchboot_results::{
 };
 use serde::{Deserialize, Serialize};
 
+pub mod memory;
 pub mod wifi;
 
 use crate::context::{context, warnings, Context, Warning, EMULATED_NOTICE};
@@ -41,6 +42,12 @@ pub struct ReportJson {
     /// Board health before and after every step, with what was flagged during it.
     #[serde(default)]
     pub health: Vec<HealthStep>,
+    /// The memory step (tinymembench's figures); absent when the run has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<memory::MemorySummary>,
+    /// The CPU clock checks, MHz; absent when the run has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clock_checks: Vec<memory::ClockCell>,
 }
 
 /// One step's health: the snapshots and the conditions they flag.
@@ -496,6 +503,7 @@ pub fn summary(r: &RunResults) -> ReportJson {
             .collect(),
         wifi: wifi::wifi_summary(n, r.emulated),
     };
+    let (mem, clock_checks) = memory::of_run(r);
     ReportJson {
         kind: "benchboot-report".into(),
         version: 1,
@@ -521,5 +529,7 @@ pub fn summary(r: &RunResults) -> ReportJson {
             })
             .collect(),
         health: r.health.iter().map(HealthStep::of).collect(),
+        memory: mem,
+        clock_checks,
     }
 }

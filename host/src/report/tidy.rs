@@ -11,6 +11,8 @@ use benchboot_results::{
 };
 use serde::{Deserialize, Serialize};
 
+mod memory;
+
 /// One measurement. Empty cells (`None`, `""`) mean "does not apply to this section".
 ///
 /// Sections: `storage` (one pass: `repetition` 0-based), `device-read` (`direction`
@@ -22,6 +24,17 @@ use serde::{Deserialize, Serialize};
 /// `min_*` / `max_*` beside them; a skipped entry's reason in `note`), `verify` (`ns` 0,
 /// `note` says ok or where it mismatched). Network rows name their link (gadget
 /// function, wired link or WiFi entry) in `target`.
+///
+/// Memory sections ([`memory`]): `memory-sample` (one bandwidth sample: `target` the
+/// core set `cpu0` / `all4`, `mode` the kernel id, `direction` copy/fill/read,
+/// `repetition` the sample index, `bytes`, `ns`, `mb_per_s` (10^6 B/s), `mib_per_s`;
+/// `note` the tinymembench label), `memory-bandwidth` (one kernel on one core set:
+/// `mb_per_s` the best sample's, `spread_pct`), `memory-latency` (one block size of one
+/// page kind: `target` base/huge, `block_size_bytes`, `reads`, `ns` of the fastest
+/// single repeat, `latency_single_ns` / `latency_dual_ns` over L1 and the raw
+/// `single_ns_per_read` / `dual_ns_per_read`; the L1 baseline as `direction`
+/// `baseline`), `clock` (one clock check: `target` when, `measured_mhz`, `cpufreq_mhz`,
+/// `firmware_mhz`, `note` the mismatches).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TidyRow {
     pub run_id: String,
@@ -138,6 +151,31 @@ pub struct TidyRow {
     /// WiFi: other BSSs overlapping the entry's channel.
     #[serde(default)]
     pub neighbours_on_channel: Option<usize>,
+    /// Memory bandwidth: the samples' standard deviation as a percentage of the best
+    /// sample's MB/s (tinymembench's "(0.3%)").
+    #[serde(default)]
+    pub spread_pct: Option<f64>,
+    /// Memory latency: dependent reads per repeat.
+    #[serde(default)]
+    pub reads: Option<u64>,
+    /// Memory latency: ns per read over the L1 baseline of the fastest repeat, one chain
+    /// and two interleaved (tinymembench's single / dual random read).
+    #[serde(default)]
+    pub latency_single_ns: Option<f64>,
+    #[serde(default)]
+    pub latency_dual_ns: Option<f64>,
+    /// Memory latency: raw ns per read of the fastest repeat (baseline included).
+    #[serde(default)]
+    pub single_ns_per_read: Option<f64>,
+    #[serde(default)]
+    pub dual_ns_per_read: Option<f64>,
+    /// Clock: the calibrated loop's figure, cpufreq's and the firmware's, MHz (10^6 Hz).
+    #[serde(default)]
+    pub measured_mhz: Option<f64>,
+    #[serde(default)]
+    pub cpufreq_mhz: Option<f64>,
+    #[serde(default)]
+    pub firmware_mhz: Option<f64>,
 }
 
 impl TidyRow {
@@ -196,6 +234,15 @@ impl TidyRow {
             tx_retries: None,
             tx_failed: None,
             neighbours_on_channel: None,
+            spread_pct: None,
+            reads: None,
+            latency_single_ns: None,
+            latency_dual_ns: None,
+            single_ns_per_read: None,
+            dual_ns_per_read: None,
+            measured_mhz: None,
+            cpufreq_mhz: None,
+            firmware_mhz: None,
         }
     }
 
@@ -246,9 +293,10 @@ pub fn net_dir_name(d: NetDirection) -> &'static str {
     }
 }
 
-/// Every measurement of `r` as a tidy row, in the document's order.
+/// Every measurement of `r` as a tidy row, in the document's order (memory first, as
+/// PID 1 runs it).
 pub fn rows(r: &RunResults) -> Vec<TidyRow> {
-    let mut out = Vec::new();
+    let mut out = memory::memory_rows(r);
     for m in &r.storage {
         let scope = HealthScope::Storage {
             target: m.target.clone(),

@@ -18,6 +18,7 @@ mod field_test_hil;
 mod flash_devices;
 mod flash_diskutil;
 mod flash_write;
+mod memory_cli;
 mod peer_wifi;
 mod plan_write;
 mod prepare_disk;

@@ -52,7 +52,7 @@ fn a_plan_goes_onto_a_card_image_and_a_bad_one_does_not() {
     let quick = PlanText::from_arg("quick").unwrap();
     let said = write(&path, &quick).unwrap();
     assert!(
-        said.contains("qemu-virt-arm64") && said.contains("quick v2"),
+        said.contains("qemu-virt-arm64") && said.contains("quick v3"),
         "{said}"
     );
     assert_eq!(card_plan(&path), quick.text);
@@ -131,7 +131,12 @@ fn plan_check_prints_every_step_with_its_bound() {
         text.contains("x 2 modes x 18 sizes (8 B .. 1 MiB) x 3 reps, <= 64 MiB or 10 s"),
         "{text}"
     );
-    assert!(text.contains("total: at most 5 h 24 min"), "{text}");
+    assert!(
+        text.contains("10 s per cell and direction (write, read): at most 5 h 24 min"),
+        "{text}"
+    );
+    // + the memory step's bound (MemoryPlan::HARDWARE: 6 min 56 s).
+    assert!(text.contains("total: at most 5 h 30 min"), "{text}");
     assert!(text.contains("optional targets"), "{text}");
 }
 

@@ -53,7 +53,10 @@ fn every_preset_resolves_and_names_itself() {
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         // quick v3 added its short memory step.
         let version = if name == "quick" { 3 } else { 2 };
-        assert_eq!(p.source.preset.as_deref(), Some(&*format!("{name} v{version}")));
+        assert_eq!(
+            p.source.preset.as_deref(),
+            Some(&*format!("{name} v{version}"))
+        );
         assert_eq!(p.source.sha256.len(), 64);
         assert_eq!(p.source.text, text);
     }
@@ -109,7 +112,10 @@ fn quick_is_short() {
     assert_eq!(p.storage.random.as_ref().unwrap().targets, ["raw"]);
     assert_eq!(p.network.tests.as_ref().unwrap().duration_ms, 5_000);
     let m = p.memory.unwrap();
-    assert_eq!((m.samples, m.latency_reads, m.latency_repeats), (3, 1_000_000, 1));
+    assert_eq!(
+        (m.samples, m.latency_reads, m.latency_repeats),
+        (3, 1_000_000, 1)
+    );
     let bound = crate::estimate::total_ms(&crate::estimate::estimate(&p));
     assert!(bound < 15 * 60_000, "quick's bound is {bound} ms");
 }
@@ -496,10 +502,20 @@ mod wifi {
 fn the_memory_step_is_on_by_default_tuned_by_memory_and_off_with_enabled_false() {
     let p = run("").unwrap();
     assert_eq!(p.memory, Some(crate::MemoryPlan::HARDWARE));
-    let p = run("[memory]\nsample = \"1 s\"\nsamples = 3\nlatency-max = \"16 MiB\"\nhuge-pages = false\n").unwrap();
+    let p = run(
+        "[memory]\nsample = \"1 s\"\nsamples = 3\nlatency-max = \"16 MiB\"\nhuge-pages = false\n",
+    )
+    .unwrap();
     let m = p.memory.unwrap();
-    assert_eq!((m.sample_ms, m.samples, m.latency_max_bytes, m.huge_pages), (1000, 3, 16 << 20, false));
-    assert_eq!(m.latency_reads, crate::MemoryPlan::HARDWARE.latency_reads, "untouched keys keep the base's");
+    assert_eq!(
+        (m.sample_ms, m.samples, m.latency_max_bytes, m.huge_pages),
+        (1000, 3, 16 << 20, false)
+    );
+    assert_eq!(
+        m.latency_reads,
+        crate::MemoryPlan::HARDWARE.latency_reads,
+        "untouched keys keep the base's"
+    );
     assert_eq!(run("[memory]\nenabled = false\n").unwrap().memory, None);
     let e = run("[memory]\nlatency-max = \"3 MiB\"\n").unwrap_err();
     assert_eq!((e.line, e.key.as_str()), (Some(2), "memory.latency-max"));
