@@ -43,6 +43,10 @@ pub struct MemoryArgs {
     /// all at once.
     #[arg(long)]
     pub no_per_core: bool,
+    /// Each bandwidth buffer, MiB, instead of max(32 MiB, 4 x LLC): e.g. 32 to run at
+    /// tinymembench's size on a machine with a large L3 (then cache hits count).
+    #[arg(long)]
+    pub buffer_mib: Option<u64>,
     /// Save the results document (JSON, as `benchboot fetch` saves a board's) here.
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -69,6 +73,9 @@ impl MemoryArgs {
         if self.latency_reads == 0 {
             bail!("--latency-reads: must be at least 1");
         }
+        if self.buffer_mib == Some(0) {
+            bail!("--buffer-mib: must be at least 1 (MiB)");
+        }
         Ok(MemoryPlan {
             sample_ms: self.sample_ms,
             samples: self.samples,
@@ -76,6 +83,7 @@ impl MemoryArgs {
             latency_reads: self.latency_reads,
             huge_pages: !self.no_huge_pages,
             per_core: !self.no_per_core,
+            buffer_bytes: self.buffer_mib.map(|m| m << 20),
             ..MemoryPlan::HARDWARE
         })
     }
@@ -161,6 +169,7 @@ mod tests {
             latency_reads: 1000,
             no_huge_pages: true,
             no_per_core: true,
+            buffer_mib: None,
             out: None,
         }
     }
@@ -190,6 +199,14 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("--samples"), "{e}");
+        let p = MemoryArgs {
+            buffer_mib: Some(32),
+            ..args()
+        }
+        .plan()
+        .unwrap();
+        assert_eq!(p.buffer_bytes, Some(32 << 20));
+        assert_eq!(args().plan().unwrap().buffer_bytes, None);
     }
 
     /// A short run here: a host document with memory, the clock twice, no storage

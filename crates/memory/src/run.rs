@@ -43,12 +43,23 @@ pub fn run(plan: &MemoryPlan, proc: &Path, sys: &Path) -> Outcome {
         "assumed 1 MiB: the kernel exports no cache sizes".to_owned(),
     ));
     let mem_total = cpu::mem_total(&read(&proc.join("meminfo"))).unwrap_or(512 << 20);
-    let sz = sizing::size(
+    let mut sz = sizing::size(
         llc_bytes,
         mem_total,
         cpus.len() as u32,
         plan.latency_max_bytes,
     );
+    if let Some(b) = plan.buffer_bytes {
+        let b = b
+            .next_multiple_of(kernels::BLOCK as u64)
+            .max(kernels::BLOCK as u64);
+        sz.why = format!(
+            "{} KiB per buffer as asked (the plan's buffer size)",
+            b >> 10
+        );
+        sz.buffer_bytes = b;
+        sz.all_cores_buffer_bytes = b;
+    }
     let (runnable, missing): (Vec<&Kernel>, Vec<&Kernel>) =
         kernels::all().iter().partition(|k| k.runs_on(&features));
     let cpu_facts = CpuFacts {
@@ -395,6 +406,7 @@ mod tests {
             huge_pages: false,
             per_core: true,
             time_limit_ms: 60_000,
+            buffer_bytes: Some(1 << 20),
         };
         let o = run(&plan, Path::new("/proc"), Path::new("/sys"));
         let r = &o.results;

@@ -28,6 +28,11 @@ pub struct MemoryPlan {
     pub per_core: bool,
     /// Wall-clock limit of the whole memory worker, ms.
     pub time_limit_ms: u64,
+    /// Each bandwidth buffer, bytes, instead of the size from the LLC and MemTotal
+    /// (`benchboot memory --buffer-mib`, to run at another tool's size); `None` (every
+    /// built-in plan): max(32 MiB, 4 x LLC) within a quarter of MemTotal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_bytes: Option<u64>,
 }
 
 impl MemoryPlan {
@@ -43,6 +48,7 @@ impl MemoryPlan {
         huge_pages: true,
         per_core: true,
         time_limit_ms: 15 * 60 * 1000,
+        buffer_bytes: None,
     };
 
     /// The QEMU plans' memory step: every kernel and block size, short (TCG runs a
@@ -56,6 +62,7 @@ impl MemoryPlan {
         huge_pages: true,
         per_core: true,
         time_limit_ms: 10 * 60 * 1000,
+        buffer_bytes: None,
     };
 
     /// The bound on this step's duration, ms, for the plan's estimate, on a 4-core board:
