@@ -237,13 +237,22 @@ pub fn assert_memory(r: &RunResults, kernels: &[&str], cpus: u32, pages: &[&str]
     use benchboot_results::memory::{Cores, Pages};
     let m = r.memory.as_ref().expect("no memory results");
     assert!(m.problems.is_empty(), "memory problems: {:?}", m.problems);
-    assert_eq!(m.cpu.kernels, kernels, "kernels run (skipped: {:?})", m.cpu.kernels_skipped);
+    assert_eq!(
+        m.cpu.kernels, kernels,
+        "kernels run (skipped: {:?})",
+        m.cpu.kernels_skipped
+    );
     assert_eq!(m.cpu.cores, cpus);
     let mut sets = vec![];
     for t in &m.bandwidth {
         assert!(!t.samples.is_empty(), "{}: no samples", t.kernel);
         for s in &t.samples {
-            assert!(s.bytes >= m.buffer_bytes && s.ns > 0, "{} {:?}: {s:?}", t.kernel, t.cores);
+            assert!(
+                s.bytes >= m.buffer_bytes && s.ns > 0,
+                "{} {:?}: {s:?}",
+                t.kernel,
+                t.cores
+            );
         }
         sets.push((t.kernel.as_str(), t.cores));
     }
@@ -273,12 +282,25 @@ pub fn assert_memory(r: &RunResults, kernels: &[&str], cpus: u32, pages: &[&str]
         assert!(t.baseline_ns.iter().all(|&n| n > 0));
         for row in &t.rows {
             assert!(
-                !row.single_ns.is_empty() && row.single_ns.iter().chain(&row.dual_ns).all(|&n| n > 0),
+                !row.single_ns.is_empty()
+                    && row.single_ns.iter().chain(&row.dual_ns).all(|&n| n > 0),
                 "{row:?}"
             );
         }
     }
     let at: Vec<&str> = r.clock_checks.iter().map(|c| c.at.as_str()).collect();
-    assert_eq!(at, ["before-memory", "after-memory", "before-storage", "before-network"]);
-    assert!(r.clock_checks.iter().all(|c| c.measured_hz > 0), "{:?}", r.clock_checks);
+    assert_eq!(
+        at,
+        [
+            "before-memory",
+            "after-memory",
+            "before-storage",
+            "before-network"
+        ]
+    );
+    assert!(
+        r.clock_checks.iter().all(|c| c.measured_hz > 0),
+        "{:?}",
+        r.clock_checks
+    );
 }

@@ -56,15 +56,24 @@ fn rpi_zero_w_boots_measures_and_serves_results() {
     checks::assert_memory(
         &r,
         &[
-            "libc-memcpy", "libc-memset", "read-u64", "arm-ldm-stm", "arm-vldm-vstm",
-            "arm-stm-fill", "arm-strd-fill",
+            "libc-memcpy",
+            "libc-memset",
+            "read-u64",
+            "arm-ldm-stm",
+            "arm-vldm-vstm",
+            "arm-stm-fill",
+            "arm-strd-fill",
         ],
         1,
         &["base"],
     );
     let cpu = &r.memory.as_ref().unwrap().cpu;
     assert!(cpu.model.starts_with("ARM1176"), "{}", cpu.model);
-    assert!(cpu.features.contains(&"vfp".to_owned()) && !cpu.features.contains(&"neon".to_owned()), "{:?}", cpu.features);
+    assert!(
+        cpu.features.contains(&"vfp".to_owned()) && !cpu.features.contains(&"neon".to_owned()),
+        "{:?}",
+        cpu.features
+    );
     let targets: Vec<&str> = r
         .plan
         .storage

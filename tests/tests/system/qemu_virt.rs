@@ -92,14 +92,24 @@ fn virt_gadget_links_dhcp_and_network_tests() {
     checks::assert_memory(
         &r,
         &[
-            "libc-memcpy", "libc-memset", "read-u64", "a64-ldp-stp", "a64-ld1-st1",
-            "a64-ldp-stnp", "a64-stp-fill", "a64-st1-fill", "a64-stnp-fill",
+            "libc-memcpy",
+            "libc-memset",
+            "read-u64",
+            "a64-ldp-stp",
+            "a64-ld1-st1",
+            "a64-ldp-stnp",
+            "a64-stp-fill",
+            "a64-st1-fill",
+            "a64-stnp-fill",
         ],
         2,
         &["base", "huge"],
     );
     let cpu = &r.memory.as_ref().unwrap().cpu;
-    assert_eq!((cpu.arch.as_str(), cpu.model.as_str()), ("aarch64", "Cortex-A53"));
+    assert_eq!(
+        (cpu.arch.as_str(), cpu.model.as_str()),
+        ("aarch64", "Cortex-A53")
+    );
 
     // The namespace children were ended and reaped: only PID 1 is left.
     let after = r.census.iter().find(|c| c.at == "after-network").unwrap();
