@@ -776,6 +776,28 @@ mod tests {
     }
 
     #[test]
+    fn every_board_s_hardware_and_qemu_plans_have_the_memory_step() {
+        let layout = plan(&Spec::default()).unwrap();
+        let dir = benchboot_board::boards_dir();
+        let mut n = 0;
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(name) = name.strip_suffix(".toml") else {
+                continue;
+            };
+            let Ok(board) = load_board(name) else {
+                continue; // shared.toml, packages.lock.toml
+            };
+            let hw = hardware(&board, &layout, vec![], &PlanText::standard()).unwrap();
+            assert_eq!(hw.memory, Some(MemoryPlan::HARDWARE), "{name}");
+            let q = qemu(&board, &layout, vec![]);
+            assert_eq!(q.memory, Some(MemoryPlan::QEMU), "{name}");
+            n += 1;
+        }
+        assert!(n >= 8, "only {n} boards");
+    }
+
+    #[test]
     fn radio_boards_sweep_as_ap_on_hardware_and_virt_tests_its_stand_in() {
         let layout = plan(&Spec::default()).unwrap();
         let zero = load_board("rpi-zero-w").unwrap();
