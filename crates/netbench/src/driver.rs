@@ -28,6 +28,10 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 pub const SETUP_TIMEOUT: Duration = Duration::from_secs(20);
 /// How long the peer may take to report once the board's window closed.
 pub const END_TIMEOUT: Duration = Duration::from_secs(30);
+/// The slowest link an HTTP transfer is given time for, bytes/s (256 kbit/s): QEMU's
+/// full-speed usb-net behind its user network moves ~60 kB/s (0.5 Mbit/s, measured on
+/// the rpi-3b tier), slower still when several guests share the host's cores.
+pub const SLOWEST_TRANSFER: u64 = 32_000;
 /// How long streams may take to end on their own once stopped.
 pub const END_GRACE: Duration = Duration::from_secs(10);
 /// How long a reconnect may take after a test left the control connection out of step
@@ -286,10 +290,10 @@ impl Session {
         Ok(())
     }
 
-    /// How long the other end may take to move `bytes` (at 1 Mbit/s at least) plus a
-    /// minute.
+    /// How long the other end may take to move `bytes`: a minute plus the time at
+    /// [`SLOWEST_TRANSFER`] bytes/s. A guard against a hung peer, not a speed limit.
     fn transfer_timeout(bytes: u64) -> Duration {
-        Duration::from_secs(60 + bytes / 125_000)
+        Duration::from_secs(60 + bytes / SLOWEST_TRANSFER)
     }
 
     /// The board GETs `bytes` held in the peer's RAM (`host-to-board`).
