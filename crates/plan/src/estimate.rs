@@ -122,6 +122,19 @@ pub fn estimate(plan: &Plan) -> Vec<StepEstimate> {
             )),
         });
     }
+    if let Some(c) = &plan.card_check {
+        out.push(StepEstimate {
+            step: "card-check".into(),
+            what: format!(
+                "fake-capacity probe of the card's unpartitioned space (DESTRUCTIVE there), \
+                 resolution {}, {} past the card's cache",
+                fmt_bytes(c.resolution_bytes),
+                fmt_bytes(c.cache_flush_bytes)
+            ),
+            at_most_ms: c.estimate_ms(),
+            unbounded: None,
+        });
+    }
     for c in &plan.commands {
         out.push(StepEstimate {
             step: format!("command.{}", c.id),

@@ -43,6 +43,9 @@ pub struct PlanFile {
     pub storage: Option<StorageSection>,
     pub network: Option<NetworkSection>,
     pub memory: Option<MemorySection>,
+    /// The full-card check: destructive to the card's unpartitioned space, off unless
+    /// `enabled = true`.
+    pub card_check: Option<CardCheckSection>,
     /// Your own workloads, run in order after the storage steps.
     pub command: Option<Vec<CommandSection>>,
 }
@@ -66,6 +69,21 @@ pub struct MemorySection {
     pub huge_pages: Option<bool>,
     /// On multi-core boards, libc memcpy/memset on each core and on all at once too.
     pub per_core: Option<bool>,
+}
+
+/// `[card-check]`: the fake-capacity probe over the boot card's unpartitioned space
+/// (crates/plan/src/card_check.rs). Destructive there, so it runs only with
+/// `enabled = true`; the section without it is refused.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct CardCheckSection {
+    pub enabled: Option<Spanned<bool>>,
+    /// Resolution of the real-size estimate, a power of two from 4 KiB (default 1 MiB).
+    pub resolution: Option<Spanned<Bytes>>,
+    /// Data written past the card's own write cache before reading back (default 32 MiB).
+    pub cache_flush: Option<Bytes>,
+    /// Wall-clock limit of the check (default 20 min).
+    pub time_limit: Option<Millis>,
 }
 
 /// `[storage]`.
@@ -403,6 +421,7 @@ impl PlanFile {
             storage: merge_opt(self.storage, parent.storage, StorageSection::over),
             network: merge_opt(self.network, parent.network, NetworkSection::over),
             memory: merge_opt(self.memory, parent.memory, MemorySection::over),
+            card_check: merge_opt(self.card_check, parent.card_check, CardCheckSection::over),
             command: self.command.or(parent.command),
         }
     }
@@ -434,6 +453,13 @@ impl StorageSection {
             or_fields!(c, p; enabled, targets, block_size, region, duration, queue_depths);
             c
         });
+        self
+    }
+}
+
+impl CardCheckSection {
+    fn over(mut self, p: CardCheckSection) -> CardCheckSection {
+        or_fields!(self, p; enabled, resolution, cache_flush, time_limit);
         self
     }
 }

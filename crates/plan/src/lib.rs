@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod card_check;
 pub mod estimate;
 pub mod file;
 pub mod memory;
@@ -17,6 +18,7 @@ pub mod resolve;
 pub mod units;
 pub mod wifi;
 
+pub use card_check::CardCheckPlan;
 pub use file::{PlanFile, PlanFileError};
 pub use memory::MemoryPlan;
 pub use network::{
@@ -77,6 +79,10 @@ pub struct Plan {
     /// (plan file `[memory] enabled = false`, or plans before schema 1.9).
     #[serde(default)]
     pub memory: Option<MemoryPlan>,
+    /// The full-card check (the fake-capacity probe over the boot card's unpartitioned
+    /// space), after the storage steps; `None` (the default): not run. Schema 1.10.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub card_check: Option<CardCheckPlan>,
     /// How PID 1 bounds each benchmark worker and feeds the hardware watchdog
     /// (plans before schema 1.5 have none: the defaults).
     #[serde(default)]
@@ -536,6 +542,7 @@ impl Plan {
                 wifi: None,
             },
             memory: Some(MemoryPlan::HARDWARE),
+            card_check: None,
             supervision: Supervision::default(),
             faults: Vec::new(),
             commands: Vec::new(),
@@ -688,6 +695,10 @@ impl Plan {
         }
         network::check(&self.network)
             .map_err(|(field, message)| PlanError::Invalid { field, message })?;
+        if let Some(c) = &self.card_check {
+            c.check()
+                .map_err(|(field, message)| PlanError::Invalid { field, message })?;
+        }
         // Only an emulated board may go without a link: the harness reads its card.
         if !self.emulated && !self.network.has_link() {
             return bad(

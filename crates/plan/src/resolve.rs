@@ -14,7 +14,7 @@ use crate::file::{line_of, CommandSection, DiskSection, PlanFile, PlanFileError,
 use crate::network::{NetTests, Topology, WiredKind, WiredPlan};
 use crate::presets::{preset, preset_file, DEFAULT_PRESET, PRESETS};
 use crate::{
-    Bus, CommandStep, DeviceReadPlan, Filesystem, MemoryPlan, Plan, RandomPlan, StorageTarget,
+    Bus, CardCheckPlan, CommandStep, DeviceReadPlan, Filesystem, MemoryPlan, Plan, RandomPlan, StorageTarget,
     BUS_PREFIX,
 };
 
@@ -611,6 +611,11 @@ pub fn resolve(
             .map_err(|(k, sp, msg)| err(&format!("memory.{k}"), sp, msg))?;
     }
 
+    if let Some(c) = &merged.card_check {
+        plan.card_check = card_check(c, own.card_check.as_ref(), plan.emulated)
+            .map_err(|(k, sp, msg)| err(&format!("card-check.{k}"), sp, msg))?;
+    }
+
     plan.commands = merged
         .command
         .clone()
@@ -675,6 +680,53 @@ fn memory(
     }
     if let Some(v) = m.per_core {
         p.per_core = v;
+    }
+    Ok(Some(p))
+}
+
+/// `[card-check]`: off unless `enabled = true` (destructive to the unpartitioned
+/// space); the hardware or QEMU defaults under the keys the file names.
+fn card_check(
+    c: &crate::file::CardCheckSection,
+    own: Option<&crate::file::CardCheckSection>,
+    emulated: bool,
+) -> Result<Option<CardCheckPlan>, MemoryRefusal> {
+    let span = |f: fn(&crate::file::CardCheckSection) -> Option<std::ops::Range<usize>>| {
+        own.and_then(f)
+    };
+    match c.enabled.as_ref().map(|e| *e.get_ref()) {
+        Some(true) => {}
+        Some(false) => return Ok(None),
+        None => {
+            return Err((
+                "enabled",
+                span(|o| o.resolution.as_ref().map(Spanned::span)),
+                "the full-card check overwrites the card's unpartitioned space: write                  `enabled = true` to run it (or remove [card-check])"
+                    .into(),
+            ))
+        }
+    }
+    let mut p = if emulated {
+        CardCheckPlan::QEMU
+    } else {
+        CardCheckPlan::HARDWARE
+    };
+    if let Some(v) = &c.resolution {
+        let bytes = v.get_ref().0;
+        if bytes < 4096 || !bytes.is_power_of_two() {
+            return Err((
+                "resolution",
+                span(|o| o.resolution.as_ref().map(Spanned::span)),
+                format!("{bytes} B is not a power of two from 4 KiB; write e.g. \"1 MiB\""),
+            ));
+        }
+        p.resolution_bytes = bytes;
+    }
+    if let Some(v) = c.cache_flush {
+        p.cache_flush_bytes = v.0;
+    }
+    if let Some(v) = c.time_limit {
+        p.time_limit_ms = v.0;
     }
     Ok(Some(p))
 }

@@ -523,3 +523,37 @@ fn the_memory_step_is_on_by_default_tuned_by_memory_and_off_with_enabled_false()
     let e = run("[memory]\nsampel = \"1 s\"\n").unwrap_err();
     assert!(e.to_string().contains("sampel"), "{e}");
 }
+
+#[test]
+fn the_card_check_runs_only_when_enabled_and_refuses_a_bad_resolution() {
+    assert_eq!(run("").unwrap().card_check, None, "off by default");
+    let e = run("[card-check]\nresolution = \"1 MiB\"\n").unwrap_err();
+    assert_eq!(e.key, "card-check.enabled");
+    assert!(e.message.contains("enabled = true"), "{e}");
+    assert_eq!(
+        run("[card-check]\nenabled = false\n").unwrap().card_check,
+        None
+    );
+    let c = run("[card-check]\nenabled = true\nresolution = \"4 MiB\"\ncache-flush = \"8 MiB\"\n")
+        .unwrap()
+        .card_check
+        .unwrap();
+    assert_eq!(
+        (c.resolution_bytes, c.cache_flush_bytes, c.time_limit_ms),
+        (
+            4 << 20,
+            8 << 20,
+            crate::CardCheckPlan::HARDWARE.time_limit_ms
+        )
+    );
+    let e = run("[card-check]\nenabled = true\nresolution = \"3 MiB\"\n").unwrap_err();
+    assert_eq!((e.line, e.key.as_str()), (Some(3), "card-check.resolution"));
+    assert!(e.message.contains("power of two from 4 KiB"), "{e}");
+    let steps: Vec<String> = crate::estimate::estimate(
+        &run("[card-check]\nenabled = true\n").unwrap(),
+    )
+    .into_iter()
+    .map(|s| s.step)
+    .collect();
+    assert!(steps.contains(&"card-check".to_owned()), "{steps:?}");
+}
