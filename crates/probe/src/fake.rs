@@ -1,0 +1,174 @@
+//! Fake block devices for tests: genuine, wrapping, dropping, failing, FAT-preserving,
+//! with or without a small write-back cache. Storage is sparse (only sectors written
+//! are kept), so a "64 GiB" card costs what the probe writes.
+
+use std::collections::{HashMap, VecDeque};
+use std::io;
+
+use crate::BlockDevice;
+
+/// How the medium behind the claimed size behaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Model {
+    /// Stores every offset.
+    Genuine,
+    /// Stores offset `x` at `x % real`.
+    Wrap { real: u64 },
+    /// Drops writes at and past `real`; reads there return `fill` bytes.
+    Drop { real: u64, fill: u8 },
+    /// Reads and writes at and past `real` fail with EIO.
+    IoErrors { real: u64 },
+    /// Stores the first `real` bytes and the last `tail` bytes; drops the rest (reads
+    /// `fill`): a fake that keeps its FAT at both ends.
+    KeepTail { real: u64, tail: u64, fill: u8 },
+}
+
+/// A fake card.
+#[derive(Debug)]
+pub struct FakeDevice {
+    pub claimed: u64,
+    pub sector: u64,
+    pub model: Model,
+    data: HashMap<u64, Vec<u8>>,
+    /// Capacity of the write-back cache in sectors (0: none).
+    cache_sectors: usize,
+    cache: HashMap<u64, (u64, Vec<u8>)>,
+    order: VecDeque<(u64, u64)>,
+    seq: u64,
+    /// The highest byte written + 1 (the probe must stay inside its region).
+    pub lowest_write: u64,
+    pub highest_write_end: u64,
+    pub flushes: u64,
+    pub reopens: u64,
+}
+
+impl FakeDevice {
+    pub fn new(claimed: u64, sector: u64, model: Model) -> FakeDevice {
+        FakeDevice {
+            claimed,
+            sector,
+            model,
+            data: HashMap::new(),
+            cache_sectors: 0,
+            cache: HashMap::new(),
+            order: VecDeque::new(),
+            seq: 0,
+            lowest_write: u64::MAX,
+            highest_write_end: 0,
+            flushes: 0,
+            reopens: 0,
+        }
+    }
+
+    /// Adds a write-back cache of `bytes` that serves the most recent writes to reads
+    /// (by logical offset), whatever the medium did with them; flush and reopen do not
+    /// empty it (it is the card's own).
+    pub fn with_cache(mut self, bytes: u64) -> FakeDevice {
+        self.cache_sectors = (bytes / self.sector) as usize;
+        self
+    }
+
+    /// Where logical sector `s` (a byte offset) is stored, or what it reads as.
+    fn place(&self, off: u64) -> Result<Option<u64>, u8> {
+        match self.model {
+            Model::Genuine => Ok(Some(off)),
+            Model::Wrap { real } => Ok(Some(off % real)),
+            Model::Drop { real, fill } => {
+                if off < real {
+                    Ok(Some(off))
+                } else {
+                    Err(fill)
+                }
+            }
+            Model::IoErrors { .. } => Ok(Some(off)),
+            Model::KeepTail { real, tail, fill } => {
+                if off < real || off >= self.claimed - tail {
+                    Ok(Some(off))
+                } else {
+                    Err(fill)
+                }
+            }
+        }
+    }
+
+    fn check(&self, offset: u64, len: usize) -> io::Result<()> {
+        if !offset.is_multiple_of(self.sector) || !(len as u64).is_multiple_of(self.sector) {
+            return Err(io::Error::from(io::ErrorKind::InvalidInput));
+        }
+        if offset + len as u64 > self.claimed {
+            return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
+        }
+        if let Model::IoErrors { real } = self.model {
+            if offset + len as u64 > real {
+                return Err(io::Error::other("Input/output error (fake)"));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl BlockDevice for FakeDevice {
+    fn size_bytes(&self) -> u64 {
+        self.claimed
+    }
+
+    fn block_bytes(&self) -> u64 {
+        self.sector
+    }
+
+    fn write_at(&mut self, offset: u64, buf: &[u8]) -> io::Result<()> {
+        self.check(offset, buf.len())?;
+        self.lowest_write = self.lowest_write.min(offset);
+        self.highest_write_end = self.highest_write_end.max(offset + buf.len() as u64);
+        for (i, s) in buf.chunks_exact(self.sector as usize).enumerate() {
+            let off = offset + i as u64 * self.sector;
+            if let Ok(Some(p)) = self.place(off) {
+                self.data.insert(p, s.to_vec());
+            }
+            if self.cache_sectors > 0 {
+                self.seq += 1;
+                self.cache.insert(off, (self.seq, s.to_vec()));
+                self.order.push_back((off, self.seq));
+                while self.cache.len() > self.cache_sectors {
+                    let Some((o, q)) = self.order.pop_front() else {
+                        break;
+                    };
+                    if self.cache.get(&o).is_some_and(|(sq, _)| *sq == q) {
+                        self.cache.remove(&o);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        self.check(offset, buf.len())?;
+        for (i, s) in buf.chunks_exact_mut(self.sector as usize).enumerate() {
+            let off = offset + i as u64 * self.sector;
+            if let Some((_, c)) = self.cache.get(&off) {
+                s.copy_from_slice(c);
+                continue;
+            }
+            match self.place(off) {
+                Ok(Some(p)) => match self.data.get(&p) {
+                    Some(d) => s.copy_from_slice(d),
+                    None => s.fill(0),
+                },
+                Ok(None) => s.fill(0),
+                Err(fill) => s.fill(fill),
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.flushes += 1;
+        Ok(())
+    }
+
+    fn reopen(&mut self) -> io::Result<()> {
+        self.reopens += 1;
+        Ok(())
+    }
+}
