@@ -643,6 +643,29 @@ impl Run<'_> {
         r.map_err(|e| e.to_string())
     }
 
+    /// After a failed write of the probe block at `offset`: the first sector that fails
+    /// on its own (the block's offset if none does), and its error.
+    fn first_failing_write(&mut self, offset: u64, error: String) -> BadBlock {
+        let s = self.sector as usize;
+        for i in 0..(self.block / self.sector) {
+            let at = offset + i * self.sector;
+            let buf = &self.buf[i as usize * s..][..s];
+            self.stats.bytes_written += s as u64;
+            if let Err(e) = self.dev.write_at(at, buf) {
+                return BadBlock {
+                    offset: at,
+                    found: Found::WriteError {
+                        error: e.to_string(),
+                    },
+                };
+            }
+        }
+        BadBlock {
+            offset,
+            found: Found::WriteError { error },
+        }
+    }
+
     /// Reads the probe block at `offset` back: None if every sector holds its own data.
     fn read(&mut self, offset: u64) -> Option<BadBlock> {
         let len = self.block as usize;
@@ -654,12 +677,28 @@ impl Run<'_> {
         self.stats.blocks_read += 1;
         self.stats.bytes_read += len as u64;
         let out = match r {
-            Err(e) => Some(BadBlock {
-                offset,
-                found: Found::ReadError {
-                    error: e.to_string(),
-                },
-            }),
+            // The first sector that fails on its own (the block if none does).
+            Err(e) => Some(
+                buf[..len]
+                    .chunks_exact_mut(self.sector as usize)
+                    .enumerate()
+                    .find_map(|(i, s)| {
+                        let at = offset + i as u64 * self.sector;
+                        self.stats.bytes_read += s.len() as u64;
+                        self.dev.read_at(at, s).err().map(|e| BadBlock {
+                            offset: at,
+                            found: Found::ReadError {
+                                error: e.to_string(),
+                            },
+                        })
+                    })
+                    .unwrap_or(BadBlock {
+                        offset,
+                        found: Found::ReadError {
+                            error: e.to_string(),
+                        },
+                    }),
+            ),
             Ok(()) => buf[..len]
                 .chunks_exact(self.sector as usize)
                 .enumerate()
@@ -698,13 +737,8 @@ impl Run<'_> {
         let n = offs.len() as u64;
         for (i, &o) in offs.iter().rev().enumerate() {
             if let Err(error) = self.write(o, self.block as usize) {
-                out.insert(
-                    o,
-                    Some(BadBlock {
-                        offset: o,
-                        found: Found::WriteError { error },
-                    }),
-                );
+                let bad = self.first_failing_write(o, error);
+                out.insert(o, Some(bad));
             }
             self.report(Phase::Write, i as u64 + 1, n);
         }
@@ -731,9 +765,8 @@ impl Run<'_> {
             return out;
         }
         for (i, &o) in offs.iter().enumerate() {
-            if !out.contains_key(&o) {
-                let r = self.read(o);
-                out.insert(o, r);
+            if let std::collections::btree_map::Entry::Vacant(e) = out.entry(o) {
+                e.insert(self.read(o));
             }
             self.report(Phase::Read, i as u64 + 1, n);
         }

@@ -67,3 +67,199 @@ fn genuine() {
         assert!(r.bytes_written < 80 * MIB, "{}", r.bytes_written);
     }
 }
+
+#[test]
+fn wraps_at_n() {
+    let claimed = 4 * GIB;
+    for real in reals(claimed) {
+        let mut d = FakeDevice::new(claimed, 512, Model::Wrap { real });
+        let r = run(&mut d, &opts());
+        assert_eq!(
+            r.verdict,
+            Verdict::Fake { real_bytes: real },
+            "{}",
+            r.summary()
+        );
+        assert_eq!(r.wraps_at, Some(real), "{}", r.summary());
+        assert_eq!(r.first_bad, Some(real));
+        assert_near(&r, real);
+        let alias = r
+            .bad
+            .iter()
+            .find_map(|b| match b.found {
+                Found::Alias { holds } => Some((b.offset, holds)),
+                _ => None,
+            })
+            .expect("an aliased block");
+        assert_eq!((alias.0 - alias.1) % real, 0, "{alias:?}");
+        assert!(
+            r.summary().starts_with("FAKE: claims 4.0 GiB"),
+            "{}",
+            r.summary()
+        );
+    }
+}
+
+#[test]
+fn drops_writes_past_n() {
+    let claimed = 4 * GIB;
+    for fill in [0u8, 0xff] {
+        for real in reals(claimed) {
+            let mut d = FakeDevice::new(claimed, 512, Model::Drop { real, fill });
+            let r = run(&mut d, &opts());
+            assert!(matches!(r.verdict, Verdict::Fake { .. }), "{}", r.summary());
+            assert_near(&r, real);
+            let want = if fill == 0 { Found::Zeros } else { Found::Ones };
+            assert!(r.bad.iter().all(|b| b.found == want), "{:?}", r.bad);
+            assert_eq!(r.wraps_at, None);
+        }
+    }
+}
+
+#[test]
+fn io_errors_past_n() {
+    let claimed = 4 * GIB;
+    for real in reals(claimed) {
+        let mut d = FakeDevice::new(claimed, 512, Model::IoErrors { real });
+        let r = run(&mut d, &opts());
+        let Verdict::IoErrors { first_at } = r.verdict else {
+            panic!("{}", r.summary())
+        };
+        assert_near(&r, real);
+        // The block holding the first bad sector fails as a whole: within one block.
+        assert!(
+            first_at.abs_diff(real) <= r.resolution_bytes,
+            "{first_at} vs {real}"
+        );
+        assert!(r.bad.iter().all(|b| b.found.is_io_error()));
+        assert!(r.summary().starts_with("I/O ERRORS"), "{}", r.summary());
+    }
+}
+
+#[test]
+fn keeps_first_n_and_last_mib() {
+    let claimed = 4 * GIB;
+    for real in reals(claimed) {
+        let mut d = FakeDevice::new(
+            claimed,
+            512,
+            Model::KeepTail {
+                real,
+                tail: 4 * MIB,
+                fill: 0,
+            },
+        );
+        let r = run(&mut d, &opts());
+        assert!(matches!(r.verdict, Verdict::Fake { .. }), "{}", r.summary());
+        assert_near(&r, real);
+        assert!(r.good_above_first_bad > 0, "the tail reads good");
+    }
+}
+
+#[test]
+fn a_write_back_cache_hides_the_fake_without_flush_data() {
+    let claimed = 4 * GIB;
+    // Between two coarse samples (4 MiB apart), so refinement has to find it.
+    let real = 1_498 * MIB + 512 * 5;
+    let fake = || FakeDevice::new(claimed, 512, Model::Drop { real, fill: 0 }).with_cache(2 * MIB);
+    // With flush data: found, to the resolution.
+    let r = run(&mut fake(), &opts());
+    assert_near(&r, real);
+    // Without: the refinement passes' samples come back from the cache, the estimate
+    // is off by more than the resolution.
+    let no_flush = ProbeOptions {
+        cache_flush_bytes: 0,
+        ..opts()
+    };
+    let r = run(&mut fake(), &no_flush);
+    let got = r.real_bytes.unwrap();
+    assert!(
+        got.abs_diff(real) > r.resolution_bytes,
+        "without flush data the cache should mislead: {}",
+        r.summary()
+    );
+}
+
+#[test]
+fn only_inside_the_region() {
+    let claimed = 4 * GIB;
+    let o = ProbeOptions {
+        start_bytes: 256 * MIB + 512,
+        end_bytes: Some(3 * GIB),
+        ..opts()
+    };
+    let mut d = FakeDevice::new(claimed, 512, Model::Genuine);
+    let r = run(&mut d, &o);
+    assert_eq!(r.verdict, Verdict::Genuine);
+    assert_eq!(r.region, (256 * MIB + 512, 3 * GIB));
+    let real = 2 * GIB + 3 * 512;
+    for model in [Model::Drop { real, fill: 0 }, Model::Wrap { real }] {
+        let mut d = FakeDevice::new(claimed, 512, model);
+        let r = run(&mut d, &o);
+        assert!(matches!(r.verdict, Verdict::Fake { .. }), "{}", r.summary());
+        assert_near(&r, real);
+    }
+}
+
+#[test]
+fn stale_data_of_an_earlier_run_is_not_taken_for_good() {
+    let claimed = GIB;
+    let real = 300 * MIB;
+    let mut d = FakeDevice::new(claimed, 512, Model::Genuine);
+    run(&mut d, &opts());
+    // Now the card "stops storing" past `real`: it keeps the first run's data.
+    d.model = Model::Drop { real, fill: 0 };
+    let mut d2 = d;
+    let r = run(
+        &mut d2,
+        &ProbeOptions {
+            nonce: 99,
+            ..opts()
+        },
+    );
+    assert!(matches!(r.verdict, Verdict::Fake { .. }), "{}", r.summary());
+    assert_near(&r, real);
+}
+
+#[test]
+fn refuses_what_it_cannot_probe() {
+    let mut d = FakeDevice::new(GIB, 500, Model::Genuine);
+    assert!(probe(&mut d, &opts(), &mut |_| {}).is_err());
+    let mut d = FakeDevice::new(GIB, 512, Model::Genuine);
+    let o = ProbeOptions {
+        start_bytes: GIB - 512,
+        ..opts()
+    };
+    assert!(probe(&mut d, &o, &mut |_| {}).is_err());
+    let o = ProbeOptions {
+        end_bytes: Some(2 * GIB),
+        ..opts()
+    };
+    assert!(probe(&mut d, &o, &mut |_| {}).is_err());
+}
+
+#[test]
+fn report_round_trips_as_json() {
+    let mut d = FakeDevice::new(GIB, 512, Model::Wrap { real: 100 * MIB });
+    let r = run(&mut d, &opts());
+    let j = serde_json::to_string(&r).unwrap();
+    let back: ProbeReport = serde_json::from_str(&j).unwrap();
+    assert_eq!(back, r);
+}
+
+#[test]
+fn a_64_gib_claim_backed_by_7_5_gib_with_4k_sectors() {
+    let claimed = 64 * GIB;
+    let real = 7 * GIB + GIB / 2;
+    for model in [
+        Model::Wrap { real },
+        Model::Drop { real, fill: 0xff },
+        Model::IoErrors { real },
+    ] {
+        let mut d = FakeDevice::new(claimed, 4096, model);
+        let r = run(&mut d, &opts());
+        assert_near(&r, real);
+        eprintln!("{}", r.summary());
+        assert!(r.bytes_written < 256 * MIB, "{}", r.bytes_written);
+    }
+}
