@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use benchboot_results::{DeviceIdentity, KernelModule, Reading};
+use benchboot_sdcard::RawRegisters;
 use sha2::{Digest, Sha256};
 
 fn read_trimmed(path: &Path) -> Option<String> {
@@ -77,7 +78,8 @@ pub fn modules(proc: &Path) -> Reading<Vec<KernelModule>> {
 
 /// Identity of disk `name` from `<sys_block>/<name>/` (size is in 512-byte sectors,
 /// Documentation/ABI/stable/sysfs-block) and, for SD/MMC, the bus clock from
-/// `<debugfs>/mmcN/ios` when debugfs is mounted.
+/// `<debugfs>/mmcN/ios` when debugfs is mounted and the card's registers (`device/cid`,
+/// `csd`, `scr`, `ssr`, `ocr`, drivers/mmc/core/sd.c) decoded, its serial hashed.
 pub fn identify(sys_block: &Path, debugfs: &Path, name: &str) -> DeviceIdentity {
     let dir = sys_block.join(name);
     let num = |rel: &str| read_trimmed(&dir.join(rel)).and_then(|s| s.parse::<u64>().ok());
@@ -88,10 +90,18 @@ pub fn identify(sys_block: &Path, debugfs: &Path, name: &str) -> DeviceIdentity 
             .map(|b| format!("{b:02x}"))
             .collect()
     });
-    let bus_clock_hz = name
+    let ios_file = name
         .strip_prefix("mmcblk")
-        .and_then(|n| read_trimmed(&debugfs.join(format!("mmc{n}/ios"))))
+        .map(|n| debugfs.join(format!("mmc{n}/ios")));
+    let bus_clock_hz = ios_file
+        .as_deref()
+        .and_then(read_trimmed)
         .and_then(|ios| parse_ios_clock(&ios));
+    // SD/MMC only: the card's registers from the mmc sysfs attributes beside `name`.
+    let card = ios_file
+        .as_deref()
+        .filter(|_| dir.join("device/cid").exists())
+        .map(|ios| benchboot_sdcard::decode(&RawRegisters::read(&dir.join("device"), Some(ios))));
     DeviceIdentity {
         name: name.to_owned(),
         model: text("device/model").or_else(|| text("device/name")),
@@ -102,6 +112,7 @@ pub fn identify(sys_block: &Path, debugfs: &Path, name: &str) -> DeviceIdentity 
         date: text("device/date"),
         serial_sha256,
         bus_clock_hz,
+        card,
     }
 }
 
@@ -153,6 +164,11 @@ mod tests {
             ("device/manfid", "0x000003"),
             ("device/date", "06/2021"),
             ("device/serial", "0x1234abcd"),
+            // A Toshiba-made (MID 0x02) 4 GB card: crates/sdcard/tests/fixtures.rs has
+            // its source; serial 0x35338909.
+            ("device/type", "SD"),
+            ("device/cid", "02544d5341303447113533890900d371"),
+            ("device/csd", "400e00325b5900001d177f800a40008d"),
         ] {
             std::fs::write(d.join(f), format!("{v}\n")).unwrap();
         }
@@ -172,6 +188,13 @@ mod tests {
         assert_eq!(id.model.as_deref(), Some("SC32G"));
         assert_eq!(id.manfid.as_deref(), Some("0x000003"));
         assert_eq!(id.bus_clock_hz, Some(50_000_000));
+        let card = id.card.as_ref().expect("the card's registers");
+        assert_eq!(card.manufacturer().unwrap().name, "Toshiba/Kioxia");
+        assert_eq!(card.capacity_bytes(), Some(3_904_897_024));
+        // The stored CID has its serial zeroed; the document carries neither serial.
+        let json = serde_json::to_string(&id).unwrap();
+        assert!(!json.contains("35338909"), "{json}");
+        assert_eq!(card.raw.cid.as_deref().map(str::len), Some(32));
         let hash = id.serial_sha256.unwrap();
         assert_eq!(hash.len(), 64);
         assert!(!hash.contains("1234abcd"));

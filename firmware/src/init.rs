@@ -105,6 +105,8 @@ pub fn run() -> ! {
         persist(&plan, &mut results, results_ok);
         crate::memory::clock_check(&mut results, "before-storage");
         crate::steps::run_storage(&plan, &mut results, &mut |r| persist(&plan, r, results_ok));
+        crate::card_check::run_card_check(&plan, &mut results);
+        persist(&plan, &mut results, results_ok);
         crate::commands::run_commands(Path::new(RESULTS_MNT), results_ok, &mut results, &mut |r| {
             persist(&plan, r, results_ok)
         });

@@ -310,11 +310,14 @@ pub fn run_storage(
     disks.sort();
     disks.dedup();
     for d in &disks {
-        results.devices.push(device::identify(
-            Path::new("/sys/block"),
-            Path::new("/sys/kernel/debug"),
-            d,
-        ));
+        let id = device::identify(Path::new("/sys/block"), Path::new("/sys/kernel/debug"), d);
+        if let Some(card) = &id.card {
+            say(&format!("card {d}: {}", card.summary()));
+            for w in card.warnings(id.size_bytes) {
+                results.event(format!("device.{d}"), Severity::Warning, w);
+            }
+        }
+        results.devices.push(id);
     }
 
     let mut places = Vec::new();

@@ -353,7 +353,11 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
                     },
                     r.system.kernel_release,
                     r.system.machine
-                ),
+                ) + &crate::context::card_lines(r)
+                    .into_iter()
+                    .chain(crate::context::card_check_line(r).map(|l| format!("check {l}")))
+                    .map(|l| format!("; card {l}"))
+                    .collect::<String>(),
             },
             figures: run_figures(r),
             reference: false,

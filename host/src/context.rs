@@ -94,6 +94,28 @@ pub struct Context {
     pub host_run: bool,
     /// True once every step of the plan was attempted.
     pub complete: bool,
+    /// The SD card's identity from its own registers, one line per card (empty: no SD
+    /// card, or a document before schema 1.10).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cards: Vec<String>,
+    /// The full-card check's verdict line (`None`: not run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub card_check: Option<String>,
+}
+
+/// The SD cards of `r` in words, `<disk>: <summary>` each.
+pub fn card_lines(r: &RunResults) -> Vec<String> {
+    r.devices
+        .iter()
+        .filter_map(|d| Some(format!("{}: {}", d.name, d.card.as_ref()?.summary())))
+        .collect()
+}
+
+/// The full-card check of `r` in one line, `None` when it did not run.
+pub fn card_check_line(r: &RunResults) -> Option<String> {
+    r.card_check
+        .as_ref()
+        .map(|c| format!("{}: {}", c.device, c.report.summary()))
 }
 
 /// Builds the context of `r`.
@@ -164,6 +186,8 @@ pub fn context(r: &RunResults) -> Context {
         run_seconds: s.written_ns.saturating_sub(s.init_started_ns) as f64 / 1e9,
         host_run: r.plan.board == HOST_BOARD,
         complete: r.complete,
+        cards: card_lines(r),
+        card_check: card_check_line(r),
     }
 }
 

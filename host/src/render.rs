@@ -195,19 +195,38 @@ pub fn a1_lines(r: &RunResults) -> String {
         .iter()
         .flat_map(|rp| rp.targets.iter())
     {
+        let claim = card_claim(r, target);
         match a1_verdict(r, target) {
             Some(v) => out.push_str(&format!(
                 "A1 ({target}): {} — sequential write {:.0} KB/s (>= 10,000), random write {:.0} IOPS (>= 500), \
-                 random read {:.0} IOPS (>= 1,500), 4 KiB at QD1\n",
+                 random read {:.0} IOPS (>= 1,500), 4 KiB at QD1{}\n",
                 if v.passes { "PASS" } else { "FAIL" },
                 v.seq_write_bps / 1000.0,
                 v.random_write_iops,
-                v.random_read_iops
+                v.random_read_iops,
+                match (&claim, v.passes) {
+                    (Some(c), false) => format!("; the card claims {c} (SSR), measures below A1"),
+                    (Some(c), true) => format!("; the card claims {c} (SSR)"),
+                    (None, _) => String::new(),
+                }
             )),
             None => out.push_str(&format!("A1 ({target}): no verdict, a deciding figure is missing\n")),
         }
     }
     out
+}
+
+/// The application performance class (A1/A2) the card under `target` claims in its
+/// SD Status register, when the target is a partition of an SD card whose registers
+/// PID 1 read.
+fn card_claim(r: &RunResults, target: &str) -> Option<String> {
+    let dev = r.plan.storage.targets.iter().find(|t| t.label == target)?;
+    let kernel = dev.device.strip_prefix("/dev/")?;
+    r.devices
+        .iter()
+        .filter(|d| kernel.starts_with(&d.name))
+        .find_map(|d| d.card.as_ref()?.app_class())
+        .map(|c| format!("{c:?}"))
 }
 
 /// MiB/s of every `kind` read of `device`, in the order measured.
@@ -310,6 +329,12 @@ pub fn detail_lines(r: &RunResults) -> Vec<String> {
                 .as_deref()
                 .map_or(String::new(), |m| format!(", manfid {m}"))
         ));
+        // The card's identity is in the context table; what is wrong with it here.
+        if let Some(card) = &d.card {
+            for w in card.warnings(d.size_bytes) {
+                out.push(format!("card {}: warning: {w}", d.name));
+            }
+        }
     }
     for c in &r.census {
         let verdict = if c.only_pid1() {

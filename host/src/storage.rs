@@ -107,6 +107,7 @@ pub fn host_plan(storage: StoragePlan, memory: Option<MemoryPlan>) -> Plan {
             wifi: None,
         },
         memory,
+        card_check: None,
         supervision: Supervision::default(),
         faults: Vec::new(),
         commands: Vec::new(),

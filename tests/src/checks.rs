@@ -139,6 +139,47 @@ pub fn assert_device_steps(r: &RunResults, disk: &str) {
         (id.size_bytes, id.logical_block_size),
         (1 << 30, LOGICAL_BLOCK)
     );
+    assert_card_registers(id);
+}
+
+/// An SD disk carries the card's registers as QEMU's SD model (hw/sd/sd.c) sets them:
+/// manufacturer 0xaa, OEM "XY", product "QEMU!", a CSD whose capacity is the 1 GiB
+/// image, the CID's serial only as a hash; any other disk carries none.
+///
+/// # Panics
+/// On the first difference.
+pub fn assert_card_registers(id: &benchboot_results::DeviceIdentity) {
+    if !id.name.starts_with("mmcblk") {
+        assert!(id.card.is_none(), "{:?}", id.card);
+        return;
+    }
+    let card = id.card.as_ref().expect("the SD card's registers");
+    let cid = card
+        .cid
+        .ok()
+        .unwrap_or_else(|| panic!("CID: {:?}", card.cid));
+    assert_eq!(
+        (
+            cid.manufacturer_id,
+            cid.oem_id.as_str(),
+            cid.product_name.as_str()
+        ),
+        (0xaa, "XY", "QEMU!"),
+        "{cid:?}"
+    );
+    assert_eq!(card.capacity_bytes(), Some(1 << 30), "{:?}", card.csd);
+    assert!(card
+        .warnings(id.size_bytes)
+        .iter()
+        .all(|w| !w.contains("capacity")));
+    assert_eq!(cid.serial_sha256.len(), 64);
+    let raw = card.raw.cid.as_deref().expect("the raw CID");
+    assert_eq!(raw.len(), 32, "{raw}");
+    assert!(
+        card.raw.csd.is_some() && card.raw.scr.is_some(),
+        "{:?}",
+        card.raw
+    );
 }
 
 /// Three census snapshots (before storage, after storage, after network), each with
@@ -303,4 +344,41 @@ pub fn assert_memory(r: &RunResults, kernels: &[&str], cpus: u32, pages: &[&str]
         "{:?}",
         r.clock_checks
     );
+}
+
+/// The full-card check of a virtio disk (the QEMU plan runs it where the disk is
+/// virtio-blk): over the space past the last partition of the 1 GiB image, every
+/// stamped block read back, verdict genuine, the card line on the console.
+///
+/// # Panics
+/// On the first difference.
+pub fn assert_card_check_genuine(r: &RunResults, console: &str) {
+    let c = r.card_check.as_ref().expect("a card check");
+    assert_eq!(c.device, "/dev/vda");
+    let rep = &c.report;
+    assert_eq!(rep.claimed_bytes, 1 << 30, "{rep:?}");
+    let last_part_end = benchboot_image::layout::plan(&benchboot_image::layout::Spec::default())
+        .unwrap()
+        .parts
+        .iter()
+        .map(|p| p.offset_bytes() + p.size_bytes())
+        .max()
+        .unwrap();
+    assert_eq!(
+        rep.region,
+        (last_part_end.next_multiple_of(1 << 20), 1 << 30),
+        "{rep:?}"
+    );
+    assert_eq!(rep.verdict, benchboot_probe::Verdict::Genuine, "{rep:?}");
+    assert!(rep.bad.is_empty() && rep.first_bad.is_none(), "{rep:?}");
+    assert!(
+        rep.blocks_written > 0 && rep.blocks_read >= rep.blocks_written,
+        "{rep:?}"
+    );
+    assert!(
+        rep.highest_good
+            .is_some_and(|g| g >= (1 << 30) - rep.resolution_bytes),
+        "{rep:?}"
+    );
+    assert!(console.contains("case=card.check result=pass"), "{console}");
 }

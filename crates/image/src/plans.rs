@@ -6,15 +6,15 @@
 //! init picks one by the kernel parameter `benchboot.plan=<name>` (default `plan`).
 
 use anyhow::{Context, Result};
-use benchboot_board::{Band, Board, QemuNetwork, QemuWifi, QemuWired};
+use benchboot_board::{Band, Board, QemuDrive, QemuNetwork, QemuWifi, QemuWired};
 use benchboot_plan::presets::{preset, preset_file, DEFAULT_PRESET};
 use benchboot_plan::resolve::{unavailable_reason, EthernetFacts, UsbEthernetFacts};
 use benchboot_plan::wifi::WifiStandIn;
 use benchboot_plan::{
-    resolve, seed_block_sizes, DeviceReadPlan, Fault, Filesystem, GadgetPlan, ImageFacts,
-    MemoryPlan, Mode, NetTests, NetworkPlan, Plan, PlanSource, RandomPlan, ResultsTarget,
-    StoragePlan, StorageTarget, Supervision, Topology, WiredKind, WiredPlan, DEFAULT_PLAN, MIB,
-    RESULTS_PORT,
+    resolve, seed_block_sizes, CardCheckPlan, DeviceReadPlan, Fault, Filesystem, GadgetPlan,
+    ImageFacts, MemoryPlan, Mode, NetTests, NetworkPlan, Plan, PlanSource, RandomPlan,
+    ResultsTarget, StoragePlan, StorageTarget, Supervision, Topology, WiredKind, WiredPlan,
+    DEFAULT_PLAN, MIB, RESULTS_PORT,
 };
 use benchboot_plan::{AskedChannel, WifiBand, WifiEntry, WifiFacts, WifiPlan, WifiRole};
 
@@ -96,6 +96,7 @@ fn base(board: &Board, layout: &Layout, modules: Vec<String>, emulated: bool) ->
         } else {
             MemoryPlan::HARDWARE
         }),
+        card_check: None,
         supervision: Supervision::default(),
         faults: Vec::new(),
         commands: Vec::new(),
@@ -266,6 +267,16 @@ pub fn qemu(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
     // that models the SoC's watchdog would reset a slow but healthy guest. The watchdog
     // plan arms it on purpose.
     p.supervision.watchdog_timeout_s = 0;
+    // The full-card check over the unpartitioned space (439 MiB of the 1 GiB image), where
+    // the disk is virtio-blk: fast enough under TCG, and the same probe code an SD card
+    // runs (the SD machines' emulated card moves ~2 MB/s).
+    if board
+        .qemu
+        .as_ref()
+        .is_some_and(|q| q.drive == QemuDrive::Virtio)
+    {
+        p.card_check = Some(CardCheckPlan::QEMU);
+    }
     p
 }
 
@@ -793,6 +804,15 @@ mod tests {
             assert_eq!(hw.memory, Some(MemoryPlan::HARDWARE), "{name}");
             let q = qemu(&board, &layout, vec![]);
             assert_eq!(q.memory, Some(MemoryPlan::QEMU), "{name}");
+            // The destructive card check: never by default on hardware; in QEMU where
+            // the disk is virtio-blk (the virt boards).
+            assert_eq!(hw.card_check, None, "{name}");
+            let virtio = board
+                .qemu
+                .as_ref()
+                .is_some_and(|q| q.drive == QemuDrive::Virtio);
+            assert_eq!(q.card_check.is_some(), virtio, "{name}");
+            assert_eq!(virtio, name.starts_with("qemu-virt"), "{name}");
             n += 1;
         }
         assert!(n >= 8, "only {n} boards");

@@ -29,7 +29,7 @@ pub use summary::{iops, mib_per_s, Summary};
 /// Major version: bumped on any change an old reader would misread.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: bumped when fields are added that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 9;
+pub const SCHEMA_MINOR: u32 = 10;
 
 /// Why a results document could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -108,6 +108,9 @@ pub struct RunResults {
     /// (schema 1.9).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clock_checks: Vec<ClockCheck>,
+    /// The full-card check, when the plan has one and it ran (schema 1.10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub card_check: Option<CardCheck>,
     /// Board health (clock, temperature, throttle flags) before and after every step
     /// (schema 1.3; empty in older documents).
     #[serde(default)]
@@ -297,7 +300,7 @@ pub struct Verify {
 }
 
 /// What the kernel says about a disk. Serial numbers are never stored in clear.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct DeviceIdentity {
     /// Kernel name, e.g. `mmcblk0`.
     pub name: String,
@@ -314,6 +317,19 @@ pub struct DeviceIdentity {
     pub serial_sha256: Option<String>,
     /// SD/MMC bus clock, Hz (debugfs `mmcN/ios`).
     pub bus_clock_hz: Option<u64>,
+    /// SD/MMC: the card's own registers (CID with its serial zeroed, CSD, SCR, SSR, OCR)
+    /// and the host's `ios`, raw and decoded (crates/sdcard; schema 1.10). `None` for
+    /// other disks and older documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub card: Option<benchboot_sdcard::Card>,
+}
+
+/// The fake-capacity probe PID 1 ran over `device`'s unpartitioned space.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CardCheck {
+    /// The whole disk, e.g. `/dev/mmcblk0`.
+    pub device: String,
+    pub report: benchboot_probe::ProbeReport,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -394,6 +410,7 @@ impl RunResults {
             network: NetworkResults::default(),
             memory: None,
             clock_checks: Vec::new(),
+            card_check: None,
             health: Vec::new(),
             faults: Vec::new(),
             commands: Vec::new(),

@@ -74,6 +74,12 @@ pub fn context_grid(c: &Context) -> Grid {
             },
         ));
     }
+    for card in &c.cards {
+        rows.push(("card (its registers)".into(), card.clone()));
+    }
+    if let Some(check) = &c.card_check {
+        rows.push(("card check".into(), check.clone()));
+    }
     for g in &c.interrupts {
         rows.push((format!("interrupts during {}", g.group), interrupt_words(g)));
     }

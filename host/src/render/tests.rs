@@ -210,3 +210,69 @@ fn repetitions_show_median_and_spread() {
     assert_eq!(cell_text(&[1.0, 3.0, 2.0]), "2.00 (1.00–3.00)");
     assert_eq!(cell_text(&[]), "—");
 }
+
+/// The card's own claim (SSR APP_PERF_CLASS) beside the A1 verdict benchboot measured,
+/// in one line; the card's identity in the context table. The SSR is the one
+/// crates/sdcard/tests/fixtures.rs builds from the spec's table (A2, C10 U3 V30), the
+/// CID/CSD a real Toshiba-made 4 GB card's (its source there).
+#[test]
+fn a_card_that_claims_a2_and_measures_below_a1_is_one_line() {
+    let mut r = results();
+    let mut ssr = [0u8; 64];
+    (ssr[0], ssr[8], ssr[14], ssr[15], ssr[21]) = (0x80, 0x04, 0x30, 30, 0x02);
+    let card = benchboot_sdcard::decode(&benchboot_sdcard::RawRegisters {
+        kind: Some("SD".into()),
+        cid: Some("02544d5341303447113533890900d371".into()),
+        csd: Some("400e00325b5900001d177f800a40008d".into()),
+        ssr: Some(ssr.iter().map(|b| format!("{b:02x}")).collect()),
+        ..Default::default()
+    });
+    r.devices.push(benchboot_results::DeviceIdentity {
+        name: "mmcblk0".into(),
+        size_bytes: 3_904_897_024,
+        card: Some(card),
+        ..Default::default()
+    });
+    r.plan.storage.block_sizes = vec![1 << 20];
+    r.plan.storage.random = Some(benchboot_plan::RandomPlan {
+        targets: vec!["ext4".into()],
+        block_size: 4096,
+        region_bytes: 1 << 24,
+        duration_ms: 1000,
+        queue_depths: vec![1],
+    });
+    // 1 MiB direct writes at 20 MB/s; 4 KiB QD1: 300 write and 2,000 read IOPS.
+    r.storage.push(m(
+        "ext4",
+        1 << 20,
+        Direction::Write,
+        Mode::Direct,
+        Mode::Direct,
+        20_000_000,
+        1_000_000_000,
+    ));
+    for (op, ios) in [(RandomOp::Write, 300), (RandomOp::Read, 2000)] {
+        r.random.push(RandomIo {
+            target: "ext4".into(),
+            op,
+            block_size: 4096,
+            queue_depth: 1,
+            region_bytes: 1 << 24,
+            ios,
+            nanos: 1_000_000_000,
+        });
+    }
+    let a1 = a1_lines(&r);
+    assert!(
+        a1.contains("A1 (ext4): FAIL")
+            && a1.contains("random write 300 IOPS")
+            && a1.contains("; the card claims A2 (SSR), measures below A1"),
+        "{a1}"
+    );
+    let ctx = context_grid(&context(&r)).to_string();
+    assert!(ctx.contains("card (its registers)"), "{ctx}");
+    assert!(ctx.contains("Toshiba/Kioxia") && ctx.contains("SA04G"), "{ctx}");
+    assert!(ctx.contains("A2"), "{ctx}");
+    // Its CSD agrees with the block device: no capacity warning among the lines.
+    assert!(!detail_lines(&r).join("\n").contains("capacity"), "{:?}", detail_lines(&r));
+}

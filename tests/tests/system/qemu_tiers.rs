@@ -205,6 +205,7 @@ fn rpi_4b_boots_in_raspi4b_with_a_qemu_only_dtb() {
 
 #[test]
 fn qemu_virt_armv7_boots_in_virt_cortex_a7() {
-    let (_slot, _, r) = tier("qemu-virt-armv7", "armv7l").unwrap();
+    let (_slot, run, r) = tier("qemu-virt-armv7", "armv7l").unwrap();
     assert!(has_module(&r, "virtio_blk") && has_module(&r, "virtio_net"));
+    checks::assert_card_check_genuine(&r, &std::fs::read_to_string(&run.console_log).unwrap());
 }
