@@ -267,7 +267,7 @@ pub fn qemu(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
     // that models the SoC's watchdog would reset a slow but healthy guest. The watchdog
     // plan arms it on purpose.
     p.supervision.watchdog_timeout_s = 0;
-    // The full-card check over the unpartitioned space (439 MiB of the 1 GiB image), where
+    // The full-card check over the unpartitioned space (438 MiB of the 1 GiB image), where
     // the disk is virtio-blk: fast enough under TCG, and the same probe code an SD card
     // runs (the SD machines' emulated card moves ~2 MB/s).
     if board
