@@ -17,6 +17,7 @@ pub mod memory;
 pub mod plan;
 pub mod plot;
 pub mod prepare_disk;
+pub mod probe;
 pub mod reference;
 pub mod relay;
 pub mod render;

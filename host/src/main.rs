@@ -229,8 +229,19 @@ enum Command {
     #[command(after_help = "Examples:
   benchboot flash target/images/rpi-zero-w.img --device /dev/sdb --dry-run
   sudo benchboot flash target/images/rpi-zero-w.img --device /dev/mmcblk0
-  benchboot flash target/images/rpi-zero-w.img --device card.img --yes   (to a file)")]
+  benchboot flash target/images/rpi-zero-w.img --device card.img --yes   (to a file)
+  sudo benchboot flash target/images/rpi-zero-w.img --device /dev/sdb --probe   (fake card check first)")]
     Flash(benchboot::flash::FlashArgs),
+    /// Is the card what it claims? Writes position-stamped blocks from its first to its
+    /// claimed last sector and reads them back: real size, wrap-around, dropped writes,
+    /// I/O errors. Destroys the card's data; exits non-zero for a fake or failing card.
+    ///
+    /// Refuses the disks `benchboot flash` refuses; asks first (--yes without a
+    /// terminal).
+    #[command(after_help = "Examples:
+  sudo benchboot probe /dev/sdb
+  sudo benchboot probe /dev/mmcblk0 --yes --json probe.json")]
+    Probe(benchboot::probe::ProbeArgs),
     /// Partition and format a USB or SATA test disk: four equal primary partitions,
     /// ext2, ext3, ext4 and FAT32, labelled BBEXT2, BBEXT3, BBEXT4 and BBVFAT.
     ///
@@ -414,7 +425,8 @@ fn run(command: Command) -> Result<()> {
         Command::Report(args) => benchboot::report::run(&args)?,
         Command::Compare(args) => benchboot::compare::run(&args)?,
         Command::Devices(args) => benchboot::devices::run(&args)?,
-        Command::Flash(args) => benchboot::flash::run(&(&args).into())?,
+        Command::Flash(args) => benchboot::flash::run_args(&args)?,
+        Command::Probe(args) => benchboot::probe::run(&args)?,
         Command::PrepareDisk(args) => benchboot::prepare_disk::run(&args)?,
         Command::FieldTest(args) => benchboot::field_test::run(&args)?,
         Command::Log(args) => benchboot::log::run(&args)?,

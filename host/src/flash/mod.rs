@@ -46,6 +46,9 @@ pub struct FlashArgs {
     pub device: PathBuf,
     #[command(flatten)]
     pub flags: WriteFlags,
+    /// `--probe`: the card is probed for fake capacity before writing (crate::probe).
+    #[command(flatten)]
+    pub probe: crate::probe::FlashProbeFlags,
 }
 
 /// How to write a card, as `benchboot flash` and `benchboot field-test` take it.
@@ -656,6 +659,43 @@ pub fn run(opts: &Options) -> Result<()> {
         return Ok(());
     }
     confirm(&plan, opts.yes)?;
+    let outcome = execute_with_progress(&plan)?;
+    print!("{}", done_lines(&plan, &outcome));
+    Ok(())
+}
+
+/// `benchboot flash` as given on the command line: [`run`], with the `--probe` step
+/// (after confirming, before writing: unmount, probe the card, refuse a fake one).
+///
+/// # Errors
+/// See [`run`] and [`crate::probe::before_flash`].
+pub fn run_args(args: &FlashArgs) -> Result<()> {
+    if !args.probe.probe {
+        return run(&args.into());
+    }
+    let opts: Options = args.into();
+    let plan = plan(&opts, Path::new("/"))?;
+    print!("{}", plan.describe());
+    if opts.dry_run {
+        println!("dry run: nothing written (the card would be probed first)");
+        return Ok(());
+    }
+    confirm(&plan, opts.yes)?;
+    match &plan.target {
+        Target::Disk { device, unmount } => {
+            unmount_all(device, unmount)?;
+            crate::probe::before_flash(
+                &plan.path,
+                device.logical_block_size,
+                plan.image_bytes,
+                &args.probe,
+            )?;
+        }
+        Target::File { .. } => eprintln!(
+            "--probe: {} is a file: nothing to probe",
+            plan.path.display()
+        ),
+    }
     let outcome = execute_with_progress(&plan)?;
     print!("{}", done_lines(&plan, &outcome));
     Ok(())

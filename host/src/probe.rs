@@ -1,0 +1,430 @@
+//! `benchboot probe DEV`: is the card as large as it claims? Runs `benchboot-probe`
+//! (position-stamped blocks, read back after writing far away) on a whole card, and
+//! `benchboot flash --probe` runs it before writing an image.
+//!
+//! The device is refused exactly as `flash` refuses it ([`crate::flash::lookup_disk`],
+//! [`crate::devices::Device::verdict`]); `--allow-virtual` lifts only the refusal of
+//! virtual disks (loop devices: how the system tests make a fake card). I/O goes
+//! through `O_DIRECT | O_EXCL`; between writing and reading back: fsync, BLKFLSBUF
+//! (`blockdev --flushbufs`, the host crate has no unsafe code), close and open again.
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use benchboot_probe::{BlockDevice, ProbeOptions, ProbeReport, Verdict};
+use benchboot_storage::AlignedBuf;
+
+use crate::devices::{Device, Limits, Refusal};
+
+/// `benchboot probe` as clap parses it.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ProbeArgs {
+    /// The whole card (`/dev/sdb`, `/dev/mmcblk0`). Everything on it is destroyed.
+    pub device: PathBuf,
+    /// Do not ask for confirmation (required without a terminal).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Also write the report as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub tuning: ProbeTuning,
+    /// Probe a disk larger than a sane card (256 GiB).
+    #[arg(long)]
+    pub allow_large: bool,
+    /// Probe a virtual disk (a loop device): for testing the probe itself.
+    #[arg(long)]
+    pub allow_virtual: bool,
+}
+
+/// How finely and how hard to probe.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ProbeTuning {
+    /// Stamped data written between writing the samples and reading them back, to push
+    /// them out of the card's write cache, MiB.
+    #[arg(long, default_value_t = 32, value_name = "MIB")]
+    pub cache_flush_mib: u64,
+    /// Refine the real size to this, MiB (default: max(1 MiB, claimed / 4096)).
+    #[arg(long, value_name = "MIB")]
+    pub resolution_mib: Option<u64>,
+}
+
+/// `benchboot flash --probe` / `--force-fake`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct FlashProbeFlags {
+    /// Probe the card for fake capacity first (it is about to be overwritten anyway);
+    /// refuse to flash a fake card.
+    #[arg(long)]
+    pub probe: bool,
+    /// With --probe: flash even a card found fake or failing (the image must fit in
+    /// what the card really holds).
+    #[arg(long, requires = "probe")]
+    pub force_fake: bool,
+}
+
+/// A block device opened for the probe: `O_DIRECT` (buffered + evicted where the
+/// kernel refuses it), `O_EXCL`, I/O through an aligned buffer.
+pub struct ProbeDisk {
+    path: PathBuf,
+    file: File,
+    direct: bool,
+    sector: u64,
+    size: u64,
+    buf: AlignedBuf,
+}
+
+fn open(path: &Path, direct: bool) -> io::Result<File> {
+    let mut flags = rustix::fs::OFlags::EXCL.bits() as i32;
+    if direct {
+        flags |= rustix::fs::OFlags::DIRECT.bits() as i32;
+    }
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(flags)
+        .open(path)
+}
+
+impl ProbeDisk {
+    /// Opens `path` (a block device) with `sector` its logical block size.
+    ///
+    /// # Errors
+    /// The error of open(2) (`EBUSY` while mounted, `EACCES`, ...) or of finding its
+    /// size.
+    pub fn open(path: &Path, sector: u64) -> io::Result<ProbeDisk> {
+        let (file, direct) = match open(path, true) {
+            Ok(f) => (f, true),
+            Err(e) if benchboot_storage::os::is_einval(&e) => (open(path, false)?, false),
+            Err(e) => return Err(e),
+        };
+        let size = {
+            use std::io::Seek;
+            let mut f = &file;
+            f.seek(io::SeekFrom::End(0))?
+        };
+        Ok(ProbeDisk {
+            path: path.to_owned(),
+            file,
+            direct,
+            sector: sector.max(512),
+            size,
+            buf: AlignedBuf::new(1 << 20, 4096),
+        })
+    }
+
+    pub fn is_direct(&self) -> bool {
+        self.direct
+    }
+
+    fn room(&mut self, len: usize) {
+        if self.buf.len() < len {
+            self.buf = AlignedBuf::new(len, 4096);
+        }
+    }
+}
+
+impl BlockDevice for ProbeDisk {
+    fn size_bytes(&self) -> u64 {
+        self.size
+    }
+
+    fn block_bytes(&self) -> u64 {
+        self.sector
+    }
+
+    fn write_at(&mut self, offset: u64, buf: &[u8]) -> io::Result<()> {
+        self.room(buf.len());
+        self.buf[..buf.len()].copy_from_slice(buf);
+        self.file.write_all_at(&self.buf[..buf.len()], offset)
+    }
+
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        self.room(buf.len());
+        self.file
+            .read_exact_at(&mut self.buf[..buf.len()], offset)?;
+        buf.copy_from_slice(&self.buf[..buf.len()]);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.sync_all()?;
+        if !self.direct {
+            benchboot_storage::os::evict_file(&self.file)?;
+        }
+        // BLKFLSBUF: the buffer cache of the device, if anything went through it.
+        let _ = std::process::Command::new("blockdev")
+            .arg("--flushbufs")
+            .arg(&self.path)
+            .stderr(std::process::Stdio::null())
+            .status();
+        Ok(())
+    }
+
+    fn reopen(&mut self) -> io::Result<()> {
+        // Close first: O_EXCL would refuse a second descriptor.
+        let old = std::mem::replace(&mut self.file, File::open("/dev/null")?);
+        drop(old);
+        self.file = open(&self.path, self.direct)?;
+        Ok(())
+    }
+}
+
+/// The card `device` names, accepted by the rules of `flash` (with `allow_virtual`, a
+/// loop device too); `root` is `/` or a fake sysfs tree.
+///
+/// # Errors
+/// Not a block device, a partition, not listed, or refused (every reason).
+pub fn check_card(
+    device: &Path,
+    allow_large: bool,
+    allow_virtual: bool,
+    root: &Path,
+) -> Result<(Device, Vec<PathBuf>)> {
+    let meta = std::fs::metadata(device).with_context(|| {
+        format!(
+            "{}: no such device; `benchboot devices` lists the cards this machine sees",
+            device.display()
+        )
+    })?;
+    if meta.is_file() {
+        bail!(
+            "{}: a regular file, not a card: the probe needs the card itself (a file \
+             cannot be fake)",
+            device.display()
+        );
+    }
+    let dev = crate::flash::lookup_disk("", device, &meta, root)?;
+    let mut verdict = dev.verdict(&Limits::new(allow_large));
+    if allow_virtual {
+        verdict.refusals.retain(|r| *r != Refusal::Virtual);
+    }
+    if !verdict.refusals.is_empty() {
+        return Err(crate::flash::Refused {
+            device: dev.describe(),
+            refusals: verdict.refusals,
+        })
+        .context("benchboot probe refuses the same disks as benchboot flash");
+    }
+    Ok((dev, verdict.unmount))
+}
+
+/// A nonce for this run: time and process id.
+pub fn nonce() -> u64 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    t ^ (u64::from(std::process::id()) << 40)
+}
+
+/// The options of a whole-card probe.
+pub fn options(t: &ProbeTuning) -> ProbeOptions {
+    ProbeOptions {
+        start_bytes: 0,
+        end_bytes: None,
+        nonce: nonce(),
+        resolution_bytes: t.resolution_mib.map(|m| m << 20),
+        cache_flush_bytes: t.cache_flush_mib << 20,
+    }
+}
+
+/// Probes the open card with a progress bar on stderr.
+///
+/// # Errors
+/// The probe could not start (region, block size).
+pub fn probe_with_progress(disk: &mut ProbeDisk, opts: &ProbeOptions) -> Result<ProbeReport> {
+    use indicatif::{ProgressBar, ProgressStyle};
+    let bar = ProgressBar::new(1);
+    bar.set_style(
+        ProgressStyle::with_template("{msg:18} [{bar:32}] {pos}/{len} blocks: {prefix}")
+            .expect("progress template")
+            .progress_chars("=> "),
+    );
+    let mut last = None;
+    let report = benchboot_probe::probe(disk, opts, &mut |p| {
+        if last != Some((p.pass, p.phase)) {
+            last = Some((p.pass, p.phase));
+            bar.set_message(format!("pass {} {:?}", p.pass, p.phase).to_lowercase());
+            bar.set_length(p.total.max(1));
+        }
+        bar.set_position(p.done);
+        bar.set_prefix(format!(
+            "{} written, {} read",
+            p.blocks_written, p.blocks_read
+        ));
+    });
+    bar.finish_and_clear();
+    Ok(report?)
+}
+
+/// The report as `benchboot probe` prints it.
+pub fn render(r: &ProbeReport) -> String {
+    use benchboot_probe::{human, human_offset};
+    let mut s = format!("{}\n", r.summary());
+    s += &format!("claimed       {}\n", human_offset(r.claimed_bytes));
+    if r.region != (0, r.claimed_bytes) {
+        s += &format!(
+            "region        {}..{}\n",
+            human_offset(r.region.0),
+            human_offset(r.region.1)
+        );
+    }
+    let opt = |o: Option<u64>| o.map_or("-".to_string(), human_offset);
+    s += &format!("highest good  {}\n", opt(r.highest_good));
+    s += &format!("first bad     {}\n", opt(r.first_bad));
+    if let Some(m) = r.wraps_at {
+        s += &format!("wraps every   {}\n", human_offset(m));
+    }
+    if r.real_bytes.is_some() {
+        s += &format!(
+            "real size     {} (to {}, aimed at {})\n",
+            opt(r.real_bytes),
+            human(r.uncertainty_bytes),
+            human(r.resolution_bytes)
+        );
+    }
+    if !r.bad.is_empty() {
+        s += &format!(
+            "bad blocks    {} (first {} listed)\n",
+            r.bad_count,
+            r.bad.len().min(8)
+        );
+        for b in r.bad.iter().take(8) {
+            s += &format!("  {:>24}  {}\n", human_offset(b.offset), b.found.describe());
+        }
+        if r.good_above_first_bad > 0 && r.wraps_at.is_none() {
+            s += &format!(
+                "  {} samples above the first bad one held their data (a fake that keeps its \
+                 last MiB, or scattered bad blocks)\n",
+                r.good_above_first_bad
+            );
+        }
+    }
+    s += &format!(
+        "I/O           {} blocks written ({}), {} read, {} passes, {:.1} s\n",
+        r.blocks_written,
+        human(r.bytes_written),
+        r.blocks_read,
+        r.passes,
+        r.nanos as f64 / 1e9
+    );
+    if let Some(a) = &r.aborted {
+        s += &format!("stopped early {a}\n");
+    }
+    s
+}
+
+/// Probes an already checked, unmounted card at `path`: opens, probes, closes.
+///
+/// # Errors
+/// Open failure (with what to do) or a probe that cannot start.
+pub fn probe_card(path: &Path, sector: u64, tuning: &ProbeTuning) -> Result<ProbeReport> {
+    let mut disk = ProbeDisk::open(path, sector).map_err(|e| {
+        let hint = match e.raw_os_error().map(rustix::io::Errno::from_raw_os_error) {
+            Some(rustix::io::Errno::BUSY) => "it is mounted or open: unmount it first",
+            Some(rustix::io::Errno::ACCESS | rustix::io::Errno::PERM) => "run as root (sudo)",
+            _ => "check the card and the reader",
+        };
+        anyhow::anyhow!("opening {}: {e}: {hint}", path.display())
+    })?;
+    probe_with_progress(&mut disk, &options(tuning))
+}
+
+/// `Err` for a verdict that is not genuine: the exit code of `benchboot probe`.
+pub fn verdict_result(r: &ProbeReport, device: &Path) -> Result<()> {
+    match r.verdict {
+        Verdict::Genuine => Ok(()),
+        Verdict::Fake { real_bytes } => bail!(
+            "{} is a fake: it claims {} but holds about {}; return it, or use only its \
+             first {}",
+            device.display(),
+            benchboot_probe::human(r.claimed_bytes),
+            benchboot_probe::human(real_bytes),
+            benchboot_probe::human(real_bytes)
+        ),
+        Verdict::IoErrors { first_at } => bail!(
+            "{} fails reads or writes from {}: do not trust it with data",
+            device.display(),
+            benchboot_probe::human_offset(first_at)
+        ),
+    }
+}
+
+/// `benchboot probe`.
+///
+/// # Errors
+/// A refused or unopenable device, not confirmed, the JSON file not written, or the
+/// card is fake or fails (after the report is printed).
+pub fn run(args: &ProbeArgs) -> Result<()> {
+    let (dev, unmount) = check_card(
+        &args.device,
+        args.allow_large,
+        args.allow_virtual,
+        Path::new("/"),
+    )?;
+    if !unmount.is_empty() {
+        bail!(
+            "{} has mounted filesystems ({}): unmount them first",
+            dev.describe(),
+            unmount
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    crate::flash::confirm_erase(
+        &dev.describe(),
+        "probe it for fake capacity (writes stamped blocks all over it)",
+        args.yes,
+    )?;
+    let report = probe_card(&args.device, dev.logical_block_size, &args.tuning)?;
+    print!("{}", render(&report));
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&report)? + "\n";
+        crate::atomic_file::write(path, &text)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    verdict_result(&report, &args.device)
+}
+
+/// The `flash --probe` step: probe the card at `path` (checked and unmounted by
+/// flash), print the report, refuse a fake or failing card unless `force_fake` and the
+/// image fits in what it holds.
+///
+/// # Errors
+/// The probe could not run, or the card is fake / failing (and not forced).
+pub fn before_flash(
+    path: &Path,
+    sector: u64,
+    image_bytes: u64,
+    flags: &FlashProbeFlags,
+) -> Result<()> {
+    eprintln!(
+        "probing {} for fake capacity first (--probe)",
+        path.display()
+    );
+    let tuning = ProbeTuning {
+        cache_flush_mib: 32,
+        resolution_mib: None,
+    };
+    let report = probe_card(path, sector, &tuning)?;
+    print!("{}", render(&report));
+    match verdict_result(&report, path) {
+        Ok(()) => Ok(()),
+        Err(e) if flags.force_fake => {
+            let holds = report.real_bytes.or(report.first_bad).unwrap_or(0);
+            if image_bytes > holds {
+                bail!(
+                    "{e:#}; --force-fake, but the image ({}) does not fit in what it holds",
+                    benchboot_probe::human(image_bytes)
+                );
+            }
+            eprintln!("--force-fake: flashing anyway ({e:#})");
+            Ok(())
+        }
+        Err(e) => Err(e.context("not flashing it (pass --force-fake to flash a fake card anyway)")),
+    }
+}
