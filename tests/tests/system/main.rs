@@ -16,6 +16,7 @@ mod arm32_units;
 mod bad_input;
 mod cross_targets;
 mod log_decode;
+mod probe;
 mod qemu_bpim2u;
 mod qemu_faults;
 mod qemu_plan_file;
