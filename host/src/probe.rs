@@ -428,3 +428,55 @@ pub fn before_flash(
         Err(e) => Err(e.context("not flashing it (pass --force-fake to flash a fake card anyway)")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use benchboot_probe::fake::{FakeDevice, Model};
+
+    #[test]
+    fn a_regular_file_is_not_a_card() {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        let e = check_card(f.path(), false, false, Path::new("/")).unwrap_err();
+        assert!(format!("{e:#}").contains("not a card"), "{e:#}");
+    }
+
+    #[test]
+    fn the_probe_disk_reads_back_what_it_wrote() {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        f.as_file().set_len(64 << 20).unwrap();
+        // A regular file stands in for the block device (O_DIRECT or its fallback).
+        let mut d = ProbeDisk::open(f.path(), 512).unwrap();
+        assert_eq!(d.size_bytes(), 64 << 20);
+        let opts = ProbeOptions {
+            cache_flush_bytes: 1 << 20,
+            ..options(&ProbeTuning {
+                cache_flush_mib: 1,
+                resolution_mib: None,
+            })
+        };
+        let r = benchboot_probe::probe(&mut d, &opts, &mut |_| {}).unwrap();
+        assert_eq!(r.verdict, Verdict::Genuine, "{}", r.summary());
+        assert!(verdict_result(&r, f.path()).is_ok());
+    }
+
+    #[test]
+    fn a_fake_is_rendered_and_exits_non_zero() {
+        let mut d = FakeDevice::new(4 << 30, 512, Model::Wrap { real: 1 << 30 });
+        let r = benchboot_probe::probe(
+            &mut d,
+            &ProbeOptions {
+                cache_flush_bytes: 4 << 20,
+                ..ProbeOptions::default()
+            },
+            &mut |_| {},
+        )
+        .unwrap();
+        let text = render(&r);
+        assert!(text.starts_with("FAKE: claims 4.0 GiB"), "{text}");
+        assert!(text.contains("wraps every"), "{text}");
+        assert!(text.contains("(wrap-around)"), "{text}");
+        let e = verdict_result(&r, Path::new("/dev/sdz")).unwrap_err();
+        assert!(format!("{e}").contains("holds about 1.0 GiB"), "{e}");
+    }
+}
