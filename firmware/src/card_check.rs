@@ -1,7 +1,10 @@
 //! The optional full-card check (plan `[card-check]`): the fake-capacity probe
 //! (crates/probe) over the boot card's unpartitioned space, for cards already flashed.
-//! It writes only past the last partition, so the board, its results partition and the
-//! test partitions stay as they were.
+//! It writes only past the last partition, so on a genuine card the board, its results
+//! partition and the test partitions stay as they were. On a fake card, writes past its
+//! real size land wherever the card maps them, which may be inside the partitions: PID 1
+//! runs from its initramfs in RAM, so it still records the verdict and serves the
+//! results over the link, but such a card is to be reflashed (or thrown away).
 //!
 //! The card is opened with O_DIRECT (no page cache between the probe and the card),
 //! flushed with fsync (the kernel sends the card a cache flush) and reopened between
@@ -99,7 +102,6 @@ fn options(c: &CardCheckPlan, region: (u64, u64), nonce: u64) -> ProbeOptions {
         nonce,
         resolution_bytes: Some(c.resolution_bytes),
         cache_flush_bytes: c.cache_flush_bytes,
-        ..ProbeOptions::default()
     }
 }
 
