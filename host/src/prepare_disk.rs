@@ -667,6 +667,7 @@ mod tests {
             partitions: vec![],
             mounts: vec![],
             swaps: vec![],
+            card: None,
         }
     }
 

@@ -14,8 +14,8 @@ use crate::file::{line_of, CommandSection, DiskSection, PlanFile, PlanFileError,
 use crate::network::{NetTests, Topology, WiredKind, WiredPlan};
 use crate::presets::{preset, preset_file, DEFAULT_PRESET, PRESETS};
 use crate::{
-    Bus, CardCheckPlan, CommandStep, DeviceReadPlan, Filesystem, MemoryPlan, Plan, RandomPlan, StorageTarget,
-    BUS_PREFIX,
+    Bus, CardCheckPlan, CommandStep, DeviceReadPlan, Filesystem, MemoryPlan, Plan, RandomPlan,
+    StorageTarget, BUS_PREFIX,
 };
 
 /// Where the xtask puts [`ImageFacts`] in the initramfs (JSON).
@@ -691,9 +691,8 @@ fn card_check(
     own: Option<&crate::file::CardCheckSection>,
     emulated: bool,
 ) -> Result<Option<CardCheckPlan>, MemoryRefusal> {
-    let span = |f: fn(&crate::file::CardCheckSection) -> Option<std::ops::Range<usize>>| {
-        own.and_then(f)
-    };
+    let span =
+        |f: fn(&crate::file::CardCheckSection) -> Option<std::ops::Range<usize>>| own.and_then(f);
     match c.enabled.as_ref().map(|e| *e.get_ref()) {
         Some(true) => {}
         Some(false) => return Ok(None),

@@ -83,6 +83,11 @@ pub struct Device {
     pub mounts: Vec<Mount>,
     /// Active swap areas on the disk: a partition name or a swap file's path.
     pub swaps: Vec<String>,
+    /// An SD card in a reader on the host's own mmc bus (not behind USB): what its
+    /// registers say, one line (crates/sdcard `Card::summary`). A card in a USB reader
+    /// shows only the reader (its registers never reach the host).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub card: Option<String>,
 }
 
 impl Device {

@@ -381,6 +381,12 @@ fn device(name: String, node: Node, mounts: Vec<Mount>, swaps: Vec<String>) -> D
         partitions: node.partitions,
         mounts,
         swaps,
+        // The registers are there only for a card on the mmc bus (drivers/mmc/core/sd.c).
+        card: device.join("cid").exists().then(|| {
+            let card =
+                benchboot_sdcard::decode(&benchboot_sdcard::RawRegisters::read(&device, None));
+            card.summary()
+        }),
         name,
     }
 }

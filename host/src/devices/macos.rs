@@ -214,6 +214,8 @@ pub fn scan(run: &dyn Fn(&[&str]) -> std::io::Result<Vec<u8>>) -> Result<Vec<Dev
             transport,
             model: info.media_name.clone(),
             vendor: None,
+            // diskutil does not show an SD card's registers.
+            card: None,
             partitions: disk
                 .volumes
                 .iter()

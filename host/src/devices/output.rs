@@ -85,6 +85,13 @@ pub fn to_table(devices: &[Device], limits: &Limits) -> String {
             mounts.join("\n"),
             if v.writable() { "ok" } else { "refused" }.to_string(),
         ]);
+        if let Some(card) = &d.card {
+            notes.push_str(&format!(
+                "{}: the card's registers: {card} (is it what it claims? benchboot probe {})\n",
+                d.path.display(),
+                d.path.display()
+            ));
+        }
         for r in &v.refusals {
             notes.push_str(&format!("{}: {r}\n", d.path.display()));
         }

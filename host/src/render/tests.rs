@@ -271,8 +271,15 @@ fn a_card_that_claims_a2_and_measures_below_a1_is_one_line() {
     );
     let ctx = context_grid(&context(&r)).to_string();
     assert!(ctx.contains("card (its registers)"), "{ctx}");
-    assert!(ctx.contains("Toshiba/Kioxia") && ctx.contains("SA04G"), "{ctx}");
+    assert!(
+        ctx.contains("Toshiba/Kioxia") && ctx.contains("SA04G"),
+        "{ctx}"
+    );
     assert!(ctx.contains("A2"), "{ctx}");
     // Its CSD agrees with the block device: no capacity warning among the lines.
-    assert!(!detail_lines(&r).join("\n").contains("capacity"), "{:?}", detail_lines(&r));
+    assert!(
+        !detail_lines(&r).join("\n").contains("capacity"),
+        "{:?}",
+        detail_lines(&r)
+    );
 }

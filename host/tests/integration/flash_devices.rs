@@ -218,7 +218,20 @@ fn sysfs_fields_are_read() {
     let mmc = device(&all, "mmcblk0");
     assert_eq!(
         (mmc.transport, mmc.model.as_deref()),
-        (Transport::Mmc, Some("SD64G"))
+        (Transport::Mmc, Some("SN64G"))
+    );
+    // A card on the host's own mmc bus shows its registers (a USB reader's does not).
+    let card = mmc.card.as_deref().expect("the card's registers");
+    assert!(
+        card.contains("SanDisk") && card.contains("SN64G") && card.contains("2022-11"),
+        "{card}"
+    );
+    assert!(sdb.card.is_none());
+    let table = benchboot::devices::to_table(&all, &benchboot::devices::Limits::new(false));
+    assert!(
+        table.contains("/dev/mmcblk0: the card's registers: ")
+            && table.contains("benchboot probe /dev/mmcblk0"),
+        "{table}"
     );
     assert_eq!(device(&all, "nvme0n1").transport, Transport::Nvme);
     assert_eq!(device(&all, "loop1").transport, Transport::Virtual);

@@ -549,11 +549,10 @@ fn the_card_check_runs_only_when_enabled_and_refuses_a_bad_resolution() {
     let e = run("[card-check]\nenabled = true\nresolution = \"3 MiB\"\n").unwrap_err();
     assert_eq!((e.line, e.key.as_str()), (Some(3), "card-check.resolution"));
     assert!(e.message.contains("power of two from 4 KiB"), "{e}");
-    let steps: Vec<String> = crate::estimate::estimate(
-        &run("[card-check]\nenabled = true\n").unwrap(),
-    )
-    .into_iter()
-    .map(|s| s.step)
-    .collect();
+    let steps: Vec<String> =
+        crate::estimate::estimate(&run("[card-check]\nenabled = true\n").unwrap())
+            .into_iter()
+            .map(|s| s.step)
+            .collect();
     assert!(steps.contains(&"card-check".to_owned()), "{steps:?}");
 }
