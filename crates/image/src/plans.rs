@@ -296,12 +296,31 @@ pub fn all(
     Ok(vec![
         (DEFAULT_PLAN, hardware(board, layout, hw_modules, file)?),
         ("qemu", qemu(board, layout, qemu_modules.clone())),
+        (QEMU_SHORT, qemu_short(board, layout, qemu_modules.clone())),
         ("qemu-card", qemu_card(board, layout, qemu_modules.clone())),
         ("faults", faults(board, layout, qemu_modules.clone())),
         ("watchdog", watchdog(board, layout, qemu_modules.clone())),
         ("powercut", powercut(board, layout, qemu_modules)),
     ])
 }
+
+/// Name of the short QEMU plan ([`qemu_short`]).
+pub const QEMU_SHORT: &str = "qemu-short";
+
+/// The QEMU plan over 4 block sizes (512 B, 4 KiB, 64 KiB, 1 MiB) instead of 18, every
+/// other step as the QEMU plan has it (targets, modes, device reads, random I/O,
+/// verification, memory, links): the QEMU tiers boot it, so each board's kernel, drivers,
+/// memory kernels and links are checked in less than half the time, while the raspi0
+/// smoke test and qemu-virt-arm64 run the whole `qemu` plan.
+pub fn qemu_short(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
+    let mut p = qemu(board, layout, modules);
+    p.storage.block_sizes = SHORT_BLOCK_SIZES.to_vec();
+    p
+}
+
+/// The block sizes of the short QEMU plans (power cuts, tiers): one per regime, from
+/// below the 4 KiB page (O_DIRECT falls back) to 1 MiB.
+const SHORT_BLOCK_SIZES: [u64; 4] = [512, 4096, 64 * 1024, MIB];
 
 /// The QEMU plan that takes the card's `plan.toml`: QEMU's link, modules and
 /// supervision; storage and network tests as the card's plan file says (the QEMU plan's
@@ -319,11 +338,22 @@ pub fn qemu_card(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
     p
 }
 
+/// The QEMU plan for tests of supervision and persistence (faults, watchdog, power
+/// cuts): no memory step and no full-card check, which these boots would repeat to no
+/// purpose (the QEMU plan's own boots check both) and in which a power cut would land
+/// instead of among the saved storage steps.
+fn qemu_storage_only(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
+    let mut p = qemu(board, layout, modules);
+    p.memory = None;
+    p.card_check = None;
+    p
+}
+
 /// The fault-injection plan: a worker that segfaults, one that panics, one that hangs
 /// past a 5 s worker limit, then a tiny storage sweep (ext4, 4 KiB and 64 KiB, sync),
 /// then PID 1 panics before serving. No network tests.
 pub fn faults(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
-    let mut p = qemu(board, layout, modules);
+    let mut p = qemu_storage_only(board, layout, modules);
     let s = &mut p.storage;
     s.targets.retain(|t| t.filesystem == Filesystem::Ext4);
     s.block_sizes = vec![4096, 64 * 1024];
@@ -353,8 +383,8 @@ pub fn watchdog(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
 /// reads, random I/O, verification) over 4 block sizes (512 B, 4 KiB, 64 KiB, 1 MiB),
 /// so a boot is short and a cut lands among many persisted steps; no network tests.
 pub fn powercut(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
-    let mut p = qemu(board, layout, modules);
-    p.storage.block_sizes = vec![512, 4096, 64 * 1024, MIB];
+    let mut p = qemu_storage_only(board, layout, modules);
+    p.storage.block_sizes = SHORT_BLOCK_SIZES.to_vec();
     p.network.gadget = None;
     p.network.tests = None;
     p.network.wired.clear();
@@ -667,6 +697,7 @@ mod tests {
             [
                 "plan",
                 "qemu",
+                "qemu-short",
                 "qemu-card",
                 "faults",
                 "watchdog",
@@ -711,6 +742,22 @@ mod tests {
         for n in ["qemu", "faults", "powercut"] {
             assert_eq!(get(n).supervision.watchdog_timeout_s, 0, "{n}");
         }
+        // Supervision and persistence tests boot storage only; the QEMU plan has both.
+        for n in ["faults", "watchdog", "powercut"] {
+            assert!(
+                get(n).memory.is_none() && get(n).card_check.is_none(),
+                "{n}"
+            );
+        }
+        assert!(get("qemu").memory.is_some());
+        let short = get(QEMU_SHORT);
+        assert_eq!(short.storage.block_sizes, [512, 4096, 64 * 1024, MIB]);
+        let mut whole = get("qemu").clone();
+        whole.storage.block_sizes = short.storage.block_sizes.clone();
+        assert_eq!(
+            short, &whole,
+            "the short plan differs in its block sizes only"
+        );
     }
 
     #[test]

@@ -213,6 +213,8 @@ impl Session {
         let samples = tcp::sample(start, t, Some(&streams_), &mut self.cpu);
         let board = slice(&samples, t);
         if receiver {
+            // The window is closed: what arrives from now on is the tail.
+            streams_.stop();
             self.ctl.send(&Request::Stop { test })?;
         }
         let host = match self.ctl.reply(END_TIMEOUT)? {

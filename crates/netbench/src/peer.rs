@@ -490,6 +490,8 @@ impl Session<'_> {
         let samples = tcp::sample(start, &t, Some(&streams), &mut self.cpu);
         let side = slice(&samples, &t);
         let results = if receiver {
+            // The window is closed: what arrives from now on is the tail.
+            streams.stop();
             self.ctl.send(&Reply::ThroughputDone { test, side })?;
             streams.finish(END_GRACE)
         } else {

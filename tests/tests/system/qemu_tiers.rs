@@ -1,7 +1,8 @@
 //! QEMU tiers beyond the Pi Zero W smoke test: each board's real image (kernel, DTB and
 //! initramfs taken from its card, DTB fix-ups in a QEMU-only copy) boots in the QEMU
-//! machine closest to it, PID 1 runs the QEMU plan's storage sweep on the emulated card
-//! and serves the results over QEMU's usb-net / virtio-net, `benchboot fetch` gets them.
+//! machine closest to it, PID 1 runs the short QEMU plan (`qemu-short`: the QEMU plan
+//! over 4 block sizes; the raspi0 smoke test runs all 18) on the emulated card and serves
+//! the results over QEMU's usb-net / virtio-net, `benchboot fetch` gets them.
 //!
 //! | test | board | machine | kernel | console |
 //! |---|---|---|---|---|
@@ -18,10 +19,11 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use benchboot_image::layout::{self, Role};
+use benchboot_image::plans::QEMU_SHORT;
 use benchboot_results::network::NetDirection;
 use benchboot_results::RunResults;
 use benchboot_tests::{checks, QemuSlot};
-use xtask::qemu::Run;
+use xtask::qemu::{Options, Run};
 
 /// Generous: two tiers share the 2 cores of CI (the slowest, rpi-2b, is ready ~5 min
 /// after QEMU starts when alone).
@@ -30,7 +32,12 @@ const TIMEOUT: Duration = Duration::from_secs(1800);
 /// Boots `board` and checks what every tier must show; returns the slot still held (the
 /// caller's own checks read QEMU's files). `None` when this QEMU lacks the machine
 /// (raspi4b needs QEMU 9+: `cargo xtask setup` installs 10), which fails under CI.
-fn tier(board: &str, machine: &str) -> Option<(QemuSlot, Run, RunResults)> {
+fn tier(
+    board: &str,
+    machine: &str,
+    cores: u32,
+    pages: &[&str],
+) -> Option<(QemuSlot, Run, RunResults)> {
     let slot = benchboot_tests::qemu_slot(module_path!());
     let started = Instant::now();
     let b = xtask::load_board(board).unwrap();
@@ -38,13 +45,20 @@ fn tier(board: &str, machine: &str) -> Option<(QemuSlot, Run, RunResults)> {
     if !benchboot_tests::require_machine(board, &q.system, &q.machine) {
         return None;
     }
-    let run = xtask::qemu::run(&b, TIMEOUT).unwrap_or_else(|e| panic!("{board}: {e:#}"));
+    let opts = Options {
+        plan: QEMU_SHORT.into(),
+        ..Options::new(TIMEOUT)
+    };
+    let run = xtask::qemu::run_with(&b, &opts).unwrap_or_else(|e| panic!("{board}: {e:#}"));
     checks::report_timings(board, &run, started);
     let r = checks::fetched(&run);
     checks::assert_emulated_run_of(&r, board, machine);
     checks::assert_storage_complete(&r);
     checks::assert_device_steps(&r, &b.disk);
     checks::assert_census_only_pid1(&r);
+    // Every memory kernel of the CPU ran (NEON on the Cortex-A7 of rpi-2b and
+    // qemu-virt-armv7, only ARMv6 and VFP ones on the ARM1176), on each core and all.
+    checks::assert_memory(&r, &kernels(machine), cores, pages);
     checks::assert_console_protocol(&run, &r);
     let layout = layout::plan(&layout::Spec::default()).unwrap();
     checks::assert_fetched_matches_card(&run, &r, &layout);
@@ -55,13 +69,43 @@ fn tier(board: &str, machine: &str) -> Option<(QemuSlot, Run, RunResults)> {
     Some((slot, run, r))
 }
 
+/// The memory kernels a build for `machine` (`uname -m`) has, in the engine's order
+/// (crates/memory/src/kernels.rs), all of which QEMU's model of the board's core runs:
+/// the ARM1176 has VFP and no NEON, the Cortex-A7 both, AArch64 cores ASIMD.
+fn kernels(machine: &str) -> Vec<&'static str> {
+    let mut k = vec!["libc-memcpy", "libc-memset", "read-u64"];
+    match machine {
+        "armv6l" | "armv7l" => {
+            k.extend([
+                "arm-ldm-stm",
+                "arm-vldm-vstm",
+                "arm-stm-fill",
+                "arm-strd-fill",
+            ]);
+            if machine == "armv7l" {
+                k.extend(["neon-vld1-vst1", "neon-vst1-fill"]);
+            }
+        }
+        "aarch64" => k.extend([
+            "a64-ldp-stp",
+            "a64-ld1-st1",
+            "a64-ldp-stnp",
+            "a64-stp-fill",
+            "a64-st1-fill",
+            "a64-stnp-fill",
+        ]),
+        other => panic!("no kernel list for {other}"),
+    }
+    k
+}
+
 fn has_module(r: &RunResults, name: &str) -> bool {
     r.plan.modules.iter().any(|m| m == name)
 }
 
 #[test]
 fn rpi_1b_boots_in_raspi1ap_and_serves_results() {
-    let (_slot, _, r) = tier("rpi-1b", "armv6l").unwrap();
+    let (_slot, _, r) = tier("rpi-1b", "armv6l", 1, &["base"]).unwrap();
     // The rpi flavour has sdhost and dwc2 built in: only the results link's module.
     assert!(has_module(&r, "cdc_ether"), "{:?}", r.plan.modules);
     assert!(!has_module(&r, "dwc2"), "{:?}", r.plan.modules);
@@ -69,7 +113,7 @@ fn rpi_1b_boots_in_raspi1ap_and_serves_results() {
 
 #[test]
 fn rpi_2b_boots_in_raspi2b_with_sdhost_and_dwc2_as_modules() {
-    let (_slot, _, r) = tier("rpi-2b", "armv7l").unwrap();
+    let (_slot, _, r) = tier("rpi-2b", "armv7l", 4, &["base"]).unwrap();
     // armmp: the card is reached through sdhost (bcm2835) and usb-net through dwc2,
     // both loaded by PID 1; phy-generic before dwc2 (no 10 s deferred probe).
     for m in ["bcm2835", "sdhci_iproc", "phy_generic", "dwc2", "cdc_ether"] {
@@ -82,7 +126,7 @@ fn rpi_2b_boots_in_raspi2b_with_sdhost_and_dwc2_as_modules() {
 #[test]
 fn rpi_3b_boots_in_raspi3b_on_the_second_serial() {
     // The ready line was read from QEMU's second -serial (the mini-UART, ttyS1).
-    let (_slot, run, r) = tier("rpi-3b", "aarch64").unwrap();
+    let (_slot, run, r) = tier("rpi-3b", "aarch64", 4, &["base", "huge"]).unwrap();
     assert!(has_module(&r, "dwc2") && has_module(&r, "bcm2835"));
     assert_usb_adapter_on_a_lan(&run, &r);
 }
@@ -171,7 +215,7 @@ fn assert_usb_adapter_on_a_lan(run: &Run, r: &RunResults) {
 
 #[test]
 fn rpi_4b_boots_in_raspi4b_with_a_qemu_only_dtb() {
-    let Some((_slot, run, _)) = tier("rpi-4b", "aarch64") else {
+    let Some((_slot, run, _)) = tier("rpi-4b", "aarch64", 4, &["base", "huge"]) else {
         return;
     };
     // The card keeps the real DTB (USB-C port as peripheral, emmc2 on); only QEMU's copy
@@ -205,7 +249,7 @@ fn rpi_4b_boots_in_raspi4b_with_a_qemu_only_dtb() {
 
 #[test]
 fn qemu_virt_armv7_boots_in_virt_cortex_a7() {
-    let (_slot, run, r) = tier("qemu-virt-armv7", "armv7l").unwrap();
+    let (_slot, run, r) = tier("qemu-virt-armv7", "armv7l", 2, &["base"]).unwrap();
     assert!(has_module(&r, "virtio_blk") && has_module(&r, "virtio_net"));
     checks::assert_card_check_genuine(&r, &std::fs::read_to_string(&run.console_log).unwrap());
 }
