@@ -20,7 +20,7 @@ use benchboot_probe::{BlockDevice, ProbeOptions, Verdict};
 use benchboot_results::{CardCheck, RunResults, Severity};
 use benchboot_storage::AlignedBuf;
 
-use crate::console::{case_line, say, CaseResult};
+use crate::console::{self, say};
 use crate::steps::in_worker_for;
 
 const STEP: &str = "card-check";
@@ -75,23 +75,14 @@ pub fn run_card_check(plan: &Plan, results: &mut RunResults) {
         return;
     };
     let pass = matches!(report.verdict, Verdict::Genuine);
-    // The value: what the card holds of the claimed size, MiB.
-    let holds = report.real_bytes.unwrap_or(report.claimed_bytes);
-    say(&case_line(
-        "card.check",
-        if pass {
-            CaseResult::Pass
-        } else {
-            CaseResult::Fail
-        },
-        (holds >> 20) as f64,
-        "MiB",
-    ));
     say(&format!("card-check: {}", report.summary()));
     if !pass {
         results.event(STEP, Severity::Error, report.summary());
     }
-    results.card_check = Some(CardCheck { device, report });
+    let check = CardCheck { device, report };
+    // What the card holds of the claimed size, MiB; the verdict comes with the others.
+    console::figure(&benchboot_console::figures::card_check(&check));
+    results.card_check = Some(check);
 }
 
 /// The probe's options for `region` (bytes) of the card.

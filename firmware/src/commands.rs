@@ -12,12 +12,12 @@ use benchboot_plan::CommandStep;
 use benchboot_results::command::{parse_output, CommandHealth, CommandRun};
 use benchboot_results::{RunResults, Severity};
 
-use crate::console::{case_line, say, tell, CaseResult};
+use crate::console::{self, say, tell};
 use crate::{health, interrupts, worker};
 
 /// The step id of command `id`: `command.<id>`.
 pub fn step_id(id: &str) -> String {
-    format!("command.{id}")
+    benchboot_console::figures::command_step(id)
 }
 
 /// Runs every command of `results.plan` in order, each binary at `<dir>/<path>` with
@@ -77,8 +77,8 @@ fn run_one(c: &CommandStep, dir: &Path, mounted: bool, results: &mut RunResults)
 }
 
 /// Records one command's run: its [`CommandRun`] (measurements also of a failed run),
-/// a console case line per measurement (`command.<id>.<case>`), and for a failure a
-/// fail line, a fault and an error event; a warning event when it printed more than
+/// a console figure per measurement (`command.<id>.<case>`), and for a failure a fault
+/// and an error event; a warning event when it printed more than
 /// [`worker::MAX_PROGRAM_OUTPUT`].
 fn record(
     c: &CommandStep,
@@ -88,14 +88,6 @@ fn record(
 ) {
     let step = step_id(&c.id);
     let measurements = parse_output(&run.stdout);
-    for m in &measurements {
-        say(&case_line(
-            &format!("{step}.{}", m.case),
-            CaseResult::Pass,
-            m.value,
-            &m.units,
-        ));
-    }
     if run.truncated {
         results.event(
             &step,
@@ -107,7 +99,6 @@ fn record(
         );
     }
     if let Err(failure) = run.outcome {
-        say(&case_line(&step, CaseResult::Fail, 0.0, "-"));
         tell!(
             error,
             format!("{step}: {failure}");
@@ -123,14 +114,16 @@ fn record(
             "exited 0 but printed no `case=<id> value=<number> units=<unit>` line",
         );
     }
-    results.commands.push(CommandRun {
+    let record = CommandRun {
         id: c.id.clone(),
         path: c.path.clone(),
         exit_code: run.exit_code,
         elapsed_ns: run.elapsed_ns,
         measurements,
         health,
-    });
+    };
+    console::figures(&benchboot_console::figures::command(&record));
+    results.commands.push(record);
 }
 
 #[cfg(test)]

@@ -1,16 +1,16 @@
 //! The console: human progress lines and the machine-readable protocol lines.
 //!
-//! Protocol (for board farms such as LAVA and for the QEMU tests), one line each:
-//! `benchboot: start run=<id> board=<name>`, then per measurement
-//! `benchboot: case=<id> result=pass|fail|skip value=<number> units=<unit>`, then
-//! `benchboot: saved storage=<n> ...` each time the document is on stable storage
-//! ([`crate::init::saved_line`]), `benchboot: end run=<id> ...` and `benchboot: ready ...`
-//! once results are served.
+//! The protocol (start line, figures as measured, then the verdicts and the whole
+//! results document, then `ready`) is `benchboot_console`'s: its docs list every line.
+//! This module prints: [`say`] a line, [`figure`] a measured figure, [`report`] the
+//! closing blocks.
 
 use std::io::Write;
 
-/// Prefix of every line PID 1 prints.
-pub const PREFIX: &str = "benchboot:";
+use benchboot_console::{lines, Figure};
+use benchboot_results::RunResults;
+
+pub use benchboot_console::PREFIX;
 /// The line the host waits for: results are on disk and served.
 pub const READY: &str = "benchboot: ready";
 
@@ -45,82 +45,48 @@ pub fn print_line(line: &str) {
     let _ = out.flush();
 }
 
-/// Outcome of one protocol case.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CaseResult {
-    Pass,
-    Fail,
-    Skip,
-}
-
-/// Longest case id on the console, bytes: the limit LAVA's pattern matching takes.
-pub const MAX_CASE_ID_BYTES: usize = 100;
-
-/// One protocol line (without the prefix). Case ids have whitespace replaced by `_` and
-/// are cut to at most [`MAX_CASE_ID_BYTES`] bytes, at a character boundary (a label may
-/// hold multi-byte UTF-8).
-pub fn case_line(id: &str, result: CaseResult, value: f64, units: &str) -> String {
-    let mut id: String = id.replace(char::is_whitespace, "_");
-    let mut end = id.len().min(MAX_CASE_ID_BYTES);
-    while !id.is_char_boundary(end) {
-        end -= 1;
-    }
-    id.truncate(end);
-    let result = match result {
-        CaseResult::Pass => "pass",
-        CaseResult::Fail => "fail",
-        CaseResult::Skip => "skip",
-    };
-    format!("case={id} result={result} value={value:.3} units={units}")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn case_line_shape() {
-        assert_eq!(
-            case_line(
-                "storage.ext4.write.bs4096",
-                CaseResult::Pass,
-                12.34567,
-                "MiB/s"
-            ),
-            "case=storage.ext4.write.bs4096 result=pass value=12.346 units=MiB/s"
-        );
-    }
-
-    #[test]
-    fn case_id_has_no_spaces_and_is_bounded() {
-        let long = "a b".repeat(60);
-        let line = case_line(&long, CaseResult::Fail, 0.0, "MiB/s");
-        let id = line.split(' ').next().unwrap();
-        assert_eq!(id.len(), "case=".len() + 100);
-        assert!(!id.contains(' '));
-    }
-
-    #[test]
-    fn case_id_is_cut_at_a_char_boundary() {
-        // 99 ASCII bytes, then "é" (2 bytes) straddles the 100-byte limit: it goes whole.
-        let id = format!("{}é✓", "x".repeat(99));
-        let line = case_line(&id, CaseResult::Pass, 1.0, "MiB/s");
-        let cut = line
-            .strip_prefix("case=")
-            .and_then(|l| l.split(' ').next())
-            .unwrap();
-        assert_eq!(cut, "x".repeat(99));
-        // A 3-byte char ending exactly at byte 100 stays.
-        let id = format!("{}✓tail", "y".repeat(97));
-        let line = case_line(&id, CaseResult::Pass, 1.0, "MiB/s");
-        assert!(
-            line.starts_with(&format!("case={}✓ result=pass", "y".repeat(97))),
-            "{line}"
-        );
-        // Multi-byte labels well under the limit are untouched; whitespace becomes `_`.
-        assert_eq!(
-            case_line("storage.bénch ✓.bs512", CaseResult::Skip, 0.0, "-"),
-            "case=storage.bénch_✓.bs512 result=skip value=0.000 units=-"
-        );
+/// Prints `f`'s figure line (`case=<id> value=<number> units=<unit>`); a value that is
+/// not a finite number is left off the console (the document keeps the measurement).
+pub fn figure(f: &Figure) {
+    if let Some(line) = lines::figure(f) {
+        say(&line);
     }
 }
+
+/// Prints every figure of `figures`.
+pub fn figures(figures: &[Figure]) {
+    figures.iter().for_each(figure);
+}
+
+/// The closing blocks of a run, for readers with nothing but the console (a LAVA farm, a
+/// serial cable): the end of the figures, the verdicts of the whole run, and the whole
+/// results document `json` (the bytes served) in checksummed chunks. While they are
+/// printed the kernel's console log level is lowered to emergencies only (`/proc/sys/
+/// kernel/printk`, restored after), so no kernel message lands inside a line.
+pub fn report(r: &RunResults, json: &str) {
+    let saved = std::fs::read_to_string(PRINTK).ok();
+    if saved.is_some() {
+        let _ = std::fs::write(PRINTK, "1");
+    }
+    let count = benchboot_console::figures::all(r)
+        .iter()
+        .filter(|f| f.value.is_finite())
+        .count();
+    say(&lines::figures_end(&r.run_id, count));
+    let verdicts = benchboot_console::verdicts::all(r);
+    say(&lines::verdicts_begin(&r.run_id));
+    for v in &verdicts {
+        say(&lines::verdict(v));
+    }
+    say(&lines::verdicts_end(&r.run_id, &verdicts));
+    for line in benchboot_console::document::encode(&r.run_id, json.as_bytes()) {
+        say(&line);
+    }
+    if let Some(level) = saved.as_deref().and_then(|t| t.split_whitespace().next()) {
+        let _ = std::fs::write(PRINTK, level);
+    }
+}
+
+/// The kernel's console log levels (proc(5): console, default, minimum, boot-time
+/// default); writing one number sets the console level.
+const PRINTK: &str = "/proc/sys/kernel/printk";

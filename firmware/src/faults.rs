@@ -5,7 +5,7 @@
 use benchboot_plan::Fault;
 use benchboot_results::RunResults;
 
-use crate::console::{case_line, say, CaseResult};
+use crate::console::say;
 use crate::steps::in_worker;
 
 /// Runs each worker fault of the plan (segfault, panic, hang) as step `fault.<kind>` in
@@ -23,7 +23,7 @@ pub fn run_worker_faults(results: &mut RunResults) {
         };
         if in_worker(results, &step, body).is_some() {
             // A fault that did not fault is a broken test, not a pass.
-            say(&case_line(&step, CaseResult::Fail, 0.0, "-"));
+            say(&format!("{step}: the injected fault did not happen"));
             results.event(
                 &step,
                 benchboot_results::Severity::Error,

@@ -145,13 +145,15 @@ pub fn run() -> ! {
     serve(&plan, &mut results, results_ok, "")
 }
 
-/// Brings up the results link, writes the document a last time and serves it forever
-/// (or, with no link, idles: the card holds the results). `why` is added to the ready
-/// line.
+/// Brings up the results link, writes the document a last time, prints the closing
+/// blocks (verdicts and the whole document, for readers of the console alone:
+/// [`crate::console::report`]) and serves it forever (or, with no link, idles: the card
+/// holds the results). `why` is added to the ready line.
 fn serve(plan: &Plan, results: &mut RunResults, mounted: bool, why: &str) -> ! {
     let listeners = bring_up_network(plan, results);
     persist(plan, results, mounted);
     let body: &'static str = Box::leak(results.to_json().into_boxed_str());
+    crate::console::report(results, body);
     match listeners {
         Some(ls) => {
             let at = ls

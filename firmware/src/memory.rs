@@ -9,10 +9,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use benchboot_plan::Plan;
-use benchboot_results::memory::{ClockCheck, MemoryResults};
+use benchboot_results::memory::ClockCheck;
 use benchboot_results::{HealthScope, RunResults, Severity};
 
-use crate::console::{case_line, say, CaseResult};
+use crate::console::{self, say};
 use crate::health::{self, Vcio};
 use crate::mailbox::{Property, CLOCK_ARM};
 use crate::steps::in_worker_for;
@@ -38,9 +38,7 @@ pub fn run_memory(plan: &Plan, results: &mut RunResults) {
     let Some((memory, checks)) = out else {
         return;
     };
-    for line in case_lines(&memory) {
-        say(&line);
-    }
+    console::figures(&benchboot_console::figures::memory(&memory));
     for p in &memory.problems {
         results.event(STEP, Severity::Warning, p.clone());
     }
@@ -76,12 +74,7 @@ fn push_check(results: &mut RunResults, mut c: ClockCheck) {
     c.firmware_hz = health::property(&mut Vcio::default(), Property::ClockRateMeasured(CLOCK_ARM))
         .ok()
         .map(u64::from);
-    say(&case_line(
-        &format!("clock.{}.measured", c.at),
-        CaseResult::Pass,
-        c.measured_hz as f64 / 1e6,
-        "MHz",
-    ));
+    console::figure(&benchboot_console::figures::clock(&c));
     // Under QEMU the loop measures TCG, not a clock: nothing to compare.
     if !results.emulated {
         for m in c.mismatches() {
@@ -90,99 +83,4 @@ fn push_check(results: &mut RunResults, mut c: ClockCheck) {
         }
     }
     results.clock_checks.push(c);
-}
-
-/// One line per bandwidth test (best MB/s, tinymembench's figure) and per latency row
-/// (ns over L1, single chain): `memory.<kernel>.cpu<N>|all<N>` and
-/// `memory.latency.<pages>.<block>`.
-pub fn case_lines(m: &MemoryResults) -> Vec<String> {
-    use benchboot_results::memory::{Cores, Pages};
-    let mut out = Vec::new();
-    for t in &m.bandwidth {
-        let Some((best, _)) = t.best_and_spread() else {
-            continue;
-        };
-        let cores = match t.cores {
-            Cores::One(c) => format!("cpu{c}"),
-            Cores::All(n) => format!("all{n}"),
-        };
-        out.push(case_line(
-            &format!("memory.{}.{cores}", t.kernel),
-            CaseResult::Pass,
-            best,
-            "MB/s",
-        ));
-    }
-    for t in &m.latency {
-        let pages = match t.pages {
-            Pages::Base(_) => "base",
-            Pages::Huge => "huge",
-        };
-        for r in &t.rows {
-            if let Some((single, _)) = t.extra_ns(r) {
-                out.push(case_line(
-                    &format!("memory.latency.{pages}.bs{}", r.block_bytes),
-                    CaseResult::Pass,
-                    single,
-                    "ns",
-                ));
-            }
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use benchboot_results::memory::*;
-
-    #[test]
-    fn every_test_and_row_has_a_console_line() {
-        let m = MemoryResults {
-            cpu: CpuFacts {
-                arch: "arm".into(),
-                model: "ARM1176".into(),
-                cores: 1,
-                features: vec!["vfp".into()],
-                llc_bytes: 1 << 20,
-                llc_source: "assumed".into(),
-                mem_total_bytes: 512 << 20,
-                kernels: vec!["libc-memcpy".into()],
-                kernels_skipped: vec![],
-            },
-            buffer_bytes: 32 << 20,
-            sizing: String::new(),
-            bandwidth: vec![BandwidthTest {
-                kernel: "libc-memcpy".into(),
-                label: "standard memcpy".into(),
-                op: MemOp::Copy,
-                cores: Cores::One(0),
-                samples: vec![BandwidthSample {
-                    bytes: 426_000_000,
-                    ns: 1_000_000_000,
-                }],
-            }],
-            latency: vec![LatencyTable {
-                pages: Pages::Base(4096),
-                core: 0,
-                reads: 1000,
-                baseline_ns: vec![4000],
-                rows: vec![LatencyRow {
-                    block_bytes: 64 << 20,
-                    single_ns: vec![288_000],
-                    dual_ns: vec![500_000],
-                }],
-            }],
-            skipped: vec![],
-            problems: vec![],
-        };
-        assert_eq!(
-            case_lines(&m),
-            [
-                "case=memory.libc-memcpy.cpu0 result=pass value=426.000 units=MB/s",
-                "case=memory.latency.base.bs67108864 result=pass value=284.000 units=ns",
-            ]
-        );
-    }
 }

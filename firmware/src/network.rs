@@ -19,12 +19,14 @@ use std::time::Duration;
 
 use benchboot_dhcp::{Lease, Server};
 use benchboot_plan::{GadgetFunction, GadgetPlan, NetTests, Plan, BOARD_LINK_LOCAL};
-use benchboot_results::network::{mbit_per_s, LinkRecord, NetDirection, NetTest, NetworkResults};
+use benchboot_results::network::{LinkRecord, NetDirection, NetTest};
 use benchboot_results::{HealthScope, RunResults, Severity};
 
-use benchboot_netbench::driver::{direction_name, Stage};
+use benchboot_netbench::driver::Stage;
 
-use crate::console::{case_line, say, CaseResult};
+use benchboot_console::figures::network_step;
+
+use crate::console::{self, say};
 use crate::gadget::{self, Op};
 use crate::wait::{wait_for, wait_until};
 use crate::{health, sys, worker};
@@ -201,6 +203,19 @@ pub(crate) fn start_dhcp(
     })
 }
 
+/// How the DHCP server thread ended, if it has (it serves until told to stop, so an
+/// end is a failure: a socket it could not bind or read); taken out of `dhcp`.
+fn server_ended(dhcp: &mut Option<std::thread::JoinHandle<std::io::Result<()>>>) -> Option<String> {
+    if !dhcp.as_ref()?.is_finished() {
+        return None;
+    }
+    Some(match dhcp.take()?.join() {
+        Ok(Ok(())) => "stopped".to_owned(),
+        Ok(Err(e)) => format!("failed: {e}"),
+        Err(_) => "panicked".to_owned(),
+    })
+}
+
 /// Hardware mode: one composite gadget for the rest of the boot.
 fn composite(plan: &Plan, g: &GadgetPlan, udc: &str, serial: &str, results: &mut RunResults) {
     let functions: Vec<_> = g.functions.iter().copied().enumerate().collect();
@@ -288,7 +303,15 @@ fn one_function(
     let (board, host) = g.link_addresses(index);
     let (tx, rx) = mpsc::channel();
     let stop = Arc::new(AtomicBool::new(false));
-    let dhcp = start_dhcp(&ifname, board, host, g.lease_secs, 0, tx, stop.clone());
+    let mut dhcp = Some(start_dhcp(
+        &ifname,
+        board,
+        host,
+        g.lease_secs,
+        0,
+        tx,
+        stop.clone(),
+    ));
     let wait = Duration::from_millis(g.link_wait_ms);
     let mut peer_pid = None;
     if g.host_in_namespace {
@@ -332,6 +355,10 @@ fn one_function(
                 }
                 None => "no DHCP lease taken".to_owned(),
             };
+            let why = match server_ended(&mut dhcp) {
+                Some(how) => format!("{why}; the board's DHCP server on {ifname} {how}"),
+                None => why,
+            };
             if last_attempt {
                 fail(results, &format!("gadget.{name}"), why)
             } else {
@@ -356,7 +383,9 @@ fn one_function(
     }
     stop.store(true, Ordering::Relaxed);
     // Bounded: a DHCP thread that panicked is parked by PID 1's hook and never ends.
-    if !wait_until(Duration::from_secs(5), || dhcp.is_finished()) {
+    if !wait_until(Duration::from_secs(5), || {
+        dhcp.as_ref().is_none_or(|d| d.is_finished())
+    }) {
         results.event(
             format!("gadget.{name}.dhcp"),
             Severity::Warning,
@@ -530,148 +559,15 @@ pub(crate) fn run_tests(
             link: label.to_owned(),
             test,
         };
-        health::record(results, &test_id(label, &test), scope, before, after);
+        health::record(results, &network_step(label, &test), scope, before, after);
     }
     for e in errors {
         fail(results, &format!("network.{label}"), e);
     }
-    for line in case_lines(&got) {
-        say(&line);
-    }
+    console::figures(&benchboot_console::figures::network(&got));
     let n = &mut results.network;
     n.throughput.extend(got.throughput);
     n.latency.extend(got.latency);
     n.http.extend(got.http);
     n.udp.extend(got.udp);
-}
-
-/// The step id of a network test, as its protocol line names it (without `.median`
-/// for round trips): `network.ncm.tcp.board-to-host.s4`, `network.ncm.rtt`,
-/// `network.ncm.http.host-to-board`.
-pub fn test_id(link: &str, test: &NetTest) -> String {
-    match test {
-        NetTest::Tcp { direction, streams } => format!(
-            "network.{link}.tcp.{}.s{streams}",
-            direction_name(*direction)
-        ),
-        NetTest::Latency => format!("network.{link}.rtt"),
-        NetTest::Http { direction } => {
-            format!("network.{link}.http.{}", direction_name(*direction))
-        }
-        NetTest::Udp { direction } => {
-            format!("network.{link}.udp.{}", direction_name(*direction))
-        }
-    }
-}
-
-/// Protocol lines for the network figures: Mbit/s per throughput run and HTTP GET,
-/// median round trip in µs.
-pub fn case_lines(n: &NetworkResults) -> Vec<String> {
-    let mut v = Vec::new();
-    for t in &n.throughput {
-        let id = test_id(&t.link, &NetTest::of_throughput(t));
-        v.push(case_line(
-            &id,
-            CaseResult::Pass,
-            mbit_per_s(t.bytes, t.nanos),
-            "Mbit/s",
-        ));
-    }
-    for l in &n.latency {
-        let mut rtt = l.rtt_ns.clone();
-        rtt.sort_unstable();
-        if let Some(&median) = rtt.get(rtt.len() / 2) {
-            let id = format!("{}.median", test_id(&l.link, &NetTest::Latency));
-            v.push(case_line(&id, CaseResult::Pass, median as f64 / 1e3, "us"));
-        }
-    }
-    for h in &n.http {
-        let id = test_id(&h.link, &NetTest::of_http(h));
-        v.push(case_line(
-            &id,
-            CaseResult::Pass,
-            mbit_per_s(h.bytes, h.nanos),
-            "Mbit/s",
-        ));
-    }
-    for u in &n.udp {
-        let id = test_id(&u.link, &NetTest::of_udp(u));
-        v.push(case_line(
-            &id,
-            CaseResult::Pass,
-            mbit_per_s(u.bytes, u.nanos),
-            "Mbit/s",
-        ));
-        let seen = u.received.saturating_add(u.lost);
-        let loss = if seen == 0 {
-            0.0
-        } else {
-            100.0 * u.lost as f64 / seen as f64
-        };
-        v.push(case_line(
-            &format!("{id}.loss"),
-            CaseResult::Pass,
-            loss,
-            "%",
-        ));
-    }
-    v
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use benchboot_results::network::{CpuTimes, HttpRun, LatencyRun, ThroughputRun};
-
-    #[test]
-    fn protocol_lines_for_network_figures() {
-        let n = NetworkResults {
-            links: vec![],
-            throughput: vec![ThroughputRun {
-                link: "ncm".into(),
-                direction: NetDirection::BoardToHost,
-                streams: 2,
-                omit_ns: 0,
-                intervals: vec![],
-                bytes: 125_000_000,
-                nanos: 10_000_000_000,
-                board_cpu: CpuTimes::default(),
-                host_cpu: CpuTimes::default(),
-            }],
-            latency: vec![LatencyRun {
-                link: "ncm".into(),
-                rtt_ns: vec![3_000, 1_000, 2_000],
-            }],
-            http: vec![HttpRun {
-                link: "rndis".into(),
-                direction: NetDirection::HostToBoard,
-                bytes: 12_500_000,
-                nanos: 1_000_000_000,
-                board_cpu: CpuTimes::default(),
-                host_cpu: CpuTimes::default(),
-            }],
-            udp: vec![],
-            wired: vec![],
-            wifi: Default::default(),
-        };
-        assert_eq!(
-            case_lines(&n),
-            [
-                "case=network.ncm.tcp.board-to-host.s2 result=pass value=100.000 units=Mbit/s",
-                "case=network.ncm.rtt.median result=pass value=2.000 units=us",
-                "case=network.rndis.http.host-to-board result=pass value=100.000 units=Mbit/s",
-            ]
-        );
-        // Health records name their step the same way.
-        assert_eq!(test_id("ncm", &NetTest::Latency), "network.ncm.rtt");
-        assert_eq!(
-            test_id(
-                "ecm",
-                &NetTest::Http {
-                    direction: NetDirection::BoardToHost
-                }
-            ),
-            "network.ecm.http.board-to-host"
-        );
-    }
 }

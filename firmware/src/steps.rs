@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use benchboot_plan::{Bus, DeviceRef, Filesystem, Plan, StorageTarget, BUS_PREFIX};
 use benchboot_results::{
-    iops, mib_per_s, Direction, HealthScope, RandomOp, RunResults, Severity, StorageMeasurement,
+    Direction, HealthScope, RandomOp, RunResults, Severity, StorageMeasurement,
 };
 use rustix::mount::MountFlags;
 use serde::{de::DeserializeOwned, Serialize};
@@ -19,7 +19,9 @@ use benchboot_storage::engine::Caps;
 use benchboot_storage::os::refuse_ram_filesystem;
 use benchboot_storage::sweep::{self, Place, WholeCache};
 
-use crate::console::{case_line, say, tell, CaseResult};
+use benchboot_console::figures;
+
+use crate::console::{self, say, tell};
 use crate::{blkid, device, health, sys, wait, worker};
 
 /// Where test partition `<label>` is mounted: `/mnt/<label>`.
@@ -60,7 +62,6 @@ pub(crate) fn in_worker_for<T: Serialize + DeserializeOwned>(
             return Some(v);
         }
     }
-    say(&case_line(step, CaseResult::Fail, 0.0, "-"));
     match outcome {
         Ok(out) => {
             tell!(error, format!("{step}: {out}"); "{=str}: {=str}", step, out.as_str());
@@ -338,7 +339,7 @@ pub fn run_storage(
     for place in &places {
         for &mode in &sp.modes {
             for &bs in &sp.block_sizes {
-                let cell = format!("storage.{}.{}.bs{bs}", place.target.label, mode.name());
+                let cell = figures::storage_cell(&place.target.label, mode.name(), bs);
                 let scope = HealthScope::Storage {
                     target: place.target.label.clone(),
                     mode,
@@ -346,7 +347,7 @@ pub fn run_storage(
                 };
                 health::around(results, &cell, scope, |results| {
                     for rep in 0..sp.repetitions {
-                        let step = format!("{cell}.r{rep}");
+                        let step = figures::storage_step(&place.target.label, mode.name(), bs, rep);
                         let pair: Option<Vec<StorageMeasurement>> =
                             in_worker(results, &step, || {
                                 sweep::measure_pair(place, caps, bs, mode, rep, &WholeCache)
@@ -357,14 +358,9 @@ pub fn run_storage(
                             } else {
                                 "read"
                             };
-                            tell!(
-                                info,
-                                case_line(
-                                    &format!("{step}.{dir}"),
-                                    CaseResult::Pass,
-                                    mib_per_s(m.bytes, m.nanos),
-                                    "MiB/s",
-                                );
+                            let f = figures::storage(&m);
+                            console::figure(&f);
+                            defmt::info!(
                                 "{=str}.{=str}: {=u64} B in {=u64} ns",
                                 step.as_str(),
                                 dir,
@@ -382,7 +378,7 @@ pub fn run_storage(
     }
     if let Some(d) = &sp.device_reads {
         for disk in &read_disks {
-            let step = format!("device-read.{}", kernel_name(disk));
+            let step = figures::device_read_step(disk);
             let scope = HealthScope::DeviceRead {
                 device: disk.clone(),
             };
@@ -392,12 +388,7 @@ pub fn run_storage(
                 })
             }) {
                 for r in &reads {
-                    say(&case_line(
-                        &format!("{step}.{:?}", r.kind).to_lowercase(),
-                        CaseResult::Pass,
-                        mib_per_s(r.bytes, r.nanos),
-                        "MiB/s",
-                    ));
+                    console::figure(&figures::device_read(r));
                 }
                 results.device_reads.extend(reads);
             }
@@ -417,7 +408,7 @@ pub fn run_storage(
             };
             for &qd in &rp.queue_depths {
                 for op in [RandomOp::Read, RandomOp::Write] {
-                    let step = format!("random.{label}.{op:?}.qd{qd}").to_lowercase();
+                    let step = figures::random_step(label, op, qd);
                     let dur = Duration::from_millis(rp.duration_ms);
                     let scope = HealthScope::Random {
                         target: label.clone(),
@@ -429,12 +420,7 @@ pub fn run_storage(
                             sweep::random_io(place, op, rp.block_size, region, qd, dur)
                         })
                     }) {
-                        say(&case_line(
-                            &step,
-                            CaseResult::Pass,
-                            iops(r.ios, r.nanos),
-                            "IOPS",
-                        ));
+                        console::figure(&figures::random(&r));
                         results.random.push(r);
                     }
                 }
@@ -454,17 +440,7 @@ pub fn run_storage(
                     sweep::verify(place, sp.byte_cap, 0xbb, &WholeCache)
                 })
             }) {
-                let ok = v.first_mismatch.is_none();
-                say(&case_line(
-                    &step,
-                    if ok {
-                        CaseResult::Pass
-                    } else {
-                        CaseResult::Fail
-                    },
-                    v.bytes as f64,
-                    "bytes",
-                ));
+                console::figure(&figures::verify(&v));
                 if let Some(at) = v.first_mismatch {
                     results.event(
                         &step,

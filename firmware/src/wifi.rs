@@ -170,10 +170,7 @@ pub fn run_wifi(plan: &Plan, results: &mut RunResults) {
                 r.skipped = Some(why);
             }
         }
-        let failed = r.skipped.is_some() && e.skip.is_none() && forbidden(w, e, &phy).is_none();
-        for line in entry_lines(&r, failed) {
-            say(&line);
-        }
+        crate::console::figures(&benchboot_console::figures::wifi_entry(&r));
         results.network.wifi.entries.push(r);
     }
     if let (Some(s), Some(other)) = (&w.stand_in, &stand_in_phy) {
@@ -1303,54 +1300,4 @@ fn join_ibss(radio: &mut Radio, iface: &Interface, ssid: &str, c: Chandef) -> Re
     radio
         .join_ibss(iface.ifindex, ssid.as_bytes(), c, Some(IBSS_BSSID))
         .map_err(|e| format!("JOIN_IBSS: {e}"))
-}
-
-/// The console protocol lines of an entry: obtained frequency and width, signal; a
-/// skipped entry is `skip`, one that failed (no AP, no association, no lease) `fail`.
-pub fn entry_lines(r: &WifiEntryResult, failed: bool) -> Vec<String> {
-    use crate::console::{case_line, CaseResult};
-    let id = |what: &str| format!("network.{}.{what}", r.link);
-    let mut out = Vec::new();
-    match (&r.skipped, &r.obtained) {
-        (Some(_), _) => out.push(case_line(
-            &id("run"),
-            if failed {
-                CaseResult::Fail
-            } else {
-                CaseResult::Skip
-            },
-            0.0,
-            "",
-        )),
-        (None, Some(o)) => {
-            out.push(case_line(
-                &id("freq"),
-                CaseResult::Pass,
-                f64::from(o.freq_mhz),
-                "MHz",
-            ));
-            out.push(case_line(
-                &id("width"),
-                CaseResult::Pass,
-                f64::from(o.width_mhz),
-                "MHz",
-            ));
-            out.push(case_line(
-                &id("centre"),
-                CaseResult::Pass,
-                f64::from(o.center1_mhz),
-                "MHz",
-            ));
-        }
-        (None, None) => {}
-    }
-    if let Some(s) = r.station_before.as_ref().and_then(|s| s.signal_dbm) {
-        out.push(case_line(
-            &id("signal"),
-            CaseResult::Pass,
-            f64::from(s),
-            "dBm",
-        ));
-    }
-    out
 }

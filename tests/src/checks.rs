@@ -195,17 +195,75 @@ pub fn assert_census_only_pid1(r: &RunResults) {
     }
 }
 
-/// The console carried the start line of this run and the ready line.
+/// The console protocol of a run (`benchboot_console`): the start line; every figure
+/// of the document as a `case=` line with the value and units it printed, and no other;
+/// the verdict block equal to the document's verdicts; the whole document in its
+/// checksummed chunks, rebuilt byte for byte equal to the card's `results.json`; the
+/// ready line. Returns the console text.
 ///
 /// # Panics
-/// When either is missing.
+/// On the first difference.
 pub fn assert_console_protocol(run: &Run, r: &RunResults) -> String {
-    let console = std::fs::read_to_string(&run.console_log).unwrap();
+    use benchboot_console::{document, figures, lines, verdicts};
+    let bytes = std::fs::read(&run.console_log).unwrap();
+    let console = String::from_utf8_lossy(&bytes).into_owned();
     assert!(
         console.contains(&format!("benchboot: start run={}", r.run_id)),
         "{console}"
     );
     assert!(console.contains(xtask::qemu::READY_MARKER), "{console}");
+    let texts: Vec<&str> = console.lines().filter_map(lines::protocol_text).collect();
+    let mut printed: Vec<(String, f64, String)> = texts
+        .iter()
+        .filter_map(|t| lines::parse_figure(t))
+        .map(|f| (f.id, f.value, f.units))
+        .collect();
+    let mut want: Vec<(String, f64, String)> = figures::all(r)
+        .iter()
+        .filter_map(lines::figure)
+        .map(|l| lines::parse_figure(&l).unwrap())
+        .map(|f| (f.id, f.value, f.units))
+        .collect();
+    printed.sort_by(|a, b| a.0.cmp(&b.0));
+    want.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        printed.len(),
+        want.len(),
+        "figures on the console vs the document"
+    );
+    for (p, w) in printed.iter().zip(&want) {
+        assert_eq!(p, w, "figure line vs the document");
+    }
+    let end = lines::figures_end(&r.run_id, want.len());
+    assert!(texts.contains(&end.as_str()), "no `{end}`");
+    let shown: Vec<&str> = texts
+        .iter()
+        .copied()
+        .skip_while(|t| *t != lines::verdicts_begin(&r.run_id))
+        .skip(1)
+        .take_while(|t| !t.starts_with("verdicts end "))
+        .collect();
+    let expected: Vec<String> = verdicts::all(r).iter().map(lines::verdict).collect();
+    assert_eq!(shown, expected, "the verdict block");
+    let numbered = console.lines().enumerate().map(|(i, l)| (i + 1, l));
+    let found = document::rebuild(numbered).unwrap_or_else(|e| panic!("console document: {e}"));
+    let layout = benchboot_image::layout::plan(&benchboot_image::layout::Spec::default()).unwrap();
+    let on_card = xtask::image::read_fat_file(
+        &run.sd_card,
+        layout.part(Role::Results).unwrap(),
+        "results.json",
+    )
+    .unwrap();
+    match found.as_slice() {
+        [d] => {
+            assert_eq!(d.run_id, r.run_id);
+            assert!(
+                d.json == on_card,
+                "the console's document differs from the card's"
+            );
+        }
+        other => panic!("{} documents on the console", other.len()),
+    }
     console
 }
 
@@ -380,5 +438,8 @@ pub fn assert_card_check_genuine(r: &RunResults, console: &str) {
             .is_some_and(|g| g >= (1 << 30) - rep.resolution_bytes),
         "{rep:?}"
     );
-    assert!(console.contains("case=card.check result=pass"), "{console}");
+    assert!(
+        console.contains("benchboot: verdict=card.check result=pass"),
+        "{console}"
+    );
 }

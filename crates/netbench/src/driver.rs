@@ -47,14 +47,6 @@ pub const MAX_LATENCY_SAMPLES: u32 = 1_000_000;
 /// Largest HTTP object (it is held in RAM).
 pub const MAX_HTTP_BYTES: u64 = 1 << 30;
 
-/// `board-to-host` / `host-to-board`, as the results spell it.
-pub fn direction_name(d: NetDirection) -> &'static str {
-    match d {
-        NetDirection::BoardToHost => "board-to-host",
-        NetDirection::HostToBoard => "host-to-board",
-    }
-}
-
 /// One control session with the peer. Each test method runs one test to its end; a
 /// method that fails half-way leaves the session [`Session::is_broken`] (replies may be
 /// pending), and the caller should drop it and connect again.
@@ -498,7 +490,7 @@ impl Session {
             return Err(NetError::Failed(format!(
                 "udp {}: none of the {sent} datagrams sent arrived (is UDP to port {} \
                  blocked on the way?)",
-                direction_name(direction),
+                direction.name(),
                 self.peer.port()
             )));
         }
@@ -615,7 +607,7 @@ pub fn run_observed(
     let t = Timing::from_ms(tests.omit_ms, tests.interval_ms, tests.duration_ms);
     for &n in &tests.streams {
         for &d in directions {
-            let what = format!("throughput {} {n} stream(s)", direction_name(d));
+            let what = format!("throughput {} {n} stream(s)", d.name());
             let test = NetTest::Tcp {
                 direction: d,
                 streams: n,
@@ -654,7 +646,7 @@ pub fn run_observed(
     if tests.udp_bitrate > 0 {
         let (bitrate, len) = (tests.udp_bitrate, tests.udp_datagram_bytes);
         for &d in directions {
-            let what = format!("udp {}", direction_name(d));
+            let what = format!("udp {}", d.name());
             let test = NetTest::Udp { direction: d };
             if let Some(run) = r.step(&what, test, |s| s.udp(link, d, &t, bitrate, len)) {
                 out.udp.push(run);

@@ -218,6 +218,16 @@ pub enum NetDirection {
     HostToBoard,
 }
 
+impl NetDirection {
+    /// `board-to-host` / `host-to-board`, as the results and the case ids spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            NetDirection::BoardToHost => "board-to-host",
+            NetDirection::HostToBoard => "host-to-board",
+        }
+    }
+}
+
 /// One network test of a plan, as named in [`crate::health::HealthScope::Network`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]

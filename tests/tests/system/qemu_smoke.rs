@@ -109,7 +109,7 @@ fn rpi_zero_w_boots_measures_and_serves_results() {
         "{console}"
     );
     assert!(
-        console.contains("case=storage.ext4.direct.bs4096.r0.write result=pass"),
+        console.contains("benchboot: case=storage.ext4.direct.bs4096.r0.write value="),
         "{console}"
     );
     checks::assert_fetched_matches_card(&run, &r, &layout);

@@ -1,0 +1,39 @@
+//! PID 1's console protocol: what a board farm (LAVA), the QEMU tests and a person with
+//! a serial cable read off the console, with no shell and no network.
+//!
+//! Every line starts with [`PREFIX`]. In the order a run prints them:
+//!
+//! | line (after `benchboot: `) | when |
+//! |---|---|
+//! | `start run=<id> board=<name>` | once, first |
+//! | `case=<id> value=<number> units=<unit>` | each figure, as it is measured ([`figures`]) |
+//! | `figures end run=<id> count=<n>` | after the last figure (network included) |
+//! | `verdicts begin run=<id>` | then the verdicts of the whole run ([`verdicts`]) |
+//! | `verdict=<id> result=pass\|fail\|skip [why=<text>]` | one per verdict |
+//! | `verdicts end run=<id> pass=<n> fail=<n> skip=<n>` | |
+//! | `document begin run=<id> ...`, `document <i>/<n> <base64> <crc32>`, `document end run=<id>` | the whole results document ([`document`]) |
+//! | `ready ...` | results served (or on the card only) |
+//!
+//! Human progress lines come between them; they never start with `case=`, `verdict=`
+//! or `document `. A figure line has no result (LAVA stores a monitor match without a
+//! `result` group as a number with units, [`lava`]); what passes or fails is a verdict,
+//! printed after the figures so a second LAVA monitor reads them.
+//!
+//! The figures and verdicts are pure functions of the results document: the host
+//! checks what a farm stored against the document ([`lava::check`]).
+
+pub mod document;
+pub mod figures;
+pub mod lava;
+pub mod lines;
+pub mod verdicts;
+
+pub use figures::Figure;
+pub use verdicts::{Outcome, Verdict};
+
+/// Prefix of every line PID 1 prints.
+pub const PREFIX: &str = "benchboot:";
+
+/// Longest case id on the console, bytes: LAVA's test case name is at most 100
+/// characters (lava_results_app `TestCase.name`, `max_length=100`).
+pub const MAX_CASE_ID_BYTES: usize = 100;
