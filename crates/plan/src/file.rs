@@ -311,6 +311,26 @@ pub fn name_problem(name: &str) -> Option<String> {
     None
 }
 
+/// `name` as a board farm keys it: LAVA lower-cases a case id and turns `-` (every
+/// non-word character) into `_` (benchboot_console::lava::fold_id), so `USB-ext4` and
+/// `usb_ext4` would be one case there. Names of one kind must differ in this form.
+pub fn folded_name(name: &str) -> String {
+    name.to_ascii_lowercase().replace('-', "_")
+}
+
+/// The first two of `names` that are one name once folded ([`folded_name`]).
+pub fn name_clash<'a>(names: impl IntoIterator<Item = &'a str>) -> Option<(&'a str, &'a str)> {
+    let mut seen: Vec<(String, &str)> = Vec::new();
+    for n in names {
+        let f = folded_name(n);
+        if let Some((_, first)) = seen.iter().find(|(x, _)| *x == f) {
+            return Some((first, n));
+        }
+        seen.push((f, n));
+    }
+    None
+}
+
 impl<'de> Deserialize<'de> for Label {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;

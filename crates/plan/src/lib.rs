@@ -608,10 +608,11 @@ impl Plan {
         if s.repetitions == 0 {
             return bad("storage.repetitions", "must be at least 1");
         }
-        let mut labels: Vec<&str> = s.targets.iter().map(|t| t.label.as_str()).collect();
-        labels.sort_unstable();
-        if labels.windows(2).any(|w| w[0] == w[1]) {
-            return bad("storage.targets", "labels must be unique");
+        if let Some((a, b)) = file::name_clash(s.targets.iter().map(|t| t.label.as_str())) {
+            return Err(PlanError::Invalid {
+                field: "storage.targets.label",
+                message: clash_message("label", a, b),
+            });
         }
         if s.modes.is_empty() {
             return bad("storage.modes", "list at least one of sync, direct");
@@ -669,6 +670,12 @@ impl Plan {
                 });
             }
         }
+        if let Some((a, b)) = file::name_clash(self.commands.iter().map(|c| c.id.as_str())) {
+            return Err(PlanError::Invalid {
+                field: "commands.id",
+                message: clash_message("id", a, b),
+            });
+        }
         for c in &self.commands {
             if let Some(message) = file::name_problem(&c.id) {
                 return Err(PlanError::Invalid {
@@ -708,6 +715,18 @@ impl Plan {
             );
         }
         Ok(())
+    }
+}
+
+/// Why two names of one kind clash: equal, or equal once folded as a farm keys them.
+pub(crate) fn clash_message(what: &str, a: &str, b: &str) -> String {
+    if a == b {
+        format!("{what}s must be unique: `{a}` is used twice")
+    } else {
+        format!(
+            "{what}s must be unique: `{a}` and `{b}` differ only in case or `-`/`_`, and a \
+             board farm (LAVA) keys results by the name lower-cased with `-` as `_`; rename one"
+        )
     }
 }
 

@@ -372,10 +372,15 @@ pub(crate) fn check(n: &NetworkPlan) -> Result<(), (&'static str, String)> {
         {
             return bad("network.wired.name", "must be 1..=15 of A-Z a-z 0-9 - _");
         }
-        if names.contains(&w.name.as_str()) {
+        if names
+            .iter()
+            .any(|n| crate::file::folded_name(n) == crate::file::folded_name(&w.name))
+        {
             return bad(
                 "network.wired.name",
-                "must differ from every other link's name (and from ncm, ecm, rndis)",
+                "must differ from every other link's name (and from ncm, ecm, rndis), also \
+                 in case and `-`/`_`: a board farm (LAVA) keys results by the name lower-cased \
+                 with `-` as `_`",
             );
         }
         names.push(&w.name);

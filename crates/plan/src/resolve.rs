@@ -413,15 +413,19 @@ pub fn resolve(
                 });
                 err(&format!("{key}.{k}"), sp, m)
             })?;
-            if targets.iter().any(|x| x.label == t.label) {
-                return Err(err(
-                    &format!("{key}.label"),
-                    None,
+            if let Some(x) = targets
+                .iter()
+                .find(|x| crate::file::folded_name(&x.label) == crate::file::folded_name(&t.label))
+            {
+                let why = if x.label == t.label {
                     format!(
                         "`{}` is already a target's label; give this disk another",
                         t.label
-                    ),
-                ));
+                    )
+                } else {
+                    crate::clash_message("label", &x.label, &t.label)
+                };
+                return Err(err(&format!("{key}.label"), None, why));
             }
             targets.push(t);
         }
@@ -545,7 +549,12 @@ pub fn resolve(
                 m,
             )
         })?;
-        if plan.network.wired.iter().any(|x| x.name == wp.name) {
+        if plan
+            .network
+            .wired
+            .iter()
+            .any(|x| crate::file::folded_name(&x.name) == crate::file::folded_name(&wp.name))
+        {
             return Err(err(
                 &format!("network.wired[{i}].name"),
                 Some(w.name.as_ref().map_or_else(|| w.link.span(), Spanned::span))

@@ -93,6 +93,29 @@ fn duplicate_labels_refused() {
     assert!(plan.validate().unwrap_err().to_string().contains("unique"));
 }
 
+/// A farm keys results by the name lower-cased with `-` as `_`: two names that are one
+/// there are refused, naming both.
+#[test]
+fn labels_that_fold_together_are_refused() {
+    let mut plan = Plan::example();
+    let mut t = plan.storage.targets[0].clone();
+    t.label = t.label.to_uppercase().replace('_', "-");
+    if t.label == plan.storage.targets[0].label {
+        t.label.push_str("-X");
+        plan.storage.targets[0].label.push_str("_x");
+    }
+    plan.storage.targets.push(t.clone());
+    let err = plan.validate().unwrap_err().to_string();
+    assert!(err.contains("differ only in case or `-`/`_`"), "{err}");
+    assert!(err.contains(&format!("`{}`", t.label)), "{err}");
+    assert_eq!(crate::file::folded_name("USB-ext4"), "usb_ext4");
+    assert_eq!(
+        crate::file::name_clash(["a", "usb-ext4", "b", "USB_ext4"]),
+        Some(("usb-ext4", "USB_ext4"))
+    );
+    assert_eq!(crate::file::name_clash(["a", "b"]), None);
+}
+
 #[test]
 fn random_target_must_exist() {
     let mut plan = Plan::example();
