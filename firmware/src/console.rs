@@ -59,10 +59,12 @@ pub fn figures(figures: &[Figure]) {
 }
 
 /// The closing blocks of a run, for readers with nothing but the console (a LAVA farm, a
-/// serial cable): the end of the figures, the verdicts of the whole run, and the whole
-/// results document `json` (the bytes served) in checksummed chunks. While they are
-/// printed the kernel's console log level is lowered to emergencies only (`/proc/sys/
-/// kernel/printk`, restored after), so no kernel message lands inside a line.
+/// serial cable): the end of the figures, the whole results document `json` (the bytes
+/// served) in checksummed chunks, then the verdicts of the whole run (last: a farm
+/// stops reading at their end line, the document must be in its log by then). While
+/// they are printed the kernel's console log level is lowered to emergencies only
+/// (`/proc/sys/kernel/printk`, restored after), so no kernel message lands inside a
+/// line.
 pub fn report(r: &RunResults, json: &str) {
     let saved = std::fs::read_to_string(PRINTK).ok();
     if saved.is_some() {
@@ -73,15 +75,15 @@ pub fn report(r: &RunResults, json: &str) {
         .filter(|f| f.value.is_finite())
         .count();
     say(&lines::figures_end(&r.run_id, count));
+    for line in benchboot_console::document::encode(&r.run_id, json.as_bytes()) {
+        say(&line);
+    }
     let verdicts = benchboot_console::verdicts::all(r);
     say(&lines::verdicts_begin(&r.run_id));
     for v in &verdicts {
         say(&lines::verdict(v));
     }
     say(&lines::verdicts_end(&r.run_id, &verdicts));
-    for line in benchboot_console::document::encode(&r.run_id, json.as_bytes()) {
-        say(&line);
-    }
     if let Some(level) = saved.as_deref().and_then(|t| t.split_whitespace().next()) {
         let _ = std::fs::write(PRINTK, level);
     }

@@ -17,13 +17,33 @@ pub struct CollectArgs {
     /// HOST:PORT of the board's results server. Default: find the board
     /// ($BENCHBOOT_BOARD, then the gadget links 10.55.0.1/.5/.9:8080, then a QEMU board
     /// forwarded to 127.0.0.1:18080).
-    #[arg(long, conflicts_with = "from_card")]
+    #[arg(long, conflicts_with_all = ["from_card", "from_log", "from_lava"])]
     pub addr: Option<String>,
     /// Read the card instead (boards without a USB OTG port): its block device
     /// (/dev/sdb, needs root), an image file, or the folder its results partition
     /// (BBRESULTS) is mounted on.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["from_log", "from_lava"])]
     pub from_card: Option<PathBuf>,
+    /// Rebuild the run from a saved console log instead: a serial capture or a LAVA job
+    /// log holding the document PID 1 prints at the end of its run (every chunk
+    /// checked; LAVA's stored results checked against it).
+    #[arg(long, value_name = "FILE", conflicts_with = "from_lava")]
+    pub from_log: Option<PathBuf>,
+    /// Rebuild the run from a LAVA job: its URL (https://HOST/scheduler/job/ID; the log
+    /// and results come from the REST API) or a downloaded job log.
+    #[arg(long, value_name = "URL|FILE")]
+    pub from_lava: Option<String>,
+    /// (--from-log, --from-lava) The run to take when the log holds several.
+    #[arg(long, value_name = "ID")]
+    pub run: Option<String>,
+    /// (--from-lava URL) A LAVA API token, for a job that is not public. Default:
+    /// $LAVA_TOKEN.
+    #[arg(long, value_name = "TOKEN")]
+    pub token: Option<String>,
+    /// (--from-log, --from-lava) Store the run even when LAVA's stored results disagree
+    /// with the document (the document is checked by its SHA-256 either way).
+    #[arg(long)]
+    pub no_lava_check: bool,
     /// The results store folder. Default: $BENCHBOOT_STORE, else
     /// $XDG_DATA_HOME/benchboot, else ~/.local/share/benchboot.
     #[arg(long, value_name = "DIR")]
@@ -57,6 +77,17 @@ pub fn run(args: &CollectArgs) -> Result<()> {
     let c = collect(&Options {
         addr: args.addr.clone(),
         from_card: args.from_card.clone(),
+        from_log: match (&args.from_log, &args.from_lava) {
+            (Some(f), _) => Some(LogSource::File(f.clone())),
+            (None, Some(l)) => Some(LogSource::Lava(l.clone())),
+            (None, None) => None,
+        },
+        run: args.run.clone(),
+        token: args
+            .token
+            .clone()
+            .or_else(|| std::env::var("LAVA_TOKEN").ok()),
+        lava_check: !args.no_lava_check,
         store: args.store.clone(),
         timeout: Duration::from_secs(args.timeout),
         progress: true,
@@ -66,6 +97,9 @@ pub fn run(args: &CollectArgs) -> Result<()> {
     }
     for e in &c.earlier {
         eprintln!("earlier boot: {e}");
+    }
+    if let Some(l) = &c.lava {
+        eprintln!("{l}");
     }
     if args.json {
         println!("{}", to_json(&c));
@@ -91,12 +125,29 @@ pub struct Options {
     pub addr: Option<String>,
     /// Read from the card instead: a mounted folder, a block device or an image file.
     pub from_card: Option<PathBuf>,
+    /// Rebuild from a console log instead ([`crate::from_log`]).
+    pub from_log: Option<LogSource>,
+    /// Of several runs in a log, this one.
+    pub run: Option<String>,
+    /// A LAVA API token.
+    pub token: Option<String>,
+    /// Refuse a run whose LAVA results disagree with its document.
+    pub lava_check: bool,
     /// The store folder; `None`: [`store::default_dir`].
     pub store: Option<PathBuf>,
     /// How long to wait for the board to answer, and for the download.
     pub timeout: Duration,
     /// Show a spinner on stderr while waiting (drawn only on a terminal).
     pub progress: bool,
+}
+
+/// A console log to rebuild a run from.
+#[derive(Debug, Clone)]
+pub enum LogSource {
+    /// A saved capture or LAVA job log.
+    File(PathBuf),
+    /// A LAVA job URL, or a downloaded LAVA job log.
+    Lava(String),
 }
 
 /// A results document as received.
@@ -121,6 +172,8 @@ pub struct Collected {
     /// From a card: one line per earlier boot's document kept on it (`runs/`), stored
     /// too, or why it was not.
     pub earlier: Vec<String>,
+    /// From a LAVA log: how LAVA's stored results compare with the document.
+    pub lava: Option<String>,
 }
 
 /// Collects one run: from the card when `from_card` is set, else over the network, then
@@ -130,9 +183,43 @@ pub struct Collected {
 /// No board answered in time, the card has no results, the document is not one this
 /// benchboot reads, or the store cannot be written; each message names what it tried.
 pub fn collect(opts: &Options) -> Result<Collected> {
-    let got = match &opts.from_card {
-        Some(path) => from_card(path)?,
-        None => from_network(opts.addr.as_deref(), opts.timeout, opts.progress)?,
+    let mut lava_note = None;
+    let got = match (&opts.from_card, &opts.from_log) {
+        (Some(path), _) => from_card(path)?,
+        (None, Some(src)) => {
+            let f = match src {
+                LogSource::File(p) => crate::from_log::from_log(p, opts.run.as_deref())?,
+                LogSource::Lava(s) => crate::from_log::from_lava(
+                    s,
+                    opts.run.as_deref(),
+                    opts.token.as_deref(),
+                    opts.timeout,
+                )?,
+            };
+            if let Some(c) = &f.lava {
+                if !c.problems.is_empty() && opts.lava_check {
+                    anyhow::bail!(
+                        "{}: LAVA's stored results disagree with the run's document in {} \
+                         place(s); nothing stored:\n  {}\n(the document itself passed its \
+                         checks: --no-lava-check stores it anyway)",
+                        f.got.source,
+                        c.problems.len(),
+                        c.problems.join("\n  ")
+                    );
+                }
+                lava_note = Some(format!(
+                    "LAVA's results: {} figure(s) and verdict(s) match the document{}",
+                    c.matched,
+                    if c.problems.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; {} disagree(s) (--no-lava-check)", c.problems.len())
+                    }
+                ));
+            }
+            f.got
+        }
+        (None, None) => from_network(opts.addr.as_deref(), opts.timeout, opts.progress)?,
     };
     // Before the store is opened, so a refused document leaves no new store behind.
     store::check_run_id(&got.results.run_id)?;
@@ -157,6 +244,7 @@ pub fn collect(opts: &Options) -> Result<Collected> {
         row,
         db: store.db_path(),
         earlier,
+        lava: lava_note,
     })
 }
 

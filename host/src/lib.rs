@@ -4,6 +4,7 @@
 pub mod atomic_file;
 pub mod collect;
 pub mod compare;
+pub mod console_log;
 pub mod context;
 pub mod devices;
 pub mod discover;
@@ -12,6 +13,7 @@ pub mod fetch;
 pub mod field_test;
 pub mod figure;
 pub mod flash;
+pub mod from_log;
 pub mod log;
 pub mod memory;
 pub mod plan;

@@ -11,6 +11,7 @@ pub mod bootcheck;
 pub mod firmware;
 pub mod image;
 pub mod initramfs;
+pub mod lava;
 pub mod lock;
 pub mod modules;
 pub mod packages;

@@ -67,6 +67,29 @@ enum Verb {
         #[arg(long, default_value_t = 5)]
         seconds: u64,
     },
+    /// Write a board's LAVA job definitions (flasher, TFTP, qemu routes) and the files
+    /// they name into target/images/<board>.lava/ (ARCHITECTURE.md, README "Board farms").
+    Lava {
+        #[arg(long)]
+        board: String,
+        /// The image's default plan: a preset (`quick`, `standard`, `seeds`) or a plan
+        /// file; the jobs' timeouts come from its estimate.
+        #[arg(long, default_value = "standard")]
+        plan: String,
+        /// The URL the lab serves the written files from (`https://...`, `file:///...`).
+        #[arg(long, value_name = "URL")]
+        artifacts: String,
+        /// Another folder for the jobs and files.
+        #[arg(long, value_name = "DIR")]
+        out: Option<std::path::PathBuf>,
+        /// A user command of the lab's device dictionary to run after the test, the
+        /// board still up (e.g. one that fetches results.json over the lab network).
+        #[arg(long, value_name = "NAME")]
+        fetch_command: Option<String>,
+        /// Write the job files only (no image build, no artefacts, no SHA-256s).
+        #[arg(long)]
+        jobs_only: bool,
+    },
     /// Refresh boards/packages.lock.toml from the Debian mirror's current index.
     Lock,
     /// Check every board file against the pinned packages and print the README's board
@@ -117,6 +140,29 @@ fn main() -> Result<()> {
                 "no bench named `{other}`: use `storage`, `net`, `net-udp` or `net-http`"
             ),
         },
+        Verb::Lava {
+            board,
+            plan,
+            artifacts,
+            out,
+            fetch_command,
+            jobs_only,
+        } => {
+            let board = xtask::load_board(&board)?;
+            let out = out.unwrap_or_else(|| xtask::lava::default_out(&board));
+            let w = xtask::lava::run(&xtask::lava::Options {
+                plan: benchboot_image::plans::PlanText::from_arg(&plan)?,
+                artifacts,
+                out,
+                fetch_command,
+                artifacts_too: !jobs_only,
+                board,
+            })?;
+            for p in w.jobs.iter().chain(&w.device_types).chain(&w.artifacts) {
+                println!("{}", p.display());
+            }
+            Ok(())
+        }
         Verb::Lock => xtask::lock::run(),
         Verb::Boards { write_readme } => xtask::boards::run(write_readme),
     }

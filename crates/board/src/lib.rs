@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use benchboot_plan::GadgetFunction;
 use serde::Deserialize;
 
+pub mod lava;
 mod shared;
 mod validate;
 pub use benchboot_wifi::channel::Band;
@@ -106,6 +107,8 @@ pub struct RawBoard {
     pub qemu: Option<RawQemu>,
     /// Why QEMU cannot boot this board (or what its stand-in leaves out), for the README.
     pub qemu_note: Option<String>,
+    /// The LAVA device type of a lab's device of this board.
+    pub lava: lava::RawLava,
 }
 
 /// The board's USB peripheral port as a gadget (configfs, libcomposite).
@@ -367,6 +370,7 @@ pub struct Board {
     pub extra_storage: Vec<ExtraStorage>,
     pub qemu: Option<Qemu>,
     pub qemu_note: Option<String>,
+    pub lava: lava::Lava,
 }
 
 /// The board's kernel: a shared flavour plus the board's DTB.

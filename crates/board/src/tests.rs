@@ -32,6 +32,41 @@ fn every_shipped_board_file_loads() {
     }
 }
 
+/// Every board names its LAVA device type; benchboot ships templates for the three
+/// boards lava-server 2023.01 lacks, and only those.
+#[test]
+fn lava_device_types_and_benchboot_s_own_templates() {
+    let mut own = Vec::new();
+    for name in list(&boards_dir()).unwrap() {
+        let b = load(&boards_dir(), &name).unwrap();
+        if let Some(t) = &b.lava.template {
+            assert!(t.ends_with(format!("lava/{}.jinja2", b.lava.device_type)));
+            own.push(b.lava.device_type.clone());
+        }
+        if b.loader.is_none() {
+            assert_eq!(b.lava.device_type, "qemu", "{name}");
+        }
+    }
+    own.sort();
+    assert_eq!(
+        own,
+        [
+            "bcm2835-rpi-zero-w",
+            "bcm2837-rpi-zero-2-w",
+            "sun7i-a20-bananapi"
+        ]
+    );
+    let text = zero_w_text().replace(
+        "device-type = \"bcm2835-rpi-zero-w\"",
+        "device-type = \"rpi zero\"",
+    );
+    let e = parse(&text).unwrap_err().to_string();
+    assert!(
+        e.contains("lava.device-type") && e.contains("`rpi zero`"),
+        "{e}"
+    );
+}
+
 #[test]
 fn zero_w_console_pins_and_usb_port() {
     let b = parse(&zero_w_text()).unwrap();

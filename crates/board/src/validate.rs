@@ -713,6 +713,8 @@ impl RawBoard {
             .map(|q| check.qemu(q, loader.as_ref(), gadget.is_some(), has_dtb, &kernel_arch))
             .transpose()?;
         let has_radio = wifi.is_some() || qemu.as_ref().is_some_and(|q| q.wifi != QemuWifi::None);
+        let boards_dir = file.parent().unwrap_or(Path::new("."));
+        let lava = self.lava.validate(file, boards_dir)?;
         let radio_packages = has_radio.then(|| shared.radio.clone());
         Ok(Board {
             name: self.name,
@@ -737,6 +739,7 @@ impl RawBoard {
             extra_storage: storage.extra,
             qemu,
             qemu_note: self.qemu_note,
+            lava,
         })
     }
 }

@@ -8,10 +8,10 @@
 //! | `start run=<id> board=<name>` | once, first |
 //! | `case=<id> value=<number> units=<unit>` | each figure, as it is measured ([`figures`]) |
 //! | `figures end run=<id> count=<n>` | after the last figure (network included) |
+//! | `document begin run=<id> ...`, `document <i>/<n> <base64> <crc32>`, `document end run=<id>` | the whole results document ([`document`]) |
 //! | `verdicts begin run=<id>` | then the verdicts of the whole run ([`verdicts`]) |
 //! | `verdict=<id> result=pass\|fail\|skip [why=<text>]` | one per verdict |
-//! | `verdicts end run=<id> pass=<n> fail=<n> skip=<n>` | |
-//! | `document begin run=<id> ...`, `document <i>/<n> <base64> <crc32>`, `document end run=<id>` | the whole results document ([`document`]) |
+//! | `verdicts end run=<id> pass=<n> fail=<n> skip=<n>` | last: a farm stops reading here |
 //! | `ready ...` | results served (or on the card only) |
 //!
 //! Human progress lines come between them; they never start with `case=`, `verdict=`

@@ -297,6 +297,7 @@ pub fn all(
         (DEFAULT_PLAN, hardware(board, layout, hw_modules, file)?),
         ("qemu", qemu(board, layout, qemu_modules.clone())),
         (QEMU_SHORT, qemu_short(board, layout, qemu_modules.clone())),
+        (QEMU_LAVA, qemu_lava(board, layout, qemu_modules.clone())),
         ("qemu-card", qemu_card(board, layout, qemu_modules.clone())),
         ("faults", faults(board, layout, qemu_modules.clone())),
         ("watchdog", watchdog(board, layout, qemu_modules.clone())),
@@ -315,6 +316,25 @@ pub const QEMU_SHORT: &str = "qemu-short";
 pub fn qemu_short(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
     let mut p = qemu(board, layout, modules);
     p.storage.block_sizes = SHORT_BLOCK_SIZES.to_vec();
+    p
+}
+
+/// Name of the plan a LAVA `qemu` job boots ([`qemu_lava`]).
+pub const QEMU_LAVA: &str = "qemu-lava";
+
+/// The plan of the `qemu` job `cargo xtask lava` writes: the short QEMU plan without the
+/// wired links and the WiFi entries. LAVA's qemu device type gives the guest one NIC
+/// (the wired stand-ins need four more on QEMU hubs, created before the results NIC,
+/// which LAVA's command line cannot order), and the job is about the farm's path
+/// (monitors, numbers with units, the document on the console): storage, memory, the
+/// clock and the gadget's three functions over dummy_hcd (all inside the guest) stay.
+pub fn qemu_lava(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
+    let mut p = qemu_short(board, layout, modules);
+    p.network.wired.clear();
+    p.network.wifi = None;
+    if p.network.gadget.is_none() {
+        p.network.tests = None;
+    }
     p
 }
 
@@ -698,6 +718,7 @@ mod tests {
                 "plan",
                 "qemu",
                 "qemu-short",
+                "qemu-lava",
                 "qemu-card",
                 "faults",
                 "watchdog",
@@ -920,7 +941,7 @@ mod tests {
             ]
         );
         assert_eq!(w.tests.as_ref().unwrap().streams, [1]);
-        for n in ["qemu-card", "faults", "powercut"] {
+        for n in ["qemu-card", "faults", "powercut", "qemu-lava"] {
             let p = all(&virt, &layout, vec![], vec![], &PlanText::standard())
                 .unwrap()
                 .into_iter()

@@ -262,6 +262,10 @@ impl Steps for System {
         collect::collect(&collect::Options {
             addr: Some(addr.to_owned()),
             from_card: None,
+            from_log: None,
+            run: None,
+            token: None,
+            lava_check: true,
             store: self.store.clone(),
             timeout: DOWNLOAD_TIMEOUT,
             progress: true,

@@ -160,6 +160,7 @@ impl Steps for Fake {
             row,
             db: store.db_path(),
             earlier: Vec::new(),
+            lava: None,
         })
     }
 

@@ -379,6 +379,10 @@ fn collect_from_card_into_the_store() {
     let opts = collect::Options {
         addr: None,
         from_card: Some(img.clone()),
+        from_log: None,
+        run: None,
+        token: None,
+        lava_check: true,
         store: Some(store.clone()),
         timeout: std::time::Duration::from_secs(1),
         progress: false,
@@ -468,6 +472,10 @@ fn collect_from_card_keeps_the_earlier_boots() {
     let c = collect::collect(&collect::Options {
         addr: None,
         from_card: Some(img.clone()),
+        from_log: None,
+        run: None,
+        token: None,
+        lava_check: true,
         store: Some(store.clone()),
         timeout: std::time::Duration::from_secs(1),
         progress: false,
@@ -590,6 +598,10 @@ fn unreadable_earlier_boots_are_lines_not_failures() {
         collect::collect(&collect::Options {
             addr: None,
             from_card: Some(from.to_owned()),
+            from_log: None,
+            run: None,
+            token: None,
+            lava_check: true,
             store: Some(dir.path().join(store)),
             timeout: std::time::Duration::from_secs(1),
             progress: false,

@@ -44,6 +44,10 @@ fn collect_finds_the_board_named_by_the_environment() {
     let c = benchboot::collect::collect(&benchboot::collect::Options {
         addr: None,
         from_card: None,
+        from_log: None,
+        run: None,
+        token: None,
+        lava_check: true,
         store: Some(dir.path().to_owned()),
         timeout: Duration::from_secs(10),
         progress: false,

@@ -33,6 +33,10 @@ fn opts(addr: &str, store: &Path) -> Options {
     Options {
         addr: Some(addr.into()),
         from_card: None,
+        from_log: None,
+        run: None,
+        token: None,
+        lava_check: true,
         store: Some(store.to_owned()),
         timeout: Duration::from_secs(10),
         progress: false,

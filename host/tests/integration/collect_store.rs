@@ -195,6 +195,10 @@ fn a_collect_refused_for_its_run_id_leaves_no_store_behind() {
     let err = benchboot::collect::collect(&benchboot::collect::Options {
         addr: None,
         from_card: Some(card),
+        from_log: None,
+        run: None,
+        token: None,
+        lava_check: true,
         store: Some(store.clone()),
         timeout: std::time::Duration::from_secs(1),
         progress: false,

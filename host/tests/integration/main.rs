@@ -10,6 +10,7 @@
 mod cli_errors;
 mod collect_card;
 mod collect_discover;
+mod collect_log;
 mod collect_net;
 mod collect_store;
 mod fake_board;

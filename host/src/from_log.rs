@@ -1,0 +1,209 @@
+//! `benchboot collect --from-log FILE` and `--from-lava URL|FILE`: a run rebuilt from a
+//! board's console, for a board no host can fetch from (a LAVA farm, a serial cable).
+//! PID 1 prints the whole results document in checksummed chunks
+//! (`benchboot_console::document`); every chunk, the sizes and the SHA-256 are checked
+//! before anything is stored, and what LAVA stored of the run (its figures and
+//! verdicts) is checked against the document (`benchboot_console::lava::check`).
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use benchboot_console::document::{self, Found};
+use benchboot_console::lava::{self, Checked, LavaResult};
+use benchboot_results::RunResults;
+
+use crate::collect::Got;
+use crate::console_log::{self, ConsoleLog};
+
+/// Largest log read, bytes: a LAVA job log of a long plan is a few MiB.
+pub const MAX_LOG_BYTES: u64 = 256 << 20;
+
+/// A run rebuilt from a log, with what LAVA stored checked against it.
+#[derive(Debug, Clone)]
+pub struct FromLog {
+    pub got: Got,
+    /// `None`: the log holds no LAVA results (a plain capture).
+    pub lava: Option<Checked>,
+}
+
+/// Rebuilds the run from the log file `path` (a serial capture or a LAVA job log);
+/// `run` picks one run of several.
+///
+/// # Errors
+/// The file unreadable or too big, no document, a bad line (named), several runs and no
+/// `run`, or a document this benchboot cannot read.
+pub fn from_log(path: &Path, run: Option<&str>) -> Result<FromLog> {
+    let file = path.display().to_string();
+    let text = read_log(path)?;
+    let log = console_log::parse(&file, &text)?;
+    let lava = log.lava.clone();
+    rebuild(&file, &log, run, lava.as_deref())
+}
+
+fn read_log(path: &Path) -> Result<String> {
+    let meta = std::fs::metadata(path).with_context(|| path.display().to_string())?;
+    if meta.len() > MAX_LOG_BYTES {
+        bail!(
+            "{}: {} MiB is more than any console log of a run ({} MiB at most)",
+            path.display(),
+            meta.len() >> 20,
+            MAX_LOG_BYTES >> 20
+        );
+    }
+    let bytes = std::fs::read(path).with_context(|| path.display().to_string())?;
+    // A serial capture carries stray non-UTF-8 bytes (line noise at power-on).
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The document of `log` (`run`, or the only one), with `lava` checked against it.
+fn rebuild(
+    source: &str,
+    log: &ConsoleLog,
+    run: Option<&str>,
+    lava: Option<&[LavaResult]>,
+) -> Result<FromLog> {
+    let found = document::rebuild(log.lines.iter().map(|(n, l)| (*n, l.as_str())))
+        .with_context(|| source.to_owned())?;
+    let doc = pick(source, found, run)?;
+    let text = String::from_utf8(doc.json)
+        .with_context(|| format!("{source}: the document of run {} is not UTF-8", doc.run_id))?;
+    let results = RunResults::from_json(&text).with_context(|| {
+        format!(
+            "{source}: lines {}-{}: the document of run {}",
+            doc.lines.0, doc.lines.1, doc.run_id
+        )
+    })?;
+    let checked = lava.map(|l| lava::check(&results, l));
+    Ok(FromLog {
+        got: Got {
+            results,
+            text,
+            source: format!("{source} lines {}-{}", doc.lines.0, doc.lines.1),
+        },
+        lava: checked,
+    })
+}
+
+/// The one document to store: `run`'s, or the only one.
+fn pick(source: &str, found: Vec<Found>, run: Option<&str>) -> Result<Found> {
+    let list = || {
+        found
+            .iter()
+            .map(|f| format!("{} (lines {}-{})", f.run_id, f.lines.0, f.lines.1))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match run {
+        Some(id) => {
+            let names = list();
+            found
+                .into_iter()
+                .find(|f| f.run_id == id)
+                .with_context(|| format!("{source}: no run {id} in the log; it holds {names}"))
+        }
+        None if found.len() == 1 => Ok(found.into_iter().next().unwrap_or_else(|| unreachable!())),
+        None => bail!(
+            "{source}: {} runs in one log: {}; pick one with --run ID",
+            found.len(),
+            list()
+        ),
+    }
+}
+
+/// `--from-lava`: a LAVA job's URL (`https://lava.example/scheduler/job/123`, or any
+/// `.../api/v0.2/jobs/123/...`) or a downloaded job log. From a server: the log
+/// (`/api/v0.2/jobs/<id>/logs/`) and the results in LAVA's YAML export
+/// (`/api/v0.2/jobs/<id>/yaml/`; `/tests/` is the same list as paged JSON), with
+/// `token` as `Authorization: Token <token>` when the job is not public.
+///
+/// # Errors
+/// As [`from_log`]; a URL that names no job; the server's refusal or silence.
+pub fn from_lava(
+    src: &str,
+    run: Option<&str>,
+    token: Option<&str>,
+    timeout: Duration,
+) -> Result<FromLog> {
+    if !(src.starts_with("http://") || src.starts_with("https://")) {
+        let f = from_log(Path::new(src), run)?;
+        if f.lava.is_none() {
+            bail!(
+                "{src}: no LAVA job log (its lines are no `{{\"dt\": ..., \"lvl\": ...}}` \
+                 records): for a plain console capture use --from-log"
+            );
+        }
+        return Ok(f);
+    }
+    let (base, id) = job_url(src)?;
+    let get = |path: &str| -> Result<String> {
+        let url = format!("{base}/api/v0.2/jobs/{id}/{path}/");
+        let mut req = ureq::AgentBuilder::new().timeout(timeout).build().get(&url);
+        if let Some(t) = token {
+            req = req.set("Authorization", &format!("Token {t}"));
+        }
+        let resp = req.call().map_err(|e| match e {
+            ureq::Error::Status(401 | 403 | 404, _) => anyhow::anyhow!(
+                "GET {url}: {e}: is the job id right, and the job public (else give --token, \
+                 a LAVA API token of a user who can see it)?"
+            ),
+            e => anyhow::anyhow!("GET {url}: {e}"),
+        })?;
+        let mut text = String::new();
+        std::io::Read::read_to_string(
+            &mut std::io::Read::take(resp.into_reader(), MAX_LOG_BYTES),
+            &mut text,
+        )
+        .with_context(|| format!("reading {url}"))?;
+        Ok(text)
+    };
+    let log_text = get("logs")?;
+    let source = format!("{base}/scheduler/job/{id}");
+    let log = console_log::parse(&source, &log_text)?;
+    let export = get("yaml")?;
+    let results = console_log::parse_results_export(&format!("{source} (yaml)"), &export)?;
+    rebuild(&source, &log, run, Some(&results))
+}
+
+/// The server's base URL and the job id in a LAVA job URL.
+fn job_url(url: &str) -> Result<(String, u64)> {
+    let bad = || {
+        anyhow::anyhow!(
+            "{url}: not a LAVA job URL; give https://HOST/scheduler/job/ID or \
+             https://HOST/api/v0.2/jobs/ID/"
+        )
+    };
+    for marker in ["/scheduler/job/", "/api/v0.2/jobs/"] {
+        if let Some((base, rest)) = url.split_once(marker) {
+            let id = rest
+                .split(['/', '?', '#'])
+                .next()
+                .and_then(|s| s.parse().ok())
+                .ok_or_else(bad)?;
+            return Ok((base.trim_end_matches('/').to_owned(), id));
+        }
+    }
+    Err(bad())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn job_urls() {
+        assert_eq!(
+            job_url("https://lava.example/scheduler/job/123").unwrap(),
+            ("https://lava.example".to_owned(), 123)
+        );
+        assert_eq!(
+            job_url("http://127.0.0.1:8000/lava/api/v0.2/jobs/7/logs/?start=0").unwrap(),
+            ("http://127.0.0.1:8000/lava".to_owned(), 7)
+        );
+        let e = job_url("https://lava.example/results/123")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not a LAVA job URL"), "{e}");
+        assert!(job_url("https://lava.example/scheduler/job/x1").is_err());
+    }
+}
