@@ -19,6 +19,7 @@
 //! (`benchboot collect --from-log`). Timeouts come from the plan's estimate. The
 //! device types upstream lacks are copied from `boards/lava/` into `device-types/`.
 
+pub mod tools;
 pub mod uimage;
 
 use std::path::PathBuf;

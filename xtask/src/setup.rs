@@ -4,6 +4,12 @@
 //!   `bpim2u` and `raspi4b` machines), mkfs/fsck tools, fdisk (sfdisk), device-tree-compiler
 //!   (fdtput), binutils (readelf), file, iproute2 (the DHCP veth test); fio and
 //!   iperf3 for the benches.
+//! - apt, for LAVA's own checks of the jobs `cargo xtask lava` writes
+//!   (`xtask::lava::tools`): the python3-* packages LAVA imports, and what `lava-run
+//!   --validate` looks for on a worker (tftpd-hpa's /etc/default/tftpd-hpa, mkimage,
+//!   udevadm, telnet) plus ipxe-qemu (the option ROM of the virtio-net-pci NIC LAVA's
+//!   `qemu` device type gives the guest).
+//! - Debian's LAVA packages (pinned), downloaded and unpacked into `target/lava/`.
 //! - PyPI: `ziglang` (C compiler, musl libc and linker for the zig route).
 //! - rustup: the `rust-src` component (std sources for `-Zbuild-std`).
 //!
@@ -29,6 +35,24 @@ pub const APT_PACKAGES: &[&str] = &[
     // reference tools for `cargo xtask bench storage` and `bench net`
     "fio",
     "iperf3",
+    // LAVA's tools (xtask/src/lava/tools.rs) run on Debian's python with these.
+    "python3-yaml",
+    "python3-jinja2",
+    "python3-pexpect",
+    "python3-requests",
+    "python3-voluptuous",
+    "python3-setproctitle",
+    "python3-configobj",
+    "python3-pyudev",
+    "python3-netifaces",
+    "python3-magic",
+    "python3-tz",
+    // What `lava-run --validate` checks a worker has, and the qemu device's NIC ROM.
+    "tftpd-hpa",
+    "u-boot-tools",
+    "udev",
+    "telnet",
+    "ipxe-qemu",
 ];
 /// The zig release the route was checked with (toolchain.md).
 pub const ZIGLANG: &str = "ziglang==0.17.0";
@@ -117,6 +141,7 @@ pub fn run(dry_run: bool) -> Result<()> {
             step(dry_run, &install)?;
         }
     }
+    crate::lava::tools::unpack(dry_run)?;
     if !succeeds("python3", &["-m", "ziglang", "version"]) {
         step(dry_run, &["python3", "-m", "pip", "install", "-q", ZIGLANG])?;
     }
