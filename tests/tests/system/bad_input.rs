@@ -78,7 +78,7 @@ const CASES: &[Case] = &[
     ("plan: no block sizes", PlanJson("/storage/block_sizes", "[]"), &["field `storage.block_sizes`"]),
     ("plan: zero repetitions", PlanJson("/storage/repetitions", "0"), &["field `storage.repetitions`", "at least 1"]),
     ("plan: zero byte cap", PlanJson("/storage/byte_cap", "0"), &["field `storage.byte_cap`"]),
-    ("plan: duplicate labels", PlanJson("/storage/targets", r#"[{"label":"a","device":"/dev/sda1","filesystem":"ext4"},{"label":"a","device":"/dev/sda2","filesystem":"vfat"}]"#), &["field `storage.targets`", "unique"]),
+    ("plan: duplicate labels", PlanJson("/storage/targets", r#"[{"label":"a","device":"/dev/sda1","filesystem":"ext4"},{"label":"a","device":"/dev/sda2","filesystem":"vfat"}]"#), &["field `storage.targets.label`", "unique", "`a` is used twice"]),
     ("plan: target device not under /dev", PlanJson("/storage/targets/0/device", "\"/tmp/disk\""), &["field `storage.targets.device`", "/tmp/disk"]),
     ("plan: random target not a label", PlanJson("/storage/random/targets", "[\"nvme\"]"), &["field `storage.random.targets`", "`nvme`"]),
     ("plan: queue depth 0", PlanJson("/storage/random/queue_depths", "[0]"), &["field `storage.random.queue_depths`"]),
