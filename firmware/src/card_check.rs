@@ -11,7 +11,7 @@
 //! writing and reading back.
 
 use std::fs::File;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -165,11 +165,7 @@ impl DirectDisk {
     }
 
     fn open_file(path: &Path) -> std::io::Result<File> {
-        std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(benchboot_storage::os::O_DIRECT)
-            .open(path)
+        benchboot_storage::os::open_direct(std::fs::OpenOptions::new().read(true).write(true), path)
     }
 
     /// The aligned buffer, grown to at least `len` bytes.

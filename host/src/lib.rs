@@ -10,20 +10,27 @@ pub mod devices;
 pub mod discover;
 pub mod doc;
 pub mod fetch;
+#[cfg(unix)]
 pub mod field_test;
 pub mod figure;
+#[cfg(unix)]
 pub mod flash;
 pub mod from_log;
 pub mod log;
+#[cfg(unix)]
 pub mod memory;
 pub mod plan;
 pub mod plot;
+#[cfg(unix)]
 pub mod prepare_disk;
+#[cfg(unix)]
 pub mod probe;
 pub mod reference;
+#[cfg(unix)]
 pub mod relay;
 pub mod render;
 pub mod report;
+#[cfg(unix)]
 pub mod storage;
 pub mod store;
 pub mod units;

@@ -6,8 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Result;
-use benchboot::{fetch, render, storage};
-use benchboot_plan::Mode;
+use benchboot::{fetch, render};
 use clap::{Parser, Subcommand};
 
 mod peer;
@@ -85,7 +84,12 @@ enum Command {
   benchboot memory
   benchboot memory --out host-memory.json && benchboot report host-memory.json --plots plots/
   benchboot memory --samples 1 --sample-ms 50 --latency-max-mib 16 --no-huge-pages   (quick)")]
+    #[cfg(unix)]
     Memory(benchboot::memory::MemoryArgs),
+    /// Not on Windows: the memory engine pins threads per CPU and reads /proc and /sys
+    /// (Linux).
+    #[cfg(not(unix))]
+    Memory(Unsupported),
     /// Serve the board's network tests: the host end, like `iperf3 -s`.
     ///
     /// TCP throughput both ways, round trips and HTTP, for one board at a time, until
@@ -231,7 +235,12 @@ enum Command {
   sudo benchboot flash target/images/rpi-zero-w.img --device /dev/mmcblk0
   benchboot flash target/images/rpi-zero-w.img --device card.img --yes   (to a file)
   sudo benchboot flash target/images/rpi-zero-w.img --device /dev/sdb --probe   (fake card check first)")]
+    #[cfg(unix)]
     Flash(benchboot::flash::FlashArgs),
+    /// Not on Windows yet: write the image with Raspberry Pi Imager ("Use custom") or
+    /// balenaEtcher, which lock and dismount the volume themselves.
+    #[cfg(not(unix))]
+    Flash(Unsupported),
     /// Is the card what it claims? Writes position-stamped blocks from its first to its
     /// claimed last sector and reads them back: real size, wrap-around, dropped writes,
     /// I/O errors. Destroys the card's data; exits non-zero for a fake or failing card.
@@ -241,7 +250,11 @@ enum Command {
     #[command(after_help = "Examples:
   sudo benchboot probe /dev/sdb
   sudo benchboot probe /dev/mmcblk0 --yes --json probe.json")]
+    #[cfg(unix)]
     Probe(benchboot::probe::ProbeArgs),
+    /// Not on Windows yet: run `benchboot probe` on Linux or macOS, or H2testw.
+    #[cfg(not(unix))]
+    Probe(Unsupported),
     /// Partition and format a USB or SATA test disk: four equal primary partitions,
     /// ext2, ext3, ext4 and FAT32, labelled BBEXT2, BBEXT3, BBEXT4 and BBVFAT.
     ///
@@ -252,7 +265,11 @@ enum Command {
   benchboot prepare-disk /dev/sdb --dry-run
   sudo benchboot prepare-disk /dev/sdb
   truncate -s 256M disk.img && benchboot prepare-disk disk.img --yes   (an image for QEMU)")]
+    #[cfg(unix)]
     PrepareDisk(benchboot::prepare_disk::PrepareDiskArgs),
+    /// Not on Windows: the test disk's ext2/3/4 partitions need Linux's mke2fs.
+    #[cfg(not(unix))]
+    PrepareDisk(Unsupported),
     /// Field test one board: build its image, flash a card, say what to plug where, wait
     /// for the board, collect its results into the store and print the report.
     ///
@@ -271,7 +288,12 @@ enum Command {
 Writing a card needs root or the disk group. Under sudo, cargo is often not on root's
 PATH and the results store is root's: build first as yourself, pass --image (and
 --store DIR to keep the run in your own store).")]
+    #[cfg(unix)]
     FieldTest(benchboot::field_test::FieldTestArgs),
+    /// Not on Windows yet (it flashes the card): flash with Raspberry Pi Imager, then
+    /// `benchboot collect` and `benchboot report`.
+    #[cfg(not(unix))]
+    FieldTest(Unsupported),
     /// Plan files: check one for a board (what runs, how long at most), or make one the
     /// plan of a card without rebuilding it.
     #[command(
@@ -286,6 +308,24 @@ PATH and the results store is root's: build first as yourself, pass --image (and
     /// Print the init's log: decode the defmt frames it stored (`log.defmt` on the card's
     /// results partition) with the unstripped init the image build kept.
     Log(benchboot::log::LogArgs),
+}
+
+/// A command this system lacks: its arguments are taken and ignored, the error says why
+/// and what to use instead.
+#[cfg(not(unix))]
+#[derive(clap::Args)]
+struct Unsupported {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    _args: Vec<String>,
+}
+
+/// The error of a command this system lacks.
+#[cfg(not(unix))]
+fn unsupported(command: &str, instead: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "`benchboot {command}` is not available on {}: {instead}",
+        std::env::consts::OS
+    )
 }
 
 /// Runs the command; a failure prints `error: ` and the whole context chain (`{:#}`) to
@@ -321,6 +361,15 @@ fn run(command: Command) -> Result<()> {
             print!("{}", render::report(&results));
             println!("saved {}", saved.display());
         }
+        #[cfg(not(unix))]
+        Command::Storage { .. } => {
+            return Err(unsupported(
+                "storage",
+                "the storage engine needs POSIX file I/O (Linux: O_DIRECT; macOS: F_NOCACHE); \
+                 run it on Linux or macOS",
+            ))
+        }
+        #[cfg(unix)]
         Command::Storage {
             path,
             block_sizes,
@@ -336,14 +385,14 @@ fn run(command: Command) -> Result<()> {
             let modes = modes
                 .iter()
                 .map(|m| match m.as_str() {
-                    "sync" => Ok(Mode::Sync),
-                    "direct" => Ok(Mode::Direct),
+                    "sync" => Ok(benchboot_plan::Mode::Sync),
+                    "direct" => Ok(benchboot_plan::Mode::Direct),
                     other => Err(anyhow::anyhow!(
                         "--modes: `{other}` is not a mode; use sync and/or direct"
                     )),
                 })
                 .collect::<Result<Vec<_>>>()?;
-            let run = storage::HostRun {
+            let run = benchboot::storage::HostRun {
                 dir: path,
                 block_sizes: if block_sizes.is_empty() {
                     benchboot_plan::seed_block_sizes()
@@ -361,14 +410,22 @@ fn run(command: Command) -> Result<()> {
                 )),
                 verify,
             };
-            let results = storage::run(&run, &mut |step| eprintln!("storage: {step}"))?;
+            let results = benchboot::storage::run(&run, &mut |step| eprintln!("storage: {step}"))?;
             let text = results.to_json();
             if let Some(out) = out {
                 println!("saved {}", fetch::save(&out, &text)?.display());
             }
             print!("{}", render::report(&results));
         }
+        #[cfg(unix)]
         Command::Memory(args) => benchboot::memory::run_command(&args)?,
+        #[cfg(not(unix))]
+        Command::Memory(_) => {
+            return Err(unsupported(
+                "memory",
+                "it pins threads per CPU and reads /proc and /sys; run it on Linux",
+            ))
+        }
         Command::Peer {
             listen,
             announce,
@@ -386,7 +443,15 @@ fn run(command: Command) -> Result<()> {
                 peer::serve(listen, &options)?;
             }
         }
+        #[cfg(unix)]
         Command::Relay { to } => benchboot::relay::run(to)?,
+        #[cfg(not(unix))]
+        Command::Relay { .. } => {
+            return Err(unsupported(
+                "relay",
+                "QEMU's guest forwards run it on Linux",
+            ))
+        }
         Command::Net {
             peer: peer_addr,
             board_ip,
@@ -425,10 +490,47 @@ fn run(command: Command) -> Result<()> {
         Command::Report(args) => benchboot::report::run(&args)?,
         Command::Compare(args) => benchboot::compare::run(&args)?,
         Command::Devices(args) => benchboot::devices::run(&args)?,
+        #[cfg(unix)]
         Command::Flash(args) => benchboot::flash::run_args(&args)?,
+        #[cfg(unix)]
         Command::Probe(args) => benchboot::probe::run(&args)?,
+        #[cfg(unix)]
         Command::PrepareDisk(args) => benchboot::prepare_disk::run(&args)?,
+        #[cfg(unix)]
         Command::FieldTest(args) => benchboot::field_test::run(&args)?,
+        #[cfg(not(unix))]
+        Command::Flash(_) => {
+            return Err(unsupported(
+                "flash",
+                "write the image with Raspberry Pi Imager (\"Use custom\") or balenaEtcher, \
+                 which lock and dismount the card's volumes; then boot the board and use \
+                 `benchboot collect` (raw \\\\.\\PhysicalDriveN or the mounted BBRESULTS \
+                 volume with --from-card)",
+            ))
+        }
+        #[cfg(not(unix))]
+        Command::Probe(_) => {
+            return Err(unsupported(
+                "probe",
+                "run `benchboot probe` on Linux or macOS (it writes the whole card past the \
+                 cache), or H2testw on Windows",
+            ))
+        }
+        #[cfg(not(unix))]
+        Command::PrepareDisk(_) => {
+            return Err(unsupported(
+                "prepare-disk",
+                "the test disk's ext2, ext3 and ext4 partitions need Linux's mke2fs",
+            ))
+        }
+        #[cfg(not(unix))]
+        Command::FieldTest(_) => {
+            return Err(unsupported(
+                "field-test",
+                "it flashes the card; flash with Raspberry Pi Imager, then `benchboot \
+                 collect` and `benchboot report`",
+            ))
+        }
         Command::Log(args) => benchboot::log::run(&args)?,
         Command::Plan(cmd) => benchboot::plan::run(&cmd)?,
         Command::Collect(args) => benchboot::collect::run(&args)?,

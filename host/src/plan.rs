@@ -248,7 +248,42 @@ fn fat(
 ) -> Result<fatfs::FileSystem<fscommon::StreamSlice<&mut File>>> {
     file.seek(SeekFrom::Start(0))?;
     let slice = fscommon::StreamSlice::new(file, offset, offset + len)?;
-    Ok(fatfs::FileSystem::new(slice, fatfs::FsOptions::new())?)
+    Ok(fatfs::FileSystem::new(
+        slice,
+        fatfs::FsOptions::new().time_provider(&UtcClock),
+    )?)
+}
+
+/// The time a file written onto the card carries: now, in UTC (FAT has no time zone;
+/// Linux and macOS show FAT times as UTC unless told otherwise).
+#[derive(Debug)]
+struct UtcClock;
+
+impl fatfs::TimeProvider for UtcClock {
+    fn get_current_date(&self) -> fatfs::Date {
+        self.get_current_date_time().date
+    }
+
+    fn get_current_date_time(&self) -> fatfs::DateTime {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        let c = crate::units::civil_utc(now);
+        fatfs::DateTime {
+            date: fatfs::Date {
+                // FAT dates run 1980 ..= 2107.
+                year: c.year.clamp(1980, 2107) as u16,
+                month: c.month as u16,
+                day: c.day as u16,
+            },
+            time: fatfs::Time {
+                hour: c.hour as u16,
+                min: c.minute as u16,
+                sec: c.second as u16,
+                millis: 0,
+            },
+        }
+    }
 }
 
 /// A card whose partitions are mounted is written through the folder, never under the

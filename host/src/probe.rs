@@ -10,7 +10,7 @@
 
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
@@ -77,15 +77,12 @@ pub struct ProbeDisk {
 }
 
 fn open(path: &Path, direct: bool) -> io::Result<File> {
-    let mut flags = rustix::fs::OFlags::EXCL.bits() as i32;
-    if direct {
-        flags |= rustix::fs::OFlags::DIRECT.bits() as i32;
-    }
-    std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(flags)
-        .open(path)
+    benchboot_storage::os::open_with(
+        std::fs::OpenOptions::new().read(true).write(true),
+        path,
+        direct,
+        true,
+    )
 }
 
 impl ProbeDisk {

@@ -46,7 +46,13 @@ pub fn logical_block_size(dir: &Path) -> u64 {
         return 4096;
     };
     let dev = meta.dev();
-    let name = format!("{}:{}", rustix::fs::major(dev), rustix::fs::minor(dev));
+    #[allow(clippy::useless_conversion)] // dev_t is u64 on Linux, i32 on macOS
+    let dev = u64::try_from(dev).unwrap_or_default();
+    let name = format!(
+        "{}:{}",
+        rustix::fs::major(dev as _),
+        rustix::fs::minor(dev as _)
+    );
     sweep::block_sizes_of(Path::new("/sys/dev/block"), &name).map_or(4096, |(l, _)| l)
 }
 

@@ -64,6 +64,39 @@ pub fn grouped(n: u64) -> String {
     out
 }
 
+/// A UTC calendar time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Civil {
+    pub year: i64,
+    pub month: u32,
+    pub day: u32,
+    pub hour: u32,
+    pub minute: u32,
+    pub second: u32,
+}
+
+/// `unix_s` (seconds since 1970, UTC) as a calendar date and time.
+pub fn civil_utc(unix_s: i64) -> Civil {
+    let (days, secs) = (unix_s.div_euclid(86_400), unix_s.rem_euclid(86_400));
+    // Days to civil date: H. Hinnant, "chrono-Compatible Low-Level Date Algorithms".
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    Civil {
+        year: yoe + era * 400 + i64::from(m <= 2),
+        month: m as u32,
+        day: d as u32,
+        hour: (secs / 3600) as u32,
+        minute: (secs % 3600 / 60) as u32,
+        second: (secs % 60) as u32,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,9 +5,21 @@
 
 use std::path::Path;
 
-/// AT_HWCAP of this process (getauxval(3) through rustix; 0 where there is none).
+/// AT_HWCAP of this process (getauxval(3) through rustix). Elsewhere (macOS): on AArch64
+/// the bits of FP and ASIMD, which every AArch64 core Apple ships has; 0 otherwise.
 pub fn hwcap() -> u64 {
-    rustix::param::linux_hwcap().0 as u64
+    #[cfg(target_os = "linux")]
+    {
+        rustix::param::linux_hwcap().0 as u64
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        if cfg!(target_arch = "aarch64") {
+            0b11
+        } else {
+            0
+        }
+    }
 }
 
 /// Feature names from an AT_HWCAP word, for this build's architecture. Bits from the
@@ -132,25 +144,43 @@ pub fn mem_total(meminfo: &str) -> Option<u64> {
 }
 
 /// The CPUs this process may run on (`sched_getaffinity`), in order; `[0]` when the
-/// call fails.
+/// call fails. Elsewhere: 0 .. the available parallelism.
 pub fn allowed_cpus() -> Vec<u32> {
-    match rustix::thread::sched_getaffinity(None) {
-        Ok(set) => (0..rustix::thread::CpuSet::MAX_CPU as u32)
-            .filter(|&c| set.is_set(c as usize))
-            .collect(),
-        Err(_) => vec![0],
+    #[cfg(target_os = "linux")]
+    {
+        match rustix::thread::sched_getaffinity(None) {
+            Ok(set) => (0..rustix::thread::CpuSet::MAX_CPU as u32)
+                .filter(|&c| set.is_set(c as usize))
+                .collect(),
+            Err(_) => vec![0],
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let n = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+        (0..n).collect()
     }
 }
 
 /// Pins the calling thread to `cpu` (`sched_setaffinity`).
 ///
 /// # Errors
-/// The kernel's refusal (a CPU offline or outside the process's set), as text.
+/// The kernel's refusal (a CPU offline or outside the process's set), as text; on a
+/// system without CPU affinity (macOS), always.
 pub fn pin(cpu: u32) -> Result<(), String> {
-    let mut set = rustix::thread::CpuSet::new();
-    set.set(cpu as usize);
-    rustix::thread::sched_setaffinity(None, &set)
-        .map_err(|e| format!("sched_setaffinity(CPU {cpu}): {e}"))
+    #[cfg(target_os = "linux")]
+    {
+        let mut set = rustix::thread::CpuSet::new();
+        set.set(cpu as usize);
+        rustix::thread::sched_setaffinity(None, &set)
+            .map_err(|e| format!("sched_setaffinity(CPU {cpu}): {e}"))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Err(format!(
+            "CPU {cpu}: this system cannot pin a thread to a CPU (no sched_setaffinity)"
+        ))
+    }
 }
 
 /// `/sys/devices/system/cpu/cpu<N>/cpufreq`, or why there is none.

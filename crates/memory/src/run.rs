@@ -362,29 +362,42 @@ fn latency_table(
 /// tinymembench: with THP `always` the kernel would otherwise use huge pages anyway) over
 /// the buffer, before its pages are first touched.
 fn advise(buf: &mut [usize], huge: bool) -> Result<(), String> {
-    use rustix::mm::Advice;
-    let page = rustix::param::page_size();
-    let start = buf.as_mut_ptr() as usize;
-    let aligned = start.next_multiple_of(page);
-    let end = (start + std::mem::size_of_val(buf)) / page * page;
-    if end <= aligned {
-        return Ok(());
+    #[cfg(not(target_os = "linux"))]
+    {
+        // Base pages are all there is; huge pages are Linux's THP.
+        let _ = buf;
+        if huge {
+            Err("latency with huge pages not run: transparent huge pages are Linux's".into())
+        } else {
+            Ok(())
+        }
     }
-    let advice = if huge {
-        Advice::LinuxHugepage
-    } else {
-        Advice::LinuxNoHugepage
-    };
-    // SAFETY: the range lies inside `buf`, which this function borrows mutably; the
-    // advice changes only how the kernel backs the pages, never their contents.
-    let r = unsafe { rustix::mm::madvise(aligned as *mut _, end - aligned, advice) };
-    match (r, huge) {
-        (Ok(()), _) => Ok(()),
-        (Err(e), true) => Err(format!(
-            "latency with huge pages not run: madvise(MADV_HUGEPAGE): {e}"
-        )),
-        // A kernel without THP refuses NOHUGEPAGE: base pages are all it has.
-        (Err(_), false) => Ok(()),
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::mm::Advice;
+        let page = rustix::param::page_size();
+        let start = buf.as_mut_ptr() as usize;
+        let aligned = start.next_multiple_of(page);
+        let end = (start + std::mem::size_of_val(buf)) / page * page;
+        if end <= aligned {
+            return Ok(());
+        }
+        let advice = if huge {
+            Advice::LinuxHugepage
+        } else {
+            Advice::LinuxNoHugepage
+        };
+        // SAFETY: the range lies inside `buf`, which this function borrows mutably; the
+        // advice changes only how the kernel backs the pages, never their contents.
+        let r = unsafe { rustix::mm::madvise(aligned as *mut _, end - aligned, advice) };
+        match (r, huge) {
+            (Ok(()), _) => Ok(()),
+            (Err(e), true) => Err(format!(
+                "latency with huge pages not run: madvise(MADV_HUGEPAGE): {e}"
+            )),
+            // A kernel without THP refuses NOHUGEPAGE: base pages are all it has.
+            (Err(_), false) => Ok(()),
+        }
     }
 }
 

@@ -7,7 +7,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -20,7 +20,7 @@ use crate::engine::{
     fill_pattern, first_mismatch, pattern_block, timed_read, timed_write, Caps, MonotonicClock,
     RandomOffsets, SyncFile, Timed,
 };
-use crate::os::{self, O_DIRECT};
+use crate::os;
 use crate::AlignedBuf;
 
 /// The file each sweep pass writes and reads on a filesystem target.
@@ -89,9 +89,12 @@ impl Place {
             o.read(true);
         }
         if direct {
-            o.custom_flags(O_DIRECT);
+            os::open_direct(&mut o, &self.file(name))
+        } else if write {
+            o.open(self.file(name))
+        } else {
+            os::open_read_uncached(&self.file(name))
         }
-        o.open(self.file(name))
     }
 
     /// Removes a step's file from a filesystem target (raw targets keep nothing). Sweep
@@ -297,7 +300,7 @@ pub fn random_io(
                         RandomOp::Read => o.read(true),
                         RandomOp::Write => o.write(true),
                     };
-                    let file = o.custom_flags(O_DIRECT).open(place.file(RANDOM_FILE))?;
+                    let file = os::open_direct(&mut o, &place.file(RANDOM_FILE))?;
                     let mut buf = AlignedBuf::new(block as usize, align);
                     fill_pattern(&mut buf, 0, u64::from(t));
                     let mut ios = 0u64;
@@ -315,7 +318,7 @@ pub fn random_io(
                         }
                     }
                     if op == RandomOp::Write {
-                        rustix::fs::fdatasync(&file)?;
+                        os::flush_data(&file)?;
                     }
                     Ok(ios)
                 })

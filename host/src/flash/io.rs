@@ -9,7 +9,7 @@
 
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use benchboot_storage::AlignedBuf;
@@ -63,28 +63,20 @@ impl Disk {
     /// # Errors
     /// The error of open(2) (`EBUSY`, `EACCES`, `ENOENT`, ...).
     pub fn open(path: &Path, align: usize, exclusive: bool) -> io::Result<Disk> {
-        let excl = if exclusive {
-            rustix::fs::OFlags::EXCL.bits() as i32
-        } else {
-            0
+        use benchboot_storage::os::open_with;
+        let rw = || {
+            let mut o = std::fs::OpenOptions::new();
+            o.read(true).write(true);
+            o
         };
-        let direct = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(rustix::fs::OFlags::DIRECT.bits() as i32 | excl)
-            .open(path);
-        let direct = match direct {
+        let direct = match open_with(&mut rw(), path, true, exclusive) {
             Ok(f) => Some(f),
             // tmpfs and some FUSE filesystems refuse O_DIRECT at open.
             Err(e) if is_einval(&e) => None,
             Err(e) => return Err(e),
         };
-        let buffered = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            // The exclusive claim is held by the O_DIRECT descriptor when there is one.
-            .custom_flags(if direct.is_some() { 0 } else { excl })
-            .open(path)?;
+        // The exclusive claim is held by the direct descriptor when there is one.
+        let buffered = open_with(&mut rw(), path, false, exclusive && direct.is_none())?;
         Ok(Disk {
             path: path.to_owned(),
             direct,

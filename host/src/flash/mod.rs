@@ -561,12 +561,14 @@ fn open_error(path: &Path, e: std::io::Error) -> anyhow::Error {
     anyhow::anyhow!("opening {p}: {e}: {hint}")
 }
 
-/// Unmounts the card's own filesystems (deepest first).
+/// Unmounts the card's own filesystems: macOS `diskutil unmountDisk` (the whole disk's
+/// volumes); Linux umount(2) of each (deepest first), umount(8) as a fallback.
 fn unmount_all(device: &Device, mount_points: &[PathBuf]) -> Result<()> {
     if mount_points.is_empty() {
         return Ok(());
     }
-    if cfg!(target_os = "macos") {
+    #[cfg(target_os = "macos")]
+    {
         let status = std::process::Command::new("diskutil")
             .arg("unmountDisk")
             .arg(&device.path)
@@ -579,31 +581,34 @@ fn unmount_all(device: &Device, mount_points: &[PathBuf]) -> Result<()> {
                 device.describe()
             );
         }
-        return Ok(());
+        Ok(())
     }
-    for mp in mount_points {
-        let m = mp.display();
-        match rustix::mount::unmount(mp, rustix::mount::UnmountFlags::empty()) {
-            // EINVAL: not a mount point (any more).
-            Ok(()) | Err(rustix::io::Errno::INVAL) => continue,
-            Err(e) => {
-                // umount(8) can also undo mounts a user may undo (fstab `user`).
-                let ok = std::process::Command::new("umount")
-                    .arg(mp)
-                    .status()
-                    .is_ok_and(|s| s.success());
-                if !ok {
-                    bail!(
-                        "could not unmount {m} on {} ({e}): close what uses it, run \
-                         `sudo umount {m}` (or flash with sudo), and flash again",
-                        device.path.display()
-                    );
+    #[cfg(target_os = "linux")]
+    {
+        for mp in mount_points {
+            let m = mp.display();
+            match rustix::mount::unmount(mp, rustix::mount::UnmountFlags::empty()) {
+                // EINVAL: not a mount point (any more).
+                Ok(()) | Err(rustix::io::Errno::INVAL) => continue,
+                Err(e) => {
+                    // umount(8) can also undo mounts a user may undo (fstab `user`).
+                    let ok = std::process::Command::new("umount")
+                        .arg(mp)
+                        .status()
+                        .is_ok_and(|s| s.success());
+                    if !ok {
+                        bail!(
+                            "could not unmount {m} on {} ({e}): close what uses it, run \
+                             `sudo umount {m}` (or flash with sudo), and flash again",
+                            device.path.display()
+                        );
+                    }
                 }
             }
+            eprintln!("unmounted {m}");
         }
-        eprintln!("unmounted {m}");
+        Ok(())
     }
-    Ok(())
 }
 
 /// Asks on the terminal before erasing (the answer must be `yes`), unless `yes`.
