@@ -504,8 +504,7 @@ fn run(command: Command) -> Result<()> {
                 "flash",
                 "write the image with Raspberry Pi Imager (\"Use custom\") or balenaEtcher, \
                  which lock and dismount the card's volumes; then boot the board and use \
-                 `benchboot collect` (raw \\\\.\\PhysicalDriveN or the mounted BBRESULTS \
-                 volume with --from-card)",
+                 `benchboot collect --from-card E:\\` (the card's BBRESULTS volume)",
             ))
         }
         #[cfg(not(unix))]

@@ -156,12 +156,19 @@ pub struct Store {
 
 /// The store folder: `explicit`, else `$BENCHBOOT_STORE`, else
 /// `$XDG_DATA_HOME/benchboot` (when absolute), else `$HOME/.local/share/benchboot`.
+/// On Windows `%LOCALAPPDATA%` (`C:\Users\<user>\AppData\Local`) stands where
+/// `$XDG_DATA_HOME` does: `%LOCALAPPDATA%\benchboot`.
 ///
 /// # Errors
 /// None of them is set; the message says to give `--store`.
 pub fn default_dir(explicit: Option<&Path>) -> Result<PathBuf> {
     let var = |k: &str| std::env::var_os(k).map(PathBuf::from);
-    dir_from(explicit, var(STORE_ENV), var("XDG_DATA_HOME"), var("HOME")).with_context(|| {
+    let data_home = if cfg!(windows) {
+        "LOCALAPPDATA"
+    } else {
+        "XDG_DATA_HOME"
+    };
+    dir_from(explicit, var(STORE_ENV), var(data_home), var("HOME")).with_context(|| {
         format!("no place for the results store: $HOME is not set; give --store DIR or set ${STORE_ENV}")
     })
 }
@@ -482,6 +489,7 @@ pub fn check_run_id(id: &str) -> Result<(), StoreError> {
 mod tests {
     use super::*;
 
+    #[cfg(unix)]
     #[test]
     fn store_dir_order() {
         let p = |s: &str| Some(PathBuf::from(s));
@@ -494,6 +502,19 @@ mod tests {
             dir_from(None, None, p("rel"), p("/h")),
             p("/h/.local/share/benchboot")
         );
+        assert_eq!(dir_from(None, None, None, None), None);
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn store_dir_order() {
+        let p = |s: &str| Some(PathBuf::from(s));
+        let local = r"C:\Users\pi\AppData\Local";
+        assert_eq!(
+            dir_from(None, None, p(local), None),
+            p(r"C:\Users\pi\AppData\Local\benchboot")
+        );
+        assert_eq!(dir_from(None, p(r"D:\runs"), p(local), None), p(r"D:\runs"));
         assert_eq!(dir_from(None, None, None, None), None);
     }
 

@@ -9,6 +9,7 @@ pub mod bench;
 pub mod boards;
 pub mod bootcheck;
 pub mod firmware;
+pub mod host_cross;
 pub mod image;
 pub mod initramfs;
 pub mod lava;

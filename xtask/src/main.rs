@@ -29,6 +29,14 @@ enum Verb {
         #[arg(long)]
         target: Option<String>,
     },
+    /// Cross-build the host tool for macOS and Windows (zig as C compiler and linker) and
+    /// check each binary is a Mach-O / PE executable of its machine.
+    Host {
+        /// A target triple (repeat it): aarch64-apple-darwin, x86_64-apple-darwin,
+        /// x86_64-pc-windows-gnu. Default: all three.
+        #[arg(long)]
+        target: Vec<String>,
+    },
     /// Build target/images/<board>.img and its manifest.
     Image {
         #[arg(long)]
@@ -111,6 +119,20 @@ fn main() -> Result<()> {
                 (None, None) => anyhow::bail!("give --board NAME or --target TRIPLE"),
             };
             xtask::firmware::build(&cpu).map(drop)
+        }
+        Verb::Host { target } => {
+            let targets = if target.is_empty() {
+                xtask::host_cross::TARGETS.iter().collect()
+            } else {
+                target
+                    .iter()
+                    .map(|t| xtask::host_cross::HostTarget::of(t))
+                    .collect::<Result<Vec<_>>>()?
+            };
+            for path in xtask::host_cross::build(&targets)? {
+                println!("{}", path.display());
+            }
+            Ok(())
         }
         Verb::Image { board, plan } => {
             let board = xtask::load_board(&board)?;

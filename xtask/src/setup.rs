@@ -10,8 +10,12 @@
 //!   udevadm, telnet) plus ipxe-qemu (the option ROM of the virtio-net-pci NIC LAVA's
 //!   `qemu` device type gives the guest).
 //! - Debian's LAVA packages (pinned), downloaded and unpacked into `target/lava/`.
-//! - PyPI: `ziglang` (C compiler, musl libc and linker for the zig route).
-//! - rustup: the `rust-src` component (std sources for `-Zbuild-std`).
+//! - apt, for the host tool's Windows build (`cargo xtask host`): MinGW's dlltool and
+//!   wine64.
+//! - PyPI: `ziglang` (C compiler, musl libc and linker for the zig route, and for the
+//!   host tool's macOS and Windows builds).
+//! - rustup: the `rust-src` component (std sources for `-Zbuild-std`) and the standard
+//!   libraries of the host tool's cross targets (`xtask::host_cross::TARGETS`).
 //!
 //! Each step is skipped when already satisfied; `--dry-run` prints the commands only.
 
@@ -53,6 +57,10 @@ pub const APT_PACKAGES: &[&str] = &[
     "udev",
     "telnet",
     "ipxe-qemu",
+    // The host tool cross-built for Windows (xtask/src/host_cross.rs): rustc's dlltool
+    // for the raw-dylib imports; wine runs the Windows build's tests.
+    "binutils-mingw-w64-x86-64",
+    "wine64",
 ];
 /// The zig release the route was checked with (toolchain.md).
 pub const ZIGLANG: &str = "ziglang==0.17.0";
@@ -147,6 +155,16 @@ pub fn run(dry_run: bool) -> Result<()> {
     }
     if crate::toolchain::rust_src_dir().is_none() {
         step(dry_run, &["rustup", "component", "add", "rust-src"])?;
+    }
+    let installed = Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    for t in crate::host_cross::TARGETS {
+        if !installed.lines().any(|l| l.trim() == t.triple) {
+            step(dry_run, &["rustup", "target", "add", t.triple])?;
+        }
     }
     eprintln!("setup: done");
     Ok(())

@@ -68,6 +68,7 @@ pub struct CardRead {
 /// The path cannot be opened (the message says how to get read access), no results
 /// partition, or no `results.json` on it (the board has not written one yet).
 pub fn read_results(path: &Path) -> Result<CardRead> {
+    refuse_raw_windows_device(path)?;
     let path = &absolute(path);
     let meta = std::fs::metadata(path).with_context(|| {
         format!(
@@ -181,6 +182,7 @@ impl KeptRun {
 /// # Errors
 /// As [`read_results`] for opening the card and finding the partition.
 pub fn read_kept_runs(path: &Path) -> Result<Vec<KeptRun>> {
+    refuse_raw_windows_device(path)?;
     let path = &absolute(path);
     if path.is_dir() {
         return Ok(kept_runs_in_folder(&path.join(KEPT_RUNS_DIR)));
@@ -253,6 +255,25 @@ fn describe(path: &Path, part: &Partition, label: Option<&str>) -> String {
         s.push_str(&format!(" ({l})"));
     }
     s
+}
+
+/// Windows' raw disks (`\\.\PhysicalDriveN`, `\\.\E:`) take only whole-sector reads
+/// at sector offsets and report no length to a seek: this reader does neither, so it
+/// says what works instead of failing half-way. (Windows mounts the card's FAT results
+/// partition by itself and gives it a drive letter.)
+///
+/// # Errors
+/// `path` names a Windows device namespace path.
+pub fn refuse_raw_windows_device(path: &Path) -> Result<()> {
+    let p = path.to_string_lossy();
+    if p.starts_with(r"\\.\") || p.starts_with(r"\\?\GLOBALROOT") || p.starts_with("//./") {
+        bail!(
+            "{p}: reading a raw disk is not supported on Windows yet; give the card's \
+             {RESULTS_LABEL} volume as Windows mounts it (e.g. E:\\, see File Explorer or \
+             `Get-Volume`), or an image file of the card"
+        );
+    }
+    Ok(())
 }
 
 fn open_advice(path: &Path) -> String {
@@ -460,6 +481,21 @@ impl<T> Write for ReadOnly<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn windows_raw_disks_are_refused_with_what_works() {
+        for raw in [r"\\.\PhysicalDrive1", r"\\.\E:", "//./PhysicalDrive2"] {
+            let e = read_results(Path::new(raw)).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("{raw}: reading a raw disk is not supported")),
+                "{e}"
+            );
+            assert!(e.contains("BBRESULTS volume"), "{e}");
+            assert!(read_kept_runs(Path::new(raw)).is_err());
+        }
+        assert!(refuse_raw_windows_device(Path::new(r"E:\")).is_ok());
+        assert!(refuse_raw_windows_device(Path::new("/dev/sdb")).is_ok());
+    }
 
     #[test]
     fn no_mbr_no_partitions() {

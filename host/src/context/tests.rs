@@ -278,6 +278,8 @@ fn clean_flags_say_so() {
     );
 }
 
+// The host run's plan comes from `benchboot storage`, which Windows builds lack.
+#[cfg(unix)]
 #[test]
 fn run_length_is_from_pid_1_start_on_a_board_and_says_host_run_on_the_host() {
     let mut board = run(Vec::new());

@@ -61,8 +61,16 @@ fn string(d: &Dictionary, k: &str) -> Option<String> {
         .filter(|s| !s.is_empty())
         .map(str::to_owned)
 }
+/// A count of bytes. diskutil writes some as `<real>`: a Cruzer Fit's `Size` in
+/// `diskutil list -plist` is `<real>1.5682240512E10</real>` (hst-imager's capture,
+/// `tests/fixtures/diskutil/intel-macbook-usb-stick/list.plist`).
 fn uint(d: &Dictionary, k: &str) -> Option<u64> {
-    d.get(k).and_then(Value::as_unsigned_integer)
+    let v = d.get(k)?;
+    v.as_unsigned_integer().or_else(|| {
+        v.as_real()
+            .filter(|r| r.fract() == 0.0 && (0.0..=u64::MAX as f64).contains(r))
+            .map(|r| r as u64)
+    })
 }
 fn boolean(d: &Dictionary, k: &str) -> Option<bool> {
     d.get(k).and_then(Value::as_boolean)
@@ -208,8 +216,13 @@ pub fn scan(run: &dyn Fn(&[&str]) -> std::io::Result<Vec<u8>>) -> Result<Vec<Dev
             dev: None,
             size_bytes: if info.size > 0 { info.size } else { disk.size },
             logical_block_size: info.block_size,
-            // An internal SD slot is removable too; other internal disks are not.
-            removable: info.removable && (!info.internal || transport == Transport::Mmc),
+            // An internal SD slot is removable too; other internal disks are not. The
+            // slot of recent Macs ("Built In SDXC Reader") is on the SD bus ("Secure
+            // Digital"); that of older MacBooks is a reader on the internal USB bus: "Protocol: USB",
+            // "Device Location: Internal", "Removable Media: Removable" (etcher #983
+            // and #2357 show its card as "(internal, physical)"; google/santa #1055).
+            removable: info.removable
+                && (!info.internal || matches!(transport, Transport::Mmc | Transport::Usb)),
             read_only: !info.writable,
             transport,
             model: info.media_name.clone(),

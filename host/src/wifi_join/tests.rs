@@ -2,6 +2,8 @@
 //! their arguments one invocation per line (`[arg][arg]...`), so the exact join
 //! commands are asserted; the offer listener over loopback with datagrams sent here;
 //! the parsers on captured tool output.
+// The fake tools are shell scripts: most tests here are unix-only.
+#![cfg_attr(not(unix), allow(unused_imports))]
 
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
@@ -58,6 +60,7 @@ fn fake_tool(dir: &Path, name: &str, list: &str, said: &str, status: i32) -> Pat
     log
 }
 
+#[cfg(unix)]
 fn recorded(log: &Path) -> Vec<String> {
     std::fs::read_to_string(log)
         .unwrap_or_default()

@@ -33,7 +33,13 @@ fn a_missing_file_is_a_message_naming_it_not_a_backtrace() {
         stderr.starts_with("error: reading /nonexistent/run.json: "),
         "{stderr}"
     );
-    assert!(stderr.contains("No such file or directory"), "{stderr}");
+    // The OS's own words: Linux/macOS ENOENT, Windows ERROR_PATH_NOT_FOUND.
+    let os_words = if cfg!(windows) {
+        "Path not found. (os error 3)"
+    } else {
+        "No such file or directory"
+    };
+    assert!(stderr.contains(os_words), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert_no_backtrace(&stderr);
     assert!(out.stdout.is_empty());
@@ -65,4 +71,38 @@ fn a_usage_error_exits_with_clap_status_2() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("<FILE>"), "{stderr}");
     assert_no_backtrace(&stderr);
+}
+
+/// A Windows build lacks the commands that need Linux or macOS system calls: each says
+/// so and what to use instead, exit status 1, no backtrace.
+#[cfg(windows)]
+#[test]
+fn commands_windows_lacks_say_what_to_use_instead() {
+    for (args, instead) in [
+        (&["memory"][..], "run it on Linux"),
+        (&["storage", "--path", "."][..], "run it on Linux or macOS"),
+        (
+            &["flash", "x.img", "--device", "card.img"][..],
+            "Raspberry Pi Imager",
+        ),
+        (&["probe", r"\\.\PhysicalDrive1"][..], "H2testw"),
+        (&["prepare-disk", "disk.img"][..], "mke2fs"),
+        (
+            &["field-test", "--board", "rpi-zero-w"][..],
+            "benchboot collect",
+        ),
+    ] {
+        let out = benchboot(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with(&format!(
+                "error: `benchboot {}` is not available on windows: ",
+                args[0]
+            )),
+            "{args:?}: {stderr}"
+        );
+        assert!(stderr.contains(instead), "{args:?}: {stderr}");
+        assert_no_backtrace(&stderr);
+    }
 }

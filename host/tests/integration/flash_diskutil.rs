@@ -1,399 +1,360 @@
 //! macOS: `diskutil list -plist` / `diskutil info -plist` parsed into devices and
-//! judged by the same rules, on output captured from a real Mac (an Intel MacBook with
-//! an APFS system disk and a SanDisk Cruzer Fit USB stick). The captures come from
-//! henrikstengaard/hst-imager,
-//! `src/Hst.Imager.Core.Tests/TestData/diskutil/{diskutil-all-usb-stick,
-//! diskutil-info-disk0,diskutil-info-disk2-usb-stick}.plist`; the list is verbatim,
-//! the info documents are trimmed of keys benchboot does not read (SMART counters,
-//! permissions).
+//! judged by the same rules as on Linux (`flash_devices`), on output captured from
+//! real Macs. The captures live in `tests/fixtures/diskutil/<machine>/` (`list.plist`,
+//! `info-diskN.plist`); `tests/fixtures/diskutil/SOURCES.md` names the repository,
+//! path and commit of each and what it shows. Machines under `derived/` are real
+//! captures with a few keys edited to show a case no public capture shows (an SD
+//! slot, a locked card, a disk image, ...); SOURCES.md lists every edit.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use benchboot::devices::macos;
-use benchboot::devices::{Limits, Refusal, Transport};
+use benchboot::devices::{Device, Limits, Refusal, Transport};
+use benchboot::flash;
 
-const LIST: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
-<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-<plist version="1.0">
-<dict>
-	<key>AllDisks</key>
-	<array>
-		<string>disk0</string>
-		<string>disk0s1</string>
-		<string>disk0s2</string>
-		<string>disk1</string>
-		<string>disk1s1</string>
-		<string>disk1s2</string>
-		<string>disk1s3</string>
-		<string>disk1s4</string>
-		<string>disk1s5</string>
-		<string>disk1s5s1</string>
-		<string>disk1s6</string>
-		<string>disk2</string>
-	</array>
-	<key>AllDisksAndPartitions</key>
-	<array>
-		<dict>
-			<key>Content</key>
-			<string>GUID_partition_scheme</string>
-			<key>DeviceIdentifier</key>
-			<string>disk0</string>
-			<key>OSInternal</key>
-			<false/>
-			<key>Partitions</key>
-			<array>
-				<dict>
-					<key>Content</key>
-					<string>EFI</string>
-					<key>DeviceIdentifier</key>
-					<string>disk0s1</string>
-					<key>DiskUUID</key>
-					<string>62C7B982-3A3B-4A64-82E9-3674F6A6F39B</string>
-					<key>Size</key>
-					<integer>209715200</integer>
-					<key>VolumeName</key>
-					<string>EFI</string>
-					<key>VolumeUUID</key>
-					<string>0E239BC6-F960-3107-89CF-1C97F78BB46B</string>
-				</dict>
-				<dict>
-					<key>Content</key>
-					<string>Apple_APFS</string>
-					<key>DeviceIdentifier</key>
-					<string>disk0s2</string>
-					<key>DiskUUID</key>
-					<string>ED2C035E-F015-40CA-B514-01D8FA64A0F7</string>
-					<key>Size</key>
-					<integer>511900434432</integer>
-				</dict>
-			</array>
-			<key>Size</key>
-			<integer>512110190592</integer>
-		</dict>
-		<dict>
-			<key>APFSPhysicalStores</key>
-			<array>
-				<dict>
-					<key>DeviceIdentifier</key>
-					<string>disk0s2</string>
-				</dict>
-			</array>
-			<key>APFSVolumes</key>
-			<array>
-				<dict>
-					<key>DeviceIdentifier</key>
-					<string>disk1s1</string>
-					<key>DiskUUID</key>
-					<string>517F6CD4-A167-4190-9A8B-633E1EB24645</string>
-					<key>MountPoint</key>
-					<string>/System/Volumes/Data</string>
-					<key>MountedSnapshots</key>
-					<array/>
-					<key>OSInternal</key>
-					<false/>
-					<key>Size</key>
-					<integer>511900434432</integer>
-					<key>VolumeName</key>
-					<string>macOS – data</string>
-					<key>VolumeUUID</key>
-					<string>517F6CD4-A167-4190-9A8B-633E1EB24645</string>
-				</dict>
-				<dict>
-					<key>DeviceIdentifier</key>
-					<string>disk1s2</string>
-					<key>DiskUUID</key>
-					<string>BF244BFF-8FE3-40D5-9BE1-9867EDE87FA6</string>
-					<key>MountPoint</key>
-					<string>/System/Volumes/Preboot</string>
-					<key>MountedSnapshots</key>
-					<array/>
-					<key>OSInternal</key>
-					<false/>
-					<key>Size</key>
-					<integer>511900434432</integer>
-					<key>VolumeName</key>
-					<string>Preboot</string>
-					<key>VolumeUUID</key>
-					<string>BF244BFF-8FE3-40D5-9BE1-9867EDE87FA6</string>
-				</dict>
-				<dict>
-					<key>DeviceIdentifier</key>
-					<string>disk1s3</string>
-					<key>DiskUUID</key>
-					<string>6F899BCF-C75C-4883-BEEC-17D35D70047A</string>
-					<key>MountedSnapshots</key>
-					<array/>
-					<key>OSInternal</key>
-					<false/>
-					<key>Size</key>
-					<integer>511900434432</integer>
-					<key>VolumeName</key>
-					<string>Recovery</string>
-					<key>VolumeUUID</key>
-					<string>6F899BCF-C75C-4883-BEEC-17D35D70047A</string>
-				</dict>
-				<dict>
-					<key>DeviceIdentifier</key>
-					<string>disk1s4</string>
-					<key>DiskUUID</key>
-					<string>C777FEF1-4D2A-4C56-9411-67EFC737E128</string>
-					<key>MountPoint</key>
-					<string>/System/Volumes/VM</string>
-					<key>MountedSnapshots</key>
-					<array/>
-					<key>OSInternal</key>
-					<false/>
-					<key>Size</key>
-					<integer>511900434432</integer>
-					<key>VolumeName</key>
-					<string>VM</string>
-					<key>VolumeUUID</key>
-					<string>C777FEF1-4D2A-4C56-9411-67EFC737E128</string>
-				</dict>
-				<dict>
-					<key>DeviceIdentifier</key>
-					<string>disk1s5</string>
-					<key>DiskUUID</key>
-					<string>448C3194-12B4-443F-922F-B74C42ECC2BF</string>
-					<key>MountedSnapshots</key>
-					<array>
-						<dict>
-							<key>Sealed</key>
-							<string>Yes</string>
-							<key>SnapshotBSD</key>
-							<string>disk1s5s1</string>
-							<key>SnapshotMountPoint</key>
-							<string>/</string>
-							<key>SnapshotName</key>
-							<string>com.apple.os.update-8A201A2C7425AB049106E2B28933386B29AA755C130642D7BDEA3C9BDD101B4E</string>
-							<key>SnapshotUUID</key>
-							<string>C4D08019-3485-4F46-870E-B2BF9EE08B26</string>
-						</dict>
-					</array>
-					<key>OSInternal</key>
-					<false/>
-					<key>Size</key>
-					<integer>511900434432</integer>
-					<key>VolumeName</key>
-					<string>macOS</string>
-					<key>VolumeUUID</key>
-					<string>448C3194-12B4-443F-922F-B74C42ECC2BF</string>
-				</dict>
-				<dict>
-					<key>DeviceIdentifier</key>
-					<string>disk1s5s1</string>
-					<key>DiskUUID</key>
-					<string>C4D08019-3485-4F46-870E-B2BF9EE08B26</string>
-					<key>MountPoint</key>
-					<string>/</string>
-					<key>OSInternal</key>
-					<false/>
-					<key>Size</key>
-					<integer>511900434432</integer>
-					<key>VolumeName</key>
-					<string>macOS</string>
-					<key>VolumeUUID</key>
-					<string>C4D08019-3485-4F46-870E-B2BF9EE08B26</string>
-				</dict>
-				<dict>
-					<key>DeviceIdentifier</key>
-					<string>disk1s6</string>
-					<key>DiskUUID</key>
-					<string>12349E6E-D069-4AEF-B1C8-4F83C7599CC5</string>
-					<key>MountPoint</key>
-					<string>/System/Volumes/Update</string>
-					<key>MountedSnapshots</key>
-					<array/>
-					<key>OSInternal</key>
-					<true/>
-					<key>Size</key>
-					<integer>511900434432</integer>
-					<key>VolumeName</key>
-					<string>Update</string>
-					<key>VolumeUUID</key>
-					<string>12349E6E-D069-4AEF-B1C8-4F83C7599CC5</string>
-				</dict>
-			</array>
-			<key>Content</key>
-			<string>EF57347C-0000-11AA-AA11-00306543ECAC</string>
-			<key>DeviceIdentifier</key>
-			<string>disk1</string>
-			<key>OSInternal</key>
-			<false/>
-			<key>Partitions</key>
-			<array/>
-			<key>Size</key>
-			<integer>511900434432</integer>
-		</dict>
-		<dict>
-			<key>Content</key>
-			<string></string>
-			<key>DeviceIdentifier</key>
-			<string>disk2</string>
-			<key>MountPoint</key>
-			<string>/Volumes/NO NAME</string>
-			<key>OSInternal</key>
-			<false/>
-			<key>Size</key>
-			<integer>15682240512</integer>
-			<key>VolumeName</key>
-			<string>NO NAME</string>
-		</dict>
-	</array>
-	<key>VolumesFromDisks</key>
-	<array>
-		<string>macOS – data</string>
-		<string>Preboot</string>
-		<string>VM</string>
-		<string>macOS</string>
-		<string>Update</string>
-		<string>NO NAME</string>
-	</array>
-	<key>WholeDisks</key>
-	<array>
-		<string>disk0</string>
-		<string>disk1</string>
-		<string>disk2</string>
-	</array>
-</dict>
-</plist>
-"#;
+fn fixture(machine: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/diskutil")
+        .join(machine)
+}
 
-const INFO_DISK0: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
-<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-<plist version="1.0">
-<dict>
-	<key>Bootable</key>
-	<false/>
-	<key>BusProtocol</key>
-	<string>PCI-Express</string>
-	<key>Content</key>
-	<string>GUID_partition_scheme</string>
-	<key>DeviceBlockSize</key>
-	<integer>512</integer>
-	<key>DeviceIdentifier</key>
-	<string>disk0</string>
-	<key>DeviceNode</key>
-	<string>/dev/disk0</string>
-	<key>DeviceTreePath</key>
-	<string>IODeviceTree:/PCI0@0/RP06@1C,5/SSD0@0/IONVMeController</string>
-	<key>Ejectable</key>
-	<false/>
-	<key>IORegistryEntryName</key>
-	<string>INTEL SSDPEKNW512G8 Media</string>
-	<key>Internal</key>
-	<true/>
-	<key>MediaName</key>
-	<string>INTEL SSDPEKNW512G8</string>
-	<key>MountPoint</key>
-	<string></string>
-	<key>ParentWholeDisk</key>
-	<string>disk0</string>
-	<key>Removable</key>
-	<false/>
-	<key>RemovableMedia</key>
-	<false/>
-	<key>RemovableMediaOrExternalDevice</key>
-	<false/>
-	<key>Size</key>
-	<integer>512110190592</integer>
-	<key>SolidState</key>
-	<true/>
-	<key>TotalSize</key>
-	<integer>512110190592</integer>
-	<key>VirtualOrPhysical</key>
-	<string>Physical</string>
-	<key>WholeDisk</key>
-	<true/>
-	<key>Writable</key>
-	<true/>
-	<key>WritableMedia</key>
-	<true/>
-	<key>WritableVolume</key>
-	<false/>
-</dict>
-</plist>
-"#;
+fn read(machine: &str, file: &str) -> Vec<u8> {
+    let path = fixture(machine).join(file);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
 
-const INFO_DISK2: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
-<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-<plist version="1.0">
-<dict>
-	<key>Bootable</key>
-	<false/>
-	<key>BusProtocol</key>
-	<string>USB</string>
-	<key>Content</key>
-	<string></string>
-	<key>DeviceBlockSize</key>
-	<integer>512</integer>
-	<key>DeviceIdentifier</key>
-	<string>disk2</string>
-	<key>DeviceNode</key>
-	<string>/dev/disk2</string>
-	<key>DeviceTreePath</key>
-	<string>IODeviceTree:/PCI0@0/XHC1@14</string>
-	<key>Ejectable</key>
-	<true/>
-	<key>FilesystemType</key>
-	<string>msdos</string>
-	<key>IORegistryEntryName</key>
-	<string>SanDisk' Cruzer Fit Media</string>
-	<key>Internal</key>
-	<false/>
-	<key>MediaName</key>
-	<string>Cruzer Fit</string>
-	<key>MountPoint</key>
-	<string>/Volumes/NO NAME</string>
-	<key>ParentWholeDisk</key>
-	<string>disk2</string>
-	<key>Removable</key>
-	<true/>
-	<key>RemovableMedia</key>
-	<true/>
-	<key>RemovableMediaOrExternalDevice</key>
-	<true/>
-	<key>Size</key>
-	<integer>15682240512</integer>
-	<key>TotalSize</key>
-	<integer>15665463296</integer>
-	<key>VirtualOrPhysical</key>
-	<string>Physical</string>
-	<key>VolumeName</key>
-	<string>NO NAME</string>
-	<key>WholeDisk</key>
-	<true/>
-	<key>Writable</key>
-	<true/>
-	<key>WritableMedia</key>
-	<true/>
-	<key>WritableVolume</key>
-	<true/>
-</dict>
-</plist>
-"#;
+/// Stands in for `diskutil` on `machine`: answers `list -plist` and `info -plist diskN`
+/// from its captures and fails on anything else, so asking about a disk the machine
+/// has no capture of (a partition, an APFS container) fails the scan.
+fn diskutil(machine: &str) -> impl Fn(&[&str]) -> std::io::Result<Vec<u8>> + '_ {
+    move |args: &[&str]| {
+        let file = match args {
+            ["list", "-plist"] => "list.plist".to_string(),
+            ["info", "-plist", disk] => format!("info-{disk}.plist"),
+            other => {
+                return Err(std::io::Error::other(format!(
+                    "unexpected diskutil {other:?}"
+                )))
+            }
+        };
+        std::fs::read(fixture(machine).join(&file))
+            .map_err(|e| std::io::Error::other(format!("diskutil {args:?} on {machine}: {e}")))
+    }
+}
 
-/// Stands in for `diskutil`: answers from the captures, fails on anything else.
-fn diskutil(args: &[&str]) -> std::io::Result<Vec<u8>> {
-    let text = match args {
-        ["list", "-plist"] => LIST,
-        ["info", "-plist", "disk0"] => INFO_DISK0,
-        ["info", "-plist", "disk2"] => INFO_DISK2,
-        other => {
-            return Err(std::io::Error::other(format!(
-                "unexpected diskutil {other:?}"
-            )))
+fn scan(machine: &str) -> Vec<Device> {
+    macos::scan(&diskutil(machine)).unwrap_or_else(|e| panic!("{machine}: {e:#}"))
+}
+
+fn device<'a>(all: &'a [Device], name: &str) -> &'a Device {
+    all.iter()
+        .find(|d| d.name == name)
+        .unwrap_or_else(|| panic!("{name} in fixture"))
+}
+
+/// Every machine under `tests/fixtures/diskutil/`.
+const MACHINES: &[&str] = &[
+    "intel-macbook-usb-stick",
+    "intel-macbook-usb-ide-adapter",
+    "apple-silicon-usb-flash-disk",
+    "derived/sd-slot-card",
+    "derived/sd-slot-locked-card",
+    "derived/sd-slot-empty",
+    "derived/macbook-usb-sd-slot",
+    "derived/usb-1tb-card",
+    "derived/usb-card-apfs",
+    "derived/disk-image",
+];
+
+/// One device of a machine's captures and what the rules must say about it.
+struct Case {
+    machine: &'static str,
+    name: &'static str,
+    allow_large: bool,
+    /// Refusal codes, in order; empty: accepted.
+    refused: &'static [&'static str],
+    /// Mount points unmounted before writing, when accepted.
+    unmount: &'static [&'static str],
+}
+
+const fn case(
+    machine: &'static str,
+    name: &'static str,
+    allow_large: bool,
+    refused: &'static [&'static str],
+    unmount: &'static [&'static str],
+) -> Case {
+    Case {
+        machine,
+        name,
+        allow_large,
+        refused,
+        unmount,
+    }
+}
+
+/// The macOS side of `flash_devices::CASES`, case by case where macOS has the notion.
+const CASES: &[Case] = &[
+    // The system disk (real): an Intel MacBook's 512 GB NVMe SSD, whose APFS container
+    // disk1 holds / (a sealed snapshot), /System/Volumes/Data and /System/Volumes/VM
+    // (where macOS keeps its swap files). Fixed, holds the system, and too large.
+    case(
+        "intel-macbook-usb-stick",
+        "disk0",
+        false,
+        &["not-removable", "holds-system", "too-large"],
+        &[],
+    ),
+    case(
+        "intel-macbook-usb-stick",
+        "disk0",
+        true,
+        &["not-removable", "holds-system"],
+        &[],
+    ),
+    // A USB stick (real), its unpartitioned FAT filesystem mounted: unmounted first.
+    case(
+        "intel-macbook-usb-stick",
+        "disk2",
+        false,
+        &[],
+        &["/Volumes/NO NAME"],
+    ),
+    // A 128 GB mSATA SSD in a USB-IDE adapter (real), its partition mounted at
+    // /Volumes/PC: "Removable Media: Fixed", so a fixed disk, not a card (Linux: the
+    // 2 TB USB disk).
+    case(
+        "intel-macbook-usb-ide-adapter",
+        "disk2",
+        false,
+        &["not-removable"],
+        &[],
+    ),
+    case(
+        "intel-macbook-usb-ide-adapter",
+        "disk0",
+        false,
+        &["not-removable", "holds-system", "too-large"],
+        &[],
+    ),
+    // A USB flash disk on an Apple silicon Mac (real), its FAT partition mounted.
+    case(
+        "apple-silicon-usb-flash-disk",
+        "disk4",
+        false,
+        &[],
+        &["/Volumes/NO NAME"],
+    ),
+    // Derived: a card in the built-in SDXC slot ("Secure Digital", internal): the slot
+    // counts as removable (Linux: the mmc card).
+    case(
+        "derived/sd-slot-card",
+        "disk4",
+        false,
+        &[],
+        &["/Volumes/NO NAME"],
+    ),
+    // Derived: the same card with its lock switch on (Linux: the read-only card).
+    case(
+        "derived/sd-slot-locked-card",
+        "disk4",
+        false,
+        &["read-only"],
+        &[],
+    ),
+    // Derived: the slot reporting no medium (size 0).
+    case("derived/sd-slot-empty", "disk4", false, &["no-medium"], &[]),
+    // Derived: an older MacBook's slot, a reader on the internal USB bus.
+    case(
+        "derived/macbook-usb-sd-slot",
+        "disk2",
+        false,
+        &[],
+        &["/Volumes/NO NAME"],
+    ),
+    case(
+        "derived/macbook-usb-sd-slot",
+        "disk0",
+        false,
+        &["not-removable", "holds-system", "too-large"],
+        &[],
+    ),
+    // Derived: a 1 TB card behind USB: too large unless asked (Linux: the 1 TB card).
+    case("derived/usb-1tb-card", "disk4", false, &["too-large"], &[]),
+    case(
+        "derived/usb-1tb-card",
+        "disk4",
+        true,
+        &[],
+        &["/Volumes/NO NAME"],
+    ),
+    // Derived: a card formatted APFS, its volume mounted from the synthesized container
+    // disk5 whose physical store is the card's disk4s1. Linux refuses a card mounted
+    // through a holder (dm-crypt); on macOS the container's volume is the card's own:
+    // `diskutil unmountDisk disk4` unmounts it, so the card is accepted.
+    case(
+        "derived/usb-card-apfs",
+        "disk4",
+        false,
+        &[],
+        &["/Volumes/NO NAME"],
+    ),
+    // Derived: an attached disk image (Linux: the loop device); read-only too.
+    case(
+        "derived/disk-image",
+        "disk3",
+        false,
+        &["virtual", "read-only"],
+        &[],
+    ),
+];
+
+#[test]
+fn every_unsafe_device_is_refused_and_safe_ones_accepted() {
+    let mut failures = Vec::new();
+    for &Case {
+        machine,
+        name,
+        allow_large,
+        refused: want,
+        unmount,
+    } in CASES
+    {
+        let all = scan(machine);
+        let d = device(&all, name);
+        let limits = Limits::new(allow_large);
+        let v = d.verdict(&limits);
+        let got: Vec<&str> = v.refusals.iter().map(Refusal::code).collect();
+        if got != want {
+            failures.push(format!(
+                "{machine}/{name} allow_large={allow_large}: {got:?}, want {want:?}"
+            ));
         }
-    };
-    Ok(text.as_bytes().to_vec())
+        match flash::check_device(d, &limits) {
+            Ok(to_unmount) => {
+                let want: Vec<PathBuf> = unmount.iter().map(PathBuf::from).collect();
+                if !got.is_empty() || to_unmount != want {
+                    failures.push(format!(
+                        "{machine}/{name}: accepted, unmount {to_unmount:?}"
+                    ));
+                }
+            }
+            Err(refused) => {
+                let text = refused.to_string();
+                // The error names the device and lists every reason.
+                if !text.contains(&format!("/dev/{name}")) || refused.refusals != v.refusals {
+                    failures.push(format!("{machine}/{name}: {text}"));
+                }
+                for r in &v.refusals {
+                    if !text.contains(&r.to_string()) {
+                        failures.push(format!("{machine}/{name}: `{r}` missing from {text}"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn every_listed_fixture_device_has_a_case() {
+    for machine in MACHINES {
+        for d in scan(machine).iter().filter(|d| d.is_candidate()) {
+            assert!(
+                CASES
+                    .iter()
+                    .any(|c| c.machine == *machine && c.name == d.name),
+                "{machine}/{} has no case",
+                d.name
+            );
+        }
+    }
+    // ...and every machine on disk is in MACHINES.
+    let root = fixture("");
+    let mut on_disk = Vec::new();
+    for dir in [root.clone(), root.join("derived")] {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.join("list.plist").is_file() {
+                let rel = path.strip_prefix(&root).unwrap();
+                on_disk.push(rel.to_str().unwrap().replace('\\', "/"));
+            }
+        }
+    }
+    on_disk.sort();
+    let mut listed: Vec<String> = MACHINES.iter().map(|m| m.to_string()).collect();
+    listed.sort();
+    assert_eq!(on_disk, listed);
+}
+
+/// One of each refusal; the `match` stops compiling when a variant is added, so the
+/// new one must be added here and given a macOS case (or an explanation).
+fn every_refusal() -> Vec<Refusal> {
+    let all = vec![
+        Refusal::NoMedium,
+        Refusal::Virtual,
+        Refusal::NotRemovable {
+            transport: Transport::Usb,
+        },
+        Refusal::HoldsSystem { uses: vec![] },
+        Refusal::MountedThroughHolder {
+            mount_point: PathBuf::new(),
+            holder: String::new(),
+            part: String::new(),
+        },
+        Refusal::ReadOnly,
+        Refusal::TooLarge {
+            size_bytes: 0,
+            limit_bytes: 0,
+        },
+    ];
+    for r in &all {
+        match r {
+            Refusal::NoMedium
+            | Refusal::Virtual
+            | Refusal::NotRemovable { .. }
+            | Refusal::HoldsSystem { .. }
+            | Refusal::MountedThroughHolder { .. }
+            | Refusal::ReadOnly
+            | Refusal::TooLarge { .. } => {}
+        }
+    }
+    all
+}
+
+#[test]
+fn every_refusal_has_a_macos_case() {
+    let exercised = |code: &str| CASES.iter().any(|c| c.refused.contains(&code));
+    for r in every_refusal() {
+        let code = r.code();
+        if code == "mounted-through-holder" {
+            // macOS has no device-mapper, LVM or md holders. What stacks on a card is
+            // an APFS container (or a CoreStorage volume) whose physical store is one
+            // of its partitions; `macos::scan` counts the container's volumes as the
+            // card's own mounts (no `through`), because `diskutil unmountDisk` on the
+            // card unmounts them too. So no macOS device can get this refusal; the
+            // card formatted APFS shows the stacked mount, unmounted instead.
+            assert!(!exercised(code), "{code} on macOS");
+            let all = scan("derived/usb-card-apfs");
+            assert!(all
+                .iter()
+                .flat_map(|d| &d.mounts)
+                .all(|m| m.through.is_none()));
+            continue;
+        }
+        assert!(exercised(code), "no macOS case is refused with {code}");
+    }
 }
 
 #[test]
 fn list_parses_disks_volumes_and_apfs_stores() {
-    let disks = macos::parse_list(LIST.as_bytes()).unwrap();
+    let list = read("intel-macbook-usb-stick", "list.plist");
+    let disks = macos::parse_list(&list).unwrap();
     let ids: Vec<&str> = disks.iter().map(|d| d.id.as_str()).collect();
     assert_eq!(ids, ["disk0", "disk1", "disk2"]);
     assert_eq!(disks[0].size, 512_110_190_592);
+    // The capture writes the stick's size as <real>1.5682240512E10</real>.
+    assert_eq!(disks[2].size, 15_682_240_512);
     assert_eq!(disks[1].physical_stores, ["disk0s2"]);
     assert!(disks[1]
         .volumes
@@ -409,21 +370,28 @@ fn list_parses_disks_volumes_and_apfs_stores() {
 
 #[test]
 fn info_parses_the_fields_the_rules_need() {
-    let usb = macos::parse_info(INFO_DISK2.as_bytes()).unwrap();
+    let usb = macos::parse_info(&read("intel-macbook-usb-stick", "info-disk2.plist")).unwrap();
     assert_eq!(usb.node, "/dev/disk2");
     assert_eq!(usb.size, 15_682_240_512);
     assert!(usb.removable && !usb.internal && usb.writable);
     assert_eq!(usb.bus, "USB");
     assert_eq!(usb.media_name.as_deref(), Some("Cruzer Fit"));
-    let ssd = macos::parse_info(INFO_DISK0.as_bytes()).unwrap();
+    let ssd = macos::parse_info(&read("intel-macbook-usb-stick", "info-disk0.plist")).unwrap();
     assert!(ssd.internal && !ssd.removable);
     assert_eq!(macos::transport(&ssd.bus), Transport::Nvme);
+    let fixed =
+        macos::parse_info(&read("intel-macbook-usb-ide-adapter", "info-disk2.plist")).unwrap();
+    assert!(!fixed.removable && !fixed.internal && fixed.writable);
     assert_eq!(macos::transport("Secure Digital"), Transport::Mmc);
+    assert_eq!(macos::transport("Apple Fabric"), Transport::Nvme);
+    assert_eq!(macos::transport("Disk Image"), Transport::Virtual);
+    // What DiskArbitration called a disk image's protocol on macOS 10.14 (etcher #2661).
+    assert_eq!(macos::transport("Virtual Interface"), Transport::Virtual);
 }
 
 #[test]
 fn the_system_ssd_is_refused_and_the_usb_stick_accepted() {
-    let devices = macos::scan(&diskutil).unwrap();
+    let devices = scan("intel-macbook-usb-stick");
     let names: Vec<&str> = devices.iter().map(|d| d.name.as_str()).collect();
     // disk1 is the synthesized APFS container: its volumes count on disk0.
     assert_eq!(names, ["disk0", "disk2"]);
@@ -435,6 +403,11 @@ fn the_system_ssd_is_refused_and_the_usb_stick_accepted() {
         panic!("{:?}", ssd.refusals)
     };
     assert!(uses.contains(&"/ on disk1s5s1".to_string()), "{uses:?}");
+    // Where macOS keeps its swap files (Linux: swap on the system disk).
+    assert!(
+        uses.contains(&"/System/Volumes/VM on disk1s4".to_string()),
+        "{uses:?}"
+    );
     let stick = devices[1].verdict(&limits);
     assert!(stick.writable(), "{:?}", stick.refusals);
     assert_eq!(stick.unmount, [PathBuf::from("/Volumes/NO NAME")]);
@@ -443,6 +416,47 @@ fn the_system_ssd_is_refused_and_the_usb_stick_accepted() {
         devices[1].describe(),
         "/dev/disk2 (Cruzer Fit, usb, 14.6 GiB)"
     );
+}
+
+#[test]
+fn readers_and_images_get_the_right_transport() {
+    let slot = scan("derived/sd-slot-card");
+    let slot = device(&slot, "disk4");
+    assert_eq!((slot.transport, slot.removable), (Transport::Mmc, true));
+    assert_eq!(
+        slot.describe(),
+        "/dev/disk4 (Built In SDXC Reader, mmc, 7.6 GiB)"
+    );
+    // The older MacBook slot: internal, but on USB, and removable.
+    let old = scan("derived/macbook-usb-sd-slot");
+    let old = device(&old, "disk2");
+    assert_eq!((old.transport, old.removable), (Transport::Usb, true));
+    // An empty slot is still listed, so that `flash` can say "insert the card".
+    let empty = scan("derived/sd-slot-empty");
+    assert!(device(&empty, "disk4").is_candidate());
+    // A disk image is not a candidate.
+    let image = scan("derived/disk-image");
+    let image = device(&image, "disk3");
+    assert_eq!(image.transport, Transport::Virtual);
+    assert!(!image.is_candidate() && image.read_only);
+    // A fixed USB disk is listed but not removable.
+    let ide = scan("intel-macbook-usb-ide-adapter");
+    let ide = device(&ide, "disk2");
+    assert!(!ide.removable && ide.is_candidate());
+    assert_eq!(ide.partitions.len(), 1);
+}
+
+#[test]
+fn a_card_formatted_apfs_carries_its_containers_mounts() {
+    let all = scan("derived/usb-card-apfs");
+    let names: Vec<&str> = all.iter().map(|d| d.name.as_str()).collect();
+    // disk5 is the container on the card's disk4s1: not a device of its own (and no
+    // `diskutil info disk5` is asked for: the stand-in would fail).
+    assert_eq!(names, ["disk4"]);
+    let card = &all[0];
+    assert_eq!(card.mounts.len(), 1);
+    assert_eq!(card.mounts[0].device, "disk5s1");
+    assert_eq!(card.mounts[0].mount_point, Path::new("/Volumes/NO NAME"));
 }
 
 #[test]

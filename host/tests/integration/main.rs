@@ -5,6 +5,10 @@
 //!
 //! Tests of all modules run in parallel threads of this one process: a test that sets
 //! an environment variable holds [`ENV`] while it does (see `collect_discover`).
+//!
+//! The modules of commands a Windows build lacks (flash, probe, prepare-disk,
+//! field-test, memory, relay) are `cfg(unix)`; the rest also run as a Windows build under wine
+//! (`tests/tests/system/host_cross.rs`).
 #![forbid(unsafe_code)]
 
 mod cli_errors;
@@ -15,14 +19,21 @@ mod collect_net;
 mod collect_store;
 mod fake_board;
 mod fetch;
+#[cfg(unix)]
 mod field_test_hil;
+#[cfg(unix)]
 mod flash_devices;
+#[cfg(unix)]
 mod flash_diskutil;
+#[cfg(unix)]
 mod flash_write;
+#[cfg(unix)]
 mod memory_cli;
 mod peer_wifi;
 mod plan_write;
+#[cfg(unix)]
 mod prepare_disk;
+#[cfg(unix)]
 mod relay;
 mod report_compare;
 mod report_formats;

@@ -15,6 +15,7 @@
 mod arm32_units;
 mod bad_input;
 mod cross_targets;
+mod host_cross;
 mod lava;
 mod log_decode;
 mod probe;

@@ -1,0 +1,476 @@
+//! `cargo xtask host --target T`: the host tool (`benchboot`) cross-built on Linux for
+//! macOS and Windows, with zig (PyPI `ziglang`, already the board builds' C compiler) as
+//! C compiler and linker. No SDK is needed or committed:
+//!
+//! - **macOS** (`aarch64-apple-darwin`, `x86_64-apple-darwin`): zig ships libSystem's
+//!   text stubs (`.tbd`) and links Mach-O. The two system libraries the host tool's crate
+//!   graph names beyond libSystem (libiconv for `iana-time-zone`'s caller, CoreFoundation
+//!   for `iana-time-zone` itself, both through chrono in defmt-decoder) get stubs of the
+//!   same kind written here ([`MACOS_STUBS`]): the install name and the symbols used, no
+//!   code; the binary binds to the real libraries on the Mac at load time.
+//! - **Windows** (`x86_64-pc-windows-gnu`): zig links PE with its MinGW-w64 import
+//!   libraries; rustc calls `x86_64-w64-mingw32-dlltool` (Debian
+//!   `binutils-mingw-w64-x86-64`) for the `raw-dylib` imports of the windows crates.
+//!
+//! cc-rs passes `--target=<llvm triple>` (and `-arch X` for Apple targets) which zig's
+//! driver rejects beside its own `-target`: the wrappers ([`wrapper`]) drop them.
+//! The build profile is `cross-host` (Cargo.toml: the dev profile without debug info),
+//! into `target/<triple>/cross-host/`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, ensure, Context, Result};
+use object::{Architecture, BinaryFormat, Object};
+
+/// One host target benchboot cross-builds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostTarget {
+    /// The Rust target triple.
+    pub triple: &'static str,
+    /// zig's `-target` for it.
+    pub zig_target: &'static str,
+    /// The executable's file format.
+    pub format: BinaryFormat,
+    /// Its machine.
+    pub arch: Architecture,
+}
+
+/// The host tool's non-Linux targets (issue 20: macOS on Apple silicon and Intel, Windows).
+pub const TARGETS: [HostTarget; 3] = [
+    HostTarget {
+        triple: "aarch64-apple-darwin",
+        zig_target: "aarch64-macos",
+        format: BinaryFormat::MachO,
+        arch: Architecture::Aarch64,
+    },
+    HostTarget {
+        triple: "x86_64-apple-darwin",
+        zig_target: "x86_64-macos",
+        format: BinaryFormat::MachO,
+        arch: Architecture::X86_64,
+    },
+    HostTarget {
+        triple: "x86_64-pc-windows-gnu",
+        zig_target: "x86_64-windows-gnu",
+        format: BinaryFormat::Pe,
+        arch: Architecture::X86_64,
+    },
+];
+
+/// The cargo profile of the cross builds (Cargo.toml `[profile.cross-host]`).
+pub const PROFILE: &str = "cross-host";
+
+impl HostTarget {
+    /// The target named `triple`.
+    ///
+    /// # Errors
+    /// An unknown triple, with the list of known ones.
+    pub fn of(triple: &str) -> Result<&'static HostTarget> {
+        TARGETS
+            .iter()
+            .find(|t| t.triple == triple)
+            .with_context(|| {
+                let known: Vec<_> = TARGETS.iter().map(|t| t.triple).collect();
+                format!(
+                    "--target {triple}: not a cross host target; use one of {}",
+                    known.join(", ")
+                )
+            })
+    }
+
+    fn is_macos(&self) -> bool {
+        self.format == BinaryFormat::MachO
+    }
+
+    /// The triple as cargo's environment variables spell it
+    /// (`CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER`).
+    fn env_key(&self) -> String {
+        self.triple.to_uppercase().replace('-', "_")
+    }
+
+    /// Where cargo puts `benchboot` (`benchboot.exe`) for this target.
+    pub fn binary(&self) -> PathBuf {
+        let name = if self.format == BinaryFormat::Pe {
+            "benchboot.exe"
+        } else {
+            "benchboot"
+        };
+        crate::target_dir()
+            .join(self.triple)
+            .join(PROFILE)
+            .join(name)
+    }
+}
+
+/// The text stubs (`.tbd`, TAPI v4) of the macOS libraries the host tool links beyond
+/// libSystem: (path under the stub folder, contents). Install names and versions are
+/// those of macOS 11+ (`otool -L` of a binary linked against them); the symbol lists are
+/// the ones the crate graph uses (a missing one is a link error here, never a crash on
+/// the Mac).
+pub const MACOS_STUBS: [(&str, &str); 2] = [
+    (
+        "libiconv.tbd",
+        "--- !tapi-tbd
+tbd-version:     4
+targets:         [ x86_64-macos, arm64-macos ]
+install-name:    '/usr/lib/libiconv.2.dylib'
+current-version: 7
+compatibility-version: 7
+exports:
+  - targets:     [ x86_64-macos, arm64-macos ]
+    symbols:     [ _iconv, _iconv_close, _iconv_open ]
+...
+",
+    ),
+    (
+        "CoreFoundation.framework/CoreFoundation.tbd",
+        "--- !tapi-tbd
+tbd-version:     4
+targets:         [ x86_64-macos, arm64-macos ]
+install-name:    '/System/Library/Frameworks/CoreFoundation.framework/Versions/A/CoreFoundation'
+current-version: 1971
+compatibility-version: 150
+exports:
+  - targets:     [ x86_64-macos, arm64-macos ]
+    symbols:     [ _CFRelease, _CFStringGetBytes, _CFStringGetCStringPtr, _CFStringGetLength,
+                   _CFTimeZoneCopySystem, _CFTimeZoneGetName, _CFTimeZoneResetSystem ]
+...
+",
+    ),
+];
+
+/// The wrapper script of `t`'s C compiler and linker: `python3 -m ziglang cc -target
+/// <zig target>` with rustc's and cc-rs's arguments zig refuses taken out or mapped.
+/// Written to `target/zig/host-<triple>-cc`.
+///
+/// - every target: `--target=<llvm triple>` (cc-rs; zig takes `-target`);
+/// - macOS: `-arch X` (cc-rs and rustc);
+/// - Windows: rustc's MinGW link line (rustc_target's `windows_gnu_base`) names GCC's
+///   and MinGW's runtime, which zig replaces with its own: `-lgcc_eh` becomes
+///   `-lunwind` (zig's LLVM libunwind has `_Unwind_Resume`); `-lgcc`,
+///   `-l:libpthread.a` and `-lmsvcrt` go (zig links its MinGW CRT and winpthreads
+///   itself, and refuses `-lmsvcrt` as "unable to find dynamic system library");
+///   `-Wl,-Bstatic`/`-Wl,-Bdynamic` go (zig then searches `-l` names as DLLs only and
+///   misses the `libwinapi_*.a` import libraries). cargo-zigbuild maps the same flags.
+///
+/// # Errors
+/// Writing the script.
+pub fn wrapper(t: &HostTarget) -> Result<PathBuf> {
+    let dir = crate::target_dir().join("zig");
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join(format!("host-{}-cc", t.triple));
+    let (drop, map) = if t.is_macos() {
+        ("--target=*", "")
+    } else {
+        (
+            "--target=*|-Wl,-Bdynamic|-Wl,-Bstatic|-lgcc|-l:libpthread.a|-lmsvcrt",
+            "\n    -lgcc_eh) a=-lunwind;;",
+        )
+    };
+    let script = format!(
+        "#!/bin/sh\n\
+         # generated by cargo xtask host (xtask/src/host_cross.rs): zig cc for {triple}\n\
+         skip=\n\
+         for a do\n  shift\n  if [ -n \"$skip\" ]; then skip=; continue; fi\n  \
+         case \"$a\" in\n    -arch) skip=1; continue;;\n    {drop}) continue;;{map}\n  esac\n  \
+         set -- \"$@\" \"$a\"\ndone\n\
+         exec python3 -m ziglang cc -target {zig} \"$@\"\n",
+        triple = t.triple,
+        zig = t.zig_target
+    );
+    crate::write_atomically(&path, script.as_bytes())?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+    Ok(path)
+}
+
+/// The archiver of the cross builds, `target/zig/host-ar`: `python3 -m ziglang ar`
+/// (LLVM's, which indexes Mach-O and COFF members; MinGW's `x86_64-w64-mingw32-ar`
+/// spun for minutes on zig's COFF object of SQLite, which cc-rs would otherwise pick).
+///
+/// # Errors
+/// Writing the script.
+pub fn archiver() -> Result<PathBuf> {
+    let dir = crate::target_dir().join("zig");
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join("host-ar");
+    crate::write_atomically(
+        &path,
+        b"#!/bin/sh\n# generated by cargo xtask host\nexec python3 -m ziglang ar \"$@\"\n",
+    )?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+    Ok(path)
+}
+
+/// Writes [`MACOS_STUBS`] under `target/zig/macos-stubs/` and returns the folder.
+///
+/// # Errors
+/// Writing a file.
+pub fn macos_stubs() -> Result<PathBuf> {
+    let dir = crate::target_dir().join("zig").join("macos-stubs");
+    for (name, text) in MACOS_STUBS {
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().expect("stub paths have a folder"))?;
+        crate::write_atomically(&path, text.as_bytes())?;
+    }
+    Ok(dir)
+}
+
+/// The environment of a cargo build for `targets`: C compiler, archiver, linker and, for macOS,
+/// the stub folder as library and framework search path.
+///
+/// # Errors
+/// Writing a wrapper or the stubs.
+pub fn cargo_env(targets: &[&HostTarget]) -> Result<Vec<(String, String)>> {
+    let mut env = Vec::new();
+    let ar = archiver()?.display().to_string();
+    for t in targets {
+        let cc = wrapper(t)?.display().to_string();
+        env.push((format!("CC_{}", t.triple.replace('-', "_")), cc.clone()));
+        env.push((format!("AR_{}", t.triple.replace('-', "_")), ar.clone()));
+        env.push((format!("CARGO_TARGET_{}_LINKER", t.env_key()), cc));
+        if t.is_macos() {
+            let stubs = macos_stubs()?.display().to_string();
+            env.push((
+                format!("CARGO_TARGET_{}_RUSTFLAGS", t.env_key()),
+                format!("-L{stubs} -Clink-arg=-F{stubs}"),
+            ));
+        }
+    }
+    Ok(env)
+}
+
+/// Builds `benchboot` for `targets` in one cargo run and checks each binary
+/// ([`check_binary`]). Returns the binaries' paths.
+///
+/// # Errors
+/// A missing rustup target or dlltool (with the command that installs it), cargo's
+/// failure, or a binary of the wrong format or machine.
+pub fn build(targets: &[&HostTarget]) -> Result<Vec<PathBuf>> {
+    ensure!(!targets.is_empty(), "no target to build");
+    let installed = std::process::Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output()
+        .context("running rustup target list --installed")?;
+    let installed = String::from_utf8_lossy(&installed.stdout);
+    for t in targets {
+        ensure!(
+            installed.lines().any(|l| l.trim() == t.triple),
+            "the Rust standard library for {} is not installed: run `rustup target add {}` \
+             (or `cargo xtask setup`)",
+            t.triple,
+            t.triple
+        );
+    }
+    if targets.iter().any(|t| t.format == BinaryFormat::Pe)
+        && which("x86_64-w64-mingw32-dlltool").is_none()
+    {
+        bail!(
+            "x86_64-w64-mingw32-dlltool is missing (rustc needs it for the Windows imports): \
+             apt-get install binutils-mingw-w64-x86-64 (or `cargo xtask setup`)"
+        );
+    }
+    let mut cmd = std::process::Command::new(std::env::var("CARGO").unwrap_or("cargo".into()));
+    cmd.current_dir(crate::repo_root()).args([
+        "build",
+        "-p",
+        "benchboot",
+        "--bin",
+        "benchboot",
+        "--profile",
+        PROFILE,
+    ]);
+    for t in targets {
+        cmd.args(["--target", t.triple]);
+    }
+    cmd.envs(cargo_env(targets)?);
+    let status = cmd.status().context("running cargo build")?;
+    ensure!(
+        status.success(),
+        "cargo build of the host tool failed ({status})"
+    );
+    let mut out = Vec::new();
+    for t in targets {
+        let path = t.binary();
+        let data = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+        check_binary(&data, t).with_context(|| format!("{}", path.display()))?;
+        out.push(path);
+    }
+    Ok(out)
+}
+
+/// Checks that `data` is an executable of `t`'s format (Mach-O, PE) and machine.
+///
+/// # Errors
+/// Names what the file is instead.
+pub fn check_binary(data: &[u8], t: &HostTarget) -> Result<()> {
+    let file = object::File::parse(data).context("not an object file object can read")?;
+    ensure!(
+        file.format() == t.format && file.architecture() == t.arch,
+        "is a {:?} {:?} file; {} needs {:?} {:?}",
+        file.format(),
+        file.architecture(),
+        t.triple,
+        t.format,
+        t.arch
+    );
+    ensure!(
+        file.kind() == object::ObjectKind::Executable,
+        "is a {:?}, not an executable",
+        file.kind()
+    );
+    Ok(())
+}
+
+fn which(program: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(program))
+            .find(|p| Path::new(p).is_file())
+    })
+}
+
+/// Debian's wine64 (bookworm: 8.0), which runs the Windows build and its tests here.
+pub const WINE: &str = "/usr/lib/wine/wine64";
+
+/// `ProcessPrng` for wine: Rust's std (1.78 and later) takes its random bytes from
+/// `bcryptprimitives.dll!ProcessPrng` (Windows 10+), which wine 8.0 lacks, so every
+/// Rust program dies at load (`c0000135`, "Library bcryptprimitives.dll ... not
+/// found"). This stand-in fills the buffer from `RtlGenRandom` (advapi32
+/// `SystemFunction036`, which wine has); it goes into the test prefix only, never
+/// beside a shipped binary.
+pub const PROCESS_PRNG_SHIM: &str = r#"#include <windows.h>
+#include <ntsecapi.h>
+__declspec(dllexport) BOOL WINAPI ProcessPrng(PBYTE data, SIZE_T len) {
+    while (len > 0) {
+        ULONG n = len > 0x40000000 ? 0x40000000 : (ULONG)len;
+        if (!RtlGenRandom(data, n)) return FALSE;
+        data += n;
+        len -= n;
+    }
+    return TRUE;
+}
+"#;
+
+/// The wine prefix of the tests, `target/wine`: created (`wineboot --init`) when
+/// missing, with [`PROCESS_PRNG_SHIM`] built by zig into its `system32`.
+///
+/// # Errors
+/// wine64 missing (with the apt command), wineboot or zig failing.
+pub fn wine_prefix() -> Result<PathBuf> {
+    ensure!(
+        Path::new(WINE).is_file(),
+        "{WINE} is missing: apt-get install wine64 (or `cargo xtask setup`)"
+    );
+    let prefix = crate::target_dir().join("wine");
+    let system32 = prefix.join("drive_c/windows/system32");
+    if !system32.join("kernel32.dll").is_file() {
+        let status = std::process::Command::new(WINE)
+            .args(["wineboot", "--init"])
+            .env("WINEPREFIX", &prefix)
+            .env("WINEDEBUG", "-all")
+            .status()
+            .context("running wineboot --init")?;
+        ensure!(status.success(), "wineboot --init failed ({status})");
+        // wineboot returns before the prefix is written: wait for wineserver to end.
+        let _ = std::process::Command::new("/usr/lib/wine/wineserver")
+            .arg("-w")
+            .env("WINEPREFIX", &prefix)
+            .status();
+        ensure!(system32.is_dir(), "wineboot made no {}", system32.display());
+    }
+    let dll = system32.join("bcryptprimitives.dll");
+    if !dll.is_file() {
+        let dir = crate::target_dir().join("zig").join("wine-shim");
+        std::fs::create_dir_all(&dir)?;
+        let src = dir.join("process_prng.c");
+        crate::write_atomically(&src, PROCESS_PRNG_SHIM.as_bytes())?;
+        let built = dir.join("bcryptprimitives.dll");
+        let status = std::process::Command::new("python3")
+            .args([
+                "-m",
+                "ziglang",
+                "cc",
+                "-target",
+                "x86_64-windows-gnu",
+                "-shared",
+                "-O2",
+            ])
+            .arg("-o")
+            .arg(&built)
+            .arg(&src)
+            .arg("-ladvapi32")
+            .status()
+            .context("running python3 -m ziglang cc")?;
+        ensure!(
+            status.success(),
+            "zig cc of the ProcessPrng shim failed ({status})"
+        );
+        std::fs::copy(&built, &dll)?;
+    }
+    Ok(prefix)
+}
+
+/// The environment that runs Windows test binaries under wine from `cargo test
+/// --target x86_64-pc-windows-gnu`: [`cargo_env`]'s, the runner, the prefix, wine's
+/// debug channels off, and insta's workspace root (insta asks `cargo metadata`, which
+/// a Windows process cannot run here).
+///
+/// # Errors
+/// [`wine_prefix`]'s and [`cargo_env`]'s.
+pub fn wine_test_env() -> Result<Vec<(String, String)>> {
+    let windows = HostTarget::of("x86_64-pc-windows-gnu")?;
+    let mut env = cargo_env(&[windows])?;
+    env.push((
+        format!("CARGO_TARGET_{}_RUNNER", windows.env_key()),
+        WINE.into(),
+    ));
+    env.push(("WINEPREFIX".into(), wine_prefix()?.display().to_string()));
+    env.push(("WINEDEBUG".into(), "-all".into()));
+    env.push((
+        "INSTA_WORKSPACE_ROOT".into(),
+        crate::repo_root().display().to_string(),
+    ));
+    Ok(env)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_triples_resolve_and_unknown_ones_list_the_known() {
+        assert_eq!(
+            HostTarget::of("x86_64-pc-windows-gnu").unwrap().zig_target,
+            "x86_64-windows-gnu"
+        );
+        let e = HostTarget::of("x86_64-pc-windows-msvc")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("aarch64-apple-darwin, x86_64-apple-darwin, x86_64-pc-windows-gnu"));
+    }
+
+    #[test]
+    fn env_names_follow_cargo_and_cc_rs() {
+        let t = HostTarget::of("aarch64-apple-darwin").unwrap();
+        assert_eq!(t.env_key(), "AARCH64_APPLE_DARWIN");
+        assert!(t
+            .binary()
+            .ends_with("aarch64-apple-darwin/cross-host/benchboot"));
+        let w = HostTarget::of("x86_64-pc-windows-gnu").unwrap();
+        assert!(w
+            .binary()
+            .ends_with("x86_64-pc-windows-gnu/cross-host/benchboot.exe"));
+    }
+
+    #[test]
+    fn a_linux_elf_is_not_a_mac_binary() {
+        let me = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        let e = check_binary(&me, HostTarget::of("x86_64-apple-darwin").unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("is a Elf X86_64 file"), "{e}");
+        assert!(e.contains("needs MachO X86_64"), "{e}");
+    }
+}
