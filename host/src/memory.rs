@@ -144,6 +144,13 @@ pub fn run_with(memory: MemoryPlan, proc_root: &Path, sys_root: &Path) -> RunRes
 /// A bad option, or the document could not be saved.
 pub fn run_command(args: &MemoryArgs) -> Result<()> {
     let plan = args.plan()?;
+    anyhow::ensure!(
+        cfg!(target_os = "linux"),
+        "`benchboot memory` runs on Linux only: it sizes buffers from /proc/meminfo and \
+         /sys's cache sizes and pins threads per CPU (sched_setaffinity), which {} lacks; \
+         run it on a Linux host or let the board's plan measure the board",
+        std::env::consts::OS
+    );
     eprintln!(
         "memory: bandwidth and latency on this machine (up to {} s)",
         plan.estimate_ms().div_ceil(1000)

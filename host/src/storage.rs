@@ -136,6 +136,19 @@ pub fn run(run: &HostRun, progress: &mut dyn FnMut(&str)) -> Result<RunResults> 
     plan.validate()?;
     let system = benchboot_storage::system::system_info(0);
     let mut results = RunResults::new(format!("host-{}", std::process::id()), plan.clone(), system);
+    progress(&format!("method: {}", benchboot_storage::os::METHOD));
+    if cfg!(target_os = "macos") {
+        // The tables say "direct" and "sync": on a Mac they mean something else.
+        results.event(
+            "storage.method",
+            benchboot_results::Severity::Warning,
+            format!(
+                "macOS host: {}; the direct and sync rows are not O_DIRECT and fdatasync(2) \
+                 as on a board or a Linux host",
+                benchboot_storage::os::METHOD
+            ),
+        );
+    }
     let place = Place {
         target: plan.storage.targets[0].clone(),
         path: run.dir.clone(),

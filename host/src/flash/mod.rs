@@ -537,10 +537,16 @@ pub fn execute(plan: &Plan, progress: &mut dyn FnMut(Phase, u64, u64)) -> Result
     } else {
         None
     };
+    let direct = disk.is_direct();
+    drop(disk);
+    #[cfg(target_os = "macos")]
+    if let Target::Disk { device, .. } = &plan.target {
+        eject(device);
+    }
     Ok(Outcome {
         write,
         verify,
-        direct: disk.is_direct(),
+        direct,
         write_seconds,
         verify_seconds: t1.elapsed().as_secs_f64(),
     })
@@ -559,6 +565,24 @@ fn open_error(path: &Path, e: std::io::Error) -> anyhow::Error {
         _ => "check the card and the reader".into(),
     };
     anyhow::anyhow!("opening {p}: {e}: {hint}")
+}
+
+/// macOS: `diskutil eject` once the card is written and verified, so it can be pulled
+/// (Finder would otherwise mount the new image's FAT volume and warn on removal). A
+/// failure is a warning: the card is already written.
+#[cfg(target_os = "macos")]
+fn eject(device: &Device) {
+    let ok = std::process::Command::new("diskutil")
+        .arg("eject")
+        .arg(&device.path)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!(
+            "warning: diskutil eject {} failed: eject the card in Finder before removing it",
+            device.path.display()
+        );
+    }
 }
 
 /// Unmounts the card's own filesystems: macOS `diskutil unmountDisk` (the whole disk's
@@ -747,7 +771,9 @@ pub fn done_lines(plan: &Plan, outcome: &Outcome) -> String {
         human_bytes(outcome.write.bytes_written),
         outcome.write_seconds,
         mib_s(outcome.write.bytes_written, outcome.write_seconds),
-        if outcome.direct {
+        if outcome.direct && cfg!(target_os = "macos") {
+            "F_NOCACHE on the raw node"
+        } else if outcome.direct {
             "O_DIRECT"
         } else {
             "buffered + fsync"
