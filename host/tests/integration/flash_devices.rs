@@ -17,24 +17,25 @@ fn scan(tree: &str) -> Vec<Device> {
     devices::scan_linux(&fixture(tree)).expect("fixture scans")
 }
 
-fn device<'a>(all: &'a [Device], name: &str) -> &'a Device {
+pub fn device<'a>(all: &'a [Device], name: &str) -> &'a Device {
     all.iter()
         .find(|d| d.name == name)
         .unwrap_or_else(|| panic!("{name} in fixture"))
 }
 
-/// One device of a fixture tree and what the rules must say about it.
-struct Case {
-    tree: &'static str,
-    name: &'static str,
-    allow_large: bool,
+/// One device of a fixture tree (Linux: a sysfs tree; macOS: one Mac's `diskutil`
+/// captures) and what the rules must say about it.
+pub struct Case {
+    pub tree: &'static str,
+    pub name: &'static str,
+    pub allow_large: bool,
     /// Refusal codes, in order; empty: accepted.
-    refused: &'static [&'static str],
+    pub refused: &'static [&'static str],
     /// Mount points unmounted before writing, when accepted.
-    unmount: &'static [&'static str],
+    pub unmount: &'static [&'static str],
 }
 
-const fn case(
+pub const fn case(
     tree: &'static str,
     name: &'static str,
     allow_large: bool,
@@ -106,6 +107,13 @@ const CASES: &[Case] = &[
 
 #[test]
 fn every_unsafe_device_is_refused_and_safe_ones_accepted() {
+    let failures = judge(CASES, &scan);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Each case's device from `scan(tree)`, judged by the rules and by
+/// `flash::check_device`: what differs from the case, one line each.
+pub fn judge(cases: &[Case], scan: &dyn Fn(&str) -> Vec<Device>) -> Vec<String> {
     let mut failures = Vec::new();
     for &Case {
         tree,
@@ -113,7 +121,7 @@ fn every_unsafe_device_is_refused_and_safe_ones_accepted() {
         allow_large,
         refused: want,
         unmount,
-    } in CASES
+    } in cases
     {
         let all = scan(tree);
         let d = device(&all, name);
@@ -146,7 +154,7 @@ fn every_unsafe_device_is_refused_and_safe_ones_accepted() {
             }
         }
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    failures
 }
 
 #[test]

@@ -8,9 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::flash_devices::{case, device, judge, Case};
 use benchboot::devices::macos;
 use benchboot::devices::{Device, Limits, Refusal, Transport};
-use benchboot::flash;
 
 fn fixture(machine: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -46,12 +46,6 @@ fn scan(machine: &str) -> Vec<Device> {
     macos::scan(&diskutil(machine)).unwrap_or_else(|e| panic!("{machine}: {e:#}"))
 }
 
-fn device<'a>(all: &'a [Device], name: &str) -> &'a Device {
-    all.iter()
-        .find(|d| d.name == name)
-        .unwrap_or_else(|| panic!("{name} in fixture"))
-}
-
 /// Every machine under `tests/fixtures/diskutil/`.
 const MACHINES: &[&str] = &[
     "intel-macbook-usb-stick",
@@ -65,33 +59,6 @@ const MACHINES: &[&str] = &[
     "derived/usb-card-apfs",
     "derived/disk-image",
 ];
-
-/// One device of a machine's captures and what the rules must say about it.
-struct Case {
-    machine: &'static str,
-    name: &'static str,
-    allow_large: bool,
-    /// Refusal codes, in order; empty: accepted.
-    refused: &'static [&'static str],
-    /// Mount points unmounted before writing, when accepted.
-    unmount: &'static [&'static str],
-}
-
-const fn case(
-    machine: &'static str,
-    name: &'static str,
-    allow_large: bool,
-    refused: &'static [&'static str],
-    unmount: &'static [&'static str],
-) -> Case {
-    Case {
-        machine,
-        name,
-        allow_large,
-        refused,
-        unmount,
-    }
-}
 
 /// The macOS side of `flash_devices::CASES`, case by case where macOS has the notion.
 const CASES: &[Case] = &[
@@ -211,48 +178,7 @@ const CASES: &[Case] = &[
 
 #[test]
 fn every_unsafe_device_is_refused_and_safe_ones_accepted() {
-    let mut failures = Vec::new();
-    for &Case {
-        machine,
-        name,
-        allow_large,
-        refused: want,
-        unmount,
-    } in CASES
-    {
-        let all = scan(machine);
-        let d = device(&all, name);
-        let limits = Limits::new(allow_large);
-        let v = d.verdict(&limits);
-        let got: Vec<&str> = v.refusals.iter().map(Refusal::code).collect();
-        if got != want {
-            failures.push(format!(
-                "{machine}/{name} allow_large={allow_large}: {got:?}, want {want:?}"
-            ));
-        }
-        match flash::check_device(d, &limits) {
-            Ok(to_unmount) => {
-                let want: Vec<PathBuf> = unmount.iter().map(PathBuf::from).collect();
-                if !got.is_empty() || to_unmount != want {
-                    failures.push(format!(
-                        "{machine}/{name}: accepted, unmount {to_unmount:?}"
-                    ));
-                }
-            }
-            Err(refused) => {
-                let text = refused.to_string();
-                // The error names the device and lists every reason.
-                if !text.contains(&format!("/dev/{name}")) || refused.refusals != v.refusals {
-                    failures.push(format!("{machine}/{name}: {text}"));
-                }
-                for r in &v.refusals {
-                    if !text.contains(&r.to_string()) {
-                        failures.push(format!("{machine}/{name}: `{r}` missing from {text}"));
-                    }
-                }
-            }
-        }
-    }
+    let failures = judge(CASES, &scan);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -261,9 +187,7 @@ fn every_listed_fixture_device_has_a_case() {
     for machine in MACHINES {
         for d in scan(machine).iter().filter(|d| d.is_candidate()) {
             assert!(
-                CASES
-                    .iter()
-                    .any(|c| c.machine == *machine && c.name == d.name),
+                CASES.iter().any(|c| c.tree == *machine && c.name == d.name),
                 "{machine}/{} has no case",
                 d.name
             );
