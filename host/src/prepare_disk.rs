@@ -250,7 +250,16 @@ pub fn find_tool(name: &str) -> Option<PathBuf> {
 
 fn tool(name: &str, package: &str) -> Result<PathBuf> {
     find_tool(name).with_context(|| {
-        format!("{name} not found on PATH or in /usr/sbin: install {package} (apt-get install {package}); nothing written")
+        if cfg!(target_os = "macos") {
+            format!(
+                "{name} not found on PATH: the ext2/3/4 and FAT32 partitions need it \
+                 (Homebrew: brew install {package}, then put `$(brew --prefix {package})/sbin` \
+                 on PATH: it is keg-only; macOS's newfs_msdos cannot write ext), or \
+                 prepare the disk on Linux; nothing written"
+            )
+        } else {
+            format!("{name} not found on PATH or in /usr/sbin: install {package} (apt-get install {package}); nothing written")
+        }
     })
 }
 
@@ -298,6 +307,13 @@ pub fn plan(args: &PrepareDiskArgs, root: &Path) -> Result<Plan> {
         mke2fs: tool("mke2fs", "e2fsprogs")?,
         mkfs_fat: tool("mkfs.fat", "dosfstools")?,
         blockdev: match target {
+            Target::Disk(_) if !cfg!(target_os = "linux") => bail!(
+                "{}: prepare-disk writes a disk's partitions through Linux (blockdev, \
+                 udev); on {} prepare an image file and write it with `benchboot flash`, \
+                 or run prepare-disk on Linux; nothing written",
+                dev.display(),
+                std::env::consts::OS
+            ),
             Target::Disk(_) => Some(tool("blockdev", "util-linux")?),
             Target::File => None,
         },
