@@ -33,8 +33,8 @@ pub use rules::{Limits, Refusal, Verdict, DEFAULT_SIZE_LIMIT, SYSTEM_MOUNTS};
 /// The devices of this machine: sysfs on Linux, `diskutil` on macOS.
 ///
 /// # Errors
-/// When the system's tables cannot be read, or on another OS (pass an image file
-/// path as `--device` there).
+/// When the system's tables cannot be read, or on another OS (the message names the
+/// tools to use there).
 pub fn scan_system() -> Result<Vec<Device>> {
     #[cfg(target_os = "linux")]
     {
@@ -57,8 +57,9 @@ pub fn scan_system() -> Result<Vec<Device>> {
     #[cfg(not(any(target_os = "linux", target_os = "macos")))]
     {
         anyhow::bail!(
-            "listing disks is implemented for Linux and macOS only; to write an image file, \
-             pass that file's path as --device"
+            "listing disks is implemented for Linux and macOS only; on Windows, Raspberry Pi \
+             Imager and balenaEtcher list the cards and write them (Disk Management shows \
+             the disks)"
         )
     }
 }
