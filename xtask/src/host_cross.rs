@@ -4,9 +4,9 @@
 //!
 //! - **macOS** (`aarch64-apple-darwin`, `x86_64-apple-darwin`): zig ships libSystem's
 //!   text stubs (`.tbd`) and links Mach-O. The two system libraries the host tool's crate
-//!   graph names beyond libSystem (libiconv for `iana-time-zone`'s caller, CoreFoundation
-//!   for `iana-time-zone` itself, both through chrono in defmt-decoder) get stubs of the
-//!   same kind written here ([`MACOS_STUBS`]): the install name and the symbols used, no
+//!   graph names beyond libSystem (libiconv: the `libc` crate links it on Apple targets,
+//!   `src/unix/bsd/apple/mod.rs`; CoreFoundation: `iana-time-zone`, through chrono in
+//!   defmt-decoder) get stubs of the same kind written here ([`MACOS_STUBS`]): the install name and the symbols used, no
 //!   code; the binary binds to the real libraries on the Mac at load time.
 //! - **Windows** (`x86_64-pc-windows-gnu`): zig links PE with its MinGW-w64 import
 //!   libraries; rustc calls `x86_64-w64-mingw32-dlltool` (Debian
@@ -15,7 +15,8 @@
 //! cc-rs passes `--target=<llvm triple>` (and `-arch X` for Apple targets) which zig's
 //! driver rejects beside its own `-target`: the wrappers ([`wrapper`]) drop them.
 //! The build profile is `cross-host` (Cargo.toml: the dev profile without debug info),
-//! into `target/<triple>/cross-host/`.
+//! into `target/<triple>/cross-host/`. rustc warns that `xcrun` (Xcode's SDK lookup)
+//! failed for the macOS builds: zig's stubs stand in for the SDK, the warning is moot.
 
 use std::path::{Path, PathBuf};
 
