@@ -250,14 +250,10 @@ pub fn cargo_env(targets: &[&HostTarget]) -> Result<Vec<(String, String)>> {
 /// failure, or a binary of the wrong format or machine.
 pub fn build(targets: &[&HostTarget]) -> Result<Vec<PathBuf>> {
     ensure!(!targets.is_empty(), "no target to build");
-    let installed = std::process::Command::new("rustup")
-        .args(["target", "list", "--installed"])
-        .output()
-        .context("running rustup target list --installed")?;
-    let installed = String::from_utf8_lossy(&installed.stdout);
+    let installed = crate::toolchain::installed_targets();
     for t in targets {
         ensure!(
-            installed.lines().any(|l| l.trim() == t.triple),
+            installed.iter().any(|i| i == t.triple),
             "the Rust standard library for {} is not installed: run `rustup target add {}` \
              (or `cargo xtask setup`)",
             t.triple,

@@ -156,13 +156,9 @@ pub fn run(dry_run: bool) -> Result<()> {
     if crate::toolchain::rust_src_dir().is_none() {
         step(dry_run, &["rustup", "component", "add", "rust-src"])?;
     }
-    let installed = Command::new("rustup")
-        .args(["target", "list", "--installed"])
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-        .unwrap_or_default();
+    let have = crate::toolchain::installed_targets();
     for t in crate::host_cross::TARGETS {
-        if !installed.lines().any(|l| l.trim() == t.triple) {
+        if !have.iter().any(|i| i == t.triple) {
             step(dry_run, &["rustup", "target", "add", t.triple])?;
         }
     }

@@ -52,9 +52,7 @@ impl Available {
                 .success()
                 .then(|| String::from_utf8_lossy(&o.stdout).into_owned())
         };
-        let prebuilt_targets = out("rustup", &["target", "list", "--installed"])
-            .map(|s| s.lines().map(str::to_owned).collect())
-            .unwrap_or_default();
+        let prebuilt_targets = installed_targets();
         let rust_src = rust_src_dir().is_some();
         let zig = out("python3", &["-m", "ziglang", "version"]).is_some();
         let engine = out("docker", &["info"]).is_some() || out("podman", &["info"]).is_some();
@@ -66,6 +64,23 @@ impl Available {
             cross_with_engine,
         }
     }
+}
+
+/// The targets whose standard library rustup has installed (`rustup target list
+/// --installed`); empty without rustup.
+pub fn installed_targets() -> Vec<String> {
+    Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .map(|l| l.trim().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The std sources rustup installs with `rust-src`, if present.
