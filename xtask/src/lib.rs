@@ -64,6 +64,14 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// [`write_atomically`], then mode 0755: a generated wrapper script.
+pub fn write_script(path: &Path, text: &str) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    write_atomically(path, text.as_bytes())?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
+    Ok(())
+}
+
 /// Every regular file below `dir`, recursively, sorted by path (so a search that takes
 /// the first match, and anything built from the list, does not depend on the order the
 /// filesystem lists a folder in).
