@@ -8,25 +8,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-/// Module name as the kernel spells it: `-` becomes `_`.
-pub fn canonical(name: &str) -> String {
-    name.replace('-', "_")
-}
+pub use benchboot_kmod::canonical;
+use benchboot_kmod::ModInfo;
 
 /// The `depends=` list of a module's `.modinfo` (NUL-separated `key=value` strings).
 pub fn depends_of(modinfo: &[u8]) -> Vec<String> {
-    modinfo
-        .split(|&b| b == 0)
-        .filter_map(|kv| kv.strip_prefix(b"depends="))
-        .flat_map(|v| {
-            String::from_utf8_lossy(v)
-                .split(',')
-                .map(str::trim)
-                .map(canonical)
-                .collect::<Vec<_>>()
-        })
-        .filter(|s| !s.is_empty())
-        .collect()
+    ModInfo::parse(modinfo).depends
 }
 
 /// Every `.ko` under `lib/modules/<release>/` of an unpacked kernel, by canonical name.
@@ -98,16 +85,40 @@ pub fn load_order(wanted: &[String], deps: &BTreeMap<String, Vec<String>>) -> Re
     Ok(out)
 }
 
+/// Every module of an unpacked kernel: its file and what its `.modinfo` says.
+pub fn infos(kernel_root: &Path, release: &str) -> Result<BTreeMap<String, (PathBuf, ModInfo)>> {
+    index(kernel_root, release)?
+        .into_iter()
+        .map(|(name, path)| {
+            let info = ModInfo::parse(&modinfo(&path)?);
+            Ok((name, (path, info)))
+        })
+        .collect()
+}
+
 /// Resolves `wanted` against an unpacked kernel: the load order and each module's file.
+/// A module's `softdep` `pre:` modules are loaded with it, before it (genet's
+/// `mdio-bcm-unimac`; those the flavour builds in are skipped): there is no udev or
+/// kmod on the board to follow them.
 pub fn resolve(
     kernel_root: &Path,
     release: &str,
     wanted: &[String],
 ) -> Result<Vec<(String, PathBuf)>> {
-    let files = index(kernel_root, release)?;
+    let all = infos(kernel_root, release)?;
+    let files: BTreeMap<String, PathBuf> = all
+        .iter()
+        .map(|(n, (p, _))| (n.clone(), p.clone()))
+        .collect();
     let mut deps = BTreeMap::new();
-    for (name, path) in &files {
-        deps.insert(name.clone(), depends_of(&modinfo(path)?));
+    for (name, (_, info)) in &all {
+        // A softdep may name a module this flavour builds in (or not at all): skipped.
+        let mut d: Vec<String> = (info.softdeps.pre.iter())
+            .filter(|m| all.contains_key(*m))
+            .cloned()
+            .collect();
+        d.extend(info.depends.iter().cloned());
+        deps.insert(name.clone(), d);
     }
     let order = load_order(wanted, &deps)?;
     Ok(order

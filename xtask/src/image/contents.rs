@@ -231,6 +231,12 @@ pub(super) fn gather(
         Node::CharDev(5, 1),
         "benchboot".into(),
     ));
+    // With no console (a `console=` naming a tty no built-in driver provides) the kernel
+    // starts /init with fds 0-2 closed; Rust's runtime then opens /dev/null for them and
+    // aborts when it is missing ("Attempted to kill init! exitcode=0x00000004"). A wrong
+    // console costs the console, never the run. devtmpfs mounted over /dev later has it
+    // too. (1, 3): Documentation/admin-guide/devices.txt.
+    initramfs.push(("dev/null".into(), Node::CharDev(1, 3), "benchboot".into()));
     let init_data = std::fs::read(init)?;
     initramfs.push((
         "init".into(),
