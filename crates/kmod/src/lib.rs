@@ -1,16 +1,20 @@
-//! Kernel modules as data, with no I/O: what a module's `.modinfo` section says
+//! Kernel modules and the device tree as data, with no I/O: what a module's `.modinfo` section says
 //! ([`ModInfo`]), how the kernel's modalias patterns match a device
 //! ([`glob_match`]), and the alias table an image carries so that PID 1 can load
 //! drivers by modalias the way udev + kmod would ([`AliasTable`]).
 //!
 //! Used at build time by xtask (resolving and checking a board's module set against
 //! its DTB) and at run time by PID 1 (loading the driver of every device that
-//! appears). Sources: `scripts/mod/modpost.c` and `file2alias.c` (what `alias=` lines
+//! appears), and the driver chain of a device-tree node ([`chain`]: every supply, PHY,
+//! clock... a node needs, each proved built in or carried, over a DTB read by [`fdt`]).
+//! Sources: `scripts/mod/modpost.c` and `file2alias.c` (what `alias=` lines
 //! look like), kmod's `libkmod-config.c` (`softdep` syntax), `modules.alias` as
 //! depmod writes it (`alias <pattern> <module>`).
 
 #![forbid(unsafe_code)]
 
+pub mod chain;
+pub mod fdt;
 pub mod glob;
 pub mod modinfo;
 pub mod table;
