@@ -5,7 +5,8 @@
 //!
 //! Used at build time by xtask (resolving and checking a board's module set against
 //! its DTB) and at run time by PID 1 (loading the driver of every device that
-//! appears), and the driver chain of a device-tree node ([`chain`]: every supply, PHY,
+//! appears: [`autoload`], devices named for a person by [`describe`]), and the driver
+//! chain of a device-tree node ([`chain`]: every supply, PHY,
 //! clock... a node needs, each proved built in or carried, over a DTB read by [`fdt`]).
 //! Sources: `scripts/mod/modpost.c` and `file2alias.c` (what `alias=` lines
 //! look like), kmod's `libkmod-config.c` (`softdep` syntax), `modules.alias` as
@@ -13,12 +14,16 @@
 
 #![forbid(unsafe_code)]
 
+pub mod autoload;
 pub mod chain;
+pub mod describe;
 pub mod fdt;
 pub mod glob;
 pub mod modinfo;
 pub mod table;
 
+pub use autoload::{decide, Decision, Device, Load, Why};
+pub use describe::{describe, printable};
 pub use glob::glob_match;
 pub use modinfo::{canonical, ModInfo, SoftDeps};
 pub use table::{AliasTable, TableError};

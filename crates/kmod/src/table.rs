@@ -1,18 +1,26 @@
-//! The alias table an image carries (`/lib/modules/modules.alias` in the initramfs):
-//! every `alias=` and `softdep=` of the modules the image holds, in the text form
-//! depmod writes for `modules.alias` and `modules.softdep`:
+//! The alias table an image carries (`/lib/modules/modules.alias` in the initramfs,
+//! `benchboot_plan::MODULES_ALIAS_PATH`): every `alias=` and `softdep=` of the modules
+//! the image holds, in the text form depmod writes for `modules.alias` and
+//! `modules.softdep`, and each module's `depends=` (one `depends` line per module the
+//! image carries, empty or not: the line also says the module is there):
 //!
 //! ```text
 //! alias usb:v*p*d*dc*dsc*dp*ic08isc06ip50in* usb_storage
 //! softdep genet pre: mdio_bcm_unimac
+//! depends usb_storage: usbcore scsi_mod
+//! depends scsi_mod:
 //! ```
 //!
-//! PID 1 matches each device's `modalias` (sysfs) against it and loads what matches.
+//! `depends M: a b` is ours (depmod's `modules.dep` names files: `kernel/.../M.ko:
+//! kernel/.../a.ko ...`); names are canonical (`-` as `_`), and the `.ko` of each sits
+//! at `<MODULES_DIR>/<name>.ko`. PID 1 matches each device's `modalias` (sysfs) against
+//! the table and loads what matches ([`crate::autoload`]).
 
 use crate::glob::glob_match;
 use crate::modinfo::{canonical, parse_softdep, ModInfo, SoftDeps};
 
-/// A line of a table that is not `alias P M`, `softdep M ...`, a comment or blank.
+/// A line of a table that is not `alias P M`, `softdep M ...`, `depends M: ...`, a
+/// comment or blank.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableError {
     /// 1-based line number.
@@ -35,6 +43,9 @@ pub struct AliasTable {
     pub aliases: Vec<(String, String)>,
     /// (module, its soft dependencies).
     pub softdeps: Vec<(String, SoftDeps)>,
+    /// (module, its `depends=`), one entry per module the image carries, in the order
+    /// given to [`AliasTable::build`].
+    pub depends: Vec<(String, Vec<String>)>,
 }
 
 impl AliasTable {
@@ -50,8 +61,9 @@ impl AliasTable {
                 }
             }
             if info.softdeps != SoftDeps::default() {
-                t.softdeps.push((name, info.softdeps.clone()));
+                t.softdeps.push((name.clone(), info.softdeps.clone()));
             }
+            t.depends.push((name, info.depends.clone()));
         }
         t
     }
@@ -74,14 +86,23 @@ impl AliasTable {
             }
             s.push('\n');
         }
+        for (m, d) in &self.depends {
+            s.push_str(&format!("depends {m}:"));
+            for x in d {
+                s.push(' ');
+                s.push_str(x);
+            }
+            s.push('\n');
+        }
         s
     }
 
     /// Reads the text form.
     ///
     /// # Errors
-    /// The first line that is not blank, a `#` comment, `alias PATTERN MODULE` or
-    /// `softdep MODULE [pre: ...] [post: ...]`, with its number.
+    /// The first line that is not blank, a `#` comment, `alias PATTERN MODULE`,
+    /// `softdep MODULE [pre: ...] [post: ...]` or `depends MODULE: [MODULE...]`, with
+    /// its number.
     pub fn parse(text: &str) -> Result<AliasTable, TableError> {
         let mut t = AliasTable::default();
         for (i, line) in text.lines().enumerate() {
@@ -110,7 +131,19 @@ impl AliasTable {
                     t.softdeps
                         .push((canonical(m), parse_softdep(&rest.join(" "))));
                 }
-                _ => return Err(bad("expected `alias` or `softdep`")),
+                Some("depends") => {
+                    let Some(m) = words.next().and_then(|m| m.strip_suffix(':')) else {
+                        return Err(bad(
+                            "`depends` takes a module and a colon: `depends M: a b`",
+                        ));
+                    };
+                    if m.is_empty() {
+                        return Err(bad("`depends` takes a module before the colon"));
+                    }
+                    t.depends
+                        .push((canonical(m), words.map(canonical).collect()));
+                }
+                _ => return Err(bad("expected `alias`, `softdep` or `depends`")),
             }
         }
         Ok(t)
@@ -134,6 +167,21 @@ impl AliasTable {
             .iter()
             .find(|(m, _)| *m == module)
             .map(|(_, d)| d)
+    }
+
+    /// The `depends=` of `module` (canonical name), or `None` when the image does not
+    /// carry it (no `depends` line names it).
+    pub fn depends_of(&self, module: &str) -> Option<&[String]> {
+        let module = canonical(module);
+        self.depends
+            .iter()
+            .find(|(m, _)| *m == module)
+            .map(|(_, d)| d.as_slice())
+    }
+
+    /// Whether the image carries `module` (see [`AliasTable::depends_of`]).
+    pub fn carries(&self, module: &str) -> bool {
+        self.depends_of(module).is_some()
     }
 }
 
@@ -186,6 +234,10 @@ mod tests {
             text.contains("softdep genet pre: mdio_bcm_unimac\n"),
             "{text}"
         );
+        assert!(
+            text.contains("depends usb_storage: usbcore scsi_mod\ndepends uas:\n"),
+            "{text}"
+        );
         assert_eq!(AliasTable::parse(&text).unwrap(), t);
         let e = AliasTable::parse("# x\n\nalias onlyone\n").unwrap_err();
         assert_eq!(e.line, 3);
@@ -194,5 +246,21 @@ mod tests {
             .message
             .contains("expected"));
         assert!(AliasTable::parse("softdep").is_err());
+        let e = AliasTable::parse("alias a b\ndepends usb_storage usbcore\n").unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.message.contains("colon"), "{e}");
+        assert_eq!(AliasTable::parse("depends :").unwrap_err().line, 1);
+    }
+
+    #[test]
+    fn depends_and_what_the_image_carries() {
+        let t = table();
+        assert_eq!(
+            t.depends_of("usb-storage").unwrap(),
+            ["usbcore", "scsi_mod"]
+        );
+        assert_eq!(t.depends_of("uas").unwrap(), [] as [String; 0]);
+        assert!(t.carries("genet"));
+        assert!(!t.carries("usbcore"), "a dependency without its own line");
     }
 }
