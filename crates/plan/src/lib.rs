@@ -36,6 +36,10 @@ pub const DEFAULT_PLAN: &str = "plan";
 pub const PLAN_PARAM: &str = "benchboot.plan=";
 /// Where module files sit inside the initramfs (`<dir>/<name>.ko`).
 pub const MODULES_DIR: &str = "/lib/modules";
+/// The alias table of the modules in [`MODULES_DIR`] (`alias`, `softdep` and `depends`
+/// lines; format: benchboot-kmod's `table` module), from which PID 1 loads drivers by
+/// modalias.
+pub const MODULES_ALIAS_PATH: &str = "/lib/modules/modules.alias";
 /// TCP port of the board's read-only results server, on every interface.
 pub const RESULTS_PORT: u16 = 8080;
 /// The host port `cargo xtask qemu` forwards (127.0.0.1 only) to a QEMU board's results

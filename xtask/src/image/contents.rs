@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{ensure, Context, Result};
 use benchboot_board::{Board, BootConfig, Loader, SHARED_FILE};
-use benchboot_plan::{CARD_FACTS_FILE, CARD_PLAN_FILE, IMAGE_FACTS_PATH, MODULES_DIR, PLANS_DIR};
+use benchboot_plan::{
+    CARD_FACTS_FILE, CARD_PLAN_FILE, IMAGE_FACTS_PATH, MODULES_ALIAS_PATH, MODULES_DIR, PLANS_DIR,
+};
 
 use super::boot_config::{cmdline_txt, config_txt, extlinux_conf};
 use super::dtb::apply_dtb_fixups;
@@ -267,6 +269,19 @@ pub(super) fn gather(
             kpkg.clone(),
         ));
     }
+    // PID 1 loads drivers by modalias from this table of the modules above (their
+    // aliases, softdeps and depends=): no udev on the board does it.
+    let mut infos = Vec::new();
+    for (name, path) in &qemu_modules {
+        let info = benchboot_kmod::ModInfo::parse(&modules::modinfo(path)?);
+        infos.push((name.clone(), info));
+    }
+    let table = benchboot_kmod::AliasTable::build(infos.iter().map(|(n, i)| (n.as_str(), i)));
+    initramfs.push((
+        rel(MODULES_ALIAS_PATH),
+        Node::File(table.to_text().into_bytes(), 0o644),
+        format!("xtask (the .modinfo of the modules above, {kpkg})"),
+    ));
     // The radio: firmware and regulatory.db below /lib/firmware, QEMU's stand-in AP at
     // its Debian paths, and /tmp for the configuration PID 1 writes it.
     if radio.iter().any(|f| f.role == RadioRole::StandInAp) {

@@ -619,3 +619,69 @@ fn virt_initramfs_holds_the_qemu_only_stand_in_ap_and_hwsim_modules() {
         .collect();
     assert_eq!(ap.len(), 9, "{ap:?}");
 }
+
+#[test]
+fn the_initramfs_carries_the_alias_table_of_its_modules() {
+    let (_, c) = gathered("rpi-4b");
+    let (_, node, source) = c
+        .initramfs
+        .iter()
+        .find(|(p, _, _)| *p == "lib/modules/modules.alias")
+        .expect("lib/modules/modules.alias in the initramfs entries (and so in the manifest)");
+    assert!(source.contains("linux-image"), "{source}");
+    let crate::initramfs::Node::File(text, mode) = node else {
+        panic!("modules.alias is not a file")
+    };
+    assert_eq!(*mode, 0o644);
+    let t = benchboot_kmod::AliasTable::parse(std::str::from_utf8(text).unwrap()).unwrap();
+    // One `depends` line per .ko the image carries, and no other.
+    let entries = initrd(&c);
+    let mut kos: Vec<String> = entries
+        .iter()
+        .filter_map(|e| e.0.strip_prefix("lib/modules/")?.strip_suffix(".ko"))
+        .map(str::to_owned)
+        .collect();
+    let mut listed: Vec<String> = t.depends.iter().map(|(m, _)| m.clone()).collect();
+    kos.sort();
+    listed.sort();
+    assert_eq!(listed, kos);
+    assert!(entries.iter().any(|e| e.0 == "lib/modules/modules.alias"));
+    // The pinned arm64 kernel's own aliases and depends= (modinfo of the .ko files).
+    // Both match either protocol (uas.c's id table has USB_PR_BULK: a device may offer
+    // UAS in another alternate setting; usb-storage's has USB_PR_UAS), so a stick and
+    // a UAS enclosure load both, as udev would, and the drivers pick.
+    for m in [
+        "usb:v0781p5581d0100dc00dsc00dp00ic08isc06ip50in00",
+        "usb:v174Cp55AAd0100dc00dsc00dp00ic08isc06ip62in01",
+    ] {
+        assert_eq!(t.modules_for(m), ["usb_storage", "uas"]);
+    }
+    assert_eq!(t.modules_for("scsi:t-0x00"), ["sd_mod"]);
+    let deps = t.depends_of("uas").unwrap();
+    for d in ["usbcore", "scsi_mod", "usb_storage"] {
+        assert!(deps.iter().any(|x| x == d), "uas depends on {d}: {deps:?}");
+    }
+    let loads = benchboot_kmod::decide(
+        &[benchboot_kmod::Device {
+            path: "/sys/devices/platform/scb/fd500000.pcie/pci0000:00/0000:00:00.0/0000:01:00.0/usb2/2-1/2-1:1.0".into(),
+            modalias: "usb:v174Cp55AAd0100dc00dsc00dp00ic08isc06ip62in01".into(),
+            subsystem: "usb".into(),
+            bound: false,
+        }],
+        &t,
+        &std::collections::BTreeSet::new(),
+    )
+    .loads;
+    let order: Vec<&str> = loads.iter().map(|l| l.module.as_str()).collect();
+    let at = |m: &str| {
+        order
+            .iter()
+            .position(|x| *x == m)
+            .unwrap_or_else(|| panic!("{m}: {order:?}"))
+    };
+    assert!(
+        at("usbcore") < at("usb_storage") && at("usb_storage") < at("uas"),
+        "{order:?}"
+    );
+    assert!(at("scsi_mod") < at("uas"), "{order:?}");
+}
