@@ -149,6 +149,13 @@ pub fn check(board: &Board, lock: &Lock) -> Result<Vec<String>> {
         }
     }
     problems.extend(radio::check(board, lock, card_dtb.as_deref())?);
+    let firmware: Vec<String> = match radio::files(board, lock) {
+        Ok(files) => files.into_iter().map(|f| f.path).collect(),
+        Err(_) => Vec::new(), // radio::check above named it
+    };
+    if let Some(report) = crate::drivers::check_board(board, &kernel_root, &firmware)? {
+        problems.extend(report.problems);
+    }
     Ok(problems)
 }
 

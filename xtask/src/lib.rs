@@ -8,6 +8,7 @@
 pub mod bench;
 pub mod boards;
 pub mod bootcheck;
+pub mod drivers;
 pub mod firmware;
 pub mod host_cross;
 pub mod image;

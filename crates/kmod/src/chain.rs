@@ -132,10 +132,11 @@ pub fn walk(
 ) -> Vec<Link> {
     let mut out = Vec::new();
     let mut seen = BTreeSet::new();
-    let mut queue: VecDeque<(String, usize, String)> = VecDeque::new();
+    // (role, node, how it was reached, reached as the parent of a node).
+    let mut queue: VecDeque<(String, usize, String, bool)> = VecDeque::new();
     for (role, path) in roots {
         match tree.find(path) {
-            Some(i) => queue.push_back((role.clone(), i, "root".into())),
+            Some(i) => queue.push_back((role.clone(), i, "root".into(), false)),
             None => out.push(Link {
                 role: role.clone(),
                 node: path.clone(),
@@ -145,37 +146,58 @@ pub fn walk(
             }),
         }
     }
-    while let Some((role, at, via)) = queue.pop_front() {
+    while let Some((role, at, via, parent_kind)) = queue.pop_front() {
+        // An Ethernet PHY is matched by its PHY ID over MDIO (phylib), not by a
+        // compatible: what must be there is its MDIO bus, reached as a parent.
+        if via.ends_with(" phy-handle") {
+            if let Some(bus) = tree.nodes[at].parent.and_then(|p| owner(tree, p)) {
+                queue.push_back((
+                    role.clone(),
+                    bus,
+                    format!("{via} (the PHY's MDIO bus)"),
+                    true,
+                ));
+            }
+            continue;
+        }
         // The node with the driver: the referenced node or its nearest ancestor with a
         // compatible (a pin group's controller, a regulator under a PMIC), never the
         // board's root node.
-        let dev = owner(tree, at);
-        let Some(dev) = dev else { continue };
-        // An MFD cell the board names, at or above the referenced node, below `dev`.
-        let cell_node = {
-            let mut n = Some(at);
-            let mut found = None;
-            while let Some(k) = n.filter(|&k| k != dev) {
-                if cells.iter().any(|c| c.node == tree.path(k)) {
-                    found = Some(k);
-                    break;
-                }
-                n = tree.nodes[k].parent;
-            }
-            found
+        let Some(dev) = owner(tree, at) else { continue };
+        // A node the board names (an MFD cell, a waiver), at or above the referenced
+        // node, up to `dev`.
+        let named = |k: usize| {
+            let p = tree.path(k);
+            cells.iter().any(|c| c.node == p) || waivers.iter().any(|w| w.node == p)
         };
-        let key = cell_node.unwrap_or(dev);
+        let mut key = dev;
+        let mut n = Some(at);
+        while let Some(k) = n {
+            if named(k) {
+                key = k;
+                break;
+            }
+            if k == dev {
+                break;
+            }
+            n = tree.nodes[k].parent;
+        }
         if !seen.insert(key) {
             continue;
         }
         let path = tree.path(key).to_owned();
         let compatible: Vec<String> = tree.compatible(dev).iter().map(|s| s.to_string()).collect();
+        let is_cpu = tree.string(dev, "device_type") == Some("cpu");
         let verdict = if let Some(w) = waivers.iter().find(|w| w.node == path) {
             Ok(Served::Waived(w.reason.clone()))
         } else if let Some(d) = tree.disabled_at(key) {
             Err(Gap::Disabled {
                 at: tree.path(d).to_owned(),
             })
+        } else if is_cpu {
+            Ok(Served::NoDriverNeeded(
+                "a CPU core (device_type = \"cpu\")".into(),
+            ))
         } else if let Some(c) = cells.iter().find(|c| c.node == path) {
             if carried.contains(&crate::canonical(&c.module)) {
                 Ok(Served::Module {
@@ -189,7 +211,17 @@ pub fn walk(
                 })
             }
         } else {
-            serve(&compatible, drivers, carried)
+            match serve(&compatible, drivers, carried) {
+                // A parent no driver matches at all is a container (a clock domain, an
+                // interconnect segment, an MDIO node the MAC's driver registers): the
+                // OF core or its children's drivers populate it.
+                Err(Gap::NoDriver) if parent_kind => Ok(Served::NoDriverNeeded(
+                    "a container: no driver matches it; its children are populated by the \
+                     OF core or their parent's driver"
+                        .into(),
+                )),
+                v => v,
+            }
         };
         out.push(Link {
             role: role.clone(),
@@ -208,12 +240,17 @@ pub fn walk(
         }
         for n in from {
             for (prop, target) in providers(tree, n) {
-                queue.push_back((role.clone(), target, format!("{} {prop}", tree.path(n))));
+                queue.push_back((
+                    role.clone(),
+                    target,
+                    format!("{} {prop}", tree.path(n)),
+                    false,
+                ));
             }
         }
         // The bus above: an I2C or SPI controller, an MFD, an SDIO host, an MDIO bus.
         if let Some(p) = tree.nodes[dev].parent.and_then(|p| owner(tree, p)) {
-            queue.push_back((role.clone(), p, format!("{path} parent")));
+            queue.push_back((role.clone(), p, format!("{path} parent"), true));
         }
     }
     out

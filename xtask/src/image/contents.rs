@@ -185,17 +185,7 @@ pub(super) fn gather(
     // Modules: the hardware plan loads the board's set, the links' (gadget, Ethernet, USB
     // Ethernet adapters, the WiFi radio) and the extra storage's; the QEMU plan adds its
     // own (QEMU's radios among them).
-    let mut hw_wanted = board.modules.clone();
-    let link_modules = board.gadget.iter().map(|g| &g.modules);
-    let link_modules = link_modules.chain(board.ethernet.iter().map(|e| &e.modules));
-    let link_modules = link_modules.chain(board.usb_ethernet.iter().map(|u| &u.modules));
-    let link_modules = link_modules.chain(board.wifi.iter().map(|w| &w.modules));
-    let storage_modules = board.extra_storage.iter().map(|e| &e.modules);
-    for m in link_modules.chain(storage_modules).flatten() {
-        if !hw_wanted.contains(m) {
-            hw_wanted.push(m.clone());
-        }
-    }
+    let hw_wanted = crate::drivers::hardware_modules(board);
     let hw_modules = modules::resolve(kernel_root, release, &hw_wanted).with_context(|| {
         format!(
             "{board_file}: modules.load / gadget.modules / ethernet.modules / \
