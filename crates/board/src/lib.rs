@@ -339,6 +339,9 @@ pub struct RawBoot {
     pub config_txt: Vec<String>,
     /// Kernel parameters after `console=`.
     pub cmdline: String,
+    /// What the person at the bench must do while powering the board on for it to boot
+    /// this card (the BeagleBone Black's S2 button), in one sentence; field-test says it.
+    pub power_on: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -475,6 +478,8 @@ pub struct Boot {
     pub config_txt: Vec<String>,
     /// The whole kernel command line: `console=<console> <cmdline>`.
     pub cmdline: String,
+    /// What to do at power-on for the board to boot the card (`boot.power-on`).
+    pub power_on: Option<String>,
 }
 
 /// The console UART's connector on the board (the kernel's device and speed are

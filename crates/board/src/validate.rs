@@ -235,6 +235,7 @@ impl Check<'_> {
             console: b.console,
             config_txt: b.config_txt,
             cmdline: cmdline.trim_end().to_owned(),
+            power_on: b.power_on,
         })
     }
 

@@ -218,6 +218,10 @@ pub fn instructions(board: &Board, card: &Card, peer: &Peer, wired: &[String]) -
             "Then the board runs its plan.".into(),
         ),
     };
+    let connect = match &board.boot.power_on {
+        Some(p) => format!("{connect}\n  4. {p}"),
+        None => connect,
+    };
     format!(
         "  1. {insert}\n  2. Optional: {}.\n  3. {connect}\n{then}\nThe results also land on \
          the card's results partition (BBRESULTS): if nothing answers here, power the board \
@@ -235,6 +239,9 @@ pub fn what_to_check(board: &Board, card: &Card) -> String {
         "what to check:\n  - the board is powered and booted: its serial console ({dev}{speed}) \
          shows its progress and `benchboot: ready` once it serves its results;\n"
     );
+    if let Some(p) = &board.boot.power_on {
+        s += &format!("  - it booted this card, not another medium: {p};\n");
+    }
     if board.gadget.is_some() {
         let port = usb_device_port(board).unwrap_or("the board's USB device (OTG) port");
         s += &format!(

@@ -326,7 +326,7 @@ fn a_dry_run_builds_and_plans_but_writes_and_waits_for_nothing() {
             "target   /dev/sdb",
             "dry run: nothing written, nothing waited for\n",
             "[4/7] plug in (after a real run)\n",
-            "ttyS0 at 115200 baud, 8N1, 3.3 V TTL on the 6-pin J1 header: pin 1 GND, pin 4 \
+            "ttyO0 at 115200 baud, 8N1, 3.3 V TTL on the 6-pin J1 header: pin 1 GND, pin 4 \
              RXD, pin 5 TXD",
             "by its USB device port: the mini-USB port (USB0; it can power the board too)",
         ],
@@ -543,6 +543,17 @@ fn every_hardware_board_has_truthful_instructions() {
     let bpi = instructions(&board("bananapi-m1"), &card, &Peer::External, &[]);
     assert!(bpi.contains("the mini-USB OTG port (power the board from its own supply)"));
     assert!(bpi.contains("the 3-pin UART0 debug header (TX, RX, GND)"));
+    // The person at the bench: the BBB boots its eMMC unless S2 is held at power-on,
+    // and a Pi 4 B / Zero 2 W powered by this computer's port needs the current said.
+    let bbb = board("beaglebone-black");
+    let text = instructions(&bbb, &card, &Peer::External, &[]);
+    assert!(text.contains("\n  4. Hold the S2 button"), "{text}");
+    assert!(what_to_check(&bbb, &card).contains("Hold the S2 button"));
+    assert!(!bpi.contains("S2"));
+    let pi4 = instructions(&board("rpi-4b"), &card, &Peer::External, &[]);
+    assert!(pi4.contains("a Pi 4 B needs 3 A"), "{pi4}");
+    let z2 = instructions(&board("rpi-zero-2-w"), &card, &Peer::External, &[]);
+    assert!(z2.contains("5 V 2.5 A supply"), "{z2}");
 }
 
 #[test]
