@@ -129,6 +129,7 @@ mod tests {
             board: "rpi-zero-w".into(),
             card,
             boot_disk: "mmcblk0".into(),
+            disk_signature: 0,
             buses: vec![benchboot_plan::Bus::Usb],
             ethernet: None,
             usb_ethernet: None,

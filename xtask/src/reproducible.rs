@@ -13,8 +13,8 @@
 //! - **Identifiers**: FAT volume ids, ext UUIDs and ext directory hash seeds come from
 //!   [`seed`]: SHA-256 over the lock file's bytes, the board name and what is seeded
 //!   (the partition number and the field), so a changed lock (say, a new kernel) gives
-//!   new identifiers and the same lock the same ones. The MBR disk signature stays the
-//!   fixed `bbt1`.
+//!   new identifiers and the same lock the same ones. The MBR disk signature is
+//!   the board's and the layout's ([`benchboot_image::layout::disk_signature`]).
 //! - **Owner and order**: the ext root directory belongs to 0:0 whoever runs mke2fs;
 //!   FAT files and initramfs entries are written in the order [`crate::image`] gives
 //!   them, which is itself fixed (board file order, sorted module index).

@@ -172,12 +172,34 @@ pub fn plan(spec: &Spec) -> Result<Layout> {
     })
 }
 
-/// The kernel's name for partition `n` of `disk`: `mmcblk0p5`, but `sda5`.
+/// The kernel's name for partition `n` of `disk`: `mmcblk0p5`, but `sda5`
+/// ([`benchboot_plan::boot_disk::partition_path`]).
 pub fn partition_device(disk: &str, n: u8) -> String {
-    if disk.ends_with(|c: char| c.is_ascii_digit()) {
-        format!("/dev/{disk}p{n}")
-    } else {
-        format!("/dev/{disk}{n}")
+    benchboot_plan::boot_disk::partition_path(disk, u32::from(n))
+}
+
+/// The MBR disk signature (bytes 440..444 of sector 0, little-endian) of `board`'s
+/// image with `layout`: the first 4 bytes of SHA-256(`benchboot disk signature v1\0` ‖
+/// board name ‖ `\0` ‖ disk bytes ‖ each partition's number, start LBA, sectors and
+/// type), never 0 (0 means "none recorded" in [`benchboot_plan::ImageFacts`]). The
+/// same board and layout give the same signature (reproducible images); PID 1 finds
+/// the card by it ([`benchboot_plan::boot_disk`]).
+pub fn disk_signature(board: &str, layout: &Layout) -> u32 {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(b"benchboot disk signature v1\0");
+    h.update(board.as_bytes());
+    h.update([0]);
+    h.update(layout.disk_bytes.to_le_bytes());
+    for p in &layout.parts {
+        h.update([p.number, p.mbr_type]);
+        h.update(p.start_lba.to_le_bytes());
+        h.update(p.sectors.to_le_bytes());
+    }
+    let d = h.finalize();
+    match u32::from_le_bytes([d[0], d[1], d[2], d[3]]) {
+        0 => 1,
+        s => s,
     }
 }
 
@@ -250,5 +272,21 @@ mod tests {
     fn device_names() {
         assert_eq!(partition_device("mmcblk0", 5), "/dev/mmcblk0p5");
         assert_eq!(partition_device("sda", 2), "/dev/sda2");
+    }
+
+    #[test]
+    fn disk_signatures_are_per_board_and_layout_and_stable() {
+        let l = plan(&Spec::default()).unwrap();
+        let a = disk_signature("rpi-4b", &l);
+        assert_eq!(a, disk_signature("rpi-4b", &l), "reproducible");
+        assert_ne!(a, 0);
+        assert_ne!(a, u32::from_le_bytes(*b"bbt1"), "not the old fixed bytes");
+        assert_ne!(a, disk_signature("rpi-3b", &l));
+        let bigger = plan(&Spec {
+            disk_mib: 2048,
+            ..Spec::default()
+        })
+        .unwrap();
+        assert_ne!(a, disk_signature("rpi-4b", &bigger));
     }
 }

@@ -157,6 +157,7 @@ pub fn image_facts(board: &Board, layout: &Layout) -> ImageFacts {
         board: board.name.clone(),
         card: p.storage.targets,
         boot_disk: board.disk.clone(),
+        disk_signature: crate::layout::disk_signature(&board.name, layout),
         buses: board.extra_storage.iter().map(|e| e.bus).collect(),
         ethernet: image_facts_ethernet(board),
         usb_ethernet: image_facts_usb_ethernet(board),
@@ -589,6 +590,7 @@ fn qemu_wired(board: &Board) -> Vec<WiredPlan> {
                 board: board.name.clone(),
                 card: Vec::new(),
                 boot_disk: board.disk.clone(),
+                disk_signature: 0,
                 buses: Vec::new(),
                 ethernet: image_facts_ethernet(board),
                 usb_ethernet: image_facts_usb_ethernet(board),
@@ -788,6 +790,10 @@ mod tests {
         let facts = image_facts(&zero, &layout);
         assert_eq!(facts.card.len(), 5);
         assert_eq!(facts.boot_disk, "mmcblk0");
+        assert_eq!(
+            facts.disk_signature,
+            crate::layout::disk_signature("rpi-zero-w", &layout)
+        );
         assert!(
             facts.buses.is_empty(),
             "the Zero W's one USB port is the gadget"

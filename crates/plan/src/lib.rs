@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod boot_disk;
 pub mod card_check;
 pub mod estimate;
 pub mod file;

@@ -34,7 +34,14 @@ pub struct ImageFacts {
     /// The card's test partitions, one per filesystem, labelled by filesystem name.
     pub card: Vec<StorageTarget>,
     /// Kernel name of the disk the board boots from (`mmcblk0`): never a raw target.
+    /// The nominal name the plan's paths are built on: PID 1 finds the card by
+    /// [`ImageFacts::disk_signature`] and moves them ([`Plan::on_boot_disk`]).
     pub boot_disk: String,
+    /// The MBR disk signature this image wrote (bytes 440..444 of sector 0,
+    /// little-endian, as `fdisk` prints it); 0: none recorded (images built before one
+    /// signature per image: PID 1 keeps [`ImageFacts::boot_disk`]).
+    #[serde(default)]
+    pub disk_signature: u32,
     /// Buses the board reaches other disks on (board file `storage.extra`).
     pub buses: Vec<Bus>,
     /// The board's own Ethernet (board file `[ethernet]`), if it has one.

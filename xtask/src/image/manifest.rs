@@ -23,6 +23,9 @@ pub struct Manifest {
     pub image: String,
     pub image_bytes: u64,
     pub image_sha256: String,
+    /// The MBR disk signature, as `fdisk` prints it (`0x1a2b3c4d`): PID 1 finds the card
+    /// by it ([`benchboot_image::layout::disk_signature`]).
+    pub disk_signature: String,
     pub packages: Vec<packages::Pinned>,
     pub partitions: Vec<ManifestPart>,
     pub boot_files: Vec<ManifestFile>,
@@ -140,6 +143,10 @@ pub(super) fn build(
             .unwrap_or_default(),
         image_bytes: layout.disk_bytes,
         image_sha256: crate::sha256_file(image)?,
+        disk_signature: benchboot_plan::boot_disk::Signature(
+            benchboot_image::layout::disk_signature(&board.name, layout),
+        )
+        .to_string(),
         packages,
         partitions: layout
             .parts

@@ -22,7 +22,11 @@ pub fn render(path: &Path, layout: &Layout, contents: &Contents, stamp: &Stamp) 
         .truncate(true)
         .open(path)?;
     file.set_len(layout.disk_bytes)?;
-    write_mbr(&mut file, layout)?;
+    write_mbr(
+        &mut file,
+        layout,
+        layout::disk_signature(&stamp.board, layout),
+    )?;
     for blob in &contents.raw_blobs {
         file.seek(SeekFrom::Start(blob.offset))?;
         file.write_all(&blob.data)?;
@@ -50,9 +54,11 @@ pub fn render(path: &Path, layout: &Layout, contents: &Contents, stamp: &Stamp) 
     Ok(())
 }
 
-fn write_mbr(file: &mut std::fs::File, layout: &Layout) -> Result<()> {
-    // A fixed disk signature keeps images reproducible.
-    let mut mbr = mbrman::MBR::new_from(file, layout::SECTOR as u32, *b"bbt1")?;
+/// Writes the MBR with `signature` at bytes 440..444 (little-endian, as `fdisk` prints
+/// it): the board's own, from [`layout::disk_signature`], by which PID 1 finds the card
+/// whatever the kernel names it.
+fn write_mbr(file: &mut std::fs::File, layout: &Layout, signature: u32) -> Result<()> {
+    let mut mbr = mbrman::MBR::new_from(file, layout::SECTOR as u32, signature.to_le_bytes())?;
     mbr.align = layout::ALIGN;
     let entry = |boot: bool, sys: u8, start: u32, sectors: u32| mbrman::MBRPartitionEntry {
         boot: if boot {

@@ -214,6 +214,13 @@ fn render_is_reproducible_and_ids_follow_the_stamp() {
     let (b, _) = render_small(dir.path(), "b.img", &stamp);
     let (a, b) = (std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
     assert!(a == b, "the same stamp gave two different images");
+    // The MBR carries the board's own disk signature (PID 1 finds the card by it).
+    let signature = layout::disk_signature("rpi-zero-w", &l);
+    assert_eq!(
+        benchboot_plan::boot_disk::mbr_signature(&a[..512]),
+        Some(signature)
+    );
+    assert_ne!(&a[440..444], b"bbt1");
 
     // The ids are the stamp's: FAT volume id (BPB, FAT32 at 0x43, FAT16 at 0x27),
     // ext UUID and hash seed (superblock at 1024: 0x68 and 0xEC), ext creation and

@@ -23,6 +23,7 @@ fn image() -> ImageFacts {
         board: "rpi-zero-w".into(),
         card,
         boot_disk: "mmcblk0".into(),
+        disk_signature: 0x1a2b_3c4d,
         buses: vec![Bus::Usb],
         ethernet: None,
         usb_ethernet: None,
@@ -555,4 +556,14 @@ fn the_card_check_runs_only_when_enabled_and_refuses_a_bad_resolution() {
             .map(|s| s.step)
             .collect();
     assert!(steps.contains(&"card-check".to_owned()), "{steps:?}");
+}
+
+#[test]
+fn image_facts_before_disk_signatures_read_as_none_recorded() {
+    let mut v = serde_json::to_value(image()).unwrap();
+    assert_eq!(v["disk_signature"], 0x1a2b_3c4d);
+    v.as_object_mut().unwrap().remove("disk_signature");
+    let old: ImageFacts = serde_json::from_value(v).unwrap();
+    assert_eq!(old.disk_signature, 0);
+    assert_eq!(old.boot_disk, "mmcblk0");
 }
