@@ -18,6 +18,9 @@
 //! Whole disks are found by bus (`BUS=usb|sata|virtio`, [`bus_of_sysfs_path`]: the
 //! bus device on the way from `/sys/devices` to the disk).
 //!
+//! The boot card is found by the MBR disk signature its image wrote
+//! ([`wait_for_signature`], benchboot_plan::boot_disk), never by a kernel name.
+//!
 //! [`find`], [`locate`] and [`wait_for`] are the thin edge: they walk
 //! `/sys/class/block` (kernel name → `/dev/<DEVNAME>`) and read the head of each device.
 
@@ -26,6 +29,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use benchboot_plan::boot_disk::{choose_boot_disk, mbr_signature, BootDiskError, SeenDisk};
 use benchboot_plan::{Bus, DeviceRef};
 
 /// How much of each device is read: every superblock and the usual GPT entry array (at
@@ -424,6 +428,57 @@ pub fn wait_for(
             return Err(format!("{what} (waited {} ms)", wait.as_millis()));
         }
         std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Every whole disk under `sys_class_block` (entries with a non-zero `size` and no
+/// `partition` file) with the MBR disk signature of its sector 0, read from its node
+/// under `dev` ([`benchboot_plan::boot_disk::mbr_signature`]), in kernel-name order.
+pub fn whole_disk_signatures(sys_class_block: &Path, dev: &Path) -> Vec<SeenDisk> {
+    let mut disks: Vec<SeenDisk> = block_devices(sys_class_block)
+        .into_iter()
+        .filter(|s| !s.join("partition").exists())
+        .map(|sys| {
+            let path = dev_path(&sys, dev);
+            let mut sector0 = Vec::with_capacity(512);
+            let signature = File::open(&path)
+                .and_then(|f| f.take(512).read_to_end(&mut sector0))
+                .map(|_| mbr_signature(&sector0))
+                .map_err(|e| e.to_string());
+            SeenDisk {
+                name: sys
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                signature,
+            }
+        })
+        .collect();
+    disks.sort_by(|a, b| kernel_order(&a.name, &b.name));
+    disks
+}
+
+/// The whole disk carrying `signature` ([`choose_boot_disk`]), looked for again every
+/// 100 ms until `wait` has passed: the card may come up after the modules that drive
+/// its host (sdhci-iproc and its regulators on a Pi 4) have loaded.
+///
+/// # Errors
+/// No signature recorded, two disks carrying it (at once: waiting would not help), or
+/// none by the end of `wait` (what was seen then).
+pub fn wait_for_signature(
+    sys_class_block: &Path,
+    dev: &Path,
+    signature: u32,
+    wait: Duration,
+) -> Result<String, BootDiskError> {
+    let until = Instant::now() + wait;
+    loop {
+        match choose_boot_disk(signature, &whole_disk_signatures(sys_class_block, dev)) {
+            Err(BootDiskError::NotFound { .. }) if Instant::now() < until => {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            other => return other,
+        }
     }
 }
 

@@ -11,18 +11,33 @@
 //! - cpufreq (`/sys/devices/system/cpu/cpu0/cpufreq`): `cpuinfo_cur_freq` (the
 //!   driver's answer: on Debian's Pi kernels raspberrypi-cpufreq + cpufreq-dt, i.e. the
 //!   rate the firmware set) else `scaling_cur_freq`, kHz; `scaling_governor`;
-//! - the first thermal zone (`/sys/class/thermal/thermal_zone0/temp`, millidegrees C;
+//!   `cpuinfo_max_freq`, kHz (what a capped clock falls short of);
+//! - the SoC's thermal zone (`/sys/class/thermal/thermal_zone*/temp`, millidegrees C,
+//!   the CPU/SoC zone by `type` first: [`benchboot_results::health::sysfs::soc_zone`];
 //!   bcm2835_thermal / bcm2711_thermal on the Pis), else the mailbox;
 //! - Linux raspberrypi-hwmon (`/sys/class/hwmon/*` named `rpi_volt`,
 //!   `in0_lcrit_alarm`, Documentation/hwmon/raspberrypi-hwmon.rst): the under-voltage
 //!   alarm. That driver resets the firmware's sticky bits every 2 s, so with it loaded
-//!   the "has occurred" flags cover only the last 2 s.
+//!   the "has occurred" flags cover only the last 2 s. It is built only in Debian's rpi
+//!   flavour; where neither it nor vcio answers, the reason names the kernel
+//!   ([`benchboot_results::health::facts::under_voltage_unknown`]).
+//!
+//! Each snapshot updates the run's per-fact summary ([`RunResults::health_facts`]:
+//! real and from where, or unknown and why); under-voltage seen during a step is a
+//! warning event ([`UNDER_VOLTAGE_STEP`]), once per run.
 //!
 //! Every reader returns a `Result`; nothing here panics (PID 1 runs it).
 
 use std::path::{Path, PathBuf};
 
-use benchboot_results::{Health, HealthScope, Reading, RunResults, StepHealth, Throttled};
+use benchboot_results::health::facts::{printable, under_voltage_unknown};
+use benchboot_results::health::health_facts;
+use benchboot_results::health::sysfs::{
+    parse_alarm, parse_number, soc_zone, ThermalZone, RPI_HWMON_ALARM, RPI_HWMON_NAME,
+};
+use benchboot_results::{
+    Condition, Health, HealthScope, Reading, RunResults, Severity, StepHealth, Throttled,
+};
 
 use crate::console::say;
 use crate::mailbox::{self, Property, CLOCK_ARM, CLOCK_CORE};
@@ -85,9 +100,7 @@ fn read_trimmed(path: &Path) -> Result<String, String> {
 }
 
 fn read_number<T: std::str::FromStr>(path: &Path) -> Result<T, String> {
-    let text = read_trimmed(path)?;
-    text.parse()
-        .map_err(|_| format!("{}: not a number: {text:?}", path.display()))
+    parse_number(&read_trimmed(path)?).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// CPU 0's current frequency, kHz, and its file (the memory engine's reader:
@@ -108,31 +121,52 @@ pub fn governor(sys: &Path) -> Result<(String, String), String> {
     read_trimmed(&f).map(|g| (g, f.display().to_string()))
 }
 
-/// The first thermal zone's temperature, millidegrees C (sysfs-api: `temp` is in
-/// millidegrees Celsius), with the zone's `type` in the source.
+/// CPU 0's highest frequency (`cpuinfo_max_freq`), kHz, and its file.
 ///
 /// # Errors
-/// No thermal zone, or `temp` does not read as a number (some sensors answer EAGAIN
-/// or ENODATA before their first conversion).
+/// No cpufreq, or the file does not read as a number.
+pub fn cpufreq_max_khz(sys: &Path) -> Result<(u64, String), String> {
+    let f = benchboot_memory::cpu::cpufreq_dir(sys, 0)?.join("cpuinfo_max_freq");
+    read_number(&f).map(|v| (v, f.display().to_string()))
+}
+
+/// The SoC's temperature, millidegrees C (sysfs-api: `temp` is in millidegrees
+/// Celsius), from the zone [`soc_zone`] picks among every `thermal_zone*`, with the
+/// zone's `type` in the source.
+///
+/// # Errors
+/// No thermal zone, or none whose `temp` reads as a number (some sensors answer
+/// EAGAIN or ENODATA before their first conversion).
 pub fn thermal_millicelsius(sys: &Path) -> Result<(i64, String), String> {
-    let zone = sys.join("class/thermal/thermal_zone0");
-    if !zone.is_dir() {
-        return Err(format!(
-            "{} absent: no thermal sensor driver bound",
-            zone.display()
-        ));
-    }
-    let f = zone.join("temp");
-    let value = read_number::<i64>(&f)?;
-    let source = match read_trimmed(&zone.join("type")) {
-        Ok(t) if !t.is_empty() => format!("{} ({t})", f.display()),
-        _ => f.display().to_string(),
+    let class = sys.join("class/thermal");
+    let zones: Vec<ThermalZone> = std::fs::read_dir(&class)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let zone = e.file_name().to_string_lossy().into_owned();
+            zone.starts_with("thermal_zone").then(|| {
+                let dir = e.path();
+                ThermalZone {
+                    kind: read_trimmed(&dir.join("type")).unwrap_or_default(),
+                    temp: read_number(&dir.join("temp")),
+                    zone,
+                }
+            })
+        })
+        .collect();
+    let z = soc_zone(&zones).map_err(|e| format!("{}: {e}", class.display()))?;
+    let f = class.join(&z.zone).join("temp");
+    let source = if z.kind.is_empty() {
+        f.display().to_string()
+    } else {
+        format!("{} ({})", f.display(), printable(&z.kind))
     };
-    Ok((value, source))
+    Ok((z.temp.clone()?, source))
 }
 
 /// raspberrypi-hwmon's under-voltage alarm: `in0_lcrit_alarm` of the hwmon device
-/// named `rpi_volt`.
+/// named `rpi_volt` (drivers/hwmon/raspberrypi-hwmon.c).
 ///
 /// # Errors
 /// No such hwmon device, or the alarm does not read as 0/1.
@@ -145,20 +179,26 @@ pub fn under_voltage_alarm(sys: &Path) -> Result<(bool, String), String> {
     entries.sort();
     let dev = entries
         .into_iter()
-        .find(|d| read_trimmed(&d.join("name")).is_ok_and(|n| n == "rpi_volt"))
+        .find(|d| read_trimmed(&d.join("name")).is_ok_and(|n| n == RPI_HWMON_NAME))
         .ok_or_else(|| {
             format!(
-                "no hwmon device named rpi_volt in {} (raspberrypi-hwmon not loaded, or not \
-                 a Raspberry Pi)",
+                "no hwmon device named {RPI_HWMON_NAME} in {} (raspberrypi-hwmon not loaded, \
+                 or not a Raspberry Pi)",
                 class.display()
             )
         })?;
-    let f = dev.join("in0_lcrit_alarm");
-    match read_number::<u8>(&f)? {
-        0 => Ok((false, f.display().to_string())),
-        1 => Ok((true, f.display().to_string())),
-        other => Err(format!("{}: unexpected value {other}", f.display())),
-    }
+    let f = dev.join(RPI_HWMON_ALARM);
+    let text = read_trimmed(&f)?;
+    parse_alarm(&text)
+        .map(|a| (a, f.display().to_string()))
+        .map_err(|e| format!("{}: {e}", f.display()))
+}
+
+/// The device tree root's `compatible` strings (NUL-separated), if sysfs has them.
+fn compatible(sys: &Path) -> Option<String> {
+    std::fs::read(sys.join("firmware/devicetree/base/compatible"))
+        .ok()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
 }
 
 fn reading<T>(r: Result<(T, String), String>) -> Reading<T> {
@@ -172,8 +212,9 @@ fn from_mailbox(mb: &mut dyn Mailbox, p: Property) -> Result<(u32, String), Stri
     property(mb, p).map(|v| (v, p.source()))
 }
 
-/// One snapshot from sysfs under `sys` and the firmware behind `mb`, stamped `at_ns`.
-pub fn snapshot(sys: &Path, mb: &mut dyn Mailbox, at_ns: u64) -> Health {
+/// One snapshot from sysfs under `sys` and the firmware behind `mb`, stamped `at_ns`;
+/// `release` (`uname -r`) goes into the reason when under-voltage has no source.
+pub fn snapshot(sys: &Path, mb: &mut dyn Mailbox, at_ns: u64, release: &str) -> Health {
     let mut clock = |id| reading(from_mailbox(mb, id).map(|(hz, s)| (u64::from(hz), s)));
     let arm_measured_hz = clock(Property::ClockRateMeasured(CLOCK_ARM));
     let arm_set_hz = clock(Property::ClockRate(CLOCK_ARM));
@@ -187,16 +228,24 @@ pub fn snapshot(sys: &Path, mb: &mut dyn Mailbox, at_ns: u64) -> Health {
     };
     let throttled =
         reading(from_mailbox(mb, Property::Throttled).map(|(w, s)| (Throttled::from_raw(w), s)));
+    let under_voltage_alarm = match (under_voltage_alarm(sys), &throttled) {
+        (Ok((v, s)), _) => Reading::ok(v, s),
+        (Err(hwmon), Reading::Unavailable { reason: vcio }) => Reading::unavailable(
+            under_voltage_unknown(release, compatible(sys).as_deref(), &hwmon, vcio),
+        ),
+        (Err(hwmon), Reading::Ok { .. }) => Reading::unavailable(hwmon),
+    };
     Health {
         at_ns,
         arm_measured_hz,
         arm_set_hz,
         core_measured_hz,
         cpufreq_khz: reading(cpufreq_khz(sys)),
+        cpufreq_max_khz: reading(cpufreq_max_khz(sys)),
         governor: reading(governor(sys)),
         temperature_millicelsius,
         throttled,
-        under_voltage_alarm: reading(under_voltage_alarm(sys)),
+        under_voltage_alarm,
     }
 }
 
@@ -209,9 +258,54 @@ pub struct Snapshot {
     pub interrupts: Result<interrupts::Counts, String>,
 }
 
+/// `uname -r` of the running kernel (`/proc/sys/kernel/osrelease`), empty when
+/// unreadable.
+fn kernel_release() -> String {
+    read_trimmed(Path::new("/proc/sys/kernel/osrelease")).unwrap_or_default()
+}
+
 /// A snapshot of this board now (`/sys`, `/dev/vcio`, CLOCK_BOOTTIME).
 pub fn take_health() -> Health {
-    snapshot(Path::new(SYS), &mut Vcio::default(), sys::boottime_ns())
+    snapshot(
+        Path::new(SYS),
+        &mut Vcio::default(),
+        sys::boottime_ns(),
+        &kernel_release(),
+    )
+}
+
+/// The event step of under-voltage seen during a step (one per run).
+pub const UNDER_VOLTAGE_STEP: &str = "health.under-voltage";
+
+/// The warning for under-voltage seen during `step`, flagged by `source`.
+pub fn under_voltage_warning(step: &str, source: &str) -> String {
+    format!(
+        "under-voltage during {step} ({source}): the supply sagged and the firmware may \
+         have slowed the CPU; figures measured while it was flagged are marked. Use a supply \
+         rated for the board (a Pi 4 B: 5.1 V, 3 A; a computer's USB port gives 0.5-0.9 A)"
+    )
+}
+
+/// The source that flagged under-voltage in `h`: the firmware's word, else the hwmon
+/// alarm.
+fn under_voltage_source(h: &StepHealth) -> String {
+    [&h.before, &h.after]
+        .into_iter()
+        .find_map(|s| {
+            s.throttled
+                .value()
+                .filter(|t| {
+                    t.is_now(Condition::UnderVoltage) || t.has_occurred(Condition::UnderVoltage)
+                })
+                .and(s.throttled.source())
+                .or(s
+                    .under_voltage_alarm
+                    .value()
+                    .filter(|a| **a)
+                    .and(s.under_voltage_alarm.source()))
+        })
+        .unwrap_or("firmware flags")
+        .to_owned()
 }
 
 /// Before a step: health first, the interrupt counts last (closest to the step).
@@ -253,8 +347,16 @@ pub fn record(
             .value()
             .map_or(String::new(), |t| format!(" (firmware flags {:#x})", t.raw));
         say(&format!("health {step}: {}{raw}", names.join(", ")));
+        if during.contains(&Condition::UnderVoltage)
+            && !results.events.iter().any(|e| e.step == UNDER_VOLTAGE_STEP)
+        {
+            let message = under_voltage_warning(step, &under_voltage_source(&h));
+            say(&message);
+            results.event(UNDER_VOLTAGE_STEP, Severity::Warning, message);
+        }
     }
     results.health.push(h);
+    results.health_facts = health_facts(results.health.iter().flat_map(|h| [&h.before, &h.after]));
 }
 
 /// Runs `work` between two snapshots of this board and records them for `step`.
@@ -394,7 +496,7 @@ mod tests {
             arm_measured: 699_999_000,
             calls: Vec::new(),
         };
-        let h = snapshot(root.path(), &mut fw, 42);
+        let h = snapshot(root.path(), &mut fw, 42, "6.1.0-50-rpi");
         assert_eq!(h.at_ns, 42);
         assert_eq!(
             h.arm_measured_hz,
@@ -421,7 +523,7 @@ mod tests {
     #[test]
     fn snapshot_without_anything_records_unavailable_with_reasons() {
         let root = tempfile::tempdir().unwrap();
-        let h = snapshot(root.path(), &mut NoDevice, 7);
+        let h = snapshot(root.path(), &mut NoDevice, 7, "6.1.0-50-arm64");
         for (name, r) in [
             ("arm_measured_hz", &h.arm_measured_hz),
             ("arm_set_hz", &h.arm_set_hz),
@@ -434,7 +536,7 @@ mod tests {
             panic!("{:?}", h.temperature_millicelsius)
         };
         assert!(
-            reason.contains("thermal_zone0") && reason.contains("/dev/vcio"),
+            reason.contains("no thermal zone") && reason.contains("/dev/vcio"),
             "{reason}"
         );
         let Reading::Unavailable { reason } = &h.throttled else {
@@ -453,7 +555,7 @@ mod tests {
             arm_measured: 1,
             calls: Vec::new(),
         };
-        let h = snapshot(root.path(), &mut fw, 0);
+        let h = snapshot(root.path(), &mut fw, 0, "6.1.0-50-rpi");
         assert_eq!(
             h.temperature_millicelsius,
             Reading::ok(51_540, "mailbox:GET_TEMPERATURE")
@@ -462,6 +564,137 @@ mod tests {
         // A firmware that ignores a tag: unavailable, saying so.
         let err = property(&mut fw, Property::ClockRate(CLOCK_CORE)).unwrap_err();
         assert!(err.contains("did not answer"), "{err}");
+    }
+
+    /// A fake sysfs as Debian's arm64 kernel shows a Pi 4 B: cpufreq (raspberrypi-cpufreq
+    /// and cpufreq-dt), bcm2711_thermal's zone, the device tree's compatible; no
+    /// raspberrypi-hwmon (not built in arm64), no vcio.
+    fn debian_arm64_pi4(root: &Path) {
+        let cpufreq = "devices/system/cpu/cpu0/cpufreq";
+        write(root, &format!("{cpufreq}/scaling_cur_freq"), "600000\n");
+        write(root, &format!("{cpufreq}/cpuinfo_max_freq"), "1500000\n");
+        write(root, &format!("{cpufreq}/scaling_governor"), "ondemand\n");
+        write(root, "class/thermal/thermal_zone0/temp", "44790\n");
+        write(root, "class/thermal/thermal_zone0/type", "cpu-thermal\n");
+        write(root, "class/hwmon/hwmon0/name", "cpu_thermal\n");
+        write(
+            root,
+            "firmware/devicetree/base/compatible",
+            "raspberrypi,4-model-b\0brcm,bcm2711\0",
+        );
+    }
+
+    #[test]
+    fn debians_arm64_kernel_on_a_pi_4_says_which_facts_are_real() {
+        let root = tempfile::tempdir().unwrap();
+        debian_arm64_pi4(root.path());
+        let h = snapshot(root.path(), &mut NoDevice, 1, "6.1.0-50-arm64");
+        assert_eq!(h.cpufreq_khz.value(), Some(&600_000));
+        assert_eq!(h.cpufreq_max_khz.value(), Some(&1_500_000));
+        assert!(h
+            .cpufreq_max_khz
+            .source()
+            .unwrap()
+            .ends_with("cpuinfo_max_freq"));
+        assert_eq!(h.temperature_millicelsius.value(), Some(&44_790));
+        assert_eq!(
+            h.under_voltage_alarm,
+            Reading::unavailable(
+                "this kernel (6.1.0-50-arm64) has no raspberrypi-hwmon \
+                 (CONFIG_SENSORS_RASPBERRYPI_HWMON is not set in Debian's arm64 flavour) and \
+                 no /dev/vcio (a Raspberry Pi downstream driver)"
+            )
+        );
+        let mut results = RunResults::new(
+            "t".into(),
+            benchboot_plan::Plan::example(),
+            benchboot_results::SystemInfo::default(),
+        );
+        let snap = |health: Health| Snapshot {
+            health,
+            interrupts: Err("n/a".into()),
+        };
+        let scope = HealthScope::Memory;
+        record(&mut results, "memory", scope, snap(h.clone()), snap(h));
+        let lines: Vec<String> = results.health_facts.iter().map(|f| f.line()).collect();
+        assert!(lines[0].starts_with("under-voltage: unknown: this kernel (6.1.0-50-arm64)"));
+        assert!(
+            lines.iter().any(|l| l.starts_with("temperature: real (")),
+            "{lines:?}"
+        );
+        assert!(results.events.is_empty(), "nothing seen, nothing warned");
+    }
+
+    #[test]
+    fn the_soc_zone_is_read_among_several() {
+        let root = tempfile::tempdir().unwrap();
+        let sys = root.path();
+        write(sys, "class/thermal/thermal_zone0/temp", "30000\n");
+        write(sys, "class/thermal/thermal_zone0/type", "axp20x-thermal\n");
+        write(sys, "class/thermal/thermal_zone1/temp", "41200\n");
+        write(sys, "class/thermal/thermal_zone1/type", "cpu-thermal\n");
+        let (mc, src) = thermal_millicelsius(sys).unwrap();
+        assert_eq!(mc, 41_200);
+        assert!(src.ends_with("thermal_zone1/temp (cpu-thermal)"), "{src}");
+    }
+
+    #[test]
+    fn under_voltage_from_raspberrypi_hwmon_is_a_warning_once() {
+        let mut results = RunResults::new(
+            "t".into(),
+            benchboot_plan::Plan::example(),
+            benchboot_results::SystemInfo::default(),
+        );
+        let alarm = |on: bool| Snapshot {
+            health: Health {
+                under_voltage_alarm: Reading::ok(on, "/sys/class/hwmon/hwmon1/in0_lcrit_alarm"),
+                ..Health::default()
+            },
+            interrupts: Err("n/a".into()),
+        };
+        let scope = || HealthScope::Verify {
+            target: "ext4".into(),
+        };
+        record(
+            &mut results,
+            "verify.ext4",
+            scope(),
+            alarm(false),
+            alarm(false),
+        );
+        assert!(results.events.is_empty());
+        record(
+            &mut results,
+            "verify.ext4",
+            scope(),
+            alarm(false),
+            alarm(true),
+        );
+        record(
+            &mut results,
+            "verify.vfat",
+            scope(),
+            alarm(true),
+            alarm(true),
+        );
+        let warned: Vec<&benchboot_results::Event> = results
+            .events
+            .iter()
+            .filter(|e| e.step == UNDER_VOLTAGE_STEP)
+            .collect();
+        assert_eq!(warned.len(), 1, "once per run");
+        assert_eq!(warned[0].severity, Severity::Warning);
+        assert!(
+            warned[0].message.starts_with(
+                "under-voltage during verify.ext4 (/sys/class/hwmon/hwmon1/in0_lcrit_alarm)"
+            ),
+            "{}",
+            warned[0].message
+        );
+        assert_eq!(
+            results.health_facts[0].line(),
+            "under-voltage: real (/sys/class/hwmon/hwmon1/in0_lcrit_alarm)"
+        );
     }
 
     #[test]

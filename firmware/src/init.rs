@@ -81,13 +81,16 @@ pub fn run() -> ! {
     // After the modules: the watchdog's driver may be one of them.
     results.system.watchdog_timeout_s = watchdog::start(&plan.supervision);
     results.system.modules = device::modules(Path::new(device::PROC));
-    let results_ok = mount_results(&plan, &mut results);
+    // The card by its image's disk signature, not by the kernel's name for it.
+    crate::boot_card::find(&plan, &mut results);
+    let results_ok = mount_results(&crate::boot_card::moved(&plan, &results), &mut results);
     defmt::info!("results partition mounted: {=bool}", results_ok);
     if results_ok {
         keep_previous_run(&plan, &mut results);
     }
     let results_dir = results_ok.then_some(Path::new(RESULTS_MNT));
     let plan = crate::card_plan::take_card_plan(plan, results_dir, &mut results);
+    let plan = crate::boot_card::on_boot_card(plan, &mut results);
     let refused = results.plan_error.is_some();
     take_census("before-storage", &mut results);
     persist(&plan, &mut results, results_ok);

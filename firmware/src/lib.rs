@@ -12,6 +12,7 @@
 #![deny(unsafe_code)]
 
 pub mod blkid;
+pub mod boot_card;
 pub mod card_check;
 pub mod card_plan;
 pub mod census;

@@ -68,6 +68,10 @@ pub struct Context {
     pub temperature_min_millicelsius: Option<i64>,
     /// Throttling / under-voltage flags over the run, in words (`None`: not recorded).
     pub throttled: Option<String>,
+    /// Per health fact, `real (<source>)` or `unknown: <why>`, in
+    /// [`benchboot_results::health::HealthFact::ALL`] order (empty: no health recorded).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub health_facts: Vec<(String, String)>,
     /// The census verdict over the run in words (`None`: no census).
     #[serde(default)]
     pub isolation: Option<String>,
@@ -177,6 +181,7 @@ pub fn context(r: &RunResults) -> Context {
         temperature_millicelsius: temps.iter().copied().max(),
         temperature_min_millicelsius: temps.iter().copied().min(),
         throttled: health::throttle_summary(&r.health),
+        health_facts: health::fact_rows(r),
         isolation,
         interrupts,
         interrupts_unavailable,

@@ -154,6 +154,12 @@ pub fn check(board: &Board, lock: &Lock) -> Result<Vec<String>> {
         Err(_) => Vec::new(), // radio::check above named it
     };
     if let Some(report) = crate::drivers::check_board(board, &kernel_root, &firmware)? {
+        // Why each module of a chain is there: the node it serves and how it was reached.
+        for line in report.lines() {
+            if line.contains(": module ") {
+                eprintln!("boards:   chain: {line}");
+            }
+        }
         problems.extend(report.problems);
     }
     Ok(problems)

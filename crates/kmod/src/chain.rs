@@ -352,11 +352,21 @@ pub fn serve(
 /// The compatibles of a kernel image's built-in `of_device_id` tables: each entry is
 /// `char name[32]; char type[32]; char compatible[128]; const void *data`
 /// (include/linux/mod_devicetable.h), so a built-in driver's compatible sits in the
-/// decompressed image as a printable string padded with NULs to 128 bytes. A string
-/// that happens to be followed by as many NULs counts too: this finds every built-in
-/// match and may over-report, never under-report (callers also check the config).
+/// decompressed image as a printable string padded with NULs to 128 bytes, after two
+/// 32-byte fields that are each empty or a NUL-terminated string. That second test
+/// keeps out the other 128-byte compatible fields of the image, the earlycon table's
+/// (`struct earlycon_id { char name[15]; char name_term; char compatible[128]; ... }`,
+/// include/linux/serial_core.h: e.g. `ns16550a` in a kernel whose 8250_of is a module).
 pub fn builtin_compatibles(image: &[u8]) -> BTreeSet<String> {
     const FIELD: usize = 128;
+    const NAME: usize = 32;
+    // Empty, or printable bytes then NULs to the end of the field.
+    let field_ok = |f: &[u8]| {
+        let end = f.iter().position(|&b| b == 0).unwrap_or(f.len());
+        end < f.len()
+            && f[..end].iter().all(|b| (0x20..0x7f).contains(b))
+            && f[end..].iter().all(|&b| b == 0)
+    };
     let mut out = BTreeSet::new();
     let mut i = 0;
     while i < image.len() {
@@ -365,12 +375,15 @@ pub fn builtin_compatibles(image: &[u8]) -> BTreeSet<String> {
             i += 1;
         }
         let len = i - start;
-        let preceded = start == 0 || image[start - 1] == 0;
-        if len >= 2 && len < FIELD && preceded && start + FIELD <= image.len() {
-            if image[i..start + FIELD].iter().all(|&b| b == 0) {
-                if let Ok(s) = std::str::from_utf8(&image[start..i]) {
-                    out.insert(s.to_owned());
-                }
+        if (2..FIELD).contains(&len)
+            && start >= 2 * NAME
+            && start + FIELD <= image.len()
+            && image[i..start + FIELD].iter().all(|&b| b == 0)
+            && field_ok(&image[start - 2 * NAME..start - NAME])
+            && field_ok(&image[start - NAME..start])
+        {
+            if let Ok(s) = std::str::from_utf8(&image[start..i]) {
+                out.insert(s.to_owned());
             }
         }
         i += 1;
@@ -651,10 +664,37 @@ mod tests {
         entry.extend(compat);
         entry.extend([1, 2, 3, 4, 5, 6, 7, 8]);
         img.extend(&entry);
+        // An entry with a type (`{ .type = "serial", .compatible = "ns16550" }`).
+        let mut typed = vec![0u8; 32];
+        typed.extend(b"serial");
+        typed.resize(64, 0);
+        let mut compat = b"ns16550".to_vec();
+        compat.resize(128, 0);
+        typed.extend(compat);
+        typed.extend([9; 8]);
+        img.extend(&typed);
+        // An earlycon_id after another's `setup` pointer: name[15] + name_term, then a
+        // 128-byte compatible: not a driver.
+        img.extend([0x10, 0x32, 0x54, 0x76, 0x98, 0xba, 0xdc, 0xfe]);
+        img.extend([0x10, 0x32, 0x54, 0x76, 0x98, 0xba, 0xdc, 0xfe]);
+        let mut early = [0x10u8, 0x32, 0x54, 0x76, 0x98, 0xba, 0xdc, 0xfe].to_vec();
+        early.extend([0u8; 8]);
+        let mut name = b"uart".to_vec();
+        name.resize(16, 0);
+        early.extend(name);
+        let mut compat = b"ns16550a".to_vec();
+        compat.resize(128, 0);
+        early.extend(compat);
+        img.extend(&early);
         img.extend(b"\0regulator-fixed\0notpadded");
         img.extend(vec![0x55; 200]);
         let found = builtin_compatibles(&img);
         assert!(found.contains("ti,omap3-uart"));
+        assert!(found.contains("ns16550"));
+        assert!(
+            !found.contains("ns16550a"),
+            "an earlycon entry is no driver"
+        );
         assert!(!found.contains("regulator-fixed"));
     }
 }

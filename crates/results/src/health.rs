@@ -31,6 +31,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::RandomOp;
 
+pub mod facts;
+pub mod sysfs;
+
+pub use facts::{health_facts, FactState, FactStatus, HealthFact};
+
 /// One value and its source, or why there is none.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "lowercase")]
@@ -221,6 +226,11 @@ pub struct Health {
     /// driver) where present, else `scaling_cur_freq`. On Raspberry Pis it can show
     /// the unthrottled clock; `arm_measured_hz` tells the truth.
     pub cpufreq_khz: Reading<u64>,
+    /// cpufreq's highest frequency of CPU 0 (`cpuinfo_max_freq`), kHz: what the
+    /// current one falls short of when the board is capped (schema 1.11; "not
+    /// recorded" before).
+    #[serde(default)]
+    pub cpufreq_max_khz: Reading<u64>,
     /// cpufreq governor of CPU 0 in effect.
     pub governor: Reading<String>,
     /// SoC temperature, millidegrees Celsius (a thermal zone, else the mailbox's

@@ -29,7 +29,7 @@ pub use summary::{iops, mib_per_s, Summary};
 /// Major version: bumped on any change an old reader would misread.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: bumped when fields are added that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 10;
+pub const SCHEMA_MINOR: u32 = 11;
 
 /// Why a results document could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -132,6 +132,32 @@ pub struct RunResults {
     /// and the error says which file, line and key to fix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_error: Option<PlanFileError>,
+    /// Where PID 1 found the boot card and how (schema 1.11; `None` in older documents
+    /// and host runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boot_card: Option<BootCard>,
+    /// Per health fact, whether this board gave it (and from which source) or not (and
+    /// why), over every snapshot of the run ([`health::health_facts`]; empty in older
+    /// documents: a reader derives it from [`RunResults::health`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub health_facts: Vec<health::FactState>,
+}
+
+/// The boot card as PID 1 found it: by the MBR disk signature the image wrote
+/// (benchboot_plan::boot_disk), never by a kernel name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BootCard {
+    /// The kernel name the image's paths were built on (board file `storage.disk`,
+    /// e.g. `mmcblk0`).
+    pub nominal: String,
+    /// The whole disk carrying the image's signature (e.g. `mmcblk1`); `None`: none
+    /// did, the plan kept `nominal`.
+    pub found: Option<String>,
+    /// The signature looked for, as `fdisk` prints it (`0x1a2b3c4d`); `None`: the image
+    /// records none.
+    pub signature: Option<String>,
+    /// How it was found, or why not, in words.
+    pub how: String,
 }
 
 /// What the board said about itself (`uname`, `/proc`).
@@ -335,6 +361,9 @@ pub struct CardCheck {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// Worth knowing, nothing failed (e.g. the boot card found under another name than
+    /// the image was built for).
+    Info,
     Warning,
     Error,
 }
@@ -417,6 +446,8 @@ impl RunResults {
             events: Vec::new(),
             complete: false,
             plan_error: None,
+            boot_card: None,
+            health_facts: Vec::new(),
         }
     }
 

@@ -593,3 +593,53 @@ fn the_disk_holding_a_partition() {
     assert_eq!(disk_of(&none, "sda12"), "sda");
     assert_eq!(disk_of(&none, "sda"), "sda");
 }
+
+/// Writes an MBR with disk signature `sig` (bytes 440..444) and the 55 AA mark into the
+/// fake device node `dev/<name>`.
+fn write_signature(dev: &Path, name: &str, sig: u32) {
+    let mut sector0 = vec![0u8; 4096];
+    sector0[440..444].copy_from_slice(&sig.to_le_bytes());
+    sector0[510] = 0x55;
+    sector0[511] = 0xaa;
+    std::fs::write(dev.join(name), sector0).unwrap();
+}
+
+#[test]
+fn the_boot_card_is_found_by_its_signature_not_its_name() {
+    let root = tempfile::tempdir().unwrap();
+    let (sys, dev) = bus_system(root.path());
+    // A Pi 4 whose card came up as mmcblk1: add it, with the image's signature.
+    sysfs_disk(
+        root.path(),
+        "platform/emmc2bus/fe340000.mmc/mmc_host/mmc1/mmc1:aaaa",
+        "mmcblk1",
+        2,
+    );
+    write_signature(&dev, "mmcblk1", 0xdead_beef);
+    write_signature(&dev, "sda", 0x0bad_cafe);
+    let seen = whole_disk_signatures(&sys, &dev);
+    let names: Vec<&str> = seen.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["sda", "sdb", "vda", "vdb", "vdc", "mmcblk0", "mmcblk1"]
+    );
+    assert_eq!(seen[0].signature, Ok(Some(0x0bad_cafe)));
+    assert_eq!(seen[1].signature, Ok(None), "zeros: no MBR");
+    assert_eq!(
+        wait_for_signature(&sys, &dev, 0xdead_beef, Duration::ZERO),
+        Ok("mmcblk1".to_owned())
+    );
+    // A USB stick flashed with the same image: refused at once, naming both.
+    write_signature(&dev, "sda", 0xdead_beef);
+    let started = Instant::now();
+    let err = wait_for_signature(&sys, &dev, 0xdead_beef, Duration::from_secs(5)).unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "no wait on ambiguity"
+    );
+    assert!(err.to_string().contains("sda, mmcblk1"), "{err}");
+    // Nowhere: after the wait, what was seen.
+    let err = wait_for_signature(&sys, &dev, 0x1234_5678, Duration::from_millis(150)).unwrap_err();
+    assert!(matches!(err, BootDiskError::NotFound { .. }), "{err}");
+    assert!(err.to_string().contains("mmcblk1 0xdeadbeef"), "{err}");
+}

@@ -65,6 +65,13 @@ pub fn context_grid(c: &Context) -> Grid {
     ];
     let mut rows: Vec<(String, String)> =
         rows.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+    // Which health facts are real (and from where) and which unknown (and why), after
+    // the throttle summary.
+    let at = rows
+        .iter()
+        .position(|(k, _)| k == "isolation")
+        .unwrap_or(rows.len());
+    rows.splice(at..at, c.health_facts.iter().cloned());
     if c.interrupts.is_empty() {
         rows.push((
             "interrupts".into(),

@@ -1,7 +1,9 @@
 //! The context's board health: every snapshot of the run, how a report names each
 //! condition, and the throttle / under-voltage state over the run in words.
 
-use benchboot_results::{Condition, Health, Reading, StepHealth};
+use benchboot_results::health::facts::printable;
+use benchboot_results::health::{health_facts, FactState, FactStatus};
+use benchboot_results::{Condition, Health, Reading, RunResults, StepHealth};
 
 /// Every health snapshot of the run, in order (before, after of each step).
 pub(super) fn snapshots(health: &[StepHealth]) -> impl Iterator<Item = &Health> {
@@ -74,4 +76,31 @@ pub(super) fn throttle_summary(health: &[StepHealth]) -> Option<String> {
         parts.push("under-voltage alarm only (raspberrypi-hwmon)".into());
     }
     Some(parts.join("; "))
+}
+
+/// Which health facts the run gave and which it did not: the document's own summary
+/// (PID 1 writes it), else derived from its snapshots (documents before 1.11).
+pub fn facts(r: &RunResults) -> Vec<FactState> {
+    if !r.health_facts.is_empty() {
+        return r.health_facts.clone();
+    }
+    if r.health.is_empty() {
+        return Vec::new();
+    }
+    health_facts(snapshots(&r.health))
+}
+
+/// [`facts`] as context rows: (`health: <fact>`, `real (<source>)` or
+/// `unknown: <why>`).
+pub(super) fn fact_rows(r: &RunResults) -> Vec<(String, String)> {
+    facts(r)
+        .into_iter()
+        .map(|f| {
+            let value = match f.status {
+                FactStatus::Real { source } => format!("real ({})", printable(&source)),
+                FactStatus::Unknown { why } => format!("unknown: {}", printable(&why)),
+            };
+            (format!("health: {}", f.fact.label()), value)
+        })
+        .collect()
 }

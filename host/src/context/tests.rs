@@ -320,3 +320,64 @@ fn run_length_is_from_pid_1_start_on_a_board_and_says_host_run_on_the_host() {
         .unwrap()
         .contains("\"host_run\":true"));
 }
+
+/// A Pi 4 on Debian's arm64 kernel: no vcio, no raspberrypi-hwmon; cpufreq and the
+/// thermal zone answer. The report says fact by fact which is real and which unknown.
+#[test]
+fn the_context_says_which_health_facts_are_real_and_which_unknown() {
+    let no_uv = "this kernel (6.1.0-50-arm64) has no raspberrypi-hwmon";
+    let snap = Health {
+        cpufreq_khz: Reading::ok(
+            1_500_000,
+            "/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq",
+        ),
+        temperature_millicelsius: Reading::ok(45_000, "/sys/class/thermal/thermal_zone0/temp"),
+        throttled: Reading::unavailable("/dev/vcio: No such file or directory"),
+        under_voltage_alarm: Reading::unavailable(no_uv),
+        ..Health::default()
+    };
+    let mut r = run(vec![StepHealth {
+        step: "memory".into(),
+        scope: HealthScope::Memory,
+        before: snap.clone(),
+        after: snap,
+        interrupts: Reading::default(),
+    }]);
+    let c = context(&r);
+    let row = |k: &str| {
+        c.health_facts
+            .iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.clone())
+    };
+    assert_eq!(
+        row("health: under-voltage").unwrap(),
+        format!("unknown: {no_uv}")
+    );
+    assert_eq!(
+        row("health: temperature").unwrap(),
+        "real (/sys/class/thermal/thermal_zone0/temp)"
+    );
+    assert_eq!(
+        row("health: throttle flags").unwrap(),
+        "unknown: /dev/vcio: No such file or directory"
+    );
+    assert_eq!(c.health_facts.len(), 7, "every fact, real or not");
+    let grid = format!("{:?}", context_grid(&c));
+    assert!(grid.contains("health: cpufreq clock"), "{grid}");
+    let w = health_warnings(&r);
+    assert!(
+        w.iter()
+            .any(|w| w.kind == "health-unknown" && w.message.contains(no_uv)),
+        "{w:?}"
+    );
+    // Control characters from a board never reach the terminal.
+    r.health_facts = benchboot_results::health::health_facts([&Health {
+        temperature_millicelsius: Reading::ok(1, "zone (\u{1b}[2J)"),
+        ..Health::default()
+    }]);
+    let c = context(&r);
+    assert!(c.health_facts.iter().all(|(_, v)| !v.contains('\u{1b}')));
+    // No health recorded (an old document): no rows.
+    assert!(context(&run(vec![])).health_facts.is_empty());
+}

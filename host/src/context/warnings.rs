@@ -82,6 +82,7 @@ pub fn warnings(r: &RunResults) -> Vec<Warning> {
         let kind = match e.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
+            Severity::Info => "note",
         };
         out.push(warn(kind, format!("{}: {}", e.step, e.message)));
     }
@@ -198,9 +199,19 @@ pub fn health_warnings(r: &RunResults) -> Vec<Warning> {
             })
             .unwrap_or_default();
         let uv = if snapshots(&r.health).any(|h| h.under_voltage_alarm.value().is_some()) {
-            "only under-voltage was watched (raspberrypi-hwmon)"
+            "only under-voltage was watched (raspberrypi-hwmon)".to_owned()
         } else {
-            "under-voltage was not watched either"
+            match super::health::facts(r)
+                .into_iter()
+                .find(|f| f.fact == benchboot_results::health::HealthFact::UnderVoltage)
+                .map(|f| f.status)
+            {
+                Some(benchboot_results::health::FactStatus::Unknown { why }) => format!(
+                    "under-voltage was not watched either ({})",
+                    benchboot_results::health::facts::printable(&why)
+                ),
+                _ => "under-voltage was not watched either".to_owned(),
+            }
         };
         out.push(warn(
             "health-unknown",
