@@ -427,6 +427,7 @@ pub fn wait_for(
             };
             return Err(format!("{what} (waited {} ms)", wait.as_millis()));
         }
+        crate::modalias::poll();
         std::thread::sleep(Duration::from_millis(100));
     }
 }

@@ -78,6 +78,8 @@ pub fn run() -> ! {
         results.event("network.lo", Severity::Warning, e.to_string());
     }
     load_modules(&plan, &mut results);
+    // Then the drivers of the devices present, by modalias (no udev does it).
+    crate::modalias::scan("boot", &mut results);
     // After the modules: the watchdog's driver may be one of them.
     results.system.watchdog_timeout_s = watchdog::start(&plan.supervision);
     results.system.modules = device::modules(Path::new(device::PROC));
@@ -142,6 +144,7 @@ pub fn run() -> ! {
     crate::wired::run_wired(&link_plan, &mut results);
     crate::wifi::run_wifi(&link_plan, &mut results);
     take_census("after-network", &mut results);
+    crate::modalias::scan("end", &mut results);
     check_modules(&mut results);
     persist(&plan, &mut results, results_ok);
     faults::pid1_faults_if_planned(&results);
@@ -320,8 +323,8 @@ fn take_census(at: &str, results: &mut RunResults) {
 }
 
 /// Reads `/proc/modules` again at the end of the run: a module that appeared after
-/// PID 1 loaded the plan's is a warning (the kernel loaded it for someone), and the
-/// document keeps the final list.
+/// PID 1 loaded the plan's, and not by modalias ([`crate::modalias`]), is a warning (the
+/// kernel loaded it for someone), and the document keeps the final list.
 fn check_modules(results: &mut RunResults) {
     let now = device::modules(Path::new(device::PROC));
     let (Some(then), Some(new)) = (results.system.modules.value(), now.value()) else {
@@ -330,6 +333,7 @@ fn check_modules(results: &mut RunResults) {
     let added: Vec<&str> = new
         .iter()
         .filter(|m| !then.iter().any(|t| t.name == m.name))
+        .filter(|m| !results.modalias.loaded.iter().any(|l| l.module == m.name))
         .map(|m| m.name.as_str())
         .collect();
     if !added.is_empty() {

@@ -30,6 +30,7 @@ pub mod link;
 pub mod log;
 pub mod mailbox;
 pub mod memory;
+pub mod modalias;
 pub mod netlink;
 pub mod network;
 pub mod radio;

@@ -291,6 +291,7 @@ pub fn run_storage(
             Err(e) => results.event("governor", Severity::Warning, e),
         }
     }
+    crate::modalias::scan("storage", results);
     let finder = Finder {
         sys_class_block: Path::new(SYS_BLOCK),
         dev: Path::new(DEV),

@@ -90,6 +90,7 @@ fn one_link(
         fail(results, w, why.clone());
         return None;
     }
+    crate::modalias::scan(&format!("network.wired.{}", w.name), results);
     let wait = Duration::from_millis(w.link_wait_ms);
     let mac = w.mac.as_deref().and_then(parse_mac);
     let mut exclude: Vec<String> = in_use.to_vec();
@@ -102,6 +103,7 @@ fn one_link(
     );
     let mut ifname = None;
     wait_until(wait, || {
+        crate::modalias::poll();
         ifname = link::find_interface(Path::new(NET_ROOT), mac.as_ref(), &w.drivers, &exclude);
         ifname.is_some()
     });

@@ -618,3 +618,44 @@ fn shared_file_errors_name_the_entry() {
 }
 
 mod wifi;
+
+#[test]
+fn hardware_roots_are_required_and_checked() {
+    let pi3 = parse_3b(&rpi_3b_text()).unwrap();
+    let hw = pi3.hardware.unwrap();
+    assert_eq!(
+        hw.roots[0],
+        ("card".to_string(), "/soc/mmc@7e202000".to_string())
+    );
+    assert!(hw
+        .roots
+        .iter()
+        .any(|(r, n)| r == "radio" && n == "/soc/mmc@7e300000"));
+    assert!(hw.roots.iter().any(|(r, _)| r == "usb-host"));
+    assert!(hw.waive.iter().all(|w| !w.reason.is_empty()));
+    // A hardware board without [hardware], a root that is not a path, a missing root
+    // for a part the board has, a waiver without its reason.
+    let text = rpi_3b_text();
+    let start = text.find("[hardware]").unwrap();
+    let end = start + text[start..].find("\n[").unwrap() + 1;
+    let without = format!("{}{}", &text[..start], &text[end..]);
+    refused_3b(&without, "hardware", "a hardware board needs [hardware]");
+    refused_3b(
+        &text.replace("card = \"/soc/mmc@7e202000\"", "card = \"mmc@7e202000\""),
+        "hardware.card",
+        "give the node's full path",
+    );
+    refused_3b(
+        &text.replace("radio = \"/soc/mmc@7e300000\"\n", ""),
+        "hardware.radio",
+        "missing: name the DTB node",
+    );
+    refused_3b(
+        &text.replace(
+            "reason = \"a clock input of cprman taken by name, not a supplier it waits for; no display is used\" },\n]",
+            "reason = \" \" },\n]",
+        ),
+        "hardware.waive",
+        "a waiver needs its reason",
+    );
+}

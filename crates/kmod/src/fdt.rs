@@ -225,7 +225,10 @@ pub(crate) mod tests {
 
     /// Builds a DTB from (depth, name, props) in document order (a test fixture writer;
     /// the real DTBs are the pinned kernels' and are read by xtask's tests).
-    pub(crate) fn dtb(nodes: &[(usize, &str, &[(&str, &[u8])])]) -> Vec<u8> {
+    /// A node for [`dtb`]: (depth, name, properties as (name, value)).
+    pub(crate) type Node<'a> = (usize, &'a str, &'a [(&'a str, &'a [u8])]);
+
+    pub(crate) fn dtb(nodes: &[Node<'_>]) -> Vec<u8> {
         let mut st = Vec::new();
         let mut strings: Vec<u8> = Vec::new();
         let mut depth_stack: Vec<usize> = Vec::new();

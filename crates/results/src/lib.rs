@@ -14,6 +14,7 @@ pub mod command;
 pub mod health;
 pub mod isolation;
 pub mod memory;
+pub mod modalias;
 pub mod network;
 pub mod summary;
 pub mod wifi;
@@ -23,6 +24,7 @@ pub use command::{CommandHealth, CommandMeasurement, CommandRun};
 pub use health::{Condition, Health, HealthScope, Reading, StepHealth, Throttled};
 pub use isolation::{InterruptDelta, Isolation, KernelModule};
 pub use memory::{ClockCheck, MemoryResults};
+pub use modalias::{Modalias, ModaliasLoad, NoDriver};
 pub use network::NetworkResults;
 pub use summary::{iops, mib_per_s, Summary};
 
@@ -124,6 +126,10 @@ pub struct RunResults {
     /// [`WorkerFault`] and an error [`Event`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<CommandRun>,
+    /// Drivers PID 1 loaded by modalias and devices with no driver in the image
+    /// ([`modalias`], schema 1.11; empty in older documents).
+    #[serde(default, skip_serializing_if = "Modalias::is_empty")]
+    pub modalias: Modalias,
     /// Failures and warnings of steps, in order. A failed step never stops the run.
     pub events: Vec<Event>,
     /// True once every step of the plan has been attempted.
@@ -443,6 +449,7 @@ impl RunResults {
             health: Vec::new(),
             faults: Vec::new(),
             commands: Vec::new(),
+            modalias: Modalias::default(),
             events: Vec::new(),
             complete: false,
             plan_error: None,

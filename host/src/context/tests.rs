@@ -381,3 +381,61 @@ fn the_context_says_which_health_facts_are_real_and_which_unknown() {
     // No health recorded (an old document): no rows.
     assert!(context(&run(vec![])).health_facts.is_empty());
 }
+
+#[test]
+fn devices_without_a_driver_are_warnings_and_modalias_loads_a_report_section() {
+    use benchboot_results::{ModaliasLoad, NoDriver};
+    let mut r = run(Vec::new());
+    let usb = "/sys/devices/platform/soc/3f980000.usb/usb1/1-1";
+    r.modalias.loaded.push(ModaliasLoad {
+        module: "usb_storage".into(),
+        device: format!("{usb}/1-1.2/1-1.2:1.0"),
+        modalias: "usb:v0781p5581d0100dc00dsc00dp00ic08isc06ip50in00".into(),
+        why: "alias".into(),
+        at: "storage".into(),
+        error: None,
+    });
+    r.modalias.no_driver.push(NoDriver {
+        device: format!("{usb}/1-1.3/1-1.3:1.0"),
+        modalias: "usb:v0BDAp8153d3100dc00dsc00dp00icFFisc00ip00in00".into(),
+        subsystem: "usb".into(),
+        at: "network.wired.lan".into(),
+    });
+    // A device's own bytes never reach the terminal raw.
+    r.modalias.no_driver.push(NoDriver {
+        device: format!("{usb}/1-1.4/1-1.4:1.0"),
+        modalias: "acme:\x1b[2J\x1b]0;title\x07".into(),
+        subsystem: "acme".into(),
+        at: "end".into(),
+    });
+    let w: Vec<(String, String)> = warnings(&r)
+        .into_iter()
+        .filter(|w| w.kind == "no-driver")
+        .map(|w| (w.kind, w.message))
+        .collect();
+    assert_eq!(w.len(), 2);
+    assert_eq!(
+        w[0].1,
+        format!(
+            "USB 0bda:8153 (interface class ff, vendor specific): no driver in this image \
+             ({usb}/1-1.3/1-1.3:1.0, seen at scan network.wired.lan)"
+        )
+    );
+    assert!(
+        w[1].1
+            .starts_with("acme:\\x1b[2J\\x1b]0;title\\x07: no driver"),
+        "{}",
+        w[1].1
+    );
+    let text = crate::render::report(&r);
+    assert!(text.contains("Drivers loaded by modalias"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "usb_storage for USB 0781:5581 (interface class 08, mass storage) at \
+             {usb}/1-1.2/1-1.2:1.0 (scan: storage)"
+        )),
+        "{text}"
+    );
+    assert!(text.contains("no-driver: USB 0bda:8153"), "{text}");
+    assert!(!text.contains('\x1b') && !text.contains('\x07'), "{text:?}");
+}

@@ -16,7 +16,9 @@ pub struct Warning {
     /// `health-unknown` (a hardware run whose throttle flags were not readable) or
     /// `schema-newer` (a document of a newer minor schema: its new fields are not shown),
     /// `link-degraded` (a wired link below its rating) or `link-errors` (interface errors
-    /// or drops during the network tests).
+    /// or drops during the network tests), or `no-driver` (a device PID 1 found with no
+    /// driver bound and none in the image: `USB 0bda:8153 (interface class ff, vendor
+    /// specific): no driver in this image (...)`).
     pub kind: String,
     pub message: String,
 }
@@ -85,6 +87,9 @@ pub fn warnings(r: &RunResults) -> Vec<Warning> {
             Severity::Info => "note",
         };
         out.push(warn(kind, format!("{}: {}", e.step, e.message)));
+    }
+    for n in &r.modalias.no_driver {
+        out.push(warn("no-driver", n.line()));
     }
     if !r.complete {
         out.push(warn(
