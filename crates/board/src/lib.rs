@@ -348,6 +348,12 @@ pub struct RawBoot {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawModules {
     pub load: Vec<String>,
+    /// `vcio = true`: the image builds and loads benchboot's `/dev/vcio` module
+    /// (firmware/vcio, built by xtask/src/vcio.rs) so PID 1 reads the Raspberry Pi firmware's
+    /// throttle flags and clocks. Only for boards with a hardware DTB (`kernel.dtb`);
+    /// the image build checks the DTB has a `raspberrypi,bcm2835-firmware` node.
+    #[serde(default)]
+    pub vcio: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -435,6 +441,9 @@ pub struct Board {
     /// Modules the init loads (names without `.ko`, sets expanded), before dependency
     /// resolution.
     pub modules: Vec<String>,
+    /// True: the image carries and loads `benchboot_vcio.ko` (board file `modules.vcio`),
+    /// built for this kernel by `xtask::vcio`, last in the hardware load order.
+    pub vcio: bool,
     pub gadget: Option<Gadget>,
     /// The board's own Ethernet port: the results link when the board has no gadget
     /// ([`Board::results_ethernet`]), else a link to measure.

@@ -659,3 +659,26 @@ fn hardware_roots_are_required_and_checked() {
         "a waiver needs its reason",
     );
 }
+
+#[test]
+fn vcio_is_for_the_pis_with_a_hardware_dtb() {
+    // The four Pis whose flavour (armmp, arm64) has neither vcio nor raspberrypi-hwmon.
+    for name in ["rpi-2b", "rpi-3b", "rpi-4b", "rpi-zero-2-w"] {
+        let text = std::fs::read_to_string(boards_dir().join(format!("{name}.toml"))).unwrap();
+        let file = format!("boards/{name}.toml");
+        let b = Board::from_toml(Path::new(&file), &text, &shared()).unwrap();
+        assert!(b.vcio, "{name}");
+    }
+    // The rpi flavour has raspberrypi-hwmon; the Zero W does not ask for vcio.
+    assert!(!parse(&zero_w_text()).unwrap().vcio);
+    // A machine without a hardware DTB cannot: the field is named.
+    let virt = std::fs::read_to_string(boards_dir().join("qemu-virt-arm64.toml")).unwrap();
+    let virt = virt.replacen("\n[modules]\n", "\n[modules]\nvcio = true\n", 1);
+    let err = Board::from_toml(Path::new("boards/qemu-virt-arm64.toml"), &virt, &shared())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("field `modules.vcio`") && err.contains("kernel.dtb"),
+        "{err}"
+    );
+}

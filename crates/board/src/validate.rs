@@ -792,6 +792,15 @@ impl RawBoard {
         let hardware = loader.is_some();
         let serial = check.serial(self.serial, hardware)?;
         let modules = check.expand("modules.load", &self.modules.load)?;
+        if self.modules.vcio && !has_dtb {
+            return Err(BoardError::Invalid {
+                file: file.to_owned(),
+                field: "modules.vcio",
+                message: "`vcio = true` needs kernel.dtb: the /dev/vcio module talks to the \
+                          Raspberry Pi firmware node of a hardware DTB; remove `vcio`"
+                    .into(),
+            });
+        }
         let storage = check.storage(self.storage)?;
         let gadget = self.gadget.map(|g| check.gadget(g, hardware)).transpose()?;
         let ethernet = self.ethernet.map(|e| check.ethernet(e)).transpose()?;
@@ -833,6 +842,7 @@ impl RawBoard {
             boot,
             serial,
             modules,
+            vcio: self.modules.vcio,
             gadget,
             ethernet,
             usb_ethernet,
