@@ -7,6 +7,7 @@
 
 use std::io::Write;
 
+use benchboot_console::stdio::Stdout;
 use benchboot_console::{lines, Figure};
 use benchboot_results::RunResults;
 
@@ -56,6 +57,35 @@ pub fn figure(f: &Figure) {
 /// Prints every figure of `figures`.
 pub fn figures(figures: &[Figure]) {
     figures.iter().for_each(figure);
+}
+
+/// PID 1's stdout as the kernel gave it ([`benchboot_console::stdio`]): `fstat(2)` of
+/// fd 1, a character device 5:1 for `/dev/console`, 1:3 for the `/dev/null` Rust's
+/// runtime put there when the kernel had no console. `Other` when fstat fails.
+pub fn stdout_kind() -> Stdout {
+    match rustix::fs::fstat(rustix::stdio::stdout()) {
+        Ok(st) => {
+            let kind = rustix::fs::FileType::from_raw_mode(st.st_mode);
+            let rdev = st.st_rdev;
+            Stdout::classify(
+                kind == rustix::fs::FileType::CharacterDevice,
+                rustix::fs::major(rdev),
+                rustix::fs::minor(rdev),
+            )
+        }
+        Err(_) => Stdout::Other,
+    }
+}
+
+/// The warning for a run with no console ([`benchboot_console::stdio::missing_console`]):
+/// reads fd 1 ([`stdout_kind`]) and, only then, the kernel's log for its line about it.
+pub fn missing_console(cmdline: &str) -> Option<String> {
+    let kind = stdout_kind();
+    if kind != Stdout::Null {
+        return None;
+    }
+    let log = crate::sys::kernel_log().ok();
+    benchboot_console::stdio::missing_console(kind, cmdline, log.as_deref())
 }
 
 /// The closing blocks of a run, for readers with nothing but the console (a LAVA farm, a

@@ -113,7 +113,36 @@ pub fn identify(sys_block: &Path, debugfs: &Path, name: &str) -> DeviceIdentity 
         serial_sha256,
         bus_clock_hz,
         card,
+        drivers: driver_chain(&dir.join("device")),
     }
+}
+
+/// The drivers bound on the way from `device` (a sysfs device folder or a link to one,
+/// e.g. `/sys/block/sda/device`) up to the root of `/sys/devices`, nearest first, each
+/// name once: every folder's `driver` link (drivers/base/core.c
+/// `device_add` → `bus_add_device`/`driver_sysfs_add`) names the driver bound to that
+/// device. A USB disk gives `["sd", "uas" or "usb-storage", "usb", "xhci_hcd"]`: the
+/// SCSI disk driver (sd_mod), the USB interface's transport, the USB device and hub
+/// driver, the host controller. Empty when `device` does not resolve.
+pub fn driver_chain(device: &Path) -> Vec<String> {
+    let Ok(mut dir) = std::fs::canonicalize(device) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    loop {
+        if let Some(name) = std::fs::read_link(dir.join("driver"))
+            .ok()
+            .and_then(|l| l.file_name().map(|n| n.to_string_lossy().into_owned()))
+        {
+            if !out.contains(&name) {
+                out.push(name);
+            }
+        }
+        if dir.file_name().is_some_and(|n| n == "devices") || !dir.pop() {
+            break;
+        }
+    }
+    out
 }
 
 /// The `clock:` line of debugfs `mmcN/ios` (drivers/mmc/core/debugfs.c), e.g.
@@ -205,6 +234,50 @@ mod tests {
         ))
         .unwrap()
         .contains("1234abcd"));
+    }
+
+    /// A fake sysfs with the layout QEMU virt gives a UAS disk behind qemu-xhci (seen in
+    /// the qemu-virt-arm64 plan-file boot): the drivers of every level, nearest first.
+    #[test]
+    fn driver_chain_of_a_usb_disk_from_its_sysfs_path() {
+        use std::os::unix::fs::symlink;
+        let root = tempfile::tempdir().unwrap();
+        let sys = root.path();
+        let drivers = sys.join("bus/drivers");
+        for d in ["sd", "uas", "usb", "xhci_hcd", "virtio_blk"] {
+            std::fs::create_dir_all(drivers.join(d)).unwrap();
+        }
+        let pci = sys.join("devices/platform/4010000000.pcie/pci0000:00/0000:00:02.0");
+        let usb_dev = pci.join("usb2/2-1");
+        let intf = usb_dev.join("2-1:1.0");
+        let scsi = intf.join("host0/target0:0:0/0:0:0:0");
+        std::fs::create_dir_all(scsi.join("block/sda")).unwrap();
+        for (dir, drv) in [
+            (&scsi, "sd"),
+            (&intf, "uas"),
+            (&usb_dev, "usb"),
+            (&pci.join("usb2"), "usb"),
+            (&pci, "xhci_hcd"),
+        ] {
+            symlink(drivers.join(drv), dir.join("driver")).unwrap();
+        }
+        symlink(&scsi, scsi.join("block/sda/device")).unwrap();
+        std::fs::create_dir_all(sys.join("block")).unwrap();
+        symlink(scsi.join("block/sda"), sys.join("block/sda")).unwrap();
+        assert_eq!(
+            driver_chain(&sys.join("block/sda/device")),
+            ["sd", "uas", "usb", "xhci_hcd"]
+        );
+        let id = identify(&sys.join("block"), sys, "sda");
+        assert_eq!(id.drivers, ["sd", "uas", "usb", "xhci_hcd"]);
+        assert!(serde_json::to_string(&id)
+            .unwrap()
+            .contains(r#""drivers":["sd","uas""#));
+        // No such disk, or a device with no driver anywhere up: nothing claimed.
+        assert!(driver_chain(&sys.join("block/sdz/device")).is_empty());
+        let loop0 = sys.join("devices/virtual/block/loop0");
+        std::fs::create_dir_all(&loop0).unwrap();
+        assert!(driver_chain(&loop0).is_empty());
     }
 
     /// Lines in the layout of kernel/module/procfs.c (names of the gadget modules the

@@ -62,6 +62,10 @@ pub fn run() -> ! {
         benchboot_storage::system::system_info(started),
     );
     results.system.kernel_cmdline = device::kernel_cmdline(Path::new(device::PROC));
+    // A console= naming no tty: fds 0-2 are /dev/null, the run goes on (console.rs).
+    if let Some(why) = crate::console::missing_console(&cmdline) {
+        results.event("console", Severity::Warning, why);
+    }
     tell!(
         info,
         format!("start run={} board={}", results.run_id, plan.board);

@@ -26,6 +26,7 @@ pub mod document;
 pub mod figures;
 pub mod lava;
 pub mod lines;
+pub mod stdio;
 pub mod verdicts;
 
 pub use figures::Figure;

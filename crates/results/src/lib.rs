@@ -354,6 +354,13 @@ pub struct DeviceIdentity {
     /// other disks and older documents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub card: Option<benchboot_sdcard::Card>,
+    /// The drivers bound on the way from the disk to the root of `/sys/devices`, nearest
+    /// first, each once (`/sys/block/<name>/device/driver`, then each parent device's
+    /// `driver` link): `["sd", "uas", "usb", "xhci_hcd"]` for a UAS disk behind xHCI,
+    /// `["sd", "usb-storage", ...]` for a bulk-only one, `["virtio_blk", "virtio-mmio"]`,
+    /// `["mmcblk", "sdhci-iproc"]`. Schema 1.11; empty in older documents.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drivers: Vec<String>,
 }
 
 /// The fake-capacity probe PID 1 ran over `device`'s unpartitioned space.
