@@ -102,6 +102,10 @@ pub struct Context {
     /// card, or a document before schema 1.10).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cards: Vec<String>,
+    /// Where PID 1 found the boot card and how (`None`: not recorded, documents before
+    /// 1.11 and host runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boot_card: Option<String>,
     /// The full-card check's verdict line (`None`: not run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub card_check: Option<String>,
@@ -120,6 +124,21 @@ pub fn card_check_line(r: &RunResults) -> Option<String> {
     r.card_check
         .as_ref()
         .map(|c| format!("{}: {}", c.device, c.report.summary()))
+}
+
+/// Where the boot card was found, in one line: `mmcblk1: the whole disk whose MBR
+/// carries ...`, or the nominal disk kept and why; `None` when not recorded.
+pub fn boot_card_line(r: &RunResults) -> Option<String> {
+    let c = r.boot_card.as_ref()?;
+    let p = benchboot_results::health::facts::printable;
+    Some(match &c.found {
+        Some(found) => format!("{}: {}", p(found), p(&c.how)),
+        None => format!(
+            "{} (the image's name for it, not found): {}",
+            p(&c.nominal),
+            p(&c.how)
+        ),
+    })
 }
 
 /// Builds the context of `r`.
@@ -193,6 +212,7 @@ pub fn context(r: &RunResults) -> Context {
         complete: r.complete,
         cards: card_lines(r),
         card_check: card_check_line(r),
+        boot_card: boot_card_line(r),
     }
 }
 

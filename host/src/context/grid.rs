@@ -84,6 +84,9 @@ pub fn context_grid(c: &Context) -> Grid {
     for card in &c.cards {
         rows.push(("card (its registers)".into(), card.clone()));
     }
+    if let Some(card) = &c.boot_card {
+        rows.push(("boot card".into(), card.clone()));
+    }
     if let Some(check) = &c.card_check {
         rows.push(("card check".into(), check.clone()));
     }

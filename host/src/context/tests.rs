@@ -439,3 +439,29 @@ fn devices_without_a_driver_are_warnings_and_modalias_loads_a_report_section() {
     assert!(text.contains("no-driver: USB 0bda:8153"), "{text}");
     assert!(!text.contains('\x1b') && !text.contains('\x07'), "{text:?}");
 }
+
+#[test]
+fn the_context_says_where_the_boot_card_was_found() {
+    let mut r = run(Vec::new());
+    assert_eq!(context(&r).boot_card, None, "not recorded");
+    r.boot_card = Some(benchboot_results::BootCard {
+        nominal: "mmcblk0".into(),
+        found: Some("mmcblk1".into()),
+        signature: Some("0xdeadbeef".into()),
+        how: "the whole disk whose MBR carries the image's disk signature 0xdeadbeef".into(),
+    });
+    let c = context(&r);
+    assert_eq!(
+        c.boot_card.as_deref(),
+        Some("mmcblk1: the whole disk whose MBR carries the image's disk signature 0xdeadbeef")
+    );
+    assert!(format!("{:?}", context_grid(&c)).contains("boot card"));
+    r.boot_card.as_mut().unwrap().found = None;
+    r.boot_card.as_mut().unwrap().how = "no disk carries it\u{1b}".into();
+    let line = context(&r).boot_card.unwrap();
+    assert!(
+        line.starts_with("mmcblk0 (the image's name for it, not found): no disk"),
+        "{line}"
+    );
+    assert!(!line.contains('\u{1b}'));
+}
