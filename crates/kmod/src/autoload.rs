@@ -80,16 +80,28 @@ pub struct Decision {
 /// evdev attach to an `input` device without binding to it (drivers/input/input.c).
 pub const NEVER_BOUND: &[&str] = &["cpu", "input"];
 
-/// Whether an unbound device no module of the image matches is worth telling a person.
-/// Not: subsystems that never bind a driver ([`NEVER_BOUND`]), and devices the device
-/// tree describes (`of:` modalias): `cargo xtask image` proves those the plan needs
-/// have a driver (the driver chain), and nodes served by early code (the timer, the
-/// interrupt controller, clocks: `TIMER_OF_DECLARE`, `IRQCHIP_DECLARE`,
-/// `CLK_OF_DECLARE`) keep a device that never binds. What is left is what the board
-/// found on its buses (USB, PCI, SDIO, SCSI, MMC, HID...) and devices that drivers
-/// created (`platform:` MFD cells).
+/// Modalias kinds never reported, with why:
+/// - `of:` the device tree describes the device: `cargo xtask image` proves the driver
+///   chain of every node the plan needs, and nodes served by early code (the timer, the
+///   interrupt controller, clocks: `TIMER_OF_DECLARE`, `IRQCHIP_DECLARE`,
+///   `CLK_OF_DECLARE`) keep a device that never binds;
+/// - `platform:` made by kernel code, not plugged in; several never bind (cfg80211's
+///   `regulatory` device, net/wireless/reg.c; sysfb's `platform-framebuffer` without a
+///   framebuffer driver; `psci-cpuidle` where PSCI has no idle states: all three seen
+///   unbound in QEMU virt with the pinned arm64 kernel);
+/// - `cpu:` and `input:` as [`NEVER_BOUND`] (the `cpu` root folder has no subsystem link).
+pub const NOT_REPORTED: &[&str] = &["of:", "platform:", "cpu:", "input:"];
+
+/// Whether an unbound device no module of the image matches is worth telling a person:
+/// what the board found on its buses (USB, PCI, SDIO, SCSI, MMC, virtio, HID...), not
+/// [`NEVER_BOUND`] subsystems, not [`NOT_REPORTED`] kinds, and not a PCI host bridge
+/// (class 06:00, `bc06sc00`: Linux binds no driver to one; QEMU virt's 1b36:0008).
 pub fn worth_reporting(d: &Device) -> bool {
-    !d.bound && !NEVER_BOUND.contains(&d.subsystem.as_str()) && !d.modalias.starts_with("of:")
+    let host_bridge = d.modalias.starts_with("pci:") && d.modalias.contains("bc06sc00");
+    !d.bound
+        && !NEVER_BOUND.contains(&d.subsystem.as_str())
+        && !NOT_REPORTED.iter().any(|p| d.modalias.starts_with(p))
+        && !host_bridge
 }
 
 /// Decides what to load for `devices` (bound ones are skipped) with `table`; `done`
@@ -354,18 +366,39 @@ mod tests {
                 "platform",
                 false,
             ),
+            // Seen unbound in QEMU virt (pinned arm64 kernel): none is news.
+            dev(
+                "/sys/devices/system/cpu",
+                "cpu:type:aarch64:feature:,0000",
+                "",
+                false,
+            ),
+            dev(
+                "/sys/devices/platform/regulatory.0",
+                "platform:regulatory",
+                "platform",
+                false,
+            ),
+            dev(
+                "/sys/devices/platform/4010000000.pcie/pci0000:00/0000:00:00.0",
+                "pci:v00001B36d00000008sv00001AF4sd00001100bc06sc00i00",
+                "pci",
+                false,
+            ),
+            // News: a PCI device (virtio-rng) and a SCSI CD-ROM with no driver here.
             dev(
                 "/sys/devices/pci0000:00/0000:00:01.0",
                 "pci:v00001AF4d00001005sv00001AF4sd00000004bc00scFFi00",
                 "pci",
                 false,
             ),
+            dev("/sys/devices/u/0:0:0:1", "scsi:t-0x05", "scsi", false),
         ];
         let d = decide(&devices, &table(), &BTreeSet::new());
         let reported: Vec<&str> = d.no_driver.iter().map(|x| x.modalias.as_str()).collect();
         assert_eq!(
             reported,
-            [devices[3].modalias.as_str(), devices[4].modalias.as_str()]
+            [devices[7].modalias.as_str(), devices[8].modalias.as_str()]
         );
     }
 
