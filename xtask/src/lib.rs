@@ -22,6 +22,7 @@ pub mod radio;
 pub mod reproducible;
 pub mod setup;
 pub mod toolchain;
+pub mod vcio;
 
 use std::path::{Path, PathBuf};
 

@@ -12,6 +12,8 @@
 //! - Debian's LAVA packages (pinned), downloaded and unpacked into `target/lava/`.
 //! - apt, for the host tool's Windows build (`cargo xtask host`): MinGW's dlltool and
 //!   wine64.
+//! - apt: Debian's cross compilers `gcc-aarch64-linux-gnu` and `gcc-arm-linux-gnueabihf`
+//!   and `make`, for the `/dev/vcio` module (`xtask::vcio`).
 //! - PyPI: `ziglang` (C compiler, musl libc and linker for the zig route, and for the
 //!   host tool's macOS and Windows builds).
 //! - rustup: the `rust-src` component (std sources for `-Zbuild-std`) and the standard
@@ -61,6 +63,12 @@ pub const APT_PACKAGES: &[&str] = &[
     // for the raw-dylib imports; wine runs the Windows build's tests.
     "binutils-mingw-w64-x86-64",
     "wine64",
+    // Debian's cross compilers (gcc-12, the version the pinned kernels were built with)
+    // for the vcio module built against the pinned kernels' headers (xtask/src/vcio.rs):
+    // arm64 and armmp. `make` runs kbuild.
+    "gcc-aarch64-linux-gnu",
+    "gcc-arm-linux-gnueabihf",
+    "make",
 ];
 /// The zig release the route was checked with (toolchain.md).
 pub const ZIGLANG: &str = "ziglang==0.17.0";

@@ -186,7 +186,7 @@ pub(super) fn gather(
     // Ethernet adapters, the WiFi radio) and the extra storage's; the QEMU plan adds its
     // own (QEMU's radios among them).
     let hw_wanted = crate::drivers::hardware_modules(board);
-    let hw_modules = modules::resolve(kernel_root, release, &hw_wanted).with_context(|| {
+    let mut hw_modules = modules::resolve(kernel_root, release, &hw_wanted).with_context(|| {
         format!(
             "{board_file}: modules.load / gadget.modules / ethernet.modules / \
                  usb-ethernet.modules / wifi.modules / storage.extra.modules"
@@ -196,8 +196,14 @@ pub(super) fn gather(
     if let Some(q) = &board.qemu {
         qemu_wanted.extend(q.modules.iter().cloned());
     }
-    let qemu_modules = modules::resolve(kernel_root, release, &qemu_wanted)
+    let mut qemu_modules = modules::resolve(kernel_root, release, &qemu_wanted)
         .with_context(|| format!("boards/{}.toml: qemu.modules", board.name))?;
+    // benchboot's /dev/vcio (modules.vcio, xtask/src/vcio.rs), last: it needs only the
+    // firmware driver every flavour builds in.
+    if let Some(ko) = crate::vcio::for_board(board, kernel_root)? {
+        hw_modules.push((crate::vcio::MODULE.into(), ko.clone()));
+        qemu_modules.push((crate::vcio::MODULE.into(), ko));
+    }
     let names = |v: &[(String, PathBuf)]| v.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
     let plans = plans::all(
         board,
@@ -256,7 +262,14 @@ pub(super) fn gather(
         initramfs.push((
             format!("{}/{name}.ko", rel(MODULES_DIR)),
             Node::File(data, 0o644),
-            kpkg.clone(),
+            if name == crate::vcio::MODULE {
+                format!(
+                    "{} (built against the headers of {kpkg})",
+                    crate::vcio::SOURCE_DIR
+                )
+            } else {
+                kpkg.clone()
+            },
         ));
     }
     // PID 1 loads drivers by modalias from this table of the modules above (their
