@@ -578,6 +578,24 @@ mod pinned {
             let data = std::fs::read(dir.join(dtb)).unwrap();
             assert_eq!(dtb_has_firmware(&data).unwrap(), has, "{dtb}");
         }
+        // Every board that asks for vcio: its own hardware DTB has the node.
+        let lock = Lock::load_repo().unwrap();
+        for name in ["rpi-2b", "rpi-3b", "rpi-4b", "rpi-zero-2-w"] {
+            let b = crate::load_board(name).unwrap();
+            assert!(b.vcio, "{name}");
+            let (root, _) = packages::unpacked(&lock, &b.kernel.package).unwrap();
+            let dir = root.join(format!("usr/lib/linux-image-{}", b.kernel.release));
+            let dtb_name = b.kernel.dtb.as_deref().unwrap();
+            let dtb = crate::walk_files(&dir)
+                .unwrap()
+                .into_iter()
+                .find(|p| p.file_name().is_some_and(|n| n == dtb_name))
+                .unwrap();
+            assert!(
+                dtb_has_firmware(&std::fs::read(dtb).unwrap()).unwrap(),
+                "{name}"
+            );
+        }
         let mut bbb = crate::load_board("beaglebone-black").unwrap();
         bbb.vcio = true;
         let err = for_board(&bbb, &root).unwrap_err();

@@ -199,10 +199,11 @@ pub(super) fn gather(
     let mut qemu_modules = modules::resolve(kernel_root, release, &qemu_wanted)
         .with_context(|| format!("boards/{}.toml: qemu.modules", board.name))?;
     // benchboot's /dev/vcio (modules.vcio, xtask/src/vcio.rs), last: it needs only the
-    // firmware driver every flavour builds in.
+    // firmware driver every flavour builds in. The QEMU plan's list keeps the hardware
+    // plan's as its prefix.
     if let Some(ko) = crate::vcio::for_board(board, kernel_root)? {
-        hw_modules.push((crate::vcio::MODULE.into(), ko.clone()));
-        qemu_modules.push((crate::vcio::MODULE.into(), ko));
+        qemu_modules.insert(hw_modules.len(), (crate::vcio::MODULE.into(), ko.clone()));
+        hw_modules.push((crate::vcio::MODULE.into(), ko));
     }
     let names = |v: &[(String, PathBuf)]| v.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
     let plans = plans::all(

@@ -692,3 +692,43 @@ fn the_initramfs_carries_the_alias_table_of_its_modules() {
     );
     assert!(at("scsi_mod") < at("uas"), "{order:?}");
 }
+
+/// modules.vcio: rpi-3b's image carries benchboot_vcio.ko (built for its kernel, the
+/// kernel's vermagic) and both plans load it after the board's modules; the Zero W
+/// (rpi flavour, raspberrypi-hwmon) does not.
+#[test]
+fn vcio_boards_carry_and_load_benchboot_vcio_last() {
+    let (board, c) = gathered("rpi-3b");
+    let hw = plan_modules(&c, "plan");
+    assert_eq!(
+        hw.last().map(String::as_str),
+        Some(crate::vcio::MODULE),
+        "{hw:?}"
+    );
+    let qemu = plan_modules(&c, "qemu");
+    assert_eq!(
+        qemu[..hw.len()],
+        hw[..],
+        "the QEMU plan keeps the hardware prefix"
+    );
+    let (_, node, source) = c
+        .initramfs
+        .iter()
+        .find(|(p, _, _)| p == "lib/modules/benchboot_vcio.ko")
+        .expect("lib/modules/benchboot_vcio.ko in the initramfs");
+    assert!(source.starts_with("firmware/vcio"), "{source}");
+    let crate::initramfs::Node::File(ko, _) = node else {
+        panic!("benchboot_vcio.ko is not a file")
+    };
+    let tmp = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(tmp.path(), ko).unwrap();
+    let magic = crate::vcio::vermagic(&crate::modules::modinfo(tmp.path()).unwrap()).unwrap();
+    assert!(
+        magic.starts_with(&format!("{} SMP", board.kernel.release)),
+        "{magic}"
+    );
+    let (_, zero_w) = gathered("rpi-zero-w");
+    assert!(!plan_modules(&zero_w, "plan")
+        .iter()
+        .any(|m| m == crate::vcio::MODULE));
+}
