@@ -87,6 +87,20 @@ fn virt_gadget_links_dhcp_and_network_tests() {
     }
     assert_wired_links(&r);
     assert_wifi(&r);
+    // Drivers by modalias: the QEMU plan lists every module the image carries, so the
+    // scans load nothing, and every device of virt has its driver; what never binds
+    // (the PCIe host bridge 1b36:0008, cfg80211's regulatory, psci-cpuidle, the cpu
+    // root) is not reported as a device without one.
+    assert!(
+        r.modalias.no_driver.is_empty(),
+        "{:?}",
+        r.modalias.no_driver
+    );
+    assert!(
+        r.modalias.loaded.iter().all(|l| l.error.is_none()),
+        "{:?}",
+        r.modalias.loaded
+    );
     // Cortex-A53 x 2: every AArch64 kernel (AT_HWCAP fp + asimd), libc per core and on
     // both at once; Debian's arm64 kernel has transparent huge pages.
     checks::assert_memory(
