@@ -119,6 +119,23 @@ fn a_card_runs_the_plan_written_onto_it_and_reports_a_broken_one() {
     let r = benchboot_tests::checks::fetched(&run);
     assert!(r.emulated && r.complete, "{:?}", r.events);
     assert_eq!(r.plan_error, None);
+    // PID 1 found the card by the disk signature its image wrote, among the virtio
+    // and USB disks, and ran the plan on it.
+    let mut sector0 = [0u8; 512];
+    std::io::Read::read_exact(&mut std::fs::File::open(&card).unwrap(), &mut sector0).unwrap();
+    let signature = benchboot_plan::boot_disk::mbr_signature(&sector0).unwrap();
+    let boot_card = r.boot_card.as_ref().expect("results.boot_card");
+    assert_eq!(boot_card.found.as_deref(), Some("vda"), "{boot_card:?}");
+    assert_eq!(
+        boot_card.signature,
+        Some(format!("{signature:#010x}")),
+        "{boot_card:?}"
+    );
+    assert!(
+        !r.events.iter().any(|e| e.step == "boot-card"),
+        "{:?}",
+        r.events
+    );
     // The plan is the one written, text and hash.
     let sha: String = Sha256::digest(PLAN.as_bytes())
         .iter()
