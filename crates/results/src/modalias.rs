@@ -159,5 +159,19 @@ mod tests {
         assert!(Modalias::default().is_empty());
         let m: Modalias = serde_json::from_str("{}").unwrap();
         assert!(m.is_empty());
+        let mut r = crate::RunResults::new(
+            "r".into(),
+            benchboot_plan::Plan::example(),
+            crate::SystemInfo::default(),
+        );
+        assert!(!r.to_json().contains("\"modalias\""));
+        r.modalias.no_driver.push(NoDriver {
+            device: "/sys/devices/u/1-1:1.0".into(),
+            modalias: "usb:v0BDAp8153d3100dc00dsc00dp00icFFisc00ip00in00".into(),
+            subsystem: "usb".into(),
+            at: "boot".into(),
+        });
+        let back = crate::RunResults::from_json(&r.to_json()).unwrap();
+        assert_eq!(back.modalias, r.modalias);
     }
 }
