@@ -9,7 +9,9 @@
 //! - device tree: `of:N<name>T<type>C<compatible>C<compatible>...` (drivers/of/device.c
 //!   `of_modalias`; the type is `(null)` when the node has no `device_type`);
 //! - PCI: `pci:v%08Xd%08Xsv%08Xsd%08Xbc%02Xsc%02Xi%02X` (drivers/pci/pci-sysfs.c);
-//! - SDIO: `sdio:c%02Xv%04Xd%04X` (drivers/mmc/core/sdio_bus.c).
+//! - SDIO: `sdio:c%02Xv%04Xd%04X` (drivers/mmc/core/sdio_bus.c);
+//! - SCSI: `scsi:t-0x%02x`, the peripheral device type (drivers/scsi/scsi_sysfs.c);
+//! - virtio: `virtio:d%08Xv%08X` (drivers/virtio/virtio.c).
 
 /// `s` with every control character (C0, DEL, C1) written as `\xNN` or `\u{NNNN}` and
 /// `\` as `\\`, so a terminal shows it and obeys none of it.
@@ -103,6 +105,67 @@ fn sdio(m: &str) -> Option<String> {
     Some(format!("SDIO {vendor}:{device} (class {class})"))
 }
 
+/// SCSI peripheral device types (include/scsi/scsi_proto.h `TYPE_*`).
+fn scsi_type_name(t: u8) -> Option<&'static str> {
+    Some(match t {
+        0x00 => "disk",
+        0x01 => "tape",
+        0x02 => "printer",
+        0x03 => "processor",
+        0x04 => "write-once",
+        0x05 => "CD/DVD",
+        0x07 => "optical memory",
+        0x08 => "medium changer",
+        0x0c => "RAID controller",
+        0x0d => "enclosure",
+        0x0e => "simplified direct-access disk",
+        0x11 => "object storage",
+        0x14 => "host-managed zoned disk",
+        0x1e => "well-known LUN",
+        _ => return None,
+    })
+}
+
+/// A SCSI modalias as `SCSI device type 0x05 (CD/DVD)`.
+fn scsi(m: &str) -> Option<String> {
+    let (t, rest) = hex_field(m, "scsi:t-0x", 2)?;
+    if !rest.is_empty() {
+        return None;
+    }
+    let name = u8::from_str_radix(&t, 16)
+        .ok()
+        .and_then(scsi_type_name)
+        .map_or(String::new(), |n| format!(" ({n})"));
+    Some(format!("SCSI device type 0x{t}{name}"))
+}
+
+/// Virtio device IDs (include/uapi/linux/virtio_ids.h `VIRTIO_ID_*`).
+fn virtio_name(id: u32) -> Option<&'static str> {
+    Some(match id {
+        1 => "network",
+        2 => "block",
+        3 => "console",
+        4 => "entropy",
+        5 => "balloon",
+        8 => "SCSI",
+        9 => "9P transport",
+        16 => "GPU",
+        18 => "input",
+        19 => "vsock",
+        26 => "file system",
+        _ => return None,
+    })
+}
+
+/// A virtio modalias as `virtio device 4 (entropy)`.
+fn virtio(m: &str) -> Option<String> {
+    let (d, rest) = hex_field(m, "virtio:d", 8)?;
+    hex_field(rest, "v", 8)?;
+    let id = u32::from_str_radix(&d, 16).ok()?;
+    let name = virtio_name(id).map_or(String::new(), |n| format!(" ({n})"));
+    Some(format!("virtio device {id}{name}"))
+}
+
 /// A device-tree modalias as `OF brcm,bcm2711-genet-v5 (node ethernet)`: the node's
 /// most specific compatible and its name.
 fn of(m: &str) -> Option<String> {
@@ -117,7 +180,7 @@ fn of(m: &str) -> Option<String> {
 }
 
 /// `modalias` for a person: USB, PCI and SDIO by vendor:product and class, device-tree
-/// devices by compatible, anything else as it is, with control characters escaped
+/// devices by compatible, SCSI devices by type, virtio devices by ID, anything else as it is, with control characters escaped
 /// ([`printable`]).
 pub fn describe(modalias: &str) -> String {
     let m = modalias.trim();
@@ -126,6 +189,8 @@ pub fn describe(modalias: &str) -> String {
         Some("pci") => pci(m),
         Some("sdio") => sdio(m),
         Some("of") => of(m),
+        Some("scsi") => scsi(m),
+        Some("virtio") => virtio(m),
         _ => None,
     };
     decoded.unwrap_or_else(|| printable(m))
@@ -168,7 +233,17 @@ mod tests {
 
     #[test]
     fn others_raw_and_control_characters_escaped() {
-        assert_eq!(describe("scsi:t-0x00"), "scsi:t-0x00");
+        assert_eq!(describe("scsi:t-0x05"), "SCSI device type 0x05 (CD/DVD)");
+        assert_eq!(describe("scsi:t-0x1f"), "SCSI device type 0x1f");
+        assert_eq!(describe("scsi:t-0x00x"), "scsi:t-0x00x");
+        assert_eq!(
+            describe("virtio:d00000004v00001AF4"),
+            "virtio device 4 (entropy)"
+        );
+        assert_eq!(
+            describe("hid:b0003g0001v0000046Dp0000C52B"),
+            "hid:b0003g0001v0000046Dp0000C52B"
+        );
         assert_eq!(
             describe("cpu:type:aarch64:feature:,0000"),
             "cpu:type:aarch64:feature:,0000"
