@@ -128,7 +128,29 @@ fn rpi_3b_boots_in_raspi3b_on_the_second_serial() {
     // The ready line was read from QEMU's second -serial (the mini-UART, ttyS1).
     let (_slot, run, r) = tier("rpi-3b", "aarch64", 4, &["base", "huge"]).unwrap();
     assert!(has_module(&r, "dwc2") && has_module(&r, "bcm2835"));
+    assert_firmware_facts_through_vcio(&r);
     assert_usb_adapter_on_a_lan(&run, &r);
+}
+
+/// modules.vcio: benchboot_vcio.ko gives PID 1 `/dev/vcio` on Debian's kernel, so the
+/// firmware's facts come from the mailbox. QEMU's property channel
+/// (hw/misc/bcm2835_property.c, QEMU 9.0+) answers GET_THROTTLED with 0 and
+/// GET_CLOCK_RATE with 700 MHz for the ARM clock; GET_CLOCK_MEASURED (0x00030047) it
+/// marks answered with no value, so the measured clocks stay unavailable.
+fn assert_firmware_facts_through_vcio(r: &RunResults) {
+    use benchboot_results::Reading;
+    assert!(has_module(r, "benchboot_vcio"), "{:?}", r.plan.modules);
+    let h = &r.health.first().expect("health snapshots").before;
+    assert_eq!(
+        h.arm_set_hz,
+        Reading::ok(700_000_000, "mailbox:GET_CLOCK_RATE(ARM)")
+    );
+    assert_eq!(h.throttled.source(), Some("mailbox:GET_THROTTLED"), "{h:?}");
+    assert_eq!(h.throttled.value().map(|t| t.raw), Some(0), "{h:?}");
+    let Reading::Unavailable { reason } = &h.arm_measured_hz else {
+        panic!("QEMU has no GET_CLOCK_MEASURED: {h:?}")
+    };
+    assert!(reason.contains("0x00030047"), "{reason}");
 }
 
 /// raspi3b's usb-net measured as a USB Ethernet adapter (qemu.wired = "usb-net-lan"):
