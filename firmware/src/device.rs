@@ -121,9 +121,10 @@ pub fn identify(sys_block: &Path, debugfs: &Path, name: &str) -> DeviceIdentity 
 /// e.g. `/sys/block/sda/device`) up to the root of `/sys/devices`, nearest first, each
 /// name once: every folder's `driver` link (drivers/base/core.c
 /// `device_add` → `bus_add_device`/`driver_sysfs_add`) names the driver bound to that
-/// device. A USB disk gives `["sd", "uas" or "usb-storage", "usb", "xhci_hcd"]`: the
-/// SCSI disk driver (sd_mod), the USB interface's transport, the USB device and hub
-/// driver, the host controller. Empty when `device` does not resolve.
+/// device. A USB disk on QEMU virt gives `["sd", "uas" or "usb-storage", "usb",
+/// "xhci_hcd", "pci-host-generic"]`: the SCSI disk driver (sd_mod), the USB interface's
+/// transport, the USB device and hub driver, the host controller (xhci-pci), the PCIe
+/// host bridge. Empty when `device` does not resolve.
 pub fn driver_chain(device: &Path) -> Vec<String> {
     let Ok(mut dir) = std::fs::canonicalize(device) else {
         return Vec::new();
@@ -237,17 +238,19 @@ mod tests {
     }
 
     /// A fake sysfs with the layout QEMU virt gives a UAS disk behind qemu-xhci (seen in
-    /// the qemu-virt-arm64 plan-file boot): the drivers of every level, nearest first.
+    /// the qemu-virt-arm64 plan-file boot): the drivers of every level, nearest first,
+    /// each once (the USB device and its root hub are both "usb").
     #[test]
     fn driver_chain_of_a_usb_disk_from_its_sysfs_path() {
         use std::os::unix::fs::symlink;
         let root = tempfile::tempdir().unwrap();
         let sys = root.path();
         let drivers = sys.join("bus/drivers");
-        for d in ["sd", "uas", "usb", "xhci_hcd", "virtio_blk"] {
+        for d in ["sd", "uas", "usb", "xhci_hcd", "pci-host-generic"] {
             std::fs::create_dir_all(drivers.join(d)).unwrap();
         }
-        let pci = sys.join("devices/platform/4010000000.pcie/pci0000:00/0000:00:02.0");
+        let bridge = sys.join("devices/platform/4010000000.pcie");
+        let pci = bridge.join("pci0000:00/0000:00:02.0");
         let usb_dev = pci.join("usb2/2-1");
         let intf = usb_dev.join("2-1:1.0");
         let scsi = intf.join("host0/target0:0:0/0:0:0:0");
@@ -258,18 +261,17 @@ mod tests {
             (&usb_dev, "usb"),
             (&pci.join("usb2"), "usb"),
             (&pci, "xhci_hcd"),
+            (&bridge, "pci-host-generic"),
         ] {
             symlink(drivers.join(drv), dir.join("driver")).unwrap();
         }
         symlink(&scsi, scsi.join("block/sda/device")).unwrap();
         std::fs::create_dir_all(sys.join("block")).unwrap();
         symlink(scsi.join("block/sda"), sys.join("block/sda")).unwrap();
-        assert_eq!(
-            driver_chain(&sys.join("block/sda/device")),
-            ["sd", "uas", "usb", "xhci_hcd"]
-        );
+        let want = ["sd", "uas", "usb", "xhci_hcd", "pci-host-generic"];
+        assert_eq!(driver_chain(&sys.join("block/sda/device")), want);
         let id = identify(&sys.join("block"), sys, "sda");
-        assert_eq!(id.drivers, ["sd", "uas", "usb", "xhci_hcd"]);
+        assert_eq!(id.drivers, want);
         assert!(serde_json::to_string(&id)
             .unwrap()
             .contains(r#""drivers":["sd","uas""#));

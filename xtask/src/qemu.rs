@@ -181,6 +181,35 @@ pub struct Options {
     /// A plan file (or preset name) written onto the card before the boot with
     /// `benchboot plan write`; the boot then runs plan `qemu-card`, which takes it.
     pub card_plan: Option<String>,
+    /// Disk images plugged into QEMU's xHCI as USB disks, in this order on its ports
+    /// ([`UsbDisk`]; `virt` machines only: qemu-xhci is a PCI device). The guest sees
+    /// them as `/dev/sdX` once xhci-pci, the transport and sd_mod are loaded, in an order
+    /// of the kernel's: a plan names them by filesystem label.
+    pub usb_disks: Vec<UsbDisk>,
+    /// Replaces every `console=` of the kernel command line with `console=<name>` (e.g.
+    /// `ttyNONE0`, a tty no kernel has: PID 1 then starts with no console and fds 0-2
+    /// on /dev/null). Nothing comes on the serial port, so the ready line is not awaited
+    /// there: the results are fetched over QEMU's network as soon as the board serves
+    /// them ([`run_with`]); `panic=1` is added, so a PID 1 that dies ends QEMU at once.
+    /// `qemu.boot = "kernel"` boards with a network only.
+    pub console: Option<String>,
+}
+
+/// How a USB disk of [`Options::usb_disks`] talks to the guest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UsbTransport {
+    /// Bulk-only transport (`-device usb-storage`): the kernel's usb-storage driver.
+    BulkOnly,
+    /// USB Attached SCSI (`-device usb-uas` with a `scsi-hd` on its bus): the kernel's
+    /// uas driver (usb-storage declines UAS devices when uas is built, USB_UAS=m).
+    Uas,
+}
+
+/// A disk image QEMU presents as a USB disk ([`Options::usb_disks`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsbDisk {
+    pub image: PathBuf,
+    pub transport: UsbTransport,
 }
 
 impl Options {
@@ -193,6 +222,8 @@ impl Options {
             extra_args: Vec::new(),
             extra_disks: Vec::new(),
             card_plan: None,
+            usb_disks: Vec::new(),
+            console: None,
         }
     }
 }
@@ -261,6 +292,26 @@ fn launch(board: &Board, opts: &Options) -> Result<Launched> {
             a.push_str(&format!(" benchboot.plan={plan}"));
         }
     }
+    if let Some(name) = &opts.console {
+        if q.network == QemuNetwork::None {
+            bail!(
+                "boards/{}.toml has no QEMU network (qemu.network = \"none\"): a boot with \
+                 console={name} prints nothing, so nothing would say when to read the card",
+                board.name
+            );
+        }
+        match boot_args.iter_mut().skip_while(|a| *a != "-append").nth(1) {
+            // panic=1: should PID 1 die (nothing to serve), the kernel restarts after
+            // 1 s, which -no-reboot turns into QEMU's exit: the harness stops at once
+            // instead of fetching until the timeout.
+            Some(a) => *a = format!("{} panic=1", with_console(a, name)),
+            None => bail!(
+                "boards/{}.toml boots from its card (qemu.boot = \"card\"), whose \
+                 extlinux.conf holds the command line: console={name} needs qemu.boot = \"kernel\"",
+                board.name
+            ),
+        }
+    }
     // QEMU writes to the card: boot a copy so the built images stay pristine.
     let sd = match &opts.card {
         Some(card) => card.clone(),
@@ -293,6 +344,14 @@ fn launch(board: &Board, opts: &Options) -> Result<Launched> {
             board.name
         );
     }
+    if !opts.usb_disks.is_empty() && q.machine != "virt" {
+        bail!(
+            "boards/{}.toml: USB disks are plugged into qemu-xhci, a PCI device: machine `{}` \
+             has no PCI bus for it (use a `virt` board)",
+            board.name,
+            q.machine
+        );
+    }
     // The QEMU plans that measure the wired links need their far ends outside the guest.
     let stand_ins = if plan == "qemu" || plan == benchboot_image::plans::QEMU_SHORT {
         wired_stand_ins(q, &work)?
@@ -300,6 +359,7 @@ fn launch(board: &Board, opts: &Options) -> Result<Launched> {
         WiredStandIns::default()
     };
     let mut args = qemu_args(q, boot_args, &sd, &opts.extra_disks, port, &stand_ins);
+    args.extend(usb_disk_args(&opts.usb_disks));
     args.extend(opts.extra_args.iter().cloned());
     eprintln!("qemu: {} {}", q.system, args.join(" "));
     eprintln!("qemu: EMULATED run: throughput figures from QEMU say nothing about the hardware");
@@ -347,6 +407,60 @@ fn launch(board: &Board, opts: &Options) -> Result<Launched> {
         qemu_card,
         _peer: stand_ins.peer,
     })
+}
+
+/// `cmdline` with every `console=` parameter replaced by one `console=<name>`, where
+/// the first stood (or appended when there was none).
+pub fn with_console(cmdline: &str, name: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut placed = false;
+    for p in cmdline.split_whitespace() {
+        if p.starts_with("console=") {
+            if !placed {
+                out.push(format!("console={name}"));
+                placed = true;
+            }
+        } else {
+            out.push(p.to_owned());
+        }
+    }
+    if !placed {
+        out.push(format!("console={name}"));
+    }
+    out.join(" ")
+}
+
+/// QEMU arguments for `disks` ([`Options::usb_disks`]): one `qemu-xhci` controller
+/// (`xhci`, USB 3: a UAS disk runs at SuperSpeed as in a USB 3 port), then per disk a
+/// raw `-drive` and either a `usb-storage` device or a `usb-uas` device with a
+/// `scsi-hd` at SCSI id 0, LUN 0 on its bus. Nothing when `disks` is empty.
+pub fn usb_disk_args(disks: &[UsbDisk]) -> Vec<String> {
+    if disks.is_empty() {
+        return Vec::new();
+    }
+    let mut args = vec!["-device".to_owned(), "qemu-xhci,id=xhci".to_owned()];
+    for (i, d) in disks.iter().enumerate() {
+        args.extend([
+            "-drive".into(),
+            format!(
+                "if=none,id=usbdisk{i},format=raw,file={}",
+                d.image.display()
+            ),
+        ]);
+        match d.transport {
+            UsbTransport::BulkOnly => args.extend([
+                "-device".into(),
+                format!("usb-storage,bus=xhci.0,drive=usbdisk{i}"),
+            ]),
+            UsbTransport::Uas => args.extend([
+                "-device".into(),
+                format!("usb-uas,bus=xhci.0,id=uas{i}"),
+                "-device".into(),
+                format!("scsi-hd,bus=uas{i}.0,scsi-id=0,lun=0,drive=usbdisk{i}"),
+            ]),
+        }
+    }
+    args
 }
 
 /// QEMU's command line: machine, boot arguments, the card (and `extra` disks), the
@@ -429,6 +543,48 @@ fn qemu_args(
 }
 
 impl Launched {
+    /// Runs `benchboot fetch` against the forwarded results port every 3 s until the
+    /// board serves its document (saved to `out`); returns when it did (from QEMU
+    /// start). Before PID 1 serves, QEMU's user network accepts the connection and the
+    /// guest resets it: a quick failure, tried again.
+    fn fetch_when_served(
+        &mut self,
+        host: &Path,
+        out: &Path,
+        deadline: Instant,
+    ) -> Result<Duration> {
+        loop {
+            if let Some(status) = self.guard.0.try_wait()? {
+                bail!(
+                    "QEMU exited ({status}) before the board served its results; console \
+                     (empty without one) in {}",
+                    self.console_log.display()
+                );
+            }
+            let got = Command::new(host)
+                .args(["fetch", "--timeout", "20", "--addr"])
+                .arg(format!("127.0.0.1:{}", self.port))
+                .arg("--out")
+                .arg(out)
+                .stdin(Stdio::null())
+                .output()
+                .with_context(|| format!("running {}", host.display()))?;
+            if got.status.success() {
+                return Ok(self.started.elapsed());
+            }
+            let last = String::from_utf8_lossy(&got.stderr).trim().to_owned();
+            if Instant::now() >= deadline {
+                bail!(
+                    "the board served no results within {} s (last `benchboot fetch`: {last})",
+                    deadline.duration_since(self.started).as_secs()
+                );
+            }
+            // Drain the console (nothing is expected) so its pipe never fills.
+            while self.lines.try_recv().is_ok() {}
+            std::thread::sleep(Duration::from_secs(3));
+        }
+    }
+
     /// Reads console lines until one contains `marker`; returns when it came (from QEMU
     /// start). Notes the start line's time in `start` on the way.
     fn wait_for(
@@ -481,17 +637,39 @@ pub fn run_with(board: &Board, opts: &Options) -> Result<Run> {
     // The host tool fetches over the network, or prints the tables of the card's copy.
     let host = build_host_tool(false)?;
     let mut l = launch(board, opts)?;
+    let results = crate::target_dir()
+        .join("results")
+        .join(format!("{}-qemu.json", board.name));
+    let deadline = l.started + opts.timeout;
+    if opts.console.is_some() {
+        // No console: nothing on the serial port, so no ready line to await. The board
+        // serves its results once the plan is done: fetch until it answers.
+        let boot_to_ready = l.fetch_when_served(&host, &results, deadline)?;
+        drop(l.guard);
+        eprintln!(
+            "qemu: results served {:.1} s after QEMU (boot + plan; no console)",
+            boot_to_ready.as_secs_f64()
+        );
+        return Ok(Run {
+            image: l.built.image,
+            manifest: l.built.manifest,
+            qemu_card: l.qemu_card,
+            sd_card: l.sd,
+            console_log: l.console_log,
+            results,
+            boot_to_init: boot_to_ready,
+            boot_to_ready,
+            discovered: false,
+        });
+    }
     let mut start = None;
-    let boot_to_ready = l.wait_for(READY_MARKER, l.started + opts.timeout, &mut start)?;
+    let boot_to_ready = l.wait_for(READY_MARKER, deadline, &mut start)?;
     let boot_to_init = start.unwrap_or(boot_to_ready);
     eprintln!(
         "qemu: PID 1 started {:.1} s after QEMU; ready {:.1} s after QEMU (boot + plan)",
         boot_to_init.as_secs_f64(),
         boot_to_ready.as_secs_f64()
     );
-    let results = crate::target_dir()
-        .join("results")
-        .join(format!("{}-qemu.json", board.name));
     if networked {
         let mut fetch = Command::new(&host);
         // An emulated ARM1176 sends ~1 MB through QEMU's usb-net slowly, more so on
@@ -699,6 +877,45 @@ mod tests {
             "console=ttyS1,115200 rootwait initcall_blacklist=x benchboot.plan=qemu"
         );
         assert_eq!(append("a", ""), "a benchboot.plan=qemu");
+    }
+
+    #[test]
+    fn with_console_replaces_every_console_parameter_once() {
+        assert_eq!(
+            with_console(
+                "console=ttyAMA0,115200 loglevel=4 console=tty0 benchboot.plan=qemu",
+                "ttyNONE0"
+            ),
+            "console=ttyNONE0 loglevel=4 benchboot.plan=qemu"
+        );
+        assert_eq!(
+            with_console("loglevel=4", "ttyS1"),
+            "loglevel=4 console=ttyS1"
+        );
+    }
+
+    #[test]
+    fn usb_disks_hang_off_one_xhci_as_bulk_only_and_uas_devices() {
+        assert!(usb_disk_args(&[]).is_empty(), "no controller without disks");
+        let disks = [
+            UsbDisk {
+                image: "/t/bot.img".into(),
+                transport: UsbTransport::BulkOnly,
+            },
+            UsbDisk {
+                image: "/t/uas.img".into(),
+                transport: UsbTransport::Uas,
+            },
+        ];
+        assert_eq!(
+            usb_disk_args(&disks).join(" "),
+            "-device qemu-xhci,id=xhci \
+             -drive if=none,id=usbdisk0,format=raw,file=/t/bot.img \
+             -device usb-storage,bus=xhci.0,drive=usbdisk0 \
+             -drive if=none,id=usbdisk1,format=raw,file=/t/uas.img \
+             -device usb-uas,bus=xhci.0,id=uas1 \
+             -device scsi-hd,bus=uas1.0,scsi-id=0,lun=0,drive=usbdisk1"
+        );
     }
 
     #[test]

@@ -356,9 +356,11 @@ pub struct DeviceIdentity {
     pub card: Option<benchboot_sdcard::Card>,
     /// The drivers bound on the way from the disk to the root of `/sys/devices`, nearest
     /// first, each once (`/sys/block/<name>/device/driver`, then each parent device's
-    /// `driver` link): `["sd", "uas", "usb", "xhci_hcd"]` for a UAS disk behind xHCI,
-    /// `["sd", "usb-storage", ...]` for a bulk-only one, `["virtio_blk", "virtio-mmio"]`,
-    /// `["mmcblk", "sdhci-iproc"]`. Schema 1.11; empty in older documents.
+    /// `driver` link), as seen on QEMU virt: `["sd", "uas", "usb", "xhci_hcd",
+    /// "pci-host-generic"]` for a UAS disk behind xHCI on PCIe, `["sd", "usb-storage",
+    /// ...]` for a bulk-only one, `["virtio_blk", "virtio-mmio"]` for a virtio disk; an
+    /// SD card's starts with `mmcblk` and its host's driver. Schema 1.11; empty in older
+    /// documents.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub drivers: Vec<String>,
 }
