@@ -97,6 +97,7 @@ pub fn assert_storage_complete(r: &RunResults) {
     }
 }
 
+/// The card found on `disk` by its image's disk signature (`results.boot_card`),
 /// hdparm-style reads of `disk` (cached, then buffered), random I/O at every queue
 /// depth in both directions, one clean verification per target, and the disk's
 /// identity (1 GiB, 512 B logical blocks).
@@ -104,6 +105,12 @@ pub fn assert_storage_complete(r: &RunResults) {
 /// # Panics
 /// On the first missing or inconsistent record.
 pub fn assert_device_steps(r: &RunResults, disk: &str) {
+    // PID 1 found the card by its image's disk signature, on the disk measured.
+    let card = r
+        .boot_card
+        .as_ref()
+        .expect("results.boot_card: PID 1 looked for the card");
+    assert_eq!(card.found.as_deref(), Some(disk), "{card:?}");
     let dev = format!("/dev/{disk}");
     let kinds: Vec<_> = r
         .device_reads
