@@ -5,9 +5,10 @@
 //! reason, never invented.
 //!
 //! Sources, in order:
-//! - the firmware, through `/dev/vcio` ([`crate::mailbox`], Raspberry Pi kernels only:
-//!   Debian's kernels have no vcio driver): measured ARM and core clocks, the ARM clock
-//!   set, the `GET_THROTTLED` flag word, the temperature;
+//! - the firmware, through `/dev/vcio` ([`crate::mailbox`]: Raspberry Pi kernels, or
+//!   benchboot's `benchboot_vcio` module on Debian's kernels where the board file sets
+//!   `modules.vcio`; Debian has no vcio driver of its own): measured ARM and core
+//!   clocks, the ARM clock set, the `GET_THROTTLED` flag word, the temperature;
 //! - cpufreq (`/sys/devices/system/cpu/cpu0/cpufreq`): `cpuinfo_cur_freq` (the
 //!   driver's answer: on Debian's Pi kernels raspberrypi-cpufreq + cpufreq-dt, i.e. the
 //!   rate the firmware set) else `scaling_cur_freq`, kHz; `scaling_governor`;
@@ -72,8 +73,8 @@ impl Mailbox for Vcio {
         sys::vcio_property(&self.0, msg).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
                 format!(
-                    "{}: {e} (no vcio driver: it is in the Raspberry Pi kernel only, not in \
-                     Debian's)",
+                    "{}: {e} (no vcio driver: Debian's kernels have none; benchboot_vcio \
+                     gives one to boards whose file sets modules.vcio)",
                     self.0.display()
                 )
             } else {
@@ -602,7 +603,8 @@ mod tests {
             Reading::unavailable(
                 "this kernel (6.1.0-50-arm64) has no raspberrypi-hwmon \
                  (CONFIG_SENSORS_RASPBERRYPI_HWMON is not set in Debian's arm64 flavour) and \
-                 no /dev/vcio (a Raspberry Pi downstream driver)"
+                 no /dev/vcio (Debian has no vcio driver; benchboot_vcio gives one to \
+                 boards whose file sets modules.vcio)"
             )
         );
         let mut results = RunResults::new(

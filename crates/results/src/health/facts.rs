@@ -1,8 +1,9 @@
 //! Which health facts a board gave, per fact: real (and from which source) or unknown
 //! (and why), over every snapshot of a run ([`health_facts`]).
 //!
-//! Debian's kernels have no `/dev/vcio` (a Raspberry Pi downstream driver), so on them
-//! the firmware's flags and clocks are never read; what the upstream kernel exposes
+//! Debian's kernels have no `/dev/vcio` (a Raspberry Pi downstream driver; benchboot's
+//! own `benchboot_vcio` module gives it to boards whose file sets `modules.vcio`), so
+//! without it the firmware's flags and clocks are never read; what the upstream kernel exposes
 //! instead is raspberrypi-hwmon's under-voltage alarm (built only in the rpi flavour:
 //! `CONFIG_SENSORS_RASPBERRYPI_HWMON=m` in config-6.1.0-50-rpi, not set in -armmp and
 //! -arm64), thermal zones and cpufreq. A report must say which is which.
@@ -183,8 +184,8 @@ pub fn under_voltage_unknown(
     match debian_flavour(release) {
         Some(f @ ("arm64" | "armmp" | "armmp-lpae")) => format!(
             "this kernel ({release}) has no raspberrypi-hwmon (CONFIG_SENSORS_RASPBERRYPI_HWMON \
-             is not set in Debian's {f} flavour) and no /dev/vcio (a Raspberry Pi downstream \
-             driver)"
+             is not set in Debian's {f} flavour) and no /dev/vcio (Debian has no vcio driver; \
+             benchboot_vcio gives one to boards whose file sets modules.vcio)"
         ),
         Some("rpi") => format!(
             "this kernel ({release}) builds raspberrypi-hwmon as a module, but no rpi_volt \
@@ -243,7 +244,8 @@ mod tests {
             [
                 "under-voltage: unknown: this kernel (6.1.0-50-arm64) has no raspberrypi-hwmon \
                  (CONFIG_SENSORS_RASPBERRYPI_HWMON is not set in Debian's arm64 flavour) and no \
-                 /dev/vcio (a Raspberry Pi downstream driver)",
+                 /dev/vcio (Debian has no vcio driver; benchboot_vcio gives one to boards \
+                 whose file sets modules.vcio)",
                 "throttle flags: unknown: /dev/vcio: No such file or directory",
                 "CPU clock (firmware measured): unknown: /dev/vcio: No such file or directory",
                 "cpufreq clock: real (/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq)",
