@@ -415,7 +415,9 @@ pub fn document(r: &RunResults) -> Doc {
     }
     if !r.modalias.loaded.is_empty() {
         d.push(Block::Heading("Drivers loaded by modalias".into()));
-        d.push(Block::List(r.modalias.loaded.iter().map(|l| l.line()).collect()));
+        d.push(Block::List(
+            r.modalias.loaded.iter().map(|l| l.line()).collect(),
+        ));
     }
     d.extend(memory::memory_blocks(r));
     d.extend(clock::clock_blocks(r));
