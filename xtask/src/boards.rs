@@ -149,18 +149,28 @@ pub fn check(board: &Board, lock: &Lock) -> Result<Vec<String>> {
         }
     }
     problems.extend(radio::check(board, lock, card_dtb.as_deref())?);
-    let firmware: Vec<String> = match radio::files(board, lock) {
-        Ok(files) => files.into_iter().map(|f| f.path).collect(),
-        Err(_) => Vec::new(), // radio::check above named it
-    };
-    if let Some(report) = crate::drivers::check_board(board, &kernel_root, &firmware)? {
-        // Why each module of a chain is there: the node it serves and how it was reached.
-        for line in report.lines() {
-            if line.contains(": module ") {
-                eprintln!("boards:   chain: {line}");
+    // The driver-chain check needs the module lists to resolve and the DTB and radio
+    // files to exist: it runs once the checks above passed (their problems say what to
+    // fix first), and a failure to run is a problem too.
+    if problems.is_empty() {
+        let firmware: Vec<String> = radio::files(board, lock)?
+            .into_iter()
+            .map(|f| f.path)
+            .collect();
+        match crate::drivers::check_board(board, &kernel_root, &firmware) {
+            Ok(Some(report)) => {
+                // Why each module of a chain is there: the node it serves, how it was
+                // reached.
+                for line in report.lines() {
+                    if line.contains(": module ") {
+                        eprintln!("boards:   chain: {line}");
+                    }
+                }
+                problems.extend(report.problems);
             }
+            Ok(None) => {}
+            Err(e) => problems.push(format!("{file}: hardware: {e:#}")),
         }
-        problems.extend(report.problems);
     }
     Ok(problems)
 }
