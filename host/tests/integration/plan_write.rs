@@ -69,7 +69,7 @@ fn a_plan_goes_onto_a_card_image_and_a_bad_one_does_not() {
     let e = format!("{:#}", write(&path, &sata).unwrap_err());
     assert!(e.contains("my.toml:3: storage.disk[0].whole-disk"), "{e}");
     assert!(
-        e.contains("has no sata bus (its disk buses: virtio)"),
+        e.contains("has no sata bus (its disk buses: virtio, usb)"),
         "{e}"
     );
     assert_eq!(
