@@ -104,6 +104,10 @@ pub fn card_stand_in(board: &Board) -> Result<Board> {
         None => b.kernel.dtb_fixups.extend(q.dtb_fixups.iter().cloned()),
     }
     b.boot.cmdline = append(&board.boot.cmdline, &q.append);
+    // The driver-chain check proves the board's own DTB in the board's own image; this
+    // QEMU-only card carries another machine's DTB, which the board's [hardware] node
+    // paths do not describe (a QEMU-only copy never stands in for that proof).
+    b.hardware = None;
     // Applied above: the stand-in's own [qemu] replaces and appends nothing more.
     b.qemu = Some(Qemu {
         loader: None,
@@ -923,6 +927,8 @@ mod tests {
         let board = crate::load_board("bananapi-m1").unwrap();
         let s = card_stand_in(&board).unwrap();
         assert_eq!(s.name, "bananapi-m1", "results must name the board");
+        // The R40's DTB is not the board's: its [hardware] paths are not checked there.
+        assert!(board.hardware.is_some() && s.hardware.is_none());
         assert_eq!(
             s.loader.as_ref().unwrap().dir,
             "usr/lib/u-boot/Bananapi_M2_Ultra"
