@@ -25,6 +25,9 @@ use crate::image::{self, INITRAMFS_FILE, KERNEL_FILE};
 use benchboot_image::layout::{self, Role};
 use benchboot_plan::{QEMU_RESULTS_FORWARD, RESULTS_PORT};
 
+mod devices;
+pub use devices::{usb_disk_args, with_console, UsbDisk, UsbTransport};
+
 mod wired;
 use wired::{wired_stand_ins, WiredStandIns};
 
@@ -61,10 +64,16 @@ pub struct Run {
 
 /// Kills QEMU when dropped, whatever happened.
 struct Guard(Child);
-impl Drop for Guard {
-    fn drop(&mut self) {
+impl Guard {
+    /// Kills QEMU now (again is harmless: the child is reaped once).
+    fn stop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
+    }
+}
+impl Drop for Guard {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 
@@ -197,23 +206,6 @@ pub struct Options {
     /// them ([`run_with`]); `panic=1` is added, so a PID 1 that dies ends QEMU at once.
     /// `qemu.boot = "kernel"` boards with a network only.
     pub console: Option<String>,
-}
-
-/// How a USB disk of [`Options::usb_disks`] talks to the guest.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UsbTransport {
-    /// Bulk-only transport (`-device usb-storage`): the kernel's usb-storage driver.
-    BulkOnly,
-    /// USB Attached SCSI (`-device usb-uas` with a `scsi-hd` on its bus): the kernel's
-    /// uas driver (usb-storage declines UAS devices when uas is built, USB_UAS=m).
-    Uas,
-}
-
-/// A disk image QEMU presents as a USB disk ([`Options::usb_disks`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UsbDisk {
-    pub image: PathBuf,
-    pub transport: UsbTransport,
 }
 
 impl Options {
@@ -413,60 +405,6 @@ fn launch(board: &Board, opts: &Options) -> Result<Launched> {
     })
 }
 
-/// `cmdline` with every `console=` parameter replaced by one `console=<name>`, where
-/// the first stood (or appended when there was none).
-pub fn with_console(cmdline: &str, name: &str) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut placed = false;
-    for p in cmdline.split_whitespace() {
-        if p.starts_with("console=") {
-            if !placed {
-                out.push(format!("console={name}"));
-                placed = true;
-            }
-        } else {
-            out.push(p.to_owned());
-        }
-    }
-    if !placed {
-        out.push(format!("console={name}"));
-    }
-    out.join(" ")
-}
-
-/// QEMU arguments for `disks` ([`Options::usb_disks`]): one `qemu-xhci` controller
-/// (`xhci`, USB 3: a UAS disk runs at SuperSpeed as in a USB 3 port), then per disk a
-/// raw `-drive` and either a `usb-storage` device or a `usb-uas` device with a
-/// `scsi-hd` at SCSI id 0, LUN 0 on its bus. Nothing when `disks` is empty.
-pub fn usb_disk_args(disks: &[UsbDisk]) -> Vec<String> {
-    if disks.is_empty() {
-        return Vec::new();
-    }
-    let mut args = vec!["-device".to_owned(), "qemu-xhci,id=xhci".to_owned()];
-    for (i, d) in disks.iter().enumerate() {
-        args.extend([
-            "-drive".into(),
-            format!(
-                "if=none,id=usbdisk{i},format=raw,file={}",
-                d.image.display()
-            ),
-        ]);
-        match d.transport {
-            UsbTransport::BulkOnly => args.extend([
-                "-device".into(),
-                format!("usb-storage,bus=xhci.0,drive=usbdisk{i}"),
-            ]),
-            UsbTransport::Uas => args.extend([
-                "-device".into(),
-                format!("usb-uas,bus=xhci.0,id=uas{i}"),
-                "-device".into(),
-                format!("scsi-hd,bus=uas{i}.0,scsi-id=0,lun=0,drive=usbdisk{i}"),
-            ]),
-        }
-    }
-    args
-}
-
 /// QEMU's command line: machine, boot arguments, the card (and `extra` disks), the
 /// console on stdio, the emulated NIC with the results port forwarded from
 /// 127.0.0.1:`port`, the board's own.
@@ -547,6 +485,27 @@ fn qemu_args(
 }
 
 impl Launched {
+    /// What the run produced, QEMU stopped (if it was not already).
+    fn into_run(
+        self,
+        results: PathBuf,
+        boot_to_init: Duration,
+        boot_to_ready: Duration,
+        discovered: bool,
+    ) -> Run {
+        Run {
+            image: self.built.image,
+            manifest: self.built.manifest,
+            qemu_card: self.qemu_card,
+            sd_card: self.sd,
+            console_log: self.console_log,
+            results,
+            boot_to_init,
+            boot_to_ready,
+            discovered,
+        }
+    }
+
     /// Runs `benchboot fetch` against the forwarded results port every 3 s until the
     /// board serves its document (saved to `out`); returns when it did (from QEMU
     /// start). Before PID 1 serves, QEMU's user network accepts the connection and the
@@ -649,22 +608,12 @@ pub fn run_with(board: &Board, opts: &Options) -> Result<Run> {
         // No console: nothing on the serial port, so no ready line to await. The board
         // serves its results once the plan is done: fetch until it answers.
         let boot_to_ready = l.fetch_when_served(&host, &results, deadline)?;
-        drop(l.guard);
+        l.guard.stop();
         eprintln!(
             "qemu: results served {:.1} s after QEMU (boot + plan; no console)",
             boot_to_ready.as_secs_f64()
         );
-        return Ok(Run {
-            image: l.built.image,
-            manifest: l.built.manifest,
-            qemu_card: l.qemu_card,
-            sd_card: l.sd,
-            console_log: l.console_log,
-            results,
-            boot_to_init: boot_to_ready,
-            boot_to_ready,
-            discovered: false,
-        });
+        return Ok(l.into_run(results, boot_to_ready, boot_to_ready, false));
     }
     let mut start = None;
     let boot_to_ready = l.wait_for(READY_MARKER, deadline, &mut start)?;
@@ -687,7 +636,7 @@ pub fn run_with(board: &Board, opts: &Options) -> Result<Run> {
             .arg(&results)
             .status()
             .with_context(|| format!("running {}", host.display()))?;
-        drop(l.guard);
+        l.guard.stop();
         if !status.success() {
             bail!(
                 "benchboot fetch failed ({status}); console in {}",
@@ -699,7 +648,7 @@ pub fn run_with(board: &Board, opts: &Options) -> Result<Run> {
         // file, fsync, rename) before its ready line. Stop QEMU, read them with the
         // card reader `benchboot collect --from-card` uses, check the document, and
         // print its tables with `benchboot show`.
-        drop(l.guard);
+        l.guard.stop();
         let got = benchboot_card::read_results(&l.sd)
             .with_context(|| format!("console in {}", l.console_log.display()))?;
         benchboot_results::RunResults::from_json(&got.text)
@@ -719,17 +668,8 @@ pub fn run_with(board: &Board, opts: &Options) -> Result<Run> {
             bail!("benchboot show {} failed ({status})", results.display());
         }
     }
-    Ok(Run {
-        image: l.built.image,
-        manifest: l.built.manifest,
-        qemu_card: l.qemu_card,
-        sd_card: l.sd,
-        console_log: l.console_log,
-        results,
-        boot_to_init,
-        boot_to_ready,
-        discovered: networked && l.port == QEMU_RESULTS_FORWARD,
-    })
+    let discovered = networked && l.port == QEMU_RESULTS_FORWARD;
+    Ok(l.into_run(results, boot_to_init, boot_to_ready, discovered))
 }
 
 /// What a boot that QEMU ended by itself left (a guest reset or power-off, which
@@ -881,45 +821,6 @@ mod tests {
             "console=ttyS1,115200 rootwait initcall_blacklist=x benchboot.plan=qemu"
         );
         assert_eq!(append("a", ""), "a benchboot.plan=qemu");
-    }
-
-    #[test]
-    fn with_console_replaces_every_console_parameter_once() {
-        assert_eq!(
-            with_console(
-                "console=ttyAMA0,115200 loglevel=4 console=tty0 benchboot.plan=qemu",
-                "ttyNONE0"
-            ),
-            "console=ttyNONE0 loglevel=4 benchboot.plan=qemu"
-        );
-        assert_eq!(
-            with_console("loglevel=4", "ttyS1"),
-            "loglevel=4 console=ttyS1"
-        );
-    }
-
-    #[test]
-    fn usb_disks_hang_off_one_xhci_as_bulk_only_and_uas_devices() {
-        assert!(usb_disk_args(&[]).is_empty(), "no controller without disks");
-        let disks = [
-            UsbDisk {
-                image: "/t/bot.img".into(),
-                transport: UsbTransport::BulkOnly,
-            },
-            UsbDisk {
-                image: "/t/uas.img".into(),
-                transport: UsbTransport::Uas,
-            },
-        ];
-        assert_eq!(
-            usb_disk_args(&disks).join(" "),
-            "-device qemu-xhci,id=xhci \
-             -drive if=none,id=usbdisk0,format=raw,file=/t/bot.img \
-             -device usb-storage,bus=xhci.0,drive=usbdisk0 \
-             -drive if=none,id=usbdisk1,format=raw,file=/t/uas.img \
-             -device usb-uas,bus=xhci.0,id=uas1 \
-             -device scsi-hd,bus=uas1.0,scsi-id=0,lun=0,drive=usbdisk1"
-        );
     }
 
     #[test]
