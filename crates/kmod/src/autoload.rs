@@ -119,90 +119,70 @@ pub fn decide(devices: &[Device], table: &AliasTable, done: &BTreeSet<String>) -
             }
             continue;
         }
+        let mut walk = Walk {
+            dev,
+            table,
+            planned: &mut planned,
+            visiting: BTreeSet::new(),
+            d: &mut d,
+        };
         for m in matched {
-            let mut visiting = BTreeSet::new();
-            chain(
-                m,
-                Why::Alias,
-                dev,
-                table,
-                &mut planned,
-                &mut visiting,
-                &mut d,
-            );
+            walk.visiting.clear();
+            walk.chain(m, Why::Alias);
         }
     }
     d
 }
 
-/// Adds `m` and what it needs to `d.loads` in kmod's order; false when it cannot be
-/// loaded (not carried, or a `depends=` of it is not).
-fn chain(
-    m: &str,
-    why: Why,
-    dev: &Device,
-    table: &AliasTable,
-    planned: &mut BTreeSet<String>,
-    visiting: &mut BTreeSet<String>,
-    d: &mut Decision,
-) -> bool {
-    if planned.contains(m) {
-        return true;
-    }
-    if !visiting.insert(m.to_owned()) {
-        // A cycle (softdeps may form one): the module is on its way already.
-        return true;
-    }
-    let Some(depends) = table.depends_of(m) else {
-        // A softdep naming a module the flavour builds in or the image leaves out is
-        // fine; the caller judges a missing dependency.
-        return false;
-    };
-    let soft = table.softdeps_of(m).cloned().unwrap_or_default();
-    for p in &soft.pre {
-        chain(
-            p,
-            Why::SoftdepPreOf(m.to_owned()),
-            dev,
-            table,
-            planned,
-            visiting,
-            d,
-        );
-    }
-    for dep in depends {
-        if !chain(
-            dep,
-            Why::DependencyOf(m.to_owned()),
-            dev,
-            table,
-            planned,
-            visiting,
-            d,
-        ) {
-            d.broken.push((m.to_owned(), dep.clone()));
-            return false;
+/// One device's walk through the module table: what it is for, what is planned so far
+/// (this boot), the modules on the current path (to stop at softdep cycles) and where
+/// the decision goes.
+struct Walk<'a> {
+    dev: &'a Device,
+    table: &'a AliasTable,
+    planned: &'a mut BTreeSet<String>,
+    visiting: BTreeSet<String>,
+    d: &'a mut Decision,
+}
+
+impl Walk<'_> {
+    /// Adds `m` and what it needs to the decision's loads in kmod's order; false when
+    /// it cannot be loaded (not carried, or a `depends=` of it is not).
+    fn chain(&mut self, m: &str, why: Why) -> bool {
+        if self.planned.contains(m) {
+            return true;
         }
+        if !self.visiting.insert(m.to_owned()) {
+            // A cycle (softdeps may form one): the module is on its way already.
+            return true;
+        }
+        let Some(depends) = self.table.depends_of(m) else {
+            // A softdep naming a module the flavour builds in or the image leaves out is
+            // fine; the caller judges a missing dependency.
+            return false;
+        };
+        let soft = self.table.softdeps_of(m).cloned().unwrap_or_default();
+        for p in &soft.pre {
+            self.chain(p, Why::SoftdepPreOf(m.to_owned()));
+        }
+        for dep in depends {
+            if !self.chain(dep, Why::DependencyOf(m.to_owned())) {
+                self.d.broken.push((m.to_owned(), dep.clone()));
+                return false;
+            }
+        }
+        self.planned.insert(m.to_owned());
+        self.d.loads.push(Load {
+            module: m.to_owned(),
+            device: self.dev.path.clone(),
+            modalias: self.dev.modalias.clone(),
+            why,
+        });
+        for p in &soft.post {
+            self.chain(p, Why::SoftdepPostOf(m.to_owned()));
+        }
+        true
     }
-    planned.insert(m.to_owned());
-    d.loads.push(Load {
-        module: m.to_owned(),
-        device: dev.path.clone(),
-        modalias: dev.modalias.clone(),
-        why,
-    });
-    for p in &soft.post {
-        chain(
-            p,
-            Why::SoftdepPostOf(m.to_owned()),
-            dev,
-            table,
-            planned,
-            visiting,
-            d,
-        );
-    }
-    true
 }
 
 #[cfg(test)]
