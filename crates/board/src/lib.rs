@@ -10,10 +10,12 @@ use std::path::{Path, PathBuf};
 use benchboot_plan::GadgetFunction;
 use serde::Deserialize;
 
+pub mod hardware;
 pub mod lava;
 mod shared;
 mod validate;
 pub use benchboot_wifi::channel::Band;
+pub use hardware::{Hardware, RawCell, RawFirmwareWaiver, RawHardware, RawWaiver};
 pub use shared::{
     BootConfig, Kernel, Loader, RadioPackages, RawBlob, Regulatory, Shared, StandInAp, SHARED_FILE,
 };
@@ -113,80 +115,6 @@ pub struct RawBoard {
     /// image` proves (xtask/src/drivers.rs); required on hardware (a board with a DTB
     /// and a boot loader).
     pub hardware: Option<RawHardware>,
-}
-
-/// `[hardware]`: the DTB nodes each part of the plan needs (node paths as `fdtget`
-/// takes them), and what the check may not demand.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct RawHardware {
-    /// The SD host of the boot card.
-    pub card: Option<String>,
-    /// The first CPU: its `cpu-supply` and clocks are cpufreq's chain.
-    pub cpu: Option<String>,
-    /// The USB device controller of `[gadget]`.
-    pub udc: Option<String>,
-    /// The MAC of `[ethernet]`.
-    pub ethernet: Option<String>,
-    /// The USB host controllers behind `[usb-ethernet]` and USB disks.
-    #[serde(default)]
-    pub usb_host: Vec<String>,
-    /// The SATA controller of a `bus = "sata"` disk.
-    pub sata: Option<String>,
-    /// The SD host the `[wifi]` radio sits on.
-    pub radio: Option<String>,
-    /// The SoC temperature sensor.
-    pub thermal: Option<String>,
-    /// The SoC watchdog.
-    pub watchdog: Option<String>,
-    /// Further nodes a driver needs that no DT reference shows (an IIO channel a driver
-    /// asks for by name).
-    #[serde(default)]
-    pub also: Vec<String>,
-    /// Nodes the check skips, each with the reason (e.g. a regulator no driver of this
-    /// kernel serves, and what the board loses).
-    #[serde(default)]
-    pub waive: Vec<RawWaiver>,
-    /// Nodes served by an MFD cell (a platform driver matched by name, not by a
-    /// compatible): the node and the module.
-    #[serde(default)]
-    pub cells: Vec<RawCell>,
-    /// Firmware files a module names but never asks for on this board, with why.
-    #[serde(default)]
-    pub firmware_waive: Vec<RawFirmwareWaiver>,
-}
-
-/// A node the driver-chain check skips.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawWaiver {
-    pub node: String,
-    pub reason: String,
-}
-
-/// A node served by an MFD cell's module.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawCell {
-    pub node: String,
-    pub module: String,
-}
-
-/// A `firmware=` file the check does not demand.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawFirmwareWaiver {
-    pub file: String,
-    pub reason: String,
-}
-
-/// `[hardware]` validated: the roots as (role, node path), in the order checked.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hardware {
-    pub roots: Vec<(String, String)>,
-    pub waive: Vec<RawWaiver>,
-    pub cells: Vec<RawCell>,
-    pub firmware_waive: Vec<RawFirmwareWaiver>,
 }
 
 /// The board's USB peripheral port as a gadget (configfs, libcomposite).

@@ -3,6 +3,7 @@
 //! boot, serial, modules, storage, gadget, ethernet, usb-ethernet, wifi, qemu). The first
 //! problem found is the error; it names the file and the field.
 
+use crate::hardware::Features;
 use crate::{QemuWifi, QemuWired};
 use std::path::Path;
 
@@ -12,14 +13,14 @@ use benchboot_wifi::channel::{Band, Width};
 use crate::shared::{check_relative_path, BootConfig, Kernel, Loader, Shared};
 use crate::{
     debian_arches, Arch, Board, BoardError, BoardKernel, Boot, DtbFixup, Ethernet, ExtraStorage,
-    Gadget, Hardware, Qemu, QemuBoot, QemuDrive, QemuNetwork, RawBoard, RawBoot, RawDtbFixup,
-    RawEthernet, RawGadget, RawHardware, RawKernel, RawQemu, RawSerial, RawStorage, RawTarget,
-    RawUsbEthernet, RawWifi, Serial, StorageBus, UsbEthernet, WifiRadio, ETHERNET_RATES_MBIT,
-    TARGETS, WIFI_BANDS, WIFI_WIDTHS_MHZ,
+    Gadget, Qemu, QemuBoot, QemuDrive, QemuNetwork, RawBoard, RawBoot, RawDtbFixup, RawEthernet,
+    RawGadget, RawKernel, RawQemu, RawSerial, RawStorage, RawTarget, RawUsbEthernet, RawWifi,
+    Serial, StorageBus, UsbEthernet, WifiRadio, ETHERNET_RATES_MBIT, TARGETS, WIFI_BANDS,
+    WIFI_WIDTHS_MHZ,
 };
 
 /// The file being validated and the shared pieces it names.
-struct Check<'a> {
+pub(crate) struct Check<'a> {
     file: &'a Path,
     shared: &'a Shared,
 }
@@ -39,7 +40,7 @@ struct Storage {
 
 impl Check<'_> {
     /// [`BoardError::Invalid`] for `field` of this file.
-    fn bad(&self, field: &'static str, message: impl Into<String>) -> BoardError {
+    pub(crate) fn bad(&self, field: &'static str, message: impl Into<String>) -> BoardError {
         BoardError::Invalid {
             file: self.file.to_owned(),
             field,
@@ -680,98 +681,6 @@ impl Check<'_> {
             wired,
             wifi,
         })
-    }
-}
-
-/// What a board has, for the roots `[hardware]` must name.
-struct Features {
-    hardware: bool,
-    gadget: bool,
-    ethernet: bool,
-    usb_host: bool,
-    sata: bool,
-    radio: bool,
-}
-
-impl Check<'_> {
-    /// `[hardware]`: required on hardware (a DTB and a boot loader), with a node for
-    /// every part the board has; refused elsewhere.
-    fn hardware(
-        &self,
-        raw: Option<RawHardware>,
-        f: &Features,
-    ) -> Result<Option<Hardware>, BoardError> {
-        let Some(raw) = raw else {
-            if f.hardware {
-                return Err(self.bad(
-                    "hardware",
-                    "a hardware board needs [hardware] naming the DTB nodes its plan depends \
-                     on (card, cpu, and udc/ethernet/usb-host/sata/radio for what it has)",
-                ));
-            }
-            return Ok(None);
-        };
-        if !f.hardware {
-            return Err(self.bad(
-                "hardware",
-                "only a board with its own DTB and boot loader has [hardware]",
-            ));
-        }
-        let mut roots = Vec::new();
-        let mut one = |field: &'static str, node: &Option<String>, needed: bool| match node {
-            Some(n) if n.starts_with('/') => {
-                roots.push((field.trim_start_matches("hardware.").to_owned(), n.clone()));
-                Ok(())
-            }
-            Some(n) => Err(self.bad(
-                field,
-                format!("`{n}`: give the node's full path, e.g. /soc/mmc@7e300000"),
-            )),
-            None if needed => Err(self.bad(field, "missing: name the DTB node (full path)")),
-            None => Ok(()),
-        };
-        one("hardware.card", &raw.card, true)?;
-        one("hardware.cpu", &raw.cpu, true)?;
-        one("hardware.udc", &raw.udc, f.gadget)?;
-        one("hardware.ethernet", &raw.ethernet, f.ethernet)?;
-        one("hardware.sata", &raw.sata, f.sata)?;
-        one("hardware.radio", &raw.radio, f.radio)?;
-        one("hardware.thermal", &raw.thermal, false)?;
-        one("hardware.watchdog", &raw.watchdog, false)?;
-        if f.usb_host && raw.usb_host.is_empty() {
-            return Err(self.bad(
-                "hardware.usb-host",
-                "missing: name the USB host controller node(s)",
-            ));
-        }
-        for n in &raw.usb_host {
-            one("hardware.usb-host", &Some(n.clone()), true)?;
-        }
-        for n in &raw.also {
-            one("hardware.also", &Some(n.clone()), true)?;
-        }
-        if let Some(w) = raw.waive.iter().find(|w| w.reason.trim().is_empty()) {
-            return Err(self.bad(
-                "hardware.waive",
-                format!("{}: a waiver needs its reason", w.node),
-            ));
-        }
-        if let Some(w) = raw
-            .firmware_waive
-            .iter()
-            .find(|w| w.reason.trim().is_empty())
-        {
-            return Err(self.bad(
-                "hardware.firmware-waive",
-                format!("{}: a waiver needs its reason", w.file),
-            ));
-        }
-        Ok(Some(Hardware {
-            roots,
-            waive: raw.waive,
-            cells: raw.cells,
-            firmware_waive: raw.firmware_waive,
-        }))
     }
 }
 
