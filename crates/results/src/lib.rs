@@ -17,6 +17,7 @@ pub mod memory;
 pub mod modalias;
 pub mod network;
 pub mod summary;
+pub mod text;
 pub mod wifi;
 
 pub use a1::{a1_verdict, A1Verdict};
