@@ -26,6 +26,34 @@ pub const CHUNK_BYTES: usize = 96;
 /// plan is a few MiB; more is a corrupt or hostile log.
 pub const MAX_JSON_BYTES: usize = 64 << 20;
 
+/// Most JSON [`rebuild`] holds for all the documents of one log together, bytes: four
+/// of the largest ([`MAX_JSON_BYTES`]), 256 MiB, as much as the largest log the host
+/// reads. A log of many runs of a few MiB each stays far below; a log of thousands of
+/// documents that inflate a thousandfold is hostile.
+pub const MAX_TOTAL_JSON_BYTES: usize = 4 * MAX_JSON_BYTES;
+
+/// Largest zlib stream of `json_bytes` bytes of input, bytes: miniz's
+/// `mz_compressBound` (miniz.c), the larger of 110 % + 128 and 5 bytes per 31 KiB
+/// stored block + 128. A begin line announcing more is not from a board.
+pub const fn max_zlib_bytes(json_bytes: usize) -> usize {
+    // 128 + 110 % (rounded up), then 128 + 5 bytes a 31 KiB block; saturating.
+    let a = json_bytes
+        .saturating_add(json_bytes.div_ceil(10))
+        .saturating_add(128);
+    let b = json_bytes
+        .saturating_add((json_bytes / (31 * 1024) + 1) * 5)
+        .saturating_add(128);
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
+
+/// Longest base64 text of one chunk line, characters: [`CHUNK_BYTES`] encoded (RFC 4648
+/// with padding). A longer one is refused before it is decoded.
+const MAX_CHUNK_B64: usize = CHUNK_BYTES.div_ceil(3) * 4;
+
 /// The zlib level PID 1 compresses with (miniz_oxide 9: the best of its levels below
 /// the slow "uber" 10, which gains under 1 % on these documents).
 const LEVEL: u8 = 9;
@@ -144,10 +172,19 @@ fn begin(line: usize, rest: &str) -> Result<Open, DocumentError> {
         }
     }
     let (json_bytes, zlib_bytes, want) = (num("json-bytes")?, num("zlib-bytes")?, num("lines")?);
-    if json_bytes > MAX_JSON_BYTES || zlib_bytes.div_ceil(CHUNK_BYTES) != want {
+    // Every size is checked against the format's limits before anything is allocated.
+    if json_bytes > MAX_JSON_BYTES {
+        return Err(bad(format!(
+            "document begin line with json-bytes={json_bytes}: more than any results \
+             document ({MAX_JSON_BYTES} bytes at most); a corrupt or hostile log"
+        )));
+    }
+    if zlib_bytes > max_zlib_bytes(json_bytes) || zlib_bytes.div_ceil(CHUNK_BYTES) != want {
         return Err(bad(format!(
             "document begin line with impossible sizes (json-bytes={json_bytes}, \
-             zlib-bytes={zlib_bytes}, lines={want})"
+             zlib-bytes={zlib_bytes}, lines={want}: {json_bytes} bytes compress to {} at \
+             most, in lines of {CHUNK_BYTES}); a corrupt or hostile log",
+            max_zlib_bytes(json_bytes)
         )));
     }
     let sha256 = field(&words, "sha256")
@@ -161,7 +198,8 @@ fn begin(line: usize, rest: &str) -> Result<Open, DocumentError> {
         zlib_bytes,
         want,
         sha256,
-        data: Vec::with_capacity(zlib_bytes),
+        // Grows with the chunks that arrive, never on the begin line's word alone.
+        data: Vec::new(),
         have: 0,
         last_line: line,
     })
@@ -183,6 +221,13 @@ impl Open {
             .split_once('/')
             .and_then(|(i, k)| Some((i.parse::<usize>().ok()?, k.parse::<usize>().ok()?)))
             .ok_or_else(|| bad(format!("document line index `{pos}` is not <i>/<n>")))?;
+        if b64.len() > MAX_CHUNK_B64 {
+            return Err(bad(format!(
+                "document line {pos}: {} base64 characters, more than a chunk's \
+                 {MAX_CHUNK_B64}: garbled (two lines run together?)",
+                b64.len()
+            )));
+        }
         if k != self.want {
             return Err(bad(format!(
                 "document line {i}/{k} does not belong to the document of run {} begun at line \
@@ -239,9 +284,16 @@ impl Open {
                 end: true,
             });
         }
+        // Inflated no further than the size announced (itself at most MAX_JSON_BYTES).
         let json =
-            miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(&self.data, MAX_JSON_BYTES)
-                .map_err(|e| corrupt(format!("does not inflate ({:?})", e.status)))?;
+            miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(&self.data, self.json_bytes)
+                .map_err(|e| match e.status {
+                    miniz_oxide::inflate::TINFLStatus::HasMoreOutput => corrupt(format!(
+                        "inflates to more than the {} bytes the begin line said",
+                        self.json_bytes
+                    )),
+                    status => corrupt(format!("does not inflate ({status:?})")),
+                })?;
         if json.len() != self.json_bytes {
             return Err(corrupt(format!(
                 "inflates to {} bytes, the begin line said {}",
@@ -268,12 +320,24 @@ impl Open {
 /// may carry anything before `benchboot: `), in log order. A document begun again
 /// before its end (a reboot in the middle of printing) is dropped for the new one.
 ///
+/// The JSON of all the documents together is at most [`MAX_TOTAL_JSON_BYTES`].
+///
 /// # Errors
-/// The first bad line of a document, a document cut off, or no document at all.
+/// The first bad line of a document, a document cut off, documents holding more than
+/// [`MAX_TOTAL_JSON_BYTES`] together, or no document at all.
 pub fn rebuild<'a>(
     lines: impl IntoIterator<Item = (usize, &'a str)>,
 ) -> Result<Vec<Found>, DocumentError> {
-    let mut found = Vec::new();
+    rebuild_within(lines, MAX_TOTAL_JSON_BYTES)
+}
+
+/// [`rebuild`], holding at most `max_total` bytes of JSON.
+fn rebuild_within<'a>(
+    lines: impl IntoIterator<Item = (usize, &'a str)>,
+    max_total: usize,
+) -> Result<Vec<Found>, DocumentError> {
+    let mut found: Vec<Found> = Vec::new();
+    let mut held = 0usize;
     let mut open: Option<Open> = None;
     let mut started: Option<(String, usize)> = None;
     for (n, line) in lines {
@@ -290,7 +354,20 @@ pub fn rebuild<'a>(
             continue;
         };
         if let Some(b) = rest.strip_prefix("begin ") {
-            open = Some(begin(n, b)?);
+            let o = begin(n, b)?;
+            if held + o.json_bytes > max_total {
+                return Err(DocumentError::BadLine {
+                    line: n,
+                    why: format!(
+                        "document begin line with json-bytes={}: with the {} documents \
+                         before it ({held} bytes) more than one log holds ({max_total} \
+                         bytes); a corrupt or hostile log",
+                        o.json_bytes,
+                        found.len()
+                    ),
+                });
+            }
+            open = Some(o);
         } else if let Some(e) = rest.strip_prefix("end ") {
             let Some(o) = open.take() else {
                 return Err(DocumentError::BadLine {
@@ -308,7 +385,9 @@ pub fn rebuild<'a>(
                     ),
                 });
             }
-            found.push(o.finish(n)?);
+            let f = o.finish(n)?;
+            held += f.json.len();
+            found.push(f);
         } else if let Some(o) = open.as_mut() {
             o.chunk(n, rest)?;
         } else {
@@ -477,5 +556,134 @@ mod tests {
         lines[0].replace_range(at..=at, flipped);
         let e = rebuild(numbered(&log(&lines))).unwrap_err();
         assert!(e.to_string().contains("has SHA-256"), "{e}");
+    }
+
+    const SHA: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+    fn begin_line(json: &str, zlib: &str, lines: &str) -> String {
+        format!(
+            "[ 1.0] benchboot: document begin run=r format=zlib+base64 json-bytes={json} \
+             zlib-bytes={zlib} lines={lines} sha256={SHA}"
+        )
+    }
+
+    /// A hostile begin line used to abort the host (`zlib-bytes` taken as a capacity:
+    /// capacity overflow, or an allocation of a terabyte); every size is bounded first.
+    #[test]
+    fn absurd_begin_sizes_are_refused_before_allocating() {
+        let cases = [
+            // 2^64 - 1 bytes in 2^64 / 96 lines: the numbers agree with each other.
+            (
+                begin_line("10", "18446744073709551615", "192153584101141163"),
+                "line 3: document begin line with impossible sizes (json-bytes=10, \
+                 zlib-bytes=18446744073709551615, lines=192153584101141163: 10 bytes \
+                 compress to 143 at most, in lines of 96); a corrupt or hostile log",
+            ),
+            (
+                begin_line("67108864", "1000000000000", "10416666667"),
+                "line 3: document begin line with impossible sizes (json-bytes=67108864, \
+                 zlib-bytes=1000000000000, lines=10416666667: 67108864 bytes compress to \
+                 73819879 at most, in lines of 96); a corrupt or hostile log",
+            ),
+            (
+                begin_line("18446744073709551615", "96", "1"),
+                "line 3: document begin line with json-bytes=18446744073709551615: more \
+                 than any results document (67108864 bytes at most); a corrupt or hostile log",
+            ),
+            (
+                begin_line("10", "96", "18446744073709551615"),
+                "line 3: document begin line with impossible sizes (json-bytes=10, \
+                 zlib-bytes=96, lines=18446744073709551615: 10 bytes compress to 143 at \
+                 most, in lines of 96); a corrupt or hostile log",
+            ),
+            (
+                begin_line("10", "184467440737095516150", "1"),
+                "line 3: document begin line without a number `zlib-bytes=`",
+            ),
+        ];
+        for (line, want) in cases {
+            let e = rebuild([(1, "boot"), (2, "x"), (3, line.as_str())]).unwrap_err();
+            assert_eq!(e.to_string(), want);
+        }
+        // The bound is the compressor's own: a real document's stream stays within it.
+        let lines = encode("r", DOC.as_bytes());
+        assert_eq!(
+            rebuild(numbered(&log(&lines))).unwrap()[0].json,
+            DOC.as_bytes()
+        );
+        assert_eq!(max_zlib_bytes(0), 133);
+        assert_eq!(max_zlib_bytes(usize::MAX), usize::MAX);
+    }
+
+    #[test]
+    fn a_huge_or_absurd_chunk_line_is_refused_before_decoding() {
+        let lines = encode("r", DOC.as_bytes());
+        let mut l = log(&lines);
+        l[2] = format!(
+            "benchboot: document 2/{} {} 00000000",
+            lines.len() - 2,
+            "QUFB".repeat(1 << 20)
+        );
+        let e = rebuild(numbered(&l)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "line 3: document line 2/{}: 4194304 base64 characters, more than a chunk's \
+                 128: garbled (two lines run together?)",
+                lines.len() - 2
+            )
+        );
+        l[2] = "benchboot: document 18446744073709551615/18446744073709551615 AAAA 00000000".into();
+        let e = rebuild(numbered(&l)).unwrap_err().to_string();
+        assert!(e.starts_with("line 3: document line 18446744073709551615/18446744073709551615 does not belong to the document of run r begun at line 1"), "{e}");
+        l[2] = "benchboot: document 2/99999999999999999999999 AAAA 00000000".into();
+        let e = rebuild(numbered(&l)).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "line 3: document line index `2/99999999999999999999999` is not <i>/<n>"
+        );
+    }
+
+    /// A begin line that understates the JSON: inflating stops at its word.
+    #[test]
+    fn inflating_stops_at_the_announced_size() {
+        // 10,008 bytes that deflate to a few dozen: within the bound of 1,000.
+        let json = format!("{{\"x\":\"{}\"}}", "a".repeat(10_000));
+        let mut lines = encode("r", json.as_bytes());
+        lines[0] = lines[0].replace("json-bytes=10008", "json-bytes=1000");
+        let e = rebuild(numbered(&log(&lines))).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "line {}: the document of run r inflates to more than the 1000 bytes the \
+                 begin line said",
+                lines.len()
+            )
+        );
+    }
+
+    #[test]
+    fn the_documents_of_one_log_are_bounded_together() {
+        let a = encode("a", DOC.as_bytes());
+        let b = encode("b", DOC.as_bytes());
+        let mut l = log(&a);
+        l.extend(log(&b));
+        assert_eq!(
+            rebuild_within(numbered(&l), 2 * DOC.len()).unwrap().len(),
+            2
+        );
+        let e = rebuild_within(numbered(&l), 2 * DOC.len() - 1).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "line {}: document begin line with json-bytes={n}: with the 1 documents \
+                 before it ({n} bytes) more than one log holds ({} bytes); a corrupt or \
+                 hostile log",
+                a.len() + 1,
+                2 * DOC.len() - 1,
+                n = DOC.len()
+            )
+        );
+        assert_eq!(MAX_TOTAL_JSON_BYTES, 256 << 20);
     }
 }
