@@ -10,11 +10,13 @@ use std::path::{Path, PathBuf};
 use benchboot_plan::GadgetFunction;
 use serde::Deserialize;
 
+mod catalog;
 pub mod hardware;
 pub mod lava;
 mod shared;
 mod validate;
 pub use benchboot_wifi::channel::Band;
+pub use catalog::{Catalog, BUILTIN_DIR};
 pub use hardware::{Hardware, RawCell, RawFirmwareWaiver, RawHardware, RawWaiver};
 pub use shared::{
     BootConfig, Kernel, Loader, RadioPackages, RawBlob, Regulatory, Shared, StandInAp, SHARED_FILE,
@@ -36,10 +38,11 @@ pub enum BoardError {
         field: &'static str,
         message: String,
     },
-    #[error("no board named `{name}` in {dir}; known boards: {known}")]
+    /// `from` says where boards were looked for: a folder, or [`Catalog::describe`].
+    #[error("no board named `{name}` among {from}; known boards: {known}")]
     Unknown {
         name: String,
-        dir: PathBuf,
+        from: String,
         known: String,
     },
 }
@@ -704,7 +707,7 @@ pub fn load(dir: &Path, name: &str) -> Result<Board, BoardError> {
         let known = names.join(", ");
         return Err(BoardError::Unknown {
             name: name.to_owned(),
-            dir: dir.to_owned(),
+            from: dir.display().to_string(),
             known,
         });
     }
@@ -732,7 +735,9 @@ pub fn list(dir: &Path) -> std::io::Result<Vec<String>> {
     Ok(names)
 }
 
-/// The `boards/` folder of this repository.
+/// The `boards/` folder of the checkout this crate was built from: for xtask and the
+/// tests, which run in one. It is gone once a binary is installed or copied: the host
+/// tool takes its boards from a [`Catalog`] (built in, or a user's `--boards DIR`).
 pub fn boards_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../boards")
 }

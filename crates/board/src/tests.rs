@@ -617,6 +617,7 @@ fn shared_file_errors_name_the_entry() {
     );
 }
 
+mod catalog;
 mod wifi;
 
 #[test]

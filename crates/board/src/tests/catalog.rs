@@ -1,0 +1,125 @@
+//! [`Catalog`]: the board files built in are the checkout's, and a user's folder wins by
+//! name, its errors naming its file and line.
+
+use super::*;
+
+fn zero_w_text() -> String {
+    std::fs::read_to_string(boards_dir().join("rpi-zero-w.toml")).unwrap()
+}
+
+#[test]
+fn builtin_boards_are_the_checkout_s_files() {
+    let names = list(&boards_dir()).unwrap();
+    assert_eq!(Catalog::builtin_names(), names);
+    assert_eq!(Catalog::builtin().names().unwrap(), names);
+    assert!(names.contains(&"rpi-zero-w".to_owned()), "{names:?}");
+    for name in &names {
+        let built_in = Catalog::builtin()
+            .load(name)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let on_disk = load(&boards_dir(), name).unwrap();
+        assert_eq!(built_in.name, *name);
+        assert_eq!(built_in.description, on_disk.description, "{name}");
+        assert_eq!(built_in.kernel.package, on_disk.kernel.package, "{name}");
+        assert_eq!(built_in.modules, on_disk.modules, "{name}");
+        assert_eq!(built_in.boot.cmdline, on_disk.boot.cmdline, "{name}");
+    }
+    let shared = Catalog::builtin_shared().unwrap();
+    assert_eq!(
+        shared.kernels.keys().collect::<Vec<_>>(),
+        Shared::load(&boards_dir())
+            .unwrap()
+            .kernels
+            .keys()
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        shared.file,
+        Path::new("built-in boards").join("shared.toml"),
+        "messages name the built-in file"
+    );
+}
+
+#[test]
+fn a_user_s_folder_wins_by_name_and_adds_boards() {
+    let dir = tempfile::tempdir().unwrap();
+    let mine = zero_w_text().replacen("description = \"", "description = \"MY OWN ", 1);
+    assert!(
+        mine.contains("MY OWN "),
+        "rpi-zero-w.toml has a description line"
+    );
+    std::fs::write(dir.path().join("rpi-zero-w.toml"), &mine).unwrap();
+    let extra = zero_w_text().replacen("name = \"rpi-zero-w\"", "name = \"my-zero\"", 1);
+    std::fs::write(dir.path().join("my-zero.toml"), extra).unwrap();
+    let cat = Catalog::with_dir(Some(dir.path().to_owned()));
+
+    let zero = cat.load("rpi-zero-w").unwrap();
+    assert!(
+        zero.description.starts_with("MY OWN "),
+        "{}",
+        zero.description
+    );
+    assert_eq!(cat.load("my-zero").unwrap().name, "my-zero");
+    // Built-in boards the folder lacks still load, from the binary.
+    assert_eq!(cat.load("rpi-4b").unwrap().name, "rpi-4b");
+    let names = cat.names().unwrap();
+    assert!(names.contains(&"my-zero".to_owned()) && names.contains(&"rpi-4b".to_owned()));
+    assert_eq!(names.iter().filter(|n| *n == "rpi-zero-w").count(), 1);
+
+    let err = cat.load("rpi-9").unwrap_err().to_string();
+    assert_eq!(
+        err,
+        format!(
+            "no board named `rpi-9` among {} and the boards built in; known boards: {}",
+            dir.path().display(),
+            names.join(", ")
+        )
+    );
+}
+
+#[test]
+fn a_user_s_malformed_board_file_is_named_by_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rpi-zero-w.toml");
+    // Line 3 of the file is broken.
+    let mut lines: Vec<String> = zero_w_text().lines().map(str::to_owned).collect();
+    lines.insert(2, "cpu = = \"oops\"".to_owned());
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let err = Catalog::with_dir(Some(dir.path().to_owned()))
+        .load("rpi-zero-w")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with(&format!("{}: ", file.display())),
+        "names the file: {err}"
+    );
+    assert!(err.contains("line 3"), "names the line: {err}");
+}
+
+#[test]
+fn a_missing_user_folder_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let gone = dir.path().join("no-such-folder");
+    let err = Catalog::with_dir(Some(gone.clone()))
+        .load("rpi-zero-w")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with(&format!("{}: cannot read", gone.display())),
+        "{err}"
+    );
+}
+
+#[test]
+fn unknown_builtin_board_lists_the_built_in_ones() {
+    for name in ["rpi-9", "shared", "../boards/rpi-4b", "packages.lock"] {
+        let err = Catalog::builtin().load(name).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "no board named `{name}` among the boards built in; known boards: {}",
+                list(&boards_dir()).unwrap().join(", ")
+            )
+        );
+    }
+}
