@@ -476,7 +476,11 @@ impl RunResults {
     /// [`ResultsError::BadVersion`] when it is not a whole number, else
     /// [`ResultsError::Json`]/[`ResultsError::Shape`], then
     /// [`ResultsError::Value`] from [`RunResults::check_values`].
+    ///
+    /// A leading byte order mark (U+FEFF: a document saved by Windows Notepad) is
+    /// skipped: JSON (RFC 8259 §8.1) lets a parser ignore one.
     pub fn from_json(text: &str) -> Result<RunResults, ResultsError> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let value: serde_json::Value =
             serde_json::from_str(text).map_err(|e| ResultsError::Json(e.to_string()))?;
         let major = value

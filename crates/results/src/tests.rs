@@ -94,6 +94,21 @@ fn round_trip() {
     assert!(back.census[0].only_pid1());
 }
 
+/// Saved again by Windows Notepad: UTF-8 with a byte order mark first. It was refused
+/// as "not JSON" (`expected value at line 1 column 1`).
+#[test]
+fn a_document_behind_a_utf8_bom_is_read() {
+    let r = sample();
+    let text = format!("\u{feff}{}", r.to_json());
+    assert_eq!(RunResults::from_json(&text).unwrap(), r);
+    // Only one, and only first: a second one is an error that says where.
+    let err = RunResults::from_json(&format!("\u{feff}{text}")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "results: not JSON: expected value at line 1 column 1"
+    );
+}
+
 #[test]
 fn other_major_version_is_refused_by_name() {
     let text = sample()
