@@ -12,6 +12,7 @@ pub mod boot_disk;
 pub mod card_check;
 pub mod estimate;
 pub mod file;
+pub mod guard;
 pub mod memory;
 pub mod network;
 pub mod presets;

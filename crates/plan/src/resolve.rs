@@ -14,8 +14,8 @@ use crate::file::{line_of, CommandSection, DiskSection, PlanFile, PlanFileError,
 use crate::network::{NetTests, Topology, WiredKind, WiredPlan};
 use crate::presets::{preset, preset_file, DEFAULT_PRESET, PRESETS};
 use crate::{
-    Bus, CardCheckPlan, CommandStep, DeviceReadPlan, Filesystem, MemoryPlan, Plan, RandomPlan,
-    StorageTarget, BUS_PREFIX,
+    Bus, CardCheckPlan, CommandStep, DeviceReadPlan, MemoryPlan, Plan, RandomPlan, StorageTarget,
+    BUS_PREFIX,
 };
 
 /// Where the xtask puts [`ImageFacts`] in the initramfs (JSON).
@@ -413,7 +413,7 @@ pub fn resolve(
                     None
                 }
             };
-            let t = disk_target(d, image, &base.board).map_err(|(k, m)| {
+            let t = disk_target(d, image, &base.board, &targets).map_err(|(k, m)| {
                 let sp = span(&|d: &DiskSection| match k {
                     "whole-disk" => d.whole_disk.as_ref().map(toml::Spanned::span),
                     _ => d.device.as_ref().map(toml::Spanned::span),
@@ -755,96 +755,8 @@ fn command_step(c: &CommandSection) -> CommandStep {
     }
 }
 
-/// One `[[storage.disk]]` as a target, or `(key, why)`.
-fn disk_target(
-    d: &DiskSection,
-    image: &ImageFacts,
-    board: &str,
-) -> Result<StorageTarget, (&'static str, String)> {
-    let (device, filesystem) = match (&d.device, &d.whole_disk) {
-        (Some(_), Some(_)) | (None, None) => {
-            return Err((
-                "device",
-                "give either `device` (LABEL=, PARTLABEL= or a /dev/ path) or `whole-disk` \
-                 (a bus), not both or neither"
-                    .into(),
-            ))
-        }
-        (None, Some(bus)) => {
-            let bus = *bus.get_ref();
-            if !image.buses.contains(&bus) {
-                let has: Vec<&str> = image.buses.iter().map(|b| b.name()).collect();
-                return Err((
-                    "whole-disk",
-                    format!(
-                        "board {board} has no {} bus (its disk buses: {}); pick one it has \
-                         or leave the disk out",
-                        bus.name(),
-                        if has.is_empty() {
-                            "none besides the card".into()
-                        } else {
-                            has.join(", ")
-                        }
-                    ),
-                ));
-            }
-            if d.filesystem.is_some_and(|f| f != Filesystem::Raw) {
-                return Err((
-                    "whole-disk",
-                    "a whole disk is swept raw; leave `filesystem` out or set it to \"raw\"".into(),
-                ));
-            }
-            (format!("{BUS_PREFIX}{}", bus.name()), Filesystem::Raw)
-        }
-        (Some(dev), None) => {
-            let Some(fs) = d.filesystem else {
-                return Err((
-                    "filesystem",
-                    "say what the device holds: ext2, ext3, ext4, vfat or raw".into(),
-                ));
-            };
-            if fs == Filesystem::Dir {
-                return Err((
-                    "filesystem",
-                    "`dir` is for host runs; use ext2, ext3, ext4, vfat or raw".into(),
-                ));
-            }
-            (dev.get_ref().clone(), fs)
-        }
-    };
-    let key = if d.whole_disk.is_some() {
-        "whole-disk"
-    } else {
-        "device"
-    };
-    if filesystem == Filesystem::Raw && !d.destroy {
-        return Err((
-            key,
-            format!(
-                "a raw target is overwritten, whatever it holds: add `destroy = true` to \
-                 `{}` if that is what you want",
-                d.label.0
-            ),
-        ));
-    }
-    let boot = format!("/dev/{}", image.boot_disk);
-    if device == boot || (filesystem == Filesystem::Raw && device.starts_with(&boot)) {
-        return Err((
-            key,
-            format!("`{device}` is the disk the board boots from; benchboot never overwrites it"),
-        ));
-    }
-    let t = StorageTarget {
-        label: d.label.0.clone(),
-        device,
-        filesystem,
-        optional: d.optional,
-    };
-    if let Some(p) = t.device_problem() {
-        return Err((key, p));
-    }
-    Ok(t)
-}
+mod disk;
+use disk::disk_target;
 
 #[cfg(test)]
 mod tests;

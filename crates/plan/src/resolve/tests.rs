@@ -1,6 +1,6 @@
 use super::*;
 use crate::network::Topology;
-use crate::{Mode, MIB};
+use crate::{Filesystem, Mode, MIB};
 
 fn image() -> ImageFacts {
     let card = [
@@ -566,4 +566,147 @@ fn image_facts_before_disk_signatures_read_as_none_recorded() {
     let old: ImageFacts = serde_json::from_value(v).unwrap();
     assert_eq!(old.disk_signature, 0);
     assert_eq!(old.boot_disk, "mmcblk0");
+}
+
+/// A plan file with one `[[storage.disk]]` (device on line 3); the error it gets.
+fn one_disk(device: &str, fs: &str) -> PlanFileError {
+    let text = format!(
+        "[[storage.disk]]\nlabel = \"bad\"\ndevice = \"{device}\"\nfilesystem = \"{fs}\"\n\
+         destroy = true\n"
+    );
+    run(&text).expect_err(&text)
+}
+
+#[test]
+fn the_boot_disk_spelled_five_ways_is_refused_naming_file_line_key_and_fix() {
+    for device in [
+        "/dev/mmcblk0",
+        "/dev/./mmcblk0",
+        "//dev//mmcblk0",
+        "/dev/../dev/mmcblk0",
+        "/dev/mmcblk0/",
+    ] {
+        let e = one_disk(device, "raw");
+        assert_eq!(
+            (e.file.as_str(), e.line, e.key.as_str()),
+            ("my.toml", Some(3), "storage.disk[0].device"),
+            "{device}: {e}"
+        );
+        assert!(
+            e.message.starts_with(&format!("`{device}`"))
+                && e.message.contains("the disk the board boots from")
+                && e.message.contains("BUS=usb"),
+            "{device}: {e}"
+        );
+        if device != "/dev/mmcblk0" {
+            assert!(e.message.contains("(that is /dev/mmcblk0)"), "{e}");
+        }
+        let shown = e.to_string();
+        assert!(
+            shown.starts_with("my.toml:3: storage.disk[0].device: `"),
+            "{shown}"
+        );
+    }
+}
+
+#[test]
+fn the_cards_boot_and_results_partitions_are_refused_by_path_and_label() {
+    let cases = [
+        ("/dev/mmcblk0p1", "vfat", "boot partition (p1, BOOT)"),
+        ("/dev//mmcblk0p1/", "ext4", "(that is /dev/mmcblk0p1)"),
+        (
+            "/dev/mmcblk0p2",
+            "vfat",
+            "results partition (p2, BBRESULTS)",
+        ),
+        (
+            "/dev/./mmcblk0p2",
+            "ext4",
+            "the partition the results are saved on",
+        ),
+        ("LABEL=BOOT", "vfat", "the FAT the board boots from"),
+        (
+            "LABEL=BBRESULTS",
+            "vfat",
+            "the partition the results are saved on",
+        ),
+        (
+            "/dev/mmcblk0p7",
+            "raw",
+            "a partition of the disk the board boots from",
+        ),
+        ("/dev/disk/by-label/BBRESULTS", "vfat", "no udev"),
+        (
+            "/dev/disk/by-id/usb-SanDisk-0:0",
+            "raw",
+            "/dev/disk/by-* links",
+        ),
+    ];
+    for (device, fs, why) in cases {
+        let e = one_disk(device, fs);
+        assert_eq!(e.line, Some(3), "{device}: {e}");
+        assert_eq!(e.key, "storage.disk[0].device", "{device}: {e}");
+        assert!(e.message.contains(why), "{device}: {e}");
+        assert!(
+            e.message.contains("storage.card") || e.message.contains("kernel name"),
+            "the fix: {e}"
+        );
+    }
+    // A test partition of the card, and a USB disk, by a roundabout path: accepted,
+    // kept normalised.
+    let p = run(
+        "[[storage.disk]]\nlabel = \"usb\"\ndevice = \"/dev/./sda1/\"\nfilesystem = \"ext4\"\n",
+    )
+    .unwrap();
+    let usb = p.storage.targets.iter().find(|t| t.label == "usb").unwrap();
+    assert_eq!(usb.device, "/dev/sda1");
+}
+
+#[test]
+fn two_targets_on_one_place_are_refused_naming_both() {
+    let cases = [
+        // The card's ext4 partition (storage.card) again, as a disk.
+        (
+            "[storage]\ncard = [\"ext4\"]\n[[storage.disk]]\nlabel = \"again\"\n\
+             device = \"/dev/mmcblk0p7\"\nfilesystem = \"ext4\"\n",
+            5,
+            "target `ext4` (/dev/mmcblk0p7)",
+        ),
+        (
+            "[[storage.disk]]\nlabel = \"a\"\ndevice = \"/dev/sda1\"\nfilesystem = \"ext4\"\n\
+             [[storage.disk]]\nlabel = \"b\"\ndevice = \"//dev/sda1/\"\nfilesystem = \"ext4\"\n",
+            7,
+            "target `a` (/dev/sda1)",
+        ),
+        (
+            "[[storage.disk]]\nlabel = \"a\"\ndevice = \"LABEL=BBUSB\"\nfilesystem = \"ext4\"\n\
+             [[storage.disk]]\nlabel = \"b\"\ndevice = \"LABEL=BBUSB\"\nfilesystem = \"vfat\"\n",
+            7,
+            "target `a` (LABEL=BBUSB)",
+        ),
+        (
+            "[[storage.disk]]\nlabel = \"a\"\ndevice = \"/dev/sda\"\nfilesystem = \"raw\"\n\
+             destroy = true\n[[storage.disk]]\nlabel = \"b\"\ndevice = \"/dev/sda2\"\n\
+             filesystem = \"ext4\"\n",
+            8,
+            "target `a` (/dev/sda)",
+        ),
+        (
+            "[[storage.disk]]\nlabel = \"a\"\nwhole-disk = \"usb\"\ndestroy = true\n\
+             [[storage.disk]]\nlabel = \"b\"\nwhole-disk = \"usb\"\ndestroy = true\n",
+            7,
+            "target `a` (BUS=usb)",
+        ),
+    ];
+    for (text, line, other) in cases {
+        let e = run(text).expect_err(text);
+        assert_eq!(e.file, "my.toml");
+        assert_eq!(e.line, Some(line), "{text}: {e}");
+        let key_ok = e.key.ends_with("].device") || e.key.ends_with("].whole-disk");
+        assert!(e.key.starts_with("storage.disk[") && key_ok, "{e}");
+        assert!(
+            e.message.contains(other) && e.message.contains("keep one"),
+            "{text}: {e}"
+        );
+    }
 }
