@@ -6,8 +6,9 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-/// Writes `text` to `path`: a temp file in the same folder (unique to this process),
-/// fsync, rename over `path`, fsync of the folder. Creates the folder when missing.
+/// Writes `text` to `path`: a temp file in the same folder (`.<name>.<pid>.tmp`, locked
+/// while it is written, see [`crate::store::temp`]), fsync, rename over `path`, fsync
+/// of the folder. Creates the folder when missing.
 /// On failure the temp file is removed and `path` is as it was.
 ///
 /// # Errors
@@ -24,16 +25,21 @@ pub fn write(path: &Path, text: &str) -> Result<()> {
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let write = || -> std::io::Result<()> {
+    let write = || -> std::io::Result<std::fs::File> {
         let mut f = std::fs::File::create(&tmp)?;
+        // Held until after the rename: a store opening meanwhile sees a live writer's
+        // file ([`crate::store::temp`]); the kernel drops it if this process is killed.
+        crate::store::temp::lock(&f)?;
         f.write_all(text.as_bytes())?;
-        f.sync_all()
+        f.sync_all()?;
+        Ok(f)
     };
     let placed = write()
         .with_context(|| format!("writing {}", tmp.display()))
-        .and_then(|()| {
+        .and_then(|locked| {
             std::fs::rename(&tmp, path)
                 .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
+                .map(|()| drop(locked))
         });
     if placed.is_err() {
         let _ = std::fs::remove_file(&tmp);

@@ -60,10 +60,15 @@ pub struct CollectArgs {
 /// `benchboot runs`'s arguments.
 #[derive(Debug, Clone, clap::Args)]
 pub struct RunsArgs {
-    /// The results store folder (default as for `collect`).
+    /// The results store folder. Default: $BENCHBOOT_STORE, else
+    /// $XDG_DATA_HOME/benchboot, else ~/.local/share/benchboot.
     #[arg(long, value_name = "DIR")]
     pub store: Option<PathBuf>,
     /// Print the runs as a JSON array.
+    /// Rebuild the store's index (benchboot.db) from its documents (runs/*.json): a
+    /// damaged database is moved aside as benchboot.db.damaged-<time>.
+    #[arg(long)]
+    pub reindex: bool,
     #[arg(long)]
     pub json: bool,
 }
@@ -109,13 +114,20 @@ pub fn run(args: &CollectArgs) -> Result<()> {
     Ok(())
 }
 
-/// `benchboot runs`: prints [`runs`].
+/// `benchboot runs`: prints [`runs`], after [`store::reindex`] for `--reindex` (what it
+/// did on stderr).
 ///
 /// # Errors
 /// As [`runs`].
 pub fn run_runs(args: &RunsArgs) -> Result<()> {
     print!("{}", runs(args.store.as_deref(), args.json)?);
     Ok(())
+    if args.reindex {
+        let done = store::reindex(&store::default_dir(args.store.as_deref())?)?;
+        for l in done.lines() {
+            eprintln!("{l}");
+        }
+    }
 }
 
 /// Where to collect from and where to store.

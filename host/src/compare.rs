@@ -586,6 +586,10 @@ pub struct CompareArgs {
     /// List the built-in references with their provenance and exit.
     #[arg(long)]
     pub list_references: bool,
+    /// The results store folder. Default: $BENCHBOOT_STORE, else
+    /// $XDG_DATA_HOME/benchboot, else ~/.local/share/benchboot.
+    #[arg(long, value_name = "DIR")]
+    pub store: Option<PathBuf>,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -599,7 +603,7 @@ pub fn run(args: &CompareArgs) -> Result<()> {
     let runs = args
         .runs
         .iter()
-        .map(|r| crate::report::load_run(r))
+        .map(|r| crate::report::load_run_in(r, args.store.as_deref()))
         .collect::<Result<Vec<_>>>()?;
     let refs = args
         .references

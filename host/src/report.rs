@@ -30,8 +30,12 @@ pub enum Format {
 #[derive(Debug, Clone, clap::Args)]
 pub struct ReportArgs {
     /// The run: a results JSON file (as saved by `benchboot fetch` or
-    /// `benchboot storage --out`).
+    /// `benchboot storage --out`), or a run id (or its start) from `benchboot runs`.
     pub run: String,
+    /// The results store folder. Default: $BENCHBOOT_STORE, else
+    /// $XDG_DATA_HOME/benchboot, else ~/.local/share/benchboot.
+    #[arg(long, value_name = "DIR")]
+    pub store: Option<PathBuf>,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -62,12 +66,13 @@ impl OutputArgs {
 }
 
 /// Where the results of `run` are: a results JSON file path, or a run id (or a unique
-/// prefix of one) in the local results store (`benchboot collect`). The one place a
-/// run argument is resolved ([`crate::store::resolve`]).
+/// prefix of one) in the local results store `store` (`--store DIR`; `None`: the
+/// default, [`crate::store::default_dir`]). The one place a run argument is resolved
+/// ([`crate::store::resolve`]).
 ///
 /// # Errors
 /// `run` is a folder, or neither a file nor a stored run (the message says what to pass).
-pub fn resolve_run(run: &str) -> Result<PathBuf> {
+pub fn resolve_run_in(run: &str, store: Option<&Path>) -> Result<PathBuf> {
     let path = PathBuf::from(run);
     if path.is_dir() {
         bail!(
@@ -76,7 +81,7 @@ pub fn resolve_run(run: &str) -> Result<PathBuf> {
             path.join("<name>.json").display()
         );
     }
-    crate::store::resolve(run).with_context(|| {
+    crate::store::resolve(run, store).with_context(|| {
         format!(
             "no results file or stored run `{run}`: pass the path of a results JSON (as saved \
              by `benchboot fetch`) or a run id listed by `benchboot runs`"
@@ -118,11 +123,30 @@ pub fn load_path(path: &Path) -> Result<RunResults> {
     Ok(results)
 }
 
-/// [`resolve_run`] then [`load_path`].
-pub fn load_run(run: &str) -> Result<(PathBuf, RunResults)> {
-    let path = resolve_run(run)?;
+/// [`resolve_run_in`] the default store.
+///
+/// # Errors
+/// As [`resolve_run_in`].
+pub fn resolve_run(run: &str) -> Result<PathBuf> {
+    resolve_run_in(run, None)
+}
+
+/// [`resolve_run_in`] then [`load_path`].
+///
+/// # Errors
+/// As those two.
+pub fn load_run_in(run: &str, store: Option<&Path>) -> Result<(PathBuf, RunResults)> {
+    let path = resolve_run_in(run, store)?;
     let r = load_path(&path)?;
     Ok((path, r))
+}
+
+/// [`load_run_in`] the default store.
+///
+/// # Errors
+/// As [`load_run_in`].
+pub fn load_run(run: &str) -> Result<(PathBuf, RunResults)> {
+    load_run_in(run, None)
 }
 
 /// `r` in `format`.
@@ -142,7 +166,7 @@ pub fn render(r: &RunResults, format: Format) -> Result<String> {
 /// Runs `benchboot report`: prints the report; plots go to `--plots` (their paths on
 /// stderr, so stdout stays parseable).
 pub fn run(args: &ReportArgs) -> Result<()> {
-    let (_, r) = load_run(&args.run)?;
+    let (_, r) = load_run_in(&args.run, args.store.as_deref())?;
     print!("{}", render(&r, args.output.format())?);
     if let Some(dir) = &args.output.plots {
         let files = crate::plot::report_plots(&r, dir)?;

@@ -165,7 +165,7 @@ fn resolve_takes_a_file_path_as_it_is() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("run.json");
     std::fs::write(&f, "{}").unwrap();
-    assert_eq!(store::resolve(f.to_str().unwrap()).unwrap(), f);
+    assert_eq!(store::resolve(f.to_str().unwrap(), None).unwrap(), f);
 }
 
 #[test]
@@ -213,11 +213,16 @@ fn a_database_that_is_not_one_is_named_with_what_to_do() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("benchboot.db"), vec![b'x'; 4096]).unwrap();
     let err = format!("{:#}", Store::open(dir.path()).err().unwrap());
+    let db = dir.path().join("benchboot.db");
     assert!(
-        err.contains("benchboot.db: not a benchboot store database"),
+        err.starts_with(&format!(
+            "{}: damaged, or not a benchboot store database (file is not a database): \
+             `benchboot runs --reindex --store {}` moves it aside",
+            db.display(),
+            dir.path().display()
+        )),
         "{err}"
     );
-    assert!(err.contains("--store DIR"), "{err}");
     // Refused: the store folder is left as it was found.
     assert!(!dir.path().join("runs").exists());
 }

@@ -42,6 +42,7 @@ mod report_snapshots;
 
 /// Held by a test while it changes this process's environment or starts a process that
 /// inherits it, so that no other test reads a value meant for one test.
+mod store_recovery;
 pub static ENV: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Takes [`ENV`], also after a test that held it panicked (the environment is restored

@@ -9,7 +9,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use benchboot_results::RunResults;
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
+
+pub mod recover;
+pub mod temp;
+
+pub use recover::{reindex, Reindexed};
 use serde::Serialize;
 
 /// Environment variable that names the store folder.
@@ -64,7 +69,7 @@ pub enum StoreError {
     Ambiguous { query: String, matches: Vec<String> },
     #[error(
         "no results store at {}: collect a run first (`benchboot collect`), or set \
-         ${STORE_ENV} to the store's folder (`collect` and `runs` also take --store DIR)",
+         ${STORE_ENV} to the store's folder, or give --store DIR",
         .0.display()
     )]
     NoStore(PathBuf),
@@ -152,6 +157,14 @@ pub enum Outcome {
 pub struct Store {
     dir: PathBuf,
     conn: Connection,
+    notes: Vec<String>,
+}
+
+/// Reading or writing: a store opened for reading creates nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Read,
+    Write,
 }
 
 /// The store folder: `explicit`, else `$BENCHBOOT_STORE`, else
@@ -194,16 +207,18 @@ pub fn dir_from(
 
 /// Maps `run` to a results file, for `report`/`compare`: a path to an existing file is
 /// returned as it is; otherwise `run` is a run id, or a prefix of exactly one, in the
-/// default store ([`default_dir`]). An exact id wins over longer ids it prefixes.
+/// store `store` (`--store DIR`; `None`: [`default_dir`]), opened for reading
+/// ([`Store::open_existing`]). An exact id wins over longer ids it prefixes.
 ///
 /// # Errors
-/// [`StoreError`] (no store, no match, ambiguous prefix), or the stored file is gone.
-pub fn resolve(run: &str) -> Result<PathBuf> {
+/// [`StoreError`] (no store, no match, ambiguous prefix), the store's database is
+/// damaged, or the stored file is gone.
+pub fn resolve(run: &str, store: Option<&Path>) -> Result<PathBuf> {
     let p = Path::new(run);
     if p.is_file() {
         return Ok(p.to_owned());
     }
-    let dir = default_dir(None)?;
+    let dir = default_dir(store)?;
     match Store::open_existing(&dir)? {
         Some(store) => store.resolve(run),
         None => Err(StoreError::NoStore(dir).into()),
@@ -211,52 +226,108 @@ pub fn resolve(run: &str) -> Result<PathBuf> {
 }
 
 impl Store {
-    /// Opens the store in `dir`, creating the folder and database when missing.
+    /// Opens the store in `dir` for writing (`collect`), creating the folder and database
+    /// when missing. Stale temp files of interrupted collects are removed first
+    /// ([`temp::clean`]); a database without its tables (zero-length after a full disk
+    /// or a crash, or deleted) over documents in `runs/` is rebuilt from them
+    /// ([`recover`]). Each of these is a line of [`Store::notes`], also printed on stderr.
     ///
     /// # Errors
-    /// The folder cannot be created, the database cannot be opened, or it was made by a
-    /// newer benchboot.
+    /// The folder cannot be created; the store is read-only (the message names the path
+    /// and the fix); the database is damaged (the message names `benchboot runs
+    /// --reindex`); or it was made by a newer benchboot.
     pub fn open(dir: &Path) -> Result<Store> {
         let create = |d: &Path| {
-            std::fs::create_dir_all(d).with_context(|| {
-                format!(
-                    "creating the results store {}: give --store DIR elsewhere",
-                    d.display()
-                )
-            })
+            std::fs::create_dir_all(d)
+                .map_err(|e| recover::read_only_error(d, e))
+                .with_context(|| {
+                    format!(
+                        "creating the results store {}: give --store DIR elsewhere",
+                        d.display()
+                    )
+                })
         };
         create(dir)?;
+        recover::check_writable(dir)?;
+        let notes = temp::clean(dir);
         // The runs folder only once the database is known good: a refused store is
         // left as it was found.
-        let store = Self::connect(dir, true)?;
+        let mut store = Self::connect(dir, Mode::Write)?;
         create(&dir.join(RUNS_DIR))?;
+        store.notes.splice(0..0, notes);
         Ok(store)
     }
 
-    /// Opens the store in `dir` when it has a database; `None` when it has none.
+    /// Opens the store in `dir` for reading (`runs`, `report`, `compare`): the database
+    /// is opened read-only and nothing is created. `None` when there is neither a
+    /// database nor a document in `runs/`. A store without an index over documents is
+    /// indexed as [`Store::open`] does when it is writable; when it is read-only, the
+    /// index is built in memory for this command only (a line of [`Store::notes`]).
+    /// Stale temp files are removed when the store is writable.
     ///
     /// # Errors
-    /// As [`Store::open`].
+    /// As [`Store::open`], except that a read-only store is not one.
     pub fn open_existing(dir: &Path) -> Result<Option<Store>> {
-        if !dir.join(DB_FILE).is_file() {
+        let db = dir.join(DB_FILE);
+        let has_db = db.is_file();
+        if !has_db && recover::documents(dir).is_empty() {
             return Ok(None);
         }
-        Self::connect(dir, false).map(Some)
+        let writable = recover::read_only(dir).is_none();
+        if has_db {
+            let store = Self::connect(dir, Mode::Read)?;
+            if store.indexed()? {
+                let mut store = store;
+                if writable {
+                    store.notes = temp::clean(dir);
+                }
+                return Ok(Some(store));
+            }
+        }
+        if writable {
+            return Self::open(dir).map(Some);
+        }
+        let mut store = Store {
+            dir: dir.to_owned(),
+            conn: Connection::open_in_memory()?,
+            notes: Vec::new(),
+        };
+        store.conn.execute_batch(SCHEMA)?;
+        let tx = store.conn.transaction()?;
+        let filled = recover::fill(&tx, dir, &Default::default());
+        tx.commit()?;
+        let mut notes = vec![format!(
+            "the index of {} is empty and the store is read-only: read {} documents in \
+             runs/ for this command only (make the store writable to keep the index)",
+            dir.display(),
+            filled.documents
+        )];
+        notes.extend(filled.failure_lines());
+        for n in &notes {
+            eprintln!("{n}");
+        }
+        store.notes = notes;
+        Ok(Some(store))
     }
 
-    fn connect(dir: &Path, create: bool) -> Result<Store> {
+    /// Opens the database: read-only for [`Mode::Read`]; for [`Mode::Write`] its tables
+    /// are created, and filled from `runs/` when they were missing.
+    fn connect(dir: &Path, mode: Mode) -> Result<Store> {
         let db = dir.join(DB_FILE);
-        let conn = Connection::open(&db).with_context(|| format!("opening {}", db.display()))?;
+        let flags = match mode {
+            Mode::Read => OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            Mode::Write => OpenFlags::default(),
+        };
+        let fail = |doing: &str, e: rusqlite::Error| {
+            recover::damaged(dir, &e).unwrap_or_else(|| {
+                anyhow::Error::from(e).context(format!("{doing} {}", db.display()))
+            })
+        };
+        let mut conn = Connection::open_with_flags(&db, flags).map_err(|e| fail("opening", e))?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         let version: i64 = conn
             .pragma_query_value(None, "user_version", |r| r.get(0))
-            .with_context(|| {
-                format!(
-                    "{}: not a benchboot store database (SQLite): move it away, or give \
-                     --store DIR for another store",
-                    db.display()
-                )
-            })?;
+            .map_err(|e| fail("reading", e))?;
         if version > STORE_VERSION {
             bail!(
                 "{}: store version {version} is newer than this benchboot reads ({STORE_VERSION}): \
@@ -264,15 +335,55 @@ impl Store {
                 db.display()
             );
         }
-        if create || version < STORE_VERSION {
-            conn.execute_batch(SCHEMA)
-                .and_then(|()| conn.pragma_update(None, "user_version", STORE_VERSION))
+        recover::check_intact(dir, &conn)?;
+        let mut notes = Vec::new();
+        if mode == Mode::Write && version < STORE_VERSION {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(|e| recover::read_only_sqlite(dir, e))
                 .with_context(|| format!("creating the tables of {}", db.display()))?;
+            tx.execute_batch(SCHEMA)
+                .and_then(|()| tx.pragma_update(None, "user_version", STORE_VERSION))
+                .map_err(|e| recover::read_only_sqlite(dir, e))
+                .with_context(|| format!("creating the tables of {}", db.display()))?;
+            if version == 0 && !recover::documents(dir).is_empty() {
+                let filled = recover::fill(&tx, dir, &Default::default());
+                notes.push(format!(
+                    "rebuilt the index of {} from {} documents in runs/",
+                    dir.display(),
+                    filled.documents
+                ));
+                notes.extend(filled.failure_lines());
+            }
+            tx.commit()
+                .map_err(|e| recover::read_only_sqlite(dir, e))
+                .with_context(|| format!("creating the tables of {}", db.display()))?;
+        }
+        for n in &notes {
+            eprintln!("{n}");
         }
         Ok(Store {
             dir: dir.to_owned(),
             conn,
+            notes,
         })
+    }
+
+    /// True when the database has its tables (a zero-length file has none).
+    fn indexed(&self) -> Result<bool> {
+        let n: i64 = self.conn.query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'runs'",
+            [],
+            |r| r.get(0),
+        )?;
+        Ok(n == 1)
+    }
+
+    /// What opening the store did on its own, one line each (also printed on stderr):
+    /// stale temp files removed, the index rebuilt from `runs/` and the documents that
+    /// could not be indexed, an index built in memory for a read-only store.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 
     /// The store folder.
@@ -303,24 +414,12 @@ impl Store {
         collected_at: i64,
     ) -> Result<(Outcome, RunRow)> {
         check_run_id(&results.run_id)?;
-        let rel = Path::new(RUNS_DIR).join(format!("{}.json", results.run_id));
-        let row = RunRow {
-            run_id: results.run_id.clone(),
-            board: results.board.clone(),
-            emulated: results.emulated,
-            complete: results.complete,
-            kernel: results.system.kernel_release.clone(),
-            collected_at,
-            source: source.to_owned(),
-            json_path: self.dir.join(&rel),
-            schema: (results.schema_version.major, results.schema_version.minor),
-            written_ns: results.system.written_ns,
-            counts: Counts::of(results),
-        };
+        let row = row_of(&self.dir, results, source, collected_at);
         let db = self.db_path();
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| recover::read_only_sqlite(&self.dir, e))
             .with_context(|| format!("locking {}", db.display()))?;
         let stored: Option<RunRow> = tx
             .query_row(
@@ -337,33 +436,9 @@ impl Store {
             Some(_) => Outcome::Updated,
         };
         crate::atomic_file::write(&row.json_path, text)?;
-        let c = &row.counts;
-        tx.execute(
-            &format!(
-                "INSERT OR REPLACE INTO runs ({COLUMNS}) VALUES \
-                 (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
-            ),
-            params![
-                row.run_id,
-                row.board,
-                row.emulated,
-                row.complete,
-                row.kernel,
-                row.collected_at,
-                row.source,
-                rel.to_string_lossy(),
-                row.schema.0,
-                row.schema.1,
-                i64::try_from(row.written_ns).unwrap_or(i64::MAX),
-                c.storage as i64,
-                c.device_reads as i64,
-                c.random as i64,
-                c.verify as i64,
-                c.network as i64,
-                c.events as i64,
-            ],
-        )
-        .with_context(|| format!("writing run {} to {}", row.run_id, db.display()))?;
+        insert(&tx, &row)
+            .map_err(|e| recover::read_only_sqlite(&self.dir, e))
+            .with_context(|| format!("writing run {} to {}", row.run_id, db.display()))?;
         tx.commit()
             .with_context(|| format!("committing to {}", db.display()))?;
         Ok((outcome, row))
@@ -443,6 +518,54 @@ impl Store {
         }
         Ok(row.json_path)
     }
+}
+
+/// The row of `results` stored as `<dir>/runs/<run id>.json`.
+fn row_of(dir: &Path, results: &RunResults, source: &str, collected_at: i64) -> RunRow {
+    RunRow {
+        run_id: results.run_id.clone(),
+        board: results.board.clone(),
+        emulated: results.emulated,
+        complete: results.complete,
+        kernel: results.system.kernel_release.clone(),
+        collected_at,
+        source: source.to_owned(),
+        json_path: dir.join(RUNS_DIR).join(format!("{}.json", results.run_id)),
+        schema: (results.schema_version.major, results.schema_version.minor),
+        written_ns: results.system.written_ns,
+        counts: Counts::of(results),
+    }
+}
+
+/// Inserts or replaces `row` (its file at `runs/<run id>.json`).
+fn insert(conn: &Connection, row: &RunRow) -> rusqlite::Result<usize> {
+    let rel = Path::new(RUNS_DIR).join(format!("{}.json", row.run_id));
+    let c = &row.counts;
+    conn.execute(
+        &format!(
+            "INSERT OR REPLACE INTO runs ({COLUMNS}) VALUES \
+             (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
+        ),
+        params![
+            row.run_id,
+            row.board,
+            row.emulated,
+            row.complete,
+            row.kernel,
+            row.collected_at,
+            row.source,
+            rel.to_string_lossy(),
+            row.schema.0,
+            row.schema.1,
+            i64::try_from(row.written_ns).unwrap_or(i64::MAX),
+            c.storage as i64,
+            c.device_reads as i64,
+            c.random as i64,
+            c.verify as i64,
+            c.network as i64,
+            c.events as i64,
+        ],
+    )
 }
 
 fn row_from(r: &rusqlite::Row<'_>, dir: &Path) -> rusqlite::Result<RunRow> {

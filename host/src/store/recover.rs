@@ -1,0 +1,404 @@
+//! Recovering the store's index (`benchboot.db`) from its documents (`runs/*.json`):
+//! the index holds nothing a document does not, except when and from where each run
+//! was collected, so it can always be rebuilt. A zero-length or deleted database over
+//! documents is rebuilt when the store opens; a damaged one (SQLite's "database disk
+//! image is malformed", "file is not a database") is refused with the fix,
+//! `benchboot runs --reindex`, which moves it aside as `benchboot.db.damaged-<time>`
+//! (nothing is deleted) and builds a new one. Also: telling a read-only store apart.
+
+use std::collections::HashMap;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, Context as _, Result};
+use benchboot_results::RunResults;
+use rusqlite::{Connection, ErrorCode, OpenFlags};
+
+use super::{check_run_id, insert, row_of, StoreError, DB_FILE, RUNS_DIR, SCHEMA, STORE_VERSION};
+
+/// Documents larger than this are not read while indexing, bytes: the size of the
+/// largest log `collect --from-log` reads ([`crate::from_log::MAX_LOG_BYTES`]), which
+/// holds a whole document.
+pub const MAX_DOCUMENT_BYTES: u64 = crate::from_log::MAX_LOG_BYTES;
+
+/// Where and when each run was collected (`collected_at`, unix s; `source`), by run id:
+/// what a rebuilt index keeps from the old one when it can still be read.
+pub type Salvage = HashMap<String, (i64, String)>;
+
+/// The `source` of a run whose row was rebuilt without the old one.
+pub const REINDEXED_SOURCE: &str = "runs/ (reindexed)";
+
+/// The documents of the store in `dir`: `runs/*.json`, regular files only (not links,
+/// folders, FIFOs), not hidden (temp files, macOS `._*` litter), sorted by name.
+pub fn documents(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir.join(RUNS_DIR)) else {
+        return Vec::new();
+    };
+    let mut docs: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            !name.starts_with('.')
+                && name.ends_with(".json")
+                && e.file_type().is_ok_and(|t| t.is_file())
+        })
+        .map(|e| e.path())
+        .collect();
+    docs.sort();
+    docs
+}
+
+/// What [`fill`] did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Filled {
+    /// Documents indexed.
+    pub documents: usize,
+    /// Documents not indexed: the file and why.
+    pub failed: Vec<(PathBuf, String)>,
+}
+
+impl Filled {
+    /// One line per document not indexed: `  <file>: not indexed: <why>`.
+    pub fn failure_lines(&self) -> Vec<String> {
+        self.failed
+            .iter()
+            .map(|(f, e)| format!("  {}: not indexed: {e}", shown(f)))
+            .collect()
+    }
+}
+
+/// `p` for a terminal: control characters (a hostile file name) escaped.
+pub fn shown(p: &Path) -> String {
+    p.display()
+        .to_string()
+        .chars()
+        .flat_map(|c| {
+            let esc: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            esc
+        })
+        .collect()
+}
+
+/// Adds a row for each document of the store in `dir` to `conn` (tables made).
+/// `collected_at` and `source` come from `salvage`, else the file's modification time
+/// (set when `collect` placed it) and [`REINDEXED_SOURCE`]. A document that cannot be
+/// read, is not a results document, or whose run id is not its file name is listed in
+/// [`Filled::failed`], not indexed.
+pub fn fill(conn: &Connection, dir: &Path, salvage: &Salvage) -> Filled {
+    let mut filled = Filled::default();
+    for path in documents(dir) {
+        match index_one(conn, dir, &path, salvage) {
+            Ok(()) => filled.documents += 1,
+            Err(e) => filled.failed.push((path, format!("{e:#}"))),
+        }
+    }
+    filled
+}
+
+fn index_one(conn: &Connection, dir: &Path, path: &Path, salvage: &Salvage) -> Result<()> {
+    let f = std::fs::File::open(path)?;
+    let meta = f.metadata()?;
+    if meta.len() > MAX_DOCUMENT_BYTES {
+        anyhow::bail!(
+            "{} bytes, more than a results document has ({MAX_DOCUMENT_BYTES})",
+            meta.len()
+        );
+    }
+    let mut bytes = Vec::new();
+    f.take(MAX_DOCUMENT_BYTES).read_to_end(&mut bytes)?;
+    let text = String::from_utf8(bytes).map_err(|_| anyhow!("not UTF-8 text"))?;
+    let r = RunResults::from_json(&text).map_err(|e| anyhow!("not a results document: {e}"))?;
+    check_run_id(&r.run_id)?;
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+    if stem.as_deref() != Some(r.run_id.as_str()) {
+        anyhow::bail!(
+            "its run id is `{}`: rename it to {}.json, or collect it again",
+            r.run_id,
+            r.run_id
+        );
+    }
+    let (collected_at, source) = salvage.get(&r.run_id).cloned().unwrap_or_else(|| {
+        let mtime = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+        (mtime, REINDEXED_SOURCE.to_owned())
+    });
+    insert(conn, &row_of(dir, &r, &source, collected_at))?;
+    Ok(())
+}
+
+/// The fix for a damaged database of the store in `dir`.
+fn fix(dir: &Path) -> String {
+    format!(
+        "`benchboot runs --reindex --store {}` moves it aside as {DB_FILE}.damaged-<time> and \
+         rebuilds the index from the {} documents in {}",
+        dir.display(),
+        documents(dir).len(),
+        dir.join(RUNS_DIR).display()
+    )
+}
+
+/// True for SQLite's "database disk image is malformed" (11) and "file is not a
+/// database" (26).
+fn is_damage(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase)
+    )
+}
+
+/// `e` as a damaged-database error naming the database of `dir` and the fix; `None`
+/// when `e` is another error.
+pub fn damaged(dir: &Path, e: &rusqlite::Error) -> Option<anyhow::Error> {
+    is_damage(e).then(|| {
+        anyhow!(
+            "{}: damaged, or not a benchboot store database ({e}): {}",
+            dir.join(DB_FILE).display(),
+            fix(dir)
+        )
+    })
+}
+
+/// SQLite's own check of every page of `conn` (`PRAGMA quick_check`, O(database
+/// size): the store's database holds one short row per run).
+///
+/// # Errors
+/// A damaged page: the database and the fix ([`damaged`]).
+pub fn check_intact(dir: &Path, conn: &Connection) -> Result<()> {
+    let verdict = conn.query_row("PRAGMA quick_check", [], |r| r.get::<_, String>(0));
+    match verdict {
+        Ok(v) if v == "ok" => Ok(()),
+        Ok(v) => Err(anyhow!(
+            "{}: damaged ({}): {}",
+            dir.join(DB_FILE).display(),
+            v.lines().next().unwrap_or_default(),
+            fix(dir)
+        )),
+        Err(e) => Err(damaged(dir, &e).unwrap_or_else(|| {
+            anyhow!(e).context(format!("checking {}", dir.join(DB_FILE).display()))
+        })),
+    }
+}
+
+/// Why the store in `dir` cannot be written, if it cannot: the first of the folder,
+/// its database and its `runs/` folder that is on a read-only file system, not writable
+/// by this user, or has no write permission for anyone (mode `0555`: refused even to
+/// root, who the kernel lets write anyway, as `rm` asks before removing such a file).
+pub fn read_only(dir: &Path) -> Option<String> {
+    [dir.to_owned(), dir.join(DB_FILE), dir.join(RUNS_DIR)]
+        .into_iter()
+        .filter_map(|p| std::fs::metadata(&p).ok().map(|m| (p, m)))
+        .find_map(|(p, m)| {
+            why_read_only(&p, &m).map(|why| format!("{} is read-only ({why})", p.display()))
+        })
+}
+
+#[cfg(unix)]
+fn why_read_only(p: &Path, m: &std::fs::Metadata) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt as _;
+    match rustix::fs::access(p, rustix::fs::Access::WRITE_OK) {
+        Err(rustix::io::Errno::ROFS) => return Some("a read-only file system".into()),
+        Err(e) => return Some(format!("not writable by this user: {e}")),
+        Ok(()) => {}
+    }
+    let mode = m.permissions().mode() & 0o7777;
+    (mode & 0o222 == 0).then(|| format!("mode {mode:04o}, no write permission for anyone"))
+}
+
+#[cfg(not(unix))]
+fn why_read_only(_: &Path, m: &std::fs::Metadata) -> Option<String> {
+    (m.is_file() && m.permissions().readonly()).then(|| "the read-only attribute is set".into())
+}
+
+/// The fix of a read-only store.
+const READ_ONLY_FIX: &str =
+    "nothing was stored: give --store DIR for a writable folder, or make it writable (chmod u+w)";
+
+/// Refuses to write to a read-only store ([`read_only`]).
+///
+/// # Errors
+/// The store is read-only: the path, why, and the fix.
+pub fn check_writable(dir: &Path) -> Result<()> {
+    match read_only(dir) {
+        Some(why) => Err(anyhow!("{why}: {READ_ONLY_FIX}")),
+        None => Ok(()),
+    }
+}
+
+/// An I/O error on `path` of a store, as the read-only message when it says so.
+pub fn read_only_error(path: &Path, e: std::io::Error) -> anyhow::Error {
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::ReadOnlyFilesystem | K::PermissionDenied => {
+            anyhow!("{} is read-only ({e}): {READ_ONLY_FIX}", path.display())
+        }
+        _ => e.into(),
+    }
+}
+
+/// A database error of the store in `dir`, as the read-only message when SQLite says
+/// the database is read-only.
+pub fn read_only_sqlite(dir: &Path, e: rusqlite::Error) -> anyhow::Error {
+    if e.sqlite_error_code() == Some(ErrorCode::ReadOnly) {
+        anyhow!(
+            "{} is read-only ({e}): {READ_ONLY_FIX}",
+            dir.join(DB_FILE).display()
+        )
+    } else {
+        damaged(dir, &e).unwrap_or_else(|| e.into())
+    }
+}
+
+/// What [`reindex`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reindexed {
+    /// The store folder.
+    pub dir: PathBuf,
+    /// Documents indexed, and those that could not be (file, why).
+    pub filled: Filled,
+    /// Where the damaged database was moved, when it was.
+    pub moved_aside: Option<PathBuf>,
+    /// Stale temp files removed ([`super::temp::clean`]), one line each.
+    pub temp_notes: Vec<String>,
+}
+
+impl Reindexed {
+    /// What happened, one line each: the database moved aside, the documents indexed,
+    /// each document not indexed, each temp file removed.
+    pub fn lines(&self) -> Vec<String> {
+        let mut l = self.temp_notes.clone();
+        if let Some(m) = &self.moved_aside {
+            l.push(format!(
+                "moved the damaged database aside as {}",
+                m.display()
+            ));
+        }
+        l.push(format!(
+            "rebuilt the index of {} from {} documents in runs/",
+            self.dir.display(),
+            self.filled.documents
+        ));
+        l.extend(self.filled.failure_lines());
+        l
+    }
+}
+
+/// `benchboot runs --reindex`: builds a new index of the store in `dir` from its
+/// documents and puts it in place of `benchboot.db` (built as a temp file, then
+/// renamed: a crash leaves the old one). Where and when each run was collected is kept
+/// from the old database while it can be read; a damaged one is moved aside as
+/// `benchboot.db.damaged-<YYYYMMDDTHHMMSSZ>` with its journal files, never deleted.
+///
+/// # Errors
+/// No store in `dir`, the store is read-only, or the new database cannot be written.
+pub fn reindex(dir: &Path) -> Result<Reindexed> {
+    if !dir.is_dir() {
+        return Err(StoreError::NoStore(dir.to_owned()).into());
+    }
+    check_writable(dir)?;
+    let temp_notes = super::temp::clean(dir);
+    let db = dir.join(DB_FILE);
+    let mut moved_aside = None;
+    let mut salvage = Salvage::new();
+    if db.exists() {
+        match read_salvage(dir) {
+            Ok(s) => salvage = s,
+            Err(_) => moved_aside = Some(move_aside(dir)?),
+        }
+    }
+    let tmp = dir.join(format!(".{DB_FILE}.{}.tmp", std::process::id()));
+    let built = build(&tmp, dir, &salvage).and_then(|filled| {
+        std::fs::rename(&tmp, &db)
+            .with_context(|| format!("renaming {} to {}", tmp.display(), db.display()))?;
+        Ok(filled)
+    });
+    if built.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+        let _ = std::fs::remove_file(tmp.with_extension("tmp-journal"));
+    }
+    let filled = built?;
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(Reindexed {
+        dir: dir.to_owned(),
+        filled,
+        moved_aside,
+        temp_notes,
+    })
+}
+
+/// `collected_at` and `source` of each row of the database of `dir`, when it is intact.
+fn read_salvage(dir: &Path) -> Result<Salvage> {
+    let conn = Connection::open_with_flags(dir.join(DB_FILE), OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    check_intact(dir, &conn)?;
+    let has_runs: i64 = conn.query_row(
+        "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'runs'",
+        [],
+        |r| r.get(0),
+    )?;
+    if has_runs == 0 {
+        return Ok(Salvage::new());
+    }
+    let mut st = conn.prepare("SELECT run_id, collected_at, source FROM runs")?;
+    let rows = st
+        .query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?
+        .collect::<rusqlite::Result<Salvage>>()?;
+    Ok(rows)
+}
+
+/// Renames `benchboot.db` (and its `-journal`, `-wal`, `-shm`, which SQLite would
+/// otherwise replay into the new one) to `<name>.damaged-<time>`.
+fn move_aside(dir: &Path) -> Result<PathBuf> {
+    let c = crate::units::civil_utc(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX)),
+    );
+    let stamp = format!(
+        "damaged-{:04}{:02}{:02}T{:02}{:02}{:02}Z",
+        c.year, c.month, c.day, c.hour, c.minute, c.second
+    );
+    let mut aside = None;
+    for suffix in ["", "-journal", "-wal", "-shm"] {
+        let from = dir.join(format!("{DB_FILE}{suffix}"));
+        if !from.exists() {
+            continue;
+        }
+        let to = dir.join(format!("{DB_FILE}{suffix}.{stamp}"));
+        std::fs::rename(&from, &to)
+            .with_context(|| format!("moving {} aside to {}", from.display(), to.display()))?;
+        aside.get_or_insert(to);
+    }
+    aside.ok_or_else(|| {
+        anyhow!(
+            "{} vanished while it was moved aside",
+            dir.join(DB_FILE).display()
+        )
+    })
+}
+
+/// A new database at `path` with the tables and a row per document of `dir`.
+fn build(path: &Path, dir: &Path, salvage: &Salvage) -> Result<Filled> {
+    let _ = std::fs::remove_file(path);
+    let mut conn =
+        Connection::open(path).with_context(|| format!("creating {}", path.display()))?;
+    let tx = conn.transaction()?;
+    tx.execute_batch(SCHEMA)?;
+    tx.pragma_update(None, "user_version", STORE_VERSION)?;
+    let filled = fill(&tx, dir, salvage);
+    tx.commit()
+        .with_context(|| format!("writing {}", path.display()))?;
+    drop(conn);
+    if let Ok(f) = std::fs::File::open(path) {
+        let _ = f.sync_all();
+    }
+    Ok(filled)
+}

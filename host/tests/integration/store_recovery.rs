@@ -1,0 +1,382 @@
+//! The local results store survives damage (issue 28, item 7): a zero-length or damaged
+//! database, temp files of a killed `collect`, a read-only store, and `--store` on the
+//! commands that read it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, SystemTime};
+
+use benchboot::store::{self, temp, Store};
+use benchboot_plan::Plan;
+use benchboot_results::{RunResults, SystemInfo};
+
+/// A store in `dir` with the complete runs `ids`, collected at 1000, 2000, ... from
+/// `src-<id>`.
+fn stored(dir: &Path, ids: &[&str]) {
+    let mut s = Store::open(dir).unwrap();
+    for (i, id) in ids.iter().enumerate() {
+        let mut r = RunResults::new(
+            (*id).into(),
+            Plan::example(),
+            SystemInfo {
+                kernel_release: "6.1.0-test".into(),
+                written_ns: 5,
+                ..SystemInfo::default()
+            },
+        );
+        r.complete = true;
+        let text = r.to_json();
+        s.put(&r, &text, &format!("src-{id}"), 1000 * (i as i64 + 1))
+            .unwrap();
+    }
+}
+
+fn ids(s: &Store) -> Vec<String> {
+    let mut v: Vec<String> = s.list().unwrap().into_iter().map(|r| r.run_id).collect();
+    v.sort();
+    v
+}
+
+fn benchboot(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_benchboot"))
+        .args(args)
+        // Never the developer's own store.
+        .env("BENCHBOOT_STORE", "/nonexistent/benchboot-store")
+        .output()
+        .expect("benchboot runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn a_zero_length_database_is_rebuilt_from_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    stored(d, &["rpi-zero-w-0001", "rpi-1b-0002", "bbb-0003"]);
+    std::fs::write(d.join("runs/broken.json"), "{\"run_id\": ").unwrap();
+    std::fs::write(d.join("benchboot.db"), b"").unwrap();
+
+    let out = benchboot(&["runs", "--store", d.to_str().unwrap()]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "rebuilt the index of {} from 3 documents in runs/",
+            d.display()
+        )),
+        "{stderr}"
+    );
+    let broken = d.join("runs/broken.json");
+    assert!(
+        stderr.contains(&format!(
+            "  {}: not indexed: not a results document",
+            broken.display()
+        )),
+        "{stderr}"
+    );
+    for id in ["rpi-zero-w-0001", "rpi-1b-0002", "bbb-0003"] {
+        assert!(stdout.contains(id), "{id} not listed:\n{stdout}");
+    }
+    assert!(!stdout.contains("no runs stored"), "{stdout}");
+    // Saved: the next open finds the index and says nothing.
+    let s = Store::open_existing(d).unwrap().unwrap();
+    assert_eq!(ids(&s), ["bbb-0003", "rpi-1b-0002", "rpi-zero-w-0001"]);
+    assert_eq!(s.notes(), [] as [String; 0]);
+    // Collected at: when collect placed the file (its mtime), the source is unknown.
+    let row = s.get("bbb-0003").unwrap().unwrap();
+    assert_eq!(row.source, store::recover::REINDEXED_SOURCE);
+    let mtime = std::fs::metadata(&row.json_path)
+        .unwrap()
+        .modified()
+        .unwrap();
+    let mtime = mtime
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    assert_eq!(row.collected_at, mtime as i64);
+}
+
+#[test]
+fn a_deleted_database_is_rebuilt_by_collect_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    stored(d, &["a-1", "b-2"]);
+    std::fs::remove_file(d.join("benchboot.db")).unwrap();
+    let s = Store::open(d).unwrap();
+    assert_eq!(ids(&s), ["a-1", "b-2"]);
+    assert_eq!(
+        s.notes(),
+        [format!(
+            "rebuilt the index of {} from 2 documents in runs/",
+            d.display()
+        )]
+    );
+}
+
+#[test]
+fn reindex_on_demand_keeps_where_runs_came_from_and_lists_bad_documents() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    stored(d, &["a-1", "b-2"]);
+    // A document under another run's name: not indexed, the file and the fix named.
+    std::fs::copy(d.join("runs/a-1.json"), d.join("runs/c-3.json")).unwrap();
+    let done = store::reindex(d).unwrap();
+    assert_eq!(done.moved_aside, None);
+    assert_eq!(done.filled.documents, 2);
+    assert_eq!(
+        done.lines(),
+        [
+            format!("rebuilt the index of {} from 2 documents in runs/", d.display()),
+            format!(
+                "  {}: not indexed: its run id is `a-1`: rename it to a-1.json, or collect it again",
+                d.join("runs/c-3.json").display()
+            ),
+        ]
+    );
+    let s = Store::open_existing(d).unwrap().unwrap();
+    let b = s.get("b-2").unwrap().unwrap();
+    assert_eq!((b.source.as_str(), b.collected_at), ("src-b-2", 2000));
+    // No temp database left behind.
+    let names: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+}
+
+/// Every page after the first (the header and the schema) overwritten with garbage.
+fn damage(db: &Path) {
+    let len = std::fs::metadata(db).unwrap().len() as usize;
+    assert!(len > 4096, "{len}");
+    let mut bytes = std::fs::read(db).unwrap();
+    for (i, b) in bytes[4096..].iter_mut().enumerate() {
+        *b = (i as u8).wrapping_mul(151).wrapping_add(7);
+    }
+    std::fs::write(db, bytes).unwrap();
+}
+
+#[test]
+fn a_damaged_database_names_the_file_and_the_fix_and_reindex_moves_it_aside() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    stored(d, &["a-1", "b-2", "c-3"]);
+    let db = d.join("benchboot.db");
+    damage(&db);
+
+    let fix = format!(
+        "`benchboot runs --reindex --store {}` moves it aside as benchboot.db.damaged-<time> \
+         and rebuilds the index from the 3 documents in {}",
+        d.display(),
+        d.join("runs").display()
+    );
+    for err in [
+        Store::open_existing(d).err().unwrap(),
+        Store::open(d).err().unwrap(),
+        store::resolve("a-1", Some(d)).unwrap_err(),
+    ] {
+        let err = format!("{err:#}");
+        assert!(err.contains(&format!("{}: damaged", db.display())), "{err}");
+        assert!(err.contains(&fix), "{err}");
+    }
+    let out = benchboot(&["runs", "--store", d.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains(&fix), "{}", text(&out.stderr));
+
+    let out = benchboot(&["runs", "--reindex", "--store", d.to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("moved the damaged database aside as "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "rebuilt the index of {} from 3 documents",
+            d.display()
+        )),
+        "{stderr}"
+    );
+    let aside: Vec<PathBuf> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("benchboot.db.damaged-")
+        })
+        .collect();
+    assert_eq!(aside.len(), 1, "{aside:?}");
+    let name = aside[0].file_name().unwrap().to_string_lossy().into_owned();
+    // benchboot.db.damaged-YYYYMMDDTHHMMSSZ
+    assert_eq!(name.len(), "benchboot.db.damaged-".len() + 16, "{name}");
+    assert!(name.ends_with('Z') && name.as_bytes()[29] == b'T', "{name}");
+    assert!(stderr.contains(&aside[0].display().to_string()), "{stderr}");
+    let s = Store::open_existing(d).unwrap().unwrap();
+    assert_eq!(ids(&s), ["a-1", "b-2", "c-3"]);
+    assert_eq!(
+        store::resolve("b-2", Some(d)).unwrap(),
+        d.join("runs/b-2.json")
+    );
+}
+
+fn set_age(p: &Path, age: Duration) {
+    let f = std::fs::File::options().write(true).open(p).unwrap();
+    f.set_modified(SystemTime::now() - age).unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn stale_temp_files_are_removed_and_a_live_collects_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    stored(d, &["a-1"]);
+    let runs = d.join("runs");
+    // A killed collect's: unlocked, two hours old, 1 MiB.
+    let stale = runs.join(".rpi-1b-0001.json.4242.tmp");
+    std::fs::write(&stale, vec![b'{'; 1 << 20]).unwrap();
+    set_age(&stale, Duration::from_secs(7200));
+    let stale_db = d.join(".benchboot.db.4243.tmp");
+    std::fs::write(&stale_db, b"x").unwrap();
+    set_age(&stale_db, Duration::from_secs(7200));
+    // A concurrent collect's: locked (as atomic_file locks it), however old.
+    let live = runs.join(".rpi-1b-0002.json.4244.tmp");
+    std::fs::write(&live, b"{").unwrap();
+    set_age(&live, Duration::from_secs(7200));
+    let held = std::fs::File::open(&live).unwrap();
+    temp::lock(&held).unwrap();
+    // Just created, not yet locked: within the grace.
+    let fresh = runs.join(".rpi-1b-0003.json.4245.tmp");
+    std::fs::write(&fresh, b"{").unwrap();
+
+    let s = Store::open(d).unwrap();
+    assert_eq!(
+        s.notes(),
+        [
+            format!(
+                "removed {} (1 B), a temp file left by an interrupted `runs --reindex`",
+                stale_db.display()
+            ),
+            format!(
+                "removed {} (1 MiB), a temp file left by an interrupted `collect`",
+                stale.display()
+            ),
+        ]
+    );
+    assert!(!stale.exists() && !stale_db.exists());
+    assert!(live.exists() && fresh.exists());
+    assert_eq!(ids(&s), ["a-1"]);
+    drop(held);
+}
+
+#[cfg(unix)]
+fn chmod(p: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// Reading a chmod 0555 store creates nothing (the database is opened read-only; a
+/// zero-length one is indexed in memory), writing to it is refused with the path and
+/// the fix. Root may write there anyway: benchboot refuses a store no one may write.
+#[cfg(unix)]
+#[test]
+fn a_read_only_store_is_read_and_never_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("store");
+    stored(&d, &["a-1", "b-2"]);
+    let db = d.join("benchboot.db");
+    let before = std::fs::read(&db).unwrap();
+    for p in [&db, &d.join("runs/a-1.json"), &d.join("runs/b-2.json")] {
+        chmod(p, 0o444);
+    }
+    chmod(&d.join("runs"), 0o555);
+    chmod(&d, 0o555);
+
+    let s = Store::open_existing(&d).unwrap().unwrap();
+    assert_eq!(ids(&s), ["a-1", "b-2"]);
+    drop(s);
+    let out = benchboot(&["report", "b-2", "--store", d.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+
+    let err = format!("{:#}", Store::open(&d).err().unwrap());
+    assert_eq!(
+        err,
+        format!(
+            "{} is read-only (mode 0555, no write permission for anyone): nothing was stored: \
+             give --store DIR for a writable folder, or make it writable (chmod u+w)",
+            d.display()
+        )
+    );
+    let err = format!("{:#}", store::reindex(&d).unwrap_err());
+    assert!(
+        err.starts_with(&format!("{} is read-only", d.display())),
+        "{err}"
+    );
+
+    // Zero-length and read-only: indexed in memory, the file left as it is.
+    chmod(&d, 0o755);
+    chmod(&db, 0o644);
+    std::fs::write(&db, b"").unwrap();
+    chmod(&db, 0o444);
+    chmod(&d, 0o555);
+    let s = Store::open_existing(&d).unwrap().unwrap();
+    assert_eq!(ids(&s), ["a-1", "b-2"]);
+    assert_eq!(
+        s.notes()[0],
+        format!(
+            "the index of {} is empty and the store is read-only: read 2 documents in runs/ \
+             for this command only (make the store writable to keep the index)",
+            d.display()
+        )
+    );
+    assert_eq!(std::fs::metadata(&db).unwrap().len(), 0);
+    chmod(&d, 0o755);
+    chmod(&d.join("runs"), 0o755);
+}
+
+#[test]
+fn report_and_compare_take_store_like_collect_and_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    stored(d, &["a-1", "b-2"]);
+    let ds = d.to_str().unwrap();
+    let out = benchboot(&["report", "a-1", "--store", ds, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("\"a-1\""),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = benchboot(&["compare", "a-1", "b-2", "--store", ds, "--format", "csv"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    // The same help text, the same default.
+    let help = |cmd: &str| {
+        let h = text(&benchboot(&[cmd, "--help"]).stdout);
+        let start = h
+            .find("--store <DIR>")
+            .unwrap_or_else(|| panic!("{cmd}: {h}"));
+        // Up to a blank line or the next option's line.
+        let mut lines = h[start..].lines();
+        let first = lines.next().unwrap_or_default();
+        let para: Vec<&str> = std::iter::once(first)
+            .chain(lines.take_while(|l| !l.trim().is_empty() && !l.trim_start().starts_with('-')))
+            .collect();
+        para.join(" ")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let collect = help("collect");
+    assert_eq!(
+        collect,
+        "--store <DIR> The results store folder. Default: $BENCHBOOT_STORE, else \
+         $XDG_DATA_HOME/benchboot, else ~/.local/share/benchboot"
+    );
+    for cmd in ["runs", "report", "compare"] {
+        assert_eq!(help(cmd), collect, "{cmd}");
+    }
+}
