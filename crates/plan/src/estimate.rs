@@ -56,8 +56,12 @@ pub fn estimate(plan: &Plan) -> Vec<StepEstimate> {
     let s = &plan.storage;
     let n_t = s.targets.len() as u64;
     if n_t > 0 {
-        let cells =
-            n_t * s.modes.len() as u64 * s.block_sizes.len() as u64 * u64::from(s.repetitions);
+        let cells = product(&[
+            n_t,
+            s.modes.len() as u64,
+            s.block_sizes.len() as u64,
+            u64::from(s.repetitions),
+        ]);
         let labels: Vec<&str> = s.targets.iter().map(|t| t.label.as_str()).collect();
         out.push(StepEstimate {
             step: "storage".into(),
@@ -73,7 +77,7 @@ pub fn estimate(plan: &Plan) -> Vec<StepEstimate> {
                 fmt_bytes(s.byte_cap),
                 fmt_millis(s.time_cap_ms),
             ),
-            at_most_ms: cells * 2 * s.time_cap_ms,
+            at_most_ms: product(&[cells, 2, s.time_cap_ms]),
             unbounded: Some("the fsync(2) that ends each write region".into()),
         });
     }
@@ -88,7 +92,10 @@ pub fn estimate(plan: &Plan) -> Vec<StepEstimate> {
                 fmt_millis(d.cached_ms),
                 fmt_millis(d.buffered_ms)
             ),
-            at_most_ms: d.disks.len() as u64 * (d.cached_ms + d.buffered_ms),
+            at_most_ms: product(&[
+                d.disks.len() as u64,
+                d.cached_ms.saturating_add(d.buffered_ms),
+            ]),
             unbounded: None,
         });
     }
@@ -104,7 +111,11 @@ pub fn estimate(plan: &Plan) -> Vec<StepEstimate> {
                 fmt_bytes(r.region_bytes),
                 fmt_millis(r.duration_ms)
             ),
-            at_most_ms: (r.targets.len() * r.queue_depths.len()) as u64 * r.duration_ms,
+            at_most_ms: product(&[
+                r.targets.len() as u64,
+                r.queue_depths.len() as u64,
+                r.duration_ms,
+            ]),
             unbounded: None,
         });
     }
@@ -118,7 +129,7 @@ pub fn estimate(plan: &Plan) -> Vec<StepEstimate> {
             at_most_ms: 0,
             unbounded: Some(format!(
                 "{} per target at the device's speed",
-                fmt_bytes(2 * s.byte_cap)
+                fmt_bytes(s.byte_cap.saturating_mul(2))
             )),
         });
     }
@@ -161,7 +172,7 @@ pub fn estimate(plan: &Plan) -> Vec<StepEstimate> {
         let udp_runs = if t.udp_bitrate > 0 { 2 } else { 0 };
         let runs = t.streams.len() as u64 * 2 + udp_runs;
         // Each wired link may wait for its interface and carrier, then for a lease.
-        let link_waits: u64 = wired.iter().map(|w| 2 * w.link_wait_ms).sum();
+        let link_waits = sum(wired.iter().map(|w| w.link_wait_ms.saturating_mul(2)));
         let udp = if t.udp_bitrate > 0 {
             format!(
                 "; UDP at {} each way",
@@ -181,8 +192,12 @@ pub fn estimate(plan: &Plan) -> Vec<StepEstimate> {
                 t.latency_samples,
                 fmt_bytes(t.http_bytes)
             ),
-            at_most_ms: links * (runs * (t.duration_ms + t.omit_ms) + t.peer_wait_ms) + link_waits,
-            unbounded: Some(format!("HTTP: {} per link at the link's speed", fmt_bytes(2 * t.http_bytes))),
+            at_most_ms: product(&[
+                links,
+                product(&[runs, t.duration_ms.saturating_add(t.omit_ms)]).saturating_add(t.peer_wait_ms),
+            ])
+            .saturating_add(link_waits),
+            unbounded: Some(format!("HTTP: {} per link at the link's speed", fmt_bytes(t.http_bytes.saturating_mul(2)))),
         });
     }
     if let Some(w) = &plan.network.wifi {
@@ -195,11 +210,15 @@ pub fn estimate(plan: &Plan) -> Vec<StepEstimate> {
             // the lease and the peer's announcement (client), then the tests.
             let waits = match w.role {
                 crate::WifiRole::AccessPoint { .. } => w.connect_wait_ms,
-                crate::WifiRole::Client { .. } => {
-                    crate::wifi::SCAN_WAIT_MS + 2 * w.connect_wait_ms + t.peer_wait_ms
-                }
+                crate::WifiRole::Client { .. } => sum([
+                    crate::wifi::SCAN_WAIT_MS,
+                    w.connect_wait_ms,
+                    w.connect_wait_ms,
+                    t.peer_wait_ms,
+                ]),
             };
-            let per_entry = waits + runs * (t.duration_ms + omit);
+            let per_entry =
+                waits.saturating_add(product(&[runs, t.duration_ms.saturating_add(omit)]));
             out.push(StepEstimate {
                 step: "network.wifi".into(),
                 what: format!(
@@ -215,9 +234,9 @@ pub fn estimate(plan: &Plan) -> Vec<StepEstimate> {
                         crate::WifiRole::Client { .. } => "the association and a lease",
                     }
                 ),
-                at_most_ms: run.len() as u64 * per_entry,
+                at_most_ms: product(&[run.len() as u64, per_entry]),
                 unbounded: (t.http_bytes > 0).then(|| {
-                    format!("HTTP: {} per entry at the link's speed", fmt_bytes(2 * t.http_bytes))
+                    format!("HTTP: {} per entry at the link's speed", fmt_bytes(t.http_bytes.saturating_mul(2)))
                 }),
             });
         }
@@ -225,9 +244,19 @@ pub fn estimate(plan: &Plan) -> Vec<StepEstimate> {
     out
 }
 
-/// Sum of the steps' bounds, ms.
+/// Sum of the steps' bounds, ms (saturating: a plan's caps can name any u64).
 pub fn total_ms(steps: &[StepEstimate]) -> u64 {
-    steps.iter().map(|s| s.at_most_ms).sum()
+    sum(steps.iter().map(|s| s.at_most_ms))
+}
+
+/// Product of `xs`, saturating at `u64::MAX` (caps come from a plan file).
+pub(crate) fn product(xs: &[u64]) -> u64 {
+    xs.iter().fold(1u64, |a, &x| a.saturating_mul(x))
+}
+
+/// Sum of `xs`, saturating at `u64::MAX`.
+pub(crate) fn sum(xs: impl IntoIterator<Item = u64>) -> u64 {
+    xs.into_iter().fold(0u64, u64::saturating_add)
 }
 
 #[cfg(test)]

@@ -396,6 +396,65 @@ pub struct PlanFileError {
     pub message: String,
 }
 
+/// A plan file that is not UTF-8 text: the file, and what it looks like instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file} is not UTF-8 ({detail}): save it as UTF-8")]
+pub struct NotUtf8 {
+    /// The file as the user named it.
+    pub file: String,
+    /// `looks like UTF-16 (little-endian, with a byte-order mark)`, or
+    /// `byte 0x96 at offset 41, line 3` (cp1252 and the like).
+    pub detail: String,
+}
+
+/// UTF-8 byte-order mark; Notepad writes it, TOML does not need it.
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// The text of plan file `file` read as `bytes`: UTF-8, a leading UTF-8 byte-order
+/// mark dropped.
+///
+/// # Errors
+/// [`NotUtf8`]: UTF-16 (by its byte-order mark, or by the zero bytes ASCII text has
+/// in UTF-16), or the first byte that is not UTF-8 with its offset and line.
+pub fn decode_text(file: &str, bytes: &[u8]) -> Result<String, NotUtf8> {
+    let body = bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes);
+    let utf16 = |how: &str| NotUtf8 {
+        file: file.to_owned(),
+        detail: format!("looks like UTF-16 ({how})"),
+    };
+    match body {
+        [0xFF, 0xFE, ..] => return Err(utf16("little-endian, with a byte-order mark")),
+        [0xFE, 0xFF, ..] => return Err(utf16("big-endian, with a byte-order mark")),
+        _ => {}
+    }
+    // ASCII in UTF-16 without a mark: every other byte of the first ones is zero.
+    let head = &body[..body.len().min(64)];
+    let zeros_at =
+        |parity: usize| head.len() >= 2 && head.iter().skip(parity).step_by(2).all(|&b| b == 0);
+    if zeros_at(1) {
+        return Err(utf16("little-endian, without a byte-order mark"));
+    }
+    if zeros_at(0) {
+        return Err(utf16("big-endian, without a byte-order mark"));
+    }
+    match std::str::from_utf8(body) {
+        Ok(t) => Ok(t.to_owned()),
+        Err(e) => {
+            let at = e.valid_up_to();
+            let offset = at + (bytes.len() - body.len());
+            let line = line_of(std::str::from_utf8(&body[..at]).unwrap_or_default(), at);
+            Err(NotUtf8 {
+                file: file.to_owned(),
+                detail: format!(
+                    "byte 0x{:02X} at offset {offset}, line {line}: cp1252 or another 8-bit \
+                     encoding?",
+                    body[at]
+                ),
+            })
+        }
+    }
+}
+
 /// 1-based line of byte offset `at` in `text`.
 pub fn line_of(text: &str, at: usize) -> usize {
     text.as_bytes()[..at.min(text.len())]
@@ -422,10 +481,19 @@ impl PlanFile {
                 .to_string()
                 .replace(".$__serde_spanned_private_value", "");
             let inner = e.into_inner();
+            let span = inner.span();
+            // The parser's own errors (a number past 64 bits) carry a place, no path.
+            let key = if key == "." {
+                span.as_ref()
+                    .and_then(|s| crate::locate::key_at(text, s.start))
+                    .unwrap_or_else(|| "(file)".into())
+            } else {
+                key
+            };
             PlanFileError {
                 file: name.to_owned(),
-                line: inner.span().map(|s| line_of(text, s.start)),
-                key: if key == "." { "(file)".into() } else { key },
+                line: span.map(|s| line_of(text, s.start)),
+                key,
                 message: inner.message().trim().to_owned(),
             }
         })
@@ -552,6 +620,48 @@ mod tests {
         let e = err("[storage]\nbyte-cap = \"64 MB\"\n");
         assert!(e.message.contains("\"64 MiB\""), "{e}");
         assert_eq!(e.key, "storage.byte-cap", "a Spanned value's key");
+    }
+
+    #[test]
+    fn only_utf8_is_read_and_its_byte_order_mark_is_dropped() {
+        let text = "[storage]\nrepetitions = 2\n";
+        assert_eq!(decode_text("p.toml", text.as_bytes()).unwrap(), text);
+        let bom = [UTF8_BOM, text.as_bytes()].concat();
+        assert_eq!(decode_text("p.toml", &bom).unwrap(), text);
+        let parsed = PlanFile::parse("p.toml", &decode_text("p.toml", &bom).unwrap()).unwrap();
+        assert_eq!(parsed.storage.unwrap().repetitions, Some(Count(2)));
+
+        let le: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let be: Vec<u8> = text.encode_utf16().flat_map(u16::to_be_bytes).collect();
+        let cases: [(Vec<u8>, &str); 5] = [
+            (
+                [&[0xFF, 0xFE][..], &le].concat(),
+                "looks like UTF-16 (little-endian, with a byte-order mark)",
+            ),
+            (
+                [&[0xFE, 0xFF][..], &be].concat(),
+                "looks like UTF-16 (big-endian, with a byte-order mark)",
+            ),
+            (
+                le.clone(),
+                "looks like UTF-16 (little-endian, without a byte-order mark)",
+            ),
+            (
+                be.clone(),
+                "looks like UTF-16 (big-endian, without a byte-order mark)",
+            ),
+            // cp1252: "description = \"Pi \x96 USB\"" (0x96 is an en dash there).
+            (
+                b"[storage]\ndescription = \"Pi \x96 USB\"\n".to_vec(),
+                "byte 0x96 at offset 28, line 2: cp1252 or another 8-bit encoding?",
+            ),
+        ];
+        for (bytes, detail) in cases {
+            assert_eq!(
+                decode_text("p.toml", &bytes).unwrap_err().to_string(),
+                format!("p.toml is not UTF-8 ({detail}): save it as UTF-8")
+            );
+        }
     }
 
     #[test]

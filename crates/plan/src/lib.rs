@@ -13,15 +13,17 @@ pub mod card_check;
 pub mod estimate;
 pub mod file;
 pub mod guard;
+pub mod locate;
 pub mod memory;
 pub mod network;
 pub mod presets;
 pub mod resolve;
+pub mod sanity;
 pub mod units;
 pub mod wifi;
 
 pub use card_check::CardCheckPlan;
-pub use file::{PlanFile, PlanFileError};
+pub use file::{NotUtf8, PlanFile, PlanFileError};
 pub use memory::MemoryPlan;
 pub use network::{
     GadgetFunction, GadgetPlan, NetTests, NetworkPlan, Topology, WiredKind, WiredPlan,
@@ -58,11 +60,11 @@ pub const CARD_PLAN_FILE: &str = "plan.toml";
 /// Why a plan is unusable. Each variant names the field.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum PlanError {
+    /// `field` is the plan's own path, with the index of a list entry:
+    /// `storage.byte_cap`, `commands[1].path`, `storage.targets[0].label`
+    /// ([`locate::file_key`] spells it as a plan file does).
     #[error("plan: field `{field}`: {message}")]
-    Invalid {
-        field: &'static str,
-        message: String,
-    },
+    Invalid { field: String, message: String },
     #[error("plan: not valid JSON for a plan: {0}")]
     Json(String),
     #[error("plan: unknown field `{0}`: this init reads plans of its own version only")]
@@ -576,9 +578,9 @@ impl Plan {
     /// # Errors
     /// [`PlanError::Invalid`] naming the field and what to change.
     pub fn validate(&self) -> Result<(), PlanError> {
-        let bad = |field, message: &str| {
+        let bad = |field: &str, message: &str| {
             Err(PlanError::Invalid {
-                field,
+                field: field.to_owned(),
                 message: message.to_owned(),
             })
         };
@@ -601,7 +603,7 @@ impl Plan {
             .find(|&&b| b == 0 || b > MAX_BLOCK_BYTES)
         {
             return Err(PlanError::Invalid {
-                field: "storage.block_sizes",
+                field: "storage.block_sizes".into(),
                 message: format!("{bs} is outside 1 B ..= 64 MiB"),
             });
         }
@@ -616,23 +618,26 @@ impl Plan {
         }
         if let Some((a, b)) = file::name_clash(s.targets.iter().map(|t| t.label.as_str())) {
             return Err(PlanError::Invalid {
-                field: "storage.targets.label",
+                field: format!(
+                    "storage.targets[{}].label",
+                    second_of(&s.targets, |t| &t.label, b)
+                ),
                 message: clash_message("label", a, b),
             });
         }
         if s.modes.is_empty() {
             return bad("storage.modes", "list at least one of sync, direct");
         }
-        for t in &s.targets {
+        for (i, t) in s.targets.iter().enumerate() {
             if let Some(message) = t.device_problem() {
                 return Err(PlanError::Invalid {
-                    field: "storage.targets.device",
+                    field: format!("storage.targets[{i}].device"),
                     message,
                 });
             }
             if let Some(message) = file::name_problem(&t.label) {
                 return Err(PlanError::Invalid {
-                    field: "storage.targets.label",
+                    field: format!("storage.targets[{i}].label"),
                     message,
                 });
             }
@@ -671,33 +676,36 @@ impl Plan {
                 .find(|l| !s.targets.iter().any(|t| &t.label == *l))
             {
                 return Err(PlanError::Invalid {
-                    field: "storage.random.targets",
+                    field: "storage.random.targets".into(),
                     message: format!("`{l}` is not the label of a storage target"),
                 });
             }
         }
         if let Some((a, b)) = file::name_clash(self.commands.iter().map(|c| c.id.as_str())) {
             return Err(PlanError::Invalid {
-                field: "commands.id",
+                field: format!("commands[{}].id", second_of(&self.commands, |c| &c.id, b)),
                 message: clash_message("id", a, b),
             });
         }
-        for c in &self.commands {
+        for (i, c) in self.commands.iter().enumerate() {
             if let Some(message) = file::name_problem(&c.id) {
                 return Err(PlanError::Invalid {
-                    field: "commands.id",
+                    field: format!("commands[{i}].id"),
                     message,
                 });
             }
             if c.path.is_empty() || c.path.starts_with('/') || c.path.split('/').any(|p| p == "..")
             {
                 return bad(
-                    "commands.path",
+                    &format!("commands[{i}].path"),
                     "must be a path inside the results partition, e.g. bin/coremark",
                 );
             }
             if c.time_limit_ms == 0 {
-                return bad("commands.time_limit_ms", "must be above 0 ms");
+                return bad(
+                    &format!("commands[{i}].time_limit_ms"),
+                    "must be above 0 ms",
+                );
             }
         }
         if !self.results.device.starts_with("/dev/") {
@@ -706,11 +714,15 @@ impl Plan {
         if self.results.file.is_empty() || self.results.file.contains('/') {
             return bad("results.file", "must be a bare file name");
         }
-        network::check(&self.network)
-            .map_err(|(field, message)| PlanError::Invalid { field, message })?;
+        network::check(&self.network).map_err(|(field, message)| PlanError::Invalid {
+            field: field.to_string(),
+            message,
+        })?;
         if let Some(c) = &self.card_check {
-            c.check()
-                .map_err(|(field, message)| PlanError::Invalid { field, message })?;
+            c.check().map_err(|(field, message)| PlanError::Invalid {
+                field: field.into(),
+                message,
+            })?;
         }
         // Only an emulated board may go without a link: the harness reads its card.
         if !self.emulated && !self.network.has_link() {
@@ -720,8 +732,36 @@ impl Plan {
                  results from the card alone)",
             );
         }
-        Ok(())
+        sanity::check(self).map_err(|(field, message)| PlanError::Invalid { field, message })
     }
+
+    /// What this plan allows but is likely a slip (a total over a day, a byte cap
+    /// below a block size), one line each: `<file>:<line>: <key>: <why>` for a plan
+    /// from a file (the key as the file spells it, [`locate`]), else
+    /// `plan: field <field>: <why>`.
+    pub fn warnings(&self) -> Vec<String> {
+        sanity::warnings(self)
+            .into_iter()
+            .map(|(field, message)| {
+                if self.source.text.is_empty() {
+                    return format!("plan: field `{field}`: {message}");
+                }
+                let e = locate::invalid_in_file(
+                    &self.source.file,
+                    &self.source.text,
+                    &field,
+                    message,
+                    0,
+                );
+                e.to_string()
+            })
+            .collect()
+    }
+}
+
+/// Index of the last entry of `items` named `name` (the second of a clashing pair).
+fn second_of<T>(items: &[T], name_of: impl Fn(&T) -> &String, name: &str) -> usize {
+    items.iter().rposition(|x| name_of(x) == name).unwrap_or(0)
 }
 
 /// Why two names of one kind clash: equal, or equal once folded as a farm keys them.

@@ -72,10 +72,18 @@ impl MemoryPlan {
     /// pessimistic 400 ns per read.
     pub fn estimate_ms(&self) -> u64 {
         let tests = 8 + 2 * 4;
-        let bandwidth = tests * u64::from(self.samples) * 2 * self.sample_ms;
+        let bandwidth =
+            crate::estimate::product(&[tests, u64::from(self.samples), 2, self.sample_ms]);
         let rows = u64::from(self.latency_max_bytes.max(1024).ilog2() - 10 + 1);
         let pages = if self.huge_pages { 2 } else { 1 };
-        let reads = (rows * 2 + 1) * pages * u64::from(self.latency_repeats) * self.latency_reads;
-        bandwidth + reads * 400 / 1_000_000
+        let reads = crate::estimate::product(&[
+            rows * 2 + 1,
+            pages,
+            u64::from(self.latency_repeats),
+            self.latency_reads,
+        ]);
+        // 400 ns a read; u128 so no plan's counts overflow it.
+        let reads_ms = u64::try_from(u128::from(reads) * 400 / 1_000_000).unwrap_or(u64::MAX);
+        bandwidth.saturating_add(reads_ms)
     }
 }

@@ -278,8 +278,9 @@ impl NetworkPlan {
 
 /// Checks the network part; returns (field, message) for the first problem. Whether a
 /// plan may go without a link is [`crate::Plan::validate`]'s call.
-pub(crate) fn check(n: &NetworkPlan) -> Result<(), (&'static str, String)> {
-    let bad = |f, m: &str| Err((f, m.to_owned()));
+/// A wired link's field carries its index: `network.wired[1].name`.
+pub(crate) fn check(n: &NetworkPlan) -> Result<(), (String, String)> {
+    let bad = |f: &str, m: &str| Err((f.to_owned(), m.to_owned()));
     if n.prefix_len > 32 {
         return bad("network.prefix_len", "must be 0..=32");
     }
@@ -362,7 +363,7 @@ pub(crate) fn check(n: &NetworkPlan) -> Result<(), (&'static str, String)> {
         .iter()
         .flat_map(|g| g.functions.iter().map(|f| f.configfs_type()))
         .collect();
-    for w in &n.wired {
+    for (i, w) in n.wired.iter().enumerate() {
         if w.name.is_empty()
             || w.name.len() > 15
             || !w
@@ -370,14 +371,17 @@ pub(crate) fn check(n: &NetworkPlan) -> Result<(), (&'static str, String)> {
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
         {
-            return bad("network.wired.name", "must be 1..=15 of A-Z a-z 0-9 - _");
+            return bad(
+                &format!("network.wired[{i}].name"),
+                "must be 1..=15 of A-Z a-z 0-9 - _",
+            );
         }
         if names
             .iter()
             .any(|n| crate::file::folded_name(n) == crate::file::folded_name(&w.name))
         {
             return bad(
-                "network.wired.name",
+                &format!("network.wired[{i}].name"),
                 "must differ from every other link's name (and from ncm, ecm, rndis), also \
                  in case and `-`/`_`: a board farm (LAVA) keys results by the name lower-cased \
                  with `-` as `_`",
@@ -387,7 +391,7 @@ pub(crate) fn check(n: &NetworkPlan) -> Result<(), (&'static str, String)> {
         if let Some(mac) = &w.mac {
             if parse_mac(mac).is_none() {
                 return bad(
-                    "network.wired.mac",
+                    &format!("network.wired[{i}].mac"),
                     "must be six hex bytes separated by colons, e.g. 52:54:00:12:34:56",
                 );
             }
@@ -395,12 +399,15 @@ pub(crate) fn check(n: &NetworkPlan) -> Result<(), (&'static str, String)> {
         if let Topology::Direct { subnet, lease_secs } = &w.topology {
             if subnet[3] & 3 != 0 {
                 return bad(
-                    "network.wired.topology.subnet",
+                    &format!("network.wired[{i}].topology.subnet"),
                     "must be a multiple of 4 (a /30)",
                 );
             }
             if *lease_secs < 60 {
-                return bad("network.wired.topology.lease_secs", "must be at least 60 s");
+                return bad(
+                    &format!("network.wired[{i}].topology.lease_secs"),
+                    "must be at least 60 s",
+                );
             }
         }
     }

@@ -380,7 +380,9 @@ pub fn resolve(
     } = load(file, text)?;
     let err = |key: &str, span: Option<std::ops::Range<usize>>, message: String| PlanFileError {
         file: file.to_owned(),
-        line: span.map(|s| line_of(text, s.start)),
+        line: span
+            .map(|s| line_of(text, s.start))
+            .or_else(|| crate::locate::nearest_line(text, key)),
         key: key.to_owned(),
         message,
     };
@@ -647,8 +649,15 @@ pub fn resolve(
         sha256: sha256_hex(text),
         text: text.to_owned(),
     };
+    let card_len = if enabled {
+        s.card.as_ref().map_or(0, Vec::len)
+    } else {
+        0
+    };
     plan.validate().map_err(|e| match e {
-        crate::PlanError::Invalid { field, message } => err(field, None, message),
+        crate::PlanError::Invalid { field, message } => {
+            crate::locate::invalid_in_file(file, text, &field, message, card_len)
+        }
         other => err("(file)", None, other.to_string()),
     })?;
     Ok(plan)

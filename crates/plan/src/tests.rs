@@ -67,7 +67,7 @@ fn zero_repetitions_refused() {
     assert_eq!(
         plan.validate(),
         Err(PlanError::Invalid {
-            field: "storage.repetitions",
+            field: "storage.repetitions".into(),
             message: "must be at least 1".into()
         })
     );
@@ -185,7 +185,7 @@ fn bad_label_names_are_refused_naming_the_field() {
         plan.storage.targets[0].filesystem = filesystem;
         let err = plan.validate().unwrap_err().to_string();
         assert!(
-            err.contains("storage.targets.device") && err.contains("target `ext4`"),
+            err.contains("storage.targets[0].device") && err.contains("target `ext4`"),
             "{device}: {err}"
         );
         assert!(err.contains(why), "{device}: {err}");
