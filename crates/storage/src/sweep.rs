@@ -78,6 +78,9 @@ impl Place {
         }
     }
 
+    /// Opens a step's file, or the device of a raw target; a raw target is opened for
+    /// writing `O_EXCL` ([`os::open_with`]): `EBUSY` while anything has it mounted or
+    /// claimed, never a write under a mounted filesystem.
     fn open(&self, name: &str, write: bool, direct: bool) -> io::Result<File> {
         let mut o = OpenOptions::new();
         if write {
@@ -88,7 +91,9 @@ impl Place {
         } else {
             o.read(true);
         }
-        if direct {
+        if write && self.is_raw() {
+            os::open_with(&mut o, &self.file(name), direct, true)
+        } else if direct {
             os::open_direct(&mut o, &self.file(name))
         } else if write {
             o.open(self.file(name))
@@ -290,6 +295,13 @@ pub fn random_io(
     duration: Duration,
 ) -> io::Result<RandomIo> {
     let align = place.logical_block_size.max(512) as usize;
+    // A raw device is claimed (O_EXCL) for the whole run; the threads' own opens are
+    // plain (a second O_EXCL open of one device fails EBUSY).
+    let _claim = if place.is_raw() && op == RandomOp::Write {
+        Some(place.open(RANDOM_FILE, true, false)?)
+    } else {
+        None
+    };
     let start = Instant::now();
     let results: Vec<io::Result<u64>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..depth)
