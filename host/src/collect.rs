@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use benchboot_card as card;
+use benchboot_results::text::{escape, escape_json, escape_lines};
 use benchboot_results::RunResults;
 
 use crate::fetch;
@@ -97,14 +98,15 @@ pub fn run(args: &CollectArgs) -> Result<()> {
         timeout: Duration::from_secs(args.timeout),
         progress: true,
     })?;
+    // The lines quote the document, the card's file names and LAVA's results.
     for w in warnings(&c.results) {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", escape_lines(&w));
     }
     for e in &c.earlier {
-        eprintln!("earlier boot: {e}");
+        eprintln!("earlier boot: {}", escape_lines(e));
     }
     if let Some(l) = &c.lava {
-        eprintln!("{l}");
+        eprintln!("{}", escape_lines(l));
     }
     if args.json {
         println!("{}", to_json(&c));
@@ -415,11 +417,11 @@ pub fn summary(c: &Collected) -> String {
     let state = if r.complete { "complete" } else { "partial" };
     let mut s = format!(
         "collected {} (board {}, kernel {}, {state}, {} measurements) from {}\n",
-        r.run_id,
-        r.board,
-        r.system.kernel_release,
+        escape(&r.run_id),
+        escape(&r.board),
+        escape(&r.system.kernel_release),
         c.row.counts.measurements(),
-        c.row.source
+        escape(&c.row.source)
     );
     s.push_str(&match c.outcome {
         Outcome::Inserted => format!("stored in {}\n", c.row.json_path.display()),
@@ -446,7 +448,8 @@ pub fn summary(c: &Collected) -> String {
     s
 }
 
-/// `benchboot collect --json`: the stored row, plus `outcome` and `database`.
+/// `benchboot collect --json`: the stored row, plus `outcome` and `database`
+/// ([`escape_json`]: no raw control or bidi character).
 pub fn to_json(c: &Collected) -> String {
     let mut v = serde_json::to_value(&c.row).unwrap_or_default();
     if let Some(o) = v.as_object_mut() {
@@ -456,10 +459,11 @@ pub fn to_json(c: &Collected) -> String {
         );
         o.insert("database".into(), c.db.display().to_string().into());
     }
-    serde_json::to_string_pretty(&v).unwrap_or_default()
+    escape_json(&serde_json::to_string_pretty(&v).unwrap_or_default()).into_owned()
 }
 
-/// `benchboot runs`: the stored runs as a table, or JSON (an array of rows).
+/// `benchboot runs`: the stored runs as a table (run id, board, kernel and source
+/// through [`escape`]), or JSON (an array of rows).
 ///
 /// # Errors
 /// The store cannot be read.
@@ -470,7 +474,8 @@ pub fn runs(store_dir: Option<&Path>, json: bool) -> Result<String> {
         None => Vec::new(),
     };
     if json {
-        return Ok(serde_json::to_string_pretty(&rows).unwrap_or_default() + "\n");
+        let json = serde_json::to_string_pretty(&rows).unwrap_or_default();
+        return Ok(escape_json(&json).into_owned() + "\n");
     }
     if rows.is_empty() {
         return Ok(format!(
@@ -494,14 +499,15 @@ pub fn runs(store_dir: Option<&Path>, json: bool) -> Result<String> {
         if r.emulated {
             state.push_str(", emulated");
         }
+        // Each cell as stored: from a document or a card, so escaped.
         t.add_row([
-            r.run_id.clone(),
-            r.board.clone(),
-            r.kernel.clone(),
+            escape(&r.run_id).into_owned(),
+            escape(&r.board).into_owned(),
+            escape(&r.kernel).into_owned(),
             state,
             r.counts.measurements().to_string(),
             utc(r.collected_at),
-            r.source.clone(),
+            escape(&r.source).into_owned(),
         ]);
     }
     Ok(format!("{t}\nstore {}\n", dir.display()))

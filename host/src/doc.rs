@@ -1,8 +1,14 @@
 //! A report as a list of blocks (titles, text, lists, tables) that renders to terminal
 //! text (comfy-table) or Markdown from the same content.
+//!
+//! Blocks hold text as it came (a board name, a run id, a target label from a results
+//! document); rendering is the print boundary, so both renderings pass every piece
+//! through [`escape`] ([`escape_lines`] for text of several lines): a control character
+//! or bidi override prints as `\u{1b}`, never reaching the terminal or the Markdown.
 
 use std::fmt;
 
+use benchboot_results::text::{escape, escape_lines};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
 
 /// A table: a header row and rows of cells, all text. Columns from `left_columns` on
@@ -30,13 +36,17 @@ impl Grid {
         self.rows.push(row);
     }
 
-    /// The terminal table (UTF-8 borders), label columns left, numbers right.
+    /// The terminal table (UTF-8 borders), label columns left, numbers right; cells
+    /// through [`escape_lines`].
     pub fn table(&self) -> Table {
+        let cells = |row: &[String]| -> Vec<String> {
+            row.iter().map(|c| escape_lines(c).into_owned()).collect()
+        };
         let mut t = Table::new();
         t.load_preset(UTF8_FULL_CONDENSED);
-        t.set_header(self.header.clone());
+        t.set_header(cells(&self.header));
         for row in &self.rows {
-            t.add_row(row.clone());
+            t.add_row(cells(row));
         }
         let columns = self
             .rows
@@ -57,9 +67,10 @@ impl Grid {
         t
     }
 
-    /// A GitHub-flavoured Markdown table (`|` in cells escaped, numbers right-aligned).
+    /// A GitHub-flavoured Markdown table (`|` in cells escaped, line breaks as spaces,
+    /// the rest through [`escape`]; numbers right-aligned).
     pub fn markdown(&self) -> String {
-        let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+        let esc = |s: &str| escape(&s.replace('|', "\\|").replace('\n', " ")).into_owned();
         let line = |cells: &[String]| {
             let cells: Vec<String> = cells.iter().map(|c| esc(c)).collect();
             format!("| {} |\n", cells.join(" | "))
@@ -116,23 +127,23 @@ impl Doc {
         self.blocks.extend(bs);
     }
 
-    /// Terminal text: tables drawn with comfy-table.
+    /// Terminal text: tables drawn with comfy-table, all text through [`escape_lines`].
     pub fn text(&self) -> String {
         let mut out = String::new();
         for b in &self.blocks {
             match b {
                 Block::Title(s) | Block::Alert(s) | Block::Text(s) => {
-                    out.push_str(s);
+                    out.push_str(&escape_lines(s));
                     out.push('\n');
                 }
                 Block::Heading(s) => {
                     out.push('\n');
-                    out.push_str(s);
+                    out.push_str(&escape_lines(s));
                     out.push('\n');
                 }
                 Block::List(items) => {
                     for i in items {
-                        out.push_str(&format!("- {i}\n"));
+                        out.push_str(&format!("- {}\n", escape_lines(i)));
                     }
                 }
                 Block::Grid(g) => {
@@ -141,7 +152,7 @@ impl Doc {
                 }
                 Block::Pre(lines) => {
                     for l in lines {
-                        out.push_str(l);
+                        out.push_str(&escape_lines(l));
                         out.push('\n');
                     }
                 }
@@ -150,22 +161,22 @@ impl Doc {
         out
     }
 
-    /// GitHub-flavoured Markdown.
+    /// GitHub-flavoured Markdown, all text through [`escape`] (paragraphs: per line).
     pub fn markdown(&self) -> String {
         let mut out = String::new();
         for b in &self.blocks {
             match b {
-                Block::Title(s) => out.push_str(&format!("# {s}\n\n")),
-                Block::Alert(s) => out.push_str(&format!("> **{s}**\n\n")),
-                Block::Heading(s) => out.push_str(&format!("### {s}\n\n")),
+                Block::Title(s) => out.push_str(&format!("# {}\n\n", escape(s))),
+                Block::Alert(s) => out.push_str(&format!("> **{}**\n\n", escape(s))),
+                Block::Heading(s) => out.push_str(&format!("### {}\n\n", escape(s))),
                 Block::Text(s) => {
                     // Markdown joins lines of a paragraph: keep the breaks.
-                    out.push_str(&s.lines().collect::<Vec<_>>().join("  \n"));
+                    out.push_str(&escape_lines(s).lines().collect::<Vec<_>>().join("  \n"));
                     out.push_str("\n\n");
                 }
                 Block::List(items) => {
                     for i in items {
-                        out.push_str(&format!("- {i}\n"));
+                        out.push_str(&format!("- {}\n", escape(i)));
                     }
                     out.push('\n');
                 }
@@ -176,7 +187,7 @@ impl Doc {
                 Block::Pre(lines) => {
                     out.push_str("```text\n");
                     for l in lines {
-                        out.push_str(l);
+                        out.push_str(&escape(l));
                         out.push('\n');
                     }
                     out.push_str("```\n\n");

@@ -88,11 +88,13 @@ pub fn decode(elf: &[u8], frames: &[u8]) -> Result<Decoded> {
 
 /// One line of output: `      12.345678 INFO  message`.
 pub fn format_line(l: &Line) -> String {
+    // The message's arguments are the board's (names from the plan, the card, the
+    // network): a control character in one is printed escaped.
     format!(
         "{:>15} {:<5} {}",
         l.timestamp,
         l.level.to_uppercase(),
-        l.message
+        benchboot_results::text::escape_lines(&l.message)
     )
 }
 

@@ -328,15 +328,18 @@ fn unsupported(command: &str, instead: &str) -> anyhow::Error {
     )
 }
 
-/// Runs the command; a failure prints `error: ` and the whole context chain (`{:#}`) to
-/// stderr and exits with status 1: a person's mistake is a message, never a backtrace
+/// Runs the command; a failure prints `error: ` and the whole context chain (`{:#}`,
+/// control characters escaped: `benchboot_results::text::escape_lines`) to stderr and
+/// exits with status 1: a person's mistake is a message, never a backtrace
 /// (also under `RUST_BACKTRACE=1`). Usage errors exit with clap's status 2.
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // Messages quote their input (a run id, a board name, a log line): escaped.
+            let message = format!("{e:#}");
+            eprintln!("error: {}", benchboot_results::text::escape_lines(&message));
             ExitCode::FAILURE
         }
     }

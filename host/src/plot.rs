@@ -4,13 +4,17 @@
 //! or wired link), one series per run. Text uses DejaVu Sans compiled into
 //! the binary (`dejavu` crate, `ab_glyph`), so no system font or fontconfig is needed.
 //! The memory latency against block size ([`memory`]). A QEMU run's plots say EMULATED
-//! in their title.
+//! in their title. Every text drawn (titles, axis names, series labels: board names,
+//! run ids and target labels from the document) goes through
+//! [`benchboot_results::text::escape`], so a control character is drawn as `\u{1b}` and
+//! the SVG stays well-formed XML (plotters escapes `<`, `&`, quotes).
 
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 
 use anyhow::{anyhow, Context as _, Result};
 use benchboot_plan::Mode;
+use benchboot_results::text::escape;
 use benchboot_results::{Direction, RunResults, Summary};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -144,7 +148,10 @@ fn draw_chart<DB: DrawingBackend>(
         .y_max
         .unwrap_or(if y1 > 0.0 { y1 * headroom } else { 1.0 });
     let mut c = ChartBuilder::on(area)
-        .caption(&chart.title, (FONT, 18).into_font().style(FontStyle::Bold))
+        .caption(
+            escape(&chart.title),
+            (FONT, 18).into_font().style(FontStyle::Bold),
+        )
         .margin(12)
         .x_label_area_size(44)
         .y_label_area_size(64)
@@ -173,8 +180,8 @@ fn draw_chart<DB: DrawingBackend>(
         XAxis::Linear => 10,
     };
     c.configure_mesh()
-        .x_desc(&chart.x_desc)
-        .y_desc(&chart.y_desc)
+        .x_desc(escape(&chart.x_desc))
+        .y_desc(escape(&chart.y_desc))
         .x_labels(x_labels)
         .x_label_formatter(&fmt_x)
         .label_style((FONT, 12))
@@ -185,7 +192,7 @@ fn draw_chart<DB: DrawingBackend>(
         let color = PALETTE[i % PALETTE.len()];
         let line: Vec<(f64, f64)> = s.points.iter().map(|p| (p.x, p.y)).collect();
         c.draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))?
-            .label(s.label.clone())
+            .label(escape(&s.label))
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
             });
@@ -219,7 +226,10 @@ fn draw_all<DB: DrawingBackend>(
     columns: usize,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     root.fill(&WHITE)?;
-    let body = root.titled(title, (FONT, 22).into_font().style(FontStyle::Bold))?;
+    let body = root.titled(
+        &escape(title),
+        (FONT, 22).into_font().style(FontStyle::Bold),
+    )?;
     let cols = columns.clamp(1, panels.len().max(1));
     let rows = panels.len().div_ceil(cols).max(1);
     for (area, chart) in body.split_evenly((rows, cols)).iter().zip(panels) {
@@ -288,11 +298,14 @@ pub fn write_figure(
     Ok(out)
 }
 
-/// `rpi-zero-w-0123` → safe as a file name (letters, digits, `-`, `_`, `.`).
+/// `rpi-zero-w-0123` → safe as a file name (letters, digits, `-`, `_`, `.`; anything
+/// else, and a leading `.`, as `_`): a run id such as `../x` or `.hidden` names no other
+/// folder and no hidden file.
 pub fn file_stem(s: &str) -> String {
     s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+        .enumerate()
+        .map(|(i, c)| {
+            if c.is_ascii_alphanumeric() || "-_".contains(c) || (c == '.' && i > 0) {
                 c
             } else {
                 '_'

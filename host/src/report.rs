@@ -156,9 +156,9 @@ pub fn render(r: &RunResults, format: Format) -> Result<String> {
         Format::Markdown => document(r).markdown(),
         Format::Csv => tidy::to_csv(&tidy::rows(r))?,
         Format::Json => {
-            let mut s = serde_json::to_string_pretty(&summary::summary(r))?;
-            s.push('\n');
-            s
+            let s = serde_json::to_string_pretty(&summary::summary(r))?;
+            // C1 and bidi characters as JSON escapes: the same values, safe to print.
+            benchboot_results::text::escape_json(&s).into_owned() + "\n"
         }
     })
 }

@@ -14,6 +14,7 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
+use benchboot_results::text::is_card_litter;
 
 /// FAT volume label of the results partition (xtask/src/image.rs formats it so).
 pub const RESULTS_LABEL: &str = "BBRESULTS";
@@ -174,7 +175,9 @@ impl KeptRun {
 }
 
 /// Reads every earlier boot's document (`*.json`) kept under [`KEPT_RUNS_DIR`] on a card
-/// image or device, or the mounted results partition folder, in name order. None when
+/// image or device, or the mounted results partition folder, in name order. What other
+/// systems leave there (a Mac's `._<name>.json` AppleDouble files, `.DS_Store`, ...:
+/// [`is_card_litter`]) is skipped, never reported as a damaged run. None when
 /// the folder is missing (a card that booted once) or `path` is a bare results document.
 /// A file that cannot be read, and a `runs` that is not a readable folder, are entries
 /// with an error, so the others are still read.
@@ -212,8 +215,9 @@ pub fn read_kept_runs(path: &Path) -> Result<Vec<KeptRun>> {
     files.sort_by_key(|e| e.file_name());
     Ok(files
         .into_iter()
-        // Each kept run's defmt log (`<run id>.defmt`) lies beside it.
-        .filter(|e| e.file_name().ends_with(".json"))
+        // Each kept run's defmt log (`<run id>.defmt`) lies beside it; a Mac's
+        // AppleDouble `._<run id>.json` is no document.
+        .filter(|e| e.file_name().ends_with(".json") && !is_card_litter(&e.file_name()))
         .map(|e| {
             let mut data = Vec::new();
             let read = e.to_file().read_to_end(&mut data).map(|_| data);
@@ -227,7 +231,13 @@ fn kept_runs_in_folder(dir: &Path) -> Vec<KeptRun> {
     let mut names: Vec<_> = match std::fs::read_dir(dir) {
         Ok(rd) => rd
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "json") && !p.is_dir())
+            .filter(|p| {
+                p.extension().is_some_and(|x| x == "json")
+                    && !p.is_dir()
+                    && !p
+                        .file_name()
+                        .is_some_and(|n| is_card_litter(&n.to_string_lossy()))
+            })
             .collect(),
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Vec::new(),
         Err(e) => return vec![KeptRun::read(dir.display().to_string(), Err(e))],

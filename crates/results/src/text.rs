@@ -53,6 +53,28 @@ pub fn escape_lines(s: &str) -> Cow<'_, str> {
     Cow::Owned(s.split('\n').map(escape).collect::<Vec<_>>().join("\n"))
 }
 
+/// JSON text (as serde_json writes it) with the characters [`needs_escape`] says that
+/// serde_json leaves raw (DEL, C1, the bidi formatting characters: it escapes only
+/// U+0000-U+001F) written as JSON escapes, `\u202e`: the same document to a JSON reader,
+/// harmless on a terminal. Such characters occur only inside strings of serde_json's
+/// output, so no structure is touched.
+pub fn escape_json(json: &str) -> Cow<'_, str> {
+    let raw = |c: char| needs_escape(c) && u32::from(c) >= 0x7f;
+    if !json.chars().any(raw) {
+        return Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 12);
+    for c in json.chars() {
+        if raw(c) {
+            // Every such character is in the BMP (at most U+2069): four hex digits.
+            let _ = write!(out, "\\u{:04x}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// True for a name in a card folder that another system wrote and benchboot never
 /// does, so listing a folder skips it: macOS's AppleDouble files (`._<name>`, the
 /// extended attributes of `<name>`, starting with the bytes `00 05 16 07`), its
@@ -105,6 +127,23 @@ mod tests {
     fn escape_lines_keeps_line_breaks_only() {
         assert_eq!(escape_lines("a\u{1b}c\nb\r\n"), "a\\u{1b}c\nb\\u{d}\n");
         assert!(matches!(escape_lines("a\nb\n"), Cow::Borrowed("a\nb\n")));
+    }
+
+    #[test]
+    fn escape_json_keeps_the_value_and_removes_raw_c1_and_bidi() {
+        let v = serde_json::json!({"board": "rpi\u{1b}[2J\u{9b}2J\u{7f}\u{202e}x", "n": 1});
+        let text = serde_json::to_string_pretty(&v).unwrap();
+        let safe = escape_json(&text);
+        assert_eq!(
+            safe,
+            "{\n  \"board\": \"rpi\\u001b[2J\\u009b2J\\u007f\\u202ex\",\n  \"n\": 1\n}"
+        );
+        assert!(
+            !safe.chars().any(|c| c != '\n' && needs_escape(c)),
+            "{safe}"
+        );
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&safe).unwrap(), v);
+        assert!(matches!(escape_json("{\"a\": \"ü\"}"), Cow::Borrowed(_)));
     }
 
     #[test]

@@ -399,12 +399,15 @@ pub fn render(c: &Comparison, format: Format) -> Result<String> {
             for row in csv_rows(c) {
                 w.serialize(row).context("writing a CSV row")?;
             }
-            String::from_utf8(w.into_inner().context("finishing the CSV")?)?
+            let csv = String::from_utf8(w.into_inner().context("finishing the CSV")?)?;
+            // Board names, run ids and labels from the documents: no control characters
+            // reach a terminal or a spreadsheet.
+            benchboot_results::text::escape_lines(&csv).into_owned()
         }
         Format::Json => {
-            let mut s = serde_json::to_string_pretty(c)?;
-            s.push('\n');
-            s
+            let s = serde_json::to_string_pretty(c)?;
+            // C1 and bidi characters as JSON escapes: the same values, safe to print.
+            benchboot_results::text::escape_json(&s).into_owned() + "\n"
         }
     })
 }

@@ -489,14 +489,18 @@ fn wifi_rows(r: &RunResults) -> Vec<TidyRow> {
         .collect()
 }
 
-/// Tidy rows as CSV with a header line.
+/// Tidy rows as CSV with a header line; control characters in cells written as
+/// `\u{1b}` ([`benchboot_results::text::escape`]).
 pub fn to_csv(rows: &[TidyRow]) -> Result<String> {
     let mut w = csv::Writer::from_writer(Vec::new());
     for row in rows {
         w.serialize(row).context("writing a CSV row")?;
     }
     let bytes = w.into_inner().context("finishing the CSV")?;
-    String::from_utf8(bytes).context("CSV is not UTF-8")
+    let csv = String::from_utf8(bytes).context("CSV is not UTF-8")?;
+    // Board names, run ids and labels from the document: no control characters reach a
+    // terminal or a spreadsheet (written as `\u{1b}`, benchboot_results::text::escape).
+    Ok(benchboot_results::text::escape_lines(&csv).into_owned())
 }
 
 /// Reads CSV written by [`to_csv`] back.

@@ -11,6 +11,7 @@
 //! (`tests/tests/system/host_cross.rs`).
 #![forbid(unsafe_code)]
 
+mod card_litter;
 mod cli_errors;
 mod collect_card;
 mod collect_discover;
@@ -27,6 +28,7 @@ mod flash_devices;
 mod flash_diskutil;
 #[cfg(unix)]
 mod flash_write;
+mod hostile_text;
 #[cfg(unix)]
 mod memory_cli;
 mod peer_wifi;
