@@ -380,3 +380,62 @@ fn report_and_compare_take_store_like_collect_and_runs() {
         assert_eq!(help(cmd), collect, "{cmd}");
     }
 }
+
+/// A write cut short (a killed `collect`, a power cut) leaves a hot journal that only a
+/// read-write connection can roll back: reading the store rolls it back first instead
+/// of failing with "attempt to write a readonly database".
+#[test]
+fn a_write_cut_short_is_rolled_back_when_the_store_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let (live, cut) = (dir.path().join("live"), dir.path().join("cut"));
+    stored(&live, &["a-1", "b-2"]);
+    let conn = rusqlite::Connection::open(live.join("benchboot.db")).unwrap();
+    // A small page cache: the transaction spills into the database file (and so its
+    // journal is written) long before it commits.
+    conn.execute_batch("PRAGMA cache_size = 5; BEGIN;").unwrap();
+    for i in 0..3000 {
+        conn.execute(
+            "INSERT INTO runs SELECT ?1, board, emulated, complete, kernel, collected_at, \
+             source, json_path, schema_major, schema_minor, written_ns, storage_count, \
+             device_read_count, random_count, verify_count, network_count, event_count \
+             FROM runs WHERE run_id = 'a-1'",
+            [format!("x-{i:04}-{}", "y".repeat(200))],
+        )
+        .unwrap();
+    }
+    // The files as a power cut would leave them, mid-transaction.
+    std::fs::create_dir_all(cut.join("runs")).unwrap();
+    for name in ["benchboot.db", "benchboot.db-journal"] {
+        std::fs::copy(live.join(name), cut.join(name)).unwrap();
+    }
+    for id in ["a-1", "b-2"] {
+        let doc = format!("runs/{id}.json");
+        std::fs::copy(live.join(&doc), cut.join(&doc)).unwrap();
+    }
+    drop(conn);
+    // Read-only, it cannot be rolled back: said so, with the fix.
+    #[cfg(unix)]
+    {
+        chmod(&cut, 0o555);
+        let err = format!("{:#}", Store::open_existing(&cut).err().unwrap());
+        chmod(&cut, 0o755);
+        assert!(
+            err.starts_with(&format!(
+                "{}: a write to it was cut short and its journal (benchboot.db-journal) must \
+                 be rolled back, which a read-only store cannot",
+                cut.join("benchboot.db").display()
+            )),
+            "{err}"
+        );
+        assert!(
+            err.ends_with(&format!(
+                "make {} writable (chmod u+w) and run again",
+                cut.display()
+            )),
+            "{err}"
+        );
+    }
+    let s = Store::open_existing(&cut).unwrap().unwrap();
+    assert_eq!(ids(&s), ["a-1", "b-2"]);
+    assert!(!cut.join("benchboot.db-journal").exists());
+}
