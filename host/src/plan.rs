@@ -134,6 +134,9 @@ pub fn describe(plan: &Plan, board: &str) -> String {
     if let Some(w) = &plan.network.wifi {
         out.push_str(&wifi_lines(w));
     }
+    for w in plan.warnings() {
+        out.push_str(&format!("  warning: {w}\n"));
+    }
     out.push_str(&format!(
         "total: at most {} from the time caps, plus boot and what no cap bounds\n",
         fmt_span_ms(total_ms(&steps))
@@ -216,17 +219,50 @@ impl CardTarget {
     fn replace(&mut self, name: &str, data: &[u8]) -> Result<()> {
         match self {
             CardTarget::Folder(dir) => {
-                crate::atomic_file::write(&dir.join(name), &String::from_utf8_lossy(data))
+                // atomic_file removes its temp file on any failure.
+                crate::atomic_file::write(&dir.join(name), &String::from_utf8_lossy(data)).map_err(
+                    |e| {
+                        let full = e
+                            .chain()
+                            .any(|c| c.downcast_ref::<std::io::Error>().is_some_and(is_full));
+                        if full {
+                            no_room(dir, data.len(), folder_free(dir), &e.root_cause())
+                        } else {
+                            e
+                        }
+                    },
+                )
             }
             CardTarget::Disk { file, offset, len } => {
                 let fs = fat(file, *offset, *len)?;
                 let root = fs.root_dir();
                 let tmp = format!("{name}.new");
-                let mut f = root.create_file(&tmp)?;
-                f.truncate()?;
-                f.write_all(data)?;
-                f.flush()?;
-                drop(f);
+                let written = (|| -> std::io::Result<()> {
+                    let mut f = root.create_file(&tmp)?;
+                    f.truncate()?;
+                    f.write_all(data)?;
+                    f.flush()
+                })();
+                if let Err(e) = written {
+                    // Nothing half-written stays behind: the old plan file is untouched.
+                    let _ = root.remove(&tmp);
+                    let free = fs
+                        .stats()
+                        .ok()
+                        .map(|s| u64::from(s.free_clusters()) * u64::from(s.cluster_size()));
+                    drop(root);
+                    let _ = fs.unmount();
+                    return Err(if is_full(&e) {
+                        no_room(
+                            Path::new("the card's results partition (BBRESULTS)"),
+                            data.len(),
+                            free,
+                            &e,
+                        )
+                    } else {
+                        anyhow::Error::new(e).context(format!("writing {tmp} on the card"))
+                    });
+                }
                 if root.open_file(name).is_ok() {
                     root.remove(name)?;
                 }
@@ -238,6 +274,44 @@ impl CardTarget {
             }
         }
     }
+}
+
+/// True for "no space left on device": ENOSPC from the OS, or the FAT writer's own
+/// (fatfs 0.3 says it as an `Other` error with that text).
+fn is_full(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::StorageFull || e.to_string().contains("No space left")
+}
+
+/// Free bytes of the filesystem holding `dir`, where the OS says (Unix: statvfs(3)).
+fn folder_free(dir: &Path) -> Option<u64> {
+    #[cfg(unix)]
+    {
+        rustix::fs::statvfs(dir)
+            .ok()
+            .map(|s| s.f_bavail.saturating_mul(s.f_frsize))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        None
+    }
+}
+
+/// `plan write` onto a full results partition: which, what the plan needs, what is
+/// free, the fix; the card is as it was.
+fn no_room(
+    partition: &Path,
+    need: usize,
+    free: Option<u64>,
+    e: &dyn std::fmt::Display,
+) -> anyhow::Error {
+    let free = free.map_or_else(String::new, |f| format!(", {f} B free"));
+    anyhow::anyhow!(
+        "{} is full ({e}): the plan file needs {need} B{free}; copy the runs off it \
+         (`benchboot collect --from-card`), delete its runs/ folder's old documents and \
+         write the plan again. Nothing was changed.",
+        partition.display()
+    )
 }
 
 /// The FAT filesystem at `offset`, `len` bytes, of `file`.
