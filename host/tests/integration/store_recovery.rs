@@ -122,19 +122,34 @@ fn reindex_on_demand_keeps_where_runs_came_from_and_lists_bad_documents() {
     stored(d, &["a-1", "b-2"]);
     // A document under another run's name: not indexed, the file and the fix named.
     std::fs::copy(d.join("runs/a-1.json"), d.join("runs/c-3.json")).unwrap();
+    // A hostile name: its control characters are not printed raw.
+    #[cfg(unix)]
+    std::fs::write(d.join("runs/e\x1b[2Jvil.json"), "[]").unwrap();
     let done = store::reindex(d).unwrap();
     assert_eq!(done.moved_aside, None);
     assert_eq!(done.filled.documents, 2);
-    assert_eq!(
-        done.lines(),
-        [
-            format!("rebuilt the index of {} from 2 documents in runs/", d.display()),
-            format!(
-                "  {}: not indexed: its run id is `a-1`: rename it to a-1.json, or collect it again",
-                d.join("runs/c-3.json").display()
-            ),
-        ]
-    );
+    let mut want = vec![
+        format!(
+            "rebuilt the index of {} from 2 documents in runs/",
+            d.display()
+        ),
+        format!(
+            "  {}: not indexed: its run id is `a-1`: rename it to a-1.json, or collect it again",
+            d.join("runs/c-3.json").display()
+        ),
+    ];
+    if cfg!(unix) {
+        let line = &done.lines()[2];
+        assert!(
+            line.starts_with(&format!(
+                "  {}/runs/e\\u{{1b}}[2Jvil.json: not indexed: not a results document",
+                d.display()
+            )),
+            "{line}"
+        );
+        want.push(line.clone());
+    }
+    assert_eq!(done.lines(), want);
     let s = Store::open_existing(d).unwrap().unwrap();
     let b = s.get("b-2").unwrap().unwrap();
     assert_eq!((b.source.as_str(), b.collected_at), ("src-b-2", 2000));
