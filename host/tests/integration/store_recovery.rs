@@ -68,7 +68,7 @@ fn a_zero_length_database_is_rebuilt_from_runs() {
         )),
         "{stderr}"
     );
-    let broken = d.join("runs/broken.json");
+    let broken = d.join("runs").join("broken.json");
     assert!(
         stderr.contains(&format!(
             "  {}: not indexed: not a results document",
@@ -135,7 +135,7 @@ fn reindex_on_demand_keeps_where_runs_came_from_and_lists_bad_documents() {
         ),
         format!(
             "  {}: not indexed: its run id is `a-1`: rename it to a-1.json, or collect it again",
-            d.join("runs/c-3.json").display()
+            d.join("runs").join("c-3.json").display()
         ),
     ];
     if cfg!(unix) {
