@@ -301,6 +301,8 @@ PATH and the results store is root's: build first as yourself, pass --image (and
         after_help = "Examples:
   benchboot plan check plans/seeds.toml --board rpi-zero-w
   benchboot plan check my.toml --board bananapi-m1
+  benchboot plan check my.toml --board my-board --boards ~/my-boards   (your own board file)
+  benchboot plan check my.toml --card /media/me/BBRESULTS   (against the card's image.json)
   benchboot plan write --card /media/me/BBRESULTS my.toml     (the card's FAT, mounted)
   benchboot plan write --card target/images/qemu-virt-arm64.img quick"
     )]

@@ -39,7 +39,8 @@ pub const QEMU_WIRED_MACS: [[&str; 2]; 2] = [
     ["52:54:00:be:00:03", "52:54:00:be:00:04"],
 ];
 
-fn base(board: &Board, layout: &Layout, modules: Vec<String>, emulated: bool) -> Plan {
+/// The plan every image of `board` starts from (`emulated`: the QEMU tier's).
+pub fn base(board: &Board, layout: &Layout, modules: Vec<String>, emulated: bool) -> Plan {
     let targets = layout
         .parts
         .iter()
