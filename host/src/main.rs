@@ -92,10 +92,17 @@ enum Command {
     Memory(Unsupported),
     /// Serve the board's network tests: the host end, like `iperf3 -s`.
     ///
-    /// TCP throughput both ways, round trips and HTTP, for one board at a time, until
-    /// stopped. The board's plan must name the same port (network.tests.peer_port).
+    /// TCP throughput both ways, round trips and HTTP, for up to 8 boards at once (4
+    /// from one address), until stopped. The board's plan must name the same port
+    /// (network.tests.peer_port).
     ///
-    /// UDP runs use the same port number in UDP.
+    /// Like `iperf3 -s`, it listens on every interface by default: anyone who can reach
+    /// the port can start a test. Use --listen to serve one address only (the gadget
+    /// link's, say). UDP runs use the same port number in UDP and go only to the address
+    /// of the board's own control connection; runs longer than 10 min (1 min warm-up)
+    /// and UDP above --max-udp-bitrate are refused; a connection silent for 5 s before
+    /// its first line, or a session for 10 s between requests, is closed. Every session
+    /// is logged on stderr.
     ///
     /// Example: benchboot peer --listen 0.0.0.0:5202
     ///
@@ -128,6 +135,11 @@ enum Command {
         /// ADDRESS:PORT the WiFi offers are listened for on (UDP).
         #[arg(long, hide = true, default_value = "0.0.0.0:5203")]
         wifi_offers: std::net::SocketAddr,
+        /// Highest UDP load offered or taken, bit/s with k, M or G: 1G, the fastest
+        /// link of any board (Gigabit Ethernet on the Pi 4 B and Banana Pi M1); at most
+        /// 100G, the plan's own limit (loopback benchmarks).
+        #[arg(long, default_value = "1G", value_parser = peer::parse_max_udp_bitrate)]
+        max_udp_bitrate: u64,
     },
     /// Join stdin and stdout to a TCP connection (QEMU's guest forwards run it).
     #[command(hide = true)]
@@ -301,8 +313,6 @@ PATH and the results store is root's: build first as yourself, pass --image (and
         after_help = "Examples:
   benchboot plan check plans/seeds.toml --board rpi-zero-w
   benchboot plan check my.toml --board bananapi-m1
-  benchboot plan check my.toml --board my-board --boards ~/my-boards   (your own board file)
-  benchboot plan check my.toml --card /media/me/BBRESULTS   (against the card's image.json)
   benchboot plan write --card /media/me/BBRESULTS my.toml     (the card's FAT, mounted)
   benchboot plan write --card target/images/qemu-virt-arm64.img quick"
     )]
@@ -330,18 +340,15 @@ fn unsupported(command: &str, instead: &str) -> anyhow::Error {
     )
 }
 
-/// Runs the command; a failure prints `error: ` and the whole context chain (`{:#}`,
-/// control characters escaped: `benchboot_results::text::escape_lines`) to stderr and
-/// exits with status 1: a person's mistake is a message, never a backtrace
+/// Runs the command; a failure prints `error: ` and the whole context chain (`{:#}`) to
+/// stderr and exits with status 1: a person's mistake is a message, never a backtrace
 /// (also under `RUST_BACKTRACE=1`). Usage errors exit with clap's status 2.
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            // Messages quote their input (a run id, a board name, a log line): escaped.
-            let message = format!("{e:#}");
-            eprintln!("error: {}", benchboot_results::text::escape_lines(&message));
+            eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
     }
@@ -437,10 +444,13 @@ fn run(command: Command) -> Result<()> {
             board_address,
             wifi,
             wifi_offers,
+            max_udp_bitrate,
         } => {
             let options = benchboot_netbench::peer::PeerOptions {
                 board_address,
                 announce_to: announce.then_some(benchboot_netbench::announce::BROADCAST),
+                max_udp_bitrate,
+                ..Default::default()
             };
             if wifi {
                 peer::serve_wifi(listen, wifi_offers, &options)?;

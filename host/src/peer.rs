@@ -32,9 +32,11 @@ fn bind(listen: SocketAddr) -> Result<TcpListener> {
 fn serve_on(listener: TcpListener, options: &peer::PeerOptions) -> Result<()> {
     eprintln!(
         "benchboot peer: listening on {} (the board's network.tests.peer_port must be {}, \
-         unless a forward maps it, as QEMU's guestfwd does); one board at a time; Ctrl-C stops",
+         unless a forward maps it, as QEMU's guestfwd does); every interface unless --listen \
+         names one, as iperf3 -s; up to {} boards at once; Ctrl-C stops",
         listener.local_addr()?,
-        listener.local_addr()?.port()
+        listener.local_addr()?.port(),
+        options.max_sessions
     );
     if let Some(a) = options.board_address {
         eprintln!("benchboot peer: fetching the board's HTTP object from {a}");
@@ -138,6 +140,22 @@ pub fn parse_bitrate(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("`{s}` does not fit in 64 bits"))
 }
 
+/// Parses `--max-udp-bitrate` as [`parse_bitrate`] does, at most the plan's
+/// [`benchboot_plan::network::MAX_UDP_BITRATE`] (100 Gbit/s).
+pub fn parse_max_udp_bitrate(s: &str) -> Result<u64, String> {
+    use benchboot_plan::network::MAX_UDP_BITRATE;
+    match parse_bitrate(s)? {
+        0 => Err(format!(
+            "`{s}`: the highest UDP load must be above 0, e.g. 1G"
+        )),
+        n if n > MAX_UDP_BITRATE => Err(format!(
+            "`{s}` is more than 100G, the highest UDP load a plan may ask \
+             (network.tests.udp_bitrate)"
+        )),
+        n => Ok(n),
+    }
+}
+
 /// Parses `board-to-host`, `host-to-board` or `both`.
 pub fn parse_directions(s: &str) -> Result<Vec<NetDirection>> {
     Ok(match s {
@@ -204,5 +222,23 @@ mod tests {
         assert!(parse_bitrate("1.5G").is_err());
         assert!(parse_bitrate("10T").is_err());
         assert!(parse_bitrate("99999999999G").is_err());
+    }
+
+    #[test]
+    fn the_peer_udp_bound_stays_within_the_plan() {
+        assert_eq!(parse_max_udp_bitrate("1G"), Ok(1_000_000_000));
+        assert_eq!(parse_max_udp_bitrate("100G"), Ok(100_000_000_000));
+        assert_eq!(
+            parse_max_udp_bitrate("101G"),
+            Err(
+                "`101G` is more than 100G, the highest UDP load a plan may ask \
+                 (network.tests.udp_bitrate)"
+                    .into()
+            )
+        );
+        assert_eq!(
+            parse_max_udp_bitrate("0"),
+            Err("`0`: the highest UDP load must be above 0, e.g. 1G".into())
+        );
     }
 }

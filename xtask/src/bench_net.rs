@@ -325,9 +325,10 @@ fn start_servers() -> Result<Servers> {
     let host = xtask::qemu::build_host_tool(true)?;
     let (bb_port, ip_port) = (free_port()?, free_port()?);
     let bb_addr: SocketAddr = ([127, 0, 0, 1], bb_port).into();
+    // Loopback carries more than a board's 1 Gbit/s link, the peer's default bound.
     let mut peer = Server(
         Command::new(&host)
-            .args(["peer", "--listen", &bb_addr.to_string()])
+            .args(["peer", "--listen", &bb_addr.to_string(), "--max-udp-bitrate", "100G"])
             .stderr(Stdio::null())
             .spawn()
             .context("starting benchboot peer")?,

@@ -209,6 +209,18 @@ pub struct NetTests {
     pub udp_datagram_bytes: u32,
 }
 
+/// Longest measured time of one network run, ms: 10 min (the presets use 30 s,
+/// iperf3's own default is 10 s). `benchboot peer` refuses longer runs.
+pub const MAX_DURATION_MS: u64 = 600_000;
+
+/// Longest warm-up of one network run, ms: 1 min (the presets use 2 s).
+/// `benchboot peer` refuses longer warm-ups.
+pub const MAX_OMIT_MS: u64 = 60_000;
+
+/// Highest UDP offered load a plan may ask, bit/s: 100 Gbit/s (the fastest Ethernet
+/// there is; the peer's own bound is the boards' link, 1 Gbit/s, unless raised).
+pub const MAX_UDP_BITRATE: u64 = 100_000_000_000;
+
 /// 1448 B of UDP payload: fits a 1500 B Ethernet MTU with IPv4, UDP and room for
 /// options (iperf3's default for UDP is the TCP MSS it sees, 1448 on Ethernet with
 /// timestamps).
@@ -347,7 +359,19 @@ pub(crate) fn check(n: &NetworkPlan) -> Result<(), (String, String)> {
                 "must be 1 B ..= 1 GiB (it is held in RAM)",
             );
         }
-        if t.udp_bitrate > 100_000_000_000 {
+        if t.duration_ms > MAX_DURATION_MS {
+            return bad(
+                "network.tests.duration_ms",
+                "must be at most 10 min (600000 ms): the peer refuses longer runs",
+            );
+        }
+        if t.omit_ms > MAX_OMIT_MS {
+            return bad(
+                "network.tests.omit_ms",
+                "must be at most 1 min (60000 ms): the peer refuses longer warm-ups",
+            );
+        }
+        if t.udp_bitrate > MAX_UDP_BITRATE {
             return bad("network.tests.udp_bitrate", "must be at most 100 Gbit/s");
         }
         // 65507 B: the largest IPv4 UDP payload (65535 - 20 - 8).
@@ -494,5 +518,24 @@ mod tests {
         n.tests = None;
         assert!(!n.has_link());
         check(&n).unwrap();
+    }
+
+    #[test]
+    fn runs_longer_than_the_peer_serves_are_refused() {
+        let mut n = plan_with(GadgetPlan::default_for("x"));
+        let t = n.tests.as_mut().unwrap();
+        t.duration_ms = MAX_DURATION_MS;
+        t.omit_ms = MAX_OMIT_MS;
+        check(&n).unwrap();
+        n.tests.as_mut().unwrap().duration_ms = 3_600_000;
+        let e = check(&n).unwrap_err();
+        assert_eq!(e.0, "network.tests.duration_ms");
+        assert!(e.1.contains("at most 10 min (600000 ms)"), "{}", e.1);
+        let t = n.tests.as_mut().unwrap();
+        t.duration_ms = 30_000;
+        t.omit_ms = 3_600_000;
+        let e = check(&n).unwrap_err();
+        assert_eq!(e.0, "network.tests.omit_ms");
+        assert!(e.1.contains("at most 1 min (60000 ms)"), "{}", e.1);
     }
 }
