@@ -51,9 +51,12 @@ pub const DEFAULT_TIMEOUT_S: u64 = 3 * 3600;
 /// `benchboot field-test` as clap parses it.
 #[derive(Debug, Clone, clap::Args)]
 pub struct FieldTestArgs {
-    /// The board: the name of its file in boards/ (rpi-zero-w, rpi-4b, beaglebone-black, ...).
+    /// The board: the name of its board file (rpi-zero-w, rpi-4b, beaglebone-black, ...;
+    /// built in, or in --boards DIR).
     #[arg(long, value_name = "NAME")]
     pub board: String,
+    #[command(flatten)]
+    pub boards: crate::plan::BoardsArg,
     /// The whole card (/dev/sdb, /dev/mmcblk0, /dev/disk4), refused exactly as
     /// `benchboot flash` refuses it; a regular file makes a rehearsal (nothing boots
     /// from it).
@@ -311,23 +314,16 @@ fn describe_destination(d: &Destination) -> String {
     }
 }
 
-/// `benchboot field-test`: loads the board from the source tree's `boards/`, checks
-/// `--addr`, then [`run_steps`] with [`System`].
+/// `benchboot field-test`: loads the board (built in, or from `--boards DIR`), checks
+/// `--addr`, then [`run_steps`] with [`System`] (which builds the image in the source
+/// tree, when there is one, unless `--image` gives it).
 ///
 /// # Errors
-/// No `boards/` folder (run inside a checkout), an unknown or unusable board (the known
-/// ones listed), a bad `--addr`, or the first failing step.
+/// An unknown or unusable board (the known ones listed), a bad `--addr`, or the first
+/// failing step.
 pub fn run(args: &FieldTestArgs) -> Result<()> {
     let tree = source_tree();
-    let boards = match &tree {
-        Some(t) => t.join("boards"),
-        None => bail!(
-            "field-test reads boards/{}.toml from a benchboot source tree: run it inside a \
-             checkout (this folder and the tree benchboot was built from are none)",
-            args.board
-        ),
-    };
-    let board = benchboot_board::load(&boards, &args.board)?;
+    let board = crate::plan::load_board(&args.boards.catalog(), &args.board)?;
     let addr = match &args.addr {
         Some(a) => Some(discover::parse_addr(a).context("--addr")?),
         None => None,

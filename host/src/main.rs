@@ -313,6 +313,8 @@ PATH and the results store is root's: build first as yourself, pass --image (and
         after_help = "Examples:
   benchboot plan check plans/seeds.toml --board rpi-zero-w
   benchboot plan check my.toml --board bananapi-m1
+  benchboot plan check my.toml --board my-board --boards ~/my-boards   (your own board file)
+  benchboot plan check my.toml --card /media/me/BBRESULTS   (against the card's image.json)
   benchboot plan write --card /media/me/BBRESULTS my.toml     (the card's FAT, mounted)
   benchboot plan write --card target/images/qemu-virt-arm64.img quick"
     )]
@@ -340,15 +342,18 @@ fn unsupported(command: &str, instead: &str) -> anyhow::Error {
     )
 }
 
-/// Runs the command; a failure prints `error: ` and the whole context chain (`{:#}`) to
-/// stderr and exits with status 1: a person's mistake is a message, never a backtrace
+/// Runs the command; a failure prints `error: ` and the whole context chain (`{:#}`,
+/// control characters escaped: `benchboot_results::text::escape_lines`) to stderr and
+/// exits with status 1: a person's mistake is a message, never a backtrace
 /// (also under `RUST_BACKTRACE=1`). Usage errors exit with clap's status 2.
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // Messages quote their input (a run id, a board name, a log line): escaped.
+            let message = format!("{e:#}");
+            eprintln!("error: {}", benchboot_results::text::escape_lines(&message));
             ExitCode::FAILURE
         }
     }

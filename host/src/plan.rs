@@ -11,12 +11,15 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use benchboot_board::Board;
+use benchboot_board::{Board, Catalog};
 use benchboot_image::layout::{self, Spec};
 use benchboot_image::plans::{hardware, PlanText};
 use benchboot_plan::estimate::{estimate, total_ms};
 use benchboot_plan::units::fmt_span_ms;
-use benchboot_plan::{ImageFacts, Plan, CARD_FACTS_FILE, CARD_PLAN_FILE};
+use benchboot_plan::{Plan, CARD_FACTS_FILE, CARD_PLAN_FILE};
+
+mod boards;
+pub use boards::{card_image, load_board, BoardsArg, CardImage, MAX_FACTS_BYTES};
 
 /// `benchboot plan ...`.
 #[derive(Debug, clap::Subcommand)]
@@ -26,9 +29,17 @@ pub enum PlanCommand {
     Check {
         /// A plan file, or a preset's name (quick, standard, seeds).
         file: String,
-        /// The board (`boards/<name>.toml`).
+        /// The board: a board file's name (rpi-zero-w, ...; built in, or in --boards
+        /// DIR). With --card: only for a card without image.json (an older card).
+        #[arg(long, required_unless_present = "card")]
+        board: Option<String>,
+        /// Check against a card's own image (image.json on its results partition), as
+        /// its PID 1 will: the results partition mounted as a folder, the card's
+        /// whole-disk device, or an image file.
         #[arg(long)]
-        board: String,
+        card: Option<PathBuf>,
+        #[command(flatten)]
+        boards: BoardsArg,
     },
     /// Check a plan file against a card's image, then make it the card's plan
     /// (`plan.toml` on its results partition): the next boot runs it, no rebuild.
@@ -39,6 +50,11 @@ pub enum PlanCommand {
         card: PathBuf,
         /// A plan file, or a preset's name (quick, standard, seeds).
         file: String,
+        /// Only for a card without image.json (an older card): the board it is for.
+        #[arg(long)]
+        board: Option<String>,
+        #[command(flatten)]
+        boards: BoardsArg,
     },
 }
 
@@ -49,24 +65,40 @@ pub enum PlanCommand {
 /// be read or written.
 pub fn run(cmd: &PlanCommand) -> Result<()> {
     match cmd {
-        PlanCommand::Check { file, board } => {
-            let board = load_board(board)?;
-            let plan = resolve_for_board(&board, &PlanText::from_arg(file)?)?;
+        PlanCommand::Check {
+            file,
+            board,
+            card,
+            boards,
+        } => {
+            let text = PlanText::from_arg(file)?;
+            let catalog = boards.catalog();
+            let (board, plan) = match (card, board) {
+                (Some(card), _) => {
+                    let image = open_card_image(card, board.as_deref(), &catalog)?.1;
+                    (image.board.clone(), image.resolve(&text)?)
+                }
+                (None, Some(name)) => {
+                    let board = load_board(&catalog, name)?;
+                    let plan = resolve_for_board(&board, &text)?;
+                    (board, plan)
+                }
+                (None, None) => bail!("give --board NAME or --card CARD"),
+            };
             print!("{}", describe(&plan, &board.description));
         }
-        PlanCommand::Write { card, file } => {
+        PlanCommand::Write {
+            card,
+            file,
+            board,
+            boards,
+        } => {
             let text = PlanText::from_arg(file)?;
-            let written = write(card, &text)?;
+            let written = write_with(card, &text, board.as_deref(), &boards.catalog())?;
             println!("{written}");
         }
     }
     Ok(())
-}
-
-fn load_board(name: &str) -> Result<Board> {
-    benchboot_board::load(&benchboot_board::boards_dir(), name).with_context(|| {
-        format!("--board {name}: no such board file (see `cargo xtask boards` for the list)")
-    })
 }
 
 /// The plan a plan file becomes on `board`'s image (modules aside: they depend on the
@@ -134,6 +166,9 @@ pub fn describe(plan: &Plan, board: &str) -> String {
     if let Some(w) = &plan.network.wifi {
         out.push_str(&wifi_lines(w));
     }
+    for w in plan.warnings() {
+        out.push_str(&format!("  warning: {w}\n"));
+    }
     out.push_str(&format!(
         "total: at most {} from the time caps, plus boot and what no cap bounds\n",
         fmt_span_ms(total_ms(&steps))
@@ -141,32 +176,60 @@ pub fn describe(plan: &Plan, board: &str) -> String {
     out
 }
 
-/// Checks `file` against the card's image facts, then replaces the card's plan file.
-/// Returns one line saying what was written where.
+/// [`write_with`] the built-in boards, for a card with image facts.
 ///
 /// # Errors
-/// The card holds no image facts (not a benchboot card, or one built before plan
-/// files), the plan file is refused for that image, or the write fails; nothing is
-/// changed then.
+/// As [`write_with`].
 pub fn write(card: &Path, file: &PlanText) -> Result<String> {
+    write_with(card, file, None, &Catalog::builtin())
+}
+
+/// Opens `card` and finds the image its plan runs on ([`card_image`]); prints the note
+/// of a card without image facts to stderr.
+fn open_card_image(
+    card: &Path,
+    board: Option<&str>,
+    catalog: &Catalog,
+) -> Result<(CardTarget, CardImage)> {
     let mut target = CardTarget::open(card)?;
-    let facts_text = target.read(CARD_FACTS_FILE).with_context(|| {
-        format!(
-            "{}: no {CARD_FACTS_FILE} on the results partition: not a benchboot card, or one \
-             built before plan files (rebuild it with `cargo xtask image`)",
-            card.display()
-        )
-    })?;
-    let facts: ImageFacts = serde_json::from_slice(&facts_text)
-        .with_context(|| format!("{}: {CARD_FACTS_FILE} is damaged", card.display()))?;
-    let board = load_board(&facts.board)?;
-    let plan = resolve_for_board(&board, file)?;
+    let facts = match target.read(CARD_FACTS_FILE) {
+        Ok(bytes) => Some(bytes),
+        Err(e)
+            if e.downcast_ref::<std::io::Error>().map(std::io::Error::kind)
+                == Some(std::io::ErrorKind::NotFound) =>
+        {
+            None
+        }
+        Err(e) => return Err(e.context(format!("{}: reading {CARD_FACTS_FILE}", card.display()))),
+    };
+    let image = card_image(card, facts.as_deref(), board, catalog)?;
+    if let Some(note) = &image.note {
+        eprintln!("note: {note}");
+    }
+    Ok((target, image))
+}
+
+/// Checks `file` against the card's image facts (`image.json`, as PID 1 resolves it;
+/// on a card without them, board `board` of `catalog`'s, with a note), then replaces
+/// the card's plan file. Returns one line saying what was written where.
+///
+/// # Errors
+/// The card holds no image facts and no `board` is given, the plan file is refused for
+/// that image, or the write fails; nothing is changed then.
+pub fn write_with(
+    card: &Path,
+    file: &PlanText,
+    board: Option<&str>,
+    catalog: &Catalog,
+) -> Result<String> {
+    let (mut target, image) = open_card_image(card, board, catalog)?;
+    let plan = image.resolve(file)?;
     target.replace(CARD_PLAN_FILE, file.text.as_bytes())?;
     Ok(format!(
         "wrote {} to {} ({}) as {CARD_PLAN_FILE}: the next boot runs it; {}",
         file.file,
         card.display(),
-        facts.board,
+        image.board.name,
         plan.source.describe()
     ))
 }
@@ -198,13 +261,24 @@ impl CardTarget {
         })
     }
 
+    /// File `name`'s first [`MAX_FACTS_BYTES`] + 1 bytes (a longer one is refused by
+    /// its reader, never read whole).
     fn read(&mut self, name: &str) -> Result<Vec<u8>> {
         match self {
-            CardTarget::Folder(dir) => Ok(std::fs::read(dir.join(name))?),
+            CardTarget::Folder(dir) => {
+                let mut data = Vec::new();
+                File::open(dir.join(name))?
+                    .take(MAX_FACTS_BYTES + 1)
+                    .read_to_end(&mut data)?;
+                Ok(data)
+            }
             CardTarget::Disk { file, offset, len } => {
                 let fs = fat(file, *offset, *len)?;
                 let mut data = Vec::new();
-                fs.root_dir().open_file(name)?.read_to_end(&mut data)?;
+                fs.root_dir()
+                    .open_file(name)?
+                    .take(MAX_FACTS_BYTES + 1)
+                    .read_to_end(&mut data)?;
                 Ok(data)
             }
         }
@@ -216,17 +290,50 @@ impl CardTarget {
     fn replace(&mut self, name: &str, data: &[u8]) -> Result<()> {
         match self {
             CardTarget::Folder(dir) => {
-                crate::atomic_file::write(&dir.join(name), &String::from_utf8_lossy(data))
+                // atomic_file removes its temp file on any failure.
+                crate::atomic_file::write(&dir.join(name), &String::from_utf8_lossy(data)).map_err(
+                    |e| {
+                        let full = e
+                            .chain()
+                            .any(|c| c.downcast_ref::<std::io::Error>().is_some_and(is_full));
+                        if full {
+                            no_room(dir, data.len(), folder_free(dir), &e.root_cause())
+                        } else {
+                            e
+                        }
+                    },
+                )
             }
             CardTarget::Disk { file, offset, len } => {
                 let fs = fat(file, *offset, *len)?;
                 let root = fs.root_dir();
                 let tmp = format!("{name}.new");
-                let mut f = root.create_file(&tmp)?;
-                f.truncate()?;
-                f.write_all(data)?;
-                f.flush()?;
-                drop(f);
+                let written = (|| -> std::io::Result<()> {
+                    let mut f = root.create_file(&tmp)?;
+                    f.truncate()?;
+                    f.write_all(data)?;
+                    f.flush()
+                })();
+                if let Err(e) = written {
+                    // Nothing half-written stays behind: the old plan file is untouched.
+                    let _ = root.remove(&tmp);
+                    let free = fs
+                        .stats()
+                        .ok()
+                        .map(|s| u64::from(s.free_clusters()) * u64::from(s.cluster_size()));
+                    drop(root);
+                    let _ = fs.unmount();
+                    return Err(if is_full(&e) {
+                        no_room(
+                            Path::new("the card's results partition (BBRESULTS)"),
+                            data.len(),
+                            free,
+                            &e,
+                        )
+                    } else {
+                        anyhow::Error::new(e).context(format!("writing {tmp} on the card"))
+                    });
+                }
                 if root.open_file(name).is_ok() {
                     root.remove(name)?;
                 }
@@ -238,6 +345,44 @@ impl CardTarget {
             }
         }
     }
+}
+
+/// True for "no space left on device": ENOSPC from the OS, or the FAT writer's own
+/// (fatfs 0.3 says it as an `Other` error with that text).
+fn is_full(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::StorageFull || e.to_string().contains("No space left")
+}
+
+/// Free bytes of the filesystem holding `dir`, where the OS says (Unix: statvfs(3)).
+fn folder_free(dir: &Path) -> Option<u64> {
+    #[cfg(unix)]
+    {
+        rustix::fs::statvfs(dir)
+            .ok()
+            .map(|s| s.f_bavail.saturating_mul(s.f_frsize))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        None
+    }
+}
+
+/// `plan write` onto a full results partition: which, what the plan needs, what is
+/// free, the fix; the card is as it was.
+fn no_room(
+    partition: &Path,
+    need: usize,
+    free: Option<u64>,
+    e: &dyn std::fmt::Display,
+) -> anyhow::Error {
+    let free = free.map_or_else(String::new, |f| format!(", {f} B free"));
+    anyhow::anyhow!(
+        "{} is full ({e}): the plan file needs {need} B{free}; copy the runs off it \
+         (`benchboot collect --from-card`), delete its runs/ folder's old documents and \
+         write the plan again. Nothing was changed.",
+        partition.display()
+    )
 }
 
 /// The FAT filesystem at `offset`, `len` bytes, of `file`.

@@ -39,7 +39,8 @@ pub const QEMU_WIRED_MACS: [[&str; 2]; 2] = [
     ["52:54:00:be:00:03", "52:54:00:be:00:04"],
 ];
 
-fn base(board: &Board, layout: &Layout, modules: Vec<String>, emulated: bool) -> Plan {
+/// The plan every image of `board` starts from (`emulated`: the QEMU tier's).
+pub fn base(board: &Board, layout: &Layout, modules: Vec<String>, emulated: bool) -> Plan {
     let targets = layout
         .parts
         .iter()
@@ -130,17 +131,21 @@ impl PlanText {
         })
     }
 
-    /// `--plan ARG`: a preset's name, or a path to a plan file.
+    /// A preset's name, or a path to a plan file (`cargo xtask image --plan ARG`,
+    /// `benchboot plan check ARG`).
     ///
     /// # Errors
-    /// When `arg` is no preset and no readable file.
+    /// When `arg` is no preset and no file that can be read, or a file that is not
+    /// UTF-8 ([`benchboot_plan::NotUtf8`]: says what it looks like; a UTF-8 byte-order
+    /// mark is dropped).
     pub fn from_arg(arg: &str) -> Result<PlanText> {
         if let Some(p) = PlanText::preset(arg) {
             return Ok(p);
         }
-        let text = std::fs::read_to_string(arg).with_context(|| {
-            format!("--plan {arg}: neither a preset (quick, standard, seeds) nor a readable file")
+        let bytes = std::fs::read(arg).with_context(|| {
+            format!("{arg}: neither a preset (quick, standard, seeds) nor a file that can be read")
         })?;
+        let text = benchboot_plan::file::decode_text(arg, &bytes)?;
         Ok(PlanText {
             file: arg.to_owned(),
             text,
@@ -824,6 +829,36 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("neither a preset"));
+    }
+
+    #[test]
+    fn a_plan_file_not_in_utf8_is_named_with_what_it_looks_like() {
+        let dir = std::env::temp_dir().join(format!("bb-plan-utf16-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let text = "extends = \"quick\"\n[storage]\nrepetitions = 2\n";
+        let utf16: Vec<u8> = [0xFF, 0xFE]
+            .into_iter()
+            .chain(text.encode_utf16().flat_map(u16::to_le_bytes))
+            .collect();
+        let path = dir.join("notepad.toml");
+        std::fs::write(&path, utf16).unwrap();
+        let arg = path.to_str().unwrap();
+        assert_eq!(
+            PlanText::from_arg(arg).unwrap_err().to_string(),
+            format!(
+                "{arg} is not UTF-8 (looks like UTF-16 (little-endian, with a byte-order \
+                 mark)): save it as UTF-8"
+            )
+        );
+        // A UTF-8 byte-order mark is dropped: the plan reads.
+        std::fs::write(
+            &path,
+            [b"\xEF\xBB\xBF".as_slice(), text.as_bytes()].concat(),
+        )
+        .unwrap();
+        let read = PlanText::from_arg(arg).map(|p| p.text);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(read.unwrap(), text);
     }
 
     #[test]

@@ -274,6 +274,9 @@ impl Store {
             return Ok(None);
         }
         let writable = recover::read_only(dir).is_none();
+        if has_db && writable {
+            recover::roll_back(dir)?;
+        }
         if has_db {
             let store = Self::connect(dir, Mode::Read)?;
             if store.indexed()? {
@@ -319,6 +322,9 @@ impl Store {
             Mode::Write => OpenFlags::default(),
         };
         let fail = |doing: &str, e: rusqlite::Error| {
+            if mode == Mode::Read && e.sqlite_error_code() == Some(rusqlite::ErrorCode::ReadOnly) {
+                return recover::journal_on_read_only(dir, e);
+            }
             recover::damaged(dir, &e).unwrap_or_else(|| {
                 anyhow::Error::from(e).context(format!("{doing} {}", db.display()))
             })

@@ -256,6 +256,42 @@ pub fn read_only_sqlite(dir: &Path, e: rusqlite::Error) -> anyhow::Error {
     }
 }
 
+/// Lets SQLite undo a write that was cut short (a killed `collect`, a power cut): a
+/// `benchboot.db-journal` beside the database is "hot" and a read-only connection cannot
+/// roll it back ("attempt to write a readonly database"), so a writable store is opened
+/// read-write once first. Nothing to do without a journal.
+///
+/// # Errors
+/// The database is damaged ([`damaged`]) or cannot be opened.
+pub fn roll_back(dir: &Path) -> Result<()> {
+    let db = dir.join(DB_FILE);
+    if !dir.join(format!("{DB_FILE}-journal")).exists()
+        && !dir.join(format!("{DB_FILE}-wal")).exists()
+    {
+        return Ok(());
+    }
+    let undo = || -> rusqlite::Result<i64> {
+        let conn = Connection::open_with_flags(&db, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))
+    };
+    undo().map(drop).map_err(|e| {
+        damaged(dir, &e).unwrap_or_else(|| anyhow!(e).context(format!("opening {}", db.display())))
+    })
+}
+
+/// The error of a read-only store whose last write was cut short: only a writable one
+/// can roll back its journal ([`roll_back`]).
+pub fn journal_on_read_only(dir: &Path, e: rusqlite::Error) -> anyhow::Error {
+    anyhow!(
+        "{}: a write to it was cut short and its journal ({DB_FILE}-journal) must be rolled \
+         back, which a read-only store cannot ({e}): make {} writable (chmod u+w) and run \
+         again",
+        dir.join(DB_FILE).display(),
+        dir.display()
+    )
+}
+
 /// What [`reindex`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reindexed {

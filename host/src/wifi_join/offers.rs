@@ -71,11 +71,13 @@ impl Tracker {
     }
 }
 
-/// `` `bb-rpi-4b-ch1-20` (WPA2, 2412 MHz, 20 MHz wide, board 10.58.0.1) ``.
+/// `` `bb-rpi-4b-ch1-20` (WPA2, 2412 MHz, 20 MHz wide, board 10.58.0.1) ``. The SSID
+/// came in a datagram from anyone on the network: its control characters are written
+/// escaped ([`benchboot_results::text::escape`]).
 pub fn describe(o: &WifiOffer) -> String {
     format!(
         "`{}` ({}, {} MHz, {} MHz wide, board {})",
-        String::from_utf8_lossy(&o.ssid),
+        benchboot_results::text::escape(&String::from_utf8_lossy(&o.ssid)),
         security_word(o),
         o.freq_mhz,
         o.width_mhz,
@@ -147,4 +149,24 @@ pub fn serve(
         tracker.record(&offer.ssid, &outcome, Instant::now());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_offer_is_described_with_its_ssid_escaped() {
+        let o = WifiOffer {
+            ssid: b"bb\x1b[2J\x1b]0;x\x07ch1".to_vec(),
+            passphrase: None,
+            freq_mhz: 2412,
+            width_mhz: 20,
+            board: std::net::Ipv4Addr::new(10, 58, 0, 1),
+        };
+        assert_eq!(
+            describe(&o),
+            r"`bb\u{1b}[2J\u{1b}]0;x\u{7}ch1` (open, 2412 MHz, 20 MHz wide, board 10.58.0.1)"
+        );
+    }
 }

@@ -138,7 +138,7 @@ fn an_unknown_board_is_refused_with_the_known_ones() {
     let (out, err) = text(&o);
     assert!(!o.status.success());
     assert!(
-        err.contains("no board named `no-such-board` in ")
+        err.contains("no board named `no-such-board` among the boards built in; ")
             && err.contains("known boards: bananapi-m1, beaglebone-black, "),
         "{err}"
     );

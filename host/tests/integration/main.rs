@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 mod card_litter;
+mod boards_built_in;
 mod cli_errors;
 mod collect_card;
 mod collect_discover;

@@ -83,6 +83,73 @@ fn a_plan_goes_onto_a_card_image_and_a_bad_one_does_not() {
 }
 
 #[test]
+fn a_full_results_partition_is_named_with_the_fix_and_left_as_it_was() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let path = card(dir.path(), "qemu-virt-arm64");
+    // Fill BBRESULTS to the last cluster, as runs/ does on a small card.
+    {
+        let mut f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .unwrap();
+        let (part, _) = benchboot_card::find_results_partition(&mut f).unwrap();
+        let slice =
+            fscommon::StreamSlice::new(&mut f, part.offset, part.offset + part.len).unwrap();
+        let fs = fatfs::FileSystem::new(slice, fatfs::FsOptions::new()).unwrap();
+        let mut filler = fs.root_dir().create_file("filler").unwrap();
+        let chunk = vec![0xA5u8; 4096];
+        while filler.write_all(&chunk).is_ok() {}
+        drop(filler);
+        assert_eq!(
+            fs.stats().unwrap().free_clusters(),
+            0,
+            "the partition is full"
+        );
+        fs.unmount().unwrap();
+    }
+    let quick = PlanText::from_arg("quick").unwrap();
+    let e = format!("{:#}", write(&path, &quick).unwrap_err());
+    assert_eq!(
+        e,
+        format!(
+            "the card's results partition (BBRESULTS) is full (No space left on device): the \
+             plan file needs {} B, 0 B free; copy the runs off it (`benchboot collect \
+             --from-card`), delete its runs/ folder's old documents and write the plan again. \
+             Nothing was changed.",
+            quick.text.len()
+        )
+    );
+    assert_eq!(card_plan(&path), "# the old plan\n", "the old plan stays");
+    let mut f = std::fs::File::open(&path).unwrap();
+    let (part, _) = benchboot_card::find_results_partition(&mut f).unwrap();
+    let left = benchboot_card::read_fat_file(&f, &part, "plan.toml.new");
+    assert!(left.is_err(), "no plan.toml.new left behind: {left:?}");
+}
+
+#[test]
+fn plan_check_prints_the_warnings() {
+    let b = benchboot_board::load(&benchboot_board::boards_dir(), "rpi-zero-w").unwrap();
+    let slip = user(
+        "extends = \"quick\"\n[storage]\nbyte-cap = \"4 KiB\"\nblock-sizes = [\"4 KiB\", \"1 MiB\"]\ntime-cap = \"20 min\"\nrepetitions = 10\n",
+    );
+    let text = describe(&resolve_for_board(&b, &slip).unwrap(), &b.description);
+    let warnings: Vec<&str> = text.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(
+        warnings,
+        [
+            "  warning: my.toml:5: storage.time-cap: the time caps allow up to 80 h 11 min in \
+             total (over 24 h); is that meant?",
+            "  warning: my.toml:3: storage.byte-cap: 4 KiB is below the largest block size, \
+             1 MiB: a cell of a larger block moves one block, past the cap (one call: no \
+             sustained rate)",
+        ],
+        "{text}"
+    );
+}
+
+#[test]
 fn a_plan_goes_into_a_mounted_folder() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join(CARD_FACTS_FILE), facts("rpi-zero-w")).unwrap();

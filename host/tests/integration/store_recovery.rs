@@ -68,7 +68,7 @@ fn a_zero_length_database_is_rebuilt_from_runs() {
         )),
         "{stderr}"
     );
-    let broken = d.join("runs/broken.json");
+    let broken = d.join("runs").join("broken.json");
     assert!(
         stderr.contains(&format!(
             "  {}: not indexed: not a results document",
@@ -122,19 +122,34 @@ fn reindex_on_demand_keeps_where_runs_came_from_and_lists_bad_documents() {
     stored(d, &["a-1", "b-2"]);
     // A document under another run's name: not indexed, the file and the fix named.
     std::fs::copy(d.join("runs/a-1.json"), d.join("runs/c-3.json")).unwrap();
+    // A hostile name: its control characters are not printed raw.
+    #[cfg(unix)]
+    std::fs::write(d.join("runs/e\x1b[2Jvil.json"), "[]").unwrap();
     let done = store::reindex(d).unwrap();
     assert_eq!(done.moved_aside, None);
     assert_eq!(done.filled.documents, 2);
-    assert_eq!(
-        done.lines(),
-        [
-            format!("rebuilt the index of {} from 2 documents in runs/", d.display()),
-            format!(
-                "  {}: not indexed: its run id is `a-1`: rename it to a-1.json, or collect it again",
-                d.join("runs/c-3.json").display()
-            ),
-        ]
-    );
+    let mut want = vec![
+        format!(
+            "rebuilt the index of {} from 2 documents in runs/",
+            d.display()
+        ),
+        format!(
+            "  {}: not indexed: its run id is `a-1`: rename it to a-1.json, or collect it again",
+            d.join("runs").join("c-3.json").display()
+        ),
+    ];
+    if cfg!(unix) {
+        let line = &done.lines()[2];
+        assert!(
+            line.starts_with(&format!(
+                "  {}/runs/e\\u{{1b}}[2Jvil.json: not indexed: not a results document",
+                d.display()
+            )),
+            "{line}"
+        );
+        want.push(line.clone());
+    }
+    assert_eq!(done.lines(), want);
     let s = Store::open_existing(d).unwrap().unwrap();
     let b = s.get("b-2").unwrap().unwrap();
     assert_eq!((b.source.as_str(), b.collected_at), ("src-b-2", 2000));
@@ -379,4 +394,63 @@ fn report_and_compare_take_store_like_collect_and_runs() {
     for cmd in ["runs", "report", "compare"] {
         assert_eq!(help(cmd), collect, "{cmd}");
     }
+}
+
+/// A write cut short (a killed `collect`, a power cut) leaves a hot journal that only a
+/// read-write connection can roll back: reading the store rolls it back first instead
+/// of failing with "attempt to write a readonly database".
+#[test]
+fn a_write_cut_short_is_rolled_back_when_the_store_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let (live, cut) = (dir.path().join("live"), dir.path().join("cut"));
+    stored(&live, &["a-1", "b-2"]);
+    let conn = rusqlite::Connection::open(live.join("benchboot.db")).unwrap();
+    // A small page cache: the transaction spills into the database file (and so its
+    // journal is written) long before it commits.
+    conn.execute_batch("PRAGMA cache_size = 5; BEGIN;").unwrap();
+    for i in 0..3000 {
+        conn.execute(
+            "INSERT INTO runs SELECT ?1, board, emulated, complete, kernel, collected_at, \
+             source, json_path, schema_major, schema_minor, written_ns, storage_count, \
+             device_read_count, random_count, verify_count, network_count, event_count \
+             FROM runs WHERE run_id = 'a-1'",
+            [format!("x-{i:04}-{}", "y".repeat(200))],
+        )
+        .unwrap();
+    }
+    // The files as a power cut would leave them, mid-transaction.
+    std::fs::create_dir_all(cut.join("runs")).unwrap();
+    for name in ["benchboot.db", "benchboot.db-journal"] {
+        std::fs::copy(live.join(name), cut.join(name)).unwrap();
+    }
+    for id in ["a-1", "b-2"] {
+        let doc = format!("runs/{id}.json");
+        std::fs::copy(live.join(&doc), cut.join(&doc)).unwrap();
+    }
+    drop(conn);
+    // Read-only, it cannot be rolled back: said so, with the fix.
+    #[cfg(unix)]
+    {
+        chmod(&cut, 0o555);
+        let err = format!("{:#}", Store::open_existing(&cut).err().unwrap());
+        chmod(&cut, 0o755);
+        assert!(
+            err.starts_with(&format!(
+                "{}: a write to it was cut short and its journal (benchboot.db-journal) must \
+                 be rolled back, which a read-only store cannot",
+                cut.join("benchboot.db").display()
+            )),
+            "{err}"
+        );
+        assert!(
+            err.ends_with(&format!(
+                "make {} writable (chmod u+w) and run again",
+                cut.display()
+            )),
+            "{err}"
+        );
+    }
+    let s = Store::open_existing(&cut).unwrap().unwrap();
+    assert_eq!(ids(&s), ["a-1", "b-2"]);
+    assert!(!cut.join("benchboot.db-journal").exists());
 }
