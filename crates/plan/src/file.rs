@@ -407,6 +407,35 @@ pub struct NotUtf8 {
     pub detail: String,
 }
 
+/// Largest plan file read: 1 MiB (the presets are under 4 KiB; a plan file lists
+/// steps, not data). A bigger file is refused before it is read into memory.
+pub const MAX_PLAN_FILE_BYTES: u64 = 1 << 20;
+
+/// The bytes of the plan file at `path`, at most [`MAX_PLAN_FILE_BYTES`] of them.
+///
+/// # Errors
+/// The file's own (not found, not readable), or `InvalidData` naming its size and
+/// the bound when it is larger.
+pub fn read_bounded(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_PLAN_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_PLAN_FILE_BYTES {
+        let size = std::fs::metadata(path).map_or(0, |m| m.len());
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "{} is {size} bytes; a plan file is at most {MAX_PLAN_FILE_BYTES} (1 MiB): \
+                 is it the plan?",
+                path.display()
+            ),
+        ));
+    }
+    Ok(bytes)
+}
+
 /// UTF-8 byte-order mark; Notepad writes it, TOML does not need it.
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
@@ -490,11 +519,27 @@ impl PlanFile {
             } else {
                 key
             };
+            let mut message = inner.message().trim().to_owned();
+            if message.is_empty() {
+                // toml says nothing for a control character in a comment.
+                let at = span
+                    .as_ref()
+                    .and_then(|s| text.get(s.start..)?.chars().next());
+                message = match at {
+                    Some(c) if c.is_control() => format!(
+                        "character U+{:04X} (a control character) is not allowed in a TOML \
+                         file, comments included: delete it, or save the file again as plain \
+                         text",
+                        u32::from(c)
+                    ),
+                    _ => "not TOML here: check this line against the README's plan file".into(),
+                };
+            }
             PlanFileError {
                 file: name.to_owned(),
                 line: span.map(|s| line_of(text, s.start)),
                 key,
-                message: inner.message().trim().to_owned(),
+                message,
             }
         })
     }
@@ -665,6 +710,32 @@ mod tests {
     }
 
     #[test]
+    fn a_plan_file_past_1_mib_is_refused_unread() {
+        let dir = std::env::temp_dir().join(format!("bb-plan-big-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ok = dir.join("ok.toml");
+        std::fs::write(&ok, vec![b'#'; MAX_PLAN_FILE_BYTES as usize]).unwrap();
+        let big = dir.join("big.toml");
+        // 16 GiB, sparse: read whole it would not fit in this test's memory.
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(16 << 30)
+            .unwrap();
+        let got = (read_bounded(&ok).map(|b| b.len()), read_bounded(&big));
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(got.0.unwrap(), 1 << 20);
+        let e = got.1.unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{} is 17179869184 bytes; a plan file is at most 1048576 (1 MiB): is it the plan?",
+                big.display()
+            )
+        );
+    }
+
+    #[test]
     fn names_are_restricted() {
         assert_eq!(name_problem("usb-ext4_2"), None);
         assert!(name_problem("").is_some());
@@ -692,5 +763,24 @@ mod tests {
         let r = s.random.unwrap();
         assert_eq!(r.duration, Some(Millis(1000)));
         assert_eq!(r.region.unwrap().into_inner(), Bytes(64 << 20));
+    }
+
+    /// Found by the `plan_toml` fuzz target: a NUL (or an escape) in a comment gave an
+    /// error with no message at all (`my.toml:2: (file): `).
+    #[test]
+    fn a_control_character_in_a_comment_is_named() {
+        for (text, code) in [
+            ("[storage]\n# the cap\u{0}\nrepetitions = 1\n", "0000"),
+            ("[storage]\n# \u{1b}[2J\n", "001B"),
+        ] {
+            assert_eq!(
+                err(text).to_string(),
+                format!(
+                    "my.toml:2: (file): character U+{code} (a control character) is not \
+                     allowed in a TOML file, comments included: delete it, or save the file \
+                     again as plain text"
+                )
+            );
+        }
     }
 }
