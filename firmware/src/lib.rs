@@ -37,6 +37,7 @@ pub mod radio;
 pub mod steps;
 #[allow(unsafe_code)]
 pub mod sys;
+pub mod target_guard;
 pub mod wait;
 pub mod watchdog;
 pub mod wifi;

@@ -234,9 +234,14 @@ impl From<String> for Unusable {
 }
 
 /// Makes a target ready to measure: waits for its device (until `deadline`, shared by
-/// all targets), mounts filesystems, refuses RAM filesystems, finds the O_DIRECT
-/// alignment and (raw) the capacity.
-fn resolve(target: &StorageTarget, deadline: Instant) -> Result<Place, Unusable> {
+/// all targets), checks it by device identity (`guard`: never the boot card, its boot
+/// or results partition, a mounted device or another target's), mounts filesystems,
+/// refuses RAM filesystems, finds the O_DIRECT alignment and (raw) the capacity.
+fn resolve(
+    target: &StorageTarget,
+    deadline: Instant,
+    guard: &mut crate::target_guard::Guard<'_>,
+) -> Result<Place, Unusable> {
     let wait = deadline.saturating_duration_since(Instant::now());
     if !wait::wait_for(Path::new(&target.device), wait) {
         return Err(Unusable::Missing(format!(
@@ -245,6 +250,7 @@ fn resolve(target: &StorageTarget, deadline: Instant) -> Result<Place, Unusable>
             wait.as_millis()
         )));
     }
+    guard.check(target)?;
     let name = kernel_name(&target.device);
     let (logical, _) = sweep::block_sizes_of(Path::new(SYS_BLOCK), name)
         .map_err(|e| format!("block size of {name}: {e}"))?;
@@ -323,8 +329,9 @@ pub fn run_storage(
     }
 
     let mut places = Vec::new();
+    let mut guard = crate::target_guard::Guard::on_board(&finder.boot_disk);
     for t in &targets {
-        match resolve(t, finder.deadline) {
+        match resolve(t, finder.deadline, &mut guard) {
             Ok(p) => places.push(p),
             Err(Unusable::Missing(e)) => target_missing(results, t, e),
             Err(Unusable::Broken(e)) => {
@@ -660,7 +667,12 @@ mod tests {
             ..target("usb", &missing)
         };
         let deadline = Instant::now() + Duration::from_millis(50);
-        let Err(Unusable::Missing(why)) = resolve(&t, deadline) else {
+        let sys = crate::target_guard::Sysfs {
+            dev_block: root.path(),
+            class_block: root.path(),
+        };
+        let mut g = crate::target_guard::Guard::new(sys, "vda", None, "");
+        let Err(Unusable::Missing(why)) = resolve(&t, deadline, &mut g) else {
             panic!("a missing device is Missing");
         };
         assert!(
@@ -674,7 +686,10 @@ mod tests {
         assert!(r.events[0].message.ends_with("optional target, left out"));
         // The deadline has passed: a second missing target waits no more.
         let started = Instant::now();
-        assert!(matches!(resolve(&t, deadline), Err(Unusable::Missing(_))));
+        assert!(matches!(
+            resolve(&t, deadline, &mut g),
+            Err(Unusable::Missing(_))
+        ));
         assert!(started.elapsed() < Duration::from_millis(40));
     }
 }
