@@ -350,11 +350,18 @@ pub fn reindex(dir: &Path) -> Result<Reindexed> {
         }
     }
     let tmp = dir.join(format!(".{DB_FILE}.{}.tmp", std::process::id()));
-    let built = build(&tmp, dir, &salvage).and_then(|filled| {
-        std::fs::rename(&tmp, &db)
-            .with_context(|| format!("renaming {} to {}", tmp.display(), db.display()))?;
-        Ok(filled)
-    });
+    // Locked while it is built, as a collect's temp file is: a store opened meanwhile
+    // leaves it alone ([`super::temp`]).
+    let built = std::fs::File::create(&tmp)
+        .and_then(|f| super::temp::lock(&f).map(|()| f))
+        .with_context(|| format!("creating {}", tmp.display()))
+        .and_then(|locked| {
+            let filled = build(&tmp, dir, &salvage)?;
+            std::fs::rename(&tmp, &db)
+                .with_context(|| format!("renaming {} to {}", tmp.display(), db.display()))?;
+            drop(locked);
+            Ok(filled)
+        });
     if built.is_err() {
         let _ = std::fs::remove_file(&tmp);
         let _ = std::fs::remove_file(tmp.with_extension("tmp-journal"));
@@ -423,7 +430,6 @@ fn move_aside(dir: &Path) -> Result<PathBuf> {
 
 /// A new database at `path` with the tables and a row per document of `dir`.
 fn build(path: &Path, dir: &Path, salvage: &Salvage) -> Result<Filled> {
-    let _ = std::fs::remove_file(path);
     let mut conn =
         Connection::open(path).with_context(|| format!("creating {}", path.display()))?;
     let tx = conn.transaction()?;
