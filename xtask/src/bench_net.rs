@@ -573,7 +573,7 @@ fn start_nginx(bytes: u64) -> Result<Nginx> {
     }
     let addr: SocketAddr = ([127, 0, 0, 1], free_port()?).into();
     let d = dir.display();
-    // One worker as one process (benchboot's peer serves one board at a time), sendfile
+    // One worker as one process (one board is measured at a time here), sendfile
     // on as nginx ships it, no access log.
     let conf = format!(
         "daemon off;\nmaster_process off;\nworker_processes 1;\npid {d}/nginx.pid;\n\
