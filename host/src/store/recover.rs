@@ -172,13 +172,17 @@ pub fn damaged(dir: &Path, e: &rusqlite::Error) -> Option<anyhow::Error> {
 /// # Errors
 /// A damaged page: the database and the fix ([`damaged`]).
 pub fn check_intact(dir: &Path, conn: &Connection) -> Result<()> {
-    let verdict = conn.query_row("PRAGMA quick_check", [], |r| r.get::<_, String>(0));
+    // At most the first problem: SQLite's first line says only which database.
+    let verdict = conn.query_row("PRAGMA quick_check(1)", [], |r| r.get::<_, String>(0));
     match verdict {
         Ok(v) if v == "ok" => Ok(()),
         Ok(v) => Err(anyhow!(
             "{}: damaged ({}): {}",
             dir.join(DB_FILE).display(),
-            v.lines().next().unwrap_or_default(),
+            v.lines()
+                .filter(|l| !l.starts_with("***") && !l.trim().is_empty())
+                .collect::<Vec<_>>()
+                .join("; "),
             fix(dir)
         )),
         Err(e) => Err(damaged(dir, &e).unwrap_or_else(|| {
