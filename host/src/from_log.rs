@@ -42,18 +42,35 @@ pub fn from_log(path: &Path, run: Option<&str>) -> Result<FromLog> {
 }
 
 fn read_log(path: &Path) -> Result<String> {
-    let meta = std::fs::metadata(path).with_context(|| path.display().to_string())?;
-    if meta.len() > MAX_LOG_BYTES {
-        bail!(
-            "{}: {} MiB is more than any console log of a run ({} MiB at most)",
-            path.display(),
-            meta.len() >> 20,
-            MAX_LOG_BYTES >> 20
-        );
-    }
-    let bytes = std::fs::read(path).with_context(|| path.display().to_string())?;
+    let bytes = read_at_most(path, MAX_LOG_BYTES)?;
     // A serial capture carries stray non-UTF-8 bytes (line noise at power-on).
     Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The bytes of `path`, refused when more than `limit`: by its size when it has one,
+/// else by reading no more than `limit` + 1 bytes (a device or a pipe has no size:
+/// `--from-log /dev/ttyUSB0` or `/dev/zero` would read for ever).
+fn read_at_most(path: &Path, limit: u64) -> Result<Vec<u8>> {
+    let too_big = |size: String| {
+        anyhow::anyhow!(
+            "{}: {size} is more than any console log of a run ({} MiB at most): give a \
+             saved capture, not a device or a pipe",
+            path.display(),
+            limit >> 20
+        )
+    };
+    let meta = std::fs::metadata(path).with_context(|| path.display().to_string())?;
+    if meta.len() > limit {
+        return Err(too_big(format!("{} MiB", meta.len() >> 20)));
+    }
+    let file = std::fs::File::open(path).with_context(|| path.display().to_string())?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, limit + 1), &mut bytes)
+        .with_context(|| path.display().to_string())?;
+    if bytes.len() as u64 > limit {
+        return Err(too_big("what it gives".into()));
+    }
+    Ok(bytes)
 }
 
 /// The document of `log` (`run`, or the only one), with `lava` checked against it.
@@ -205,5 +222,58 @@ mod tests {
             .to_string();
         assert!(e.contains("not a LAVA job URL"), "{e}");
         assert!(job_url("https://lava.example/scheduler/job/x1").is_err());
+    }
+
+    /// `collect --from-log` on a log whose begin line announces absurd sizes: it
+    /// aborted (exit 134, an allocation of 10^12 bytes; exit 101, capacity overflow).
+    #[test]
+    fn a_hostile_begin_line_is_an_error_naming_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let sha = "0".repeat(64);
+        for (zlib, lines) in [
+            ("18446744073709551615", "192153584101141163"),
+            ("1000000000000", "10416666667"),
+        ] {
+            let path = dir.path().join("hostile.log");
+            std::fs::write(
+                &path,
+                format!(
+                    "[ 0.1] booting\n[ 9.9] benchboot: document begin run=x \
+                     format=zlib+base64 json-bytes=10 zlib-bytes={zlib} lines={lines} \
+                     sha256={sha}\n"
+                ),
+            )
+            .unwrap();
+            let e = format!("{:#}", from_log(&path, None).unwrap_err());
+            assert_eq!(
+                e,
+                format!(
+                    "{}: line 2: document begin line with impossible sizes (json-bytes=10, \
+                     zlib-bytes={zlib}, lines={lines}: 10 bytes compress to 143 at most, in \
+                     lines of 96); a corrupt or hostile log",
+                    path.display()
+                )
+            );
+        }
+    }
+
+    /// A device has no size: it was read whole (`--from-log /dev/zero` never ended).
+    #[test]
+    fn a_log_without_a_size_is_read_no_further_than_the_bound() {
+        let e = format!(
+            "{:#}",
+            read_at_most(Path::new("/dev/zero"), 1 << 20).unwrap_err()
+        );
+        assert_eq!(
+            e,
+            "/dev/zero: what it gives is more than any console log of a run (1 MiB at most): \
+             give a saved capture, not a device or a pipe"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("two-mib.log");
+        std::fs::write(&f, vec![b'x'; 2 << 20]).unwrap();
+        let e = format!("{:#}", read_at_most(&f, 1 << 20).unwrap_err());
+        assert!(e.ends_with(": 2 MiB is more than any console log of a run (1 MiB at most): give a saved capture, not a device or a pipe"), "{e}");
+        assert_eq!(read_at_most(&f, 2 << 20).unwrap().len(), 2 << 20);
     }
 }

@@ -26,6 +26,8 @@ pub mod document;
 pub mod figures;
 pub mod lava;
 pub mod lines;
+#[cfg(feature = "log-file")]
+pub mod log_file;
 pub mod stdio;
 pub mod verdicts;
 
