@@ -15,9 +15,11 @@ declare -A max_len=(
     [plan_json]=4096     # the plans in the seeds are at most 1.8 KiB
     [http_request]=12288 # above http::MAX_REQUEST (8192), so the bound itself is fuzzed
     [dhcp_packet]=1500   # the server's receive buffer (crates/dhcp/src/net.rs RECV_LEN)
+    [console_log]=8192   # seeds are 0.2-5.7 KiB (a short document: ~30 chunk lines of 170 B)
+    [plan_toml]=4096     # the shipped presets are at most 2.2 KiB, the README's plans less
 )
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(results_json board_toml shared_toml plan_json http_request dhcp_packet)
+[ ${#targets[@]} -gt 0 ] || targets=(results_json board_toml shared_toml plan_json http_request dhcp_packet console_log plan_toml)
 for t in "${targets[@]}"; do
     dict=()
     case $t in results_json | plan_json) dict=(-dict=dicts/json.dict) ;; esac

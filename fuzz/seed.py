@@ -6,10 +6,12 @@ packets captured in crates/dhcp/tests/integration/captured.rs, and a few HTTP re
 dicts/json.dict, a libFuzzer dictionary of those documents' keys and edge integers.
 Run from anywhere; re-running only adds or rewrites the same files."""
 
+import base64
 import hashlib
 import json
 import pathlib
 import re
+import zlib
 
 FUZZ = pathlib.Path(__file__).resolve().parent
 ROOT = FUZZ.parent
@@ -51,6 +53,65 @@ for f in sorted((ROOT / "host/tests/data").glob("*.json")):
         put("results_json", json.dumps(shorten(doc), separators=(",", ":")))
     put("plan_json", json.dumps(doc["plan"], separators=(",", ":")))
     put("plan_json", json.dumps(shorten(doc["plan"]), indent=1))
+
+# console_log: each document as PID 1 prints it (crates/console/src/document.rs: zlib,
+# base64 in chunks of 96 bytes with their CRC-32), in a serial capture (time stamps, a
+# kernel line between chunks) and in a LAVA job log (one record a line).
+CHUNK = 96
+
+
+def document_lines(run, doc):
+    z = zlib.compress(doc, 9)
+    chunks = [z[i : i + CHUNK] for i in range(0, len(z), CHUNK)]
+    k = len(chunks)
+    out = ["start run=%s board=rpi-zero-w" % run,
+           "document begin run=%s format=zlib+base64 json-bytes=%d zlib-bytes=%d lines=%d "
+           "sha256=%s" % (run, len(doc), len(z), k, hashlib.sha256(doc).hexdigest())]
+    for i, c in enumerate(chunks):
+        out.append("document %d/%d %s %08x" % (i + 1, k, base64.b64encode(c).decode(),
+                                               zlib.crc32(c)))
+    out.append("document end run=%s" % run)
+    return out
+
+
+def capture(lines):
+    text = "U-Boot 2024.01\n"
+    for i, l in enumerate(lines):
+        text += "[%8.3f] benchboot: %s\r\n" % (i / 100, l)
+        if i == 3:
+            text += "[    0.500] usb 1-1: new high-speed USB device number 2\r\n"
+    return text
+
+
+def lava(lines):
+    text = '{"dt": "2026-12-02T06:07:47.6", "lvl": "info", "msg": "start: 1 tmpfs-deploy"}\n'
+    for l in lines:
+        text += '- {"dt": "2026-12-02T06:08:16.6", "lvl": "target", "msg": %s}\n' % json.dumps(
+            "benchboot: " + l)
+    text += ('{"dt": "x", "lvl": "results", "msg": {"case": "run_complete", '
+             '"definition": "benchboot-verdicts", "level": "3.1", "result": "pass"}}\n')
+    return text
+
+
+docs = [json.dumps(shorten(json.loads(f.read_text())), separators=(",", ":")).encode()
+        for f in sorted((ROOT / "host/tests/data").glob("*.json"))]
+for i, doc in enumerate(docs):
+    put("console_log", capture(document_lines("run-%d" % i, doc)))
+    put("console_log", lava(document_lines("run-%d" % i, doc)))
+two = document_lines("a", docs[0][:2000]) + document_lines("b", b'{"x":1}')
+put("console_log", capture(two))
+put("console_log", capture(two[:4] + two))  # a reset in the middle of a document
+hostile = ("document begin run=x format=zlib+base64 json-bytes=10 "
+           "zlib-bytes=18446744073709551615 lines=192153584101141163 sha256=" + "0" * 64)
+put("console_log", capture([hostile]))
+
+# plan_toml: the shipped presets and the plan files of the README.
+for f in sorted((ROOT / "plans").glob("*.toml")):
+    put("plan_toml", f.read_text())
+for block in re.findall(r"```toml\n(.*?)```", (ROOT / "README.md").read_text(), re.S):
+    put("plan_toml", block)
+put("plan_toml", 'extends = "quick"\n[storage]\ncard = ["ext4"]\nblock-sizes = ["4 KiB", "1 MiB"]\n'
+    '[[storage.disk]]\nlabel = "usb"\ndevice = "LABEL=BBEXT4"\nfilesystem = "ext4"\n')
 
 src = (ROOT / "crates/dhcp/tests/integration/captured.rs").read_text()
 for name, body in re.findall(r'const (\w+): &str =\s*"((?:[^"\\]|\\\n)*)";', src):
