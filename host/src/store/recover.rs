@@ -207,13 +207,16 @@ pub fn read_only(dir: &Path) -> Option<String> {
 #[cfg(unix)]
 fn why_read_only(p: &Path, m: &std::fs::Metadata) -> Option<String> {
     use std::os::unix::fs::PermissionsExt as _;
-    match rustix::fs::access(p, rustix::fs::Access::WRITE_OK) {
-        Err(rustix::io::Errno::ROFS) => return Some("a read-only file system".into()),
-        Err(e) => return Some(format!("not writable by this user: {e}")),
-        Ok(()) => {}
-    }
+    // The mode first: the same words for root and for anyone else.
     let mode = m.permissions().mode() & 0o7777;
-    (mode & 0o222 == 0).then(|| format!("mode {mode:04o}, no write permission for anyone"))
+    if mode & 0o222 == 0 {
+        return Some(format!("mode {mode:04o}, no write permission for anyone"));
+    }
+    match rustix::fs::access(p, rustix::fs::Access::WRITE_OK) {
+        Err(rustix::io::Errno::ROFS) => Some("a read-only file system".into()),
+        Err(e) => Some(format!("not writable by this user: {e}")),
+        Ok(()) => None,
+    }
 }
 
 #[cfg(not(unix))]
