@@ -65,11 +65,11 @@ pub struct RunsArgs {
     /// $XDG_DATA_HOME/benchboot, else ~/.local/share/benchboot.
     #[arg(long, value_name = "DIR")]
     pub store: Option<PathBuf>,
-    /// Print the runs as a JSON array.
     /// Rebuild the store's index (benchboot.db) from its documents (runs/*.json): a
     /// damaged database is moved aside as benchboot.db.damaged-<time>.
     #[arg(long)]
     pub reindex: bool,
+    /// Print the runs as a JSON array.
     #[arg(long)]
     pub json: bool,
 }
@@ -122,14 +122,14 @@ pub fn run(args: &CollectArgs) -> Result<()> {
 /// # Errors
 /// As [`runs`].
 pub fn run_runs(args: &RunsArgs) -> Result<()> {
-    print!("{}", runs(args.store.as_deref(), args.json)?);
-    Ok(())
     if args.reindex {
         let done = store::reindex(&store::default_dir(args.store.as_deref())?)?;
         for l in done.lines() {
             eprintln!("{l}");
         }
     }
+    print!("{}", runs(args.store.as_deref(), args.json)?);
+    Ok(())
 }
 
 /// Where to collect from and where to store.
