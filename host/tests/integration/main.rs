@@ -11,8 +11,8 @@
 //! (`tests/tests/system/host_cross.rs`).
 #![forbid(unsafe_code)]
 
-mod card_litter;
 mod boards_built_in;
+mod card_litter;
 mod cli_errors;
 mod collect_card;
 mod collect_discover;
@@ -42,10 +42,10 @@ mod report_compare;
 mod report_formats;
 mod report_plots;
 mod report_snapshots;
+mod store_recovery;
 
 /// Held by a test while it changes this process's environment or starts a process that
 /// inherits it, so that no other test reads a value meant for one test.
-mod store_recovery;
 pub static ENV: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Takes [`ENV`], also after a test that held it panicked (the environment is restored
