@@ -91,13 +91,16 @@ pub struct Device {
 }
 
 impl Device {
-    /// One line for people: `/dev/sdb (Generic STORAGE DEVICE, usb, 29.7 GiB)`.
+    /// One line for people: `/dev/sdb (Generic STORAGE DEVICE, usb, 29.7 GiB)`; the
+    /// vendor and model (the device's own words) escaped
+    /// ([`benchboot_results::text::escape`]).
     pub fn describe(&self) -> String {
         let model = [self.vendor.as_deref(), self.model.as_deref()]
             .into_iter()
             .flatten()
             .collect::<Vec<_>>()
             .join(" ");
+        let model = benchboot_results::text::escape(&model);
         let model = if model.is_empty() {
             String::new()
         } else {

@@ -1,8 +1,12 @@
 //! What `benchboot devices` prints: a table with every reason for each refused device
-//! ([`to_table`]), or a JSON array ([`to_json`]).
+//! ([`to_table`]), or a JSON array ([`to_json`]). A disk's vendor and model come from
+//! the device itself (a USB stick's SCSI INQUIRY), its mount points from volume labels
+//! and a card's registers from the card: all printed escaped
+//! ([`benchboot_results::text`]).
 
 use std::path::PathBuf;
 
+use benchboot_results::text::{escape, escape_json, escape_lines};
 use serde::Serialize;
 
 use super::disk::{human_bytes, Device, Transport};
@@ -43,7 +47,7 @@ pub fn to_json(devices: &[Device], limits: &Limits) -> String {
             unmount: &v.unmount,
         })
         .collect();
-    serde_json::to_string_pretty(&rows).expect("devices serialise")
+    escape_json(&serde_json::to_string_pretty(&rows).expect("devices serialise")).into_owned()
 }
 
 /// `benchboot devices`: a table, then every reason for each refused device.
@@ -72,17 +76,17 @@ pub fn to_table(devices: &[Device], limits: &Limits) -> String {
             .map(|m| m.mount_point.display().to_string())
             .collect();
         t.add_row([
-            d.path.display().to_string(),
+            escape(&d.path.display().to_string()).into_owned(),
             human_bytes(d.size_bytes),
             d.transport.to_string(),
-            model.collect::<Vec<_>>().join(" "),
+            escape(&model.collect::<Vec<_>>().join(" ")).into_owned(),
             match (d.removable, d.transport) {
                 (true, _) => "yes",
                 (false, Transport::Mmc) => "yes (mmc)",
                 (false, _) => "no",
             }
             .to_string(),
-            mounts.join("\n"),
+            escape_lines(&mounts.join("\n")).into_owned(),
             if v.writable() { "ok" } else { "refused" }.to_string(),
         ]);
         if let Some(card) = &d.card {
@@ -99,5 +103,61 @@ pub fn to_table(devices: &[Device], limits: &Limits) -> String {
     if devices.is_empty() {
         return "no disks found\n".into();
     }
-    format!("{t}\n{notes}")
+    format!("{t}\n{}", escape_lines(&notes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::disk::Mount;
+    use super::*;
+
+    /// A USB stick whose INQUIRY strings and volume label carry escape sequences.
+    fn hostile() -> Device {
+        Device {
+            name: "sdb".into(),
+            path: "/dev/sdb".into(),
+            dev: Some("8:16".into()),
+            size_bytes: 16 << 30,
+            logical_block_size: 512,
+            removable: true,
+            read_only: false,
+            transport: Transport::Usb,
+            model: Some("Stick\u{1b}[2J\u{9b}1m".into()),
+            vendor: Some("ACME\u{202e}".into()),
+            partitions: Vec::new(),
+            mounts: vec![Mount {
+                device: "sdb1".into(),
+                mount_point: "/media/me/\u{1b}]0;x\u{7}".into(),
+                fstype: "vfat".into(),
+                through: None,
+            }],
+            swaps: Vec::new(),
+            card: None,
+        }
+    }
+
+    #[test]
+    fn what_a_device_says_about_itself_is_printed_escaped() {
+        let d = [hostile()];
+        let limits = Limits::new(false);
+        let clean = |s: &str| {
+            !s.chars()
+                .any(|c| c != '\n' && benchboot_results::text::needs_escape(c))
+        };
+        let table = to_table(&d, &limits);
+        assert!(clean(&table), "{table}");
+        assert!(
+            table.contains(r"ACME\u{202e} Stick\u{1b}[2J\u{9b}1m"),
+            "{table}"
+        );
+        assert!(table.contains(r"/media/me/\u{1b}]0;x\u{7}"), "{table}");
+        let json = to_json(&d, &limits);
+        assert!(clean(&json), "{json}");
+        assert!(json.contains(r"Stick\u001b[2J\u009b1m"), "{json}");
+        let line = d[0].describe();
+        assert_eq!(
+            line,
+            r"/dev/sdb (ACME\u{202e} Stick\u{1b}[2J\u{9b}1m, usb, 16 GiB)"
+        );
+    }
 }
