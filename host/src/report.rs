@@ -94,7 +94,10 @@ pub fn resolve_run_in(run: &str, store: Option<&Path>) -> Result<PathBuf> {
 /// # Errors
 /// Names the file and says what was expected when it is not a benchboot results document.
 pub fn load_path(path: &Path) -> Result<RunResults> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    // Bounded: a device or a pipe (`report /dev/zero`) has no end.
+    let bytes = std::fs::File::open(path)
+        .and_then(benchboot_results::read_document)
+        .with_context(|| format!("reading {}", path.display()))?;
     let Ok(text) = String::from_utf8(bytes) else {
         bail!(
             "{}: not text, so not a benchboot results document (a JSON file saved by \
@@ -175,4 +178,20 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `benchboot report /dev/zero` read for ever (a device has no end): now it stops one
+    /// byte past the largest document.
+    #[test]
+    fn a_document_without_an_end_is_refused() {
+        let e = format!("{:#}", load_path(Path::new("/dev/zero")).unwrap_err());
+        assert_eq!(
+            e,
+            "reading /dev/zero: more than a results document has (64 MiB at most)"
+        );
+    }
 }

@@ -14,6 +14,7 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
+use benchboot_results::read_document;
 use benchboot_results::text::is_card_litter;
 
 /// FAT volume label of the results partition (xtask/src/image.rs formats it so).
@@ -80,7 +81,7 @@ pub fn read_results(path: &Path) -> Result<CardRead> {
     })?;
     if meta.is_dir() {
         let file = path.join(RESULTS_FILE);
-        let data = std::fs::read(&file).with_context(|| {
+        let data = File::open(&file).and_then(read_document).with_context(|| {
             format!(
                 "{}: no readable {RESULTS_FILE}: is {} the card's results partition \
                  ({RESULTS_LABEL}, the second one), and did the board's run start?",
@@ -96,12 +97,13 @@ pub fn read_results(path: &Path) -> Result<CardRead> {
     }
     let mut disk = File::open(path).with_context(|| open_advice(path))?;
     if starts_with_brace(&mut disk)? {
-        let mut text = String::new();
-        disk.read_to_string(&mut text)
-            .with_context(|| format!("reading {}", path.display()))?;
+        // A device that starts with `{` is read no further than a document goes.
+        let data =
+            read_document(&mut disk).with_context(|| format!("reading {}", path.display()))?;
+        let source = path.display().to_string();
         return Ok(CardRead {
-            text,
-            source: path.display().to_string(),
+            text: document_text(data, &source)?,
+            source,
         });
     }
     let (part, label) = find_results_partition(&mut disk).with_context(|| {
@@ -219,8 +221,7 @@ pub fn read_kept_runs(path: &Path) -> Result<Vec<KeptRun>> {
         // AppleDouble `._<run id>.json` is no document.
         .filter(|e| e.file_name().ends_with(".json") && !is_card_litter(&e.file_name()))
         .map(|e| {
-            let mut data = Vec::new();
-            let read = e.to_file().read_to_end(&mut data).map(|_| data);
+            let read = read_document(e.to_file());
             KeptRun::read(format!("{place} {KEPT_RUNS_DIR}/{}", e.file_name()), read)
         })
         .collect())
@@ -245,7 +246,12 @@ fn kept_runs_in_folder(dir: &Path) -> Vec<KeptRun> {
     names.sort();
     names
         .into_iter()
-        .map(|f| KeptRun::read(f.display().to_string(), std::fs::read(&f)))
+        .map(|f| {
+            KeptRun::read(
+                f.display().to_string(),
+                File::open(&f).and_then(read_document),
+            )
+        })
         .collect()
 }
 
@@ -545,6 +551,26 @@ mod tests {
         assert_eq!(
             r.write(b"x").unwrap_err().kind(),
             io::ErrorKind::PermissionDenied
+        );
+    }
+
+    /// A card (or a device) that starts with `{` was read whole as the document: a
+    /// disk of 32 GB with a `{` first filled the memory.
+    #[test]
+    fn a_brace_first_device_is_read_no_further_than_a_document() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("card.img");
+        let f = File::create(&path).unwrap();
+        (&f).write_all(b"{").unwrap();
+        // Sparse: 65 MiB on the reader's side, nothing on the disk's.
+        f.set_len(65 << 20).unwrap();
+        let e = format!("{:#}", read_results(&path).unwrap_err());
+        assert_eq!(
+            e,
+            format!(
+                "reading {}: more than a results document has (64 MiB at most)",
+                absolute(&path).display()
+            )
         );
     }
 }

@@ -34,6 +34,32 @@ pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: bumped when fields are added that old readers may ignore.
 pub const SCHEMA_MINOR: u32 = 11;
 
+/// Largest results document any reader takes, bytes (64 MiB): one of a long hardware
+/// plan is a few MiB; PID 1's console carries no more either
+/// (`benchboot_console::document::MAX_JSON_BYTES`). A card file, a device or a pipe
+/// giving more is damaged or hostile, and is never read whole.
+pub const MAX_DOCUMENT_BYTES: u64 = 64 << 20;
+
+/// Everything `r` gives, up to [`MAX_DOCUMENT_BYTES`].
+///
+/// # Errors
+/// `r`'s own, or [`std::io::ErrorKind::FileTooLarge`] ("more than a results document
+/// has (64 MiB at most)") once it gives more, after reading one byte past the bound.
+pub fn read_document(r: impl std::io::Read) -> std::io::Result<Vec<u8>> {
+    let mut data = Vec::new();
+    std::io::Read::read_to_end(&mut r.take(MAX_DOCUMENT_BYTES + 1), &mut data)?;
+    if data.len() as u64 > MAX_DOCUMENT_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!(
+                "more than a results document has ({} MiB at most)",
+                MAX_DOCUMENT_BYTES >> 20
+            ),
+        ));
+    }
+    Ok(data)
+}
+
 /// Why a results document could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ResultsError {

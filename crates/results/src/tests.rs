@@ -109,6 +109,18 @@ fn a_document_behind_a_utf8_bom_is_read() {
     );
 }
 
+/// A device or a pipe has no end: a document reader stops one byte past the bound.
+#[test]
+fn read_document_is_bounded() {
+    let e = crate::read_document(std::io::repeat(b' ')).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::FileTooLarge);
+    assert_eq!(
+        e.to_string(),
+        "more than a results document has (64 MiB at most)"
+    );
+    assert_eq!(crate::read_document(&b"{}"[..]).unwrap(), b"{}");
+}
+
 #[test]
 fn other_major_version_is_refused_by_name() {
     let text = sample()
