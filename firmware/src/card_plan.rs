@@ -71,10 +71,15 @@ pub fn choose_plan(
 pub fn take_card_plan(base: Plan, results_dir: Option<&Path>, results: &mut RunResults) -> Plan {
     let read = |path: &Path| std::fs::read_to_string(path).map_err(|e| e.to_string());
     let card_file = match results_dir {
-        Some(dir) if base.card_plan => match std::fs::read_to_string(dir.join(CARD_PLAN_FILE)) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            other => Some(other.map_err(|e| e.to_string())),
-        },
+        Some(dir) if base.card_plan => {
+            match benchboot_plan::file::read_bounded(&dir.join(CARD_PLAN_FILE)) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                // At most 1 MiB, UTF-8 only (a byte-order mark dropped); else why not.
+                other => Some(other.map_err(|e| e.to_string()).and_then(|b| {
+                    benchboot_plan::file::decode_text(CARD_PLAN_FILE, &b).map_err(|e| e.to_string())
+                })),
+            }
+        }
         _ => None,
     };
     let facts = card_file
@@ -210,6 +215,34 @@ mod tests {
         assert_eq!(e.key, "storage.disk[0].whole-disk");
         assert_eq!(e.line, Some(3));
         assert!(e.message.contains("no sata bus"), "{e}");
+    }
+
+    #[test]
+    fn a_card_plan_saved_as_utf16_is_refused_saying_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let utf16: Vec<u8> = [0xFF, 0xFE]
+            .into_iter()
+            .chain(
+                "[storage]\nrepetitions = 2\n"
+                    .encode_utf16()
+                    .flat_map(u16::to_le_bytes),
+            )
+            .collect();
+        std::fs::write(dir.path().join(CARD_PLAN_FILE), utf16).unwrap();
+        let mut r = RunResults::new(
+            "t".into(),
+            card_base(),
+            benchboot_storage::system::system_info(0),
+        );
+        let plan = take_card_plan(card_base(), Some(dir.path()), &mut r);
+        assert_eq!(plan, card_base(), "the built-in plan stays");
+        assert_eq!(
+            r.plan_error.map(|e| e.to_string()).as_deref(),
+            Some(
+                "plan.toml (card): (file): cannot read it: plan.toml is not UTF-8 (looks like \
+                 UTF-16 (little-endian, with a byte-order mark)): save it as UTF-8"
+            )
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! PID 1 the watchdog must reset) and `powercut.json` (the power-cut test's run). The
 //! init picks one by the kernel parameter `benchboot.plan=<name>` (default `plan`).
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use benchboot_board::{Band, Board, QemuDrive, QemuNetwork, QemuWifi, QemuWired};
 use benchboot_plan::presets::{preset, preset_file, DEFAULT_PRESET};
 use benchboot_plan::resolve::{unavailable_reason, EthernetFacts, UsbEthernetFacts};
@@ -142,8 +142,15 @@ impl PlanText {
         if let Some(p) = PlanText::preset(arg) {
             return Ok(p);
         }
-        let bytes = std::fs::read(arg).with_context(|| {
-            format!("{arg}: neither a preset (quick, standard, seeds) nor a file that can be read")
+        let bytes = benchboot_plan::file::read_bounded(std::path::Path::new(arg)).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::InvalidData {
+                // Past the size bound: the message names the file and the bound.
+                anyhow::Error::new(e)
+            } else {
+                anyhow::Error::new(e).context(format!(
+                    "{arg}: neither a preset (quick, standard, seeds) nor a file that can be read"
+                ))
+            }
         })?;
         let text = benchboot_plan::file::decode_text(arg, &bytes)?;
         Ok(PlanText {
