@@ -144,6 +144,14 @@ pub fn describe(plan: &Plan, board: &str) -> String {
             optional.join(", ")
         ));
     }
+    if !plan.storage.targets.is_empty() {
+        out.push_str(
+            "  on the board every target is checked by device number before anything is \
+             written (LABEL=, PARTLABEL= and BUS= names too): never the boot card, its boot \
+             or results partition, a mounted device or another target's device; a refused \
+             target is an error event and the rest runs\n",
+        );
+    }
     for w in &plan.network.wired {
         let how = match &w.mac {
             Some(m) => format!("MAC {m}"),

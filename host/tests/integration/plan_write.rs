@@ -205,6 +205,13 @@ fn plan_check_prints_every_step_with_its_bound() {
     // + the memory step's bound (MemoryPlan::HARDWARE: 6 min 56 s).
     assert!(text.contains("total: at most 5 h 30 min"), "{text}");
     assert!(text.contains("optional targets"), "{text}");
+    assert!(
+        text.contains(
+            "on the board every target is checked by device number before anything is \
+             written (LABEL=, PARTLABEL= and BUS= names too): never the boot card"
+        ),
+        "{text}"
+    );
 }
 
 #[test]
