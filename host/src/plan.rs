@@ -233,8 +233,13 @@ pub fn write_with(
     let (mut target, image) = open_card_image(card, board, catalog)?;
     let plan = image.resolve(file)?;
     target.replace(CARD_PLAN_FILE, file.text.as_bytes())?;
+    let warnings: String = plan
+        .warnings()
+        .iter()
+        .map(|w| format!("\nwarning: {w}"))
+        .collect();
     Ok(format!(
-        "wrote {} to {} ({}) as {CARD_PLAN_FILE}: the next boot runs it; {}",
+        "wrote {} to {} ({}) as {CARD_PLAN_FILE}: the next boot runs it; {}{warnings}",
         file.file,
         card.display(),
         image.board.name,

@@ -129,7 +129,7 @@ fn a_full_results_partition_is_named_with_the_fix_and_left_as_it_was() {
 }
 
 #[test]
-fn plan_check_prints_the_warnings() {
+fn plan_check_and_plan_write_print_the_warnings() {
     let b = benchboot_board::load(&benchboot_board::boards_dir(), "rpi-zero-w").unwrap();
     let slip = user(
         "extends = \"quick\"\n[storage]\nbyte-cap = \"4 KiB\"\nblock-sizes = [\"4 KiB\", \"1 MiB\"]\ntime-cap = \"20 min\"\nrepetitions = 10\n",
@@ -146,6 +146,14 @@ fn plan_check_prints_the_warnings() {
              sustained rate)",
         ],
         "{text}"
+    );
+    // plan write says them too, after what it wrote.
+    let dir = tempfile::tempdir().unwrap();
+    let path = card(dir.path(), "qemu-virt-arm64");
+    let said = write(&path, &slip).unwrap();
+    assert!(
+        said.contains("\nwarning: my.toml:3: storage.byte-cap: 4 KiB is below"),
+        "{said}"
     );
 }
 
