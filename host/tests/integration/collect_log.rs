@@ -245,6 +245,47 @@ fn bad_logs_name_the_line_and_store_nothing() {
     assert!(stored(&store, &other.run_id).is_some() && stored(&store, &r.run_id).is_none());
 }
 
+/// A hostile begin line: `collect --from-log` aborted on it (exit 134, an allocation of
+/// 10^12 bytes; exit 101, capacity overflow), and `--from-lava FILE` the same. Now exit
+/// 1 and the file, the line and the sizes named; nothing stored.
+#[test]
+fn a_hostile_begin_line_is_refused_not_a_crash() {
+    let sha = "0".repeat(64);
+    for (zlib, lines) in [
+        ("18446744073709551615", "192153584101141163"),
+        ("1000000000000", "10416666667"),
+    ] {
+        let begin = format!(
+            "benchboot: document begin run=x format=zlib+base64 json-bytes=10 \
+             zlib-bytes={zlib} lines={lines} sha256={sha}"
+        );
+        let lava = format!(
+            "{{\"dt\": \"t\", \"lvl\": \"info\", \"msg\": \"start\"}}\n\
+             - {{\"dt\": \"t\", \"lvl\": \"target\", \"msg\": \"{begin}\"}}\n"
+        );
+        for (flag, text) in [
+            ("--from-log", format!("[ 0.1] booting\n[ 9.9] {begin}\n")),
+            ("--from-lava", lava),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let log = write(dir.path(), "hostile.log", &text);
+            let store = dir.path().join("store");
+            let out = benchboot(&["collect", flag, &log, "--store", store.to_str().unwrap()]);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{flag} {zlib}: {err}");
+            assert!(
+                err.contains(&format!(
+                    "{log}: line 2: document begin line with impossible sizes (json-bytes=10, \
+                     zlib-bytes={zlib}, lines={lines}: 10 bytes compress to 143 at most, in \
+                     lines of 96); a corrupt or hostile log"
+                )),
+                "{flag} {zlib}: {err}"
+            );
+            assert!(!store.exists(), "{flag}: a store was made");
+        }
+    }
+}
+
 /// LAVA's stored results that disagree with the document: refused, each difference
 /// named; `--no-lava-check` stores the (checksummed) document anyway. A plain capture
 /// is no LAVA log.
