@@ -7,7 +7,6 @@
 //! (nothing is deleted) and builds a new one. Also: telling a read-only store apart.
 
 use std::collections::HashMap;
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context as _, Result};
@@ -15,11 +14,6 @@ use benchboot_results::RunResults;
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use super::{check_run_id, insert, row_of, StoreError, DB_FILE, RUNS_DIR, SCHEMA, STORE_VERSION};
-
-/// Documents larger than this are not read while indexing, bytes: the size of the
-/// largest log `collect --from-log` reads ([`crate::from_log::MAX_LOG_BYTES`]), which
-/// holds a whole document.
-pub const MAX_DOCUMENT_BYTES: u64 = crate::from_log::MAX_LOG_BYTES;
 
 /// Where and when each run was collected (`collected_at`, unix s; `source`), by run id:
 /// what a rebuilt index keeps from the old one when it can still be read.
@@ -103,14 +97,8 @@ pub fn fill(conn: &Connection, dir: &Path, salvage: &Salvage) -> Filled {
 fn index_one(conn: &Connection, dir: &Path, path: &Path, salvage: &Salvage) -> Result<()> {
     let f = std::fs::File::open(path)?;
     let meta = f.metadata()?;
-    if meta.len() > MAX_DOCUMENT_BYTES {
-        anyhow::bail!(
-            "{} bytes, more than a results document has ({MAX_DOCUMENT_BYTES})",
-            meta.len()
-        );
-    }
-    let mut bytes = Vec::new();
-    f.take(MAX_DOCUMENT_BYTES).read_to_end(&mut bytes)?;
+    // Bounded ([`benchboot_results::MAX_DOCUMENT_BYTES`]), as every document reader is.
+    let bytes = benchboot_results::read_document(f)?;
     let text = String::from_utf8(bytes).map_err(|_| anyhow!("not UTF-8 text"))?;
     let r = RunResults::from_json(&text).map_err(|e| anyhow!("not a results document: {e}"))?;
     check_run_id(&r.run_id)?;

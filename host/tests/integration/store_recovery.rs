@@ -125,6 +125,12 @@ fn reindex_on_demand_keeps_where_runs_came_from_and_lists_bad_documents() {
     // A hostile name: its control characters are not printed raw.
     #[cfg(unix)]
     std::fs::write(d.join("runs/e\x1b[2Jvil.json"), "[]").unwrap();
+    // Larger than any document (sparse): read no further than the bound, listed.
+    let huge = d.join("runs").join("huge.json");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(benchboot_results::MAX_DOCUMENT_BYTES + 1)
+        .unwrap();
     let done = store::reindex(d).unwrap();
     assert_eq!(done.moved_aside, None);
     assert_eq!(done.filled.documents, 2);
@@ -149,6 +155,10 @@ fn reindex_on_demand_keeps_where_runs_came_from_and_lists_bad_documents() {
         );
         want.push(line.clone());
     }
+    want.push(format!(
+        "  {}: not indexed: more than a results document has (64 MiB at most)",
+        huge.display()
+    ));
     assert_eq!(done.lines(), want);
     let s = Store::open_existing(d).unwrap().unwrap();
     let b = s.get("b-2").unwrap().unwrap();
