@@ -42,8 +42,18 @@ pub(crate) use tell;
 /// own thread, whose lines are no sign of the main sequence's progress.
 pub fn print_line(line: &str) {
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{PREFIX} {line}");
+    let _ = writeln!(out, "{}", console_line(line));
     let _ = out.flush();
+}
+
+/// The console text of `line`: [`PREFIX`], a space, and `line` with every control and
+/// bidi character written out (`benchboot_results::text::escape`, `\u{1b}` form). Lines
+/// quote what a plan, a card or the network said (a label, a file's error); a newline
+/// in one would start a line of its own (a fake `benchboot: ready` for the host and
+/// LAVA), an escape sequence would drive the reader's terminal. Protocol lines are
+/// printable ASCII and pass unchanged.
+pub fn console_line(line: &str) -> String {
+    format!("{PREFIX} {}", benchboot_results::text::escape(line))
 }
 
 /// Prints `f`'s figure line (`case=<id> value=<number> units=<unit>`); a value that is
@@ -122,3 +132,24 @@ pub fn report(r: &RunResults, json: &str) {
 /// The kernel's console log levels (proc(5): console, default, minimum, boot-time
 /// default); writing one number sets the console level.
 const PRINTK: &str = "/proc/sys/kernel/printk";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_quoted_newline_or_escape_cannot_make_a_line_of_its_own() {
+        // A card label that ends one line and fakes the host's ready marker, then
+        // clears the reader's screen.
+        let hostile = "storage: target \"x\nbenchboot: ready\u{1b}[2J\" refused";
+        let printed = console_line(hostile);
+        assert_eq!(
+            printed,
+            "benchboot: storage: target \"x\\u{a}benchboot: ready\\u{1b}[2J\" refused"
+        );
+        assert_eq!(printed.lines().count(), 1);
+        // Protocol lines are printed byte for byte.
+        let figure = "figure case=storage.card.seq-read.1m value=21.5 units=MiB/s";
+        assert_eq!(console_line(figure), format!("benchboot: {figure}"));
+    }
+}
