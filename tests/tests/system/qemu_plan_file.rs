@@ -72,6 +72,13 @@ label = "uas-ext4"
 device = "LABEL=USBUAS"
 filesystem = "ext4"
 
+# The card's own ext4 partition again, by its label: the host cannot tell, the board
+# refuses it by device number (two targets on one partition).
+[[storage.disk]]
+label = "card-again"
+device = "LABEL=ext4"
+filesystem = "ext4"
+
 [network]
 enabled = false
 "#;
@@ -208,9 +215,17 @@ fn a_card_runs_the_plan_written_onto_it_and_reports_a_broken_one() {
         .collect();
     assert_eq!(
         labels,
-        ["ext4", "disk-ext4", "disk-vfat", "bot-vfat", "uas-ext4"]
+        [
+            "ext4",
+            "disk-ext4",
+            "disk-vfat",
+            "bot-vfat",
+            "uas-ext4",
+            "card-again"
+        ]
     );
-    // Every cell it asked for, and nothing else: 5 targets x 2 sizes x sync x write, read.
+    // Every cell it asked for, and nothing else: 5 targets x 2 sizes x sync x write, read
+    // (`card-again` refused).
     let mut cells: Vec<(String, u64, Direction)> = r
         .storage
         .iter()
@@ -237,7 +252,18 @@ fn a_card_runs_the_plan_written_onto_it_and_reports_a_broken_one() {
         .iter()
         .filter(|e| e.severity == benchboot_results::Severity::Error)
         .collect();
-    assert!(errors.is_empty(), "{errors:?}");
+    // The only error: `card-again`, the card's ext4 partition by label, refused by PID 1
+    // by device number before anything was written, naming both targets.
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].step, "target.card-again", "{errors:?}");
+    assert!(
+        errors[0].message.starts_with(
+            "not written: /dev/vda7: target `ext4` (/dev/vda7) and target `card-again` \
+             (/dev/vda7) are on one place (device "
+        ),
+        "{errors:?}"
+    );
+    assert!(!r.storage.iter().any(|m| m.target == "card-again"));
     // The disks measured, by kernel name, with the drivers bound to each: the card and
     // the prepared disk on virtio, the USB disks as sdX through sd_mod, the bulk-only one
     // by usb-storage, the UAS one by uas, both behind xhci-pci (driver xhci_hcd). Seen:
