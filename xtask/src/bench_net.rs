@@ -328,7 +328,13 @@ fn start_servers() -> Result<Servers> {
     // Loopback carries more than a board's 1 Gbit/s link, the peer's default bound.
     let mut peer = Server(
         Command::new(&host)
-            .args(["peer", "--listen", &bb_addr.to_string(), "--max-udp-bitrate", "100G"])
+            .args([
+                "peer",
+                "--listen",
+                &bb_addr.to_string(),
+                "--max-udp-bitrate",
+                "100G",
+            ])
             .stderr(Stdio::null())
             .spawn()
             .context("starting benchboot peer")?,

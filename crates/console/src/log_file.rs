@@ -7,8 +7,8 @@
 //!
 //! Behind the `log-file` feature: the host reads logs, PID 1 only writes them.
 
-use anyhow::{bail, Context, Result};
 use crate::lava::LavaResult;
+use anyhow::{bail, Context, Result};
 use yaml_serde::Value;
 
 /// What a log holds.

@@ -120,11 +120,15 @@ fn udp_goes_only_to_the_control_connections_address() {
         .set_read_timeout(Some(Duration::from_millis(500)))
         .unwrap();
     let got = third.recv_from(&mut [0u8; 2048]);
-    assert!(got.is_err(), "a datagram reached the third address: {got:?}");
+    assert!(
+        got.is_err(),
+        "a datagram reached the third address: {got:?}"
+    );
     let log = lines.lock().unwrap().join("\n");
     assert!(
-        log.contains(&format!("ignored a UDP hello from {third_addr}: not the address"))
-            && log.contains("control connection (127.0.0.1)"),
+        log.contains(&format!(
+            "ignored a UDP hello from {third_addr}: not the address"
+        )) && log.contains("control connection (127.0.0.1)"),
         "{log}"
     );
 }
@@ -134,7 +138,8 @@ fn runs_over_the_plan_and_link_bounds_are_refused_with_the_reason() {
     let (peer, lines) = start_peer(short());
     let (mut c, mut r, _) = hello(peer);
     let hour = 3_600_000;
-    c.write_all(&encode(&udp_request(2, u64::MAX, hour))).unwrap();
+    c.write_all(&encode(&udp_request(2, u64::MAX, hour)))
+        .unwrap();
     let m = error_of(&mut r);
     assert_eq!(
         m,
@@ -177,7 +182,9 @@ fn runs_over_the_plan_and_link_bounds_are_refused_with_the_reason() {
 #[test]
 fn two_hundred_idle_connections_hold_nobody() {
     let (peer, lines) = start_peer(short());
-    let idle: Vec<TcpStream> = (0..200).map(|_| TcpStream::connect(peer).unwrap()).collect();
+    let idle: Vec<TcpStream> = (0..200)
+        .map(|_| TcpStream::connect(peer).unwrap())
+        .collect();
     // A session that says hello and then nothing.
     let (_silent, mut silent_r, _) = hello(peer);
     let opened = Instant::now();
@@ -207,7 +214,11 @@ fn two_hundred_idle_connections_hold_nobody() {
     assert_eq!(got.latency.len(), 1);
     assert_eq!(got.latency[0].rtt_ns.len(), 20);
     assert_eq!(got.http.len(), 2);
-    assert!(got.http.iter().all(|h| h.bytes == 1 << 20), "{:?}", got.http);
+    assert!(
+        got.http.iter().all(|h| h.bytes == 1 << 20),
+        "{:?}",
+        got.http
+    );
     assert_eq!(got.udp.len(), 2);
     for u in &got.udp {
         assert_eq!(u.target_bitrate, 10_000_000);
@@ -269,18 +280,23 @@ fn what_a_client_sends_reaches_the_log_escaped() {
     }))
     .unwrap();
     let m = error_of(&mut r);
-    assert!(m.contains("the path holds spaces or control characters"), "{m}");
+    assert!(
+        m.contains("the path holds spaces or control characters"),
+        "{m}"
+    );
     drop((c, r));
     let deadline = Instant::now() + Duration::from_secs(10);
-    while !lines.lock().unwrap().iter().any(|l| l.contains("the path holds")) {
+    while !lines
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|l| l.contains("the path holds"))
+    {
         assert!(Instant::now() < deadline, "the refusal is never logged");
         thread::sleep(Duration::from_millis(20));
     }
     let lines = lines.lock().unwrap();
-    let refused = lines
-        .iter()
-        .find(|l| l.contains("the path holds"))
-        .unwrap();
+    let refused = lines.iter().find(|l| l.contains("the path holds")).unwrap();
     assert!(
         refused.contains("url `http://10.9.9.9/\\u{1b}[2J\\u{1b}[31mx`"),
         "{refused}"

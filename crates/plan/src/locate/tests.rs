@@ -106,4 +106,3 @@ fn every_validation_error_names_file_line_and_the_key_as_written() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
 }
-
