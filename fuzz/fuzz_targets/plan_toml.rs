@@ -6,43 +6,13 @@
 #![no_main]
 
 use benchboot_plan::resolve::{load, resolve, ImageFacts};
-use benchboot_plan::{Bus, Filesystem, Plan, StorageTarget, WifiBand, WifiFacts};
+use benchboot_plan::Plan;
 use libfuzzer_sys::fuzz_target;
 
 const FILE: &str = "my-plan.toml";
 
 fn image() -> ImageFacts {
-    let card = [
-        Filesystem::Ext2,
-        Filesystem::Ext3,
-        Filesystem::Ext4,
-        Filesystem::Vfat,
-        Filesystem::Raw,
-    ]
-    .iter()
-    .enumerate()
-    .map(|(i, fs)| StorageTarget {
-        label: fs.name().into(),
-        device: format!("/dev/mmcblk0p{}", i + 5),
-        filesystem: *fs,
-        optional: false,
-    })
-    .collect();
-    ImageFacts {
-        board: "rpi-zero-w".into(),
-        card,
-        boot_disk: "mmcblk0".into(),
-        disk_signature: 0x1a2b_3c4d,
-        buses: vec![Bus::Usb],
-        ethernet: None,
-        usb_ethernet: None,
-        wifi: Some(WifiFacts {
-            chip: "CYW43438".into(),
-            bands: vec![WifiBand::Ghz2],
-            widths_mhz: vec![20],
-            firmware_missing: None,
-        }),
-    }
+    ImageFacts::example()
 }
 
 fuzz_target!(|data: &[u8]| {

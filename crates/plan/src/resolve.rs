@@ -765,6 +765,7 @@ fn command_step(c: &CommandSection) -> CommandStep {
 }
 
 mod disk;
+mod example;
 use disk::disk_target;
 
 #[cfg(test)]

@@ -1,31 +1,9 @@
-use crate::{resolve, Bus, Filesystem, ImageFacts, Plan, StorageTarget};
+use crate::{resolve, ImageFacts, Plan};
 
 fn image() -> ImageFacts {
-    let card = [
-        Filesystem::Ext2,
-        Filesystem::Ext3,
-        Filesystem::Ext4,
-        Filesystem::Vfat,
-        Filesystem::Raw,
-    ]
-    .iter()
-    .enumerate()
-    .map(|(i, fs)| StorageTarget {
-        label: fs.name().into(),
-        device: format!("/dev/mmcblk0p{}", i + 5),
-        filesystem: *fs,
-        optional: false,
-    })
-    .collect();
     ImageFacts {
-        board: "rpi-zero-w".into(),
-        card,
-        boot_disk: "mmcblk0".into(),
-        disk_signature: 0x1a2b_3c4d,
-        buses: vec![Bus::Usb],
-        ethernet: None,
-        usb_ethernet: None,
         wifi: None,
+        ..ImageFacts::example()
     }
 }
 
