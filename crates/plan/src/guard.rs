@@ -12,7 +12,7 @@
 //!   card's (found by its MBR disk signature, [`crate::boot_disk`]), with
 //!   `/proc/self/mountinfo` ([`parse_mountinfo`]) and with the targets before it.
 //!
-//! Pure: the stat, sysfs and mountinfo reads are PID 1's (firmware/src/steps/guard.rs).
+//! Pure: the stat, sysfs and mountinfo reads are PID 1's (firmware/src/target_guard.rs).
 
 use std::fmt;
 use std::path::{Component, Path};
