@@ -185,7 +185,8 @@ mod tests {
     use super::*;
 
     /// `benchboot report /dev/zero` read for ever (a device has no end): now it stops one
-    /// byte past the largest document.
+    /// byte past the largest document. (Unix only: Windows has no such device.)
+    #[cfg(unix)]
     #[test]
     fn a_document_without_an_end_is_refused() {
         let e = format!("{:#}", load_path(Path::new("/dev/zero")).unwrap_err());
