@@ -101,7 +101,7 @@ enum Command {
     /// link's, say). UDP runs use the same port number in UDP and go only to the address
     /// of the board's own control connection; runs longer than 10 min (1 min warm-up)
     /// and UDP above --max-udp-bitrate are refused; a connection silent for 5 s before
-    /// its first line, or a session for 10 s between requests, is closed. Every session
+    /// its first line, or a session for 120 s between requests, is closed. Every session
     /// is logged on stderr.
     ///
     /// Example: benchboot peer --listen 0.0.0.0:5202
