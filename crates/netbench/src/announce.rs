@@ -79,14 +79,7 @@ pub fn wait(sock: &UdpSocket, timeout: Duration) -> Result<SocketAddr, NetError>
                     return Ok(SocketAddr::new(from.ip(), port));
                 }
             }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock
-                        | io::ErrorKind::TimedOut
-                        | io::ErrorKind::Interrupted
-                        | io::ErrorKind::ConnectionRefused
-                ) => {}
+            Err(e) if crate::quiet_receive(&e) => {}
             Err(e) => return Err(NetError::io("announce: receiving", e)),
         }
     }

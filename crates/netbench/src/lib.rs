@@ -29,6 +29,20 @@ pub mod tcp;
 pub mod udp;
 pub mod wifi_offer;
 
+/// True for what a UDP receive with a timeout returns when nothing (usable) came: the
+/// timeout (`WouldBlock` / `TimedOut`, by platform), a signal, or an ICMP port
+/// unreachable from an earlier send (`ConnectionRefused`, which Linux reports on the
+/// next receive of a connected or sending socket): wait on, it is not a failure.
+pub(crate) fn quiet_receive(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock
+            | io::ErrorKind::TimedOut
+            | io::ErrorKind::Interrupted
+            | io::ErrorKind::ConnectionRefused
+    )
+}
+
 /// What went wrong in a network test.
 #[derive(Debug, thiserror::Error)]
 pub enum NetError {

@@ -397,14 +397,7 @@ pub fn receive(
                 }
             }
             Ok(_) => {} // junk: another source, another length
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock
-                        | io::ErrorKind::TimedOut
-                        | io::ErrorKind::Interrupted
-                        | io::ErrorKind::ConnectionRefused
-                ) => {}
+            Err(e) if crate::quiet_receive(&e) => {}
             Err(e) => return Err(NetError::io("udp: receiving", e)),
         }
         if now >= end && (now.saturating_sub(last_arrival) >= idle || now >= end + tail) {

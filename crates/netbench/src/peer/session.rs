@@ -1,7 +1,7 @@
 //! One board's session on the peer: its requests, one at a time, each logged with what
 //! was sent and how the session ended.
 
-use std::io::{self, BufReader};
+use std::io::BufReader;
 use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -466,14 +466,7 @@ impl Session<'_> {
                     ignored += 1;
                 }
                 Ok(_) => {} // junk, announcements, an old run's datagrams
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock
-                            | io::ErrorKind::TimedOut
-                            | io::ErrorKind::Interrupted
-                            | io::ErrorKind::ConnectionRefused
-                    ) => {}
+                Err(e) if crate::quiet_receive(&e) => {}
                 Err(e) => return Err(NetError::io("udp: waiting for the hello", e)),
             }
         }
