@@ -45,14 +45,15 @@ fn folder_card(facts: Option<&serde_json::Value>) -> tempfile::TempDir {
 /// from: the path compiled into it leads nowhere. Fails (never skips) where unprivileged
 /// namespaces are not allowed.
 #[cfg(target_os = "linux")]
-fn run_without_checkout(args: &[&str]) -> (Output, std::path::PathBuf) {
+fn run_without_checkout(args: &[&str]) -> (Output, tempfile::TempDir) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .unwrap()
         .canonicalize()
         .unwrap();
-    let tmp = tempfile::tempdir().unwrap().keep();
-    let tmp = tmp.canonicalize().unwrap();
+    // Dropped (and removed, with its ~250 MB copy of the binary) by the caller.
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().canonicalize().unwrap();
     assert!(
         !tmp.starts_with(&root),
         "{} is inside the checkout {}: set TMPDIR elsewhere",
@@ -80,7 +81,7 @@ cd "$here" && exec ./benchboot "$@""#;
         root.display(),
         String::from_utf8_lossy(&o.stderr)
     );
-    (o, tmp)
+    (o, dir)
 }
 
 #[cfg(target_os = "linux")]
@@ -90,7 +91,8 @@ fn a_copied_binary_checks_plans_with_the_checkout_out_of_reach() {
     let args = ["plan", "check", "quick", "--board", "rpi-zero-w"];
     let here = benchboot(&args);
     assert!(here.status.success(), "{:?}", text(&here));
-    let (o, tmp) = run_without_checkout(&args);
+    let (o, dir) = run_without_checkout(&args);
+    let tmp = dir.path();
     let (out, err) = text(&o);
     assert!(o.status.success(), "stdout: {out}\nstderr: {err}");
     assert!(
@@ -149,7 +151,6 @@ fn a_copied_binary_checks_plans_with_the_checkout_out_of_reach() {
         )
     );
     assert!(err.contains("rpi-4b, rpi-zero-2-w, rpi-zero-w"), "{err}");
-    std::fs::remove_dir_all(&tmp).unwrap();
 }
 
 #[test]
