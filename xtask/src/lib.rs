@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 pub mod bench;
+pub mod bench_memory;
 pub mod boards;
 pub mod bootcheck;
 pub mod drivers;

@@ -59,11 +59,12 @@ enum Verb {
         #[arg(long)]
         card_plan: Option<String>,
     },
-    /// Benchmarks (not tests): `storage` runs benchboot, dd and fio side by side; `net`
-    /// runs benchboot's TCP engine and iperf3 over loopback, `net-udp` its UDP runs and
-    /// `iperf3 -u`, `net-http` its HTTP runs and nginx + curl.
+    /// Benchmarks (not tests): `storage` runs benchboot, dd and fio side by side;
+    /// `memory` benchboot's memory engine and tinymembench; `net` benchboot's TCP engine
+    /// and iperf3 over loopback, `net-udp` its UDP runs and `iperf3 -u`, `net-http` its
+    /// HTTP runs and nginx + curl.
     Bench {
-        /// What to benchmark: `storage`, `net`, `net-udp` or `net-http`.
+        /// What to benchmark: `storage`, `memory`, `net`, `net-udp` or `net-http`.
         what: String,
         /// Folder on the disk to measure (default target/bench).
         #[arg(long)]
@@ -155,11 +156,13 @@ fn main() -> Result<()> {
             seconds,
         } => match what.as_str() {
             "storage" => xtask::bench::storage(path, runs),
+            "memory" => xtask::bench_memory::memory(runs),
             "net" => bench_net::net(runs, seconds),
             "net-udp" => bench_net::udp(runs, seconds),
             "net-http" => bench_net::http(runs),
             other => anyhow::bail!(
-                "no bench named `{other}`: use `storage`, `net`, `net-udp` or `net-http`"
+                "no bench named `{other}`: use `storage`, `memory`, `net`, `net-udp` or \
+                 `net-http`"
             ),
         },
         Verb::Lava {

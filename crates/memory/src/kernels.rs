@@ -97,9 +97,22 @@ impl Kernel {
     }
 }
 
-/// A page-aligned buffer of `len` bytes, starting `offset` bytes past a 4 KiB boundary
-/// (tinymembench offsets its source and destination so they do not map to the same
-/// cache sets). Backed by an over-allocated `Vec<u8>`: no `unsafe`.
+/// Where tinymembench puts its buffers (util.c `alloc_four_nonaliased_buffers`): each
+/// starts [`SRC_OFFSET`] or [`DST_OFFSET`] bytes past a 1 MiB boundary (`ALIGN_PADDING`),
+/// offsets taken from the patterns `0xAAAAAAAA` and `0x55555555` masked to whole 128 B
+/// lines below 1 MiB, so source and destination lines fall in different cache sets and
+/// their distance modulo a page is tinymembench's. Copy figures move with that layout
+/// (cache-set conflicts, loads aliasing earlier stores 4 KiB apart), so benchboot takes
+/// tinymembench's rather than its old page + 17 lines (issue 29).
+pub const BUFFER_ALIGN: usize = 1 << 20;
+/// The source's offset past [`BUFFER_ALIGN`]: `0xAAAAAAAA & 0xFFF80` = 699,008 B.
+pub const SRC_OFFSET: usize = 0xAAAA_AAAA & (BUFFER_ALIGN - 1) & !127;
+/// The destination's offset past [`BUFFER_ALIGN`]: `0x55555555 & 0xFFF80` = 349,440 B.
+pub const DST_OFFSET: usize = 0x5555_5555 & (BUFFER_ALIGN - 1) & !127;
+
+/// A buffer of `len` bytes starting `offset` bytes past a [`BUFFER_ALIGN`] (1 MiB)
+/// boundary: [`SRC_OFFSET`] and [`DST_OFFSET`] lay a source and a destination out as
+/// tinymembench does. Backed by an over-allocated `Vec<u8>`: no `unsafe`.
 pub struct Buffer {
     storage: Vec<u8>,
     start: usize,
@@ -107,13 +120,15 @@ pub struct Buffer {
 }
 
 impl Buffer {
+    /// # Panics
+    /// An `offset` that is not a whole number of 64 B cache lines.
     pub fn new(len: usize, offset: usize) -> Buffer {
         assert!(
             offset.is_multiple_of(64),
             "offset {offset} is not cache-line aligned"
         );
-        let storage = vec![0u8; len + offset + 4096];
-        let start = storage.as_ptr().align_offset(4096) + offset;
+        let storage = vec![0u8; len + offset + BUFFER_ALIGN];
+        let start = storage.as_ptr().align_offset(BUFFER_ALIGN) + offset;
         Buffer {
             storage,
             start,
@@ -774,11 +789,17 @@ mod tests {
     }
 
     #[test]
-    fn buffers_are_page_aligned_plus_their_offset() {
-        for off in [0, 64, 1088] {
+    fn buffers_sit_where_tinymembench_puts_them() {
+        assert_eq!((SRC_OFFSET, DST_OFFSET), (0xAAA80, 0x55500));
+        for off in [0, 64, SRC_OFFSET, DST_OFFSET] {
             let b = Buffer::new(8192, off);
-            assert_eq!(b.bytes().as_ptr() as usize % 4096, off % 4096);
+            assert_eq!(b.bytes().as_ptr() as usize % BUFFER_ALIGN, off);
             assert_eq!(b.bytes().len(), 8192);
         }
+        // tinymembench's source and destination: 0x55580 B apart modulo 1 MiB, 0x580
+        // modulo a 4 KiB page (glibc's large-copy loop choice depends on it).
+        let (src, dst) = (Buffer::new(4096, SRC_OFFSET), Buffer::new(4096, DST_OFFSET));
+        let apart = (src.bytes().as_ptr() as usize).wrapping_sub(dst.bytes().as_ptr() as usize);
+        assert_eq!(apart % 4096, 0x580);
     }
 }

@@ -11,7 +11,7 @@ use benchboot_results::memory::{
     MemoryResults, Pages,
 };
 
-use crate::kernels::{self, Buffer, Kernel, FILL_BYTE};
+use crate::kernels::{self, Buffer, Kernel, DST_OFFSET, FILL_BYTE, SRC_OFFSET};
 use crate::latency::{self, Rng, SLOT};
 use crate::timing::{self, Monotonic};
 use crate::{cpu, mhz, sizing};
@@ -22,10 +22,6 @@ pub struct Outcome {
     pub results: MemoryResults,
     pub clock_checks: Vec<ClockCheck>,
 }
-
-/// Offset of the destination past its page (tinymembench offsets its buffers so the
-/// source and destination lines do not share cache sets): 17 cache lines.
-const DST_OFFSET: usize = 17 * 64;
 
 /// How long the clock loop's short run lasts, ns: 10 ms (sub-percent timer error).
 const CLOCK_LOOP_NS: u64 = 10_000_000;
@@ -88,7 +84,7 @@ pub fn run(plan: &MemoryPlan, proc: &Path, sys: &Path) -> Outcome {
     let mut bandwidth = Vec::new();
     {
         let bytes = sz.buffer_bytes as usize;
-        let mut src = Buffer::new(bytes, 0);
+        let mut src = Buffer::new(bytes, SRC_OFFSET);
         src.stamp(0x5eed);
         let mut dst = Buffer::new(bytes, DST_OFFSET);
         dst.stamp(0xd57);
@@ -229,7 +225,7 @@ fn all_cores(
                 let barrier = &barrier;
                 s.spawn(move || {
                     let pinned = cpu::pin(c).err();
-                    let mut src = Buffer::new(bytes, 0);
+                    let mut src = Buffer::new(bytes, SRC_OFFSET);
                     src.stamp(u64::from(c));
                     let mut dst = Buffer::new(bytes, DST_OFFSET);
                     dst.stamp(!u64::from(c));

@@ -17,8 +17,8 @@ use benchboot_results::{
 };
 
 use crate::engine::{
-    fill_pattern, first_mismatch, pattern_block, timed_read, timed_write, Caps, MonotonicClock,
-    RandomOffsets, SyncFile, Timed,
+    fill_pattern, first_mismatch, pattern_block, stamp_block, timed_read, timed_write, Caps,
+    MonotonicClock, RandomOffsets, SyncFile, Timed,
 };
 use crate::os;
 use crate::AlignedBuf;
@@ -158,6 +158,15 @@ pub fn block_sizes_of(sys_block: &Path, name: &str) -> io::Result<(u64, u64)> {
     Ok((read("logical_block_size")?, read("physical_block_size")?))
 }
 
+/// Where the I/O buffers start: a page boundary (4 KiB), or the logical block size when
+/// larger. `O_DIRECT` needs only the logical block size (512 B on most disks), but a
+/// buffer that starts mid-page spans one page more than its length, so every direct
+/// request carries one more segment than dd's or fio's (both allocate page-aligned
+/// buffers).
+fn buffer_align(place: &Place) -> usize {
+    place.logical_block_size.max(4096) as usize
+}
+
 /// One write pass then one read pass at `block_size`, in `requested` mode when it can run.
 /// The pass truncates and rewrites [`BENCH_FILE`]; [`Place::clean_up`] removes it.
 ///
@@ -182,10 +191,7 @@ pub fn measure_pair(
             place.path.display()
         )));
     }
-    let mut buf = AlignedBuf::new(
-        block_size as usize,
-        place.logical_block_size.max(8) as usize,
-    );
+    let mut buf = AlignedBuf::new(block_size as usize, buffer_align(place));
     buf.copy_from_slice(&pattern_block(
         block_size as usize,
         block_size ^ u64::from(repetition),
@@ -204,7 +210,9 @@ pub fn measure_pair(
     // Nothing of an earlier pass may sit in the page cache or the dirty lists.
     cache.drop_caches(&file)?;
     let mut sink = SyncFile(file);
-    let w = timed_write(&mut sink, &buf, caps, &mut MonotonicClock)?;
+    // The stamps' tag names the pass: block size, repetition and mode.
+    let tag = block_size ^ (u64::from(repetition) << 40) ^ (u64::from(mode == Mode::Direct) << 63);
+    let w = timed_write(&mut sink, &mut buf, tag, caps, &mut MonotonicClock)?;
     // A read right after a write would be served from the page cache.
     cache.drop_caches(&sink.0)?;
     drop(sink);
@@ -268,16 +276,18 @@ pub fn device_reads(
     Ok(vec![cached, buffered])
 }
 
-/// Writes the random-I/O region once (untimed), so reads hit written blocks.
+/// Writes the random-I/O region once (untimed), so reads hit written blocks; every
+/// sector stamped with its position ([`stamp_block`]), none alike.
 pub fn prepare_region(place: &Place, region: u64) -> io::Result<u64> {
     let region = place.clamp(region, 4096);
     let mut f = place.open(RANDOM_FILE, true, false)?;
-    let chunk = pattern_block(1 << 20, 99);
-    let mut left = region;
-    while left > 0 {
-        let n = left.min(chunk.len() as u64) as usize;
+    let mut chunk = pattern_block(1 << 20, 99);
+    let mut done = 0;
+    while done < region {
+        let n = (region - done).min(chunk.len() as u64) as usize;
+        stamp_block(&mut chunk[..n], done, 99);
         io::Write::write_all(&mut f, &chunk[..n])?;
-        left -= n as u64;
+        done += n as u64;
     }
     f.sync_all()?;
     Ok(region)
@@ -285,7 +295,9 @@ pub fn prepare_region(place: &Place, region: u64) -> io::Result<u64> {
 
 /// Random `O_DIRECT` I/O of `block` bytes over `region` bytes with `depth` threads for
 /// `duration` (each thread does at least one I/O); writes end with `fdatasync` inside the
-/// timed region, which runs from before the threads start until all have joined.
+/// timed region, which runs from before the threads start until all have joined. Each
+/// write is stamped ([`stamp_block`]) with its offset and a tag of thread and count: no
+/// two writes alike, even to one offset.
 pub fn random_io(
     place: &Place,
     op: RandomOp,
@@ -294,7 +306,7 @@ pub fn random_io(
     depth: u32,
     duration: Duration,
 ) -> io::Result<RandomIo> {
-    let align = place.logical_block_size.max(512) as usize;
+    let align = buffer_align(place);
     // A raw device is claimed (O_EXCL) for the whole run; the threads' own opens are
     // plain (a second O_EXCL open of one device fails EBUSY).
     let _claim = if place.is_raw() && op == RandomOp::Write {
@@ -302,27 +314,38 @@ pub fn random_io(
     } else {
         None
     };
+    // Each thread's descriptor and buffer are made before the clock starts: the timed
+    // region holds the I/O, not the opens and the per-byte fill of the buffers.
+    let threads = (0..depth)
+        .map(|t| -> io::Result<(u64, File, AlignedBuf)> {
+            let mut o = OpenOptions::new();
+            match op {
+                RandomOp::Read => o.read(true),
+                RandomOp::Write => o.write(true),
+            };
+            let file = os::open_direct(&mut o, &place.file(RANDOM_FILE))?;
+            let mut buf = AlignedBuf::new(block as usize, align);
+            fill_pattern(&mut buf, 0, u64::from(t));
+            Ok((u64::from(t), file, buf))
+        })
+        .collect::<io::Result<Vec<_>>>()?;
     let start = Instant::now();
     let results: Vec<io::Result<u64>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..depth)
-            .map(|t| {
+        let handles: Vec<_> = threads
+            .into_iter()
+            .map(|(t, file, mut buf)| {
                 s.spawn(move || -> io::Result<u64> {
-                    let mut o = OpenOptions::new();
-                    match op {
-                        RandomOp::Read => o.read(true),
-                        RandomOp::Write => o.write(true),
-                    };
-                    let file = os::open_direct(&mut o, &place.file(RANDOM_FILE))?;
-                    let mut buf = AlignedBuf::new(block as usize, align);
-                    fill_pattern(&mut buf, 0, u64::from(t));
                     let mut ios = 0u64;
                     // Each thread completes at least one I/O (a slow device or a late
                     // thread start must not give an empty figure), then stops at the
                     // deadline.
-                    for offset in RandomOffsets::new(u64::from(t) + 1, region, block) {
+                    for offset in RandomOffsets::new(t + 1, region, block) {
                         match op {
                             RandomOp::Read => file.read_exact_at(&mut buf, offset)?,
-                            RandomOp::Write => file.write_all_at(&buf, offset)?,
+                            RandomOp::Write => {
+                                stamp_block(&mut buf, offset, t << 48 | ios);
+                                file.write_all_at(&buf, offset)?
+                            }
                         }
                         ios += 1;
                         if start.elapsed() >= duration {

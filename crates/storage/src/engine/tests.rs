@@ -73,7 +73,7 @@ fn byte_cap_stops_write_and_flush_is_timed() {
         bytes: 1 << 20,
         time_ns: u64::MAX,
     };
-    let t = timed_write(&mut sink, &[7u8; 4096], caps, &mut clock).unwrap();
+    let t = timed_write(&mut sink, &mut [7u8; 4096], 1, caps, &mut clock).unwrap();
     assert_eq!(t.bytes, 1 << 20);
     assert_eq!(t.stopped_by, StopReason::Bytes);
     assert_eq!(sink.flushes, 1);
@@ -89,7 +89,7 @@ fn time_cap_stops_write_first() {
         bytes: 1 << 30,
         time_ns: 10_000_000,
     };
-    let t = timed_write(&mut sink, &[1u8; 8], caps, &mut clock).unwrap();
+    let t = timed_write(&mut sink, &mut [1u8; 8], 1, caps, &mut clock).unwrap();
     assert_eq!(t.stopped_by, StopReason::Time);
     // Checked every 8192 writes: the first check past 10 ms is at 16384 writes.
     assert_eq!(calls_per_clock_check(8), 8192);
@@ -106,7 +106,7 @@ fn write_error_is_returned() {
         bytes: 1 << 20,
         time_ns: u64::MAX,
     };
-    let err = timed_write(&mut sink, &[0u8; 512], caps, &mut clock).unwrap_err();
+    let err = timed_write(&mut sink, &mut [0u8; 512], 1, caps, &mut clock).unwrap_err();
     assert_eq!(err, embedded_io::ErrorKind::OutOfMemory);
     assert_eq!(sink.flushes, 0);
 }
@@ -179,13 +179,13 @@ fn pattern_is_seeded_and_not_zero() {
 fn real_file_write_then_read() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bench.dat");
-    let block = pattern_block(4096, 1);
+    let mut block = pattern_block(4096, 1);
     let caps = Caps {
         bytes: 256 * 1024,
         time_ns: u64::MAX,
     };
     let mut f = SyncFile(std::fs::File::create(&path).unwrap());
-    let w = timed_write(&mut f, &block, caps, &mut MonotonicClock).unwrap();
+    let w = timed_write(&mut f, &mut block, 1, caps, &mut MonotonicClock).unwrap();
     assert_eq!(w.bytes, 256 * 1024);
     assert!(w.nanos > 0);
     assert_eq!(std::fs::metadata(&path).unwrap().len(), 256 * 1024);
@@ -223,4 +223,131 @@ fn random_offsets_are_aligned_and_inside() {
     assert!(offs.iter().all(|o| o % 4096 == 0 && *o < 1 << 20));
     let distinct: std::collections::BTreeSet<_> = offs.iter().collect();
     assert_eq!(distinct.len(), 256, "every slot of the region is visited");
+}
+
+/// A sink that keeps what a deduplicating controller would look at: the file as
+/// written (sector by sector), and for each call how many bytes of the block changed
+/// since the call before (per-byte work in the loop, a refill or a scramble of the whole
+/// block, would change nearly all of them).
+#[derive(Default)]
+struct DedupeSink {
+    file: Vec<u8>,
+    last: Vec<u8>,
+    most_changed: usize,
+    now: Rc<Cell<u64>>,
+    cost: u64,
+}
+
+impl embedded_io::ErrorType for DedupeSink {
+    type Error = embedded_io::ErrorKind;
+}
+
+impl embedded_io::Write for DedupeSink {
+    fn write(&mut self, buf: &[u8]) -> Result<usize, Self::Error> {
+        if self.last.len() == buf.len() {
+            let changed = self.last.iter().zip(buf).filter(|(a, b)| a != b).count();
+            self.most_changed = self.most_changed.max(changed);
+        }
+        self.last = buf.to_vec();
+        self.file.extend_from_slice(buf);
+        self.now.set(self.now.get() + self.cost);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+impl DedupeSink {
+    /// Distinct 512 B sectors of the file, and how many sectors it has.
+    fn distinct_sectors(&self) -> (usize, usize) {
+        let sectors: std::collections::HashSet<&[u8]> =
+            self.file.chunks(STAMP_STRIDE as usize).collect();
+        (
+            sectors.len(),
+            self.file.len().div_ceil(STAMP_STRIDE as usize),
+        )
+    }
+}
+
+#[test]
+fn every_sector_a_pass_writes_is_distinct_at_every_block_size() {
+    for bs in [1usize, 7, 8, 24, 100, 511, 512, 1000, 4096, 65_536, 4 << 20] {
+        let now = Rc::new(Cell::new(0));
+        let mut sink = DedupeSink {
+            now: now.clone(),
+            cost: 3,
+            ..DedupeSink::default()
+        };
+        let mut clock = MockClock { now, step: 0 };
+        // The same pattern block every call, as the sweep hands it over.
+        let mut block = pattern_block(bs, 5);
+        let caps = Caps {
+            bytes: (64 << 10).max(2 * bs as u64),
+            time_ns: u64::MAX,
+        };
+        let t = timed_write(&mut sink, &mut block, 0xbb, caps, &mut clock).unwrap();
+        let calls = t.bytes / bs as u64;
+        let (distinct, sectors) = sink.distinct_sectors();
+        assert_eq!(distinct, sectors, "{bs} B blocks: sectors alike");
+        // Every sector starts with its own position and the pass's tag.
+        for (i, s) in sink.file.chunks_exact(512).enumerate() {
+            assert_eq!(s[..8], (i as u64 * 512).to_le_bytes(), "{bs} B, sector {i}");
+            assert_eq!(s[8..16], 0xbbu64.to_le_bytes(), "{bs} B, sector {i}");
+        }
+        // No per-byte work between two calls: at most the stamps changed (16 B per
+        // 512 B, and a block smaller than a stamp may change whole).
+        let stamps = bs.div_ceil(512) + 1;
+        assert!(
+            sink.most_changed <= (stamps * STAMP_BYTES).min(bs),
+            "{bs} B: {} bytes changed between two calls",
+            sink.most_changed
+        );
+        // The fake clock moves only in the sink: the timed region is the calls' own time.
+        assert_eq!(t.nanos, calls * 3, "{bs} B");
+    }
+}
+
+#[test]
+fn two_passes_with_other_tags_share_no_sector() {
+    let write = |tag| {
+        let now = Rc::new(Cell::new(0));
+        let mut sink = DedupeSink {
+            now: now.clone(),
+            ..DedupeSink::default()
+        };
+        let mut block = pattern_block(4096, 5);
+        let caps = Caps {
+            bytes: 1 << 20,
+            time_ns: u64::MAX,
+        };
+        timed_write(
+            &mut sink,
+            &mut block,
+            tag,
+            caps,
+            &mut MockClock { now, step: 0 },
+        )
+        .unwrap();
+        sink.file
+    };
+    let (a, b) = (write(1), write(2));
+    assert_eq!(a.len(), b.len());
+    assert!(a.chunks(512).zip(b.chunks(512)).all(|(x, y)| x != y));
+}
+
+#[test]
+fn a_stamp_that_straddles_blocks_is_split_between_them() {
+    // Blocks of 5 B from offset 510: the stamp of sector 512 falls in three blocks.
+    let mut file = vec![0xeeu8; 540];
+    for off in (510..535).step_by(5) {
+        let mut b = [0u8; 5];
+        stamp_block(&mut b, off as u64, 9);
+        file[off..off + 5].copy_from_slice(&b);
+    }
+    assert_eq!(file[512..520], 512u64.to_le_bytes());
+    assert_eq!(file[520..528], 9u64.to_le_bytes());
+    // Bytes outside every stamp keep what the block held (zeros here).
+    assert_eq!(file[510..512], [0, 0]);
+    assert_eq!(file[528..535], [0; 7]);
 }
