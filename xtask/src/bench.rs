@@ -281,6 +281,14 @@ fn load_average() -> String {
         .join(" ")
 }
 
+/// The lowest and highest of the run-by-run ratios `a[i] / b[i]` (the tools ran
+/// interleaved, so run `i` of each saw the same state of the disk): `0.81-1.22`. A cell
+/// whose range spans 1 is a tie this machine cannot split.
+pub fn ratio_range(a: &[f64], b: &[f64]) -> String {
+    let ratios: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).collect();
+    Summary::of(&ratios).map_or_else(|| "-".into(), |s| format!("{:.2}-{:.2}", s.min, s.max))
+}
+
 fn median(v: &[f64]) -> f64 {
     Summary::of(v).map_or(0.0, |s| s.median)
 }
@@ -321,8 +329,17 @@ pub fn storage(dir: Option<PathBuf>, runs: u32) -> Result<()> {
         stamped.saturating_sub(plain) as f64 / block_ns * 100.0
     );
     println!(
-        "{:>7} {:>6} {:>5} {:>11} {:>11} {:>11} {:>8} {:>8}",
-        "block", "mode", "dir", "benchboot", "dd", "fio", "bb/dd", "bb/fio"
+        "{:>7} {:>6} {:>5} {:>11} {:>11} {:>11} {:>8} {:>8}  {:>11} {:>11}",
+        "block",
+        "mode",
+        "dir",
+        "benchboot",
+        "dd",
+        "fio",
+        "bb/dd",
+        "bb/fio",
+        "bb/dd runs",
+        "bb/fio runs"
     );
     for mode in [Mode::Sync, Mode::Direct] {
         for bs in BLOCK_SIZES {
@@ -371,7 +388,7 @@ pub fn storage(dir: Option<PathBuf>, runs: u32) -> Result<()> {
                 let (bb, dds, fios) = (&bb[k], &dds[k], &fios[k]);
                 let (b, x, f) = (median(bb), median(dds), median(fios));
                 println!(
-                    "{:>7} {:>6} {:>5} {:>11.2} {:>11.2} {:>11.2} {:>8.3} {:>8.3}",
+                    "{:>7} {:>6} {:>5} {:>11.2} {:>11.2} {:>11.2} {:>8.3} {:>8.3}  {:>11} {:>11}",
                     bs,
                     mode.name(),
                     if d == Direction::Write {
@@ -383,7 +400,9 @@ pub fn storage(dir: Option<PathBuf>, runs: u32) -> Result<()> {
                     x,
                     f,
                     b / x,
-                    b / f
+                    b / f,
+                    ratio_range(bb, dds),
+                    ratio_range(bb, fios)
                 );
                 if bs == 8 {
                     // Per-call cost: ns per 8-byte call.
@@ -454,6 +473,15 @@ mod tests {
             [first(0), first(1), first(2), first(3)],
             [Tool::Benchboot, Tool::Dd, Tool::Fio, Tool::Benchboot]
         );
+    }
+
+    #[test]
+    fn the_ratio_range_pairs_runs() {
+        assert_eq!(
+            ratio_range(&[90.0, 120.0, 100.0], &[100.0, 100.0, 80.0]),
+            "0.90-1.25"
+        );
+        assert_eq!(ratio_range(&[], &[]), "-");
     }
 
     #[test]
