@@ -126,6 +126,76 @@ pub fn counters(net_root: &Path, ifname: &str) -> io::Result<IfCounters> {
     })
 }
 
+/// The interfaces and counters of `/proc/<pid>/net/dev` (proc(5)), the one view PID 1
+/// has of another network namespace (`/sys/class/net` shows its own): two header lines,
+/// then per interface `name: rx_bytes rx_packets rx_errs rx_drop fifo frame compressed
+/// multicast tx_bytes tx_packets tx_errs tx_drop fifo colls carrier compressed`. Lines
+/// that do not fit (short, not numbers) are skipped, never a panic.
+pub fn parse_proc_net_dev(text: &str) -> Vec<(String, IfCounters)> {
+    text.lines()
+        .filter_map(|line| {
+            let (name, fields) = line.split_once(':')?;
+            let v: Vec<u64> = fields
+                .split_whitespace()
+                .map(str::parse)
+                .collect::<Result<_, _>>()
+                .ok()?;
+            let name = name.trim();
+            if name.is_empty() || v.len() < 16 {
+                return None;
+            }
+            Some((
+                name.to_owned(),
+                IfCounters {
+                    rx_bytes: v[0],
+                    rx_packets: v[1],
+                    rx_errors: v[2],
+                    rx_dropped: v[3],
+                    tx_bytes: v[8],
+                    tx_packets: v[9],
+                    tx_errors: v[10],
+                    tx_dropped: v[11],
+                },
+            ))
+        })
+        .collect()
+}
+
+/// One interface's packet counters for a message: `rx 3 packets (0 errors, 0 dropped),
+/// tx 5 (0, 2)`.
+pub fn counters_text(c: &IfCounters) -> String {
+    format!(
+        "rx {} packets ({} errors, {} dropped), tx {} ({}, {})",
+        c.rx_packets, c.rx_errors, c.rx_dropped, c.tx_packets, c.tx_errors, c.tx_dropped
+    )
+}
+
+/// `<if> (<who>): carrier 1, rx 3 packets (...), tx 5 (...)` from `net_root`
+/// (`/sys/class/net`): what a failed link's message says of an interface PID 1 sees.
+/// Unreadable parts are said so (`carrier unknown`, `no counters (why)`).
+pub fn state_text(net_root: &Path, ifname: &str, who: &str) -> String {
+    let carrier =
+        read_trimmed(&net_root.join(ifname).join("carrier")).unwrap_or_else(|| "unknown".into());
+    let counters = match counters(net_root, ifname) {
+        Ok(c) => counters_text(&c),
+        Err(e) => format!("no counters ({e})"),
+    };
+    format!("{ifname} ({who}): carrier {carrier}, {counters}")
+}
+
+/// `<if> (<who>): rx ..., tx ...` from the text of another namespace's
+/// `/proc/<pid>/net/dev` ([`parse_proc_net_dev`]; it has no carrier), or that `ifname`
+/// is not there.
+pub fn namespace_state_text(proc_net_dev: &str, ifname: &str, who: &str) -> String {
+    match parse_proc_net_dev(proc_net_dev)
+        .into_iter()
+        .find(|(n, _)| n == ifname)
+    {
+        Some((_, c)) => format!("{ifname} ({who}): {}", counters_text(&c)),
+        None => format!("{ifname} is not in the {who}'s namespace"),
+    }
+}
+
 /// The negotiated speed in `<if>/speed` (sysfs-class-net), Mbit/s. `None` when the
 /// kernel does not know it: the file unreadable (EINVAL while the link is down), `-1`
 /// (SPEED_UNKNOWN), its unsigned form 4294967295 (older kernels), 0 or not a number.

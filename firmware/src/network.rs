@@ -29,7 +29,7 @@ use benchboot_console::figures::network_step;
 use crate::console::{self, say};
 use crate::gadget::{self, Op};
 use crate::wait::{wait_for, wait_until};
-use crate::{health, sys, worker};
+use crate::{health, link, sys, worker};
 
 /// The kernel's CPU counters, sampled around every network test.
 pub(crate) const PROC_STAT: &str = "/proc/stat";
@@ -193,26 +193,13 @@ pub(crate) fn start_dhcp(
     tag: usize,
     tx: mpsc::Sender<(usize, Lease)>,
     stop: Arc<AtomicBool>,
-) -> std::thread::JoinHandle<std::io::Result<()>> {
+) -> std::thread::JoinHandle<std::io::Result<Server>> {
     let server = Server::new(board.into(), host.into(), LINK_NETMASK, lease_secs);
     let ifname = ifname.to_owned();
     std::thread::spawn(move || {
         benchboot_dhcp::serve(&ifname, server, stop, move |lease| {
             let _ = tx.send((tag, lease));
         })
-    })
-}
-
-/// How the DHCP server thread ended, if it has (it serves until told to stop, so an
-/// end is a failure: a socket it could not bind or read); taken out of `dhcp`.
-fn server_ended(dhcp: &mut Option<std::thread::JoinHandle<std::io::Result<()>>>) -> Option<String> {
-    if !dhcp.as_ref()?.is_finished() {
-        return None;
-    }
-    Some(match dhcp.take()?.join() {
-        Ok(Ok(())) => "stopped".to_owned(),
-        Ok(Err(e)) => format!("failed: {e}"),
-        Err(_) => "panicked".to_owned(),
     })
 }
 
@@ -313,7 +300,8 @@ fn one_function(
         stop.clone(),
     ));
     let wait = Duration::from_millis(g.link_wait_ms);
-    let mut peer_pid = None;
+    // The host side's child and the interface it was given.
+    let mut host_side: Option<(i32, String)> = None;
     if g.host_in_namespace {
         let host_mac = gadget::mac_for(serial, f, "host");
         let mut host_if = None;
@@ -328,7 +316,7 @@ fn one_function(
                 "the host-side interface never appeared (dummy_hcd, host driver loaded?)".into(),
             ),
             Some(host_if) => match spawn_host_side(&host_if, host_mac, plan, wait) {
-                Ok(pid) => peer_pid = Some(pid),
+                Ok(pid) => host_side = Some((pid, host_if)),
                 Err(e) => fail(results, &format!("gadget.{name}"), e),
             },
         }
@@ -345,20 +333,30 @@ fn one_function(
             ));
         }
         None => {
-            let why = match peer_pid.and_then(worker::exit_code) {
-                Some(code) => {
-                    peer_pid = None;
-                    format!(
-                        "no DHCP lease taken; the host side ended: {}",
-                        host_side_failure(code)
-                    )
-                }
-                None => "no DHCP lease taken".to_owned(),
-            };
-            let why = match server_ended(&mut dhcp) {
-                Some(how) => format!("{why}; the board's DHCP server on {ifname} {how}"),
-                None => why,
-            };
+            // The host side's counters first, while its namespace lives (its client
+            // tries HOST_GRACE longer than PID 1 waits).
+            let host_state = host_side.as_ref().map(|(pid, host_if)| {
+                let dev = std::fs::read_to_string(format!("/proc/{pid}/net/dev"));
+                link::namespace_state_text(&dev.unwrap_or_default(), host_if, "host side")
+            });
+            let mut why = "no DHCP lease taken".to_owned();
+            if let Some(code) = host_side
+                .as_ref()
+                .and_then(|(pid, _)| worker::exit_code(*pid))
+            {
+                host_side = None;
+                why += &format!("; the host side ended: {}", host_side_failure(code));
+            }
+            // What each end saw: which way the packets stopped.
+            stop.store(true, Ordering::Relaxed);
+            why += &format!(
+                "; the board's DHCP server on {ifname} {}; {}",
+                server_report(&mut dhcp),
+                link::state_text(Path::new(link::SYS_CLASS_NET), &ifname, "board")
+            );
+            if let Some(state) = host_state {
+                why += &format!("; {state}");
+            }
             if last_attempt {
                 fail(results, &format!("gadget.{name}"), why)
             } else {
@@ -378,9 +376,6 @@ fn one_function(
             &mut |_, _| {},
         );
     }
-    if let Some(pid) = peer_pid {
-        worker::kill_and_reap(pid);
-    }
     stop.store(true, Ordering::Relaxed);
     // Bounded: a DHCP thread that panicked is parked by PID 1's hook and never ends.
     if !wait_until(Duration::from_secs(5), || {
@@ -399,12 +394,66 @@ fn one_function(
             e.to_string(),
         );
     }
-    // Let the host side's interface go before the next function binds the UDC.
+    // The host side's interface goes with the gadget (USB disconnect). Wait for it to
+    // leave the child's namespace before the child ends: a namespace that ends hands its
+    // interfaces back to PID 1's, where the next attempt (same MAC) would find this
+    // one, about to vanish, instead of its own.
     let host_mac = gadget::mac_for(serial, f, "host");
-    wait_until(Duration::from_secs(5), || {
-        interface_with_mac(&host_mac).is_none()
-    });
+    let mut lingering = None;
+    if let Some((pid, host_if)) = host_side {
+        if !wait_until(HOST_IF_GONE, || !in_namespace_of(pid, &host_if)) {
+            lingering = Some(format!("{host_if} (in the host side's namespace)"));
+        }
+        worker::kill_and_reap(pid);
+    }
+    if !wait_until(HOST_IF_GONE, || interface_with_mac(&host_mac).is_none()) {
+        lingering = interface_with_mac(&host_mac);
+    }
+    if let Some(which) = lingering {
+        results.event(
+            format!("gadget.{name}.teardown"),
+            Severity::Warning,
+            format!(
+                "the host side's interface {which} was still there {} s after the gadget \
+                 went; the next function may find it",
+                HOST_IF_GONE.as_secs()
+            ),
+        );
+    }
     got
+}
+
+/// How much longer the host side's DHCP client tries than PID 1 waits for its lease, so
+/// that a link without a lease is inspected while the child and its namespace live.
+const HOST_GRACE: Duration = Duration::from_secs(10);
+
+/// How long the host side's interface may take to go once the gadget is torn down (a
+/// USB disconnect, handled by the hub thread), s.
+const HOST_IF_GONE: Duration = Duration::from_secs(10);
+
+/// Stops (its flag is set) and joins the DHCP server thread of `dhcp` within 5 s, and
+/// says what it heard or how it ended.
+fn server_report(dhcp: &mut Option<std::thread::JoinHandle<std::io::Result<Server>>>) -> String {
+    if !wait_until(Duration::from_secs(5), || {
+        dhcp.as_ref().is_none_or(|d| d.is_finished())
+    }) {
+        return "did not stop within 5 s".into();
+    }
+    match dhcp.take().map(|d| d.join()) {
+        None => "was not running".into(),
+        Some(Ok(Ok(server))) => server.traffic().to_string(),
+        Some(Ok(Err(e))) => format!("failed: {e}"),
+        Some(Err(_)) => "panicked".into(),
+    }
+}
+
+/// Whether `/proc/<pid>/net/dev` (the namespace of process `pid`) lists `ifname`.
+fn in_namespace_of(pid: i32, ifname: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/net/dev")).is_ok_and(|t| {
+        link::parse_proc_net_dev(&t)
+            .iter()
+            .any(|(n, _)| n == ifname)
+    })
 }
 
 // Exit codes of the host-side child.
@@ -436,7 +485,7 @@ pub(crate) fn spawn_host_side(
     let peer_port = plan.network.tests.as_ref().map(|t| t.peer_port);
     let ifname = host_if;
     spawn_in_netns(host_if, "the host-side child", || {
-        let Ok(lease) = benchboot_dhcp::client_lease(ifname, host_mac, wait) else {
+        let Ok(lease) = benchboot_dhcp::client_lease(ifname, host_mac, wait + HOST_GRACE) else {
             return HOST_NO_LEASE;
         };
         if sys::ifconfig_up(ifname, lease.address.octets(), LINK_PREFIX).is_err() {

@@ -22,7 +22,7 @@ use std::net::Ipv4Addr;
 
 pub use codec::{Message, MessageType, Op, Options, ParseError};
 pub use net::{client_lease, serve};
-pub use server::{reply_destination, Server};
+pub use server::{reply_destination, Server, Traffic};
 
 /// An acknowledged lease: what the server granted, or what the client was granted.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -71,15 +71,16 @@ fn boottime_ns() -> u64 {
 /// Replies go to 255.255.255.255:68, or unicast to the client's `ciaddr` when it has one
 /// ([`reply_destination`]).
 ///
-/// Runs until `stop` is set (checked every [`STOP_POLL`]), then returns `Ok(())`; meant
-/// for its own thread. Errors: setting up the socket, or a failed receive. A reply that
-/// cannot be sent is dropped (the client sends its request again).
+/// Runs until `stop` is set (checked every [`STOP_POLL`]), then returns the server (its
+/// [`Server::traffic`] says what it heard); meant for its own thread. Errors: setting up
+/// the socket, or a failed receive. A reply that cannot be sent is dropped and counted
+/// ([`Server::send_failed`]; the client sends its request again).
 pub fn serve(
     interface: &str,
     mut server: Server,
     stop: Arc<AtomicBool>,
     mut on_lease: impl FnMut(Lease),
-) -> io::Result<()> {
+) -> io::Result<Server> {
     let sock = bind_udp(interface, SERVER_PORT)?;
     sock.set_read_timeout(Some(STOP_POLL))?;
     let mut buf = [0u8; RECV_LEN];
@@ -97,6 +98,7 @@ pub fn serve(
         };
         let to = SocketAddrV4::new(reply_destination(&request, &reply), CLIENT_PORT);
         if sock.send_to(&reply.encode(), to).is_err() {
+            server.send_failed();
             continue;
         }
         let granted =
@@ -105,7 +107,7 @@ pub fn serve(
             on_lease(lease.clone());
         }
     }
-    Ok(())
+    Ok(server)
 }
 
 fn is_timeout(e: &io::Error) -> bool {

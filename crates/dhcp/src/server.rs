@@ -25,6 +25,46 @@ pub struct Server {
     lease_secs: u32,
     lease: Option<Lease>,
     declines: u32,
+    traffic: Traffic,
+}
+
+/// What a [`Server`] heard and answered since it started: message counts, for the
+/// message of a link that took no lease (nothing heard: the host's packets never
+/// arrived; offers but no request: the host never heard the offers).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Traffic {
+    /// DHCPDISCOVERs received.
+    pub discovers: u32,
+    /// DHCPREQUESTs received.
+    pub requests: u32,
+    /// Other client messages received (DHCPDECLINE, DHCPRELEASE, DHCPINFORM), and
+    /// messages ignored (BOOTP, relayed, server messages, not Ethernet).
+    pub other: u32,
+    /// DHCPOFFERs produced.
+    pub offers: u32,
+    /// DHCPACKs produced (DHCPINFORM's answer included).
+    pub acks: u32,
+    /// DHCPNAKs produced.
+    pub naks: u32,
+    /// Replies the caller could not send ([`Server::send_failed`]).
+    pub send_errors: u32,
+}
+
+impl std::fmt::Display for Traffic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "heard {} DHCPDISCOVER, {} DHCPREQUEST, {} other; answered {} DHCPOFFER, {} \
+             DHCPACK, {} DHCPNAK; {} replies not sent",
+            self.discovers,
+            self.requests,
+            self.other,
+            self.offers,
+            self.acks,
+            self.naks,
+            self.send_errors
+        )
+    }
 }
 
 impl Server {
@@ -39,6 +79,7 @@ impl Server {
             lease_secs,
             lease: None,
             declines: 0,
+            traffic: Traffic::default(),
         }
     }
 
@@ -63,6 +104,16 @@ impl Server {
         self.declines
     }
 
+    /// What this server heard and answered so far.
+    pub fn traffic(&self) -> Traffic {
+        self.traffic
+    }
+
+    /// Counts a reply [`Server::handle`] returned that could not be sent.
+    pub fn send_failed(&mut self) {
+        self.traffic.send_errors = self.traffic.send_errors.saturating_add(1);
+    }
+
     /// Handles one client message received at `now_ns` (the caller's clock, ns; the
     /// board uses CLOCK_BOOTTIME) and returns the reply to send, if any. Where to send
     /// it is [`reply_destination`].
@@ -77,7 +128,30 @@ impl Server {
     ///   no reply. A declined address cannot be retired: it is the only one there is.
     /// - DHCPINFORM (§4.3.5): DHCPACK with the mask, no address and no lease time.
     /// - Anything else, replies from other servers, BOOTP without option 53: ignored.
+    ///
+    /// Every call is counted in [`Server::traffic`].
     pub fn handle(&mut self, msg: &Message, now_ns: u64) -> Option<Message> {
+        let t = &mut self.traffic;
+        let heard = match (msg.op, msg.options.message_type) {
+            (Op::BootRequest, Some(MessageType::Discover)) => &mut t.discovers,
+            (Op::BootRequest, Some(MessageType::Request)) => &mut t.requests,
+            _ => &mut t.other,
+        };
+        *heard = heard.saturating_add(1);
+        let reply = self.answer(msg, now_ns);
+        let t = &mut self.traffic;
+        if let Some(kind) = reply.as_ref().and_then(|r| r.options.message_type) {
+            let said = match kind {
+                MessageType::Offer => &mut t.offers,
+                MessageType::Nak => &mut t.naks,
+                _ => &mut t.acks,
+            };
+            *said = said.saturating_add(1);
+        }
+        reply
+    }
+
+    fn answer(&mut self, msg: &Message, now_ns: u64) -> Option<Message> {
         if msg.op != Op::BootRequest || !msg.giaddr.is_unspecified() {
             return None;
         }
@@ -261,6 +335,46 @@ mod tests {
         );
         assert_eq!((lease.acked_ns, lease.lease_secs), (42, 3600));
         assert_eq!(lease.host_name.as_deref(), Some("laptop"));
+    }
+
+    #[test]
+    fn traffic_counts_what_was_heard_and_answered() {
+        let mut s = server();
+        assert_eq!(s.traffic(), Traffic::default());
+        s.handle(&request(MessageType::Discover), 0).unwrap();
+        s.handle(&request(MessageType::Discover), 0).unwrap();
+        s.send_failed();
+        let mut req = request(MessageType::Request);
+        req.options.server_id = Some(BOARD);
+        req.options.requested_ip = Some(HOST);
+        s.handle(&req, 0).unwrap();
+        req.options.requested_ip = Some(Ipv4Addr::new(10, 55, 0, 6));
+        s.handle(&req, 0).unwrap();
+        // Heard but unanswered: another server's request, a release, a BOOTP reply.
+        req.options.server_id = Some(Ipv4Addr::new(192, 168, 1, 1));
+        assert_eq!(s.handle(&req, 0), None);
+        assert_eq!(s.handle(&request(MessageType::Release), 0), None);
+        let mut reply = request(MessageType::Offer);
+        reply.op = Op::BootReply;
+        assert_eq!(s.handle(&reply, 0), None);
+        let t = s.traffic();
+        assert_eq!(
+            t,
+            Traffic {
+                discovers: 2,
+                requests: 3,
+                other: 2,
+                offers: 2,
+                acks: 1,
+                naks: 1,
+                send_errors: 1,
+            }
+        );
+        assert_eq!(
+            t.to_string(),
+            "heard 2 DHCPDISCOVER, 3 DHCPREQUEST, 2 other; answered 2 DHCPOFFER, 1 DHCPACK, \
+             1 DHCPNAK; 1 replies not sent"
+        );
     }
 
     #[test]

@@ -471,3 +471,99 @@ fn full_facts_of_the_loopback() {
     assert_eq!(f.usb, None);
     assert!(f.mtu.is_some());
 }
+
+/// /proc/net/dev as Linux 6.1 prints it (captured on a Debian machine, names and
+/// counters changed): two header lines, names right-aligned.
+const PROC_NET_DEV: &str = "\
+Inter-|   Receive                                                |  Transmit
+ face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed
+    lo:     1344      16    0    0    0     0          0         0     1344      16    0    0    0     0       0          0
+  usb1:        0       0    0    0    0     0          0         0     3280      10    0    7    0     0       0          0
+  eth0: 741246073   19442    1    2    0     0          0         0   863213   11319    3    4    0     0       0          0
+";
+
+#[test]
+fn proc_net_dev_gives_each_interface_its_counters() {
+    let got = parse_proc_net_dev(PROC_NET_DEV);
+    let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["lo", "usb1", "eth0"]);
+    assert_eq!(
+        got[2].1,
+        IfCounters {
+            rx_bytes: 741_246_073,
+            rx_packets: 19_442,
+            rx_errors: 1,
+            rx_dropped: 2,
+            tx_bytes: 863_213,
+            tx_packets: 11_319,
+            tx_errors: 3,
+            tx_dropped: 4,
+        }
+    );
+    assert_eq!(
+        counters_text(&got[1].1),
+        "rx 0 packets (0 errors, 0 dropped), tx 10 (0, 7)"
+    );
+}
+
+#[test]
+fn proc_net_dev_skips_what_does_not_fit() {
+    // Short lines, words, a negative, an overflow, no name, nothing: no panic, no entry.
+    let text = "eth0: 1 2 3\nusb0: a b c d e f g h i j k l m n o p\n\
+                usb1: -1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n\
+                usb2: 99999999999999999999 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n\
+                : 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n\n:::\n";
+    assert!(parse_proc_net_dev(text).is_empty());
+    assert!(parse_proc_net_dev("").is_empty());
+    // The good line among them still counts.
+    let mixed = format!("{text}  wlan0: 5 6 0 0 0 0 0 0 7 8 0 0 0 0 0 0\n");
+    let got = parse_proc_net_dev(&mixed);
+    assert_eq!(got.len(), 1);
+    assert_eq!(
+        (got[0].0.as_str(), got[0].1.rx_packets, got[0].1.tx_packets),
+        ("wlan0", 6, 8)
+    );
+}
+
+#[test]
+fn a_failed_links_message_says_what_each_end_saw() {
+    let s = Sysfs::new();
+    let attrs: Vec<(String, String)> = COUNTER_FILES
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (format!("statistics/{f}"), i.to_string()))
+        .chain([("carrier".to_owned(), "1".to_owned())])
+        .collect();
+    let attrs: Vec<(&str, &str)> = attrs
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    Sysfs::write(&s.net().join("usb0"), &attrs);
+    assert_eq!(
+        state_text(&s.net(), "usb0", "board"),
+        "usb0 (board): carrier 1, rx 2 packets (4 errors, 6 dropped), tx 3 (5, 7)"
+    );
+    // A down interface has no readable carrier; a vanished one no counters either.
+    std::fs::remove_file(s.net().join("usb0/carrier")).unwrap();
+    assert!(
+        state_text(&s.net(), "usb0", "board").starts_with("usb0 (board): carrier unknown, rx 2")
+    );
+    let gone = state_text(&s.net(), "usb9", "board");
+    assert!(
+        gone.starts_with("usb9 (board): carrier unknown, no counters (")
+            && gone.contains("rx_bytes"),
+        "{gone}"
+    );
+    assert_eq!(
+        namespace_state_text(PROC_NET_DEV, "usb1", "host side"),
+        "usb1 (host side): rx 0 packets (0 errors, 0 dropped), tx 10 (0, 7)"
+    );
+    assert_eq!(
+        namespace_state_text(PROC_NET_DEV, "usb2", "host side"),
+        "usb2 is not in the host side's namespace"
+    );
+    assert_eq!(
+        namespace_state_text("", "usb1", "host side"),
+        "usb1 is not in the host side's namespace"
+    );
+}

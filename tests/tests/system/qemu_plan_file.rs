@@ -254,7 +254,8 @@ fn a_card_runs_the_plan_written_onto_it_and_reports_a_broken_one() {
         .collect();
     // The only error: `card-again`, the card's ext4 partition by label, refused by PID 1
     // by device number before anything was written, naming both targets.
-    assert_eq!(errors.len(), 1, "{errors:?}");
+    // Every event on failure: a gadget link's warnings say what each end saw.
+    assert_eq!(errors.len(), 1, "{:?}", r.events);
     assert_eq!(errors[0].step, "target.card-again", "{errors:?}");
     assert!(
         errors[0].message.starts_with(

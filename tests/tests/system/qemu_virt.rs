@@ -40,6 +40,15 @@ fn virt_gadget_links_dhcp_and_network_tests() {
         "{errors:?}"
     );
 
+    // Each function's host-side interface left with its gadget (gone from the host
+    // side's namespace, then from PID 1's) before the next function bound the UDC.
+    let lingering: Vec<_> = r
+        .events
+        .iter()
+        .filter(|e| e.step.starts_with("gadget.") && e.step.ends_with(".teardown"))
+        .collect();
+    assert!(lingering.is_empty(), "{lingering:?}");
+
     // Every function came up, with its own /30 and a lease taken by the host side. A
     // retried function (the carrier race) appears twice; the last record counts.
     let tests = r.plan.network.tests.as_ref().unwrap();
