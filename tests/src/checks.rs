@@ -386,6 +386,10 @@ pub fn assert_memory(r: &RunResults, kernels: &[&str], cpus: u32, pages: &[&str]
         let want: Vec<u64> = (10..=26).map(|b| 1u64 << b).collect();
         assert_eq!(blocks, want, "latency blocks 1 KiB .. 64 MiB");
         assert!(t.baseline_ns.iter().all(|&n| n > 0));
+        // Each loop its own baseline (schema 1.12), one per repeat; reads in 16s.
+        assert_eq!(t.baseline_dual_ns.len(), t.baseline_ns.len());
+        assert!(t.baseline_dual_ns.iter().all(|&n| n > 0));
+        assert!(t.reads > 0 && t.reads % 16 == 0, "{} reads", t.reads);
         for row in &t.rows {
             assert!(
                 !row.single_ns.is_empty()

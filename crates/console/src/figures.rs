@@ -128,7 +128,7 @@ pub fn clock(c: &ClockCheck) -> Figure {
 }
 
 /// Per bandwidth test the best MB/s (tinymembench's figure) as
-/// `memory.<kernel>.cpu<N>|all<N>`, per latency row the ns over L1 (single chain) as
+/// `memory.<kernel>.cpu<N>|all<N>`, per latency row the ns over L1 (single read) as
 /// `memory.latency.<base|huge>.bs<bytes>`.
 pub fn memory(m: &MemoryResults) -> Vec<Figure> {
     let mut out = Vec::new();
@@ -369,6 +369,7 @@ mod tests {
                 core: 0,
                 reads: 1000,
                 baseline_ns: vec![4000],
+                baseline_dual_ns: vec![],
                 rows: vec![LatencyRow {
                     block_bytes: 64 << 20,
                     single_ns: vec![288_000],

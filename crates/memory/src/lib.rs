@@ -7,8 +7,8 @@
 //!   SSE2 streaming stores), each chosen by what the CPU reports at run time;
 //! - [`timing`]: a sample repeats a kernel, doubling the count, until it lasts the plan's
 //!   sample time (tinymembench's `bandwidth_bench_helper`); every sample kept;
-//! - [`latency`]: dependent reads along a random single-cycle permutation of a block's
-//!   cache lines, minus the same chase over one line (the L1 hit and the loop);
+//! - [`latency`]: tinymembench's dependent random byte reads (an LCG fed by each loaded
+//!   byte), single and dual, minus the same loops over 2 bytes (the L1 hit, the loop);
 //! - [`mhz`]: the CPU clock from two dependent-add loops (wtarreau/mhz's method);
 //! - [`sizing`]: buffer sizes from the last-level cache and MemTotal;
 //! - [`cpu`]: what `/proc/cpuinfo`, sysfs and AT_HWCAP say about the CPU;

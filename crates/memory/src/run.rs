@@ -12,7 +12,7 @@ use benchboot_results::memory::{
 };
 
 use crate::kernels::{self, Buffer, Kernel, DST_OFFSET, FILL_BYTE, SRC_OFFSET};
-use crate::latency::{self, Rng, SLOT};
+use crate::latency::{self, Rng};
 use crate::timing::{self, Monotonic};
 use crate::{cpu, mhz, sizing};
 
@@ -287,69 +287,74 @@ fn all_cores(
     }
 }
 
-/// The latency table over blocks 1 KiB .. `max` on CPU `core` (this thread, pinned).
+/// The latency table over blocks 1 KiB .. `max` on CPU `core` (this thread, pinned),
+/// as tinymembench's `latency_bench`: one zeroed buffer of `max` bytes, 2 MiB-aligned
+/// (tinymembench: 4 MiB, posix_memalign), advised before its pages are first written;
+/// the baselines over its first 2 bytes; each row's repeats at random offsets aligned to
+/// the block's size.
 fn latency_table(
     plan: &MemoryPlan,
     max: u64,
     pages: Pages,
     core: u32,
 ) -> Result<LatencyTable, String> {
-    const WORD: usize = std::mem::size_of::<usize>();
     const HUGE: usize = 2 << 20;
-    let words = max as usize / WORD;
-    let mut storage = vec![0usize; words + HUGE / WORD];
+    let len = max as usize;
+    let mut storage: Vec<u8> = Vec::with_capacity(len + HUGE);
     let skip = storage.as_ptr().align_offset(HUGE);
-    let buf = &mut storage[skip..skip + words];
-    advise(buf, pages == Pages::Huge)?;
+    advise(
+        &mut storage.spare_capacity_mut()[skip..skip + len],
+        pages == Pages::Huge,
+    )?;
+    // Written, not just allocated: an untouched page reads as the shared zero page.
+    storage.resize(len + HUGE, 0);
+    let buf = std::hint::black_box(&storage[skip..skip + len]);
     let mut rng = Rng::new(0x1a7e_5eed ^ u64::from(core));
-    let reads = plan.latency_reads.max(8);
+    let reads = (plan.latency_reads.max(16) / 16) * 16;
     let repeats = plan.latency_repeats.max(1);
     let time = |f: &mut dyn FnMut()| {
         let t0 = crate::now_ns();
         f();
         crate::now_ns().saturating_sub(t0).max(1)
     };
-    // The baseline: one slot pointing at itself, an L1 hit every time.
-    buf[0] = 0;
-    let baseline_ns = (0..repeats)
-        .map(|_| {
-            time(&mut || {
-                latency::chase(&buf[..SLOT / WORD], 0, reads);
-            })
-        })
-        .collect();
+    let mut baseline_ns = Vec::new();
+    let mut baseline_dual_ns = Vec::new();
+    for _ in 0..repeats {
+        baseline_ns.push(time(&mut || {
+            latency::random_read(buf, reads, 1);
+        }));
+        baseline_dual_ns.push(time(&mut || {
+            latency::random_dual_read(buf, reads, 1);
+        }));
+    }
     let mut rows = Vec::new();
-    let mut block = 1024u64;
-    while block <= max {
-        let block_words = block as usize / WORD;
+    let mut nbits = 10;
+    while 1u64 << nbits <= max {
+        let block = 1usize << nbits;
         let mut row = LatencyRow {
-            block_bytes: block,
+            block_bytes: block as u64,
             single_ns: Vec::new(),
             dual_ns: Vec::new(),
         };
         for _ in 0..repeats {
-            let slots_free = (words - block_words) / (SLOT / WORD);
-            let at = rng.below(slots_free + 1) * (SLOT / WORD);
-            let sub = &mut buf[at..at + block_words];
-            let start = latency::lay_chain(sub, &mut rng);
-            let lap = (block as usize / SLOT) as u64;
-            latency::chase(sub, start, lap.min(reads));
+            let at = rng.below(len / block) * block;
+            let sub = &buf[at..at + block];
             row.single_ns.push(time(&mut || {
-                latency::chase(sub, start, reads);
+                latency::random_read(sub, reads, nbits);
             }));
-            let other = latency::half_lap(sub, start);
             row.dual_ns.push(time(&mut || {
-                latency::chase_two(sub, start, other, reads);
+                latency::random_dual_read(sub, reads, nbits);
             }));
         }
         rows.push(row);
-        block *= 2;
+        nbits += 1;
     }
     Ok(LatencyTable {
         pages,
         core,
         reads,
         baseline_ns,
+        baseline_dual_ns,
         rows,
     })
 }
@@ -357,7 +362,7 @@ fn latency_table(
 /// `madvise(MADV_HUGEPAGE)` (or `MADV_NOHUGEPAGE` for the base-page table, as
 /// tinymembench: with THP `always` the kernel would otherwise use huge pages anyway) over
 /// the buffer, before its pages are first touched.
-fn advise(buf: &mut [usize], huge: bool) -> Result<(), String> {
+fn advise(buf: &mut [std::mem::MaybeUninit<u8>], huge: bool) -> Result<(), String> {
     #[cfg(not(target_os = "linux"))]
     {
         // Base pages are all there is; huge pages are Linux's THP.
@@ -383,8 +388,9 @@ fn advise(buf: &mut [usize], huge: bool) -> Result<(), String> {
         } else {
             Advice::LinuxNoHugepage
         };
-        // SAFETY: the range lies inside `buf`, which this function borrows mutably; the
-        // advice changes only how the kernel backs the pages, never their contents.
+        // SAFETY: the range lies inside `buf` (a vector's unwritten capacity), which this
+        // function borrows mutably; the advice changes only how the kernel backs the
+        // pages, never their contents.
         let r = unsafe { rustix::mm::madvise(aligned as *mut _, end - aligned, advice) };
         match (r, huge) {
             (Ok(()), _) => Ok(()),

@@ -141,27 +141,35 @@ pub enum Pages {
     Huge,
 }
 
-/// Dependent random reads over blocks 1 KiB ... the largest, on one CPU.
+/// Dependent random reads over blocks 1 KiB ... the largest, on one CPU: tinymembench's
+/// `random_read_test` and `random_dual_read_test` (crates/memory/src/latency.rs).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencyTable {
     pub pages: Pages,
     pub core: u32,
-    /// Reads per repeat (each row and the baseline).
+    /// Reads (dual: steps) per repeat, each row and the baselines; a multiple of 16.
     pub reads: u64,
-    /// The chain over one cache line (always an L1 hit): the loop and L1 load cost,
-    /// subtracted from every row. ns per repeat.
+    /// The single-read loop over a 2-byte block (always an L1 hit): the loop's, the
+    /// LCG's and the L1 load's cost, subtracted from every row's single figure. ns per
+    /// repeat.
     pub baseline_ns: Vec<u64>,
+    /// The dual-read loop over the same 2 bytes, subtracted from the dual figures (its
+    /// LCG does five draws a step, not three). ns per repeat. Schema 1.12; empty in older
+    /// documents, whose dual figures used `baseline_ns`.
+    #[serde(default)]
+    pub baseline_dual_ns: Vec<u64>,
     pub rows: Vec<LatencyRow>,
 }
 
-/// One block size: ns of each repeat (each at another random offset and chain).
+/// One block size: ns of each repeat (each at another random offset in the buffer,
+/// aligned to the block's size).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LatencyRow {
     pub block_bytes: u64,
-    /// One chain: `reads` dependent loads.
+    /// `reads` dependent byte reads at random addresses of the block.
     pub single_ns: Vec<u64>,
-    /// Two independent chains interleaved: `reads` steps, each one load per chain; the
-    /// time per step over the single chain's shows the memory-level parallelism.
+    /// `reads` steps of two independent reads each (the step waits for both); the time
+    /// per step over the single read's shows the memory-level parallelism.
     pub dual_ns: Vec<u64>,
 }
 
@@ -171,13 +179,20 @@ impl LatencyTable {
         per_read(&self.baseline_ns, self.reads)
     }
 
-    /// (single, dual) ns per read over the L1 baseline, as tinymembench prints them:
-    /// the fastest repeat minus the fastest baseline, floored at 0.
+    /// (single, dual) ns per read (dual: per step) over the L1 baselines, as
+    /// tinymembench prints them: the fastest repeat minus the fastest baseline of its
+    /// loop (dual: `baseline_dual_ns`, or `baseline_ns` in a document without it),
+    /// floored at 0.
     pub fn extra_ns(&self, row: &LatencyRow) -> Option<(f64, f64)> {
         let base = self.baseline_per_read()?;
+        let dual_base = if self.baseline_dual_ns.is_empty() {
+            base
+        } else {
+            per_read(&self.baseline_dual_ns, self.reads)?
+        };
         let s = per_read(&row.single_ns, self.reads)?;
         let d = per_read(&row.dual_ns, self.reads)?;
-        Some(((s - base).max(0.0), (d - base).max(0.0)))
+        Some(((s - base).max(0.0), (d - dual_base).max(0.0)))
     }
 }
 
@@ -296,6 +311,7 @@ mod tests {
             core: 0,
             reads: 1000,
             baseline_ns: vec![5000, 4000],
+            baseline_dual_ns: vec![],
             rows: vec![LatencyRow {
                 block_bytes: 64 << 20,
                 single_ns: vec![300_000, 284_000],
@@ -303,7 +319,14 @@ mod tests {
             }],
         };
         assert_eq!(t.baseline_per_read(), Some(4.0));
+        // A 1.11 document: the dual figures over the single baseline.
         assert_eq!(t.extra_ns(&t.rows[0]), Some((280.0, 146.0)));
+        // 1.12: the dual loop's own baseline.
+        let t = LatencyTable {
+            baseline_dual_ns: vec![9000, 7000, 8000],
+            ..t
+        };
+        assert_eq!(t.extra_ns(&t.rows[0]), Some((280.0, 143.0)));
         let fast = LatencyRow {
             block_bytes: 1024,
             single_ns: vec![3000],

@@ -186,9 +186,10 @@ pub fn latency_grid(t: &LatencyTable) -> Grid {
 fn latency_how(t: &LatencyTable) -> String {
     let repeats = t.baseline_ns.len();
     format!(
-        "L1 baseline (the chain over one 64 B line, always a hit): {} ns/read, subtracted \
-         from every row; {} dependent reads per repeat, fastest of {repeats} repeat(s) at \
-         random offsets; dual = two chains interleaved, ns per step",
+        "L1 baseline (the same loop over 2 bytes, always a hit): {} ns/read, subtracted \
+         from every row; {} dependent random byte reads per repeat (tinymembench's LCG), \
+         fastest of {repeats} repeat(s) at random offsets; dual = two reads a step, ns per \
+         step, over its own baseline",
         t.baseline_per_read()
             .map_or("—".into(), |b| format!("{b:.1}")),
         crate::units::grouped(t.reads)

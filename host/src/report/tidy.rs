@@ -158,8 +158,8 @@ pub struct TidyRow {
     /// Memory latency: dependent reads per repeat.
     #[serde(default)]
     pub reads: Option<u64>,
-    /// Memory latency: ns per read over the L1 baseline of the fastest repeat, one chain
-    /// and two interleaved (tinymembench's single / dual random read).
+    /// Memory latency: ns per read over the L1 baseline of the fastest repeat, single and
+    /// dual (tinymembench's single / dual random read).
     #[serde(default)]
     pub latency_single_ns: Option<f64>,
     #[serde(default)]

@@ -82,6 +82,7 @@ pub(crate) fn memory() -> MemoryResults {
                 core: 0,
                 reads: 1000,
                 baseline_ns: vec![5000, 4000],
+                baseline_dual_ns: vec![],
                 rows: vec![
                     LatencyRow {
                         block_bytes: 1 << 10,
@@ -100,6 +101,7 @@ pub(crate) fn memory() -> MemoryResults {
                 core: 0,
                 reads: 1000,
                 baseline_ns: vec![4000],
+                baseline_dual_ns: vec![],
                 rows: vec![LatencyRow {
                     block_bytes: 64 << 20,
                     single_ns: vec![250_000],
@@ -237,8 +239,8 @@ fn the_section_has_the_cpu_facts_tables_per_page_kind_and_skips() {
         "the best of 5 sample(s) of at least 500 ms each",
         "Latency, base pages (4 KiB), CPU 0: ns per read over L1\n",
         "Latency, huge pages (transparent), CPU 0: ns per read over L1\n",
-        "L1 baseline (the chain over one 64 B line, always a hit): 4.0 ns/read",
-        "1,000 dependent reads per repeat, fastest of 2 repeat(s)",
+        "L1 baseline (the same loop over 2 bytes, always a hit): 4.0 ns/read",
+        "1,000 dependent random byte reads per repeat (tinymembench's LCG), fastest of 2 repeat(s)",
         "- kernel skipped: neon-vld1-vst1: no neon (AT_HWCAP lacks it)\n",
         "- not run: latency with huge pages: THP is `never`\n",
         "- PROBLEM: libc-memcpy: byte 7 of the destination is wrong\n",
