@@ -33,7 +33,7 @@ pub struct MemoryArgs {
     /// Largest latency block, MiB (a power of two; tables run 1 KiB ... this).
     #[arg(long, default_value_t = MemoryPlan::HARDWARE.latency_max_bytes >> 20)]
     pub latency_max_mib: u64,
-    /// Dependent reads per latency repeat.
+    /// Dependent reads per latency repeat (rounded down to a multiple of 16, at least 16).
     #[arg(long, default_value_t = MemoryPlan::HARDWARE.latency_reads)]
     pub latency_reads: u64,
     /// Skip the latency table with transparent huge pages.

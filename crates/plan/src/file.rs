@@ -61,7 +61,7 @@ pub struct MemorySection {
     pub samples: Option<Count>,
     /// Largest latency block, a power of two from 1 KiB (tinymembench: 64 MiB).
     pub latency_max: Option<Spanned<Bytes>>,
-    /// Dependent reads per latency repeat.
+    /// Dependent reads per latency repeat (rounded down to a multiple of 16, at least 16).
     pub latency_reads: Option<Count>,
     /// Repeats per latency block; the fastest counts.
     pub latency_repeats: Option<Count>,

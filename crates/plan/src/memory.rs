@@ -16,9 +16,10 @@ pub struct MemoryPlan {
     /// Largest latency block, bytes (a power of two; tinymembench: 64 MiB); the buffers
     /// may be made smaller on a board with little memory (the results say so).
     pub latency_max_bytes: u64,
-    /// Dependent reads per latency repeat (tinymembench: 10,000,000).
+    /// Dependent reads per latency repeat (tinymembench: 10,000,000); the engine rounds it
+    /// down to a multiple of 16, at least 16 (its loops read 16 at a time).
     pub latency_reads: u64,
-    /// Repeats per block size, each at another random offset and chain; the fastest
+    /// Repeats per block size, each at another random offset; the fastest
     /// counts (tinymembench: up to 3 by default).
     pub latency_repeats: u32,
     /// Also run the latency table with transparent huge pages where the kernel has them.
