@@ -684,12 +684,15 @@ fn memory(
     }
     if let Some(v) = &m.latency_max {
         let bytes = v.get_ref().0;
-        if bytes < 1024 || !bytes.is_power_of_two() {
+        // tinymembench's LCG draws 31-bit addresses (crates/memory/src/latency.rs).
+        if bytes < 1024 || !bytes.is_power_of_two() || bytes > 1 << 31 {
             let span = own.and_then(|o| o.latency_max.as_ref()).map(Spanned::span);
             return Err((
                 "latency-max",
                 span,
-                format!("{bytes} B is not a power of two from 1 KiB; write e.g. \"64 MiB\""),
+                format!(
+                    "{bytes} B is not a power of two from 1 KiB to 2 GiB; write e.g. \"64 MiB\""
+                ),
             ));
         }
         p.latency_max_bytes = bytes;

@@ -491,6 +491,10 @@ fn the_memory_step_is_on_by_default_tuned_by_memory_and_off_with_enabled_false()
     let e = run("[memory]\nlatency-max = \"3 MiB\"\n").unwrap_err();
     assert_eq!((e.line, e.key.as_str()), (Some(2), "memory.latency-max"));
     assert!(e.message.contains("not a power of two from 1 KiB"), "{e}");
+    // The latency loops' addresses are 31 bits: 2 GiB is the largest block.
+    assert!(run("[memory]\nlatency-max = \"2 GiB\"\n").is_ok());
+    let e = run("[memory]\nlatency-max = \"4 GiB\"\n").unwrap_err();
+    assert!(e.message.contains("to 2 GiB"), "{e}");
     let e = run("[memory]\nsampel = \"1 s\"\n").unwrap_err();
     assert!(e.to_string().contains("sampel"), "{e}");
 }
