@@ -138,8 +138,30 @@ mod tests {
         let bin = dir.join("bin");
         std::fs::create_dir_all(&bin).unwrap();
         let path = bin.join(name);
-        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::write(
+            &path,
+            format!("#!/bin/sh\n[ -n \"$BB_PROBE\" ] && exit 0\n{body}\n"),
+        )
+        .unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // A fork in another test thread can hold the new file's writer descriptor until
+        // its own exec (ETXTBSY, fs/exec.c `deny_write_access`); once one exec succeeds,
+        // none is left.
+        for _ in 0..1000 {
+            match std::process::Command::new(&path)
+                .env("BB_PROBE", "1")
+                .status()
+            {
+                Err(e) if e.raw_os_error() == Some(26) => {
+                    std::thread::sleep(std::time::Duration::from_millis(10))
+                }
+                r => {
+                    r.unwrap();
+                    return;
+                }
+            }
+        }
+        panic!("{} stayed busy (ETXTBSY) for 10 s", path.display());
     }
 
     fn step(id: &str, args: &[&str], time_limit_ms: u64) -> CommandStep {

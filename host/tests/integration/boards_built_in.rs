@@ -61,6 +61,7 @@ fn run_without_checkout(args: &[&str]) -> (Output, tempfile::TempDir) {
         root.display()
     );
     std::fs::copy(env!("CARGO_BIN_EXE_benchboot"), tmp.join("benchboot")).unwrap();
+    crate::wait_until_executable(Command::new(tmp.join("benchboot")).arg("--version"));
     let script = r#"root="$1"; here="$2"; shift 2
 mount -t tmpfs benchboot-no-checkout "$root" || exit 97
 test -e "$root/boards" && exit 98

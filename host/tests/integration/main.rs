@@ -54,3 +54,26 @@ pub fn env_lock() -> std::sync::MutexGuard<'static, ()> {
     ENV.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
+
+/// Waits until `cmd` (a file this test just wrote and made executable) can be executed,
+/// running it once; panics on any other error, or after 10 s.
+///
+/// A test thread's fork can inherit the writer's descriptor of the new file for the
+/// moment until its own `exec`; meanwhile `execve` of the file fails with ETXTBSY
+/// (fs/exec.c `deny_write_access`). Once one exec succeeds no descriptor is left: only a
+/// fork made before this test closed its file could hold one. `cmd` must do nothing
+/// harmful (`--version`, or a script's probe variable).
+#[cfg(unix)]
+pub fn wait_until_executable(cmd: &mut std::process::Command) {
+    const ETXTBSY: i32 = 26;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        match cmd.output() {
+            Ok(_) => return,
+            Err(e) if e.raw_os_error() == Some(ETXTBSY) && std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(10))
+            }
+            Err(e) => panic!("{cmd:?}: {e}"),
+        }
+    }
+}

@@ -32,14 +32,7 @@ fn fake_nmcli(dir: &Path, devices: &str) -> PathBuf {
     let path = dir.join("nmcli");
     std::fs::write(&path, script).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    // A fork in another test thread may hold the new file open for a moment (ETXTBSY).
-    for _ in 0..100 {
-        match Command::new(&path).env("BB_PROBE", "1").status() {
-            Ok(_) => break,
-            Err(e) if e.raw_os_error() == Some(26) => std::thread::sleep(Duration::from_millis(10)),
-            Err(e) => panic!("{e}"),
-        }
-    }
+    crate::wait_until_executable(Command::new(&path).env("BB_PROBE", "1"));
     log
 }
 
