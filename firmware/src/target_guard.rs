@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 
 use benchboot_plan::boot_disk::{partition_path, remap_device};
 use benchboot_plan::guard::{
-    board_refusal, parse_mountinfo, Card, DevNum, Mount, Seen, BOOT_PARTITION, RESULTS_PARTITION,
+    board_refusal, parse_mountinfo, Card, DevNum, Mount, Seen, BOOT_PARTITION, JOURNAL_PARTITION,
+    RESULTS_PARTITION,
 };
 use benchboot_plan::{Filesystem, ImageFacts, StorageTarget, IMAGE_FACTS_PATH};
 
@@ -101,6 +102,7 @@ pub fn card(
         whole: sys.number_of(name)?,
         boot: part(BOOT_PARTITION),
         results: part(RESULTS_PARTITION),
+        journal: part(JOURNAL_PARTITION),
         own_raw,
     })
 }

@@ -99,6 +99,7 @@ pub fn host_plan(storage: StoragePlan, memory: Option<MemoryPlan>) -> Plan {
         results: ResultsTarget {
             device: "/dev/null".into(),
             file: "results.json".into(),
+            journal: None,
         },
         storage,
         network: NetworkPlan {

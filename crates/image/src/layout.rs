@@ -3,7 +3,10 @@
 //! ```text
 //! 0 ─ 4 MiB    MBR + gap (room for boot blobs; SD erase blocks are 4 MiB)
 //! p1           FAT32 boot: firmware, kernel, DTB, initramfs, config.txt, cmdline.txt
-//! p2           FAT results partition (results.json)
+//! p2           FAT results partition (results.json, runs/): the copy any computer opens
+//! p4           the results journal (MBR type 0xda, no filesystem): PID 1's power-cut-safe
+//!              record of every save (crates/journal); after p2 on the card, though
+//!              numbered after the extended partition
 //! p3           extended partition, holding one logical partition per test filesystem:
 //!   p5..       ext2, ext3, ext4, vfat, raw (each after its 1 MiB-aligned EBR)
 //! ```
@@ -31,6 +34,8 @@ pub const TYPE_NON_FS_DATA: u8 = 0xda;
 pub enum Role {
     Boot,
     Results,
+    /// The results journal (crates/journal): raw, written only by PID 1.
+    Journal,
     Test(Filesystem),
 }
 
@@ -61,6 +66,8 @@ pub struct Spec {
     pub boot_start_mib: u32,
     pub boot_mib: u32,
     pub results_mib: u32,
+    /// The results journal (p4); 0: none. At least 1 MiB otherwise.
+    pub journal_mib: u32,
     /// Per test filesystem, including its 1 MiB EBR slot.
     pub test_slot_mib: u32,
     pub tests: Vec<Filesystem>,
@@ -73,6 +80,9 @@ impl Default for Spec {
             boot_start_mib: 4,
             boot_mib: 64,
             results_mib: 32,
+            // A QEMU run's record is ~8-20 KiB (a deflated document in 4 KiB blocks) and
+            // a run saves ~200 times: 16 MiB holds several whole runs.
+            journal_mib: 16,
             test_slot_mib: 97,
             tests: [Filesystem::ALL.as_slice(), &[Filesystem::Raw]].concat(),
         }
@@ -130,15 +140,25 @@ pub fn plan(spec: &Spec) -> Result<Layout> {
         sectors: mib(spec.results_mib),
         mbr_type: TYPE_FAT32_LBA,
     };
-    let ext_start = results.start_lba + results.sectors;
+    let mut parts = vec![boot, results];
+    let mut ext_start = results.start_lba + results.sectors;
+    if spec.journal_mib > 0 {
+        parts.push(Part {
+            number: benchboot_journal::PARTITION,
+            role: Role::Journal,
+            start_lba: ext_start,
+            sectors: mib(spec.journal_mib),
+            mbr_type: benchboot_journal::MBR_TYPE,
+        });
+        ext_start += mib(spec.journal_mib);
+    }
     let disk_sectors = mib(spec.disk_mib);
     ensure!(
         ext_start < disk_sectors,
-        "boot + results partitions do not fit in {} MiB",
+        "boot, results and journal partitions do not fit in {} MiB",
         spec.disk_mib
     );
     let extended = (ext_start, disk_sectors - ext_start);
-    let mut parts = vec![boot, results];
     let mut slots = Vec::new();
     let mut slot = ext_start;
     for (i, fs) in spec.tests.iter().enumerate() {
@@ -212,7 +232,14 @@ mod tests {
         let l = plan(&Spec::default()).unwrap();
         assert_eq!(l.disk_bytes, 1024 << 20);
         let numbers: Vec<u8> = l.parts.iter().map(|p| p.number).collect();
-        assert_eq!(numbers, [1, 2, 5, 6, 7, 8, 9]);
+        assert_eq!(numbers, [1, 2, 4, 5, 6, 7, 8, 9]);
+        // The journal sits between the results partition and the extended one.
+        let j = l.part(Role::Journal).unwrap();
+        assert_eq!(
+            (j.offset_bytes(), j.size_bytes(), j.mbr_type),
+            (100 << 20, 16 << 20, 0xda)
+        );
+        assert_eq!(l.extended.0, 116 * 2048);
         assert_eq!(
             l.part(Role::Test(Filesystem::Raw)).unwrap().mbr_type,
             TYPE_NON_FS_DATA
@@ -224,6 +251,13 @@ mod tests {
         );
         let ext4 = l.part(Role::Test(Filesystem::Ext4)).unwrap();
         assert_eq!(ext4.number, 7);
+        let without = plan(&Spec {
+            journal_mib: 0,
+            ..Spec::default()
+        })
+        .unwrap();
+        assert_eq!(without.part(Role::Journal), None);
+        assert_eq!(without.extended.0, 100 * 2048);
         assert_eq!(ext4.size_bytes(), 96 << 20);
         assert_eq!(
             l.part(Role::Test(Filesystem::Vfat)).unwrap().mbr_type,

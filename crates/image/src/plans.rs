@@ -62,6 +62,9 @@ pub fn base(board: &Board, layout: &Layout, modules: Vec<String>, emulated: bool
         results: ResultsTarget {
             device: partition_device(&board.disk, results),
             file: "results.json".into(),
+            journal: layout
+                .part(Role::Journal)
+                .map(|p| partition_device(&board.disk, p.number)),
         },
         storage: StoragePlan {
             targets,

@@ -175,6 +175,9 @@ impl Plan {
             }
         };
         moved(&mut p.results.device);
+        if let Some(j) = &mut p.results.journal {
+            moved(j);
+        }
         for t in &mut p.storage.targets {
             moved(&mut t.device);
         }
@@ -329,6 +332,7 @@ mod tests {
         });
         let moved = plan.on_boot_disk("mmcblk0", "mmcblk1");
         assert_eq!(moved.results.device, "/dev/mmcblk1p2");
+        assert_eq!(moved.results.journal.as_deref(), Some("/dev/mmcblk1p4"));
         let devices: Vec<&str> = moved
             .storage
             .targets
@@ -342,13 +346,14 @@ mod tests {
         );
         // Nothing else changes.
         let mut back = moved.clone();
-        back.results.device = plan.results.device.clone();
+        back.results = plan.results.clone();
         back.storage = plan.storage.clone();
         assert_eq!(back, plan);
 
         // The card found as a USB disk (a card reader): sda, no `p`.
         let on_sda = plan.on_boot_disk("mmcblk0", "sda");
         assert_eq!(on_sda.results.device, "/dev/sda2");
+        assert_eq!(on_sda.results.journal.as_deref(), Some("/dev/sda4"));
         assert_eq!(on_sda.storage.targets[0].device, "/dev/sda7");
         // Found where it was built for: the same plan.
         assert_eq!(plan.on_boot_disk("mmcblk0", "mmcblk0"), plan);

@@ -4,8 +4,8 @@
 //! Two checks, one rule set:
 //! - on the host (`plan check`, `plan write`, the image build), by name: a path is
 //!   normalised lexically ([`normalise_path`]) and compared with the nominal boot disk,
-//!   its boot partition (p1, label [`BOOT_LABEL`]) and results partition (p2, label
-//!   [`RESULTS_LABEL`]), and with the other targets ([`host_problem`], [`same_place`]);
+//!   its boot partition (p1, label [`BOOT_LABEL`]), results partition (p2, label
+//!   [`RESULTS_LABEL`]) and results journal (p4), and with the other targets ([`host_problem`], [`same_place`]);
 //! - on the board, by device identity, before anything is written
 //!   ([`board_refusal`]): PID 1 stats every target (following symlinks) to its device
 //!   number, finds its whole disk in sysfs, and compares those numbers with the boot
@@ -25,6 +25,9 @@ pub const BOOT_PARTITION: u32 = 1;
 /// Partition number of the results partition (crates/image/src/layout.rs,
 /// `benchboot_card::RESULTS_PARTITION`).
 pub const RESULTS_PARTITION: u32 = 2;
+/// Partition number of the results journal (crates/image/src/layout.rs,
+/// `benchboot_journal::PARTITION`): no filesystem, written only by PID 1.
+pub const JOURNAL_PARTITION: u32 = 4;
 /// FAT volume label of the boot partition (xtask/src/image/render.rs formats it so).
 pub const BOOT_LABEL: &str = "BOOT";
 /// FAT volume label of the results partition (`benchboot_card::RESULTS_LABEL`).
@@ -129,6 +132,11 @@ pub fn host_problem(device: &str, filesystem: Filesystem, boot_disk: &str) -> Op
                      {RESULTS_LABEL}): test files would fill the partition the results \
                      are saved on; {fix}"
                 ))
+            } else if n == part(JOURNAL_PARTITION) {
+                Some(format!(
+                    "`{shown}`{spelled} is the card's results journal (p4): it holds no \
+                     filesystem, and a test would overwrite the saved results; {fix}"
+                ))
             } else {
                 None
             }
@@ -195,6 +203,8 @@ pub struct Card {
     pub boot: Option<DevNum>,
     /// Its results partition (p2, the plan's `results.device`), when found.
     pub results: Option<DevNum>,
+    /// Its results journal (p4, the plan's `results.journal`), when found.
+    pub journal: Option<DevNum>,
     /// The image's own raw test partitions on it (`storage.card = ["raw"]`): the only
     /// parts of the card written raw.
     pub own_raw: Vec<DevNum>,
@@ -242,6 +252,7 @@ pub fn board_refusal(
     let dev = seen.dev;
     let c = &card.name;
     let never = "benchboot never writes the card outside its test partitions";
+    let dev_is = |d: Option<DevNum>| d == Some(dev);
     if dev == card.whole {
         return Some(format!(
             "device {dev} is {c}, the boot card's whole disk (found by its disk \
@@ -252,6 +263,12 @@ pub fn board_refusal(
         return Some(format!(
             "device {dev} is the boot card's boot partition ({c} p{BOOT_PARTITION}, \
              {BOOT_LABEL}); {never}"
+        ));
+    }
+    if dev_is(card.journal) {
+        return Some(format!(
+            "device {dev} is the boot card's results journal ({c} \
+             p{JOURNAL_PARTITION}); {never}"
         ));
     }
     if Some(dev) == card.results {

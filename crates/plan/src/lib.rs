@@ -184,6 +184,10 @@ pub struct ResultsTarget {
     pub device: String,
     /// File name on that partition.
     pub file: String,
+    /// The results journal's block device (`/dev/mmcblk0p4`, crates/journal), written
+    /// before the FAT copy at every save; `None`: an image without one.
+    #[serde(default)]
+    pub journal: Option<String>,
 }
 
 /// The storage plan: the sweep (every target × mode × block size, write then read), then
@@ -513,6 +517,7 @@ impl Plan {
             results: ResultsTarget {
                 device: "/dev/mmcblk0p2".into(),
                 file: "results.json".into(),
+                journal: Some("/dev/mmcblk0p4".into()),
             },
             storage: StoragePlan {
                 targets: vec![StorageTarget {

@@ -23,7 +23,7 @@ fn fake_sysfs(root: &Path) -> (PathBuf, PathBuf) {
     };
     let mmc = devices.join("platform/mmc0/mmcblk0");
     add(&mmc, "mmcblk0", "179:0", None);
-    for (n, minor) in [(1, 1), (2, 2), (5, 5), (9, 9)] {
+    for (n, minor) in [(1, 1), (2, 2), (4, 4), (5, 5), (9, 9)] {
         add(
             &mmc.join(format!("mmcblk0p{n}")),
             &format!("mmcblk0p{n}"),
@@ -79,6 +79,7 @@ fn whole_disks_and_the_card_come_from_sysfs() {
             whole: dn(179, 0),
             boot: Some(dn(179, 1)),
             results: Some(dn(179, 2)),
+            journal: Some(dn(179, 4)),
             own_raw: vec![dn(179, 9)],
         }
     );

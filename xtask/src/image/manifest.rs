@@ -156,6 +156,7 @@ pub(super) fn build(
                 role: match p.role {
                     Role::Boot => "boot".into(),
                     Role::Results => "results".into(),
+                    Role::Journal => "journal".into(),
                     Role::Test(fs) => format!("test-{}", fs.name()),
                 },
                 start_bytes: p.offset_bytes(),

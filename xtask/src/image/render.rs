@@ -45,8 +45,9 @@ pub fn render(path: &Path, layout: &Layout, contents: &Contents, stamp: &Stamp) 
             Role::Test(Filesystem::Vfat) => {
                 format_fat(&file, part, *b"VFAT       ", None, stamp)?;
             }
-            // The raw partition stays as it is: no filesystem (sparse zeros in the file).
-            Role::Test(Filesystem::Raw | Filesystem::Dir) => {}
+            // The raw partition and the journal stay as they are: no filesystem (sparse
+            // zeros in the file; a flash writes them, so no earlier record survives).
+            Role::Journal | Role::Test(Filesystem::Raw | Filesystem::Dir) => {}
             Role::Test(fs) => write_ext(&mut file, part, fs, stamp)?,
         }
     }

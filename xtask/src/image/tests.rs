@@ -63,6 +63,7 @@ fn folders_start_with_dot_and_dotdot_as_fsck_wants() {
         boot_start_mib: 4,
         boot_mib: 40,
         results_mib: 8,
+        journal_mib: 1,
         test_slot_mib: 8,
         tests: vec![Filesystem::Raw],
     };
@@ -124,6 +125,7 @@ fn render_small_image_and_read_back() {
         boot_start_mib: 4,
         boot_mib: 40,
         results_mib: 8,
+        journal_mib: 1,
         test_slot_mib: 8,
         tests: vec![Filesystem::Vfat],
     };
@@ -163,10 +165,17 @@ fn render_small_image_and_read_back() {
     assert_eq!(mbr[1].starting_lba, boot.start_lba);
     assert_eq!(mbr[1].sys, layout::TYPE_FAT32_LBA);
     assert_eq!(mbr[3].sys, layout::TYPE_EXTENDED_LBA);
+    // The journal: p4, after the results partition, before the extended one.
+    let j = l.part(Role::Journal).unwrap();
+    assert_eq!(
+        (mbr[4].sys, mbr[4].starting_lba, mbr[4].sectors),
+        (0xda, j.start_lba, 2048)
+    );
+    assert_eq!(mbr[4].starting_lba + mbr[4].sectors, mbr[3].starting_lba);
     assert_eq!(mbr.logical_partitions.len(), 1);
     assert_eq!(
         mbr.logical_partitions[0].partition.starting_lba,
-        l.parts[2].start_lba
+        l.part(Role::Test(Filesystem::Vfat)).unwrap().start_lba
     );
 }
 
@@ -178,6 +187,7 @@ fn render_small(dir: &Path, name: &str, stamp: &Stamp) -> (PathBuf, Layout) {
         boot_start_mib: 4,
         boot_mib: 40,
         results_mib: 8,
+        journal_mib: 1,
         test_slot_mib: 8,
         tests: vec![Filesystem::Ext4, Filesystem::Vfat],
     };
@@ -323,6 +333,7 @@ fn small_card_passes_and_a_broken_blob_is_named() {
         boot_start_mib: 4,
         boot_mib: 34,
         results_mib: 8,
+        journal_mib: 1,
         test_slot_mib: 4,
         tests: vec![benchboot_plan::Filesystem::Raw],
     };

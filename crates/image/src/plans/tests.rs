@@ -36,12 +36,14 @@ fn qemu_plan_targets_every_test_partition() {
         ]
     );
     assert_eq!(p.results.device, "/dev/mmcblk0p2");
+    assert_eq!(p.results.journal.as_deref(), Some("/dev/mmcblk0p4"));
     let h = hardware(&board, &layout, vec![], &PlanText::standard()).unwrap();
     h.validate().unwrap();
     assert!(!h.emulated);
     assert_eq!(h.storage.block_sizes.len(), 18);
     // The byte cap must fit on a test partition.
-    assert!(h.storage.byte_cap < layout.parts[2].size_bytes());
+    let ext2 = layout.part(Role::Test(Filesystem::Ext2)).unwrap();
+    assert!(h.storage.byte_cap < ext2.size_bytes());
 }
 
 #[test]

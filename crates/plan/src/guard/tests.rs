@@ -71,7 +71,11 @@ fn the_host_refuses_the_card_by_any_spelling() {
                     let whole = format!("{a}dev{b}mmcblk0{tail}");
                     let e = problem(&whole, fs).unwrap_or_else(|| panic!("{whole}"));
                     assert!(e.contains("the disk the board boots from"), "{e}");
-                    for (n, what) in [(1, "boot partition"), (2, "results partition")] {
+                    for (n, what) in [
+                        (1, "boot partition"),
+                        (2, "results partition"),
+                        (4, "results journal (p4)"),
+                    ] {
                         let p = format!("{a}dev{b}mmcblk0p{n}{tail}");
                         let e = problem(&p, fs).unwrap_or_else(|| panic!("{p}"));
                         let want = if fs == Filesystem::Raw {
@@ -85,12 +89,12 @@ fn the_host_refuses_the_card_by_any_spelling() {
                             assert!(e.contains(&format!("(that is /dev/mmcblk0p{n})")), "{e}");
                         }
                     }
-                    refused += 3;
+                    refused += 4;
                 }
             }
         }
     }
-    assert_eq!(refused, 4 * 4 * 2 * 4 * 3);
+    assert_eq!(refused, 4 * 4 * 2 * 4 * 4);
     // Raw on any partition of the card; a filesystem on its test partitions is fine.
     assert!(problem("/dev/mmcblk0p9", Filesystem::Raw).is_some());
     assert_eq!(problem("/dev/mmcblk0p7", Filesystem::Ext4), None);
@@ -196,7 +200,8 @@ const fn dn(major: u32, minor: u32) -> DevNum {
     DevNum { major, minor }
 }
 
-/// A board: the card mmcblk0 (179:0; p1 179:1, p2 179:2, p5..p9 179:5..179:9, p9 the
+/// A board: the card mmcblk0 (179:0; p1 179:1, p2 179:2, p4 179:4 the journal,
+/// p5..p9 179:5..179:9, p9 the
 /// image's raw test partition), a USB disk sda (8:0; sda1 8:1, sda2 8:2), results
 /// mounted, sda2 mounted by someone.
 fn card() -> Card {
@@ -205,6 +210,7 @@ fn card() -> Card {
         whole: dn(179, 0),
         boot: Some(dn(179, 1)),
         results: Some(dn(179, 2)),
+        journal: Some(dn(179, 4)),
         own_raw: vec![dn(179, 9)],
     }
 }
@@ -256,7 +262,9 @@ fn the_board_refuses_the_card_by_identity() {
     let c = card();
     let m = mounts();
     // (device number, filesystem, refused with this in the message, or accepted).
-    let cases: [(DevNum, Filesystem, Option<&str>); 16] = [
+    let cases: [(DevNum, Filesystem, Option<&str>); 18] = [
+        (dn(179, 4), Raw, Some("results journal (mmcblk0 p4)")),
+        (dn(179, 4), Ext4, Some("results journal (mmcblk0 p4)")),
         (dn(179, 0), Raw, Some("the boot card's whole disk")),
         (dn(179, 0), Ext4, Some("the boot card's whole disk")),
         (dn(179, 1), Raw, Some("boot partition (mmcblk0 p1, BOOT)")),
@@ -322,6 +330,7 @@ fn the_board_rule_holds_over_every_device_and_filesystem() {
             let want = d == c.whole
                 || Some(d) == c.boot
                 || Some(d) == c.results
+                || Some(d) == c.journal
                 || (raw && on_card && !c.own_raw.contains(&d))
                 || m.iter()
                     .any(|x| x.seen.dev == d || (raw && x.seen.whole == d));
