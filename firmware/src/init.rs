@@ -20,6 +20,7 @@ use benchboot_results::{RunResults, Severity};
 use rustix::mount::MountFlags;
 
 use crate::console::{say, tell, READY};
+use crate::journal::Saved;
 use crate::wait::{idle_forever, wait_for};
 use crate::{census, device, faults, heart, http, sys, watchdog, worker};
 
@@ -89,7 +90,9 @@ pub fn run() -> ! {
     results.system.modules = device::modules(Path::new(device::PROC));
     // The card by its image's disk signature, not by the kernel's name for it.
     crate::boot_card::find(&plan, &mut results);
-    let results_ok = mount_results(&crate::boot_card::moved(&plan, &results), &mut results);
+    let on_card = crate::boot_card::moved(&plan, &results);
+    crate::journal::open(&on_card, &mut results);
+    let results_ok = mount_results(&on_card, &mut results);
     defmt::info!("results partition mounted: {=bool}", results_ok);
     if results_ok {
         keep_previous_run(&plan, &mut results);
@@ -373,8 +376,22 @@ fn persist(plan: &Plan, results: &mut RunResults, mounted: bool) {
         }
     }
     results.system.written_ns = sys::boottime_ns();
+    let json = results.to_json();
+    // The journal first (crates/journal): from its sync on, a cut loses nothing of this
+    // save, whatever then happens to the FAT copy.
+    let journaled = match crate::journal::append(&results.run_id, json.as_bytes()) {
+        Saved::Written(_) => true,
+        Saved::Absent => false,
+        Saved::Failed { error, new } => {
+            if new {
+                say(&format!("cannot append to the results journal: {error}"));
+                results.event("journal.write", Severity::Error, error);
+            }
+            false
+        }
+    };
+    let mut fat = false;
     if mounted {
-        let json = results.to_json();
         let dir = Path::new(RESULTS_MNT);
         let dst = dir.join(&plan.results.file);
         let write = |name: &str, bytes: &[u8]| -> std::io::Result<()> {
@@ -388,16 +405,28 @@ fn persist(plan: &Plan, results: &mut RunResults, mounted: bool) {
         };
         // The init's defmt log (firmware/src/log.rs), beside the results, the same way.
         if let Err(e) = write(crate::log::FILE, &crate::log::snapshot()) {
-            say(&format!("cannot write {}: {e}", crate::log::FILE));
-            results.event("log.write", Severity::Warning, e.to_string());
-        }
-        match write(&plan.results.file, json.as_bytes()) {
-            Ok(()) => say(&saved_line(results)),
-            Err(e) => {
-                say(&format!("cannot write {}: {e}", dst.display()));
-                results.event("results.write", Severity::Error, e.to_string());
+            if new_fat_error(crate::log::FILE, &e) {
+                say(&format!("cannot write {}: {e}", crate::log::FILE));
+                results.event("log.write", Severity::Warning, e.to_string());
             }
         }
+        match write(&plan.results.file, json.as_bytes()) {
+            Ok(()) => fat = true,
+            Err(e) if new_fat_error(&plan.results.file, &e) => {
+                say(&format!("cannot write {}: {e}", dst.display()));
+                // The FAT copy is the convenience copy when the journal holds the save.
+                let (severity, held) = if journaled {
+                    (Severity::Warning, "; the results journal holds every save")
+                } else {
+                    (Severity::Error, "")
+                };
+                results.event("results.write", severity, format!("{e}{held}"));
+            }
+            Err(_) => {}
+        }
+    }
+    if journaled || fat {
+        say(&saved_line(results));
     }
     if let Ok(mut g) = RECOVERY.try_lock() {
         match &mut *g {
@@ -409,6 +438,28 @@ fn persist(plan: &Plan, results: &mut RunResults, mounted: bool) {
                     results: results.clone(),
                 })
             }
+        }
+    }
+}
+
+/// True the first time writing FAT file `name` fails with this error (a read-only
+/// remount fails every save the same way: one event, not one per save).
+fn new_fat_error(name: &str, e: &std::io::Error) -> bool {
+    static LAST: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+    let text = e.to_string();
+    // try_lock: the panic hook saves too (see crate::journal::append).
+    let Ok(mut last) = LAST.try_lock() else {
+        return true;
+    };
+    match last.iter_mut().find(|(n, _)| n == name) {
+        Some((_, t)) if *t == text => false,
+        Some((_, t)) => {
+            *t = text;
+            true
+        }
+        None => {
+            last.push((name.to_owned(), text));
+            true
         }
     }
 }

@@ -26,6 +26,7 @@ pub mod heart;
 pub mod http;
 pub mod init;
 pub mod interrupts;
+pub mod journal;
 pub mod link;
 pub mod log;
 pub mod mailbox;
@@ -38,6 +39,8 @@ pub mod steps;
 #[allow(unsafe_code)]
 pub mod sys;
 pub mod target_guard;
+#[cfg(test)]
+mod test_loop;
 pub mod wait;
 pub mod watchdog;
 pub mod wifi;

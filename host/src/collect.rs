@@ -102,6 +102,9 @@ pub fn run(args: &CollectArgs) -> Result<()> {
     for w in warnings(&c.results) {
         eprintln!("warning: {}", escape_lines(&w));
     }
+    for n in &c.card {
+        eprintln!("card: {}", escape_lines(n));
+    }
     for e in &c.earlier {
         eprintln!("earlier boot: {}", escape_lines(e));
     }
@@ -170,8 +173,12 @@ pub struct Got {
     pub results: RunResults,
     /// The document's text, stored as it came.
     pub text: String,
-    /// `HOST:PORT`, or the card path (`/dev/sdb p2 (BBRESULTS)`, a folder's file).
+    /// `HOST:PORT`, or the card path (`/dev/sdb p2 (BBRESULTS)`, `/dev/sdb p4 (results
+    /// journal) record 88`, a folder's file).
     pub source: String,
+    /// From a card: what it found damaged or older, and which copy it used
+    /// ([`card::CardRead::notes`]).
+    pub notes: Vec<String>,
 }
 
 /// What [`collect`] did.
@@ -188,6 +195,9 @@ pub struct Collected {
     pub earlier: Vec<String>,
     /// From a LAVA log: how LAVA's stored results compare with the document.
     pub lava: Option<String>,
+    /// From a card: what it found damaged or older, and which copy it used (a FAT copy
+    /// unreadable, the run recovered from the results journal).
+    pub card: Vec<String>,
 }
 
 /// Collects one run: from the card when `from_card` is set, else over the network, then
@@ -259,6 +269,7 @@ pub fn collect(opts: &Options) -> Result<Collected> {
         db: store.db_path(),
         earlier,
         lava: lava_note,
+        card: got.notes,
     })
 }
 
@@ -322,6 +333,7 @@ pub fn from_network(addr: Option<&str>, timeout: Duration, progress: bool) -> Re
         results,
         text,
         source: addr,
+        notes: Vec::new(),
     })
 }
 
@@ -336,6 +348,7 @@ pub fn from_card(path: &Path) -> Result<Got> {
         results,
         text: read.text,
         source: read.source,
+        notes: read.notes,
     })
 }
 

@@ -97,6 +97,7 @@ fn rebuild(
             results,
             text,
             source: format!("{source} lines {}-{}", doc.lines.0, doc.lines.1),
+            notes: Vec::new(),
         },
         lava: checked,
     })

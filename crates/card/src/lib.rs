@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 pub mod disk_labels;
+pub mod journal;
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -56,19 +57,27 @@ impl Partition {
 pub struct CardRead {
     /// The results document, as stored.
     pub text: String,
-    /// Where it came from, e.g. `/dev/sdb p2 (BBRESULTS)` or `/media/me/BBRESULTS/results.json`.
+    /// Where it came from, e.g. `/dev/sdb p2 (BBRESULTS)`, `/dev/sdb p4 (results
+    /// journal) record 88` or `/media/me/BBRESULTS/results.json`.
     pub source: String,
+    /// What a person should know about the card: a damaged or older FAT copy, a run
+    /// recovered from the journal, torn records skipped. Empty for a healthy card.
+    pub notes: Vec<String>,
 }
 
 /// Reads the results document from `path`:
 /// - a folder (the mounted results partition): its `results.json`;
 /// - a file that starts with `{`: the results document itself;
-/// - anything else (block device, image file): the results partition found by
-///   [`find_results_partition`], read read-only.
+/// - anything else (block device, image file): the results journal (p4,
+///   [`journal::read`]) and the results partition found by [`find_results_partition`],
+///   both read read-only; the newer of the journal's newest record and the FAT copy
+///   ([`journal::pick`]), so a card whose FAT is damaged or zeroed still gives its last
+///   saved step.
 ///
 /// # Errors
-/// The path cannot be opened (the message says how to get read access), no results
-/// partition, or no `results.json` on it (the board has not written one yet).
+/// The path cannot be opened (the message says how to get read access), or neither a
+/// journal record nor a `results.json` can be read (the board has not written one yet,
+/// or both copies are damaged: the message says what each was).
 pub fn read_results(path: &Path) -> Result<CardRead> {
     refuse_raw_windows_device(path)?;
     let path = &absolute(path);
@@ -93,6 +102,7 @@ pub fn read_results(path: &Path) -> Result<CardRead> {
         return Ok(CardRead {
             text: document_text(data, &source)?,
             source,
+            notes: Vec::new(),
         });
     }
     let mut disk = File::open(path).with_context(|| open_advice(path))?;
@@ -104,9 +114,105 @@ pub fn read_results(path: &Path) -> Result<CardRead> {
         return Ok(CardRead {
             text: document_text(data, &source)?,
             source,
+            notes: Vec::new(),
         });
     }
-    let (part, label) = find_results_partition(&mut disk).with_context(|| {
+    let parts = partitions(&mut disk).with_context(|| format!("reading {}", path.display()))?;
+    let mut notes = Vec::new();
+    let journal = match journal::read(&mut disk, &parts, path) {
+        Ok(j) => j,
+        Err(e) => {
+            notes.push(format!("the results journal could not be read: {e}"));
+            None
+        }
+    };
+    let fat = read_fat_copy(&mut disk, path);
+    let Some(j) = journal else {
+        let (text, place) = fat?;
+        return Ok(CardRead {
+            text,
+            source: place,
+            notes,
+        });
+    };
+    if !j.scan.torn.is_empty() {
+        notes.push(format!(
+            "{}: {} torn record(s) skipped (a save cut short, e.g. by a power cut)",
+            j.place,
+            j.scan.torn.len()
+        ));
+    }
+    let from_journal = |text: String, seq: u64, mut notes: Vec<String>, why: String| {
+        let id = journal::identity(&text).map_or("?".into(), |i| i.0);
+        notes.push(format!(
+            "{why}; run {} recovered from the journal, {} steps",
+            id.escape_debug(),
+            journal::steps(&text)
+        ));
+        CardRead {
+            text,
+            source: format!("{} record {seq}", j.place),
+            notes,
+        }
+    };
+    match (j.newest, fat) {
+        (Some((seq, Ok(jt))), Ok((ft, place))) => match journal::pick(&jt, &ft, &j.scan) {
+            journal::Pick::Journal => {
+                let older = journal::identity(&ft)
+                    .map_or("not a results document".into(), |(id, _)| {
+                        format!("run {}, {} steps", id.escape_debug(), journal::steps(&ft))
+                    });
+                Ok(from_journal(
+                    jt,
+                    seq,
+                    notes,
+                    format!("the FAT copy ({place}) is older ({older})"),
+                ))
+            }
+            journal::Pick::Fat => {
+                if jt != ft {
+                    notes.push(format!(
+                        "the journal's newest record ({seq}) is older than the FAT copy: the \
+                         journal was not written for the last save(s) (see the run's \
+                         journal events)"
+                    ));
+                }
+                Ok(CardRead {
+                    text: ft,
+                    source: place,
+                    notes,
+                })
+            }
+        },
+        (Some((seq, Ok(jt))), Err(e)) => Ok(from_journal(
+            jt,
+            seq,
+            notes,
+            format!("the FAT copy is unreadable ({e:#})"),
+        )),
+        (Some((seq, Err(why))), fat) => {
+            notes.push(format!("{} record {seq}, the newest: {why}", j.place));
+            let (text, place) = fat.with_context(|| notes.join("; "))?;
+            Ok(CardRead {
+                text,
+                source: place,
+                notes,
+            })
+        }
+        (None, fat) => {
+            let (text, place) = fat.with_context(|| format!("{} holds no record", j.place))?;
+            Ok(CardRead {
+                text,
+                source: place,
+                notes,
+            })
+        }
+    }
+}
+
+/// The FAT copy: `results.json` on the results partition, and where it was read.
+fn read_fat_copy(disk: &mut File, path: &Path) -> Result<(String, String)> {
+    let (part, label) = find_results_partition(disk).with_context(|| {
         format!(
             "{}: is this a benchboot card or image? (it needs an MBR with a FAT partition \
              labelled {RESULTS_LABEL}, or a FAT p2)",
@@ -114,7 +220,7 @@ pub fn read_results(path: &Path) -> Result<CardRead> {
         )
     })?;
     let place = describe(path, &part, label.as_deref());
-    let data = match read_fat_file(&mut disk, &part, RESULTS_FILE) {
+    let data = match read_fat_file(&mut *disk, &part, RESULTS_FILE) {
         Ok(d) => d,
         Err(e) if e.kind() == io::ErrorKind::NotFound => bail!(
             "{place} has no {RESULTS_FILE}: the board has not written results yet (PID 1 \
@@ -124,10 +230,7 @@ pub fn read_results(path: &Path) -> Result<CardRead> {
         Err(e) => return Err(e).with_context(|| format!("reading {RESULTS_FILE} from {place}")),
     };
     let source = format!("{place} {RESULTS_FILE}");
-    Ok(CardRead {
-        text: document_text(data, &source)?,
-        source: place,
-    })
+    Ok((document_text(data, &source)?, place))
 }
 
 /// The text of a results document read from `source`.

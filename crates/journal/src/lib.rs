@@ -399,7 +399,10 @@ impl<D: Device> Writer<D> {
     pub fn open(mut dev: D) -> io::Result<(Self, Scan, Vec<u8>)> {
         let len = dev.len() / BLOCK * BLOCK;
         let mut ring = vec![0u8; len as usize];
-        dev.read_at(0, &mut ring)?;
+        // In 1 MiB reads: the device's bounce buffer (O_DIRECT) stays that small.
+        for (i, chunk) in ring.chunks_mut(1 << 20).enumerate() {
+            dev.read_at(i as u64 * (1 << 20), chunk)?;
+        }
         let scan = scan(&ring);
         let (next, seq) = scan
             .newest()

@@ -1,6 +1,7 @@
 use std::os::unix::fs::symlink;
 
 use super::*;
+use crate::test_loop::Loop;
 
 /// A fake sysfs as the kernel lays it out: `devices/.../<disk>/<part>` directories with
 /// `dev` (and `partition` for partitions), `/sys/dev/block/MAJ:MIN` and
@@ -138,35 +139,6 @@ fn an_unknown_boot_card_writes_nothing() {
         e.contains("the boot card vda has no device number") && e.contains("nothing is written"),
         "{e}"
     );
-}
-
-/// A loop device over a sparse file, detached on drop (needs root and losetup, as CI
-/// runs: fails, does not skip, without them).
-struct Loop(PathBuf);
-
-impl Loop {
-    fn attach(file: &Path) -> Loop {
-        let out = std::process::Command::new("losetup")
-            .args(["--find", "--show"])
-            .arg(file)
-            .output()
-            .expect("running losetup (util-linux): this test needs it, as root");
-        assert!(
-            out.status.success(),
-            "losetup: {} (this test needs root and loop devices)",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        Loop(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("losetup")
-            .arg("-d")
-            .arg(&self.0)
-            .status();
-    }
 }
 
 #[test]

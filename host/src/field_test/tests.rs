@@ -161,6 +161,7 @@ impl Steps for Fake {
             db: store.db_path(),
             earlier: Vec::new(),
             lava: None,
+            card: Vec::new(),
         })
     }
 

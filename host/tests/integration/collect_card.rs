@@ -14,7 +14,7 @@ const MIB: u64 = 1 << 20;
 const DISK_MIB: u64 = 24;
 
 /// A real results document when there is one, else a generated one.
-fn results_text() -> String {
+pub(crate) fn results_text() -> String {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/data/rpi-zero-w-qemu.json"
@@ -52,6 +52,17 @@ pub(crate) fn fat(
         mib,
         label,
         files,
+    }
+}
+
+/// A partition with no filesystem (e.g. the results journal, MBR type 0xda).
+pub(crate) fn raw(sys: u8, start_mib: u64, mib: u64) -> P<'static> {
+    P {
+        sys,
+        start_mib,
+        mib,
+        label: None,
+        files: Vec::new(),
     }
 }
 

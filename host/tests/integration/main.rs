@@ -16,6 +16,7 @@ mod card_litter;
 mod cli_errors;
 mod collect_card;
 mod collect_discover;
+mod collect_journal;
 mod collect_log;
 mod collect_net;
 mod collect_store;

@@ -1,0 +1,120 @@
+use super::*;
+use benchboot_journal::{encode, Writer};
+
+fn doc(run: &str, written_ns: u64, steps: usize) -> String {
+    let storage: Vec<serde_json::Value> =
+        (0..steps).map(|i| serde_json::json!({ "i": i })).collect();
+    serde_json::json!({
+        "run_id": run,
+        "system": { "written_ns": written_ns },
+        "storage": storage,
+        "random": [ {}, {} ],
+    })
+    .to_string()
+}
+
+fn ring_of(records: &[(&str, String)]) -> Vec<u8> {
+    let mut ring = Vec::new();
+    for (i, (run, text)) in records.iter().enumerate() {
+        ring.extend(encode(i as u64 + 1, run, text.as_bytes()).unwrap());
+    }
+    ring
+}
+
+#[test]
+fn identity_and_steps_read_a_document() {
+    let d = doc("rpi-4b-1", 99, 3);
+    assert_eq!(identity(&d), Some(("rpi-4b-1".into(), 99)));
+    assert_eq!(steps(&d), 5);
+    assert_eq!(identity("{\"run_id\": 7}"), None);
+    assert_eq!(identity("not json"), None);
+    assert_eq!(steps("[1,2]"), 0);
+}
+
+#[test]
+fn the_newer_copy_is_picked() {
+    let a1 = doc("r-a", 10, 1);
+    let a2 = doc("r-a", 20, 2);
+    let b1 = doc("r-b", 5, 1);
+    let scan_a = scan(&ring_of(&[("r-a", a1.clone()), ("r-a", a2.clone())]));
+    // Same run: the later save, whichever copy holds it; equal texts read the FAT copy.
+    assert_eq!(
+        pick(&a2, &a1, &scan_a),
+        Pick::Journal,
+        "FAT one save behind"
+    );
+    assert_eq!(pick(&a1, &a2, &scan_a), Pick::Fat, "journal failed later");
+    assert_eq!(pick(&a2, &a2, &scan_a), Pick::Fat);
+    // Another run in the FAT copy: older when the journal has its records too...
+    let scan_ab = scan(&ring_of(&[("r-a", a1.clone()), ("r-b", b1.clone())]));
+    assert_eq!(pick(&b1, &a1, &scan_ab), Pick::Journal);
+    // ...a run the journal never saw (its journal could not be opened) otherwise.
+    let scan_b = scan(&ring_of(&[("r-b", b1.clone())]));
+    assert_eq!(pick(&b1, &a1, &scan_b), Pick::Fat);
+    // A FAT copy that is no document loses; a journal record that is none too.
+    assert_eq!(pick(&a2, "\0\0garbage", &scan_a), Pick::Journal);
+    assert_eq!(pick("{\"x\":1}", &a1, &scan_a), Pick::Fat);
+}
+
+#[test]
+fn the_journal_partition_is_found_by_number_and_type_and_read_bounded() {
+    // A 1 MiB "disk": p4 of type 0xda at 512 KiB holding two records.
+    let mut disk = vec![0u8; 1 << 20];
+    let ring = ring_of(&[("r-a", doc("r-a", 1, 1)), ("r-a", doc("r-a", 2, 2))]);
+    disk[512 << 10..(512 << 10) + ring.len()].copy_from_slice(&ring);
+    let p4 = Partition {
+        number: 4,
+        mbr_type: 0xda,
+        offset: 512 << 10,
+        len: 512 << 10,
+    };
+    let path = Path::new("/dev/sdz");
+    let j = read(&mut std::io::Cursor::new(&disk), &[p4], path)
+        .unwrap()
+        .unwrap();
+    assert_eq!(j.place, "/dev/sdz p4 (results journal)");
+    assert_eq!(j.scan.records.len(), 2);
+    let (seq, text) = j.newest.unwrap();
+    assert_eq!((seq, text.unwrap()), (2, doc("r-a", 2, 2)));
+    // Another type, or another number: no journal.
+    for other in [
+        Partition {
+            mbr_type: 0x83,
+            ..p4
+        },
+        Partition { number: 3, ..p4 },
+    ] {
+        let none = read(&mut std::io::Cursor::new(&disk), &[other], path).unwrap();
+        assert!(none.is_none());
+    }
+    // An MBR that claims far more than the disk: read to the disk's end, no more.
+    let huge = Partition {
+        len: u64::MAX / 2,
+        ..p4
+    };
+    let j = read(&mut std::io::Cursor::new(&disk), &[huge], path)
+        .unwrap()
+        .unwrap();
+    assert_eq!(j.scan.ring_len, 512 << 10);
+    // A writer over the same bytes agrees with the reader.
+    struct Mem(Vec<u8>);
+    impl benchboot_journal::Device for Mem {
+        fn len(&self) -> u64 {
+            self.0.len() as u64
+        }
+        fn read_at(&mut self, o: u64, b: &mut [u8]) -> io::Result<()> {
+            b.copy_from_slice(&self.0[o as usize..o as usize + b.len()]);
+            Ok(())
+        }
+        fn write_at(&mut self, o: u64, b: &[u8]) -> io::Result<()> {
+            self.0[o as usize..o as usize + b.len()].copy_from_slice(b);
+            Ok(())
+        }
+        fn sync(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    let (mut w, s, _) = Writer::open(Mem(disk[512 << 10..].to_vec())).unwrap();
+    assert_eq!(s.records.len(), 2);
+    assert_eq!(w.append("r-b", b"{}").unwrap().seq, 3);
+}

@@ -1,0 +1,257 @@
+//! Reading a card whose results live in the journal (p4) as well as the FAT copy (p2):
+//! the newer copy is read, a FAT copy that is zeroed or older costs nothing, and
+//! `benchboot collect --from-card` says which copy it used and what was damaged.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use benchboot::collect;
+use benchboot_card as card;
+use benchboot_journal::{Device, Writer};
+
+use crate::collect_card::{fat, image, raw, results_text};
+
+const MIB: u64 = 1 << 20;
+/// Where the test card's partitions lie, MiB: p2 results at 5 (4 MiB), p4 journal at 10.
+const P2: u64 = 5;
+const P4: u64 = 10;
+
+/// The card's journal partition in the image file.
+struct Slice {
+    file: File,
+    offset: u64,
+    len: u64,
+}
+
+impl Device for Slice {
+    fn len(&self) -> u64 {
+        self.len
+    }
+    fn read_at(&mut self, o: u64, b: &mut [u8]) -> io::Result<()> {
+        self.file.read_exact_at(b, self.offset + o)
+    }
+    fn write_at(&mut self, o: u64, b: &[u8]) -> io::Result<()> {
+        self.file.write_all_at(b, self.offset + o)
+    }
+    fn sync(&mut self) -> io::Result<()> {
+        self.file.sync_data()
+    }
+}
+
+/// The QEMU run's document as PID 1 saved it after `steps` storage measurements, at
+/// boot time `written_ns`.
+fn save(run: &str, steps: usize, written_ns: u64) -> String {
+    let mut v: serde_json::Value = serde_json::from_str(&results_text()).unwrap();
+    v["run_id"] = run.into();
+    v["system"]["written_ns"] = written_ns.into();
+    v["storage"].as_array_mut().unwrap().truncate(steps);
+    v["complete"] = false.into();
+    serde_json::to_string_pretty(&v).unwrap()
+}
+
+/// A card: p1 boot, p2 results holding `fat_copy` as results.json, p4 a 4 MiB journal
+/// holding `journal` (run id, document) in order.
+fn card_with(dir: &Path, fat_copy: &str, journal: &[(&str, String)]) -> PathBuf {
+    let img = image(
+        dir,
+        &[
+            fat(1, 4, Some("BOOT"), vec![]),
+            fat(
+                P2,
+                4,
+                Some("BBRESULTS"),
+                vec![("results.json", fat_copy.to_owned())],
+            ),
+            raw(0x83, 9, 1),
+            raw(0xda, P4, 4),
+        ],
+        &[],
+    );
+    let dev = Slice {
+        file: OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&img)
+            .unwrap(),
+        offset: P4 * MIB,
+        len: 4 * MIB,
+    };
+    let mut w = Writer::open(dev).unwrap().0;
+    for (run, text) in journal {
+        w.append(run, text.as_bytes()).unwrap();
+    }
+    img
+}
+
+fn zero(img: &Path, offset: u64, len: u64) {
+    let f = OpenOptions::new().write(true).open(img).unwrap();
+    f.write_all_at(&vec![0u8; len as usize], offset).unwrap();
+}
+
+/// Measurements of a document: storage, device reads, random IOPS, verification.
+fn steps_of(text: &str) -> usize {
+    let v: serde_json::Value = serde_json::from_str(text).unwrap();
+    let n = |k: &str| v[k].as_array().map_or(0, Vec::len);
+    n("storage") + n("device_reads") + n("random") + n("verify")
+}
+
+#[test]
+fn a_zeroed_fat_copy_gives_the_run_back_from_the_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = "rpi-zero-w-0a1b2c3d4e5f";
+    let saves: Vec<(&str, String)> = (1..=6).map(|i| (run, save(run, i, i as u64))).collect();
+    let img = card_with(dir.path(), &saves[5].1, &saves);
+    // The FAT copy destroyed: the whole results partition zeroed.
+    zero(&img, P2 * MIB, 4 * MIB);
+    let read = card::read_results(&img).unwrap();
+    assert_eq!(read.text, saves[5].1);
+    assert_eq!(
+        read.source,
+        format!("{} p4 (results journal) record 6", img.display())
+    );
+    let n = steps_of(&saves[5].1);
+    assert!(
+        read.notes
+            .iter()
+            .any(|l| l.starts_with("the FAT copy is unreadable (")
+                && l.ends_with(&format!(
+                    "; run {run} recovered from the journal, {n} steps"
+                ))),
+        "{:?}",
+        read.notes
+    );
+
+    // collect --from-card stores it and says so.
+    let store = dir.path().join("store");
+    let c = collect::collect(&collect::Options {
+        addr: None,
+        from_card: Some(img.clone()),
+        from_log: None,
+        run: None,
+        token: None,
+        lava_check: true,
+        store: Some(store.clone()),
+        timeout: std::time::Duration::from_secs(1),
+        progress: false,
+    })
+    .unwrap();
+    assert_eq!(c.results.run_id, run);
+    assert_eq!(c.results.storage.len(), 6);
+    assert!(
+        c.row.source.ends_with("p4 (results journal) record 6"),
+        "{}",
+        c.row.source
+    );
+    assert!(
+        c.card
+            .iter()
+            .any(|l| l.contains("recovered from the journal")),
+        "{:?}",
+        c.card
+    );
+}
+
+#[test]
+fn the_newer_copy_wins_and_the_other_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = "rpi-4b-77";
+    let saves: Vec<(&str, String)> = (1..=4)
+        .map(|i| (run, save(run, i, 100 * i as u64)))
+        .collect();
+    // A cut after the journal's record 4, before its FAT copy: the FAT copy is save 3.
+    let img = card_with(dir.path(), &saves[2].1, &saves);
+    let read = card::read_results(&img).unwrap();
+    assert_eq!(read.text, saves[3].1);
+    assert!(
+        read.source.ends_with("p4 (results journal) record 4"),
+        "{}",
+        read.source
+    );
+    assert!(
+        read.notes
+            .iter()
+            .any(|l| l.contains("p2 (BBRESULTS)) is older (run rpi-4b-77,")),
+        "{:?}",
+        read.notes
+    );
+    // Both copies the same: the FAT copy is read, and nothing to say.
+    let img = card_with(dir.path(), &saves[3].1, &saves);
+    let read = card::read_results(&img).unwrap();
+    assert_eq!(read.text, saves[3].1);
+    assert_eq!(read.source, format!("{} p2 (BBRESULTS)", img.display()));
+    assert!(read.notes.is_empty(), "{:?}", read.notes);
+    // The journal failed after save 2: the FAT copy, later in the same run, wins.
+    let img = card_with(dir.path(), &saves[3].1, &saves[..2]);
+    let read = card::read_results(&img).unwrap();
+    assert_eq!(read.text, saves[3].1);
+    assert!(
+        read.notes[0].contains("older than the FAT copy"),
+        "{:?}",
+        read.notes
+    );
+}
+
+#[test]
+fn a_torn_newest_record_is_skipped_and_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = "bananapi-m2u-5";
+    let saves: Vec<(&str, String)> = (1..=3).map(|i| (run, save(run, i, i as u64))).collect();
+    let img = card_with(dir.path(), &saves[1].1, &saves);
+    assert_eq!(card::read_results(&img).unwrap().text, saves[2].1);
+    let mut f = File::open(&img).unwrap();
+    let parts = card::partitions(&mut f).unwrap();
+    let j = card::journal::read(&mut f, &parts, &img).unwrap().unwrap();
+    let third = &j.scan.records[2];
+    // Record 3 torn: its header survives, the tail of its payload never made it.
+    let payload_end = third.offset + 128 + u64::from(third.header.stored_len);
+    zero(&img, P4 * MIB + payload_end - 100, 100);
+    let read = card::read_results(&img).unwrap();
+    assert_eq!(read.text, saves[1].1, "save 2: in both copies");
+    assert!(
+        read.notes
+            .iter()
+            .any(|l| l.contains("1 torn record(s) skipped")),
+        "{:?}",
+        read.notes
+    );
+}
+
+#[test]
+fn a_card_without_a_journal_reads_as_before_and_a_blank_one_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = results_text();
+    let img = image(
+        dir.path(),
+        &[
+            fat(1, 4, Some("BOOT"), vec![]),
+            fat(
+                P2,
+                4,
+                Some("BBRESULTS"),
+                vec![("results.json", text.clone())],
+            ),
+        ],
+        &[],
+    );
+    let read = card::read_results(&img).unwrap();
+    assert_eq!((read.text, read.notes.len()), (text, 0));
+    // A new card: an empty journal and no results.json yet.
+    let img = image(
+        dir.path(),
+        &[
+            fat(1, 4, Some("BOOT"), vec![]),
+            fat(P2, 4, Some("BBRESULTS"), vec![]),
+            raw(0x83, 9, 1),
+            raw(0xda, P4, 4),
+        ],
+        &[],
+    );
+    let err = format!("{:#}", card::read_results(&img).unwrap_err());
+    assert!(
+        err.contains("p4 (results journal) holds no record")
+            && err.contains("has no results.json: the board has not written results yet"),
+        "{err}"
+    );
+}
