@@ -524,13 +524,17 @@ fn run_id_of(doc: &[u8]) -> Option<String> {
 /// (temp + rename in its own folder). A rename across two FAT folders writes two
 /// directory blocks in no set order, and a cut between them lost the only copy (the
 /// power-cut test, cut 15 of seed 0xbe7c4a11ed). A document already kept (a cut before
-/// the last boot's first save) is not kept twice.
+/// the last boot's first save) is not kept twice. The document is the newer of the FAT
+/// copy and the results journal's newest record ([`crate::journal::previous_document`]).
 fn keep_previous_run(plan: &Plan, results: &mut RunResults) {
     let dir = Path::new(RESULTS_MNT);
     let _ = std::fs::remove_file(dir.join(format!("{}.tmp", plan.results.file)));
     let _ = std::fs::remove_file(dir.join(format!("{}.tmp", crate::log::FILE)));
     let current = dir.join(&plan.results.file);
-    let Ok(doc) = std::fs::read(&current) else {
+    // The journal's newest record when the FAT copy lags it (a cut between the two
+    // writes) or is gone.
+    let fat = std::fs::read(&current).ok();
+    let Some(doc) = crate::journal::previous_document(fat, crate::journal::take_newest()) else {
         return;
     };
     let runs = dir.join(RUNS_DIR);

@@ -78,6 +78,9 @@ impl Device for Partition {
 
 struct State {
     writer: Writer<Partition>,
+    /// The newest record's document as the boot found it (the previous run's last
+    /// save, when its FAT copy lags), until [`take_newest`].
+    newest: Option<Vec<u8>>,
     /// The last append's error, so a journal that keeps failing is one event, not one
     /// per save.
     last_error: Option<String>,
@@ -104,7 +107,7 @@ pub fn open(plan: &Plan, results: &mut RunResults) {
     }
     let opened = Partition::open(dev).and_then(Writer::open);
     match opened {
-        Ok((writer, scan, _)) => {
+        Ok((writer, scan, ring)) => {
             let runs = scan.newest_per_run();
             let newest = scan.newest().map_or("none".into(), |e| {
                 format!("{} (sequence {})", e.header.run_id, e.header.seq)
@@ -121,9 +124,13 @@ pub fn open(plan: &Plan, results: &mut RunResults) {
                     scan.torn.len()
                 ),
             );
+            let newest = scan
+                .newest()
+                .and_then(|e| benchboot_journal::document(&ring, e).ok());
             if let Ok(mut g) = JOURNAL.lock() {
                 *g = Some(State {
                     writer,
+                    newest,
                     last_error: None,
                 });
             }
@@ -133,6 +140,39 @@ pub fn open(plan: &Plan, results: &mut RunResults) {
             Severity::Error,
             format!("{path}: {e}: saves go to the FAT copy only"),
         ),
+    }
+}
+
+/// The journal's newest document as this boot found it (once; `None` after, or with no
+/// journal).
+pub fn take_newest() -> Option<Vec<u8>> {
+    JOURNAL.try_lock().ok()?.as_mut()?.newest.take()
+}
+
+/// The previous run's last save, from its FAT copy (`results.json` as this boot found
+/// it) and the journal's newest record: the journal's when it is the same run saved no
+/// earlier (its `written_ns`: PID 1 appends to the journal first, so it is never behind
+/// unless an append failed), or when the FAT copy is missing or no results document;
+/// else the FAT copy (also when the journal's newest is another run: the FAT copy is
+/// then a run whose journal failed). Pure.
+pub fn previous_document(fat: Option<Vec<u8>>, journal: Option<Vec<u8>>) -> Option<Vec<u8>> {
+    let parse = |d: &[u8]| {
+        std::str::from_utf8(d)
+            .ok()
+            .and_then(|t| RunResults::from_json(t).ok())
+    };
+    match (fat, journal) {
+        (None, j) => j,
+        (f, None) => f,
+        (Some(f), Some(j)) => match (parse(&f), parse(&j)) {
+            (None, Some(_)) => Some(j),
+            (Some(fr), Some(jr))
+                if fr.run_id == jr.run_id && jr.system.written_ns >= fr.system.written_ns =>
+            {
+                Some(j)
+            }
+            _ => Some(f),
+        },
     }
 }
 
@@ -176,6 +216,34 @@ pub fn append(run_id: &str, json: &[u8]) -> Saved {
 mod tests {
     use super::*;
     use crate::test_loop::Loop;
+
+    fn doc(run: &str, written_ns: u64) -> Vec<u8> {
+        let mut r = RunResults::new(
+            run.into(),
+            Plan::example(),
+            benchboot_results::SystemInfo::default(),
+        );
+        r.system.written_ns = written_ns;
+        r.to_json().into_bytes()
+    }
+
+    #[test]
+    fn the_previous_run_is_the_newer_copy() {
+        let (a1, a2, b1) = (doc("r-a", 1), doc("r-a", 2), doc("r-b", 9));
+        let pick =
+            |f: Option<&Vec<u8>>, j: Option<&Vec<u8>>| previous_document(f.cloned(), j.cloned());
+        // A cut between the journal's append and its FAT copy: the journal's.
+        assert_eq!(pick(Some(&a1), Some(&a2)), Some(a2.clone()));
+        // The journal failed later in the run: the FAT copy.
+        assert_eq!(pick(Some(&a2), Some(&a1)), Some(a2.clone()));
+        // The FAT copy gone or damaged: the journal's.
+        assert_eq!(pick(None, Some(&a1)), Some(a1.clone()));
+        assert_eq!(pick(Some(&b"\0\0".to_vec()), Some(&a1)), Some(a1.clone()));
+        // Another run in the journal: the FAT copy is a run the journal never saw.
+        assert_eq!(pick(Some(&a1), Some(&b1)), Some(a1.clone()));
+        assert_eq!(pick(Some(&a1), None), Some(a1.clone()));
+        assert_eq!(pick(None, None), None);
+    }
 
     /// The journal over a real block device (a loop device: `O_DIRECT` and `fdatasync`
     /// as on the card): appends, reopens after the newest, reads back every document.

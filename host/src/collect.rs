@@ -254,12 +254,37 @@ pub fn collect(opts: &Options) -> Result<Collected> {
     if let Some(path) = &opts.from_card {
         // The current run is stored already: a problem with the earlier ones is a line
         // each, never a failed collect.
+        let mut seen = vec![got.results.run_id.clone()];
         match card::read_kept_runs(path) {
-            Ok(kept) => earlier.extend(
-                kept.iter()
-                    .map(|k| store_kept(&mut store, k, &got.results.run_id)),
-            ),
+            Ok(kept) => {
+                seen.extend(
+                    kept.iter().filter_map(|k| {
+                        card::journal::identity(k.text.as_ref().ok()?).map(|i| i.0)
+                    }),
+                );
+                earlier.extend(
+                    kept.iter()
+                        .map(|k| store_kept(&mut store, k, &got.results.run_id)),
+                )
+            }
             Err(e) => earlier.push(format!("not read: {e:#}")),
+        }
+        // Runs only the journal still holds (their FAT copies damaged or gone).
+        match card::read_journal_runs(path) {
+            Ok(runs) => {
+                for k in runs {
+                    let id = k
+                        .text
+                        .as_ref()
+                        .ok()
+                        .and_then(|t| card::journal::identity(t));
+                    if id.is_some_and(|(id, _)| seen.contains(&id)) {
+                        continue;
+                    }
+                    earlier.push(store_kept(&mut store, &k, &got.results.run_id));
+                }
+            }
+            Err(e) => earlier.push(format!("results journal not read: {e:#}")),
         }
     }
     Ok(Collected {

@@ -27,6 +27,9 @@ pub struct Journal {
     /// The newest record's document and its sequence number; `Err` when its checksums
     /// hold but it does not decode, or is not UTF-8.
     pub newest: Option<(u64, Result<String, String>)>,
+    /// Every run's newest record (the first is [`Journal::newest`]'s run), newest run
+    /// first: run id, sequence number, document or why none.
+    pub runs: Vec<(String, u64, Result<String, String>)>,
 }
 
 /// The journal partition of `disk` (p4 of MBR type 0xda), read and scanned; `None`
@@ -50,16 +53,22 @@ pub fn read<R: Read + Seek>(
     disk.take(p.len.min(MAX_JOURNAL_BYTES))
         .read_to_end(&mut ring)?;
     let scan = scan(&ring);
-    let newest = scan.newest().map(|e| {
-        let text = document(&ring, e)
+    let text = |e: &benchboot_journal::Entry| {
+        document(&ring, e)
             .map_err(|e| e.to_string())
-            .and_then(|d| String::from_utf8(d).map_err(|_| "not UTF-8 text".to_owned()));
-        (e.header.seq, text)
-    });
+            .and_then(|d| String::from_utf8(d).map_err(|_| "not UTF-8 text".to_owned()))
+    };
+    let newest = scan.newest().map(|e| (e.header.seq, text(e)));
+    let runs = scan
+        .newest_per_run()
+        .into_iter()
+        .map(|e| (e.header.run_id.clone(), e.header.seq, text(e)))
+        .collect();
     Ok(Some(Journal {
         place: format!("{} p{PARTITION} (results journal)", path.display()),
         scan,
         newest,
+        runs,
     }))
 }
 

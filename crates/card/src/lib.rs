@@ -233,6 +233,41 @@ fn read_fat_copy(disk: &mut File, path: &Path) -> Result<(String, String)> {
     Ok((document_text(data, &source)?, place))
 }
 
+/// Every run the results journal holds, its newest record each, newest run first, as
+/// [`KeptRun`]s (source `/dev/sdb p4 (results journal) record 88`): the runs a card
+/// still gives back when its FAT copies (`results.json`, `runs/`) are damaged or gone.
+/// Empty for a folder, a bare document, or a card without a journal.
+///
+/// # Errors
+/// As [`read_results`] for opening the card; the journal's I/O errors.
+pub fn read_journal_runs(path: &Path) -> Result<Vec<KeptRun>> {
+    refuse_raw_windows_device(path)?;
+    let path = &absolute(path);
+    if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+        return Ok(Vec::new());
+    }
+    let mut disk = File::open(path).with_context(|| open_advice(path))?;
+    if starts_with_brace(&mut disk)? {
+        return Ok(Vec::new());
+    }
+    let parts = partitions(&mut disk).with_context(|| format!("reading {}", path.display()))?;
+    let Some(j) = journal::read(&mut disk, &parts, path)
+        .with_context(|| format!("reading the results journal of {}", path.display()))?
+    else {
+        return Ok(Vec::new());
+    };
+    Ok(j.runs
+        .into_iter()
+        .map(|(_, seq, text)| {
+            let source = format!("{} record {seq}", j.place);
+            KeptRun {
+                text: text.map_err(|why| anyhow::anyhow!("{source}: {why}")),
+                source,
+            }
+        })
+        .collect())
+}
+
 /// The text of a results document read from `source`.
 ///
 /// # Errors

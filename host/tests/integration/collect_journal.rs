@@ -101,15 +101,21 @@ fn steps_of(text: &str) -> usize {
 fn a_zeroed_fat_copy_gives_the_run_back_from_the_journal() {
     let dir = tempfile::tempdir().unwrap();
     let run = "rpi-zero-w-0a1b2c3d4e5f";
+    // An earlier boot's three saves, then this boot's six.
+    let earlier = "rpi-zero-w-99";
+    let mut journal: Vec<(&str, String)> = (1..=3)
+        .map(|i| (earlier, save(earlier, i, i as u64)))
+        .collect();
     let saves: Vec<(&str, String)> = (1..=6).map(|i| (run, save(run, i, i as u64))).collect();
-    let img = card_with(dir.path(), &saves[5].1, &saves);
+    journal.extend(saves.iter().cloned());
+    let img = card_with(dir.path(), &saves[5].1, &journal);
     // The FAT copy destroyed: the whole results partition zeroed.
     zero(&img, P2 * MIB, 4 * MIB);
     let read = card::read_results(&img).unwrap();
     assert_eq!(read.text, saves[5].1);
     assert_eq!(
         read.source,
-        format!("{} p4 (results journal) record 6", img.display())
+        format!("{} p4 (results journal) record 9", img.display())
     );
     let n = steps_of(&saves[5].1);
     assert!(
@@ -140,9 +146,22 @@ fn a_zeroed_fat_copy_gives_the_run_back_from_the_journal() {
     assert_eq!(c.results.run_id, run);
     assert_eq!(c.results.storage.len(), 6);
     assert!(
-        c.row.source.ends_with("p4 (results journal) record 6"),
+        c.row.source.ends_with("p4 (results journal) record 9"),
         "{}",
         c.row.source
+    );
+    // The earlier boot, its runs/ copy gone with the FAT: stored from the journal.
+    assert_eq!(c.earlier.len(), 2, "{:?}", c.earlier);
+    assert!(
+        c.earlier[0].starts_with("not read: "),
+        "runs/: {:?}",
+        c.earlier
+    );
+    assert!(
+        c.earlier[1]
+            .ends_with("p4 (results journal) record 3: partial run rpi-zero-w-99 (Inserted)"),
+        "{:?}",
+        c.earlier
     );
     assert!(
         c.card
