@@ -11,14 +11,13 @@
 //! writing and reading back.
 
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use benchboot_plan::{CardCheckPlan, Plan};
 use benchboot_probe::{BlockDevice, ProbeOptions, Verdict};
 use benchboot_results::{CardCheck, RunResults, Severity};
-use benchboot_storage::AlignedBuf;
+use benchboot_storage::Bounce;
 
 use crate::console::{self, say};
 use crate::steps::in_worker_for;
@@ -132,13 +131,14 @@ pub fn unpartitioned_region(disk_dir: &Path) -> Result<(u64, u64), String> {
     Ok((start.min(size * 512), size * 512))
 }
 
-/// A whole disk opened for the probe: O_DIRECT, I/O through one aligned buffer.
+/// A whole disk opened for the probe: O_DIRECT, I/O through one aligned buffer
+/// ([`Bounce`]).
 struct DirectDisk {
     path: PathBuf,
     file: File,
     size: u64,
     block: u64,
-    buf: AlignedBuf,
+    bounce: Bounce,
 }
 
 impl DirectDisk {
@@ -160,20 +160,12 @@ impl DirectDisk {
             file,
             size,
             block,
-            buf: AlignedBuf::new(1 << 20, 4096),
+            bounce: Bounce::default(),
         })
     }
 
     fn open_file(path: &Path) -> std::io::Result<File> {
         benchboot_storage::os::open_direct(std::fs::OpenOptions::new().read(true).write(true), path)
-    }
-
-    /// The aligned buffer, grown to at least `len` bytes.
-    fn buf(&mut self, len: usize) -> &mut [u8] {
-        if self.buf.len() < len {
-            self.buf = AlignedBuf::new(len.next_power_of_two(), 4096);
-        }
-        &mut self.buf[..len]
     }
 }
 
@@ -187,17 +179,11 @@ impl BlockDevice for DirectDisk {
     }
 
     fn write_at(&mut self, offset: u64, buf: &[u8]) -> std::io::Result<()> {
-        self.buf(buf.len()).copy_from_slice(buf);
-        let b = &self.buf[..buf.len()];
-        self.file.write_all_at(b, offset)
+        self.bounce.write_at(&self.file, offset, buf)
     }
 
     fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
-        let len = buf.len();
-        self.buf(len);
-        self.file.read_exact_at(&mut self.buf[..len], offset)?;
-        buf.copy_from_slice(&self.buf[..len]);
-        Ok(())
+        self.bounce.read_at(&self.file, offset, buf)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {

@@ -5,15 +5,14 @@
 //! never the run: each failure is an event, the FAT copy goes on.
 
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use benchboot_journal::{Appended, Device, Writer, BLOCK};
+use benchboot_journal::{Appended, Device, Writer};
 use benchboot_plan::Plan;
 use benchboot_results::{RunResults, Severity};
-use benchboot_storage::AlignedBuf;
+use benchboot_storage::Bounce;
 
 use crate::wait::wait_for;
 
@@ -22,7 +21,7 @@ use crate::wait::wait_for;
 pub struct Partition {
     file: File,
     len: u64,
-    buf: AlignedBuf,
+    bounce: Bounce,
 }
 
 impl Partition {
@@ -39,16 +38,8 @@ impl Partition {
         Ok(Partition {
             file,
             len,
-            buf: AlignedBuf::new(1 << 20, BLOCK as usize),
+            bounce: Bounce::default(),
         })
-    }
-
-    /// The aligned buffer, grown to at least `len` bytes.
-    fn buf(&mut self, len: usize) -> &mut [u8] {
-        if self.buf.len() < len {
-            self.buf = AlignedBuf::new(len.next_power_of_two(), BLOCK as usize);
-        }
-        &mut self.buf[..len]
     }
 }
 
@@ -58,17 +49,11 @@ impl Device for Partition {
     }
 
     fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
-        let len = buf.len();
-        self.buf(len);
-        self.file.read_exact_at(&mut self.buf[..len], offset)?;
-        buf.copy_from_slice(&self.buf[..len]);
-        Ok(())
+        self.bounce.read_at(&self.file, offset, buf)
     }
 
     fn write_at(&mut self, offset: u64, buf: &[u8]) -> std::io::Result<()> {
-        self.buf(buf.len()).copy_from_slice(buf);
-        let b = &self.buf[..buf.len()];
-        self.file.write_all_at(b, offset)
+        self.bounce.write_at(&self.file, offset, buf)
     }
 
     fn sync(&mut self) -> std::io::Result<()> {

@@ -22,3 +22,5 @@ pub mod sweep;
 pub mod system;
 
 pub use aligned::AlignedBuf;
+#[cfg(unix)]
+pub use aligned::Bounce;

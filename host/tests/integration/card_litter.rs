@@ -27,18 +27,7 @@ fn doc(id: &str) -> String {
 }
 
 fn collect_from(from: &Path, store: &Path) -> collect::Collected {
-    collect::collect(&collect::Options {
-        addr: None,
-        from_card: Some(from.to_owned()),
-        from_log: None,
-        run: None,
-        token: None,
-        lava_check: true,
-        store: Some(store.to_owned()),
-        timeout: std::time::Duration::from_secs(1),
-        progress: false,
-    })
-    .unwrap()
+    collect::collect(&crate::from_card(from, store)).unwrap()
 }
 
 /// The card's one earlier boot, stored; nothing else said about `runs/`.

@@ -482,18 +482,7 @@ fn collect_from_card_keeps_the_earlier_boots() {
         ]
     );
     let store = dir.path().join("store");
-    let c = collect::collect(&collect::Options {
-        addr: None,
-        from_card: Some(img.clone()),
-        from_log: None,
-        run: None,
-        token: None,
-        lava_check: true,
-        store: Some(store.clone()),
-        timeout: std::time::Duration::from_secs(1),
-        progress: false,
-    })
-    .unwrap();
+    let c = collect::collect(&crate::from_card(&img, &store)).unwrap();
     assert_eq!(c.results.run_id, "rpi-zero-w-3333");
     assert_eq!(c.outcome, Outcome::Inserted);
     assert_earlier(
@@ -608,18 +597,7 @@ fn unreadable_earlier_boots_are_lines_not_failures() {
         .to_json()
     };
     let collect = |from: &Path, store: &str| {
-        collect::collect(&collect::Options {
-            addr: None,
-            from_card: Some(from.to_owned()),
-            from_log: None,
-            run: None,
-            token: None,
-            lava_check: true,
-            store: Some(dir.path().join(store)),
-            timeout: std::time::Duration::from_secs(1),
-            progress: false,
-        })
-        .unwrap()
+        collect::collect(&crate::from_card(from, &dir.path().join(store))).unwrap()
     };
     // A mounted folder: a file that is not UTF-8, an empty one, a folder named *.json.
     let folder = dir.path().join("mounted");

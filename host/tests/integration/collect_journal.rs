@@ -131,18 +131,7 @@ fn a_zeroed_fat_copy_gives_the_run_back_from_the_journal() {
 
     // collect --from-card stores it and says so.
     let store = dir.path().join("store");
-    let c = collect::collect(&collect::Options {
-        addr: None,
-        from_card: Some(img.clone()),
-        from_log: None,
-        run: None,
-        token: None,
-        lava_check: true,
-        store: Some(store.clone()),
-        timeout: std::time::Duration::from_secs(1),
-        progress: false,
-    })
-    .unwrap();
+    let c = collect::collect(&crate::from_card(&img, &store)).unwrap();
     assert_eq!(c.results.run_id, run);
     assert_eq!(c.results.storage.len(), 6);
     assert!(

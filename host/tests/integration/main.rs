@@ -78,3 +78,19 @@ pub fn wait_until_executable(cmd: &mut std::process::Command) {
         }
     }
 }
+
+/// `collect --from-card CARD --store STORE`, as the CLI passes it (1 s timeout, no
+/// progress bar, LAVA's check on).
+pub fn from_card(card: &std::path::Path, store: &std::path::Path) -> benchboot::collect::Options {
+    benchboot::collect::Options {
+        addr: None,
+        from_card: Some(card.to_owned()),
+        from_log: None,
+        run: None,
+        token: None,
+        lava_check: true,
+        store: Some(store.to_owned()),
+        timeout: std::time::Duration::from_secs(1),
+        progress: false,
+    }
+}
