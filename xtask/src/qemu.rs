@@ -644,8 +644,8 @@ pub fn run_with(board: &Board, opts: &Options) -> Result<Run> {
             );
         }
     } else {
-        // No network: PID 1 wrote the results to the card's results partition (temp
-        // file, fsync, rename) before its ready line. Stop QEMU, read them with the
+        // No network: PID 1 wrote the results to the card (its journal, then the results
+        // partition's results.json) before its ready line. Stop QEMU, read them with the
         // card reader `benchboot collect --from-card` uses, check the document, and
         // print its tables with `benchboot show`.
         l.guard.stop();
@@ -659,6 +659,9 @@ pub fn run_with(board: &Board, opts: &Options) -> Result<Run> {
             got.source,
             results.display()
         );
+        for n in &got.notes {
+            eprintln!("qemu: card: {n}");
+        }
         let status = Command::new(&host)
             .arg("show")
             .arg(&results)

@@ -10,30 +10,91 @@
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
-use benchboot_journal::{document, scan, Scan, MBR_TYPE, PARTITION};
+use benchboot_journal::{document, scan, Entry, Scan, MBR_TYPE, PARTITION};
 
 use crate::Partition;
 
-/// Most journal bytes read from a card, whatever its MBR claims: 256 MiB (the image
+/// Most journal bytes read from a card, whatever its MBR claims: 64 MiB (the image
 /// makes 16 MiB; a hostile or damaged MBR can claim terabytes).
-pub const MAX_JOURNAL_BYTES: u64 = 256 << 20;
+pub const MAX_JOURNAL_BYTES: u64 = 64 << 20;
+/// Most runs [`Journal::runs`] decodes: a 16 MiB journal holds a handful of standard
+/// runs; a card claiming more is damaged or crafted.
+pub const MAX_RUNS: usize = 32;
+/// Most document bytes [`Journal::runs`] decodes for the runs after the newest, in all:
+/// 64 MiB (a deflated record of 64 KiB may claim 64 MiB; real documents are 0.1-2 MB).
+pub const MAX_EARLIER_DECODED: u64 = 64 << 20;
 
-/// What a card's journal holds.
+/// A card's journal as read: its bytes and what [`scan`] found in them. Documents are
+/// decoded on demand, one at a time.
 #[derive(Debug)]
 pub struct Journal {
     /// Where, e.g. `/dev/sdb p4 (results journal)`.
     pub place: String,
     pub scan: Scan,
-    /// The newest record's document and its sequence number; `Err` when its checksums
-    /// hold but it does not decode, or is not UTF-8.
-    pub newest: Option<(u64, Result<String, String>)>,
-    /// Every run's newest record (the first is [`Journal::newest`]'s run), newest run
-    /// first: run id, sequence number, document or why none.
-    pub runs: Vec<(String, u64, Result<String, String>)>,
+    ring: Vec<u8>,
 }
 
-/// The journal partition of `disk` (p4 of MBR type 0xda), read and scanned; `None`
-/// when the disk has none (an image built before the journal, or no benchboot card).
+impl Journal {
+    /// The document of `e`: decoded, UTF-8, and the run its header names (a record's
+    /// header run id and its document's `run_id` must agree).
+    ///
+    /// # Errors
+    /// Why not, as a line.
+    pub fn text(&self, e: &Entry) -> Result<String, String> {
+        let d = document(&self.ring, e).map_err(|e| e.to_string())?;
+        let t = String::from_utf8(d).map_err(|_| "not UTF-8 text".to_owned())?;
+        match identity(&t) {
+            Some((id, _)) if id != e.header.run_id => Err(format!(
+                "the record of run {} holds a document of run {}",
+                e.header.run_id,
+                id.escape_debug()
+            )),
+            _ => Ok(t),
+        }
+    }
+
+    /// The newest record's sequence number and document (or why none).
+    pub fn newest(&self) -> Option<(u64, Result<String, String>)> {
+        let e = self.scan.newest()?;
+        Some((e.header.seq, self.text(e)))
+    }
+
+    /// Every run's newest record, newest run first, at most [`MAX_RUNS`]: run id,
+    /// sequence number, document or why none. After the first run, decoding stops at
+    /// [`MAX_EARLIER_DECODED`] bytes in all; the runs past a limit say so.
+    pub fn runs(&self) -> Vec<(String, u64, Result<String, String>)> {
+        let mut decoded = 0u64;
+        self.scan
+            .newest_per_run()
+            .into_iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let h = &e.header;
+                let text = if i >= MAX_RUNS {
+                    Err(format!(
+                        "the journal holds more than {MAX_RUNS} runs (damaged or \
+                         crafted); the {MAX_RUNS} newest are read"
+                    ))
+                } else if i > 0 && decoded + u64::from(h.raw_len) > MAX_EARLIER_DECODED {
+                    Err(format!(
+                        "the earlier runs' documents pass {} MiB in all",
+                        MAX_EARLIER_DECODED >> 20
+                    ))
+                } else {
+                    if i > 0 {
+                        decoded += u64::from(h.raw_len);
+                    }
+                    self.text(e)
+                };
+                (h.run_id.clone(), h.seq, text)
+            })
+            .collect()
+    }
+}
+
+/// The journal partition of `disk` (p4 of MBR type 0xda), read (at most
+/// [`MAX_JOURNAL_BYTES`]) and scanned; `None` when the disk has none (an image built
+/// before the journal, or no benchboot card).
 ///
 /// # Errors
 /// Only I/O errors of `disk`.
@@ -52,23 +113,10 @@ pub fn read<R: Read + Seek>(
     let mut ring = Vec::new();
     disk.take(p.len.min(MAX_JOURNAL_BYTES))
         .read_to_end(&mut ring)?;
-    let scan = scan(&ring);
-    let text = |e: &benchboot_journal::Entry| {
-        document(&ring, e)
-            .map_err(|e| e.to_string())
-            .and_then(|d| String::from_utf8(d).map_err(|_| "not UTF-8 text".to_owned()))
-    };
-    let newest = scan.newest().map(|e| (e.header.seq, text(e)));
-    let runs = scan
-        .newest_per_run()
-        .into_iter()
-        .map(|e| (e.header.run_id.clone(), e.header.seq, text(e)))
-        .collect();
     Ok(Some(Journal {
         place: format!("{} p{PARTITION} (results journal)", path.display()),
-        scan,
-        newest,
-        runs,
+        scan: scan(&ring),
+        ring,
     }))
 }
 

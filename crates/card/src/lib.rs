@@ -135,6 +135,13 @@ pub fn read_results(path: &Path) -> Result<CardRead> {
             notes,
         });
     };
+    if j.scan.gave_up {
+        notes.push(format!(
+            "{}: the scan stopped early (headers that claim more than the partition holds: \
+             damaged or crafted); records past that point were not read",
+            j.place
+        ));
+    }
     if !j.scan.torn.is_empty() {
         notes.push(format!(
             "{}: {} torn record(s) skipped (a save cut short, e.g. by a power cut)",
@@ -155,7 +162,7 @@ pub fn read_results(path: &Path) -> Result<CardRead> {
             notes,
         }
     };
-    match (j.newest, fat) {
+    match (j.newest(), fat) {
         (Some((seq, Ok(jt))), Ok((ft, place))) => match journal::pick(&jt, &ft, &j.scan) {
             journal::Pick::Journal => {
                 let older = journal::identity(&ft)
@@ -200,7 +207,11 @@ pub fn read_results(path: &Path) -> Result<CardRead> {
             })
         }
         (None, fat) => {
-            let (text, place) = fat.with_context(|| format!("{} holds no record", j.place))?;
+            let (text, place) = fat.with_context(|| {
+                let mut why = vec![format!("{} holds no record", j.place)];
+                why.extend(notes.iter().cloned());
+                why.join("; ")
+            })?;
             Ok(CardRead {
                 text,
                 source: place,
@@ -256,12 +267,12 @@ pub fn read_journal_runs(path: &Path) -> Result<Vec<KeptRun>> {
     else {
         return Ok(Vec::new());
     };
-    Ok(j.runs
+    Ok(j.runs()
         .into_iter()
         .map(|(_, seq, text)| {
             let source = format!("{} record {seq}", j.place);
             KeptRun {
-                text: text.map_err(|why| anyhow::anyhow!("{source}: {why}")),
+                text: text.map_err(|why| anyhow::anyhow!("{why}")),
                 source,
             }
         })
@@ -457,14 +468,20 @@ fn starts_with_brace(f: &mut File) -> Result<bool> {
 /// Only I/O errors of `disk`.
 pub fn partitions<R: Read + Seek>(disk: &mut R) -> io::Result<Vec<Partition>> {
     let disk_len = disk.seek(SeekFrom::End(0))?;
-    let entries: Vec<(usize, mbrman::MBRPartitionEntry)> =
-        match mbrman::MBR::read_from(disk, SECTOR as u32) {
+    let primaries = |h: mbrman::MBRHeader| -> Vec<(usize, mbrman::MBRPartitionEntry)> {
+        h.iter().map(|(i, e)| (i, e.clone())).collect()
+    };
+    let entries = match mbrman::MBRHeader::read_from(disk) {
+        Err(_) => Vec::new(),
+        // mbrman 0.6's `MBR::read_from` panics finding the alignment when every used
+        // entry starts at LBA 0 (`find_alignment` unwraps an empty range): such a table
+        // (a hostile or broken card) is read as its primaries only.
+        Ok(h) if !h.iter().any(|(_, e)| e.is_used() && e.starting_lba > 0) => primaries(h),
+        Ok(h) => match mbrman::MBR::read_from(disk, SECTOR as u32) {
             Ok(mbr) => mbr.iter().map(|(i, e)| (i, e.clone())).collect(),
-            Err(_) => match mbrman::MBRHeader::read_from(disk) {
-                Ok(h) => h.iter().map(|(i, e)| (i, e.clone())).collect(),
-                Err(_) => Vec::new(),
-            },
-        };
+            Err(_) => primaries(h),
+        },
+    };
     Ok(entries
         .into_iter()
         .filter(|(_, e)| e.is_used() && !e.is_extended() && e.sectors > 0)
@@ -657,6 +674,25 @@ mod tests {
         assert!(partitions(&mut c).unwrap().is_empty());
         let err = format!("{:#}", find_results_partition(&mut c).unwrap_err());
         assert!(err.contains("no MBR partition table"), "{err}");
+    }
+
+    #[test]
+    fn a_table_whose_entries_all_start_at_lba_0_is_read_not_panicked_on() {
+        // p1: FAT32 (LBA) at LBA 0, 100 sectors (mbrman's `MBR::read_from` panics).
+        let mut d = vec![0u8; 64 * 1024];
+        d[446 + 4] = 0x0c;
+        d[446 + 12..446 + 16].copy_from_slice(&100u32.to_le_bytes());
+        d[510..512].copy_from_slice(&[0x55, 0xaa]);
+        let parts = partitions(&mut io::Cursor::new(d)).unwrap();
+        assert_eq!(
+            parts,
+            [Partition {
+                number: 1,
+                mbr_type: 0x0c,
+                offset: 0,
+                len: 100 * 512
+            }]
+        );
     }
 
     #[test]

@@ -64,7 +64,8 @@ pub const MAX_DOCUMENT_BYTES: u32 = 64 << 20;
 pub const MBR_TYPE: u8 = 0xda;
 /// Partition number of the journal in benchboot's layout (crates/image/src/layout.rs).
 pub const PARTITION: u8 = 4;
-/// Sequence numbers above this are refused on reading, so one more never wraps.
+/// Sequence numbers above this are refused on reading (so one more never wraps), and
+/// never written ([`Error::SequenceExhausted`]).
 const MAX_SEQ: u64 = 1 << 62;
 /// deflate level of saved documents: miniz_oxide's 1, the fastest (a QEMU document of
 /// 116 KB deflates to ~7 KB at it, against ~5 KB at 6; PID 1 saves after every step).
@@ -136,17 +137,18 @@ impl Scan {
         self.records.iter().max_by_key(|e| e.header.seq)
     }
 
-    /// The newest record of each run id, newest run first.
+    /// The newest record of each run id, newest run first (of two records with one
+    /// sequence number, the later in the ring, as [`Scan::newest`]).
     pub fn newest_per_run(&self) -> Vec<&Entry> {
-        let mut best: Vec<&Entry> = Vec::new();
+        let mut best: std::collections::HashMap<&str, &Entry> = std::collections::HashMap::new();
         for e in &self.records {
-            match best.iter_mut().find(|b| b.header.run_id == e.header.run_id) {
-                Some(b) if b.header.seq < e.header.seq => *b = e,
-                Some(_) => {}
-                None => best.push(e),
+            let b = best.entry(e.header.run_id.as_str()).or_insert(e);
+            if b.header.seq <= e.header.seq {
+                *b = e;
             }
         }
-        best.sort_by_key(|e| std::cmp::Reverse(e.header.seq));
+        let mut best: Vec<&Entry> = best.into_values().collect();
+        best.sort_by_key(|e| (std::cmp::Reverse(e.header.seq), std::cmp::Reverse(e.offset)));
         best
     }
 }
@@ -167,6 +169,11 @@ pub enum Error {
     RunId(String),
     #[error("journal record {seq} at byte {offset}: {why}")]
     Corrupt { seq: u64, offset: u64, why: String },
+    #[error(
+        "the journal's sequence numbers are used up (its newest record claims {0}: a \
+         crafted card?); flash the card again to clear it"
+    )]
+    SequenceExhausted(u64),
 }
 
 /// The block device (or file, or memory) under a journal.
@@ -425,9 +432,14 @@ impl<D: Device> Writer<D> {
     /// newest record when it fits there, else at the ring's start.
     ///
     /// # Errors
-    /// [`Error::TooLarge`] (nothing written), the device's write or sync error (the
-    /// record may be torn; the previous newest is intact), [`encode`]'s errors.
+    /// [`Error::TooLarge`] and [`Error::SequenceExhausted`] (nothing written), the
+    /// device's write or sync error (the record may be torn; the previous newest is
+    /// intact), [`encode`]'s errors.
     pub fn append(&mut self, run_id: &str, doc: &[u8]) -> Result<Appended, Error> {
+        // A record past MAX_SEQ would be refused by every reader: invisible.
+        if self.seq > MAX_SEQ {
+            return Err(Error::SequenceExhausted(self.seq - 1));
+        }
         let rec = encode(self.seq, run_id, doc)?;
         let bytes = rec.len() as u64;
         if bytes > self.max_record() {

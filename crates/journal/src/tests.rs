@@ -457,3 +457,37 @@ fn the_reader_survives_a_million_mutated_rings() {
     }
     assert!(found > 50_000, "{found}");
 }
+
+#[test]
+fn the_last_sequence_number_is_refused_not_written_invisibly() {
+    let mut d = Logged::new(8 * BLOCK as usize);
+    let rec = encode(MAX_SEQ, "r-1", b"{}").unwrap();
+    d.bytes[..rec.len()].copy_from_slice(&rec);
+    let (mut w, s, _) = Writer::open(d).unwrap();
+    assert_eq!(s.newest().unwrap().header.seq, MAX_SEQ);
+    let err = w.append("r-1", b"{\"a\":1}").unwrap_err();
+    assert!(
+        matches!(err, Error::SequenceExhausted(n) if n == MAX_SEQ),
+        "{err}"
+    );
+    assert!(w.into_inner().log.is_empty());
+}
+
+#[test]
+fn many_runs_are_grouped_in_linear_time_and_ties_go_to_the_later_record() {
+    // 4,096 one-block records, each its own run: grouped at once, newest first.
+    let mut ring = Vec::new();
+    for i in 0..4096u64 {
+        ring.extend(encode(i + 1, &format!("r-{i}"), b"{}").unwrap());
+    }
+    let s = scan(&ring);
+    let runs = s.newest_per_run();
+    assert_eq!(runs.len(), 4096);
+    assert_eq!(runs[0].header.run_id, "r-4095");
+    // Two records of one run with one sequence number: the later, as newest().
+    let mut ring = encode(5, "r-a", b"{\"x\":1}").unwrap();
+    ring.extend(encode(5, "r-a", b"{\"x\":2}").unwrap());
+    let s = scan(&ring);
+    assert_eq!(s.newest().unwrap().offset, BLOCK);
+    assert_eq!(s.newest_per_run()[0].offset, BLOCK);
+}

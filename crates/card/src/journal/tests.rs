@@ -74,7 +74,7 @@ fn the_journal_partition_is_found_by_number_and_type_and_read_bounded() {
         .unwrap();
     assert_eq!(j.place, "/dev/sdz p4 (results journal)");
     assert_eq!(j.scan.records.len(), 2);
-    let (seq, text) = j.newest.unwrap();
+    let (seq, text) = j.newest().unwrap();
     assert_eq!((seq, text.unwrap()), (2, doc("r-a", 2, 2)));
     // Another type, or another number: no journal.
     for other in [
@@ -117,4 +117,63 @@ fn the_journal_partition_is_found_by_number_and_type_and_read_bounded() {
     let (mut w, s, _) = Writer::open(Mem(disk[512 << 10..].to_vec())).unwrap();
     assert_eq!(s.records.len(), 2);
     assert_eq!(w.append("r-b", b"{}").unwrap().seq, 3);
+}
+
+fn journal_of(records: &[(&str, String)]) -> Journal {
+    let ring = ring_of(records);
+    Journal {
+        place: "card p4 (results journal)".into(),
+        scan: scan(&ring),
+        ring,
+    }
+}
+
+#[test]
+fn a_record_whose_document_names_another_run_is_refused() {
+    let j = journal_of(&[("r-a", doc("r-b", 1, 1))]);
+    let (_, text) = j.newest().unwrap();
+    assert_eq!(
+        text.unwrap_err(),
+        "the record of run r-a holds a document of run r-b"
+    );
+}
+
+#[test]
+fn runs_are_decoded_within_their_limits() {
+    // 40 runs: the 32 newest are decoded, the rest say why not.
+    let records: Vec<(String, String)> = (0..40)
+        .map(|i| (format!("r-{i}"), doc(&format!("r-{i}"), 1, 1)))
+        .collect();
+    let refs: Vec<(&str, String)> = records
+        .iter()
+        .map(|(r, d)| (r.as_str(), d.clone()))
+        .collect();
+    let runs = journal_of(&refs).runs();
+    assert_eq!(runs.len(), 40);
+    assert_eq!(runs[0].0, "r-39");
+    assert!(runs[..MAX_RUNS].iter().all(|r| r.2.is_ok()));
+    assert!(runs[MAX_RUNS..].iter().all(|r| r
+        .2
+        .as_ref()
+        .unwrap_err()
+        .contains("more than 32 runs")));
+    // Earlier runs whose documents pass 64 MiB in all: decoding stops there (a
+    // deflated record of whitespace claims 20 MiB each).
+    let big = |run: &str| {
+        let mut d = doc(run, 1, 1);
+        d.push_str(&" ".repeat(20 << 20));
+        d
+    };
+    let runs = journal_of(&[
+        ("e-1", big("e-1")),
+        ("e-2", big("e-2")),
+        ("e-3", big("e-3")),
+        ("e-4", big("e-4")),
+        ("now", big("now")),
+    ])
+    .runs();
+    let ok: Vec<bool> = runs.iter().map(|r| r.2.is_ok()).collect();
+    // The newest run always; then three earlier ones (60 MiB), not the fourth.
+    assert_eq!(ok, [true, true, true, true, false]);
+    assert!(runs[4].2.as_ref().unwrap_err().contains("pass 64 MiB"));
 }
