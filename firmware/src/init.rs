@@ -534,9 +534,11 @@ fn keep_previous_run(plan: &Plan, results: &mut RunResults) {
     // The journal's newest record when the FAT copy lags it (a cut between the two
     // writes) or is gone.
     let fat = std::fs::read(&current).ok();
-    let Some(doc) = crate::journal::previous_document(fat, crate::journal::take_newest()) else {
+    let journal = crate::journal::take_newest();
+    let Some(doc) = crate::journal::previous_document(fat, journal.clone()) else {
         return;
     };
+    let in_journal = journal.as_deref() == Some(doc.as_slice());
     let runs = dir.join(RUNS_DIR);
     let keep = || -> std::io::Result<String> {
         std::fs::create_dir_all(&runs)?;
@@ -579,7 +581,13 @@ fn keep_previous_run(plan: &Plan, results: &mut RunResults) {
         }
         Err(e) => {
             say(&format!("cannot keep the previous run: {e}"));
-            results.event("results.keep", Severity::Error, e.to_string());
+            // Still on the card when it is the journal's newest record.
+            let (severity, held) = if in_journal {
+                (Severity::Warning, "; the results journal still holds it")
+            } else {
+                (Severity::Error, "")
+            };
+            results.event("results.keep", severity, format!("{e}{held}"));
         }
     }
 }
