@@ -177,3 +177,11 @@ fn runs_are_decoded_within_their_limits() {
     assert_eq!(ok, [true, true, true, true, false]);
     assert!(runs[4].2.as_ref().unwrap_err().contains("pass 64 MiB"));
 }
+
+#[test]
+fn the_journal_takes_every_document_a_reader_takes() {
+    assert_eq!(
+        u64::from(benchboot_journal::MAX_DOCUMENT_BYTES),
+        benchboot_results::MAX_DOCUMENT_BYTES
+    );
+}
