@@ -3,8 +3,7 @@
 //! `benchboot collect --from-card` says which copy it used and what was damaged.
 
 use std::fs::{File, OpenOptions};
-use std::io;
-use std::os::unix::fs::FileExt;
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use benchboot::collect;
@@ -30,10 +29,12 @@ impl Device for Slice {
         self.len
     }
     fn read_at(&mut self, o: u64, b: &mut [u8]) -> io::Result<()> {
-        self.file.read_exact_at(b, self.offset + o)
+        self.file.seek(SeekFrom::Start(self.offset + o))?;
+        self.file.read_exact(b)
     }
     fn write_at(&mut self, o: u64, b: &[u8]) -> io::Result<()> {
-        self.file.write_all_at(b, self.offset + o)
+        self.file.seek(SeekFrom::Start(self.offset + o))?;
+        self.file.write_all(b)
     }
     fn sync(&mut self) -> io::Result<()> {
         self.file.sync_data()
@@ -86,8 +87,9 @@ fn card_with(dir: &Path, fat_copy: &str, journal: &[(&str, String)]) -> PathBuf 
 }
 
 fn zero(img: &Path, offset: u64, len: u64) {
-    let f = OpenOptions::new().write(true).open(img).unwrap();
-    f.write_all_at(&vec![0u8; len as usize], offset).unwrap();
+    let mut f = OpenOptions::new().write(true).open(img).unwrap();
+    f.seek(SeekFrom::Start(offset)).unwrap();
+    f.write_all(&vec![0u8; len as usize]).unwrap();
 }
 
 /// Measurements of a document: storage, device reads, random IOPS, verification.
