@@ -254,13 +254,9 @@ fn read_fat_copy(disk: &mut File, path: &Path) -> Result<(String, String)> {
 pub fn read_journal_runs(path: &Path) -> Result<Vec<KeptRun>> {
     refuse_raw_windows_device(path)?;
     let path = &absolute(path);
-    if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+    let Some(mut disk) = open_disk(path)? else {
         return Ok(Vec::new());
-    }
-    let mut disk = File::open(path).with_context(|| open_advice(path))?;
-    if starts_with_brace(&mut disk)? {
-        return Ok(Vec::new());
-    }
+    };
     let parts = partitions(&mut disk).with_context(|| format!("reading {}", path.display()))?;
     let Some(j) = journal::read(&mut disk, &parts, path)
         .with_context(|| format!("reading the results journal of {}", path.display()))?
@@ -341,10 +337,9 @@ pub fn read_kept_runs(path: &Path) -> Result<Vec<KeptRun>> {
     if path.is_dir() {
         return Ok(kept_runs_in_folder(&path.join(KEPT_RUNS_DIR)));
     }
-    let mut disk = File::open(path).with_context(|| open_advice(path))?;
-    if starts_with_brace(&mut disk)? {
+    let Some(mut disk) = open_disk(path)? else {
         return Ok(Vec::new());
-    }
+    };
     let (part, label) = find_results_partition(&mut disk)
         .with_context(|| format!("{}: no results partition", path.display()))?;
     let place = describe(path, &part, label.as_deref());
@@ -447,6 +442,22 @@ fn open_advice(path: &Path) -> String {
          root, or be in the disk group), or mount its results partition and give that folder",
         path.display()
     )
+}
+
+/// `path` opened as a card or an image; `None` for a folder (a mounted results
+/// partition) or a bare results document, which hold no partitions.
+///
+/// # Errors
+/// The open's, with how to get read access.
+fn open_disk(path: &Path) -> Result<Option<File>> {
+    if path.is_dir() {
+        return Ok(None);
+    }
+    let mut disk = File::open(path).with_context(|| open_advice(path))?;
+    if starts_with_brace(&mut disk)? {
+        return Ok(None);
+    }
+    Ok(Some(disk))
 }
 
 /// True when the first non-blank byte is `{` (a JSON document rather than a disk).
