@@ -1,3 +1,5 @@
+//! Tests of the journal: records written, scanned and replayed on an in-memory disk, and
+//! cuts after every sector of whole runs that lose at most the step running.
 use super::*;
 
 /// Sector of the cut model: a write reaches the card 512 bytes at a time, in order.

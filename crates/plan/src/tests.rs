@@ -1,3 +1,5 @@
+//! Tests of `Plan`: the kernel command line's plan name, JSON round trips, supervision
+//! and the validation rules (repetitions, labels, results link, random targets).
 use super::*;
 
 #[test]

@@ -1,3 +1,5 @@
+//! Tests of the filesystem probe: labels and types of images made by mkfs (skipped when
+//! the tool is missing) and of hand-built superblocks.
 use super::*;
 use std::process::Command;
 

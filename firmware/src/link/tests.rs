@@ -1,3 +1,4 @@
+//! Tests of finding a wired link by MAC or driver, and its facts, over a fake sysfs tree.
 use super::*;
 use std::os::unix::fs::symlink;
 

@@ -1,3 +1,5 @@
+//! Tests of PID 1's target guard over a fake sysfs: whole disks and the boot card, and
+//! targets refused by device number whatever path names them.
 use std::os::unix::fs::symlink;
 
 use super::*;

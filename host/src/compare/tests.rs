@@ -1,3 +1,5 @@
+//! Tests of `benchboot compare`: runs of different plans flagged, spread verdicts, the
+//! reference rows of wired and WiFi entries.
 use super::*;
 
 #[test]

@@ -1,3 +1,5 @@
+//! Tests of the boot check: eGON, GP, U-Boot image and kernel headers, and extlinux.conf
+//! as U-Boot reads it.
 use benchboot_board::Arch;
 
 use super::blobs::{crc32, ZIMAGE_MAGIC};

@@ -1,3 +1,5 @@
+//! Tests of the image build: config.txt and extlinux.conf, raw blobs' places, FAT
+//! folders, a small image rendered and read back, reproducible ids.
 use benchboot_plan::Filesystem;
 
 use super::render::slice;

@@ -1,3 +1,5 @@
+//! Tests of the card's journal reader: a document's identity and steps, the newer of
+//! the journal's record and the FAT copy, the journal partition found and read bounded.
 use super::*;
 use benchboot_journal::{encode, Writer};
 

@@ -1,3 +1,5 @@
+//! Tests of the plans an image carries, over every shipped board: valid, emulated where
+//! they should be, the plan file's refusals, the gadget, memory and WiFi steps per board.
 use super::*;
 use crate::layout::{plan, Spec};
 

@@ -1,3 +1,5 @@
+//! Tests of the memory kernels: every copy, fill and read kernel touches every byte and
+//! no more, ids and labels, NEON gating, buffer shapes and placement.
 use super::*;
 
 fn features() -> Vec<String> {

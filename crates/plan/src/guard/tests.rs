@@ -1,3 +1,5 @@
+//! Tests of the target guard: path normalisation, the host refusing the card by any
+//! spelling, two targets on one place, the board's device-number tables.
 use super::*;
 
 /// The boot disk's raw node spelled every way the brief names, and their combinations.

@@ -1,3 +1,5 @@
+//! Tests of error locations: every validation error of a plan file names the file, the
+//! line and the key as the file spells it.
 use crate::{resolve, ImageFacts, Plan};
 
 fn image() -> ImageFacts {

@@ -1,3 +1,5 @@
+//! Tests of plan resolution: every preset, a user's file over its preset, and the
+//! refusals (with file, line and key) a file cannot get past.
 use super::*;
 use crate::network::Topology;
 use crate::{Mode, MIB};
