@@ -1,7 +1,7 @@
 //! `cargo xtask bench storage`: benchboot's storage engine, `dd` and `fio` on the same
 //! disk, same block sizes and modes; prints the medians and the ratios.
 //!
-//! A benchmark, not a test: it asserts nothing, it reports. Targets (issue 3): benchboot
+//! A benchmark, not a test: it asserts nothing, it reports. Targets: benchboot
 //! at 0.98 x the reference or better for blocks of 4 KiB and up, and a per-call cost at
 //! 8 B within 10 % of dd's.
 //!

@@ -2,7 +2,7 @@
 //! tinymembench, the tool whose figures sbc-bench publishes, on this machine; prints the
 //! medians and the ratios.
 //!
-//! A benchmark, not a test: it asserts nothing, it reports. Target (issue 29): standard
+//! A benchmark, not a test: it asserts nothing, it reports. Target: standard
 //! memcpy, standard memset and the latency at 64 MiB (4 KiB pages and huge pages)
 //! within 5 % of tinymembench's medians.
 //!

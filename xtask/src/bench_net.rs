@@ -4,7 +4,7 @@
 //! processes (user + sys, from `/proc/<pid>/stat` for the servers and this process's
 //! reaped-children counters for the clients) and the ratios benchboot / iperf3.
 //!
-//! A benchmark, not a test: it asserts nothing, it reports. Target (issue 4): benchboot
+//! A benchmark, not a test: it asserts nothing, it reports. Target: benchboot
 //! at 0.98 x iperf3's throughput or better, with no more CPU time.
 //!
 //! benchboot side: `benchboot peer` (the host end) and the hidden `benchboot net` (the

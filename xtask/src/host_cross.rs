@@ -36,7 +36,7 @@ pub struct HostTarget {
     pub arch: Architecture,
 }
 
-/// The host tool's non-Linux targets (issue 20: macOS on Apple silicon and Intel, Windows).
+/// The host tool's non-Linux targets (macOS on Apple silicon and Intel, Windows).
 pub const TARGETS: [HostTarget; 3] = [
     HostTarget {
         triple: "aarch64-apple-darwin",

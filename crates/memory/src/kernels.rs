@@ -103,7 +103,7 @@ impl Kernel {
 /// lines below 1 MiB, so source and destination lines fall in different cache sets and
 /// their distance modulo a page is tinymembench's. Copy figures move with that layout
 /// (cache-set conflicts, loads aliasing earlier stores 4 KiB apart), so benchboot takes
-/// tinymembench's rather than its old page + 17 lines (issue 29).
+/// tinymembench's rather than its old page + 17 lines (the layout it used before).
 pub const BUFFER_ALIGN: usize = 1 << 20;
 /// The source's offset past [`BUFFER_ALIGN`]: `0xAAAAAAAA & 0xFFF80` = 699,008 B.
 pub const SRC_OFFSET: usize = 0xAAAA_AAAA & (BUFFER_ALIGN - 1) & !127;

@@ -1,4 +1,4 @@
-//! `benchboot peer` against strangers (issue 28 item 4), over loopback only: a hello
+//! `benchboot peer` against strangers (clients that are not our board), over loopback only: a hello
 //! from another address, requests over the plan's and the link's bounds, 200 idle
 //! connections and a silent session beside a real board, control characters in what a
 //! client sends. The peer's timeouts are set short in [`peer::PeerOptions`].

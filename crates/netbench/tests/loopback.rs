@@ -310,7 +310,7 @@ fn an_endless_line_from_the_peer_is_refused() {
 fn a_second_board_is_served_beside_the_first() {
     let peer = start_peer();
     let first = driver::Session::connect(peer, Duration::from_secs(5), &fake_stat("busy")).unwrap();
-    // No waiting: sessions run side by side (issue 28 item 4).
+    // No waiting: sessions run side by side: a second board is not held up by the first.
     let second = driver::Session::connect(peer, Duration::ZERO, &fake_stat("busy2")).unwrap();
     first.close();
     second.close();

@@ -42,7 +42,7 @@
 //!
 //! # What f3probe misses, and what this does about it
 //!
-//! * **Wraps whose modulus is not a power of two** (f3 issue #144: f3probe's
+//! * **Wraps whose modulus is not a power of two** (f3's bug report github.com/AltraMayor/f3/issues/144: f3probe's
 //!   `find_wrap` only tests `good_block + 2^k`). Here any modulus a multiple of the
 //!   sector size is found (point 2), and every sector carries its own stamp, so a
 //!   modulus that splits a probe block still shows whole stamps.

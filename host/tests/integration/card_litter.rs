@@ -1,6 +1,6 @@
 //! Cards touched by a Mac (or Windows, or a Linux desktop): the litter they leave in the
 //! results partition (`._*` AppleDouble files, `.DS_Store`, `.fseventsd`, ...) is not
-//! read as earlier boots, on a card image and on a mounted folder (issue 28 item 8).
+//! read as earlier boots, on a card image and on a mounted folder.
 
 use std::path::Path;
 

@@ -1,4 +1,4 @@
-//! Text from a document that would drive the terminal (issue 28 item 5): a board name
+//! Text from a document that would drive the terminal (escape and control sequences): a board name
 //! with ESC sequences and a RIGHT-TO-LEFT OVERRIDE, a target label with an OSC title
 //! sequence, BEL and a C1 CSI. `show`, `report` (table, Markdown, CSV, JSON, plots),
 //! `compare`, `collect` and `runs` print them escaped (`\u{1b}`), never raw; and a

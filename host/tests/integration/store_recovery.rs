@@ -1,4 +1,4 @@
-//! The local results store survives damage (issue 28, item 7): a zero-length or damaged
+//! The local results store survives damage: a zero-length or damaged
 //! database, temp files of a killed `collect`, a read-only store, and `--store` on the
 //! commands that read it.
 

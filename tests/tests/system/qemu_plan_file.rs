@@ -6,8 +6,8 @@
 //! targets by label. Then a broken plan file on the same card: the board boots, measures
 //! nothing, records the error (file, line, key) and serves it.
 //!
-//! The first boot also walks two paths QEMU's virtio disks never did (issue 27, rows 3,
-//! 5 and 6), at no extra boot:
+//! The first boot also walks two paths QEMU's virtio disks never did, at no extra
+//! boot:
 //! - Real USB disks: a bulk-only disk (`usb-storage`) and a UAS disk (`usb-uas`) on
 //!   QEMU's xHCI, found by filesystem label as `/dev/sdX` through xhci-pci, usb-storage
 //!   or uas, and sd_mod (`BLK_DEV_SD=m`: nothing else gives a USB disk its `sdX`), and
