@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::network::CounterSpan;
+use crate::counters::CounterSpan;
 
 /// Everything WiFi in one run.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
