@@ -24,6 +24,7 @@
 use serde::Deserialize;
 use toml::Spanned;
 
+pub use crate::place::line_of;
 use crate::units::{Bitrate, Bytes, Millis};
 use crate::{Bus, Filesystem, Mode, WiredKind};
 
@@ -232,7 +233,7 @@ pub struct WifiSection {
 #[serde(deny_unknown_fields)]
 pub struct WifiChannelSection {
     /// `"2.4"` or `"5"`.
-    pub band: crate::wifi::WifiBand,
+    pub band: crate::band::WifiBand,
     pub channel: u8,
     /// MHz: 20, 40, 80 or 160.
     pub width: u32,
@@ -484,15 +485,6 @@ pub fn decode_text(file: &str, bytes: &[u8]) -> Result<String, NotUtf8> {
     }
 }
 
-/// 1-based line of byte offset `at` in `text`.
-pub fn line_of(text: &str, at: usize) -> usize {
-    text.as_bytes()[..at.min(text.len())]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
-}
-
 impl PlanFile {
     /// Parses one plan file, strictly: unknown keys, wrong types and impossible values
     /// (zero block size, a name with `/`) are errors.
@@ -514,7 +506,7 @@ impl PlanFile {
             // The parser's own errors (a number past 64 bits) carry a place, no path.
             let key = if key == "." {
                 span.as_ref()
-                    .and_then(|s| crate::locate::key_at(text, s.start))
+                    .and_then(|s| crate::place::key_at(text, s.start))
                     .unwrap_or_else(|| "(file)".into())
             } else {
                 key

@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod band;
 pub mod boot_disk;
 pub mod card_check;
 pub mod estimate;
@@ -16,6 +17,7 @@ pub mod guard;
 pub mod locate;
 pub mod memory;
 pub mod network;
+pub mod place;
 pub mod presets;
 pub mod resolve;
 pub mod sanity;

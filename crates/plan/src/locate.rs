@@ -4,7 +4,9 @@
 //! `[storage]` and `path` under the first `[[command]]`. [`file_key`] maps one to the
 //! other, [`key_line`] finds the line (spans from `toml_edit`, the parser under `toml`).
 
-use crate::file::{line_of, PlanFileError};
+use crate::file::PlanFileError;
+pub use crate::place::key_at;
+use crate::place::line_of;
 
 /// One step of a dotted key path: `disk[0]` is `("disk", Some(0))`.
 fn segments(key: &str) -> Vec<(&str, Option<usize>)> {
@@ -56,41 +58,6 @@ pub fn key_line(text: &str, key: &str) -> Option<usize> {
 /// preset set, refused with what this file set beside it).
 pub fn nearest_line(text: &str, key: &str) -> Option<usize> {
     key_span(text, key).map(|(span, _)| line_of(text, span.start))
-}
-
-/// The dotted key written on the line holding byte `at` of `text` (`key = value`),
-/// under the table header above it: `memory.latency-reads`, `command[1].path`. For
-/// errors the TOML parser reports with a place but no key (a number too large for 64
-/// bits). `None` when that line assigns no key.
-pub fn key_at(text: &str, at: usize) -> Option<String> {
-    let at = at.min(text.len());
-    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-    let line = text[start..].lines().next().unwrap_or_default();
-    let (name, _) = line.split_once('=')?;
-    let name = name.trim();
-    if name.is_empty() || name.starts_with('#') || name.starts_with('[') {
-        return None;
-    }
-    // The header this line sits under, and which entry of an array of tables.
-    let above = &text[..start];
-    let header = above
-        .lines()
-        .rev()
-        .map(str::trim)
-        .find(|l| l.starts_with('['));
-    let table = match header {
-        Some(h) if h.starts_with("[[") => {
-            let t = h.trim_start_matches("[[").split("]]").next()?.trim();
-            let n = above
-                .lines()
-                .filter(|l| l.trim().starts_with("[[") && l.contains(t))
-                .count();
-            format!("{t}[{}].", n.saturating_sub(1))
-        }
-        Some(h) => format!("{}.", h.trim_start_matches('[').split(']').next()?.trim()),
-        None => String::new(),
-    };
-    Some(format!("{table}{name}"))
 }
 
 /// The plan-file key a field of the resolved plan ([`crate::Plan`], as

@@ -9,6 +9,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::band::WifiBand;
+
 /// The WiFi step of a plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WifiPlan {
@@ -111,33 +113,6 @@ pub struct AskedChannel {
     pub channel: u8,
     /// 20, 40, 80 or 160 MHz.
     pub width_mhz: u32,
-}
-
-/// A band as plans spell it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum WifiBand {
-    #[serde(rename = "2.4")]
-    Ghz2,
-    #[serde(rename = "5")]
-    Ghz5,
-}
-
-impl WifiBand {
-    /// `2.4` / `5`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Ghz2 => "2.4",
-            Self::Ghz5 => "5",
-        }
-    }
-
-    /// The band in the WiFi crate's terms.
-    pub fn band(self) -> benchboot_wifi::channel::Band {
-        match self {
-            Self::Ghz2 => benchboot_wifi::channel::Band::Ghz2,
-            Self::Ghz5 => benchboot_wifi::channel::Band::Ghz5,
-        }
-    }
 }
 
 impl AskedChannel {
