@@ -1,9 +1,10 @@
 //! `[hardware]`: the device-tree nodes a board's plan depends on, whose driver chains
 //! `cargo xtask image` proves (xtask/src/drivers.rs), and their checks.
 
+use std::path::Path;
+
 use serde::Deserialize;
 
-use crate::validate::Check;
 use crate::BoardError;
 
 /// `[hardware]`: the DTB nodes each part of the plan needs (node paths as `fdtget`
@@ -90,7 +91,19 @@ pub(crate) struct Features {
     pub(crate) radio: bool,
 }
 
-impl Check<'_> {
+/// The board file a `[hardware]` section is checked in: its errors name it.
+pub(crate) struct InFile<'a>(pub(crate) &'a Path);
+
+impl InFile<'_> {
+    /// [`BoardError::Invalid`] for `field` of this file.
+    fn bad(&self, field: &'static str, message: impl Into<String>) -> BoardError {
+        BoardError::Invalid {
+            file: self.0.to_owned(),
+            field,
+            message: message.into(),
+        }
+    }
+
     /// `[hardware]`: required on hardware (a DTB and a boot loader), with a node for
     /// every part the board has; refused elsewhere.
     pub(crate) fn hardware(

@@ -3,7 +3,7 @@
 //! boot, serial, modules, storage, gadget, ethernet, usb-ethernet, wifi, qemu). The first
 //! problem found is the error; it names the file and the field.
 
-use crate::hardware::Features;
+use crate::hardware::{Features, InFile};
 use crate::{QemuWifi, QemuWired};
 use std::path::Path;
 
@@ -736,7 +736,7 @@ impl RawBoard {
             sata: storage.extra.iter().any(|e| e.bus == StorageBus::Sata),
             radio: wifi.is_some(),
         };
-        let hardware = check.hardware(self.hardware, &features)?;
+        let hardware = InFile(check.file).hardware(self.hardware, &features)?;
         Ok(Board {
             name: self.name,
             description: self.description,
