@@ -33,5 +33,7 @@ pub mod report;
 #[cfg(unix)]
 pub mod storage;
 pub mod store;
+#[cfg(unix)]
+pub mod target_disk;
 pub mod units;
 pub mod wifi_join;

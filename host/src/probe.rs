@@ -2,9 +2,10 @@
 //! (position-stamped blocks, read back after writing far away) on a whole card, and
 //! `benchboot flash --probe` runs it before writing an image.
 //!
-//! The device is refused exactly as `flash` refuses it ([`crate::flash::lookup_disk`],
-//! [`crate::devices::Device::verdict`]); `--allow-virtual` lifts only the refusal of
-//! virtual disks (loop devices: how the system tests make a fake card). I/O goes
+//! The device is refused exactly as `flash` refuses it
+//! ([`crate::target_disk::lookup_disk`], [`crate::devices::Device::verdict`]);
+//! `--allow-virtual` lifts only the refusal of virtual disks (loop devices: how the
+//! system tests make a fake card). I/O goes
 //! through `O_DIRECT | O_EXCL`; between writing and reading back: fsync, BLKFLSBUF
 //! (`blockdev --flushbufs`, the host crate has no unsafe code), close and open again.
 
@@ -193,13 +194,13 @@ pub fn check_card(
             device.display()
         );
     }
-    let dev = crate::flash::lookup_disk("", device, &meta, root)?;
+    let dev = crate::target_disk::lookup_disk("", device, &meta, root)?;
     let mut verdict = dev.verdict(&Limits::new(allow_large));
     if allow_virtual {
         verdict.refusals.retain(|r| *r != Refusal::Virtual);
     }
     if !verdict.refusals.is_empty() {
-        return Err(crate::flash::Refused {
+        return Err(crate::target_disk::Refused {
             device: dev.describe(),
             refusals: verdict.refusals,
         })
@@ -372,7 +373,7 @@ pub fn run(args: &ProbeArgs) -> Result<()> {
                 .join(", ")
         );
     }
-    crate::flash::confirm_erase(
+    crate::target_disk::confirm_erase(
         &dev.describe(),
         "probe it for fake capacity (writes stamped blocks all over it)",
         args.yes,
