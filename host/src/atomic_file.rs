@@ -29,7 +29,7 @@ pub fn write(path: &Path, text: &str) -> Result<()> {
         let mut f = std::fs::File::create(&tmp)?;
         // Held until after the rename: a store opening meanwhile sees a live writer's
         // file ([`crate::store::temp`]); the kernel drops it if this process is killed.
-        crate::store::temp::lock(&f)?;
+        lock(&f)?;
         f.write_all(text.as_bytes())?;
         f.sync_all()?;
         Ok(f)
@@ -82,4 +82,18 @@ mod tests {
             .collect();
         assert_eq!(names, ["taken"]);
     }
+}
+
+/// Takes the writer's exclusive `flock` on temp file `f`, held until `f` is closed (a
+/// no-op without `flock`, on Windows). The store tells a live writer's temp file from a
+/// dead one's by it ([`crate::store::temp`]).
+///
+/// # Errors
+/// The lock cannot be taken (another process holds it).
+pub fn lock(f: &std::fs::File) -> std::io::Result<()> {
+    #[cfg(unix)]
+    rustix::fs::flock(f, rustix::fs::FlockOperation::NonBlockingLockExclusive)?;
+    #[cfg(not(unix))]
+    let _ = f;
+    Ok(())
 }

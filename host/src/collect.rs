@@ -10,6 +10,7 @@ use benchboot_results::text::{escape, escape_json, escape_lines};
 use benchboot_results::RunResults;
 
 use crate::fetch;
+pub use crate::got::Got;
 use crate::store::{self, Outcome, RunRow, Store};
 
 /// `benchboot collect`'s arguments.
@@ -165,20 +166,6 @@ pub enum LogSource {
     File(PathBuf),
     /// A LAVA job URL, or a downloaded LAVA job log.
     Lava(String),
-}
-
-/// A results document as received.
-#[derive(Debug, Clone)]
-pub struct Got {
-    pub results: RunResults,
-    /// The document's text, stored as it came.
-    pub text: String,
-    /// `HOST:PORT`, or the card path (`/dev/sdb p2 (BBRESULTS)`, `/dev/sdb p4 (results
-    /// journal) record 88`, a folder's file).
-    pub source: String,
-    /// From a card: what it found damaged or older, and which copy it used
-    /// ([`card::CardRead::notes`]).
-    pub notes: Vec<String>,
 }
 
 /// What [`collect`] did.

@@ -13,7 +13,7 @@ use benchboot_console::document::{self, Found};
 use benchboot_console::lava::{self, Checked, LavaResult};
 use benchboot_results::RunResults;
 
-use crate::collect::Got;
+use crate::got::Got;
 use crate::console_log::{self, ConsoleLog};
 
 /// Largest log read, bytes: a LAVA job log of a long plan is a few MiB.

@@ -16,6 +16,7 @@ pub mod figure;
 #[cfg(unix)]
 pub mod flash;
 pub mod from_log;
+pub mod got;
 pub mod log;
 #[cfg(unix)]
 pub mod memory;

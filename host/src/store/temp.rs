@@ -23,17 +23,8 @@ pub const UNLOCKED_GRACE: Duration = Duration::from_secs(60);
 /// Without locks (Windows), a temp file older than this is stale: an hour.
 pub const STALE_AFTER: Duration = Duration::from_secs(3600);
 
-/// Takes the writer's exclusive lock on temp file `f` (no-op without `flock`).
-///
-/// # Errors
-/// The lock cannot be taken (another process holds it).
-pub fn lock(f: &std::fs::File) -> std::io::Result<()> {
-    #[cfg(unix)]
-    rustix::fs::flock(f, rustix::fs::FlockOperation::NonBlockingLockExclusive)?;
-    #[cfg(not(unix))]
-    let _ = f;
-    Ok(())
-}
+/// The writer's exclusive lock on a temp file, taken by [`crate::atomic_file`].
+pub use crate::atomic_file::lock;
 
 /// The temp files of the store in `dir` (in it and in `runs/`): hidden regular files
 /// named `.*.tmp`; links and folders are not.
