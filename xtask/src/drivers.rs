@@ -324,7 +324,7 @@ pub fn check_board(
                 board.name
             )
         })?;
-    let dtb = crate::image::apply_dtb_fixups(&std::fs::read(&src)?, &board.kernel.dtb_fixups)?;
+    let dtb = crate::dtb::apply_dtb_fixups(&std::fs::read(&src)?, &board.kernel.dtb_fixups)?;
     let carried: BTreeSet<String> =
         crate::modules::resolve(kernel_root, release, &hardware_modules(board))?
             .into_iter()
@@ -531,7 +531,7 @@ mod pinned {
                 .find(|p| p.file_name().is_some_and(|f| f == dtb_name.as_str()))
                 .unwrap();
             let dtb =
-                crate::image::apply_dtb_fixups(&std::fs::read(&src).unwrap(), &b.kernel.dtb_fixups)
+                crate::dtb::apply_dtb_fixups(&std::fs::read(&src).unwrap(), &b.kernel.dtb_fixups)
                     .unwrap();
             let carried: BTreeSet<String> =
                 crate::modules::resolve(&root, &b.kernel.release, &hardware_modules(&b))
@@ -569,7 +569,7 @@ mod pinned {
                 property: "status".into(),
                 value: "disabled".into(),
             };
-            let off = crate::image::apply_dtb_fixups(&dtb, &[fix]).unwrap();
+            let off = crate::dtb::apply_dtb_fixups(&dtb, &[fix]).unwrap();
             let ps = check(&b, &off, &flavour, &carried, &yes).unwrap().problems;
             one_naming(&ps, &[&provider.node, "disabled"]);
         }

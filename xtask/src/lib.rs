@@ -10,6 +10,7 @@ pub mod bench_memory;
 pub mod boards;
 pub mod bootcheck;
 pub mod drivers;
+pub mod dtb;
 pub mod firmware;
 pub mod host_cross;
 pub mod image;

@@ -12,7 +12,7 @@ use benchboot_plan::{
 };
 
 use super::boot_config::{cmdline_txt, config_txt, extlinux_conf};
-use super::dtb::apply_dtb_fixups;
+use crate::dtb::apply_dtb_fixups;
 use crate::bootcheck::EXTLINUX_CONF;
 use crate::initramfs::{self, Node};
 use benchboot_image::layout::{self, Layout};

@@ -10,7 +10,6 @@
 
 mod boot_config;
 mod contents;
-mod dtb;
 mod manifest;
 mod render;
 #[cfg(test)]
@@ -18,7 +17,7 @@ mod tests;
 
 pub use boot_config::{cmdline_txt, config_txt, extlinux_conf};
 pub use contents::{check_raw_blobs, BootFile, Contents, RawBlob, INITRAMFS_FILE, KERNEL_FILE};
-pub use dtb::apply_dtb_fixups;
+pub use crate::dtb::apply_dtb_fixups;
 pub use manifest::{Manifest, ManifestBlob, ManifestFile, ManifestPart};
 pub use render::{read_fat_file, render};
 

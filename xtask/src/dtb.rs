@@ -1,4 +1,6 @@
-//! DTB fix-ups from the board file, applied with `fdtput` and read back with `fdtget`.
+//! DTB fix-ups from the board file, applied with `fdtput` and read back with `fdtget`:
+//! for the image, the driver-chain check and the board check alike (below `image` and
+//! `drivers`, which both use it).
 
 use anyhow::{ensure, Context, Result};
 use benchboot_board::DtbFixup;
