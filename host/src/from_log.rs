@@ -13,8 +13,8 @@ use benchboot_console::document::{self, Found};
 use benchboot_console::lava::{self, Checked, LavaResult};
 use benchboot_results::RunResults;
 
-use crate::got::Got;
 use crate::console_log::{self, ConsoleLog};
+use crate::got::Got;
 
 /// Largest log read, bytes: a LAVA job log of a long plan is a few MiB.
 pub const MAX_LOG_BYTES: u64 = 256 << 20;

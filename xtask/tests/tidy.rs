@@ -87,10 +87,13 @@ impl Repo {
 
     /// The tracked `.rs` files as text.
     fn rust(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.files.iter().filter(|(p, _)| p.ends_with(".rs")).map(|(p, b)| {
-            let t = std::str::from_utf8(b).unwrap_or_else(|_| panic!("{p} is not UTF-8"));
-            (p.as_str(), t)
-        })
+        self.files
+            .iter()
+            .filter(|(p, _)| p.ends_with(".rs"))
+            .map(|(p, b)| {
+                let t = std::str::from_utf8(b).unwrap_or_else(|_| panic!("{p} is not UTF-8"));
+                (p.as_str(), t)
+            })
     }
 }
 
@@ -106,7 +109,11 @@ fn repo() -> &'static Repo {
             .current_dir(&root)
             .output()
             .expect("git runs");
-        assert!(out.status.success(), "git ls-files: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "git ls-files: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let list = String::from_utf8(out.stdout).expect("UTF-8 paths");
         let files = list
             .split('\0')
@@ -119,12 +126,23 @@ fn repo() -> &'static Repo {
 
 fn assert_clean(rule: &str, v: Vec<Violation>) {
     let lines: Vec<String> = v.iter().map(Violation::to_string).collect();
-    assert!(lines.is_empty(), "{rule}: {} violation(s)\n{}", lines.len(), lines.join("\n"));
+    assert!(
+        lines.is_empty(),
+        "{rule}: {} violation(s)\n{}",
+        lines.len(),
+        lines.join("\n")
+    );
 }
 
 #[test]
 fn every_rust_file_has_a_header() {
-    assert_clean("//! header", repo().rust().flat_map(|(p, t)| files::header(p, t)).collect());
+    assert_clean(
+        "//! header",
+        repo()
+            .rust()
+            .flat_map(|(p, t)| files::header(p, t))
+            .collect(),
+    );
 }
 
 #[test]
@@ -140,7 +158,11 @@ fn no_module_cycles() {
     let mut v = Vec::new();
     for member in files::members(r.text("Cargo.toml")) {
         let prefix = format!("{member}/src/");
-        let own: Vec<(&str, &str)> = all.iter().copied().filter(|(p, _)| p.starts_with(&prefix)).collect();
+        let own: Vec<(&str, &str)> = all
+            .iter()
+            .copied()
+            .filter(|(p, _)| p.starts_with(&prefix))
+            .collect();
         v.extend(cycles::module_cycles(&member, &own));
     }
     assert_clean("module cycles", v);
@@ -159,7 +181,11 @@ fn readme_navigating_names_every_crate() {
 fn no_binaries_outside_test_data() {
     assert_clean(
         "binary files",
-        repo().files.iter().flat_map(|(p, b)| files::binary(p, b)).collect(),
+        repo()
+            .files
+            .iter()
+            .flat_map(|(p, b)| files::binary(p, b))
+            .collect(),
     );
 }
 
@@ -184,6 +210,9 @@ fn unsafe_code_only_where_architecture_says() {
         .rust()
         .flat_map(|(p, t)| unsafe_code::unsafe_outside(p, t, unsafe_code::UNSAFE_FILES))
         .collect();
-    v.extend(unsafe_code::architecture_names(r.text("ARCHITECTURE.md"), unsafe_code::UNSAFE_FILES));
+    v.extend(unsafe_code::architecture_names(
+        r.text("ARCHITECTURE.md"),
+        unsafe_code::UNSAFE_FILES,
+    ));
     assert_clean("unsafe code", v);
 }

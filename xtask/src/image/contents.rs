@@ -12,8 +12,8 @@ use benchboot_plan::{
 };
 
 use super::boot_config::{cmdline_txt, config_txt, extlinux_conf};
-use crate::dtb::apply_dtb_fixups;
 use crate::bootcheck::EXTLINUX_CONF;
+use crate::dtb::apply_dtb_fixups;
 use crate::initramfs::{self, Node};
 use benchboot_image::layout::{self, Layout};
 use benchboot_image::plans;

@@ -15,9 +15,9 @@ mod render;
 #[cfg(test)]
 mod tests;
 
+pub use crate::dtb::apply_dtb_fixups;
 pub use boot_config::{cmdline_txt, config_txt, extlinux_conf};
 pub use contents::{check_raw_blobs, BootFile, Contents, RawBlob, INITRAMFS_FILE, KERNEL_FILE};
-pub use crate::dtb::apply_dtb_fixups;
 pub use manifest::{Manifest, ManifestBlob, ManifestFile, ManifestPart};
 pub use render::{read_fat_file, render};
 

@@ -194,7 +194,9 @@ pub fn module_cycles(member: &str, files: &[(&str, &str)]) -> Vec<Violation> {
     for (root, mods) in &roots {
         let mut graph: BTreeMap<&str, BTreeMap<&str, Edge>> = BTreeMap::new();
         for &(path, text) in files {
-            let Some(rel) = path.strip_prefix(&src) else { continue };
+            let Some(rel) = path.strip_prefix(&src) else {
+                continue;
+            };
             if crate::files::is_test_file(path) || !rel.ends_with(".rs") {
                 continue;
             }
@@ -206,7 +208,9 @@ pub fn module_cycles(member: &str, files: &[(&str, &str)]) -> Vec<Violation> {
             if module.last().map(String::as_str) == Some("mod") {
                 module.pop();
             }
-            let Some(top) = module.first().and_then(|m| mods.get(m)) else { continue };
+            let Some(top) = module.first().and_then(|m| mods.get(m)) else {
+                continue;
+            };
             if rel.starts_with("bin/") {
                 continue;
             }
@@ -287,7 +291,11 @@ mod tests {
         ];
         let v = module_cycles("c", &files);
         let got: Vec<String> = v.iter().map(|v| format!("{}:{}", v.path, v.line)).collect();
-        assert_eq!(got, ["c/src/a.rs:2", "c/src/b.rs:3", "c/src/c.rs:3"], "{v:#?}");
+        assert_eq!(
+            got,
+            ["c/src/a.rs:2", "c/src/b.rs:3", "c/src/c.rs:3"],
+            "{v:#?}"
+        );
         assert!(v[0].message.contains("{a, b, c}"), "{}", v[0]);
         assert!(v[2].message.contains("(2 reference(s))"), "{}", v[2]);
 
@@ -303,7 +311,11 @@ mod tests {
             ("c/src/d/x.rs", "//! X.\nuse super::a::Y;\n"),
         ];
         assert!(module_cycles("c", &nested).is_empty());
-        let nested_up = [nested[0], nested[1], ("c/src/d/x.rs", "//! X.\nuse super::super::a::Y;\n")];
+        let nested_up = [
+            nested[0],
+            nested[1],
+            ("c/src/d/x.rs", "//! X.\nuse super::super::a::Y;\n"),
+        ];
         assert_eq!(module_cycles("c", &nested_up).len(), 2);
     }
 }

@@ -240,7 +240,10 @@ mod tests {
         let v = header("a/x.rs", "use super::*;\n");
         assert_eq!(v.len(), 1);
         assert_eq!((v[0].path.as_str(), v[0].line), ("a/x.rs", 1));
-        assert_eq!(header("a/x.rs", "#![forbid(unsafe_code)]\n//! X.\n").len(), 1);
+        assert_eq!(
+            header("a/x.rs", "#![forbid(unsafe_code)]\n//! X.\n").len(),
+            1
+        );
         assert_eq!(header("a/x.rs", "").len(), 1);
     }
 
@@ -268,7 +271,9 @@ mod tests {
         assert_eq!(got.len(), 5, "{got:#?}");
         assert!(got[0].starts_with("a/src/new.rs:801: 801 lines, over 800"));
         assert!(got[1].starts_with("a/src/grown.rs:950: 950 lines, over its allowlisted 940"));
-        assert!(got[2].contains("a/src/shrunk.rs:1: now 850 lines: lower its allowlist entry from 860 to 850"));
+        assert!(got[2].contains(
+            "a/src/shrunk.rs:1: now 850 lines: lower its allowlist entry from 860 to 850"
+        ));
         assert!(got[3].contains("a/src/small.rs:1: now 700 lines, within 800: remove"));
         assert!(got[4].contains("a/src/gone.rs:1: the file is gone"));
     }
@@ -287,7 +292,10 @@ mod tests {
 
     #[test]
     fn binary_fires_outside_data_folders() {
-        assert_eq!(binary("pycountry-26.2.16-py3-none-any.whl", b"PK\x03\x04").len(), 1);
+        assert_eq!(
+            binary("pycountry-26.2.16-py3-none-any.whl", b"PK\x03\x04").len(),
+            1
+        );
         assert_eq!(binary("docs/x.txt", b"ab\0cd").len(), 1);
         assert_eq!(binary("crates/a/src/blob.bin", b"text").len(), 1);
         assert!(binary("crates/a/src/testdata/scan.bin", b"\0\0").is_empty());
@@ -301,7 +309,10 @@ mod tests {
     fn issue_refs_fire_in_comments_only() {
         assert_eq!(issue_ref("see Issue #12 for"), Some("Issue #12"));
         assert_eq!(issue_ref("(issue 5 collect)"), Some("issue 5"));
-        assert_eq!(issue_ref("an issue with 5 disks, tissue 3, issues/144"), None);
+        assert_eq!(
+            issue_ref("an issue with 5 disks, tissue 3, issues/144"),
+            None
+        );
         let rs = "//! Header (issue 3).\nfn f() { let s = \"issue 4\"; } // issue #9\n/* a\n   issue 10 */\n";
         let v: Vec<usize> = issue_refs("a.rs", rs).iter().map(|v| v.line).collect();
         assert_eq!(v, [1, 2, 4]);

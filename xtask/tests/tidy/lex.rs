@@ -91,7 +91,10 @@ pub fn lex(src: &str) -> Lexed {
         } else if c == b'\'' {
             // A char literal ('x', '\n', '\u{..}') or a lifetime / label ('a).
             let end = if next == Some(b'\\') {
-                b[i + 2..].iter().position(|&x| x == b'\'').map(|k| i + 2 + k)
+                b[i + 2..]
+                    .iter()
+                    .position(|&x| x == b'\'')
+                    .map(|k| i + 2 + k)
             } else {
                 let len = src[i + 1..].chars().next().map_or(1, char::len_utf8);
                 (b.get(i + 1 + len) == Some(&b'\'')).then_some(i + 1 + len)
@@ -148,13 +151,19 @@ pub fn tokens(code: &str) -> Vec<Tok<'_>> {
             while j < b.len() && is_ident(b[j]) {
                 j += 1;
             }
-            toks.push(Tok { text: &code[i..j], at: i });
+            toks.push(Tok {
+                text: &code[i..j],
+                at: i,
+            });
             i = j;
         } else if c == b':' && b.get(i + 1) == Some(&b':') {
             toks.push(Tok { text: "::", at: i });
             i += 2;
         } else {
-            toks.push(Tok { text: &code[i..i + 1], at: i });
+            toks.push(Tok {
+                text: &code[i..i + 1],
+                at: i,
+            });
             i += 1;
         }
     }
@@ -163,7 +172,10 @@ pub fn tokens(code: &str) -> Vec<Tok<'_>> {
 
 /// The 1-based line of byte offset `at` in `text`.
 pub fn line_of(text: &str, at: usize) -> usize {
-    1 + text.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count()
+    1 + text.as_bytes()[..at]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
 }
 
 #[cfg(test)]

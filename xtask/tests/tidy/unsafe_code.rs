@@ -43,11 +43,18 @@ pub fn unsafe_outside(path: &str, text: &str, allowed: &[&str]) -> Vec<Violation
     for (i, t) in toks.iter().enumerate() {
         let word = |k: usize| toks.get(k).map_or("", |t| t.text);
         if t.text == "unsafe" {
-            v.push(Violation::new(path, lex::line_of(text, t.at), format!("`unsafe`: {fix}")));
+            v.push(Violation::new(
+                path,
+                lex::line_of(text, t.at),
+                format!("`unsafe`: {fix}"),
+            ));
         } else if t.text == "unsafe_code" {
             // The lint list it is in: back to its `(`, the lint level before it.
             let mut open = i;
-            while open > 0 && i - open < 16 && !matches!(word(open), "(" | "[" | "]" | ";" | "{" | "}") {
+            while open > 0
+                && i - open < 16
+                && !matches!(word(open), "(" | "[" | "]" | ";" | "{" | "}")
+            {
                 open -= 1;
             }
             if word(open) != "(" || open == 0 || !matches!(word(open - 1), "allow" | "expect") {
@@ -100,7 +107,9 @@ pub fn architecture_names(architecture: &str, allowed: &[&str]) -> Vec<Violation
             Violation::new(
                 "ARCHITECTURE.md",
                 1,
-                format!("`{f}` may hold unsafe code but the invariant on `unsafe` does not name it"),
+                format!(
+                    "`{f}` may hold unsafe code but the invariant on `unsafe` does not name it"
+                ),
             )
         })
         .collect()
