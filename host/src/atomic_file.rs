@@ -51,6 +51,20 @@ pub fn write(path: &Path, text: &str) -> Result<()> {
     Ok(())
 }
 
+/// Takes the writer's exclusive `flock` on temp file `f`, held until `f` is closed (a
+/// no-op without `flock`, on Windows). The store tells a live writer's temp file from a
+/// dead one's by it ([`crate::store::temp`]).
+///
+/// # Errors
+/// The lock cannot be taken (another process holds it).
+pub fn lock(f: &std::fs::File) -> std::io::Result<()> {
+    #[cfg(unix)]
+    rustix::fs::flock(f, rustix::fs::FlockOperation::NonBlockingLockExclusive)?;
+    #[cfg(not(unix))]
+    let _ = f;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,18 +96,4 @@ mod tests {
             .collect();
         assert_eq!(names, ["taken"]);
     }
-}
-
-/// Takes the writer's exclusive `flock` on temp file `f`, held until `f` is closed (a
-/// no-op without `flock`, on Windows). The store tells a live writer's temp file from a
-/// dead one's by it ([`crate::store::temp`]).
-///
-/// # Errors
-/// The lock cannot be taken (another process holds it).
-pub fn lock(f: &std::fs::File) -> std::io::Result<()> {
-    #[cfg(unix)]
-    rustix::fs::flock(f, rustix::fs::FlockOperation::NonBlockingLockExclusive)?;
-    #[cfg(not(unix))]
-    let _ = f;
-    Ok(())
 }
