@@ -25,8 +25,10 @@ use serde::Deserialize;
 use toml::Spanned;
 
 pub use crate::place::line_of;
+pub use crate::spelling::folded_name;
+use crate::spelling::WiredKind;
 use crate::units::{Bitrate, Bytes, Millis};
-use crate::{Bus, Filesystem, Mode, WiredKind};
+use crate::{Bus, Filesystem, Mode};
 
 /// A plan file as written: every key optional, unknown keys refused.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -233,7 +235,7 @@ pub struct WifiSection {
 #[serde(deny_unknown_fields)]
 pub struct WifiChannelSection {
     /// `"2.4"` or `"5"`.
-    pub band: crate::band::WifiBand,
+    pub band: crate::spelling::WifiBand,
     pub channel: u8,
     /// MHz: 20, 40, 80 or 160.
     pub width: u32,
@@ -310,13 +312,6 @@ pub fn name_problem(name: &str) -> Option<String> {
         return Some(format!("`{name}` must start with a letter or digit"));
     }
     None
-}
-
-/// `name` as a board farm keys it: LAVA lower-cases a case id and turns `-` (every
-/// non-word character) into `_` (benchboot_console::lava::fold_id), so `USB-ext4` and
-/// `usb_ext4` would be one case there. Names of one kind must differ in this form.
-pub fn folded_name(name: &str) -> String {
-    name.to_ascii_lowercase().replace('-', "_")
 }
 
 /// The first two of `names` that are one name once folded ([`folded_name`]).

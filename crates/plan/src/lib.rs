@@ -8,7 +8,6 @@
 
 use serde::{Deserialize, Serialize};
 
-pub mod band;
 pub mod boot_disk;
 pub mod card_check;
 pub mod estimate;
@@ -16,11 +15,13 @@ pub mod file;
 pub mod guard;
 pub mod locate;
 pub mod memory;
+pub mod net_tests;
 pub mod network;
 pub mod place;
 pub mod presets;
 pub mod resolve;
 pub mod sanity;
+pub mod spelling;
 pub mod units;
 pub mod wifi;
 

@@ -9,6 +9,11 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::net_tests::{
+    NetTests, DEFAULT_UDP_DATAGRAM, MAX_DURATION_MS, MAX_OMIT_MS, MAX_UDP_BITRATE,
+};
+pub use crate::spelling::WiredKind;
+
 /// The board's well-known IPv6 link-local address on every gadget link, `fe80::1`
 /// (RFC 4291 §2.5.6), next to the kernel's own EUI-64 one: the host tool tries
 /// `[fe80::1%<interface>]` on its USB network interfaces when no IPv4 lease is there.
@@ -43,26 +48,6 @@ pub struct NetworkPlan {
     /// client; `None` skips it.
     #[serde(default)]
     pub wifi: Option<crate::wifi::WifiPlan>,
-}
-
-/// What kind of wired link: the board's own Ethernet or an adapter on a USB host port.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum WiredKind {
-    /// The board's Ethernet (board file `[ethernet]`).
-    Builtin,
-    /// A USB Ethernet adapter (smsc75xx, ax88179_178a, r8152, asix, cdc_ether, cdc_ncm...).
-    UsbAdapter,
-}
-
-impl WiredKind {
-    /// `builtin` / `usb-adapter`, as plans and results spell it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Builtin => "builtin",
-            Self::UsbAdapter => "usb-adapter",
-        }
-    }
 }
 
 /// How the board and the peer reach each other over a wired link.
@@ -177,59 +162,6 @@ pub struct GadgetPlan {
     pub host_in_namespace: bool,
 }
 
-/// The network tests (iperf-style TCP both ways, TCP round trips, HTTP from RAM).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NetTests {
-    /// Control and data port of the peer (`benchboot peer` on the host).
-    pub peer_port: u16,
-    /// How long the board retries connecting to the peer, ms.
-    pub peer_wait_ms: u64,
-    /// Measured time per throughput run (after the omitted warm-up), ms.
-    pub duration_ms: u64,
-    /// Report interval, ms.
-    pub interval_ms: u64,
-    /// Warm-up at the start of each run that is measured but not counted, ms.
-    pub omit_ms: u64,
-    /// Parallel stream counts to run, each in both directions.
-    pub streams: Vec<u32>,
-    /// TCP round trips (1-byte ping-pong) for the latency figure.
-    pub latency_samples: u32,
-    /// Size of the HTTP object served from RAM, bytes (the seeds used 100 MiB).
-    pub http_bytes: u64,
-    /// TCP port of the board's HTTP server (board-to-host HTTP); 0: any free port.
-    /// Fixed where a NAT forwards it (QEMU's user network).
-    #[serde(default)]
-    pub board_http_port: u16,
-    /// UDP runs, each direction: offered load in bit/s of UDP payload (as `iperf3 -u
-    /// -b`); 0 skips UDP.
-    #[serde(default)]
-    pub udp_bitrate: u64,
-    /// UDP payload per datagram, bytes (iperf3 `-l`).
-    #[serde(default = "default_udp_datagram")]
-    pub udp_datagram_bytes: u32,
-}
-
-/// Longest measured time of one network run, ms: 10 min (the presets use 30 s,
-/// iperf3's own default is 10 s). `benchboot peer` refuses longer runs.
-pub const MAX_DURATION_MS: u64 = 600_000;
-
-/// Longest warm-up of one network run, ms: 1 min (the presets use 2 s).
-/// `benchboot peer` refuses longer warm-ups.
-pub const MAX_OMIT_MS: u64 = 60_000;
-
-/// Highest UDP offered load a plan may ask, bit/s: 100 Gbit/s (the fastest Ethernet
-/// there is; the peer's own bound is the boards' link, 1 Gbit/s, unless raised).
-pub const MAX_UDP_BITRATE: u64 = 100_000_000_000;
-
-/// 1448 B of UDP payload: fits a 1500 B Ethernet MTU with IPv4, UDP and room for
-/// options (iperf3's default for UDP is the TCP MSS it sees, 1448 on Ethernet with
-/// timestamps).
-pub const DEFAULT_UDP_DATAGRAM: u32 = 1448;
-
-fn default_udp_datagram() -> u32 {
-    DEFAULT_UDP_DATAGRAM
-}
-
 impl GadgetPlan {
     /// Board and host addresses of function `index`'s /30 link.
     pub fn link_addresses(&self, index: usize) -> ([u8; 4], [u8; 4]) {
@@ -256,27 +188,6 @@ impl GadgetPlan {
             lease_secs: 3600,
             link_wait_ms: 120_000,
             host_in_namespace: false,
-        }
-    }
-}
-
-impl NetTests {
-    /// The hardware defaults: 30 s runs with 1 s intervals after a 2 s warm-up, 1 and 4
-    /// streams, 1000 round trips, 100 MiB over HTTP (measuring.md: the seeds' wget test).
-    pub fn hardware() -> NetTests {
-        NetTests {
-            peer_port: 5202,
-            peer_wait_ms: 120_000,
-            duration_ms: 30_000,
-            interval_ms: 1000,
-            omit_ms: 2000,
-            streams: vec![1, 4],
-            latency_samples: 1000,
-            http_bytes: 100 << 20,
-            board_http_port: 0,
-            // Off unless a plan sets it (the presets do, from v2).
-            udp_bitrate: 0,
-            udp_datagram_bytes: DEFAULT_UDP_DATAGRAM,
         }
     }
 }
@@ -402,7 +313,7 @@ pub(crate) fn check(n: &NetworkPlan) -> Result<(), (String, String)> {
         }
         if names
             .iter()
-            .any(|n| crate::file::folded_name(n) == crate::file::folded_name(&w.name))
+            .any(|n| crate::spelling::folded_name(n) == crate::spelling::folded_name(&w.name))
         {
             return bad(
                 &format!("network.wired[{i}].name"),

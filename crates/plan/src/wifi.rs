@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::band::WifiBand;
+pub use crate::spelling::WifiBand;
 
 /// The WiFi step of a plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,7 +36,7 @@ pub struct WifiPlan {
     pub stand_in: Option<WifiStandIn>,
     /// The tests over WiFi when not the plan's own `network.tests` (QEMU's shorter set).
     #[serde(default)]
-    pub tests: Option<crate::NetTests>,
+    pub tests: Option<crate::net_tests::NetTests>,
     /// The board file's name for the radio chip (`CYW43438`), for the results.
     #[serde(default)]
     pub chip: Option<String>,

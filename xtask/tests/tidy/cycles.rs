@@ -50,6 +50,48 @@ fn declared_modules(root_text: &str) -> BTreeSet<String> {
     mods
 }
 
+/// The items a crate root re-exports from its modules (`pub use net::{Plan, Wifi as W};`
+/// makes `crate::Plan` a path into `net`): name -> module. Glob re-exports are not
+/// followed.
+fn root_reexports(root_text: &str, mods: &BTreeSet<String>) -> BTreeMap<String, String> {
+    let code = lex::lex(root_text).code;
+    let toks = lex::tokens(&code);
+    let mut out = BTreeMap::new();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < toks.len() {
+        match toks[i].text {
+            "{" => depth += 1,
+            "}" => depth = depth.saturating_sub(1),
+            "use" if depth == 0 => {
+                let end = (i..toks.len())
+                    .find(|&k| toks[k].text == ";")
+                    .unwrap_or(toks.len());
+                let mut path: Vec<&str> = toks[i + 1..end].iter().map(|t| t.text).collect();
+                if matches!(path.first(), Some(&"crate") | Some(&"self"))
+                    && path.get(1) == Some(&"::")
+                {
+                    path.drain(..2);
+                }
+                if let Some(m) = path.first().copied().filter(|m| mods.contains(*m)) {
+                    path.push(";");
+                    for w in path.windows(2).skip(1) {
+                        let leaf = matches!(w[1], "," | "}" | ";");
+                        let name = w[0].starts_with(|c: char| c.is_alphabetic() || c == '_');
+                        if leaf && name && w[0] != "self" {
+                            out.insert(w[0].to_string(), m.to_string());
+                        }
+                    }
+                }
+                i = end;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
 /// `code` with every `#[cfg(test)] mod name { .. }` blanked.
 fn without_test_modules(code: &str) -> String {
     let mut out = code.as_bytes().to_vec();
@@ -180,18 +222,22 @@ fn references(module: &[String], text: &str) -> Vec<(usize, String)> {
 /// `files` are the crate's `(path, text)` pairs (others are ignored).
 pub fn module_cycles(member: &str, files: &[(&str, &str)]) -> Vec<Violation> {
     let src = format!("{member}/src/");
-    let mut roots: Vec<(&str, BTreeSet<String>)> = files
+    let mut roots: Vec<(&str, BTreeSet<String>, BTreeMap<String, String>)> = files
         .iter()
         .filter(|(p, _)| {
             p.strip_prefix(&src).is_some_and(|r| {
                 r == "lib.rs" || r == "main.rs" || (r.starts_with("bin/") && !r[4..].contains('/'))
             })
         })
-        .map(|&(p, t)| (p, declared_modules(t)))
+        .map(|&(p, t)| {
+            let mods = declared_modules(t);
+            let reexports = root_reexports(t, &mods);
+            (p, mods, reexports)
+        })
         .collect();
     roots.sort();
     let mut v = Vec::new();
-    for (root, mods) in &roots {
+    for (root, mods, reexports) in &roots {
         let mut graph: BTreeMap<&str, BTreeMap<&str, Edge>> = BTreeMap::new();
         for &(path, text) in files {
             let Some(rel) = path.strip_prefix(&src) else {
@@ -215,7 +261,9 @@ pub fn module_cycles(member: &str, files: &[(&str, &str)]) -> Vec<Violation> {
                 continue;
             }
             for (at, name) in references(&module, text) {
-                let Some(to) = mods.get(&name) else { continue };
+                let Some(to) = mods.get(&name).or_else(|| reexports.get(&name)) else {
+                    continue;
+                };
                 if to == top {
                     continue;
                 }
@@ -303,6 +351,22 @@ mod tests {
         let mut fixed = files;
         fixed[3].1 = "//! C.\npub struct C;\n";
         assert!(module_cycles("c", &fixed).is_empty());
+
+        // A path through the root's re-export is a path into the module.
+        let reexported = [
+            (
+                "c/src/lib.rs",
+                "//! C.\nmod a;\nmod b;\npub use a::{A, Other as O};\nuse b::{self, B};\n",
+            ),
+            ("c/src/a.rs", "//! A.\npub struct A(crate::B);\n"),
+            ("c/src/b.rs", "//! B.\npub struct B(Box<crate::O>);\n"),
+        ];
+        let v = module_cycles("c", &reexported);
+        assert_eq!(v.len(), 2, "{v:#?}");
+        assert_eq!((v[1].path.as_str(), v[1].line), ("c/src/b.rs", 2));
+        let mut one_way = reexported;
+        one_way[2].1 = "//! B.\npub struct B(Box<crate::A2>);\n";
+        assert!(module_cycles("c", &one_way).is_empty());
 
         // A file's own super:: (src/d/x.rs -> super::y is d::y) is no edge.
         let nested = [
