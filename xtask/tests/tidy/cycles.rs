@@ -1,7 +1,8 @@
 //! No module cycles: per crate root (`src/lib.rs`, `src/main.rs`, `src/bin/*.rs`), the
 //! graph of its top-level modules, an edge `a -> b` for every path from a file of `a` to
 //! `b` (`crate::b`, `$crate::b`, `use crate::{b, ..}`, `super::` chains that climb to the
-//! root, `pub use` re-exports alike). `#[cfg(test)]` inline modules, `tests.rs` and
+//! root, `pub use` re-exports alike, and `crate::Item` where the root re-exports `Item`
+//! from `b`: `pub use b::Item;`). `#[cfg(test)]` inline modules, `tests.rs` and
 //! `tests/` folders are left out: tests may reach anywhere. A strongly connected
 //! component of more than one module is a violation at every edge inside it.
 
