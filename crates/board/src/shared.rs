@@ -245,27 +245,44 @@ impl Shared {
     /// The kernel flavour `name`.
     ///
     /// # Errors
-    /// The message lists the known flavours.
-    pub fn kernel(&self, name: &str) -> Result<&Kernel, String> {
-        self.kernels.get(name).ok_or_else(|| {
-            format!(
-                "no kernel flavour `{name}` in {SHARED_FILE}; known: {}",
-                self.kernels.keys().cloned().collect::<Vec<_>>().join(", ")
-            )
-        })
+    /// [`Unknown`] listing the known flavours.
+    pub fn kernel(&self, name: &str) -> Result<&Kernel, Unknown> {
+        self.kernels
+            .get(name)
+            .ok_or_else(|| Unknown::new("kernel flavour", name, self.kernels.keys()))
     }
 
     /// The boot loader `name`.
     ///
     /// # Errors
-    /// The message lists the known loaders.
-    pub fn loader(&self, name: &str) -> Result<&Loader, String> {
-        self.loaders.get(name).ok_or_else(|| {
-            format!(
-                "no boot loader `{name}` in {SHARED_FILE}; known: {}",
-                self.loaders.keys().cloned().collect::<Vec<_>>().join(", ")
-            )
-        })
+    /// [`Unknown`] listing the known loaders.
+    pub fn loader(&self, name: &str) -> Result<&Loader, Unknown> {
+        self.loaders
+            .get(name)
+            .ok_or_else(|| Unknown::new("boot loader", name, self.loaders.keys()))
+    }
+}
+
+/// A name the shared board file does not define: `what` (`kernel flavour`, `boot
+/// loader`), the name asked for, and the names it does define, in order.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no {what} `{name}` in {SHARED_FILE}; known: {}", known.join(", "))]
+pub struct Unknown {
+    /// What kind of entry was asked for.
+    pub what: &'static str,
+    /// The name asked for.
+    pub name: String,
+    /// The names defined, sorted.
+    pub known: Vec<String>,
+}
+
+impl Unknown {
+    fn new<'a>(what: &'static str, name: &str, known: impl Iterator<Item = &'a String>) -> Unknown {
+        Unknown {
+            what,
+            name: name.to_owned(),
+            known: known.cloned().collect(),
+        }
     }
 }
 
