@@ -224,7 +224,7 @@ fn all_cores(
             .map(|&c| {
                 let barrier = &barrier;
                 s.spawn(move || {
-                    let pinned = cpu::pin(c).err();
+                    let pinned = cpu::pin(c).err().map(|e| e.to_string());
                     let mut src = Buffer::new(bytes, SRC_OFFSET);
                     src.stamp(u64::from(c));
                     let mut dst = Buffer::new(bytes, DST_OFFSET);
