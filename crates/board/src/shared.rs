@@ -215,20 +215,18 @@ impl Shared {
     /// duplicates keep their first position.
     ///
     /// # Errors
-    /// The message names the unknown set and lists the known ones.
-    pub fn expand_modules(&self, list: &[String]) -> Result<Vec<String>, String> {
+    /// [`ModuleListError::UnknownSet`] naming the set and the known ones, or
+    /// [`ModuleListError::BadName`].
+    pub fn expand_modules(&self, list: &[String]) -> Result<Vec<String>, ModuleListError> {
         let mut out: Vec<String> = Vec::new();
         for entry in list {
             let items: &[String] = match entry.strip_prefix('@') {
                 Some(set) => self.module_sets.get(set).ok_or_else(|| {
-                    format!(
-                        "`{entry}`: no module set `{set}` in {SHARED_FILE}; known sets: {}",
-                        self.module_sets
-                            .keys()
-                            .map(|k| format!("@{k}"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
+                    ModuleListError::UnknownSet(Unknown::new(
+                        "module set",
+                        set,
+                        self.module_sets.keys(),
+                    ))
                 })?,
                 None => std::slice::from_ref(entry),
             };
@@ -238,7 +236,7 @@ impl Shared {
                 }
             }
         }
-        crate::check_module_names(&out)?;
+        crate::check_module_names(&out).map_err(ModuleListError::BadName)?;
         Ok(out)
     }
 
@@ -274,6 +272,22 @@ pub struct Unknown {
     pub name: String,
     /// The names defined, sorted.
     pub known: Vec<String>,
+}
+
+/// Why [`Shared::expand_modules`] refused a module list.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModuleListError {
+    /// An `@<set>` the shared file does not define (`known` without the `@`).
+    #[error(
+        "`@{}`: no module set `{}` in {SHARED_FILE}; known sets: {}",
+        .0.name,
+        .0.name,
+        .0.known.iter().map(|k| format!("@{k}")).collect::<Vec<_>>().join(", ")
+    )]
+    UnknownSet(Unknown),
+    /// A module name with a path or `.ko`: the message names it.
+    #[error("{0}")]
+    BadName(String),
 }
 
 impl Unknown {

@@ -52,7 +52,7 @@ impl Check<'_> {
     fn expand(&self, field: &'static str, list: &[String]) -> Result<Vec<String>, BoardError> {
         self.shared
             .expand_modules(list)
-            .map_err(|m| self.bad(field, m))
+            .map_err(|e| self.bad(field, e.to_string()))
     }
 
     /// A loader of shared.toml by name; `None` stays `None`.
