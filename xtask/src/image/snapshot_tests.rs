@@ -44,7 +44,7 @@ fn with_end(text: &str) -> String {
 /// The partition table as fdisk would list it, by partition number, with the labels
 /// `render` writes, after the disk's size and signature and the loader's raw blobs.
 fn layout_text(board: &Board, l: &Layout) -> String {
-    let mib = |sectors: u64| sectors * layout::SECTOR as u64 >> 20;
+    let mib = |sectors: u64| (sectors * layout::SECTOR) >> 20;
     let mut s = format!(
         "disk: {} bytes ({} MiB), MBR disk signature {:#010x}\n",
         l.disk_bytes,
