@@ -16,6 +16,8 @@ pub struct Cli {
 }
 
 /// The verbs of `cargo xtask`, each with its own flags.
+// The doc comments are the `--help` text, which names paths as `target/images/<board>.img`.
+#[allow(rustdoc::invalid_html_tags)]
 #[derive(Debug, Subcommand)]
 pub enum Verb {
     /// Install what the build and tests need (apt, pip, rustup components).

@@ -7,7 +7,7 @@
 //! - `host` ([`host_cross`]): the host tool for macOS and Windows, built with zig.
 //! - `image` ([`image`]): `target/images/<board>.img` and its manifest.
 //! - `qemu` ([`qemu`]): the image booted in QEMU, its results fetched.
-//! - `bench storage` ([`bench`]), `bench memory` ([`bench_memory`]), `bench net`,
+//! - `bench storage` ([`bench`](mod@bench)), `bench memory` ([`bench_memory`]), `bench net`,
 //!   `bench net-udp` and `bench net-http` ([`bench_net`]): benchboot beside the
 //!   reference tools on this machine.
 //! - `lava` ([`lava`]): a board's LAVA jobs and the files they name.

@@ -16,7 +16,7 @@
 //! ways, [`HTTP_BYTES`] from RAM) with nginx serving the same size of file from
 //! /dev/shm to `curl -o /dev/null`.
 //!
-//! Split by protocol: [`tcp`] (`bench net`), [`udp`] (`bench net-udp`), [`http`]
+//! Split by protocol: `tcp.rs` (`bench net`), `udp.rs` (`bench net-udp`), `http.rs`
 //! (`bench net-http`); this module holds what they share: the server processes, CPU
 //! time from `/proc`, medians and the closing host line.
 
