@@ -1,11 +1,14 @@
 //! The syscall edge: thin wrappers over rustix, and libc where rustix has no safe API
 //! (`fork`, `_exit`, the `ioctl`s of `vcio`, the watchdog, `netdevice` and ethtool,
 //! `unshare`).
-//! This is the only module of the crate with `unsafe` (the crate root denies it
-//! elsewhere; `log.rs` implements defmt's `unsafe trait Logger` with no `unsafe`
-//! operation). Every wrapper here is a safe `fn` (the one unsound by design,
-//! [`segfault`], is the crash the `faults` plan asks of a worker); nothing here calls a
-//! module of this crate but the pure [`crate::netlink`].
+//! This is the only module of the crate with `unsafe` blocks (the crate root denies
+//! `unsafe_code` and allows it on this module and on `log.rs`, which implements defmt's
+//! `unsafe trait Logger` with no `unsafe` operation). Every wrapper here is a safe `fn`
+//! (the one unsound by design, [`segfault`], is the crash the `faults` plan asks of a
+//! worker) but two private `unsafe fn`s, each with its `# Safety` contract: `fork`
+//! (whose only caller, `spawn_child`, keeps it for the whole crate, saying how) and
+//! `ethtool_ioctl`. Nothing here calls a module of this crate but the pure
+//! [`crate::netlink`].
 //!
 //! Each wrapper names the C call it makes; see its man page for the details.
 
@@ -133,19 +136,71 @@ pub fn watchdog_feed(file: &std::fs::File) -> io::Result<()> {
     }
 }
 
-/// Forks a child that runs `body` and `_exit`s with its return value; returns the
-/// child's pid at once (the caller ends it with [`crate::worker::kill_and_reap`] or
-/// reaps it). Call it only while no other thread holds a lock the child needs (musl's
-/// malloc is fork-safe). In the parent `body` is dropped without being called, so
-/// whatever it captures by value is dropped there too.
-pub fn spawn_child(body: impl FnOnce() -> i32) -> io::Result<i32> {
-    // SAFETY: plain fork(2); the child only runs `body` and then _exit(2).
+/// Exit status of a child of [`spawn_child`] whose `body` panicked: 101, what a Rust
+/// program exits with after a panic.
+pub const PANIC_EXIT: i32 = 101;
+
+/// `fork(2)`: a copy of this process in which only the calling thread goes on. Returns
+/// the child's pid in the parent, 0 in the child.
+///
+/// # Safety
+/// In the parent this is a plain system call. The child is a copy of a process that may
+/// have had other threads, now gone with whatever they were in the middle of; until it
+/// ends with `_exit(2)` (or `execve(2)`) the caller must make sure the child:
+/// - never returns or unwinds into the caller's frames, nor runs `exit(3)`'s handlers:
+///   they belong to the parent (PID 1's steps would run twice, its destructors and
+///   atexit handlers twice);
+/// - reads no state another thread may have been changing at the fork without the
+///   lock that guards it (a lock another thread held stays held in the child: waiting
+///   on it is a hang, which the caller must be able to end, e.g. a worker's limit);
+/// - calls only what is safe in the child of a multi-threaded process: POSIX promises
+///   only async-signal-safe functions; musl (1.2.2 on) and glibc also leave `malloc`
+///   and their other internal locks consistent in the child (they take them around
+///   `fork(2)`), which a Rust global allocator other than libc's need not do.
+unsafe fn fork() -> io::Result<libc::pid_t> {
+    // SAFETY: fork(2) takes no arguments; what the child may then do is this function's
+    // contract, which its caller keeps.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
-        return Err(io::Error::last_os_error());
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(pid)
     }
+}
+
+/// Forks a child that runs `body` and `_exit`s with its return value ([`PANIC_EXIT`] if
+/// `body` panics and the panic unwinds); returns the child's pid at once (the caller ends
+/// it with [`crate::worker::kill_and_reap`] or reaps it). In the parent `body` is dropped
+/// without being called, so whatever it captures by value is dropped there too.
+///
+/// What `body` may do: any code of this crate and its engines. A lock that one of PID 1's
+/// other threads (watchdog, HTTP server, DHCP and link watchers) held at the fork stays
+/// held in the child, so a child that may wait on such a lock must run under a limit
+/// ([`crate::worker::run_worker`]); the log only tries its lock ([`crate::log`]).
+pub(crate) fn spawn_child(body: impl FnOnce() -> i32) -> io::Result<i32> {
+    // SAFETY: fork's three conditions hold for the child here:
+    // - it leaves `body` only through _exit(2): a panic that unwinds out of `body` is
+    //   caught below (the firmware's own profile aborts instead), so it never returns
+    //   or unwinds into the caller's frames nor runs exit(3)'s handlers;
+    // - this crate and the engines share mutable state between threads only behind
+    //   std's locks and atomics (safe code has no other; the crate's unsafe code is
+    //   this module and the log's std mutex), and none keys a critical section to a
+    //   thread's identity (std's ThreadId is never reused): in the child a lock held by
+    //   a thread that is gone stays locked, a hang, never a read of half-done state;
+    // - the global allocator is libc's malloc (neither this crate nor the init binary
+    //   sets another): musl on the board, glibc for the host's tests, both of which keep
+    //   malloc and their internal locks usable in the child of a multi-threaded parent.
+    let pid = unsafe { fork() }?;
     if pid == 0 {
-        exit_now(body());
+        let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
+        match code {
+            Ok(code) => exit_now(code),
+            Err(payload) => {
+                // Not dropped: a panicking destructor would unwind out of the child.
+                std::mem::forget(payload);
+                exit_now(PANIC_EXIT)
+            }
+        }
     }
     Ok(pid)
 }
@@ -614,6 +669,27 @@ fn ioctl(fd: libc::c_int, request: libc::Ioctl, req: &mut libc::ifreq) -> io::Re
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A child whose `body` panics and unwinds (no hook ends it first, as the worker's
+    /// does) exits with [`PANIC_EXIT`] instead of unwinding into its caller's frames,
+    /// which in the child are a copy of the parent's (here the test harness's, which the
+    /// child would go on running and end with status 0).
+    #[test]
+    fn a_child_that_panics_exits_and_never_returns_into_its_caller() {
+        let pid = spawn_child(|| panic!("the child's own panic")).unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let code = loop {
+            if let Some(code) = crate::worker::exit_code(pid) {
+                break Some(code);
+            }
+            if std::time::Instant::now() > deadline {
+                crate::worker::kill_and_reap(pid);
+                break None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        assert_eq!(code, Some(PANIC_EXIT));
+    }
 
     #[test]
     fn vcio_edge_checks_the_size_and_reports_errno() {

@@ -19,9 +19,9 @@ use rustix::process::{Pid, Signal, WaitOptions, WaitStatus};
 
 use crate::{heart, sys};
 
-/// Exit status a worker uses to say it panicked (its panic message is on the pipe).
-/// 101 is what a Rust program exits with after a panic.
-const PANIC_EXIT: i32 = 101;
+// The exit status a worker uses to say it panicked (its panic message is on the pipe),
+// the one `sys::spawn_child` gives a child whose panic unwinds.
+use crate::sys::PANIC_EXIT;
 
 /// Runs `work` in a forked child (`fork(2)`, `pipe(2)`, `poll(2)`, `waitpid(2)`) and
 /// returns what it produced and how long it ran (ns of CLOCK_BOOTTIME). A crash, panic,
