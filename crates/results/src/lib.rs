@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod a1;
 pub mod command;
+pub mod figures;
 pub mod health;
 pub mod isolation;
 pub mod memory;
