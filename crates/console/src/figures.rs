@@ -11,9 +11,9 @@ use benchboot_results::network::NetworkResults;
 use benchboot_results::RunResults;
 
 pub use benchboot_results::figures::{
-    card_check, clock, command, command_step, device_read, device_read_step, memory,
-    network_step, random, random_step, storage, storage_cell, storage_step, verify,
-    wifi_entry, Context, Figure, Metric,
+    card_check, clock, command, command_step, device_read, device_read_step, memory, network_step,
+    random, random_step, storage, storage_cell, storage_step, verify, wifi_entry, Context, Figure,
+    Metric,
 };
 
 /// The network figures the console carries: Mbit/s per throughput run, HTTP GET and UDP

@@ -396,9 +396,19 @@ pub fn wifi_entry(r: &WifiEntryResult) -> Vec<Figure> {
     };
     let mut out = Vec::new();
     if let (None, Some(o)) = (&r.skipped, &r.obtained) {
-        out.push(f(Metric::WifiFrequency, "freq", f64::from(o.freq_mhz), "MHz"));
+        out.push(f(
+            Metric::WifiFrequency,
+            "freq",
+            f64::from(o.freq_mhz),
+            "MHz",
+        ));
         out.push(f(Metric::WifiWidth, "width", f64::from(o.width_mhz), "MHz"));
-        out.push(f(Metric::WifiCentre, "centre", f64::from(o.center1_mhz), "MHz"));
+        out.push(f(
+            Metric::WifiCentre,
+            "centre",
+            f64::from(o.center1_mhz),
+            "MHz",
+        ));
     }
     if let Some(s) = r.station_before.as_ref().and_then(|s| s.signal_dbm) {
         out.push(f(Metric::WifiSignal, "signal", f64::from(s), "dBm"));

@@ -192,7 +192,14 @@ fn store_counts_every_kind_of_figure() {
     let (_, r) = load_run(EVERY).unwrap();
     let c = benchboot::store::Counts::of(&r);
     assert_eq!(
-        (c.storage, c.device_reads, c.random, c.verify, c.network, c.events),
+        (
+            c.storage,
+            c.device_reads,
+            c.random,
+            c.verify,
+            c.network,
+            c.events
+        ),
         (96, 2, 8, 1, 17, 2)
     );
     assert_eq!(c.measurements(), 124);

@@ -97,8 +97,13 @@ fn network_figures_with_the_boards_cpu_shares_beside_tcp() {
     assert_eq!(
         got,
         [
-            Figure::bare(Metric::Tcp, "network.ncm.tcp.board-to-host.s2", 100.0, "Mbit/s")
-                .with(tcp.clone()),
+            Figure::bare(
+                Metric::Tcp,
+                "network.ncm.tcp.board-to-host.s2",
+                100.0,
+                "Mbit/s"
+            )
+            .with(tcp.clone()),
             Figure::bare(
                 Metric::TcpBoardCpuSystem,
                 "network.ncm.tcp.board-to-host.s2.board-cpu-system",
@@ -113,8 +118,7 @@ fn network_figures_with_the_boards_cpu_shares_beside_tcp() {
                 "%"
             )
             .with(tcp),
-            Figure::bare(Metric::RoundTrip, "network.ncm.rtt.median", 200.0, "us")
-                .with(ctx("ncm")),
+            Figure::bare(Metric::RoundTrip, "network.ncm.rtt.median", 200.0, "us").with(ctx("ncm")),
             Figure::bare(
                 Metric::Http,
                 "network.ecm.http.host-to-board",
@@ -263,25 +267,40 @@ fn every_kind_of_figure_of_the_fixture() {
     let find = |id: &str| all.iter().find(|f| f.id == id).unwrap();
     let dev = find("device-read.sda.buffered");
     assert_eq!(
-        (dev.value, dev.context.target.as_str(), dev.context.direction.as_str()),
+        (
+            dev.value,
+            dev.context.target.as_str(),
+            dev.context.direction.as_str()
+        ),
         (30.0, "/dev/sda", "buffered")
     );
     let rnd = find("random.ext4.write.qd1");
     assert_eq!((rnd.value, rnd.units.as_str()), (450.0, "IOPS"));
     assert_eq!(
-        (rnd.context.block_size, rnd.context.param, rnd.context.mode.as_str()),
+        (
+            rnd.context.block_size,
+            rnd.context.param,
+            rnd.context.mode.as_str()
+        ),
         (4096, 1, "direct")
     );
     let card = find("card.check");
     assert_eq!(
-        (card.value, card.units.as_str(), card.context.target.as_str()),
+        (
+            card.value,
+            card.units.as_str(),
+            card.context.target.as_str()
+        ),
         (16384.0, "MiB", "/dev/mmcblk0")
     );
     let udp = find("network.eth.udp.board-to-host");
     assert_eq!(triple(udp).1, "11.468");
     assert_eq!(find("network.eth.udp.board-to-host.loss").value, 1.0);
     let wifi = find("network.wifi-ch36-80.width");
-    assert_eq!((wifi.value, wifi.context.target.as_str()), (40.0, "wifi-ch36-80"));
+    assert_eq!(
+        (wifi.value, wifi.context.target.as_str()),
+        (40.0, "wifi-ch36-80")
+    );
     let cmd = find("command.coremark.score");
     assert_eq!(
         (cmd.value, cmd.units.as_str(), cmd.context.mode.as_str()),
