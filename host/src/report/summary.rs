@@ -2,11 +2,12 @@
 //! with their units in the field names, plus context and warnings.
 
 use benchboot_plan::{Filesystem, Mode};
+use benchboot_results::figures;
 use benchboot_results::health::conditions_during;
 use benchboot_results::network::{mbit_per_s, CpuShare, LinkFacts, NetDirection, NetTest};
 use benchboot_results::{
-    a1_verdict, iops, mib_per_s, Condition, DeviceReadKind, Direction, Health, HealthScope,
-    RandomOp, RunResults, StepHealth, Summary,
+    a1_verdict, mib_per_s, Condition, DeviceReadKind, Direction, Health, HealthScope, RandomOp,
+    RunResults, StepHealth, Summary,
 };
 use serde::{Deserialize, Serialize};
 
@@ -369,7 +370,7 @@ pub fn summary(r: &RunResults) -> ReportJson {
             .filter(|x| {
                 x.target == target && x.op == op && x.block_size == bs && x.queue_depth == qd
             })
-            .map(|x| iops(x.ios, x.nanos))
+            .map(|x| figures::random(x).value)
             .collect();
         if let Some(s) = Spread::of(&v) {
             let health_flags = flags(HealthScope::Random {
