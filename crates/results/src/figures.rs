@@ -17,7 +17,9 @@ use std::path::Path;
 
 use crate::command::CommandRun;
 use crate::memory::{ClockCheck, Cores, MemoryResults, Pages};
-use crate::network::{mbit_per_s, CpuTimes, NetTest, NetworkResults};
+use crate::network::{
+    mbit_per_s, HttpRun, LatencyRun, NetTest, NetworkResults, ThroughputRun, UdpRun,
+};
 use crate::wifi::WifiEntryResult;
 use crate::{
     iops, mib_per_s, CardCheck, DeviceRead, DeviceReadKind, Direction, RandomIo, RandomOp,
@@ -322,66 +324,95 @@ pub fn network_step(link: &str, test: &NetTest) -> String {
     }
 }
 
-/// The board's (system, softirq) CPU shares over `t`, %, when it has any time.
-fn cpu_shares(t: &CpuTimes) -> Option<(f64, f64)> {
-    t.share().map(|s| (s.system, s.softirq))
+/// `network.<link>.tcp.<direction>.s<streams>`: one TCP run, Mbit/s.
+pub fn tcp(t: &ThroughputRun) -> Figure {
+    let id = network_step(&t.link, &NetTest::of_throughput(t));
+    let mbit = mbit_per_s(t.bytes, t.nanos);
+    Figure::bare(Metric::Tcp, id, mbit, "Mbit/s").with(Context {
+        direction: t.direction.name().into(),
+        param: t.streams,
+        ..ctx(&t.link)
+    })
 }
 
-/// Per throughput run its Mbit/s (then the board's system and softirq CPU shares, %,
-/// `<id>.board-cpu-system|softirq`, not on the console), per latency run the median
-/// round trip in µs (`network.<link>.rtt.median`), per HTTP GET and UDP run its Mbit/s
-/// (+ the UDP run's loss, %, `<id>.loss`).
+/// The board's system and softirq CPU shares over a TCP run, %
+/// (`<tcp id>.board-cpu-system|softirq`; not on the console); none when the board's
+/// counters moved not at all.
+pub fn tcp_board_cpu(t: &ThroughputRun) -> Vec<Figure> {
+    let Some(share) = t.board_cpu.share() else {
+        return Vec::new();
+    };
+    let of = tcp(t);
+    [
+        (Metric::TcpBoardCpuSystem, "system", share.system),
+        (Metric::TcpBoardCpuSoftirq, "softirq", share.softirq),
+    ]
+    .into_iter()
+    .map(|(metric, what, pct)| {
+        let id = format!("{}.board-cpu-{what}", of.id);
+        Figure::bare(metric, id, pct, "%").with(of.context.clone())
+    })
+    .collect()
+}
+
+/// `network.<link>.rtt.median`: the median round trip (the upper middle one of an even
+/// count), µs; none for a run without round trips.
+pub fn round_trip(l: &LatencyRun) -> Option<Figure> {
+    let mut rtt = l.rtt_ns.clone();
+    rtt.sort_unstable();
+    let &median = rtt.get(rtt.len() / 2)?;
+    let id = format!("{}.median", network_step(&l.link, &NetTest::Latency));
+    let us = median as f64 / 1e3;
+    Some(Figure::bare(Metric::RoundTrip, id, us, "us").with(ctx(&l.link)))
+}
+
+/// `network.<link>.http.<direction>`: one HTTP GET, Mbit/s.
+pub fn http(h: &HttpRun) -> Figure {
+    let id = network_step(&h.link, &NetTest::of_http(h));
+    let mbit = mbit_per_s(h.bytes, h.nanos);
+    Figure::bare(Metric::Http, id, mbit, "Mbit/s").with(Context {
+        direction: h.direction.name().into(),
+        ..ctx(&h.link)
+    })
+}
+
+/// `network.<link>.udp.<direction>`: one UDP run, Mbit/s received.
+pub fn udp(u: &UdpRun) -> Figure {
+    let id = network_step(&u.link, &NetTest::of_udp(u));
+    let mbit = mbit_per_s(u.bytes, u.nanos);
+    Figure::bare(Metric::Udp, id, mbit, "Mbit/s").with(Context {
+        direction: u.direction.name().into(),
+        ..ctx(&u.link)
+    })
+}
+
+/// `<udp id>.loss`: the datagrams a UDP run lost, % of those seen (0 when none was
+/// seen).
+pub fn udp_loss(u: &UdpRun) -> Figure {
+    let of = udp(u);
+    let seen = u.received.saturating_add(u.lost);
+    let loss = if seen == 0 {
+        0.0
+    } else {
+        100.0 * u.lost as f64 / seen as f64
+    };
+    Figure::bare(Metric::UdpLoss, format!("{}.loss", of.id), loss, "%").with(of.context)
+}
+
+/// Per throughput run its Mbit/s ([`tcp`], then [`tcp_board_cpu`]), per latency run the
+/// median round trip ([`round_trip`]), per HTTP GET its Mbit/s ([`http`]), per UDP run
+/// its Mbit/s and loss ([`udp`], [`udp_loss`]).
 pub fn network(n: &NetworkResults) -> Vec<Figure> {
     let mut v = Vec::new();
     for t in &n.throughput {
-        let id = network_step(&t.link, &NetTest::of_throughput(t));
-        let c = Context {
-            direction: t.direction.name().into(),
-            param: t.streams,
-            ..ctx(&t.link)
-        };
-        let mbit = mbit_per_s(t.bytes, t.nanos);
-        v.push(Figure::bare(Metric::Tcp, id.clone(), mbit, "Mbit/s").with(c.clone()));
-        if let Some((system, softirq)) = cpu_shares(&t.board_cpu) {
-            let sys_id = format!("{id}.board-cpu-system");
-            let soft_id = format!("{id}.board-cpu-softirq");
-            v.push(Figure::bare(Metric::TcpBoardCpuSystem, sys_id, system, "%").with(c.clone()));
-            v.push(Figure::bare(Metric::TcpBoardCpuSoftirq, soft_id, softirq, "%").with(c));
-        }
+        v.push(tcp(t));
+        v.extend(tcp_board_cpu(t));
     }
-    for l in &n.latency {
-        let mut rtt = l.rtt_ns.clone();
-        rtt.sort_unstable();
-        if let Some(&median) = rtt.get(rtt.len() / 2) {
-            let id = format!("{}.median", network_step(&l.link, &NetTest::Latency));
-            let us = median as f64 / 1e3;
-            v.push(Figure::bare(Metric::RoundTrip, id, us, "us").with(ctx(&l.link)));
-        }
-    }
-    for h in &n.http {
-        let id = network_step(&h.link, &NetTest::of_http(h));
-        let c = Context {
-            direction: h.direction.name().into(),
-            ..ctx(&h.link)
-        };
-        let mbit = mbit_per_s(h.bytes, h.nanos);
-        v.push(Figure::bare(Metric::Http, id, mbit, "Mbit/s").with(c));
-    }
+    v.extend(n.latency.iter().filter_map(round_trip));
+    v.extend(n.http.iter().map(http));
     for u in &n.udp {
-        let id = network_step(&u.link, &NetTest::of_udp(u));
-        let c = Context {
-            direction: u.direction.name().into(),
-            ..ctx(&u.link)
-        };
-        let mbit = mbit_per_s(u.bytes, u.nanos);
-        v.push(Figure::bare(Metric::Udp, id.clone(), mbit, "Mbit/s").with(c.clone()));
-        let seen = u.received.saturating_add(u.lost);
-        let loss = if seen == 0 {
-            0.0
-        } else {
-            100.0 * u.lost as f64 / seen as f64
-        };
-        v.push(Figure::bare(Metric::UdpLoss, format!("{id}.loss"), loss, "%").with(c));
+        v.push(udp(u));
+        v.push(udp_loss(u));
     }
     v
 }

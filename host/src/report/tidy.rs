@@ -347,11 +347,13 @@ pub fn rows(r: &RunResults) -> Vec<TidyRow> {
             link: t.link.clone(),
             test: NetTest::of_throughput(t),
         };
-        let mut row = TidyRow::new(r, "tcp", &t.link)
+        let f = figures::tcp(t);
+        let mut row = TidyRow::new(r, "tcp", &f.context.target)
             .rate(t.bytes, t.nanos, true)
             .cpu(&t.board_cpu)
             .health(r, scope.clone());
-        row.direction = net_dir_name(t.direction).into();
+        row.mbit_per_s = Some(f.value);
+        row.direction = f.context.direction.clone();
         row.streams = Some(t.streams);
         out.push(row);
         for (i, iv) in t.intervals.iter().enumerate() {
@@ -382,11 +384,13 @@ pub fn rows(r: &RunResults) -> Vec<TidyRow> {
             link: h.link.clone(),
             test: NetTest::of_http(h),
         };
-        let mut row = TidyRow::new(r, "http", &h.link)
+        let f = figures::http(h);
+        let mut row = TidyRow::new(r, "http", &f.context.target)
             .rate(h.bytes, h.nanos, true)
             .cpu(&h.board_cpu)
             .health(r, scope);
-        row.direction = net_dir_name(h.direction).into();
+        row.mbit_per_s = Some(f.value);
+        row.direction = f.context.direction;
         out.push(row);
     }
     for u in &r.network.udp {
@@ -394,11 +398,13 @@ pub fn rows(r: &RunResults) -> Vec<TidyRow> {
             link: u.link.clone(),
             test: NetTest::of_udp(u),
         };
-        let mut row = TidyRow::new(r, "udp", &u.link)
+        let f = figures::udp(u);
+        let mut row = TidyRow::new(r, "udp", &f.context.target)
             .rate(u.bytes, u.nanos, true)
             .cpu(&u.board_cpu)
             .health(r, scope);
-        row.direction = net_dir_name(u.direction).into();
+        row.mbit_per_s = Some(f.value);
+        row.direction = f.context.direction;
         row.offered_mbit_per_s = Some(u.target_bitrate as f64 / 1e6);
         row.datagrams_sent = Some(u.sent);
         row.datagrams_received = Some(u.received);

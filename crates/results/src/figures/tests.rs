@@ -309,3 +309,45 @@ fn every_kind_of_figure_of_the_fixture() {
     let clk = find("clock.before-memory.measured");
     assert_eq!((clk.value, clk.units.as_str()), (700.0, "MHz"));
 }
+
+/// A UDP run's Mbit/s and loss; the loss of a run that saw nothing is 0; the median
+/// round trip of an even count is the upper middle one; no round trip, no figure.
+#[test]
+fn udp_loss_and_round_trips() {
+    let mut u = crate::network::UdpRun {
+        link: "eth".into(),
+        direction: NetDirection::HostToBoard,
+        target_bitrate: 100_000_000,
+        datagram_bytes: 1448,
+        sent: 1000,
+        received: 750,
+        lost: 250,
+        out_of_order: 0,
+        bytes: 12_500_000,
+        nanos: 2_000_000_000,
+        jitter_ns: 0,
+        board_cpu: CpuTimes::default(),
+        host_cpu: CpuTimes::default(),
+    };
+    assert_eq!(
+        (udp(&u).id.as_str(), udp(&u).value),
+        ("network.eth.udp.host-to-board", 50.0)
+    );
+    let loss = udp_loss(&u);
+    assert_eq!(
+        (loss.id.as_str(), loss.value, loss.units.as_str()),
+        ("network.eth.udp.host-to-board.loss", 25.0, "%")
+    );
+    assert_eq!(loss.context.direction, "host-to-board");
+    (u.received, u.lost) = (0, 0);
+    assert_eq!(udp_loss(&u).value, 0.0);
+    let rtt = |ns: &[u64]| {
+        round_trip(&LatencyRun {
+            link: "ncm".into(),
+            rtt_ns: ns.to_vec(),
+        })
+        .map(|f| f.value)
+    };
+    assert_eq!(rtt(&[4_000, 1_000, 3_000, 2_000]), Some(3.0));
+    assert_eq!(rtt(&[]), None);
+}
