@@ -279,10 +279,7 @@ impl TidyRow {
 
 /// `board-to-host` / `host-to-board`, as the results document spells them.
 pub fn net_dir_name(d: NetDirection) -> &'static str {
-    match d {
-        NetDirection::BoardToHost => "board-to-host",
-        NetDirection::HostToBoard => "host-to-board",
-    }
+    d.name()
 }
 
 /// Every measurement of `r` as a tidy row, in the document's order (memory first, as
