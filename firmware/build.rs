@@ -3,6 +3,7 @@
 //! default layout. `-no-pie`: a defmt string index is the address of a symbol in that
 //! (unloaded) section, which a position-independent executable would relocate. The
 //! static musl init is non-PIE already; this makes the host's test binaries match.
+#![forbid(unsafe_code)]
 
 fn main() {
     println!("cargo::rerun-if-changed=defmt-sections.x");

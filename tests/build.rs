@@ -1,6 +1,7 @@
 //! Links the system tests like the init (firmware/build.rs): `tests/system/log_decode.rs`
 //! logs through the firmware's defmt logger and decodes with its own ELF, which needs
 //! defmt's table (`../firmware/defmt-sections.x`) and a non-PIE link.
+#![forbid(unsafe_code)]
 
 fn main() {
     println!("cargo::rerun-if-changed=../firmware/defmt-sections.x");

@@ -2,6 +2,7 @@
 //! `shared.toml` and `*.lock.toml`) and `boards/shared.toml` into
 //! `$OUT_DIR/builtin_boards.rs`, as `include_str!`s: the board files a built binary
 //! carries (`benchboot_board::Catalog`), so it needs no source tree once installed.
+#![forbid(unsafe_code)]
 
 use std::fmt::Write as _;
 use std::path::PathBuf;

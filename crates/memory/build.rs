@@ -2,6 +2,7 @@
 //! chosen at run time by AT_HWCAP). The ARMv6 build (ARM1176: VFP, no NEON) has no
 //! NEON code at all. rustc exposes no stable `cfg` for the ARM architecture version, so
 //! the target triple says it.
+#![forbid(unsafe_code)]
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(bb_armv7)");

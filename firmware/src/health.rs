@@ -110,7 +110,12 @@ fn read_number<T: std::str::FromStr>(path: &Path) -> Result<T, String> {
 /// # Errors
 /// No cpufreq, or neither file reads as a number.
 pub fn cpufreq_khz(sys: &Path) -> Result<(u64, String), String> {
-    benchboot_memory::cpu::cpufreq_khz(sys, 0)
+    benchboot_memory::cpu::cpufreq_khz(sys, 0).map_err(|e| e.to_string())
+}
+
+/// CPU 0's cpufreq folder, or why there is none (as the reason a reading is unknown).
+fn cpufreq_dir(sys: &Path) -> Result<std::path::PathBuf, String> {
+    benchboot_memory::cpu::cpufreq_dir(sys, 0).map_err(|e| e.to_string())
 }
 
 /// CPU 0's governor in effect (`scaling_governor`).
@@ -118,7 +123,7 @@ pub fn cpufreq_khz(sys: &Path) -> Result<(u64, String), String> {
 /// # Errors
 /// No cpufreq, or the file does not read.
 pub fn governor(sys: &Path) -> Result<(String, String), String> {
-    let f = benchboot_memory::cpu::cpufreq_dir(sys, 0)?.join("scaling_governor");
+    let f = cpufreq_dir(sys)?.join("scaling_governor");
     read_trimmed(&f).map(|g| (g, f.display().to_string()))
 }
 
@@ -127,7 +132,7 @@ pub fn governor(sys: &Path) -> Result<(String, String), String> {
 /// # Errors
 /// No cpufreq, or the file does not read as a number.
 pub fn cpufreq_max_khz(sys: &Path) -> Result<(u64, String), String> {
-    let f = benchboot_memory::cpu::cpufreq_dir(sys, 0)?.join("cpuinfo_max_freq");
+    let f = cpufreq_dir(sys)?.join("cpuinfo_max_freq");
     read_number(&f).map(|v| (v, f.display().to_string()))
 }
 

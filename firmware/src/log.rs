@@ -187,13 +187,13 @@ fn lock_shared() -> Option<MutexGuard<'static, Buffer>> {
 #[defmt::global_logger]
 struct Logger;
 
-// The one `unsafe` outside `sys.rs`, and no unsafe operation: defmt declares `Logger` an
-// `unsafe trait` (the implementation promises that `acquire` is thread-safe and that the
-// frame state it tracks is per execution context, here per thread) with `flush`,
-// `release` and `write` as `unsafe fn` (defmt's macros call them only between an
-// `acquire` and its `release` on the same thread). The bodies below are safe code over
-// a `std` mutex and a thread-local; implementing the trait needs the keyword.
-#[allow(unsafe_code)]
+// The one `unsafe` outside `sys.rs` (allowed on this module's `mod` line in lib.rs).
+// SAFETY: no unsafe operation here: defmt declares `Logger` an `unsafe trait`, whose
+// contract is that `acquire` is thread-safe and that the frame state it tracks is per
+// execution context, with `flush`, `release` and `write` as `unsafe fn` that defmt's
+// macros call only between an `acquire` and its `release` on the same thread. Both hold:
+// the frame state is a thread-local, the buffer is behind a `std` mutex (or a frame is
+// dropped), and the bodies below are safe code; implementing the trait needs the keyword.
 unsafe impl defmt::Logger for Logger {
     fn acquire() {
         let frame = match CAPTURE.with(|c| c.borrow_mut().take()) {

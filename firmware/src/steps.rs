@@ -273,7 +273,7 @@ fn resolve(
                 MountFlags::NOATIME,
             )
             .map_err(|e| format!("mount {} ({}): {e}", target.device, fs.name()))?;
-            refuse_ram_filesystem(&mnt)?;
+            refuse_ram_filesystem(&mnt).map_err(|e| e.to_string())?;
             (mnt, None)
         }
     };

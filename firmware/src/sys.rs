@@ -1,11 +1,14 @@
 //! The syscall edge: thin wrappers over rustix, and libc where rustix has no safe API
 //! (`fork`, `_exit`, the `ioctl`s of `vcio`, the watchdog, `netdevice` and ethtool,
 //! `unshare`).
-//! This is the only module of the crate with `unsafe` (the crate root denies it
-//! elsewhere; `log.rs` implements defmt's `unsafe trait Logger` with no `unsafe`
-//! operation). Every wrapper here is a safe `fn` (the one unsound by design,
-//! [`segfault`], is the crash the `faults` plan asks of a worker); nothing here calls a
-//! module of this crate but the pure [`crate::netlink`].
+//! This is the only module of the crate with `unsafe` blocks (the crate root denies
+//! `unsafe_code` and allows it on this module and on `log.rs`, which implements defmt's
+//! `unsafe trait Logger` with no `unsafe` operation). Every wrapper here is a safe `fn`
+//! (the one unsound by design, [`segfault`], is the crash the `faults` plan asks of a
+//! worker) but two private `unsafe fn`s, each with its `# Safety` contract: `fork`
+//! (whose only caller, `spawn_child`, keeps it for the whole crate, saying how) and
+//! `ethtool_ioctl`. Nothing here calls a module of this crate but the pure
+//! [`crate::netlink`].
 //!
 //! Each wrapper names the C call it makes; see its man page for the details.
 
@@ -133,19 +136,71 @@ pub fn watchdog_feed(file: &std::fs::File) -> io::Result<()> {
     }
 }
 
-/// Forks a child that runs `body` and `_exit`s with its return value; returns the
-/// child's pid at once (the caller ends it with [`crate::worker::kill_and_reap`] or
-/// reaps it). Call it only while no other thread holds a lock the child needs (musl's
-/// malloc is fork-safe). In the parent `body` is dropped without being called, so
-/// whatever it captures by value is dropped there too.
-pub fn spawn_child(body: impl FnOnce() -> i32) -> io::Result<i32> {
-    // SAFETY: plain fork(2); the child only runs `body` and then _exit(2).
+/// Exit status of a child of [`spawn_child`] whose `body` panicked: 101, what a Rust
+/// program exits with after a panic.
+pub const PANIC_EXIT: i32 = 101;
+
+/// `fork(2)`: a copy of this process in which only the calling thread goes on. Returns
+/// the child's pid in the parent, 0 in the child.
+///
+/// # Safety
+/// In the parent this is a plain system call. The child is a copy of a process that may
+/// have had other threads, now gone with whatever they were in the middle of; until it
+/// ends with `_exit(2)` (or `execve(2)`) the caller must make sure the child:
+/// - never returns or unwinds into the caller's frames, nor runs `exit(3)`'s handlers:
+///   they belong to the parent (PID 1's steps would run twice, its destructors and
+///   atexit handlers twice);
+/// - reads no state another thread may have been changing at the fork without the
+///   lock that guards it (a lock another thread held stays held in the child: waiting
+///   on it is a hang, which the caller must be able to end, e.g. a worker's limit);
+/// - calls only what is safe in the child of a multi-threaded process: POSIX promises
+///   only async-signal-safe functions; musl (1.2.2 on) and glibc also leave `malloc`
+///   and their other internal locks consistent in the child (they take them around
+///   `fork(2)`), which a Rust global allocator other than libc's need not do.
+unsafe fn fork() -> io::Result<libc::pid_t> {
+    // SAFETY: fork(2) takes no arguments; what the child may then do is this function's
+    // contract, which its caller keeps.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
-        return Err(io::Error::last_os_error());
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(pid)
     }
+}
+
+/// Forks a child that runs `body` and `_exit`s with its return value ([`PANIC_EXIT`] if
+/// `body` panics and the panic unwinds); returns the child's pid at once (the caller ends
+/// it with [`crate::worker::kill_and_reap`] or reaps it). In the parent `body` is dropped
+/// without being called, so whatever it captures by value is dropped there too.
+///
+/// What `body` may do: any code of this crate and its engines. A lock that one of PID 1's
+/// other threads (watchdog, HTTP server, DHCP and link watchers) held at the fork stays
+/// held in the child, so a child that may wait on such a lock must run under a limit
+/// ([`crate::worker::run_worker`]); the log only tries its lock ([`crate::log`]).
+pub(crate) fn spawn_child(body: impl FnOnce() -> i32) -> io::Result<i32> {
+    // SAFETY: fork's three conditions hold for the child here:
+    // - it leaves `body` only through _exit(2): a panic that unwinds out of `body` is
+    //   caught below (the firmware's own profile aborts instead), so it never returns
+    //   or unwinds into the caller's frames nor runs exit(3)'s handlers;
+    // - this crate and the engines share mutable state between threads only behind
+    //   std's locks and atomics (safe code has no other; the crate's unsafe code is
+    //   this module and the log's std mutex), and none keys a critical section to a
+    //   thread's identity (std's ThreadId is never reused): in the child a lock held by
+    //   a thread that is gone stays locked, a hang, never a read of half-done state;
+    // - the global allocator is libc's malloc (neither this crate nor the init binary
+    //   sets another): musl on the board, glibc for the host's tests, both of which keep
+    //   malloc and their internal locks usable in the child of a multi-threaded parent.
+    let pid = unsafe { fork() }?;
     if pid == 0 {
-        exit_now(body());
+        let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
+        match code {
+            Ok(code) => exit_now(code),
+            Err(payload) => {
+                // Not dropped: a panicking destructor would unwind out of the child.
+                std::mem::forget(payload);
+                exit_now(PANIC_EXIT)
+            }
+        }
     }
     Ok(pid)
 }
@@ -612,170 +667,4 @@ fn ioctl(fd: libc::c_int, request: libc::Ioctl, req: &mut libc::ifreq) -> io::Re
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn vcio_edge_checks_the_size_and_reports_errno() {
-        let mut msg = crate::mailbox::encode(crate::mailbox::Property::Throttled);
-        let err = vcio_property(Path::new("/nonexistent/vcio"), &mut msg).unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::NotFound);
-        // A character device without the ioctl: ENOTTY, nothing written.
-        let err = vcio_property(Path::new("/dev/null"), &mut msg).unwrap_err();
-        assert_eq!(err.raw_os_error(), Some(libc::ENOTTY));
-        assert_eq!(
-            msg,
-            crate::mailbox::encode(crate::mailbox::Property::Throttled)
-        );
-        // A size word larger than the buffer never reaches the kernel.
-        let mut short = [64, 0, 0];
-        let err = vcio_property(Path::new("/dev/null"), &mut short).unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
-        assert_eq!(
-            IOCTL_MBOX_PROPERTY as u32,
-            crate::mailbox::mbox_property_ioctl(std::mem::size_of::<usize>() as u32)
-        );
-    }
-
-    #[test]
-    fn ifreq_refuses_long_names() {
-        assert!(ifreq("a-very-long-interface-name").is_err());
-        assert!(ifreq("usb0").is_ok());
-    }
-
-    #[test]
-    fn ethtool_structs_have_the_uapi_layout() {
-        use std::mem::{offset_of, size_of};
-        assert_eq!(size_of::<EthtoolDrvinfo>(), 196);
-        assert_eq!(offset_of!(EthtoolDrvinfo, bus_info), 100);
-        assert_eq!(offset_of!(EthtoolDrvinfo, n_priv_flags), 176);
-        assert_eq!(size_of::<EthtoolCmd>(), 44);
-        assert_eq!(offset_of!(EthtoolCmd, autoneg), 18);
-        assert_eq!(offset_of!(EthtoolCmd, lp_advertising), 32);
-        assert_eq!(offset_of!(EthtoolLinkSettings, autoneg), 11);
-        assert_eq!(offset_of!(EthtoolLinkSettings, link_mode_masks_nwords), 15);
-        assert_eq!(offset_of!(EthtoolLinkSettings, reserved), 20);
-        assert_eq!(offset_of!(EthtoolLinkSettings, link_mode_masks), 48);
-        assert_eq!(c_text(b"veth\0\0\0"), "veth");
-        assert_eq!(c_text(b"full"), "full");
-    }
-
-    /// `lo` has no driver, no parent device and no link settings: the kernel answers
-    /// EOPNOTSUPP to both (net/ethtool/ioctl.c); a missing interface is ENODEV.
-    #[test]
-    #[cfg_attr(
-        target_arch = "arm",
-        ignore = "qemu-user (arm32_units) does not translate SIOCETHTOOL: ENOTTY"
-    )]
-    fn ethtool_on_loopback_and_a_missing_interface() {
-        let err = ethtool_drvinfo("lo").unwrap_err();
-        assert_eq!(err.raw_os_error(), Some(libc::EOPNOTSUPP), "{err}");
-        let err = ethtool_autoneg("lo").unwrap_err();
-        assert_eq!(err.raw_os_error(), Some(libc::EOPNOTSUPP), "{err}");
-        let err = ethtool_drvinfo("benchboot-none").unwrap_err();
-        assert_eq!(err.raw_os_error(), Some(libc::ENODEV), "{err}");
-        let err = ethtool_autoneg("benchboot-none").unwrap_err();
-        assert_eq!(err.raw_os_error(), Some(libc::ENODEV), "{err}");
-        let err = ethtool_drvinfo("a-very-long-interface-name").unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
-    }
-
-    /// Every interface of this machine with a driver bound to its device (on the
-    /// development VM: eth0, virtio_net): the ioctl names the same driver as sysfs, and
-    /// its link settings answer. Skipped, saying so, where no interface has a driver.
-    #[test]
-    #[cfg_attr(
-        target_arch = "arm",
-        ignore = "qemu-user (arm32_units) does not translate SIOCETHTOOL: ENOTTY"
-    )]
-    fn ethtool_names_the_sysfs_driver_of_real_nics() {
-        let mut tested = Vec::new();
-        for entry in std::fs::read_dir("/sys/class/net").unwrap().flatten() {
-            let ifname = entry.file_name().to_string_lossy().into_owned();
-            let Ok(link) = std::fs::read_link(entry.path().join("device/driver")) else {
-                continue;
-            };
-            let sysfs_driver = link.file_name().unwrap().to_string_lossy().into_owned();
-            let (driver, version, fw, bus) = ethtool_drvinfo(&ifname).unwrap();
-            println!("{ifname}: sysfs {sysfs_driver}, ethtool {driver} {version:?} fw {fw:?} bus {bus:?}");
-            assert_eq!(driver, sysfs_driver, "{ifname}");
-            match ethtool_autoneg(&ifname) {
-                Ok(a) => println!("{ifname}: autoneg {a}"),
-                Err(e) => assert_eq!(e.raw_os_error(), Some(libc::EOPNOTSUPP), "{ifname}: {e}"),
-            }
-            tested.push(ifname);
-        }
-        if tested.is_empty() {
-            // CI's machines have a NIC: a skip there would hide a test that never ran.
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "CI: no interface in /sys/class/net has a device/driver link"
-            );
-            println!("skipped: no interface in /sys/class/net has a device/driver link");
-        }
-    }
-
-    /// A veth pair in a network namespace of its own (one test thread unshares it; the
-    /// pair dies with the namespace when the thread ends, nothing is left in the
-    /// machine's namespace): veth answers GDRVINFO itself (driver `veth`) and reports
-    /// autonegotiation off (drivers/net/veth.c). Skipped, saying so, without `ip` or the
-    /// right to unshare; under `CI` that fails instead.
-    #[test]
-    #[cfg_attr(
-        target_arch = "arm",
-        ignore = "qemu-user (arm32_units) does not translate SIOCETHTOOL: ENOTTY"
-    )]
-    fn ethtool_on_a_veth_pair_in_a_namespace_of_its_own() {
-        let outcome = std::thread::spawn(|| -> Result<(), String> {
-            unshare_netns().map_err(|e| format!("unshare(CLONE_NEWNET): {e}"))?;
-            let ip = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"]
-                .into_iter()
-                .find(|p| Path::new(p).exists())
-                .ok_or("no ip(8)")?;
-            for args in [
-                &[
-                    "link", "add", "bbveth0", "type", "veth", "peer", "name", "bbveth1",
-                ][..],
-                &["link", "set", "bbveth0", "up"],
-                &["link", "set", "bbveth1", "up"],
-            ] {
-                let out = std::process::Command::new(ip)
-                    .args(args)
-                    .output()
-                    .map_err(|e| format!("{ip}: {e}"))?;
-                if !out.status.success() {
-                    return Err(format!(
-                        "ip {args:?}: {}",
-                        String::from_utf8_lossy(&out.stderr)
-                    ));
-                }
-            }
-            let (driver, version, _, bus) = ethtool_drvinfo("bbveth0").unwrap();
-            println!("bbveth0: driver {driver} version {version:?} bus {bus:?}");
-            assert_eq!(driver, "veth");
-            assert!(!ethtool_autoneg("bbveth0").unwrap());
-            // veth reports 10000 Mbit/s full duplex (DUPLEX_FULL = 1), autoneg off: the
-            // fields around autoneg read right through both requests.
-            let ls = link_settings("bbveth0").unwrap();
-            assert_eq!((ls.speed, ls.duplex, ls.autoneg), (10_000, 1, 0));
-            assert!(ls.link_mode_masks_nwords > 0);
-            let cmd = legacy_settings("bbveth0").unwrap();
-            assert_eq!(
-                (cmd.speed, cmd.speed_hi, cmd.duplex, cmd.autoneg),
-                (10_000, 0, 1, 0)
-            );
-            assert_eq!(
-                ethtool_drvinfo("lo").unwrap_err().raw_os_error(),
-                Some(libc::EOPNOTSUPP)
-            );
-            Ok(())
-        })
-        .join()
-        .unwrap();
-        if let Err(why) = outcome {
-            // `cargo xtask setup` installs iproute2 and CI runs as root: no skip there.
-            assert!(std::env::var_os("CI").is_none(), "CI: {why}");
-            println!("skipped: {why}");
-        }
-    }
-}
+mod tests;

@@ -19,9 +19,9 @@ use rustix::process::{Pid, Signal, WaitOptions, WaitStatus};
 
 use crate::{heart, sys};
 
-/// Exit status a worker uses to say it panicked (its panic message is on the pipe).
-/// 101 is what a Rust program exits with after a panic.
-const PANIC_EXIT: i32 = 101;
+// The exit status a worker uses to say it panicked (its panic message is on the pipe),
+// the one `sys::spawn_child` gives a child whose panic unwinds.
+use crate::sys::PANIC_EXIT;
 
 /// Runs `work` in a forked child (`fork(2)`, `pipe(2)`, `poll(2)`, `waitpid(2)`) and
 /// returns what it produced and how long it ran (ns of CLOCK_BOOTTIME). A crash, panic,
@@ -44,8 +44,9 @@ fn supervise(limit: Duration, work: impl FnOnce() -> String) -> Result<String, W
     let (read_end, write_end) = rustix::pipe::pipe().map_err(|e| start_failed(&e))?;
     // The child takes the write end out; in PID 1 it stays here and is dropped below.
     let mut write_end = Some(write_end);
-    // PID 1's main thread forks while no other thread of it holds a lock the child
-    // needs (musl's malloc is fork-safe); the child runs `work`, then _exit(2).
+    // The child runs `work`, then _exit(2) (`sys::spawn_child` keeps fork's contract:
+    // a lock another thread of PID 1 held at the fork would hang the child, which the
+    // limit below ends).
     let pid = sys::spawn_child(|| {
         let Some(pipe) = write_end.take() else {
             return 1;

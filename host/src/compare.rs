@@ -12,13 +12,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
-use benchboot_results::network::{mbit_per_s, CpuTimes};
-use benchboot_results::{iops, mib_per_s, DeviceReadKind, Direction, RandomOp, RunResults};
+use benchboot_results::figures::{figures, Figure, Metric};
+use benchboot_results::RunResults;
 use serde::{Deserialize, Serialize};
 
 pub use crate::figure::{Key, LinkClass, Section, Stat};
 use crate::reference::{self, LinkMatch, RefData, RefLink, Reference};
-use crate::render::{cell_values, target_labels};
 use crate::report::OutputArgs;
 use memory::EMULATED_CAVEAT;
 use rank_test::{mann_whitney, MannWhitney};
@@ -173,68 +172,21 @@ pub struct Comparison {
     pub rows: Vec<Row>,
 }
 
-fn cpu_figures(t: &CpuTimes) -> Option<(f64, f64)> {
-    t.share().map(|s| (s.system, s.softirq))
-}
-
-/// Every comparable figure of a run (memory: [`memory::run_figures`]).
+/// Every comparable figure of a run ([`Key::of`]: each row gathers its repetitions;
+/// storage only in the cells of the run's plan; memory: [`memory::run_figures`]).
 pub fn run_figures(r: &RunResults) -> BTreeMap<Key, Stat> {
+    let s = &r.plan.storage;
+    let in_plan = |f: &Figure| {
+        f.metric != Metric::Storage
+            || (s.targets.iter().any(|t| t.label == f.context.target)
+                && s.modes.iter().any(|m| m.name() == f.context.mode)
+                && s.block_sizes.contains(&f.context.block_size))
+    };
     let mut acc: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
-    for target in target_labels(r) {
-        for &mode in &r.plan.storage.modes {
-            for (dir, name) in [(Direction::Write, "write"), (Direction::Read, "read")] {
-                for &bs in &r.plan.storage.block_sizes {
-                    let (v, _) = cell_values(r, target, bs, dir, mode);
-                    if !v.is_empty() {
-                        acc.insert(Key::storage(mode.name(), name, target, bs), v);
-                    }
-                }
-            }
+    for f in figures(r).into_iter().filter(in_plan) {
+        if let Some(key) = Key::of(&f) {
+            acc.entry(key).or_default().push(f.value);
         }
-    }
-    for d in &r.device_reads {
-        let kind = match d.kind {
-            DeviceReadKind::Cached => "cached",
-            DeviceReadKind::Buffered => "buffered",
-        };
-        acc.entry(Key::network(Section::DeviceRead, kind, &d.device, 0))
-            .or_default()
-            .push(mib_per_s(d.bytes, d.nanos));
-    }
-    for x in &r.random {
-        let op = match x.op {
-            RandomOp::Read => "read",
-            RandomOp::Write => "write",
-        };
-        let key = Key {
-            section: Section::Random,
-            mode: "direct".into(),
-            direction: op.into(),
-            target: x.target.clone(),
-            block_size_bytes: x.block_size,
-            param: x.queue_depth,
-        };
-        acc.entry(key).or_default().push(iops(x.ios, x.nanos));
-    }
-    let dir = |d| crate::report::tidy::net_dir_name(d);
-    for t in &r.network.throughput {
-        let k = |s| Key::network(s, dir(t.direction), &t.link, t.streams);
-        acc.entry(k(Section::Tcp))
-            .or_default()
-            .push(mbit_per_s(t.bytes, t.nanos));
-        if let Some((sys, soft)) = cpu_figures(&t.board_cpu) {
-            acc.entry(k(Section::TcpBoardCpuSystem))
-                .or_default()
-                .push(sys);
-            acc.entry(k(Section::TcpBoardCpuSoftirq))
-                .or_default()
-                .push(soft);
-        }
-    }
-    for h in &r.network.http {
-        acc.entry(Key::network(Section::Http, dir(h.direction), &h.link, 0))
-            .or_default()
-            .push(mbit_per_s(h.bytes, h.nanos));
     }
     let mut out: BTreeMap<Key, Stat> = acc
         .into_iter()

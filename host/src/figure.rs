@@ -3,6 +3,7 @@
 //! [`crate::compare`], which lines entries up by these, and [`crate::reference`], whose
 //! published figures are stated in them.
 
+use benchboot_results::figures::{Figure, Metric};
 use benchboot_results::network::NetworkResults;
 use benchboot_results::Summary;
 use serde::{Deserialize, Serialize};
@@ -122,6 +123,39 @@ impl Key {
             block_size_bytes: block_size,
             param: 0,
         }
+    }
+
+    /// The row of a run's figure `f` ([`benchboot_results::figures`]): storage by mode
+    /// asked, direction, target and block size (every repetition in one row), device
+    /// reads by disk and kind, random I/O by operation, target, block size and queue
+    /// depth, TCP (and the board's system and softirq CPU shares) by direction, link and
+    /// streams, HTTP by direction and link. `None` for the figures compare has no row
+    /// for: round trips, UDP, verification, card check, clock, commands, WiFi, and memory
+    /// (compared on every sample: [`crate::compare::memory::run_figures`]).
+    pub fn of(f: &Figure) -> Option<Key> {
+        let c = &f.context;
+        let section = match f.metric {
+            Metric::Storage => {
+                return Some(Key::storage(&c.mode, &c.direction, &c.target, c.block_size))
+            }
+            Metric::DeviceRead => Section::DeviceRead,
+            Metric::Random => {
+                return Some(Key {
+                    section: Section::Random,
+                    mode: c.mode.clone(),
+                    direction: c.direction.clone(),
+                    target: c.target.clone(),
+                    block_size_bytes: c.block_size,
+                    param: c.param,
+                })
+            }
+            Metric::Tcp => Section::Tcp,
+            Metric::TcpBoardCpuSystem => Section::TcpBoardCpuSystem,
+            Metric::TcpBoardCpuSoftirq => Section::TcpBoardCpuSoftirq,
+            Metric::Http => Section::Http,
+            _ => return None,
+        };
+        Some(Key::network(section, &c.direction, &c.target, c.param))
     }
 
     /// The same figure for any link (how a reference states it): no target, no
@@ -254,5 +288,56 @@ impl LinkClass {
         } else {
             LinkClass::Other
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use benchboot_results::figures::Context;
+
+    fn fig(metric: Metric, context: Context) -> Figure {
+        Figure {
+            metric,
+            id: String::new(),
+            value: 1.0,
+            units: String::new(),
+            context,
+        }
+    }
+
+    /// Each repetition of a storage cell lands in the cell's row (the repetition and the
+    /// mode that ran are not part of it); a round trip has no row.
+    #[test]
+    fn a_figure_names_its_compare_row() {
+        let storage = Context {
+            target: "ext4".into(),
+            mode: "direct".into(),
+            mode_ran: "sync".into(),
+            direction: "read".into(),
+            block_size: 4096,
+            repetition: Some(3),
+            ..Context::default()
+        };
+        assert_eq!(
+            Key::of(&fig(Metric::Storage, storage)),
+            Some(Key::storage("direct", "read", "ext4", 4096))
+        );
+        let tcp = Context {
+            target: "ncm".into(),
+            direction: "board-to-host".into(),
+            param: 4,
+            ..Context::default()
+        };
+        assert_eq!(
+            Key::of(&fig(Metric::TcpBoardCpuSoftirq, tcp)),
+            Some(Key::network(
+                Section::TcpBoardCpuSoftirq,
+                "board-to-host",
+                "ncm",
+                4
+            ))
+        );
+        assert_eq!(Key::of(&fig(Metric::RoundTrip, Context::default())), None);
     }
 }

@@ -6,10 +6,10 @@
 //! whole report of a run as one [`Doc`] ([`document`]): context, warnings, every table.
 
 use benchboot_plan::Mode;
+use benchboot_results::figures::{self, Figure};
 use benchboot_results::health::conditions_during;
 use benchboot_results::{
-    a1_verdict, iops, mib_per_s, DeviceReadKind, Direction, HealthScope, RandomOp, RunResults,
-    StepHealth, Summary,
+    a1_verdict, DeviceReadKind, Direction, HealthScope, RandomOp, RunResults, StepHealth, Summary,
 };
 
 use crate::context::{self, context, context_grid, warnings};
@@ -31,21 +31,20 @@ pub fn cell_values(
     dir: Direction,
     mode: Mode,
 ) -> (Vec<f64>, bool) {
-    let ms: Vec<_> = r
+    let fs: Vec<Figure> = r
         .storage
         .iter()
-        .filter(|m| {
-            m.target == target
-                && m.block_size == block_size
-                && m.direction == dir
-                && m.requested_mode == mode
+        .map(figures::storage)
+        .filter(|f| {
+            let c = &f.context;
+            c.target == target
+                && c.block_size == block_size
+                && c.direction == figures::direction_name(dir)
+                && c.mode == mode.name()
         })
         .collect();
-    let fell_back = ms.iter().any(|m| m.mode != m.requested_mode);
-    (
-        ms.iter().map(|m| mib_per_s(m.bytes, m.nanos)).collect(),
-        fell_back,
-    )
+    let fell_back = fs.iter().any(|f| f.context.mode_ran != f.context.mode);
+    (fs.iter().map(|f| f.value).collect(), fell_back)
 }
 
 /// One cell: the median, with min–max when there are several repetitions; `—` if none.
@@ -169,7 +168,7 @@ pub fn iops_table(r: &RunResults) -> Grid {
                     .random
                     .iter()
                     .filter(|x| &x.target == target && x.op == op && x.queue_depth == qd)
-                    .map(|x| iops(x.ios, x.nanos))
+                    .map(|x| figures::random(x).value)
                     .collect();
                 let scope = HealthScope::Random {
                     target: target.clone(),
@@ -233,8 +232,12 @@ fn card_claim(r: &RunResults, target: &str) -> Option<String> {
 pub fn device_read_values(r: &RunResults, device: &str, kind: DeviceReadKind) -> Vec<f64> {
     r.device_reads
         .iter()
-        .filter(|d| d.device == device && d.kind == kind)
-        .map(|d| mib_per_s(d.bytes, d.nanos))
+        .map(figures::device_read)
+        .filter(|f| {
+            f.context.target == device
+                && f.context.direction == figures::device_read_kind_name(kind)
+        })
+        .map(|f| f.value)
         .collect()
 }
 

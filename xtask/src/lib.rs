@@ -1,14 +1,31 @@
 //! benchboot's build automation, as a library so tests call the same code as `cargo xtask`.
 //!
-//! One module per verb (`setup`, `firmware`, `image`, `qemu`, `lock`), plus the pieces
-//! they share: packages (pinned Debian `.deb`s), kernel modules, the partition layout,
-//! the initramfs and the plans.
+//! [`cli`] defines the verbs (clap) and `main.rs` dispatches each to its module:
+//!
+//! - `setup` ([`setup`]): the apt packages, ziglang and rustup components the build needs.
+//! - `firmware` ([`firmware`]): the static init, cross-built for a board and gated.
+//! - `host` ([`host_cross`]): the host tool for macOS and Windows, built with zig.
+//! - `image` ([`image`]): `target/images/<board>.img` and its manifest.
+//! - `qemu` ([`qemu`]): the image booted in QEMU, its results fetched.
+//! - `bench storage` ([`bench`](mod@bench)), `bench memory` ([`bench_memory`]), `bench net`,
+//!   `bench net-udp` and `bench net-http` ([`bench_net`]): benchboot beside the
+//!   reference tools on this machine.
+//! - `lava` ([`lava`]): a board's LAVA jobs and the files they name.
+//! - `lock` ([`lock`]): `boards/packages.lock.toml` re-pinned to the Debian mirror.
+//! - `boards` ([`boards`]): every board file checked, the README's board table.
+//!
+//! Plus the pieces they share: packages (pinned Debian `.deb`s, [`packages`]), kernel
+//! modules ([`modules`], [`drivers`], [`vcio`]), the radio files ([`radio`]), the
+//! initramfs ([`initramfs`]), the U-Boot card check ([`bootcheck`]), the toolchain
+//! ([`toolchain`]) and reproducible ids and times ([`reproducible`]).
 #![forbid(unsafe_code)]
 
 pub mod bench;
 pub mod bench_memory;
+pub mod bench_net;
 pub mod boards;
 pub mod bootcheck;
+pub mod cli;
 pub mod drivers;
 pub mod dtb;
 pub mod firmware;
@@ -119,6 +136,54 @@ fn hex(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// The verbs `lib.rs`'s `//!` docs name, each in backticks as typed (`bench net-udp`).
+    fn documented(lib_rs: &str, verbs: &[String]) -> Vec<String> {
+        let docs: String = lib_rs
+            .lines()
+            .filter_map(|l| l.strip_prefix("//!"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let docs = docs.split_whitespace().collect::<Vec<_>>().join(" ");
+        verbs
+            .iter()
+            .filter(|v| !docs.contains(&format!("`{v}`")))
+            .cloned()
+            .collect()
+    }
+
+    /// Every subcommand of `cargo xtask`, nested ones as `bench storage`.
+    fn verbs() -> Vec<String> {
+        fn walk(cmd: &clap::Command, prefix: &str, out: &mut Vec<String>) {
+            for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+                let name = format!("{prefix}{}", sub.get_name());
+                out.push(name.clone());
+                walk(sub, &format!("{name} "), out);
+            }
+        }
+        let mut out = Vec::new();
+        walk(
+            &<crate::cli::Cli as clap::CommandFactory>::command(),
+            "",
+            &mut out,
+        );
+        out
+    }
+
+    #[test]
+    fn the_docs_name_every_verb() {
+        let verbs = verbs();
+        assert!(verbs.len() >= 14, "{verbs:?}");
+        assert!(verbs.iter().any(|v| v == "bench net-udp"), "{verbs:?}");
+        let missing = documented(include_str!("lib.rs"), &verbs);
+        assert!(
+            missing.is_empty(),
+            "xtask/src/lib.rs's `//!` docs do not name {missing:?}"
+        );
+        // A verb left out of the docs is caught (the same check on docs without `lock`).
+        let without = include_str!("lib.rs").replace("`lock`", "lock");
+        assert_eq!(documented(&without, &verbs), ["lock"]);
+    }
+
     #[test]
     fn sha256_of_abc() {
         // FIPS 180-2, appendix B.1.

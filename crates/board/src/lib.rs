@@ -19,7 +19,8 @@ pub use benchboot_wifi::channel::Band;
 pub use catalog::{Catalog, BUILTIN_DIR};
 pub use hardware::{Hardware, RawCell, RawFirmwareWaiver, RawHardware, RawWaiver};
 pub use shared::{
-    BootConfig, Kernel, Loader, RadioPackages, RawBlob, Regulatory, Shared, StandInAp, SHARED_FILE,
+    BootConfig, Kernel, Loader, ModuleListError, RadioPackages, RawBlob, Regulatory, Shared,
+    StandInAp, Unknown, SHARED_FILE,
 };
 
 /// Why a board file could not be used. Each variant names the file.

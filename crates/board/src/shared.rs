@@ -215,20 +215,18 @@ impl Shared {
     /// duplicates keep their first position.
     ///
     /// # Errors
-    /// The message names the unknown set and lists the known ones.
-    pub fn expand_modules(&self, list: &[String]) -> Result<Vec<String>, String> {
+    /// [`ModuleListError::UnknownSet`] naming the set and the known ones, or
+    /// [`ModuleListError::BadName`].
+    pub fn expand_modules(&self, list: &[String]) -> Result<Vec<String>, ModuleListError> {
         let mut out: Vec<String> = Vec::new();
         for entry in list {
             let items: &[String] = match entry.strip_prefix('@') {
                 Some(set) => self.module_sets.get(set).ok_or_else(|| {
-                    format!(
-                        "`{entry}`: no module set `{set}` in {SHARED_FILE}; known sets: {}",
-                        self.module_sets
-                            .keys()
-                            .map(|k| format!("@{k}"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
+                    ModuleListError::UnknownSet(Unknown::new(
+                        "module set",
+                        set,
+                        self.module_sets.keys(),
+                    ))
                 })?,
                 None => std::slice::from_ref(entry),
             };
@@ -238,34 +236,67 @@ impl Shared {
                 }
             }
         }
-        crate::check_module_names(&out)?;
+        crate::check_module_names(&out).map_err(ModuleListError::BadName)?;
         Ok(out)
     }
 
     /// The kernel flavour `name`.
     ///
     /// # Errors
-    /// The message lists the known flavours.
-    pub fn kernel(&self, name: &str) -> Result<&Kernel, String> {
-        self.kernels.get(name).ok_or_else(|| {
-            format!(
-                "no kernel flavour `{name}` in {SHARED_FILE}; known: {}",
-                self.kernels.keys().cloned().collect::<Vec<_>>().join(", ")
-            )
-        })
+    /// [`Unknown`] listing the known flavours.
+    pub fn kernel(&self, name: &str) -> Result<&Kernel, Unknown> {
+        self.kernels
+            .get(name)
+            .ok_or_else(|| Unknown::new("kernel flavour", name, self.kernels.keys()))
     }
 
     /// The boot loader `name`.
     ///
     /// # Errors
-    /// The message lists the known loaders.
-    pub fn loader(&self, name: &str) -> Result<&Loader, String> {
-        self.loaders.get(name).ok_or_else(|| {
-            format!(
-                "no boot loader `{name}` in {SHARED_FILE}; known: {}",
-                self.loaders.keys().cloned().collect::<Vec<_>>().join(", ")
-            )
-        })
+    /// [`Unknown`] listing the known loaders.
+    pub fn loader(&self, name: &str) -> Result<&Loader, Unknown> {
+        self.loaders
+            .get(name)
+            .ok_or_else(|| Unknown::new("boot loader", name, self.loaders.keys()))
+    }
+}
+
+/// A name the shared board file does not define: `what` (`kernel flavour`, `boot
+/// loader`), the name asked for, and the names it does define, in order.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no {what} `{name}` in {SHARED_FILE}; known: {}", known.join(", "))]
+pub struct Unknown {
+    /// What kind of entry was asked for.
+    pub what: &'static str,
+    /// The name asked for.
+    pub name: String,
+    /// The names defined, sorted.
+    pub known: Vec<String>,
+}
+
+/// Why [`Shared::expand_modules`] refused a module list.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModuleListError {
+    /// An `@<set>` the shared file does not define (`known` without the `@`).
+    #[error(
+        "`@{}`: no module set `{}` in {SHARED_FILE}; known sets: {}",
+        .0.name,
+        .0.name,
+        .0.known.iter().map(|k| format!("@{k}")).collect::<Vec<_>>().join(", ")
+    )]
+    UnknownSet(Unknown),
+    /// A module name with a path or `.ko`: the message names it.
+    #[error("{0}")]
+    BadName(String),
+}
+
+impl Unknown {
+    fn new<'a>(what: &'static str, name: &str, known: impl Iterator<Item = &'a String>) -> Unknown {
+        Unknown {
+            what,
+            name: name.to_owned(),
+            known: known.cloned().collect(),
+        }
     }
 }
 

@@ -617,6 +617,42 @@ fn shared_file_errors_name_the_entry() {
     );
 }
 
+#[test]
+fn an_unknown_kernel_or_loader_lists_the_known_ones() {
+    let s = shared();
+    let e = s.kernel("rpi5").unwrap_err();
+    assert_eq!((e.what, e.name.as_str()), ("kernel flavour", "rpi5"));
+    let known: Vec<&String> = s.kernels.keys().collect();
+    assert_eq!(e.known.iter().collect::<Vec<_>>(), known);
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "no kernel flavour `rpi5` in shared.toml; known: {}",
+            e.known.join(", ")
+        )
+    );
+    let e = s
+        .expand_modules(&["@filesystems".into(), "@nosuch".into()])
+        .unwrap_err();
+    let ModuleListError::UnknownSet(u) = &e else {
+        panic!("{e:?}")
+    };
+    assert_eq!((u.what, u.name.as_str()), ("module set", "nosuch"));
+    assert!(e
+        .to_string()
+        .starts_with("`@nosuch`: no module set `nosuch` in shared.toml; known sets: @dwc2, "));
+    assert_eq!(
+        s.expand_modules(&["ext4.ko".into()]),
+        Err(ModuleListError::BadName(
+            "`ext4.ko`: give the module name without path or `.ko`".into()
+        ))
+    );
+    let e = s.loader("grub").unwrap_err();
+    assert_eq!((e.what, e.name.as_str()), ("boot loader", "grub"));
+    assert!(e.known.iter().any(|l| l == "u-boot-am335x"), "{e}");
+    assert!(s.kernel("armmp").is_ok() && s.loader("u-boot-am335x").is_ok());
+}
+
 mod catalog;
 mod wifi;
 

@@ -52,7 +52,7 @@ impl Check<'_> {
     fn expand(&self, field: &'static str, list: &[String]) -> Result<Vec<String>, BoardError> {
         self.shared
             .expand_modules(list)
-            .map_err(|m| self.bad(field, m))
+            .map_err(|e| self.bad(field, e.to_string()))
     }
 
     /// A loader of shared.toml by name; `None` stays `None`.
@@ -65,7 +65,7 @@ impl Check<'_> {
             self.shared
                 .loader(name)
                 .cloned()
-                .map_err(|m| self.bad(field, m))
+                .map_err(|e| self.bad(field, e.to_string()))
         })
         .transpose()
     }
@@ -119,7 +119,7 @@ impl Check<'_> {
         let flavour: &Kernel = self
             .shared
             .kernel(&k.flavour)
-            .map_err(|m| self.bad("kernel.flavour", m))?;
+            .map_err(|e| self.bad("kernel.flavour", e.to_string()))?;
         if !debian_arches(arch).contains(&flavour.arch.as_str()) {
             return Err(self.bad(
                 "kernel.flavour",

@@ -34,27 +34,55 @@ pub struct Journal {
     ring: Vec<u8>,
 }
 
+/// Why a journal record gave no document.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// The payload does not decode to its header's length.
+    #[error("{0}")]
+    Decode(benchboot_journal::Error),
+    /// The decoded document is not UTF-8.
+    #[error("not UTF-8 text")]
+    NotUtf8,
+    /// The header's run id and the document's `run_id` differ (the document's id is
+    /// shown escaped: it is outside input).
+    #[error("the record of run {record} holds a document of run {}", document.escape_debug())]
+    OtherRun {
+        /// The run id in the record's header (checked: `[A-Za-z0-9._-]`).
+        record: String,
+        /// The run id the document names, as written.
+        document: String,
+    },
+    /// Past the [`MAX_RUNS`] newest runs.
+    #[error(
+        "the journal holds more than {MAX_RUNS} runs (damaged or crafted); the {MAX_RUNS} \
+         newest are read"
+    )]
+    TooManyRuns,
+    /// Past [`MAX_EARLIER_DECODED`] bytes of earlier runs' documents.
+    #[error("the earlier runs' documents pass {} MiB in all", MAX_EARLIER_DECODED >> 20)]
+    EarlierRunsTooLarge,
+}
+
 impl Journal {
     /// The document of `e`: decoded, UTF-8, and the run its header names (a record's
     /// header run id and its document's `run_id` must agree).
     ///
     /// # Errors
-    /// Why not, as a line.
-    pub fn text(&self, e: &Entry) -> Result<String, String> {
-        let d = document(&self.ring, e).map_err(|e| e.to_string())?;
-        let t = String::from_utf8(d).map_err(|_| "not UTF-8 text".to_owned())?;
+    /// [`RecordError::Decode`], [`RecordError::NotUtf8`] or [`RecordError::OtherRun`].
+    pub fn text(&self, e: &Entry) -> Result<String, RecordError> {
+        let d = document(&self.ring, e).map_err(RecordError::Decode)?;
+        let t = String::from_utf8(d).map_err(|_| RecordError::NotUtf8)?;
         match identity(&t) {
-            Some((id, _)) if id != e.header.run_id => Err(format!(
-                "the record of run {} holds a document of run {}",
-                e.header.run_id,
-                id.escape_debug()
-            )),
+            Some((id, _)) if id != e.header.run_id => Err(RecordError::OtherRun {
+                record: e.header.run_id.clone(),
+                document: id.to_owned(),
+            }),
             _ => Ok(t),
         }
     }
 
     /// The newest record's sequence number and document (or why none).
-    pub fn newest(&self) -> Option<(u64, Result<String, String>)> {
+    pub fn newest(&self) -> Option<(u64, Result<String, RecordError>)> {
         let e = self.scan.newest()?;
         Some((e.header.seq, self.text(e)))
     }
@@ -62,7 +90,7 @@ impl Journal {
     /// Every run's newest record, newest run first, at most [`MAX_RUNS`]: run id,
     /// sequence number, document or why none. After the first run, decoding stops at
     /// [`MAX_EARLIER_DECODED`] bytes in all; the runs past a limit say so.
-    pub fn runs(&self) -> Vec<(String, u64, Result<String, String>)> {
+    pub fn runs(&self) -> Vec<(String, u64, Result<String, RecordError>)> {
         let mut decoded = 0u64;
         self.scan
             .newest_per_run()
@@ -71,15 +99,9 @@ impl Journal {
             .map(|(i, e)| {
                 let h = &e.header;
                 let text = if i >= MAX_RUNS {
-                    Err(format!(
-                        "the journal holds more than {MAX_RUNS} runs (damaged or \
-                         crafted); the {MAX_RUNS} newest are read"
-                    ))
+                    Err(RecordError::TooManyRuns)
                 } else if i > 0 && decoded + u64::from(h.raw_len) > MAX_EARLIER_DECODED {
-                    Err(format!(
-                        "the earlier runs' documents pass {} MiB in all",
-                        MAX_EARLIER_DECODED >> 20
-                    ))
+                    Err(RecordError::EarlierRunsTooLarge)
                 } else {
                     if i > 0 {
                         decoded += u64::from(h.raw_len);

@@ -210,11 +210,12 @@ mod tests {
         let fig = fancy_regex::Regex::new(FIGURES.pattern).unwrap();
         let line = format!(
             "benchboot: {}\r\n",
-            lines::figure(&Figure {
-                id: "memory.latency.base.bs1024".into(),
-                value: -0.25,
-                units: "ns".into()
-            })
+            lines::figure(&Figure::bare(
+                crate::figures::Metric::MemoryLatency,
+                "memory.latency.base.bs1024",
+                -0.25,
+                "ns"
+            ))
             .unwrap()
         );
         let c = fig.captures(&line).unwrap().unwrap();

@@ -22,6 +22,8 @@
 //! The figures and verdicts are pure functions of the results document: the host
 //! checks what a farm stored against the document ([`lava::check`]).
 
+#![forbid(unsafe_code)]
+
 pub mod document;
 pub mod figures;
 pub mod lava;

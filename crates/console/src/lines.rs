@@ -120,11 +120,7 @@ mod tests {
     use super::*;
 
     fn f(id: &str, value: f64, units: &str) -> Figure {
-        Figure {
-            id: id.into(),
-            value,
-            units: units.into(),
-        }
+        Figure::bare(crate::figures::Metric::Storage, id, value, units)
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! `MemTotal`, the CPUs this process may run on, cpufreq. Parsers are pure; the readers
 //! take the `/proc` and `/sys` roots so tests run on fake trees.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// AT_HWCAP of this process (getauxval(3) through rustix). Elsewhere (macOS): on AArch64
 /// the bits of FP and ASIMD, which every AArch64 core Apple ships has; 0 otherwise.
@@ -162,41 +162,79 @@ pub fn allowed_cpus() -> Vec<u32> {
     }
 }
 
+/// Why a CPU fact could not be had or a thread not pinned. Each message names the CPU or
+/// the sysfs file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CpuError {
+    /// The kernel refused `sched_setaffinity` (the CPU offline or outside the set).
+    #[error("sched_setaffinity(CPU {cpu}): {errno}")]
+    Pin {
+        /// The CPU asked for.
+        cpu: u32,
+        /// The kernel's answer.
+        errno: rustix::io::Errno,
+    },
+    /// This system has no CPU affinity (macOS).
+    #[error("CPU {cpu}: this system cannot pin a thread to a CPU (no sched_setaffinity)")]
+    NoAffinity {
+        /// The CPU asked for.
+        cpu: u32,
+    },
+    /// `cpu<N>/cpufreq` is absent: no cpufreq driver bound.
+    #[error(
+        "{} absent: no cpufreq driver bound (on Debian's kernels cpufreq-dt and the SoC's \
+         cpufreq module must be loaded)",
+        dir.display()
+    )]
+    NoCpufreq {
+        /// The folder looked for.
+        dir: PathBuf,
+    },
+    /// Neither frequency file reads as a number: each file's reason, in the order tried.
+    #[error("{}", .0.join("; "))]
+    Unreadable(Vec<String>),
+    /// Transparent huge pages are set to `[never]`.
+    #[error("{}: [never]", file.display())]
+    ThpNever {
+        /// `kernel/mm/transparent_hugepage/enabled`.
+        file: PathBuf,
+    },
+    /// The kernel has no transparent huge pages.
+    #[error("{} absent: this kernel has no transparent huge pages", file.display())]
+    ThpAbsent {
+        /// `kernel/mm/transparent_hugepage/enabled`.
+        file: PathBuf,
+    },
+}
+
 /// Pins the calling thread to `cpu` (`sched_setaffinity`).
 ///
 /// # Errors
-/// The kernel's refusal (a CPU offline or outside the process's set), as text; on a
-/// system without CPU affinity (macOS), always.
-pub fn pin(cpu: u32) -> Result<(), String> {
+/// [`CpuError::Pin`]: the kernel's refusal (a CPU offline or outside the process's
+/// set); [`CpuError::NoAffinity`] on a system without CPU affinity (macOS), always.
+pub fn pin(cpu: u32) -> Result<(), CpuError> {
     #[cfg(target_os = "linux")]
     {
         let mut set = rustix::thread::CpuSet::new();
         set.set(cpu as usize);
-        rustix::thread::sched_setaffinity(None, &set)
-            .map_err(|e| format!("sched_setaffinity(CPU {cpu}): {e}"))
+        rustix::thread::sched_setaffinity(None, &set).map_err(|errno| CpuError::Pin { cpu, errno })
     }
     #[cfg(not(target_os = "linux"))]
     {
-        Err(format!(
-            "CPU {cpu}: this system cannot pin a thread to a CPU (no sched_setaffinity)"
-        ))
+        Err(CpuError::NoAffinity { cpu })
     }
 }
 
 /// `/sys/devices/system/cpu/cpu<N>/cpufreq`, or why there is none.
 ///
 /// # Errors
-/// The folder is absent: no cpufreq driver bound.
-pub fn cpufreq_dir(sys: &Path, cpu: u32) -> Result<std::path::PathBuf, String> {
+/// [`CpuError::NoCpufreq`]: the folder is absent, no cpufreq driver bound.
+pub fn cpufreq_dir(sys: &Path, cpu: u32) -> Result<PathBuf, CpuError> {
     let dir = sys.join(format!("devices/system/cpu/cpu{cpu}/cpufreq"));
     if dir.is_dir() {
         Ok(dir)
     } else {
-        Err(format!(
-            "{} absent: no cpufreq driver bound (on Debian's kernels cpufreq-dt and the \
-             SoC's cpufreq module must be loaded)",
-            dir.display()
-        ))
+        Err(CpuError::NoCpufreq { dir })
     }
 }
 
@@ -205,8 +243,8 @@ pub fn cpufreq_dir(sys: &Path, cpu: u32) -> Result<std::path::PathBuf, String> {
 /// (Documentation/admin-guide/pm/cpufreq.rst: both in kHz).
 ///
 /// # Errors
-/// No cpufreq for that CPU, or neither file reads as a number (each file's reason).
-pub fn cpufreq_khz(sys: &Path, cpu: u32) -> Result<(u64, String), String> {
+/// [`CpuError::NoCpufreq`], or [`CpuError::Unreadable`] with each file's reason.
+pub fn cpufreq_khz(sys: &Path, cpu: u32) -> Result<(u64, String), CpuError> {
     let dir = cpufreq_dir(sys, cpu)?;
     let mut why = Vec::new();
     for name in ["cpuinfo_cur_freq", "scaling_cur_freq"] {
@@ -219,21 +257,21 @@ pub fn cpufreq_khz(sys: &Path, cpu: u32) -> Result<(u64, String), String> {
             Err(e) => why.push(format!("{}: {e}", f.display())),
         }
     }
-    Err(why.join("; "))
+    Err(CpuError::Unreadable(why))
 }
 
-/// Transparent huge pages for `madvise(MADV_HUGEPAGE)`: true unless the kernel has none
-/// (`/sys/kernel/mm/transparent_hugepage/enabled` absent) or says `[never]`
+/// Transparent huge pages for `madvise(MADV_HUGEPAGE)`: available unless the kernel has
+/// none (`/sys/kernel/mm/transparent_hugepage/enabled` absent) or says `[never]`
 /// (Documentation/admin-guide/mm/transhuge.rst).
-pub fn thp_available(sys: &Path) -> Result<(), String> {
-    let f = sys.join("kernel/mm/transparent_hugepage/enabled");
-    match std::fs::read_to_string(&f) {
-        Ok(t) if t.contains("[never]") => Err(format!("{}: [never]", f.display())),
+///
+/// # Errors
+/// [`CpuError::ThpAbsent`] or [`CpuError::ThpNever`].
+pub fn thp_available(sys: &Path) -> Result<(), CpuError> {
+    let file = sys.join("kernel/mm/transparent_hugepage/enabled");
+    match std::fs::read_to_string(&file) {
+        Ok(t) if t.contains("[never]") => Err(CpuError::ThpNever { file }),
         Ok(_) => Ok(()),
-        Err(_) => Err(format!(
-            "{} absent: this kernel has no transparent huge pages",
-            f.display()
-        )),
+        Err(_) => Err(CpuError::ThpAbsent { file }),
     }
 }
 
@@ -303,6 +341,46 @@ mod tests {
         assert_eq!(bytes, 512 << 10);
         assert!(src.ends_with("index2/size"), "{src}");
         assert!(llc(&t.join("nothing")).is_none());
+        std::fs::remove_dir_all(&t).unwrap();
+    }
+
+    #[test]
+    fn cpufreq_and_thp_say_which_file_is_missing_or_unreadable() {
+        let t = tempfile_dir();
+        let dir = t.join("devices/system/cpu/cpu0/cpufreq");
+        assert_eq!(
+            cpufreq_khz(&t, 0),
+            Err(CpuError::NoCpufreq { dir: dir.clone() })
+        );
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("scaling_cur_freq"), "fast\n").unwrap();
+        let Err(CpuError::Unreadable(why)) = cpufreq_khz(&t, 0) else {
+            panic!("an unreadable cpufreq must say why")
+        };
+        assert_eq!(why.len(), 2, "{why:?}");
+        assert!(why[0].starts_with(&dir.join("cpuinfo_cur_freq").display().to_string()));
+        assert!(
+            why[1].ends_with("scaling_cur_freq: not a number: \"fast\""),
+            "{why:?}"
+        );
+        std::fs::write(dir.join("scaling_cur_freq"), "600000\n").unwrap();
+        assert_eq!(
+            cpufreq_khz(&t, 0),
+            Ok((600_000, dir.join("scaling_cur_freq").display().to_string()))
+        );
+        let file = t.join("kernel/mm/transparent_hugepage/enabled");
+        assert_eq!(
+            thp_available(&t),
+            Err(CpuError::ThpAbsent { file: file.clone() })
+        );
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, "always madvise [never]\n").unwrap();
+        assert_eq!(
+            thp_available(&t),
+            Err(CpuError::ThpNever { file: file.clone() })
+        );
+        std::fs::write(&file, "always [madvise] never\n").unwrap();
+        assert_eq!(thp_available(&t), Ok(()));
         std::fs::remove_dir_all(&t).unwrap();
     }
 

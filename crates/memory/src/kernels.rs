@@ -112,7 +112,7 @@ pub const DST_OFFSET: usize = 0x5555_5555 & (BUFFER_ALIGN - 1) & !127;
 
 /// A buffer of `len` bytes starting `offset` bytes past a [`BUFFER_ALIGN`] (1 MiB)
 /// boundary: [`SRC_OFFSET`] and [`DST_OFFSET`] lay a source and a destination out as
-/// tinymembench does. Backed by an over-allocated `Vec<u8>`: no `unsafe`.
+/// tinymembench does. Backed by an over-allocated `Vec<u8>` (safe code).
 pub struct Buffer {
     storage: Vec<u8>,
     start: usize,

@@ -12,16 +12,26 @@
 //! - [`mhz`]: the CPU clock from two dependent-add loops (wtarreau/mhz's method);
 //! - [`sizing`]: buffer sizes from the last-level cache and MemTotal;
 //! - [`cpu`]: what `/proc/cpuinfo`, sysfs and AT_HWCAP say about the CPU;
-//! - [`run`]: the whole step, pinned per core and on all cores at once.
+//! - [`run`]: the whole step, pinned per core and on all cores at once;
+//! - `sys` (Linux): `madvise(2)` behind a safe wrapper.
 //!
 //! Raw bytes and ns go into [`benchboot_results::memory`]; units are derived there.
+//!
+//! `unsafe` is denied but in three modules, which allow it on their `mod` line and say
+//! why each block holds: [`kernels`] (the asm loops), [`mhz`] (the add loops) and `sys`.
+#![deny(unsafe_code)]
 
 pub mod cpu;
+#[allow(unsafe_code)]
 pub mod kernels;
 pub mod latency;
+#[allow(unsafe_code)]
 pub mod mhz;
 pub mod run;
 pub mod sizing;
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+mod sys;
 pub mod timing;
 
 pub use run::{run, Outcome};

@@ -23,7 +23,8 @@ pub fn adds<const N: usize>(iters: u64) -> u64 {
     let mut x: usize = 0;
     let n = iters.max(1) as usize;
     #[cfg(target_arch = "aarch64")]
-    // SAFETY: register arithmetic and a backward branch only; no memory.
+    // SAFETY: register arithmetic and a backward branch only: no memory is touched
+    // (`nomem`), no stack (`nostack`), and the two registers used are declared `inout`.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -39,7 +40,7 @@ pub fn adds<const N: usize>(iters: u64) -> u64 {
         );
     }
     #[cfg(target_arch = "arm")]
-    // SAFETY: as above.
+    // SAFETY: as the aarch64 loop: register arithmetic and a branch, no memory or stack.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -55,7 +56,7 @@ pub fn adds<const N: usize>(iters: u64) -> u64 {
         );
     }
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: as above.
+    // SAFETY: as the aarch64 loop: register arithmetic and a branch, no memory or stack.
     unsafe {
         core::arch::asm!(
             "2:",

@@ -224,7 +224,7 @@ fn all_cores(
             .map(|&c| {
                 let barrier = &barrier;
                 s.spawn(move || {
-                    let pinned = cpu::pin(c).err();
+                    let pinned = cpu::pin(c).err().map(|e| e.to_string());
                     let mut src = Buffer::new(bytes, SRC_OFFSET);
                     src.stamp(u64::from(c));
                     let mut dst = Buffer::new(bytes, DST_OFFSET);
@@ -375,24 +375,7 @@ fn advise(buf: &mut [std::mem::MaybeUninit<u8>], huge: bool) -> Result<(), Strin
     }
     #[cfg(target_os = "linux")]
     {
-        use rustix::mm::Advice;
-        let page = rustix::param::page_size();
-        let start = buf.as_mut_ptr() as usize;
-        let aligned = start.next_multiple_of(page);
-        let end = (start + std::mem::size_of_val(buf)) / page * page;
-        if end <= aligned {
-            return Ok(());
-        }
-        let advice = if huge {
-            Advice::LinuxHugepage
-        } else {
-            Advice::LinuxNoHugepage
-        };
-        // SAFETY: the range lies inside `buf` (a vector's unwritten capacity), which this
-        // function borrows mutably; the advice changes only how the kernel backs the
-        // pages, never their contents.
-        let r = unsafe { rustix::mm::madvise(aligned as *mut _, end - aligned, advice) };
-        match (r, huge) {
+        match (crate::sys::advise_huge_pages(buf, huge), huge) {
             (Ok(()), _) => Ok(()),
             (Err(e), true) => Err(format!(
                 "latency with huge pages not run: madvise(MADV_HUGEPAGE): {e}"

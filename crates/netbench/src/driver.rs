@@ -163,7 +163,7 @@ impl Session {
         streams: u32,
         t: &Timing,
     ) -> Result<ThroughputRun, NetError> {
-        t.check().map_err(NetError::Invalid)?;
+        t.check().map_err(|e| NetError::Invalid(e.to_string()))?;
         if streams == 0 || streams > MAX_STREAMS {
             return Err(NetError::Invalid(format!(
                 "streams must be 1..={MAX_STREAMS}, not {streams}"
@@ -407,7 +407,7 @@ impl Session {
         bitrate: u64,
         datagram_bytes: u32,
     ) -> Result<UdpRun, NetError> {
-        t.check().map_err(NetError::Invalid)?;
+        t.check().map_err(|e| NetError::Invalid(e.to_string()))?;
         udp::check(bitrate, datagram_bytes)?;
         let ip = self
             .local_ip()

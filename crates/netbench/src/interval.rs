@@ -36,6 +36,20 @@ pub struct Timing {
     pub duration_ns: u64,
 }
 
+/// Why [`Timing::check`] refused a clock; each message names the plan's key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum TimingError {
+    /// An interval under 1 ms.
+    #[error("interval_ms must be at least 1")]
+    IntervalTooShort,
+    /// A warm-up (omitted time) over one hour.
+    #[error("omit_ms must be at most one hour")]
+    WarmUpTooLong,
+    /// No interval, or more than [`MAX_INTERVALS`]: the count the clock gives.
+    #[error("duration_ms / interval_ms must give 1 ..= {MAX_INTERVALS} intervals, not {0}")]
+    Intervals(u64),
+}
+
 impl Timing {
     /// From the plan's milliseconds.
     pub fn from_ms(omit_ms: u64, interval_ms: u64, duration_ms: u64) -> Timing {
@@ -46,22 +60,22 @@ impl Timing {
         }
     }
 
-    /// Refuses clocks this engine cannot run: an interval under 1 ms, a warm-up over an
-    /// hour, no interval at all, or more than [`MAX_INTERVALS`].
-    pub fn check(&self) -> Result<(), String> {
+    /// Refuses clocks this engine cannot run.
+    ///
+    /// # Errors
+    /// [`TimingError`]: an interval under 1 ms, a warm-up over an hour, no interval at
+    /// all, or more than [`MAX_INTERVALS`].
+    pub fn check(&self) -> Result<(), TimingError> {
         const MS: u64 = 1_000_000;
         if self.interval_ns < MS {
-            return Err("interval_ms must be at least 1".into());
+            return Err(TimingError::IntervalTooShort);
         }
         if self.omit_ns > 3600 * 1000 * MS {
-            return Err("omit_ms must be at most one hour".into());
+            return Err(TimingError::WarmUpTooLong);
         }
         let n = self.intervals();
         if n == 0 || n > MAX_INTERVALS {
-            return Err(format!(
-                "duration_ms / interval_ms must give 1 ..= {} intervals, not {n}",
-                MAX_INTERVALS
-            ));
+            return Err(TimingError::Intervals(n));
         }
         Ok(())
     }
@@ -223,10 +237,31 @@ mod tests {
         );
         assert_eq!(Timing::from_ms(0, 0, 100).intervals(), 0);
         assert!(t.check().is_ok());
-        assert!(Timing::from_ms(0, 0, 100).check().is_err());
-        assert!(Timing::from_ms(0, 10, 0).check().is_err());
-        assert!(Timing::from_ms(0, 1, 3_600_001).check().is_err());
-        assert!(Timing::from_ms(u64::MAX, 10, 100).check().is_err());
+        assert_eq!(
+            Timing::from_ms(0, 0, 100).check(),
+            Err(TimingError::IntervalTooShort)
+        );
+        assert_eq!(
+            Timing::from_ms(0, 10, 0).check(),
+            Err(TimingError::Intervals(0))
+        );
+        assert_eq!(
+            Timing::from_ms(0, 1, 3_600_001).check(),
+            Err(TimingError::Intervals(3_600_001))
+        );
+        assert_eq!(
+            Timing::from_ms(0, 1, 3_600_001)
+                .check()
+                .unwrap_err()
+                .to_string(),
+            format!(
+                "duration_ms / interval_ms must give 1 ..= {MAX_INTERVALS} intervals, not 3600001"
+            )
+        );
+        assert_eq!(
+            Timing::from_ms(u64::MAX, 10, 100).check(),
+            Err(TimingError::WarmUpTooLong)
+        );
     }
 
     #[test]

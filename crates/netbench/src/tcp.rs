@@ -158,7 +158,7 @@ impl Streams {
     /// its own (its tail arrives), then resets the rest and joins all. Per stream: the
     /// bytes its thread moved, or why it failed before the window closed. A stream whose
     /// tail was cut ends with `cut: true`: its figures, taken inside the window, stand.
-    pub fn finish(mut self, grace: Duration) -> Vec<Result<Ended, String>> {
+    pub fn finish(mut self, grace: Duration) -> Vec<Result<Ended, StreamError>> {
         self.stop();
         let deadline = Instant::now() + grace;
         while self.live() > 0 && Instant::now() < deadline {
@@ -172,8 +172,8 @@ impl Streams {
             .into_iter()
             .map(|t| match t.join() {
                 Ok(Ok(bytes)) => Ok(Ended { bytes, cut }),
-                Ok(Err(e)) => Err(e.to_string()),
-                Err(_) => Err("the stream's thread panicked".to_owned()),
+                Ok(Err(e)) => Err(StreamError::Io(e)),
+                Err(_) => Err(StreamError::Panicked),
             })
             .collect()
     }
@@ -186,6 +186,17 @@ impl Drop for Streams {
         self.stop();
         self.abort();
     }
+}
+
+/// Why one stream failed before its window closed ([`Streams::finish`]).
+#[derive(Debug, thiserror::Error)]
+pub enum StreamError {
+    /// Its socket failed (the connection reset or refused mid-window, ...).
+    #[error("{0}")]
+    Io(std::io::Error),
+    /// Its thread panicked.
+    #[error("the stream's thread panicked")]
+    Panicked,
 }
 
 /// How one stream ended ([`Streams::finish`]).
@@ -332,14 +343,16 @@ mod tests {
         let (a, b) = pair();
         let rx = Streams::receive(vec![(b.try_clone().unwrap(), b)]).unwrap();
         drop(a);
-        let r = rx.finish(Duration::from_secs(10));
-        assert_eq!(
-            r,
-            vec![Ok(Ended {
-                bytes: 0,
-                cut: false
-            })]
-        );
+        match rx.finish(Duration::from_secs(10)).as_slice() {
+            [Ok(e)] => assert_eq!(
+                *e,
+                Ended {
+                    bytes: 0,
+                    cut: false
+                }
+            ),
+            other => panic!("{other:?}"),
+        }
     }
 
     /// A sender that goes on past the window (a slow link's queue) is cut after the
@@ -391,7 +404,9 @@ mod tests {
             thread::sleep(Duration::from_millis(1));
         }
         match rx.finish(Duration::from_secs(1)).as_slice() {
-            [Err(e)] => assert!(e.contains("reset"), "{e}"),
+            [Err(StreamError::Io(e))] => {
+                assert_eq!(e.kind(), std::io::ErrorKind::ConnectionReset, "{e}")
+            }
             other => panic!("{other:?}"),
         }
     }

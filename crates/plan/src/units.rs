@@ -8,6 +8,45 @@
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
+/// Why a size, duration or bit rate was refused; each message quotes the text and says
+/// what to write instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnitError {
+    /// A bit rate without a whole number and a unit.
+    #[error("\"{0}\": write a whole number and a unit, e.g. \"100 Mbit/s\"")]
+    BitrateForm(String),
+    /// A bit rate in a unit other than bit/s, kbit/s, Mbit/s, Gbit/s.
+    #[error("\"{0}\": the unit must be bit/s, kbit/s, Mbit/s or Gbit/s (network rates are bits, decimal)")]
+    BitrateUnit(String),
+    /// A bit rate above 2^64 - 1 bit/s.
+    #[error("\"{0}\" does not fit in 64 bits")]
+    BitrateOverflow(String),
+    /// A size without a whole number and one of B, KiB, MiB, GiB.
+    #[error("`{0}`: write a whole number and one of B, KiB, MiB, GiB, e.g. \"4 KiB\"")]
+    SizeForm(String),
+    /// A size in a decimal unit (`MB`): `binary` is the unit meant, 2^`bits` bytes.
+    #[error("`{text}`: sizes are binary here; write \"{n} {binary}\" ({binary} = 2^{bits} bytes)")]
+    DecimalSize {
+        /// The text as written.
+        text: String,
+        /// Its number.
+        n: u64,
+        /// `KiB`, `MiB` or `GiB`.
+        binary: &'static str,
+        /// 10, 20 or 30.
+        bits: u32,
+    },
+    /// A size above 2^64 - 1 bytes.
+    #[error("`{0}` does not fit in 64 bits")]
+    SizeOverflow(String),
+    /// A duration without a whole number and one of ms, s, min, h.
+    #[error("`{0}`: write a whole number and one of ms, s, min, h, e.g. \"10 s\"")]
+    DurationForm(String),
+    /// A duration above 2^64 - 1 ms.
+    #[error("`{0}` does not fit in 64 bits of ms")]
+    DurationOverflow(String),
+}
+
 /// A size in bytes, read from `4096`, `"4 KiB"` or `"1 MiB"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Bytes(pub u64);
@@ -27,20 +66,16 @@ const RATE_UNITS: [(&str, u64); 4] = [
 /// Parses a bit rate: `"100 Mbit/s"`, `"1 Gbit/s"`, `"0 bit/s"`.
 ///
 /// # Errors
-/// A message saying what to write instead (no unit, bytes per second, overflow).
-pub fn parse_bitrate(text: &str) -> Result<u64, String> {
+/// [`UnitError`]: no unit, bytes per second, overflow.
+pub fn parse_bitrate(text: &str) -> Result<u64, UnitError> {
     let Some((n, unit)) = number_and_unit(text) else {
-        return Err(format!(
-            "\"{text}\": write a whole number and a unit, e.g. \"100 Mbit/s\""
-        ));
+        return Err(UnitError::BitrateForm(text.into()));
     };
     let Some((_, mult)) = RATE_UNITS.iter().find(|(u, _)| *u == unit) else {
-        return Err(format!(
-            "\"{text}\": the unit must be bit/s, kbit/s, Mbit/s or Gbit/s (network rates are bits, decimal)"
-        ));
+        return Err(UnitError::BitrateUnit(text.into()));
     };
     n.checked_mul(*mult)
-        .ok_or_else(|| format!("\"{text}\" does not fit in 64 bits"))
+        .ok_or_else(|| UnitError::BitrateOverflow(text.into()))
 }
 
 /// A bit rate the way benchboot prints it: `100 Mbit/s`, `1.5 Gbit/s`, `64 kbit/s`.
@@ -107,47 +142,38 @@ fn number_and_unit(text: &str) -> Option<(u64, &str)> {
 /// Parses a size: `"512 B"`, `"4 KiB"`, `"64 MiB"`, `"1 GiB"`.
 ///
 /// # Errors
-/// A message saying what to write instead (decimal units, no unit, overflow).
-pub fn parse_bytes(text: &str) -> Result<u64, String> {
-    let hint = "write a whole number and one of B, KiB, MiB, GiB, e.g. \"4 KiB\"";
-    let (n, unit) = number_and_unit(text).ok_or_else(|| format!("`{text}`: {hint}"))?;
+/// [`UnitError`]: decimal units, no unit, overflow.
+pub fn parse_bytes(text: &str) -> Result<u64, UnitError> {
+    let (n, unit) = number_and_unit(text).ok_or_else(|| UnitError::SizeForm(text.into()))?;
     if let Some(&(_, scale)) = SIZE_UNITS.iter().find(|(u, _)| *u == unit) {
         return n
             .checked_mul(scale)
-            .ok_or_else(|| format!("`{text}` does not fit in 64 bits"));
+            .ok_or_else(|| UnitError::SizeOverflow(text.into()));
     }
-    let binary = match unit {
-        "KB" | "kB" | "K" | "k" => Some("KiB"),
-        "MB" | "M" => Some("MiB"),
-        "GB" | "G" => Some("GiB"),
-        _ => None,
+    let (binary, bits) = match unit {
+        "KB" | "kB" | "K" | "k" => ("KiB", 10),
+        "MB" | "M" => ("MiB", 20),
+        "GB" | "G" => ("GiB", 30),
+        _ => return Err(UnitError::SizeForm(text.into())),
     };
-    Err(match binary {
-        Some(b) => format!(
-            "`{text}`: sizes are binary here; write \"{n} {b}\" ({b} = 2^{} bytes)",
-            match b {
-                "KiB" => 10,
-                "MiB" => 20,
-                _ => 30,
-            }
-        ),
-        None => format!("`{text}`: {hint}"),
+    Err(UnitError::DecimalSize {
+        text: text.into(),
+        n,
+        binary,
+        bits,
     })
 }
 
 /// Parses a duration: `"250 ms"`, `"10 s"`, `"5 min"`, `"1 h"`, to milliseconds.
 ///
 /// # Errors
-/// A message saying what to write instead.
-pub fn parse_millis(text: &str) -> Result<u64, String> {
-    let hint = "write a whole number and one of ms, s, min, h, e.g. \"10 s\"";
-    let (n, unit) = number_and_unit(text).ok_or_else(|| format!("`{text}`: {hint}"))?;
-    let &(_, scale) = TIME_UNITS
-        .iter()
-        .find(|(u, _)| *u == unit)
-        .ok_or_else(|| format!("`{text}`: {hint}"))?;
+/// [`UnitError`]: no unit, an unknown unit, overflow.
+pub fn parse_millis(text: &str) -> Result<u64, UnitError> {
+    let form = || UnitError::DurationForm(text.into());
+    let (n, unit) = number_and_unit(text).ok_or_else(form)?;
+    let &(_, scale) = TIME_UNITS.iter().find(|(u, _)| *u == unit).ok_or_else(form)?;
     n.checked_mul(scale)
-        .ok_or_else(|| format!("`{text}` does not fit in 64 bits of ms"))
+        .ok_or_else(|| UnitError::DurationOverflow(text.into()))
 }
 
 /// A size as a person writes it, in the largest binary unit not above it: a whole
@@ -260,8 +286,22 @@ mod tests {
         assert_eq!(parse_bitrate("100 Mbit/s"), Ok(100_000_000));
         assert_eq!(parse_bitrate("1Gbit/s"), Ok(1_000_000_000));
         assert_eq!(parse_bitrate("0 bit/s"), Ok(0));
-        assert!(parse_bitrate("100").unwrap_err().contains("unit"));
-        assert!(parse_bitrate("10 MB/s").unwrap_err().contains("Mbit/s"));
+        assert_eq!(
+            parse_bitrate("100"),
+            Err(UnitError::BitrateUnit("100".into()))
+        );
+        assert_eq!(
+            parse_bitrate("fast").unwrap_err().to_string(),
+            "\"fast\": write a whole number and a unit, e.g. \"100 Mbit/s\""
+        );
+        assert_eq!(
+            parse_bitrate("10 MB/s").unwrap_err().to_string(),
+            "\"10 MB/s\": the unit must be bit/s, kbit/s, Mbit/s or Gbit/s (network rates are bits, decimal)"
+        );
+        assert_eq!(
+            parse_bitrate("99999999999 Gbit/s"),
+            Err(UnitError::BitrateOverflow("99999999999 Gbit/s".into()))
+        );
         assert_eq!(fmt_bitrate(100_000_000), "100 Mbit/s");
         assert_eq!(fmt_bitrate(1_500_000_000), "1.5 Gbit/s");
         assert_eq!(fmt_bitrate(999), "999 bit/s");
@@ -273,12 +313,26 @@ mod tests {
         assert_eq!(parse_bytes("64MiB"), Ok(64 << 20));
         assert_eq!(parse_bytes("8 B"), Ok(8));
         assert_eq!(parse_bytes(" 1 GiB "), Ok(1 << 30));
-        let e = parse_bytes("4 MB").unwrap_err();
-        assert!(e.contains("\"4 MiB\"") && e.contains("2^20"), "{e}");
-        assert!(parse_bytes("MiB").unwrap_err().contains("whole number"));
-        assert!(parse_bytes("99999999999 GiB")
-            .unwrap_err()
-            .contains("64 bits"));
+        assert_eq!(
+            parse_bytes("4 MB").unwrap_err().to_string(),
+            "`4 MB`: sizes are binary here; write \"4 MiB\" (MiB = 2^20 bytes)"
+        );
+        assert_eq!(
+            parse_bytes("3 k").unwrap_err().to_string(),
+            "`3 k`: sizes are binary here; write \"3 KiB\" (KiB = 2^10 bytes)"
+        );
+        assert_eq!(
+            parse_bytes("MiB").unwrap_err().to_string(),
+            "`MiB`: write a whole number and one of B, KiB, MiB, GiB, e.g. \"4 KiB\""
+        );
+        assert_eq!(
+            parse_bytes("4 furlongs"),
+            Err(UnitError::SizeForm("4 furlongs".into()))
+        );
+        assert_eq!(
+            parse_bytes("99999999999 GiB"),
+            Err(UnitError::SizeOverflow("99999999999 GiB".into()))
+        );
         assert_eq!(fmt_bytes(256 << 20), "256 MiB");
         assert_eq!(fmt_bytes(262_144 << 10), "256 MiB");
         assert_eq!(fmt_bytes(4096), "4 KiB");
@@ -296,7 +350,18 @@ mod tests {
         assert_eq!(parse_millis("10 s"), Ok(10_000));
         assert_eq!(parse_millis("5 min"), Ok(300_000));
         assert_eq!(parse_millis("1h"), Ok(3_600_000));
-        assert!(parse_millis("10").unwrap_err().contains("\"10 s\""));
+        assert_eq!(
+            parse_millis("10").unwrap_err().to_string(),
+            "`10`: write a whole number and one of ms, s, min, h, e.g. \"10 s\""
+        );
+        assert_eq!(
+            parse_millis("10 days"),
+            Err(UnitError::DurationForm("10 days".into()))
+        );
+        assert_eq!(
+            parse_millis("99999999999999999 h"),
+            Err(UnitError::DurationOverflow("99999999999999999 h".into()))
+        );
         assert_eq!(fmt_millis(250), "250 ms");
         assert_eq!(fmt_millis(10_000), "10 s");
         assert_eq!(fmt_millis(2_500), "2.5 s");

@@ -3,6 +3,12 @@
 //! Only this crate defines the format. Figures are raw bytes and nanoseconds; units
 //! (MiB/s) are derived only when rendering ([`mib_per_s`]). Readers refuse a major
 //! version they do not know ([`RunResults::from_json`]).
+//!
+//! [`figures`] is the one figure model: every number with a unit a run holds, with its
+//! case id and context ([`figures::figures`]). PID 1's console lines and LAVA's ids, the
+//! host's `compare` and the report's tables, JSON, CSV and plots read it, so a new
+//! results field is its type here, its figure there, and its rendering in each output
+//! (ARCHITECTURE.md, "Recipe: add a results field").
 
 #![forbid(unsafe_code)]
 
@@ -12,6 +18,7 @@ use serde::{Deserialize, Serialize};
 pub mod a1;
 pub mod command;
 pub mod counters;
+pub mod figures;
 pub mod health;
 pub mod isolation;
 pub mod memory;

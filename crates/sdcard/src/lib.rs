@@ -11,6 +11,8 @@
 //! via "ssr" device attribute", v4.9), so Debian bookworm's 6.1 has it; when a kernel
 //! lacks it, [`Card::warnings`] says "not exposed by this kernel".
 
+#![forbid(unsafe_code)]
+
 mod cid;
 mod csd;
 mod hex;

@@ -1,4 +1,5 @@
 //! Real register dumps, each with its source, decoded to the values the source states.
+#![forbid(unsafe_code)]
 
 use benchboot_sdcard::{decode, AppClass, Decoded, Layout, RawRegisters};
 

@@ -10,6 +10,7 @@
 //!   `stamped - plain` is what the stamps add to a buffered write.
 //!
 //! Prints one line: `stamp 4MiB: alone_ns=… stamped_ns=… plain_ns=…`.
+#![forbid(unsafe_code)]
 
 use std::convert::Infallible;
 use std::time::Instant;

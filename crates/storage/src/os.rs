@@ -152,12 +152,40 @@ pub fn is_einval(e: &io::Error) -> bool {
 pub const TMPFS_MAGIC: u64 = 0x0102_1994;
 pub const RAMFS_MAGIC: u64 = 0x8584_58f6;
 
+/// Why [`refuse_ram_filesystem`] refused a directory.
+#[derive(Debug, thiserror::Error)]
+pub enum RamFsError {
+    /// `statfs(2)` on the directory failed.
+    #[error("statfs {}: {error}", dir.display())]
+    Statfs {
+        /// The directory asked about.
+        dir: std::path::PathBuf,
+        /// The kernel's error (in the message, so not also a `source`).
+        error: io::Error,
+    },
+    /// The directory is on tmpfs or ramfs; `how` is the evidence (`statfs magic 0x1021994`).
+    #[error(
+        "{} is on a RAM filesystem ({how}): it would measure memory, not storage; pick a \
+         directory on the disk to test",
+        dir.display()
+    )]
+    Ram {
+        /// The directory asked about.
+        dir: std::path::PathBuf,
+        /// `statfs magic <hex>` (Linux) or `statfs type tmpfs` (macOS).
+        how: String,
+    },
+}
+
 /// Refuses a directory whose filesystem lives in RAM: measuring it measures memory.
 ///
 /// # Errors
-/// The reason, naming `dir`: `statfs(2)` failed, or it is tmpfs or ramfs.
-pub fn refuse_ram_filesystem(dir: &Path) -> Result<(), String> {
-    let st = rustix::fs::statfs(dir).map_err(|e| format!("statfs {}: {e}", dir.display()))?;
+/// [`RamFsError`], naming `dir`: `statfs(2)` failed, or it is tmpfs or ramfs.
+pub fn refuse_ram_filesystem(dir: &Path) -> Result<(), RamFsError> {
+    let st = rustix::fs::statfs(dir).map_err(|e| RamFsError::Statfs {
+        dir: dir.to_owned(),
+        error: e.into(),
+    })?;
     #[cfg(target_os = "linux")]
     let ram = {
         #[allow(clippy::unnecessary_cast)] // f_type's type differs between targets
@@ -175,11 +203,10 @@ pub fn refuse_ram_filesystem(dir: &Path) -> Result<(), String> {
         (name == "tmpfs").then(|| format!("statfs type {name}"))
     };
     match ram {
-        Some(how) => Err(format!(
-            "{} is on a RAM filesystem ({how}): it would measure memory, not storage; pick a \
-             directory on the disk to test",
-            dir.display()
-        )),
+        Some(how) => Err(RamFsError::Ram {
+            dir: dir.to_owned(),
+            how,
+        }),
         None => Ok(()),
     }
 }
@@ -193,9 +220,19 @@ mod tests {
     fn tmpfs_is_refused_and_disk_is_not() {
         let err = refuse_ram_filesystem(Path::new("/dev/shm")).unwrap_err();
         assert!(
-            err.contains("RAM filesystem") && err.contains("/dev/shm"),
-            "{err}"
+            matches!(&err, RamFsError::Ram { dir, how }
+                if dir == Path::new("/dev/shm") && how == "statfs magic 0x1021994"),
+            "{err:?}"
         );
+        assert_eq!(
+            err.to_string(),
+            "/dev/shm is on a RAM filesystem (statfs magic 0x1021994): it would measure \
+             memory, not storage; pick a directory on the disk to test"
+        );
+        assert!(matches!(
+            refuse_ram_filesystem(Path::new("/no/such/dir")),
+            Err(RamFsError::Statfs { .. })
+        ));
         refuse_ram_filesystem(Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
     }
 

@@ -5,6 +5,7 @@
 //! Needs root and losetup (util-linux) for a loop device over a sparse file: fails
 //! (does not skip) without them, as CI runs as root on this kind of machine (as the
 //! probe system test does). The loop device goes on drop, also on panic.
+#![forbid(unsafe_code)]
 #![cfg(target_os = "linux")]
 
 use std::fs::OpenOptions;

@@ -14,6 +14,8 @@
 //! - [`psk`]: the WPA2 pairwise master key from a passphrase (IEEE 802.11-2020 §J.4).
 //! - [`hostapd`]: the QEMU-only stand-in AP's `hostapd.conf` for one plan entry.
 
+#![forbid(unsafe_code)]
+
 pub mod channel;
 pub mod hostapd;
 pub mod ie;

@@ -41,21 +41,8 @@ pub fn cores_label(c: Cores) -> String {
     }
 }
 
-/// `cpu0`, `all4` (as the console's case ids spell them).
-pub fn cores_id(c: Cores) -> String {
-    match c {
-        Cores::One(n) => format!("cpu{n}"),
-        Cores::All(n) => format!("all{n}"),
-    }
-}
-
-/// `base`, `huge`.
-pub fn pages_id(p: Pages) -> &'static str {
-    match p {
-        Pages::Base(_) => "base",
-        Pages::Huge => "huge",
-    }
-}
+/// `cpu0`, `all4`; `base`, `huge`: as the figures' case ids spell them.
+pub use benchboot_results::figures::{cores_id, pages_id};
 
 /// `base pages (4 KiB)`, `huge pages (transparent)`.
 pub fn pages_label(p: Pages) -> String {

@@ -2,11 +2,12 @@
 //! with their units in the field names, plus context and warnings.
 
 use benchboot_plan::{Filesystem, Mode};
+use benchboot_results::figures;
 use benchboot_results::health::conditions_during;
-use benchboot_results::network::{mbit_per_s, CpuShare, LinkFacts, NetDirection, NetTest};
+use benchboot_results::network::{CpuShare, LinkFacts, NetDirection, NetTest};
 use benchboot_results::{
-    a1_verdict, iops, mib_per_s, Condition, DeviceReadKind, Direction, Health, HealthScope,
-    RandomOp, RunResults, StepHealth, Summary,
+    a1_verdict, mib_per_s, Condition, DeviceReadKind, Direction, Health, HealthScope, RandomOp,
+    RunResults, StepHealth, Summary,
 };
 use serde::{Deserialize, Serialize};
 
@@ -369,7 +370,7 @@ pub fn summary(r: &RunResults) -> ReportJson {
             .filter(|x| {
                 x.target == target && x.op == op && x.block_size == bs && x.queue_depth == qd
             })
-            .map(|x| iops(x.ios, x.nanos))
+            .map(|x| figures::random(x).value)
             .collect();
         if let Some(s) = Spread::of(&v) {
             let health_flags = flags(HealthScope::Random {
@@ -413,7 +414,7 @@ pub fn summary(r: &RunResults) -> ReportJson {
                 direction: t.direction,
                 streams: t.streams,
                 omit_s: t.omit_ns as f64 / 1e9,
-                mbit_per_s: mbit_per_s(t.bytes, t.nanos),
+                mbit_per_s: figures::tcp(t).value,
                 mib_per_s: mib_per_s(t.bytes, t.nanos),
                 mb_per_s: mb_per_s(t.bytes, t.nanos),
                 interval_mbit_per_s: interval_mbits(t),
@@ -450,7 +451,7 @@ pub fn summary(r: &RunResults) -> ReportJson {
                 bytes: h.bytes,
                 seconds: h.nanos as f64 / 1e9,
                 mib_per_s: mib_per_s(h.bytes, h.nanos),
-                mbit_per_s: mbit_per_s(h.bytes, h.nanos),
+                mbit_per_s: figures::http(h).value,
                 mb_per_s: mb_per_s(h.bytes, h.nanos),
                 board_cpu: h.board_cpu.share(),
                 host_cpu: h.host_cpu.share(),
@@ -474,7 +475,7 @@ pub fn summary(r: &RunResults) -> ReportJson {
                 seconds: u.nanos as f64 / 1e9,
                 mb_per_s: mb_per_s(u.bytes, u.nanos),
                 mib_per_s: mib_per_s(u.bytes, u.nanos),
-                mbit_per_s: mbit_per_s(u.bytes, u.nanos),
+                mbit_per_s: figures::udp(u).value,
                 board_cpu: u.board_cpu.share(),
                 host_cpu: u.host_cpu.share(),
                 health_flags: net(&u.link, NetTest::of_udp(u)),

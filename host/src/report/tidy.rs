@@ -2,13 +2,12 @@
 //! nanoseconds next to the derived rates, so a spreadsheet or R/pandas needs no parsing.
 
 use anyhow::{Context as _, Result};
+use benchboot_results::figures;
 use benchboot_results::health::conditions_during;
 use benchboot_results::network::{mbit_per_s, CpuTimes, NetDirection, NetTest};
 
 use crate::render::{mb_per_s, udp_loss_pct};
-use benchboot_results::{
-    iops, mib_per_s, DeviceReadKind, Direction, HealthScope, RandomOp, RunResults,
-};
+use benchboot_results::{mib_per_s, HealthScope, RunResults};
 use serde::{Deserialize, Serialize};
 
 mod memory;
@@ -278,19 +277,9 @@ impl TidyRow {
     }
 }
 
-fn dir_name(d: Direction) -> &'static str {
-    match d {
-        Direction::Write => "write",
-        Direction::Read => "read",
-    }
-}
-
 /// `board-to-host` / `host-to-board`, as the results document spells them.
 pub fn net_dir_name(d: NetDirection) -> &'static str {
-    match d {
-        NetDirection::BoardToHost => "board-to-host",
-        NetDirection::HostToBoard => "host-to-board",
-    }
+    d.name()
 }
 
 /// Every measurement of `r` as a tidy row, in the document's order (memory first, as
@@ -298,57 +287,56 @@ pub fn net_dir_name(d: NetDirection) -> &'static str {
 pub fn rows(r: &RunResults) -> Vec<TidyRow> {
     let mut out = memory::memory_rows(r);
     for m in &r.storage {
+        let f = figures::storage(m);
+        let c = f.context;
         let scope = HealthScope::Storage {
             target: m.target.clone(),
             mode: m.requested_mode,
             block_size: m.block_size,
         };
-        let mut row = TidyRow::new(r, "storage", &m.target)
+        let mut row = TidyRow::new(r, "storage", &c.target)
             .rate(m.bytes, m.nanos, false)
             .health(r, scope);
+        row.mib_per_s = Some(f.value);
         row.filesystem = m.filesystem.name().into();
-        row.mode = m.mode.name().into();
-        row.requested_mode = m.requested_mode.name().into();
-        row.direction = dir_name(m.direction).into();
-        row.block_size_bytes = Some(m.block_size);
-        row.repetition = Some(m.repetition);
+        row.mode = c.mode_ran;
+        row.requested_mode = c.mode;
+        row.direction = c.direction;
+        row.block_size_bytes = Some(c.block_size);
+        row.repetition = c.repetition;
         row.note = m.note.clone().unwrap_or_default();
         out.push(row);
     }
     for d in &r.device_reads {
+        let f = figures::device_read(d);
         let scope = HealthScope::DeviceRead {
             device: d.device.clone(),
         };
-        let mut row = TidyRow::new(r, "device-read", &d.device)
+        let mut row = TidyRow::new(r, "device-read", &f.context.target)
             .rate(d.bytes, d.nanos, false)
             .health(r, scope);
-        row.direction = match d.kind {
-            DeviceReadKind::Cached => "cached",
-            DeviceReadKind::Buffered => "buffered",
-        }
-        .into();
+        row.mib_per_s = Some(f.value);
+        row.direction = f.context.direction;
         out.push(row);
     }
     for x in &r.random {
+        let f = figures::random(x);
+        let c = f.context;
         let scope = HealthScope::Random {
             target: x.target.clone(),
             op: x.op,
             queue_depth: x.queue_depth,
         };
-        let mut row = TidyRow::new(r, "random", &x.target).health(r, scope);
-        row.direction = match x.op {
-            RandomOp::Read => "read",
-            RandomOp::Write => "write",
-        }
-        .into();
-        row.mode = "direct".into();
-        row.block_size_bytes = Some(x.block_size);
-        row.queue_depth = Some(x.queue_depth);
+        let mut row = TidyRow::new(r, "random", &c.target).health(r, scope);
+        row.direction = c.direction;
+        row.mode = c.mode;
+        row.block_size_bytes = Some(c.block_size);
+        row.queue_depth = Some(c.param);
         row.ios = Some(x.ios);
         row.bytes = Some(x.ios * x.block_size);
         row.ns = x.nanos;
         row.mib_per_s = Some(mib_per_s(x.ios * x.block_size, x.nanos));
-        row.iops = Some(iops(x.ios, x.nanos));
+        row.iops = Some(f.value);
         out.push(row);
     }
     for t in &r.network.throughput {
@@ -356,11 +344,13 @@ pub fn rows(r: &RunResults) -> Vec<TidyRow> {
             link: t.link.clone(),
             test: NetTest::of_throughput(t),
         };
-        let mut row = TidyRow::new(r, "tcp", &t.link)
+        let f = figures::tcp(t);
+        let mut row = TidyRow::new(r, "tcp", &f.context.target)
             .rate(t.bytes, t.nanos, true)
             .cpu(&t.board_cpu)
             .health(r, scope.clone());
-        row.direction = net_dir_name(t.direction).into();
+        row.mbit_per_s = Some(f.value);
+        row.direction = f.context.direction.clone();
         row.streams = Some(t.streams);
         out.push(row);
         for (i, iv) in t.intervals.iter().enumerate() {
@@ -391,11 +381,13 @@ pub fn rows(r: &RunResults) -> Vec<TidyRow> {
             link: h.link.clone(),
             test: NetTest::of_http(h),
         };
-        let mut row = TidyRow::new(r, "http", &h.link)
+        let f = figures::http(h);
+        let mut row = TidyRow::new(r, "http", &f.context.target)
             .rate(h.bytes, h.nanos, true)
             .cpu(&h.board_cpu)
             .health(r, scope);
-        row.direction = net_dir_name(h.direction).into();
+        row.mbit_per_s = Some(f.value);
+        row.direction = f.context.direction;
         out.push(row);
     }
     for u in &r.network.udp {
@@ -403,11 +395,13 @@ pub fn rows(r: &RunResults) -> Vec<TidyRow> {
             link: u.link.clone(),
             test: NetTest::of_udp(u),
         };
-        let mut row = TidyRow::new(r, "udp", &u.link)
+        let f = figures::udp(u);
+        let mut row = TidyRow::new(r, "udp", &f.context.target)
             .rate(u.bytes, u.nanos, true)
             .cpu(&u.board_cpu)
             .health(r, scope);
-        row.direction = net_dir_name(u.direction).into();
+        row.mbit_per_s = Some(f.value);
+        row.direction = f.context.direction;
         row.offered_mbit_per_s = Some(u.target_bitrate as f64 / 1e6);
         row.datagrams_sent = Some(u.sent);
         row.datagrams_received = Some(u.received);

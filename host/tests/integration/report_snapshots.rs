@@ -1,7 +1,10 @@
 //! Snapshot tests (insta) of `benchboot report` and `benchboot compare` on stored results
 //! documents: two real QEMU runs, two hand-made runs with repetitions and a hand-made
 //! run whose board throttled, the same as schema 1.4 with the isolation proof
-//! (`tests/data/`). Review changes with `cargo insta review`, or accept them with
+//! (`tests/data/`), and a document with every kind of figure
+//! (`crates/results/tests/data/every-figure.json`: storage sync + direct, device reads,
+//! random I/O, verification, memory, clock checks, card check, a command, network per
+//! link: gadget, wired, UDP, WiFi entries). Review changes with `cargo insta review`, or accept them with
 //! `INSTA_UPDATE=always cargo test -p benchboot --test integration report_snapshots`.
 
 use benchboot::compare::{compare, output};
@@ -14,6 +17,7 @@ const HAND_A: &str = "tests/data/handmade-a.json";
 const HAND_B: &str = "tests/data/handmade-b.json";
 const THROTTLED: &str = "tests/data/handmade-throttled.json";
 const ISOLATION: &str = "tests/data/handmade-isolation.json";
+const EVERY: &str = "../crates/results/tests/data/every-figure.json";
 
 fn report(path: &str, format: Format) -> String {
     let (_, r) = load_run(path).unwrap();
@@ -156,4 +160,47 @@ fn report_json_throttled_board_carries_flags_per_cell_and_every_snapshot() {
         Some(0x50005)
     );
     assert_eq!(json["context"]["cpu_clock_hz"].as_u64(), Some(700_000_000));
+}
+
+#[test]
+fn report_csv_every_kind_of_figure() {
+    insta::assert_snapshot!("report_csv_every_figure", report(EVERY, Format::Csv));
+}
+
+#[test]
+fn report_json_every_kind_of_figure() {
+    insta::assert_snapshot!("report_json_every_figure", report(EVERY, Format::Json));
+}
+
+#[test]
+fn report_table_every_kind_of_figure() {
+    insta::assert_snapshot!("report_table_every_figure", report(EVERY, Format::Table));
+}
+
+#[test]
+fn compare_csv_every_kind_of_figure_against_handmade() {
+    insta::assert_snapshot!(
+        "compare_csv_every_figure_handmade_a",
+        compare_text(&[EVERY, HAND_A], &[], Format::Csv)
+    );
+}
+
+/// The store's counts of the document with every kind of figure: storage passes, device
+/// reads, random runs, verifications, network runs (throughput + latency + HTTP).
+#[test]
+fn store_counts_every_kind_of_figure() {
+    let (_, r) = load_run(EVERY).unwrap();
+    let c = benchboot::store::Counts::of(&r);
+    assert_eq!(
+        (
+            c.storage,
+            c.device_reads,
+            c.random,
+            c.verify,
+            c.network,
+            c.events
+        ),
+        (96, 2, 8, 1, 17, 2)
+    );
+    assert_eq!(c.measurements(), 124);
 }

@@ -1,9 +1,25 @@
 //! The boot loader's configuration files an image carries: `config.txt` + `cmdline.txt`
 //! for the Raspberry Pi firmware, `extlinux/extlinux.conf` for U-Boot's distro boot.
 
-use benchboot_board::Board;
+use benchboot_board::{Board, BootConfig};
 
 use super::contents::{INITRAMFS_FILE, KERNEL_FILE};
+use crate::bootcheck::EXTLINUX_CONF;
+
+/// The loader's configuration file of `board`'s boot partition, as (path from the root
+/// of the partition, text): `config.txt` for the Raspberry Pi firmware,
+/// `extlinux/extlinux.conf` for U-Boot; `None` for a board without a loader on the card
+/// (QEMU boots its kernel directly).
+pub fn loader_config(board: &Board) -> Option<(&'static str, String)> {
+    let loader = board.loader.as_ref()?;
+    Some(match loader.config {
+        BootConfig::ConfigTxt => ("config.txt", config_txt(board)),
+        BootConfig::Extlinux => (
+            EXTLINUX_CONF,
+            extlinux_conf(board, board.kernel.dtb.as_deref()),
+        ),
+    })
+}
 
 /// config.txt for the Raspberry Pi firmware: names the kernel, initramfs and DTB (when
 /// the board has one), then the board's own lines.

@@ -6,13 +6,12 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{ensure, Context, Result};
-use benchboot_board::{Board, BootConfig, Loader, SHARED_FILE};
+use benchboot_board::{Board, Loader, SHARED_FILE};
 use benchboot_plan::{
     CARD_FACTS_FILE, CARD_PLAN_FILE, IMAGE_FACTS_PATH, MODULES_ALIAS_PATH, MODULES_DIR, PLANS_DIR,
 };
 
-use super::boot_config::{cmdline_txt, config_txt, extlinux_conf};
-use crate::bootcheck::EXTLINUX_CONF;
+use super::boot_config::{cmdline_txt, loader_config};
 use crate::dtb::apply_dtb_fixups;
 use crate::initramfs::{self, Node};
 use benchboot_image::layout::{self, Layout};
@@ -138,14 +137,9 @@ pub(super) fn gather(
                 source,
             });
         }
-        let config = match l.config {
-            BootConfig::ConfigTxt => ("config.txt", config_txt(board)),
-            BootConfig::Extlinux => (
-                EXTLINUX_CONF,
-                extlinux_conf(board, board.kernel.dtb.as_deref()),
-            ),
-        };
-        boot_files.push(BootFile::new(config.0, config.1.into_bytes(), &board_file));
+        if let Some((path, text)) = loader_config(board) {
+            boot_files.push(BootFile::new(path, text.into_bytes(), &board_file));
+        }
     }
     let first_part = layout
         .parts

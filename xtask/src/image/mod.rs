@@ -13,13 +13,15 @@ mod contents;
 mod manifest;
 mod render;
 #[cfg(test)]
+mod snapshot_tests;
+#[cfg(test)]
 mod tests;
 
 pub use crate::dtb::apply_dtb_fixups;
-pub use boot_config::{cmdline_txt, config_txt, extlinux_conf};
+pub use boot_config::{cmdline_txt, config_txt, extlinux_conf, loader_config};
 pub use contents::{check_raw_blobs, BootFile, Contents, RawBlob, INITRAMFS_FILE, KERNEL_FILE};
 pub use manifest::{Manifest, ManifestBlob, ManifestFile, ManifestPart};
-pub use render::{read_fat_file, render};
+pub use render::{read_fat_file, render, volume_label};
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;

@@ -35,15 +35,15 @@ pub fn render(path: &Path, layout: &Layout, contents: &Contents, stamp: &Stamp) 
         match part.role {
             Role::Boot => {
                 let fat32 = Some(fatfs::FatType::Fat32);
-                format_fat(&file, part, *b"BOOT       ", fat32, stamp)?;
+                format_fat(&file, part, fat32, stamp)?;
                 write_fat_files(&file, part, &contents.boot_files, stamp)?;
             }
             Role::Results => {
-                format_fat(&file, part, *b"BBRESULTS  ", None, stamp)?;
+                format_fat(&file, part, None, stamp)?;
                 write_fat_files(&file, part, &contents.results_files, stamp)?;
             }
             Role::Test(Filesystem::Vfat) => {
-                format_fat(&file, part, *b"VFAT       ", None, stamp)?;
+                format_fat(&file, part, None, stamp)?;
             }
             // The raw partition and the journal stay as they are: no filesystem (sparse
             // zeros in the file; a flash writes them, so no earlier record survives).
@@ -113,15 +113,41 @@ pub(super) fn slice(
     Ok(fscommon::BufStream::new(s))
 }
 
+/// The filesystem label [`render`] gives the partition of `role`: `BOOT`, `BBRESULTS`
+/// ([`benchboot_card::RESULTS_LABEL`], by which the host finds it), `VFAT`, an ext test
+/// partition its filesystem's name (`ext4`); `None` for the journal and the raw
+/// partition, which get no filesystem.
+pub fn volume_label(role: Role) -> Option<&'static str> {
+    match role {
+        Role::Boot => Some("BOOT"),
+        Role::Results => Some(benchboot_card::RESULTS_LABEL),
+        Role::Journal | Role::Test(Filesystem::Raw | Filesystem::Dir) => None,
+        Role::Test(Filesystem::Vfat) => Some("VFAT"),
+        Role::Test(fs) => Some(fs.name()),
+    }
+}
+
+/// The 11-byte FAT volume label field of the partition of `role`: its
+/// [`volume_label`], padded with spaces.
+fn fat_label(role: Role) -> Result<[u8; 11]> {
+    let name = volume_label(role).unwrap_or_default();
+    let mut field = [b' '; 11];
+    ensure!(
+        name.len() <= field.len(),
+        "FAT label {name} is longer than 11 bytes"
+    );
+    field[..name.len()].copy_from_slice(name.as_bytes());
+    Ok(field)
+}
+
 fn format_fat(
     file: &std::fs::File,
     part: &Part,
-    label: [u8; 11],
     fat_type: Option<fatfs::FatType>,
     stamp: &Stamp,
 ) -> Result<()> {
     let mut opts = fatfs::FormatVolumeOptions::new()
-        .volume_label(label)
+        .volume_label(fat_label(part.role)?)
         .volume_id(stamp.fat_volume_id(part.number));
     if let Some(t) = fat_type {
         opts = opts.fat_type(t);
@@ -268,7 +294,8 @@ fn write_ext(file: &mut std::fs::File, part: &Part, fs: Filesystem, stamp: &Stam
     let tmp = tempfile::NamedTempFile::new()?;
     tmp.as_file().set_len(part.size_bytes())?;
     let sh = Shell::new()?;
-    let (path, fstype, label) = (tmp.path(), fs.name(), fs.name());
+    let label = volume_label(part.role).unwrap_or(fs.name());
+    let (path, fstype) = (tmp.path(), fs.name());
     let uuid = stamp.ext_uuid(part.number);
     let extended = format!(
         "lazy_itable_init=0,lazy_journal_init=0,root_owner=0:0,hash_seed={}",

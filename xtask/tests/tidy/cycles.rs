@@ -19,9 +19,9 @@ struct Edge {
     count: usize,
 }
 
-/// The top-level modules a crate root declares (`mod x;` / `mod x { .. }` at its top
-/// level, not under `#[cfg(test)]`).
-fn declared_modules(root_text: &str) -> BTreeSet<String> {
+/// The modules a file declares at its top level (`mod x;` / `mod x { .. }`): those not
+/// under `#[cfg(test)]`, or with `test` only those under it.
+fn declared_modules(root_text: &str, test: bool) -> BTreeSet<String> {
     let code = lex::lex(root_text).code;
     let toks = lex::tokens(&code);
     let mut mods = BTreeSet::new();
@@ -40,7 +40,7 @@ fn declared_modules(root_text: &str) -> BTreeSet<String> {
             "mod" if depth == 0 => {
                 let attrs = &code[toks[item_start.min(i)].at..t.at];
                 if let Some(name) = toks.get(i + 1) {
-                    if !attrs.replace(' ', "").contains("cfg(test)") {
+                    if attrs.replace(' ', "").contains("cfg(test)") == test {
                         mods.insert(name.text.to_string());
                     }
                 }
@@ -231,7 +231,7 @@ pub fn module_cycles(member: &str, files: &[(&str, &str)]) -> Vec<Violation> {
             })
         })
         .map(|&(p, t)| {
-            let mods = declared_modules(t);
+            let mods = declared_modules(t, false);
             let reexports = root_reexports(t, &mods);
             (p, mods, reexports)
         })
@@ -254,6 +254,19 @@ pub fn module_cycles(member: &str, files: &[(&str, &str)]) -> Vec<Violation> {
                 .collect();
             if module.last().map(String::as_str) == Some("mod") {
                 module.pop();
+            }
+            // A file its parent declares under #[cfg(test)] (`mod snapshot_tests;`).
+            let test_only = (1..module.len()).any(|k| {
+                let parent = module[..k].join("/");
+                files
+                    .iter()
+                    .find(|(p, _)| {
+                        *p == format!("{src}{parent}.rs") || *p == format!("{src}{parent}/mod.rs")
+                    })
+                    .is_some_and(|(_, t)| declared_modules(t, true).contains(&module[k]))
+            });
+            if test_only {
+                continue;
             }
             let Some(top) = module.first().and_then(|m| mods.get(m)) else {
                 continue;
@@ -335,8 +348,9 @@ mod tests {
             ("c/src/a.rs", "//! A.\nuse crate::{b::B, d};\npub struct A;\n"),
             ("c/src/b.rs", "//! B.\n// crate::c is only a comment\npub struct B(super::c::C);\n"),
             ("c/src/c.rs", "//! C.\npub struct C;\nfn f() -> crate::a::A { crate::a::A }\n"),
-            ("c/src/d/mod.rs", "//! D.\nmod inner { use super::super::e; }\n#[cfg(test)]\nmod tests { use crate::a; }\n"),
+            ("c/src/d/mod.rs", "//! D.\nmod inner { use super::super::e; }\n#[cfg(test)]\nmod tests { use crate::a; }\n#[cfg(test)]\nmod snap;\n"),
             ("c/src/tests.rs", "//! T.\nuse crate::d;\n"),
+            ("c/src/d/snap.rs", "//! Snapshots.\nuse crate::a::A;\n"),
         ];
         let v = module_cycles("c", &files);
         let got: Vec<String> = v.iter().map(|v| format!("{}:{}", v.path, v.line)).collect();

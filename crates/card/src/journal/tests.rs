@@ -134,8 +134,13 @@ fn journal_of(records: &[(&str, String)]) -> Journal {
 fn a_record_whose_document_names_another_run_is_refused() {
     let j = journal_of(&[("r-a", doc("r-b", 1, 1))]);
     let (_, text) = j.newest().unwrap();
+    let e = text.unwrap_err();
+    assert!(
+        matches!(&e, RecordError::OtherRun { record, document } if record == "r-a" && document == "r-b"),
+        "{e:?}"
+    );
     assert_eq!(
-        text.unwrap_err(),
+        e.to_string(),
         "the record of run r-a holds a document of run r-b"
     );
 }
@@ -154,11 +159,13 @@ fn runs_are_decoded_within_their_limits() {
     assert_eq!(runs.len(), 40);
     assert_eq!(runs[0].0, "r-39");
     assert!(runs[..MAX_RUNS].iter().all(|r| r.2.is_ok()));
-    assert!(runs[MAX_RUNS..].iter().all(|r| r
-        .2
-        .as_ref()
-        .unwrap_err()
-        .contains("more than 32 runs")));
+    assert!(runs[MAX_RUNS..]
+        .iter()
+        .all(|r| matches!(r.2, Err(RecordError::TooManyRuns))));
+    assert_eq!(
+        RecordError::TooManyRuns.to_string(),
+        "the journal holds more than 32 runs (damaged or crafted); the 32 newest are read"
+    );
     // Earlier runs whose documents pass 64 MiB in all: decoding stops there (a
     // deflated record of whitespace claims 20 MiB each).
     let big = |run: &str| {
@@ -177,7 +184,11 @@ fn runs_are_decoded_within_their_limits() {
     let ok: Vec<bool> = runs.iter().map(|r| r.2.is_ok()).collect();
     // The newest run always; then three earlier ones (60 MiB), not the fourth.
     assert_eq!(ok, [true, true, true, true, false]);
-    assert!(runs[4].2.as_ref().unwrap_err().contains("pass 64 MiB"));
+    assert!(matches!(runs[4].2, Err(RecordError::EarlierRunsTooLarge)));
+    assert_eq!(
+        RecordError::EarlierRunsTooLarge.to_string(),
+        "the earlier runs' documents pass 64 MiB in all"
+    );
 }
 
 #[test]

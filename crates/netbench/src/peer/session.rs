@@ -183,7 +183,7 @@ impl Session<'_> {
         t: Timing,
         who: &str,
     ) -> Result<String, NetError> {
-        t.check().map_err(NetError::Invalid)?;
+        t.check().map_err(|e| NetError::Invalid(e.to_string()))?;
         check_timing(&t)?;
         if n == 0 || n > MAX_STREAMS {
             return Err(NetError::Invalid(format!(

@@ -17,25 +17,43 @@ pub const RPI_HWMON_NAME: &str = "rpi_volt";
 /// Its under-voltage alarm attribute (hwmon `in` channel 0, `lcrit_alarm`).
 pub const RPI_HWMON_ALARM: &str = "in0_lcrit_alarm";
 
+/// Why a sysfs health file's text, or the thermal zones, gave no reading. The caller
+/// prefixes the file it read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SysfsError {
+    /// An alarm attribute other than `0` or `1` (the text, trimmed).
+    #[error("not an alarm (0 or 1): {0:?}")]
+    NotAlarm(String),
+    /// A file that should hold a whole number does not (the text, trimmed).
+    #[error("not a number: {0:?}")]
+    NotNumber(String),
+    /// `/sys/class/thermal` lists no zone.
+    #[error("no thermal zone: no thermal sensor driver bound")]
+    NoZone,
+    /// No zone's `temp` reads: each zone's name, type and reason, in zone order.
+    #[error("{}", .0.iter().map(|(zone, kind, why)| format!("{zone} ({kind}): {why}")).collect::<Vec<_>>().join("; "))]
+    NoReadableZone(Vec<(String, String, String)>),
+}
+
 /// An alarm attribute's text (`0\n` / `1\n`).
 ///
 /// # Errors
-/// Anything else, quoted.
-pub fn parse_alarm(text: &str) -> Result<bool, String> {
+/// [`SysfsError::NotAlarm`]: anything else, quoted.
+pub fn parse_alarm(text: &str) -> Result<bool, SysfsError> {
     match text.trim() {
         "0" => Ok(false),
         "1" => Ok(true),
-        other => Err(format!("not an alarm (0 or 1): {other:?}")),
+        other => Err(SysfsError::NotAlarm(other.to_owned())),
     }
 }
 
 /// A whole number in a sysfs file (kHz, millidegrees).
 ///
 /// # Errors
-/// Not a number, quoted.
-pub fn parse_number<T: std::str::FromStr>(text: &str) -> Result<T, String> {
+/// [`SysfsError::NotNumber`], quoted.
+pub fn parse_number<T: std::str::FromStr>(text: &str) -> Result<T, SysfsError> {
     let t = text.trim();
-    t.parse().map_err(|_| format!("not a number: {t:?}"))
+    t.parse().map_err(|_| SysfsError::NotNumber(t.to_owned()))
 }
 
 /// One thermal zone as read: its directory name (`thermal_zone0`), `type`, and `temp`
@@ -63,8 +81,8 @@ fn is_soc_zone(kind: &str) -> bool {
 /// or SoC type, else the lowest-numbered readable zone.
 ///
 /// # Errors
-/// No zone, or none readable (each zone's reason, in zone order).
-pub fn soc_zone(zones: &[ThermalZone]) -> Result<&ThermalZone, String> {
+/// [`SysfsError::NoZone`], or [`SysfsError::NoReadableZone`] with each zone's reason.
+pub fn soc_zone(zones: &[ThermalZone]) -> Result<&ThermalZone, SysfsError> {
     let mut sorted: Vec<&ThermalZone> = zones.iter().collect();
     sorted.sort_by_key(|z| (zone_number(&z.zone).unwrap_or(u32::MAX), z.zone.clone()));
     let readable = || sorted.iter().copied().filter(|z| z.temp.is_ok());
@@ -75,16 +93,17 @@ pub fn soc_zone(zones: &[ThermalZone]) -> Result<&ThermalZone, String> {
         return Ok(z);
     }
     if sorted.is_empty() {
-        return Err("no thermal zone: no thermal sensor driver bound".into());
+        return Err(SysfsError::NoZone);
     }
-    Err(sorted
-        .iter()
-        .map(|z| match &z.temp {
-            Err(e) => format!("{} ({}): {e}", z.zone, z.kind),
-            Ok(_) => String::new(),
-        })
-        .collect::<Vec<_>>()
-        .join("; "))
+    Err(SysfsError::NoReadableZone(
+        sorted
+            .iter()
+            .filter_map(|z| {
+                let why = z.temp.as_ref().err()?;
+                Some((z.zone.clone(), z.kind.clone(), why.clone()))
+            })
+            .collect(),
+    ))
 }
 
 #[cfg(test)]
@@ -95,14 +114,15 @@ mod tests {
     fn alarms_and_numbers_as_sysfs_prints_them() {
         assert_eq!(parse_alarm("0\n"), Ok(false));
         assert_eq!(parse_alarm("1\n"), Ok(true));
+        assert_eq!(parse_alarm("7\n"), Err(SysfsError::NotAlarm("7".into())));
         assert_eq!(
-            parse_alarm("7\n").unwrap_err(),
+            parse_alarm("7\n").unwrap_err().to_string(),
             "not an alarm (0 or 1): \"7\""
         );
         assert_eq!(parse_number::<u64>("1500000\n"), Ok(1_500_000));
         assert_eq!(parse_number::<i64>("-2500\n"), Ok(-2500));
         assert_eq!(
-            parse_number::<i64>("n/a\n").unwrap_err(),
+            parse_number::<i64>("n/a\n").unwrap_err().to_string(),
             "not a number: \"n/a\""
         );
     }
@@ -136,14 +156,19 @@ mod tests {
 
     #[test]
     fn no_readable_zone_says_why() {
+        assert_eq!(soc_zone(&[]), Err(SysfsError::NoZone));
         assert_eq!(
-            soc_zone(&[]).unwrap_err(),
+            soc_zone(&[]).unwrap_err().to_string(),
             "no thermal zone: no thermal sensor driver bound"
         );
-        let zones = [zone(0, "cpu-thermal", Err("No data available"))];
+        let zones = [
+            zone(0, "cpu-thermal", Err("No data available")),
+            zone(1, "board", Err("Resource temporarily unavailable")),
+        ];
         assert_eq!(
-            soc_zone(&zones).unwrap_err(),
-            "thermal_zone0 (cpu-thermal): No data available"
+            soc_zone(&zones).unwrap_err().to_string(),
+            "thermal_zone0 (cpu-thermal): No data available; \
+             thermal_zone1 (board): Resource temporarily unavailable"
         );
     }
 }

@@ -1,8 +1,11 @@
 //! Tests of the nl80211 builders and parsers: round trips, real captures, kernel layouts.
 
+use super::station::parse_rate;
 use super::*;
+use crate::channel::{Band, Chandef, Width};
 use crate::netlink::{
-    genl_reply, hex_fixture, split_messages, Reply, XorShift, NLA_F_NESTED, NLM_F_MULTI,
+    genl_reply, hex_fixture, split_messages, Attrs, NetlinkError, Reply, XorShift, NLA_F_NESTED,
+    NLM_F_ACK, NLM_F_DUMP, NLM_F_MULTI, NLM_F_REQUEST,
 };
 
 const FAM: u16 = 0x1c;

@@ -114,7 +114,7 @@ pub fn clock_cell(c: &ClockCheck) -> ClockCell {
     ClockCell {
         at: c.at.clone(),
         cpu: c.cpu,
-        measured_mhz: c.measured_hz as f64 / 1e6,
+        measured_mhz: benchboot_results::figures::clock(c).value,
         cpufreq_mhz: c.cpufreq_khz.map(|k| k as f64 / 1e3),
         firmware_mhz: c.firmware_hz.map(|h| h as f64 / 1e6),
         mismatches: c.mismatches(),

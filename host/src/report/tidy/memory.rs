@@ -80,7 +80,7 @@ pub fn memory_rows(r: &RunResults) -> Vec<TidyRow> {
     }
     for c in &r.clock_checks {
         let mut x = TidyRow::new(r, "clock", &c.at);
-        x.measured_mhz = Some(c.measured_hz as f64 / 1e6);
+        x.measured_mhz = Some(benchboot_results::figures::clock(c).value);
         x.cpufreq_mhz = c.cpufreq_khz.map(|k| k as f64 / 1e3);
         x.firmware_mhz = c.firmware_hz.map(|h| h as f64 / 1e6);
         x.note = c.mismatches().join("; ");
