@@ -36,7 +36,7 @@ use benchboot_results::wifi::{
 use benchboot_results::{RunResults, Severity};
 use benchboot_wifi::channel::{Band, Chandef, Width};
 use benchboot_wifi::nl80211::{self, Bss, IfType, Interface, RateInfo, Station, Wiphy};
-use benchboot_wifi::{hostapd, ie, psk};
+use benchboot_wifi::{hostapd, ie, psk, rate, regulatory, station};
 
 use crate::console::say;
 use crate::network::{fail, spawn_in_netns_moving, HOST_NO_ADDRESS};
@@ -316,32 +316,10 @@ fn set_country(radio: &mut Radio, country: &str, results: &mut RunResults) -> Op
     Some(Regulatory {
         asked: country.into(),
         alpha2: reg.alpha2.clone(),
-        dfs_region: reg.dfs_region.map(|d| {
-            match d {
-                1 => "FCC",
-                2 => "ETSI",
-                3 => "JP",
-                _ => "unset",
-            }
-            .to_owned()
-        }),
-        rules: reg
-            .rules
-            .iter()
-            .map(|r| {
-                let flags = nl80211::reg_rule_flag_names(r.flags);
-                format!(
-                    "{}-{} MHz @ {} MHz, {}.{:02} dBm{}{}",
-                    r.start_khz / 1000,
-                    r.end_khz / 1000,
-                    r.max_bw_khz / 1000,
-                    r.max_eirp_mbm / 100,
-                    r.max_eirp_mbm % 100,
-                    if flags.is_empty() { "" } else { ", " },
-                    flags.join(" ")
-                )
-            })
-            .collect(),
+        dfs_region: reg
+            .dfs_region
+            .map(|d| regulatory::dfs_region_name(d).to_owned()),
+        rules: reg.rules.iter().map(regulatory::rule_line).collect(),
     })
 }
 
@@ -426,77 +404,21 @@ fn radio_files() -> Vec<String> {
 }
 
 /// Why the regulatory domain (as the radio reports it after the country was set) or the
-/// role forbids the entry's channel.
+/// role forbids the entry's channel (crates/wifi's [`regulatory::forbidden`]): the AP
+/// side is the board's own AP or the QEMU stand-in's.
 fn forbidden(w: &WifiPlan, e: &WifiEntry, phy: &Wiphy) -> Option<String> {
     let asked = e.asked?;
     let c = asked.chandef().ok()?;
     let ap_side = matches!(w.role, WifiRole::AccessPoint { .. }) || w.stand_in.is_some();
-    let Some(f) = phy.freq(c.control_mhz) else {
-        return Some(format!(
-            "the radio has no {} MHz channel ({})",
-            c.control_mhz,
-            asked.describe()
-        ));
-    };
-    let country = &w.country;
-    if f.disabled {
-        return Some(format!(
-            "{} ({} MHz) is not allowed in regulatory domain {country}",
-            asked.describe(),
-            c.control_mhz
-        ));
-    }
-    if ap_side && f.radar {
-        return Some(format!(
-            "{} is a DFS channel in {country}: an AP must first listen for radar for 60 s or more (CAC); not measured",
-            asked.describe()
-        ));
-    }
-    if ap_side && f.no_ir {
-        return Some(format!(
-            "{} is no-IR (passive only) in {country}: no AP may start there",
-            asked.describe()
-        ));
-    }
-    let too_wide = match c.width {
-        Width::W40 => {
-            if c.center1_mhz > c.control_mhz {
-                f.no_ht40_plus
-            } else {
-                f.no_ht40_minus
-            }
-        }
-        Width::W80 => f.no_80mhz,
-        Width::W160 => f.no_160mhz,
-        _ => false,
-    };
-    too_wide.then(|| {
-        format!(
-            "{} MHz around {} is not allowed in {country} (channel flags)",
-            c.width.mhz(),
-            c.control_mhz
-        )
-    })
+    regulatory::forbidden(phy, &c, ap_side).map(|f| f.reason(&asked.describe(), &w.country))
 }
 
 /// The primary channel's flags, as results list them.
 fn channel_flags(phy: &Wiphy, mhz: u32) -> Vec<String> {
-    let Some(f) = phy.freq(mhz) else {
-        return vec!["absent".into()];
-    };
-    [
-        (f.disabled, "disabled"),
-        (f.no_ir, "no-ir"),
-        (f.radar, "radar"),
-        (f.no_ht40_minus, "no-ht40-"),
-        (f.no_ht40_plus, "no-ht40+"),
-        (f.no_80mhz, "no-80mhz"),
-        (f.no_160mhz, "no-160mhz"),
-    ]
-    .iter()
-    .filter(|(on, _)| *on)
-    .map(|(_, n)| (*n).to_owned())
-    .collect()
+    regulatory::channel_flags(phy, mhz)
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
 }
 
 /// One client entry: scan, connect, lease, peer, tests, disconnect.
@@ -723,12 +645,7 @@ fn scan_for(radio: &mut Radio, ifindex: u32, freqs: &[u32], ssid: &[u8]) -> Resu
         }
         std::thread::sleep(Duration::from_millis(1500));
         if let Ok(list) = radio.scan_results(ifindex) {
-            if let Some(b) = list
-                .into_iter()
-                .filter(|b| ie::parse(&b.ies).ssid.as_deref() == Some(ssid))
-                .filter(|b| freqs.is_empty() || freqs.contains(&b.freq_mhz))
-                .max_by_key(|b| b.signal_mbm.unwrap_or(i32::MIN))
-            {
+            if let Some(b) = station::best_bss(list, freqs, ssid) {
                 return Ok(b);
             }
         }
@@ -744,21 +661,16 @@ fn scan_for(radio: &mut Radio, ifindex: u32, freqs: &[u32], ssid: &[u8]) -> Resu
     ))
 }
 
-/// The other BSSs of the scan on the entry's band.
+/// The BSSs of the scan on the entry's band ([`station::neighbours`]).
 fn neighbours(list: &[Bss], ours: &Bss) -> Vec<Neighbour> {
-    let band = Band::of_mhz(ours.freq_mhz);
-    list.iter()
-        .filter(|b| Band::of_mhz(b.freq_mhz) == band)
-        .map(|b| {
-            let ies = ie::parse(&b.ies);
-            Neighbour {
-                freq_mhz: b.freq_mhz,
-                signal_dbm: b.signal_mbm.map(|m| m / 100),
-                width_mhz: band.map_or(20, |bd| ies.width(bd).mhz()),
-                ssid_hash: psk::ssid_hash(ies.ssid.as_deref().unwrap_or_default()),
-                // The same BSSID may linger in the scan cache under the last entry's SSID.
-                ours: b.bssid == ours.bssid && ies.ssid == ie::parse(&ours.ies).ssid,
-            }
+    station::neighbours(list, ours)
+        .into_iter()
+        .map(|n| Neighbour {
+            freq_mhz: n.freq_mhz,
+            signal_dbm: n.signal_dbm,
+            width_mhz: n.width_mhz,
+            ssid_hash: n.ssid_hash,
+            ours: n.ours,
         })
         .collect()
 }
@@ -781,21 +693,14 @@ fn station_info(s: &Station) -> StationInfo {
     }
 }
 
+/// A rate as results record it ([`rate::classify`]).
 fn bitrate(b: &RateInfo) -> Bitrate {
-    let (kind, mcs, nss) = if b.he_mcs.is_some() {
-        ("he", b.he_mcs, b.he_nss)
-    } else if b.vht_mcs.is_some() {
-        ("vht", b.vht_mcs, b.vht_nss)
-    } else if b.mcs.is_some() {
-        ("ht", b.mcs, b.mcs.map(|m| m / 8 + 1))
-    } else {
-        ("legacy", None, None)
-    };
+    let r = rate::classify(b);
     Bitrate {
         bitrate_100kbps: b.bitrate_100kbps,
-        mcs,
-        kind: kind.into(),
-        nss,
+        mcs: r.mcs,
+        kind: r.kind.name().into(),
+        nss: r.nss,
         width_mhz: Some(b.width_mhz),
         short_gi: b.short_gi,
     }
