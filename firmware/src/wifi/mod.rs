@@ -4,8 +4,8 @@
 //! 1. The radio: the first wiphy the kernel lists (brcmfmac probes it after loading its
 //!    firmware, so PID 1 waits for it), the country set from the plan and read back, the
 //!    facts recorded (driver, firmware version, chip revision, bands, offloads).
-//! 2. Per entry, in plan order: skipped when the plan says so or the regulatory domain
-//!    forbids its channel (crates/wifi's `regulatory`), else the board as client
+//! 2. Per entry, in plan order (the plan crate's `net_steps::wifi_steps`): skipped when
+//!    the plan says so or the regulatory domain forbids its channel, else the board as client
 //!    ([`client`]: scan, `CONNECT`, lease, peer, tests) or as AP ([`ap`]: `START_AP`, a
 //!    DHCP server, the offer to `benchboot peer --wifi`, tests); power save off and the
 //!    station read around the tests ([`measure`]).
@@ -22,6 +22,7 @@ mod standin;
 use std::net::Ipv4Addr;
 use std::time::Duration;
 
+use benchboot_plan::net_steps::{self, WifiAction, WifiCheckStep};
 use benchboot_plan::{NetTests, Plan, WifiEntry, WifiPlan, WifiRole};
 use benchboot_results::wifi::{
     BandName, Bitrate, RadioFacts, Regulatory, StationInfo, WifiChannel, WifiEntryResult,
@@ -135,47 +136,42 @@ pub fn run_wifi(plan: &Plan, results: &mut RunResults) {
         tests: &tests,
         results: &mut *results,
     };
-    for e in &w.entries {
+    let steps = net_steps::wifi_steps(w, &phy);
+    for (e, action) in steps.entries {
         let mut r = entry_record(w, e);
-        if let Some(why) = e.skip.clone().or_else(|| forbidden(w, e, &phy)) {
-            say(&format!("wifi {}: skipped: {why}", e.name));
-            r.skipped = Some(why);
-        } else {
-            let outcome = match &w.role {
-                WifiRole::Client { .. } => {
-                    client::client_entry(&mut cx, e, stand_in_phy.as_ref(), &mut r)
-                }
-                WifiRole::AccessPoint { security } => ap::ap_entry(&mut cx, e, *security, &mut r),
-            };
-            if let Err(why) = outcome {
-                fail(cx.results, &format!("network.wifi.{}", e.name), why.clone());
+        let outcome = match action {
+            WifiAction::Skip(why) => {
+                say(&format!("wifi {}: skipped: {why}", e.name));
                 r.skipped = Some(why);
+                Ok(())
             }
+            WifiAction::Client => client::client_entry(&mut cx, e, stand_in_phy.as_ref(), &mut r),
+            WifiAction::AccessPoint(security) => ap::ap_entry(&mut cx, e, security, &mut r),
+        };
+        if let Err(why) = outcome {
+            fail(cx.results, &format!("network.wifi.{}", e.name), why.clone());
+            r.skipped = Some(why);
         }
         crate::console::figures(&benchboot_console::figures::wifi_entry(&r));
         cx.results.network.wifi.entries.push(r);
     }
-    if let (Some(s), Some(other)) = (&w.stand_in, &stand_in_phy) {
-        if s.ap_beacon_check {
-            let c = standin::ap_beacon_check(w, &mut radio, &phy, &iface, other);
-            say(&format!(
-                "wifi check {}: {} ({})",
-                c.name,
-                if c.passed { "pass" } else { "FAIL" },
-                c.detail
-            ));
-            results.network.wifi.checks.push(c);
-        }
-        if s.ibss_smoke {
-            let c = standin::ibss_smoke(&mut radio, &iface, other, &tests, results);
-            say(&format!(
-                "wifi check {}: {} ({})",
-                c.name,
-                if c.passed { "pass" } else { "FAIL" },
-                c.detail
-            ));
-            results.network.wifi.checks.push(c);
-        }
+    let Some(other) = &stand_in_phy else {
+        return;
+    };
+    for check in steps.checks {
+        let c = match check {
+            WifiCheckStep::ApBeacons => {
+                standin::ap_beacon_check(w, &mut radio, &phy, &iface, other)
+            }
+            WifiCheckStep::Ibss => standin::ibss_smoke(&mut radio, &iface, other, &tests, results),
+        };
+        say(&format!(
+            "wifi check {}: {} ({})",
+            c.name,
+            if c.passed { "pass" } else { "FAIL" },
+            c.detail
+        ));
+        results.network.wifi.checks.push(c);
     }
 }
 
@@ -383,16 +379,6 @@ fn radio_files() -> Vec<String> {
     }
     out.sort();
     out
-}
-
-/// Why the regulatory domain (as the radio reports it after the country was set) or the
-/// role forbids the entry's channel (crates/wifi's [`regulatory::forbidden`]): the AP
-/// side is the board's own AP or the QEMU stand-in's.
-fn forbidden(w: &WifiPlan, e: &WifiEntry, phy: &Wiphy) -> Option<String> {
-    let asked = e.asked?;
-    let c = asked.chandef().ok()?;
-    let ap_side = matches!(w.role, WifiRole::AccessPoint { .. }) || w.stand_in.is_some();
-    regulatory::forbidden(phy, &c, ap_side).map(|f| f.reason(&asked.describe(), &w.country))
 }
 
 /// The primary channel's flags, as results list them.
