@@ -15,6 +15,7 @@ pub mod file;
 pub mod guard;
 pub mod locate;
 pub mod memory;
+pub mod net_steps;
 pub mod network;
 pub mod presets;
 pub mod resolve;
