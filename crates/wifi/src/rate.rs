@@ -37,12 +37,27 @@ impl RateKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rate {
     pub kind: RateKind,
-    /// The MCS index as the driver gave it (HT: 0..=31 across streams; VHT 0..=9; HE
+    /// The MCS index as the driver gave it (HT: 0..=76 across streams; VHT 0..=9; HE
     /// 0..=11); `None` for a legacy rate.
     pub mcs: Option<u8>,
-    /// Spatial streams: VHT's and HE's own NSS, HT's from its MCS index (`mcs / 8 + 1`);
-    /// `None` for a legacy rate.
+    /// Spatial streams: VHT's and HE's own NSS, HT's from its MCS index
+    /// ([`ht_streams`]); `None` for a legacy rate or an HT index past 76.
     pub nss: Option<u8>,
+}
+
+/// The spatial streams of an HT MCS index (IEEE 802.11-2020, 19.5 "Parameters for HT
+/// MCSs"): 0..=31 are 8 per stream count (equal modulation, `mcs / 8 + 1`); 32 is the
+/// one-stream 40 MHz duplicate; 33..=38 two streams, 39..=52 three, 53..=76 four
+/// (unequal modulation); past 76 none is defined.
+pub fn ht_streams(mcs: u8) -> Option<u8> {
+    match mcs {
+        0..=31 => Some(mcs / 8 + 1),
+        32 => Some(1),
+        33..=38 => Some(2),
+        39..=52 => Some(3),
+        53..=76 => Some(4),
+        _ => None,
+    }
 }
 
 /// The generation, MCS and streams of `r`, the newest generation the driver named
@@ -53,7 +68,7 @@ pub fn classify(r: &RateInfo) -> Rate {
     } else if r.vht_mcs.is_some() {
         (RateKind::Vht, r.vht_mcs, r.vht_nss)
     } else if r.mcs.is_some() {
-        (RateKind::Ht, r.mcs, r.mcs.map(|m| m / 8 + 1))
+        (RateKind::Ht, r.mcs, r.mcs.and_then(ht_streams))
     } else {
         (RateKind::Legacy, None, None)
     };
@@ -107,6 +122,36 @@ mod tests {
         assert_eq!(mbit(&tx), Some(104.0));
         assert_eq!(mbit(&rx), Some(39.0));
         assert_eq!(classify(&tx).kind.name(), "ht");
+    }
+
+    #[test]
+    fn ht_streams_follow_the_standards_mcs_table() {
+        let got: Vec<(u8, Option<u8>)> =
+            [0, 7, 8, 15, 16, 23, 24, 31, 32, 33, 38, 39, 52, 53, 76, 77]
+                .into_iter()
+                .map(|m| (m, ht_streams(m)))
+                .collect();
+        assert_eq!(
+            got,
+            [
+                (0, Some(1)),
+                (7, Some(1)),
+                (8, Some(2)),
+                (15, Some(2)),
+                (16, Some(3)),
+                (23, Some(3)),
+                (24, Some(4)),
+                (31, Some(4)),
+                (32, Some(1)),
+                (33, Some(2)),
+                (38, Some(2)),
+                (39, Some(3)),
+                (52, Some(3)),
+                (53, Some(4)),
+                (76, Some(4)),
+                (77, None),
+            ]
+        );
     }
 
     #[test]
