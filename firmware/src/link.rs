@@ -4,11 +4,16 @@
 //! No udev and no `ethtool` binary on the board: everything here reads files under a
 //! `net_root` (`/sys/class/net` on the board, a fake tree in the tests), as the kernel's
 //! Documentation/ABI/testing/sysfs-class-net and sysfs-bus-usb describe them. Only
-//! [`full_facts`] goes further, to the ethtool ioctls of [`crate::sys`].
+//! [`full_facts`] goes further, to the ethtool ioctls of [`crate::sys`]. What the texts
+//! mean (speed, duplex, carrier, `/proc/net/dev`, `/proc/net/route`) is
+//! `benchboot_netbench::link_facts`, tested there on captured texts; this file reads the
+//! files.
 
 use std::io;
 use std::path::{Path, PathBuf};
 
+pub use benchboot_netbench::link_facts::{counters_text, other_route, parse_proc_net_dev};
+use benchboot_netbench::link_facts::{sysfs_facts, usb_speed_mbit};
 use benchboot_results::network::{IfCounters, LinkFacts, UsbFacts};
 
 use crate::sys;
@@ -126,50 +131,6 @@ pub fn counters(net_root: &Path, ifname: &str) -> io::Result<IfCounters> {
     })
 }
 
-/// The interfaces and counters of `/proc/<pid>/net/dev` (proc(5)), the one view PID 1
-/// has of another network namespace (`/sys/class/net` shows its own): two header lines,
-/// then per interface `name: rx_bytes rx_packets rx_errs rx_drop fifo frame compressed
-/// multicast tx_bytes tx_packets tx_errs tx_drop fifo colls carrier compressed`. Lines
-/// that do not fit (short, not numbers) are skipped, never a panic.
-pub fn parse_proc_net_dev(text: &str) -> Vec<(String, IfCounters)> {
-    text.lines()
-        .filter_map(|line| {
-            let (name, fields) = line.split_once(':')?;
-            let v: Vec<u64> = fields
-                .split_whitespace()
-                .map(str::parse)
-                .collect::<Result<_, _>>()
-                .ok()?;
-            let name = name.trim();
-            if name.is_empty() || v.len() < 16 {
-                return None;
-            }
-            Some((
-                name.to_owned(),
-                IfCounters {
-                    rx_bytes: v[0],
-                    rx_packets: v[1],
-                    rx_errors: v[2],
-                    rx_dropped: v[3],
-                    tx_bytes: v[8],
-                    tx_packets: v[9],
-                    tx_errors: v[10],
-                    tx_dropped: v[11],
-                },
-            ))
-        })
-        .collect()
-}
-
-/// One interface's packet counters for a message: `rx 3 packets (0 errors, 0 dropped),
-/// tx 5 (0, 2)`.
-pub fn counters_text(c: &IfCounters) -> String {
-    format!(
-        "rx {} packets ({} errors, {} dropped), tx {} ({}, {})",
-        c.rx_packets, c.rx_errors, c.rx_dropped, c.tx_packets, c.tx_errors, c.tx_dropped
-    )
-}
-
 /// `<if> (<who>): carrier 1, rx 3 packets (...), tx 5 (...)` from `net_root`
 /// (`/sys/class/net`): what a failed link's message says of an interface PID 1 sees.
 /// Unreadable parts are said so (`carrier unknown`, `no counters (why)`).
@@ -196,14 +157,6 @@ pub fn namespace_state_text(proc_net_dev: &str, ifname: &str, who: &str) -> Stri
     }
 }
 
-/// The negotiated speed in `<if>/speed` (sysfs-class-net), Mbit/s. `None` when the
-/// kernel does not know it: the file unreadable (EINVAL while the link is down), `-1`
-/// (SPEED_UNKNOWN), its unsigned form 4294967295 (older kernels), 0 or not a number.
-fn speed_mbit(text: Option<&str>) -> Option<u32> {
-    let v: i64 = text?.parse().ok()?;
-    u32::try_from(v).ok().filter(|&v| v != 0 && v != u32::MAX)
-}
-
 /// What the kernel says about interface `ifname` under `net_root` (`/sys/class/net`),
 /// from sysfs alone (sysfs-class-net, sysfs-bus-usb): the driver ([`driver`]), the
 /// negotiated `speed` (Mbit/s) and `duplex` (`full`/`half`; `unknown` is `None`), the
@@ -213,15 +166,10 @@ fn speed_mbit(text: Option<&str>) -> Option<u32> {
 /// `rated_mbit` (the plan) are left `None` for the caller ([`full_facts`]).
 pub fn facts(net_root: &Path, ifname: &str) -> LinkFacts {
     let dir = net_root.join(ifname);
-    let attr = |name: &str| read_trimmed(&dir.join(name));
     LinkFacts {
         driver: driver(net_root, ifname),
-        speed_mbit: speed_mbit(attr("speed").as_deref()),
-        duplex: attr("duplex").filter(|d| d == "full" || d == "half"),
-        mtu: attr("mtu").and_then(|m| m.parse().ok()),
-        carrier: attr("carrier").is_some_and(|c| c == "1"),
         usb: usb_facts(&dir.join("device")),
-        ..LinkFacts::default()
+        ..sysfs_facts(|name| read_trimmed(&dir.join(name)))
     }
 }
 
@@ -255,7 +203,7 @@ pub fn usb_facts(device: &Path) -> Option<UsbFacts> {
     let hex = |name: &str| attr(name).and_then(|v| u16::from_str_radix(&v, 16).ok());
     let speed = attr("speed").unwrap_or_default();
     Some(UsbFacts {
-        speed_mbit: speed.parse().ok().filter(|s: &f64| s.is_finite()),
+        speed_mbit: usb_speed_mbit(&speed),
         speed,
         path: usb
             .file_name()
@@ -292,64 +240,3 @@ pub fn full_facts(ifname: &str, rated_mbit: Option<u32>) -> LinkFacts {
 
 #[cfg(test)]
 mod tests;
-
-/// Another interface than `ifname` that `/proc/net/route` (the text of `route_table`)
-/// sends traffic for `peer` over, by a route at least as specific as the one over
-/// `ifname` (a wired LAN link left up in the same subnet as the WiFi lease): the tests
-/// would measure that interface instead. `None`: `ifname` carries it. Each line is
-/// `Iface Destination Gateway Flags RefCnt Use Metric Mask ...` with the addresses in
-/// hex of the kernel's `__be32` as a host-order integer (net/ipv4/fib_trie.c).
-pub fn other_route(route_table: &str, ifname: &str, peer: [u8; 4]) -> Option<String> {
-    let peer = u32::from_be_bytes(peer);
-    let routes: Vec<(&str, u32, u32)> = route_table
-        .lines()
-        .skip(1)
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            let hex = |s: &str| {
-                u32::from_str_radix(s, 16)
-                    .ok()
-                    .map(|v| u32::from_be_bytes(v.to_ne_bytes()))
-            };
-            Some((*f.first()?, hex(f.get(1)?)?, hex(f.get(7)?)?))
-        })
-        .filter(|&(_, dest, mask)| peer & mask == dest)
-        .collect();
-    let ours = routes
-        .iter()
-        .filter(|r| r.0 == ifname)
-        .map(|r| r.2.count_ones())
-        .max()?;
-    routes
-        .iter()
-        .find(|r| r.0 != ifname && r.2.count_ones() >= ours)
-        .map(|r| r.0.to_owned())
-}
-
-#[cfg(test)]
-mod route_tests {
-    use super::other_route;
-
-    /// `/proc/net/route` as a little-endian kernel writes it (x86_64, arm): eth2 and
-    /// wlan0 both on 10.56.0.0/24, eth0 on 10.0.2.0/24 with the default route.
-    #[cfg(target_endian = "little")]
-    #[test]
-    fn a_second_route_into_the_same_subnet_is_found() {
-        let table =
-            "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n\
-            eth0\t00000000\t0202000A\t0003\t0\t0\t0\t00000000\t0\t0\t0\n\
-            eth0\t0002000A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n\
-            eth2\t0000380A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n\
-            wlan0\t0000380A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n\
-            wlan0\t00003C0A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n";
-        assert_eq!(
-            other_route(table, "wlan0", [10, 56, 0, 1]).as_deref(),
-            Some("eth2")
-        );
-        assert_eq!(other_route(table, "wlan0", [10, 60, 0, 1]), None);
-        // Only the default route elsewhere: wlan0's own /24 wins.
-        assert_eq!(other_route(table, "eth2", [10, 0, 2, 2]), None);
-        // No route over wlan0 at all: nothing to say here.
-        assert_eq!(other_route(table, "wlan0", [192, 168, 1, 1]), None);
-    }
-}

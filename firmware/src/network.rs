@@ -18,6 +18,7 @@ use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use benchboot_dhcp::{Lease, Server};
+use benchboot_plan::net_steps::{gadget_steps, GadgetStep};
 use benchboot_plan::{GadgetFunction, GadgetPlan, NetTests, Plan, BOARD_LINK_LOCAL};
 use benchboot_results::network::{LinkRecord, NetDirection, NetTest};
 use benchboot_results::{HealthScope, RunResults, Severity};
@@ -37,9 +38,6 @@ pub(crate) const PROC_STAT: &str = "/proc/stat";
 const LINK_PREFIX: u8 = 30;
 /// Netmask of [`LINK_PREFIX`].
 const LINK_NETMASK: Ipv4Addr = Ipv4Addr::new(255, 255, 255, 252);
-/// Tries per function in turn: one retry for the carrier race seen after an RNDIS
-/// teardown with dummy_hcd (boards-and-boot.md: 2 of ~24 runs).
-const ATTEMPTS: u32 = 2;
 
 /// Runs the gadget part of the plan (if any). Every failure becomes an event.
 pub fn run_gadget(plan: &Plan, results: &mut RunResults) {
@@ -81,24 +79,29 @@ pub fn run_gadget(plan: &Plan, results: &mut RunResults) {
         Err(e) => return fail(results, "gadget.udc", e.to_string()),
     };
     let serial = gadget::board_serial();
-    if g.in_turn {
-        for (index, &f) in g.functions.iter().enumerate() {
-            for attempt in 1..=ATTEMPTS {
-                let last = attempt == ATTEMPTS;
-                let got_lease = one_function(plan, g, &udc, &serial, (index, f), last, results);
-                if got_lease {
-                    break;
-                }
-                if attempt < ATTEMPTS {
-                    say(&format!(
-                        "gadget {}: no lease, retrying once",
-                        f.configfs_type()
-                    ));
+    for step in gadget_steps(g) {
+        match step {
+            GadgetStep::InTurn {
+                index,
+                function: f,
+                attempts,
+            } => {
+                for attempt in 1..=attempts {
+                    let last = attempt == attempts;
+                    let got_lease = one_function(plan, g, &udc, &serial, (index, f), last, results);
+                    if got_lease {
+                        break;
+                    }
+                    if attempt < attempts {
+                        say(&format!(
+                            "gadget {}: no lease, retrying once",
+                            f.configfs_type()
+                        ));
+                    }
                 }
             }
+            GadgetStep::Composite { .. } => composite(plan, g, &udc, &serial, results),
         }
-    } else {
-        composite(plan, g, &udc, &serial, results);
     }
 }
 

@@ -176,28 +176,18 @@ fn one_link(
         results.event(step, Severity::Warning, why);
     }
     let mut stand_in = None;
+    let mut setup = Setup {
+        plan,
+        w,
+        ifname: &ifname,
+        up_ns,
+        record: &mut record,
+        stand_in: &mut stand_in,
+        results: &mut *results,
+    };
     let peer = match &w.topology {
-        Topology::Direct { subnet, lease_secs } => direct(
-            plan,
-            w,
-            &ifname,
-            *subnet,
-            *lease_secs,
-            up_ns,
-            &mut record,
-            &mut stand_in,
-            results,
-        ),
-        Topology::Lan { peer } => lan(
-            plan,
-            w,
-            &ifname,
-            *peer,
-            up_ns,
-            &mut record,
-            &mut stand_in,
-            results,
-        ),
+        Topology::Direct { subnet, lease_secs } => direct(&mut setup, *subnet, *lease_secs),
+        Topology::Lan { peer } => lan(&mut setup, *peer),
     };
     if let (Some(peer), Some(tests)) = (peer, &plan.network.tests) {
         measure(&ifname, &mut record, peer, tests, results);
@@ -209,30 +199,34 @@ fn one_link(
     Some(ifname)
 }
 
-/// Direct cable: the board's DHCP server leases the host `.2`; returns the peer's address.
-#[allow(clippy::too_many_arguments)]
-fn direct(
-    plan: &Plan,
-    w: &WiredPlan,
-    ifname: &str,
-    subnet: [u8; 4],
-    lease_secs: u32,
+/// One wired link as [`direct`] and [`lan`] set it up: the plan and the link's entry,
+/// its interface and when it came up (boot time, ns), its record (addresses, peer,
+/// lease), the QEMU stand-in child's pid once forked (killed after the tests) and the
+/// results the failures go to.
+struct Setup<'a> {
+    plan: &'a Plan,
+    w: &'a WiredPlan,
+    ifname: &'a str,
     up_ns: u64,
-    record: &mut WiredLink,
-    stand_in: &mut Option<i32>,
-    results: &mut RunResults,
-) -> Option<Ipv4Addr> {
+    record: &'a mut WiredLink,
+    stand_in: &'a mut Option<i32>,
+    results: &'a mut RunResults,
+}
+
+/// Direct cable: the board's DHCP server leases the host `.2`; returns the peer's address.
+fn direct(cx: &mut Setup, subnet: [u8; 4], lease_secs: u32) -> Option<Ipv4Addr> {
+    let (plan, w, ifname, up_ns) = (cx.plan, cx.w, cx.ifname, cx.up_ns);
     let (board, host) = direct_addresses(subnet);
     if let Err(e) = sys::ifconfig_up(ifname, board, DIRECT_PREFIX) {
         fail(
-            results,
+            cx.results,
             w,
             format!("{ifname}: cannot set {}: {e}", Ipv4Addr::from(board)),
         );
         return None;
     }
-    record.board_address = board;
-    record.prefix_len = DIRECT_PREFIX;
+    cx.record.board_address = board;
+    cx.record.prefix_len = DIRECT_PREFIX;
     let (tx, rx) = mpsc::channel();
     // Runs for the rest of the boot on hardware, so the host keeps its lease.
     let stop = Arc::new(AtomicBool::new(false));
@@ -244,7 +238,7 @@ fn direct(
     if let Some(host_mac) = w.host_in_namespace.as_deref().and_then(parse_mac) {
         match link::find_interface(Path::new(NET_ROOT), Some(&host_mac), &[], &[]) {
             None => fail(
-                results,
+                cx.results,
                 w,
                 format!(
                     "the stand-in host's interface {} is missing",
@@ -252,8 +246,8 @@ fn direct(
                 ),
             ),
             Some(host_if) => match spawn_host_side(&host_if, host_mac, plan, wait) {
-                Ok(pid) => *stand_in = Some(pid),
-                Err(e) => fail(results, w, e),
+                Ok(pid) => *cx.stand_in = Some(pid),
+                Err(e) => fail(cx.results, w, e),
             },
         }
     }
@@ -264,15 +258,15 @@ fn direct(
         Ipv4Addr::from(host)
     ));
     let lease = rx.recv_timeout(wait).ok().map(|(_, l)| l);
-    if stand_in.is_some() {
+    if cx.stand_in.is_some() {
         stop.store(true, Ordering::Relaxed);
         let _ = wait_until(Duration::from_secs(5), || dhcp.is_finished());
     }
     match lease {
         Some(l) => {
-            record.peer_address = Some(l.address.octets());
-            record.peer_found_by = Some("lease".into());
-            record.lease_ns = Some(l.acked_ns.saturating_sub(up_ns));
+            cx.record.peer_address = Some(l.address.octets());
+            cx.record.peer_found_by = Some("lease".into());
+            cx.record.lease_ns = Some(l.acked_ns.saturating_sub(up_ns));
             say(&format!(
                 "wired {}: host {} took {}",
                 w.name,
@@ -281,19 +275,19 @@ fn direct(
             ));
             Some(l.address)
         }
-        None => match stand_in.and_then(worker::exit_code) {
+        None => match cx.stand_in.and_then(worker::exit_code) {
             Some(code) => {
-                *stand_in = None;
+                *cx.stand_in = None;
                 let why = format!(
                     "no DHCP lease taken; the stand-in host ended: {}",
                     host_side_failure(code)
                 );
-                fail(results, w, why);
+                fail(cx.results, w, why);
                 None
             }
-            None if stand_in.is_some() => {
+            None if cx.stand_in.is_some() => {
                 fail(
-                    results,
+                    cx.results,
                     w,
                     format!(
                         "the stand-in host took no lease within {} ms",
@@ -312,9 +306,10 @@ fn direct(
                     Ipv4Addr::from(host)
                 );
                 say(&format!("network.wired.{}: {msg}", w.name));
-                results.event(format!("network.wired.{}", w.name), Severity::Warning, msg);
-                record.peer_address = Some(host);
-                record.peer_found_by = Some("static".into());
+                cx.results
+                    .event(format!("network.wired.{}", w.name), Severity::Warning, msg);
+                cx.record.peer_address = Some(host);
+                cx.record.peer_found_by = Some("static".into());
                 Some(host.into())
             }
         },
@@ -322,22 +317,13 @@ fn direct(
 }
 
 /// LAN: the board takes a lease, then finds the peer; returns the peer's address.
-#[allow(clippy::too_many_arguments)]
-fn lan(
-    plan: &Plan,
-    w: &WiredPlan,
-    ifname: &str,
-    peer: Option<[u8; 4]>,
-    up_ns: u64,
-    record: &mut WiredLink,
-    stand_in: &mut Option<i32>,
-    results: &mut RunResults,
-) -> Option<Ipv4Addr> {
+fn lan(cx: &mut Setup, peer: Option<[u8; 4]>) -> Option<Ipv4Addr> {
+    let (plan, w, ifname, up_ns) = (cx.plan, cx.w, cx.ifname, cx.up_ns);
     let wait = Duration::from_millis(w.link_wait_ms);
     if let Some(host_mac) = w.host_in_namespace.as_deref().and_then(parse_mac) {
         match link::find_interface(Path::new(NET_ROOT), Some(&host_mac), &[], &[]) {
             None => fail(
-                results,
+                cx.results,
                 w,
                 format!(
                     "the stand-in LAN's interface {} is missing",
@@ -345,14 +331,14 @@ fn lan(
                 ),
             ),
             Some(host_if) => match spawn_stand_in_lan(&host_if, plan) {
-                Ok(pid) => *stand_in = Some(pid),
-                Err(e) => fail(results, w, e),
+                Ok(pid) => *cx.stand_in = Some(pid),
+                Err(e) => fail(cx.results, w, e),
             },
         }
     }
-    let Some(mac) = parse_mac(&record.mac) else {
+    let Some(mac) = parse_mac(&cx.record.mac) else {
         fail(
-            results,
+            cx.results,
             w,
             format!("{ifname}: no MAC address to ask for a lease with"),
         );
@@ -362,7 +348,7 @@ fn lan(
         Ok(l) => l,
         Err(e) => {
             fail(
-                results,
+                cx.results,
                 w,
                 format!(
                     "no DHCP lease from the LAN within {} ms: {e} (a DHCP server on the LAN?)",
@@ -376,31 +362,32 @@ fn lan(
     let prefix = if prefix == 0 { 24 } else { prefix };
     if let Err(e) = sys::ifconfig_up(ifname, lease.address.octets(), prefix) {
         fail(
-            results,
+            cx.results,
             w,
             format!("{ifname}: cannot set the leased {}: {e}", lease.address),
         );
         return None;
     }
-    record.board_address = lease.address.octets();
-    record.prefix_len = prefix;
-    record.lease_ns = Some(lease.acked_ns.saturating_sub(up_ns));
-    record.dhcp_server = Some(lease.server.octets());
+    cx.record.board_address = lease.address.octets();
+    cx.record.prefix_len = prefix;
+    cx.record.lease_ns = Some(lease.acked_ns.saturating_sub(up_ns));
+    cx.record.dhcp_server = Some(lease.server.octets());
     say(&format!(
         "wired {}: leased {}/{prefix} from {} for {} s",
         w.name, lease.address, lease.server, lease.lease_secs
     ));
     match lan_peer(plan, peer, wait) {
         Ok(found) => {
-            record.peer_address = Some(found.address.octets());
-            record.peer_found_by = Some(found.by.into());
+            cx.record.peer_address = Some(found.address.octets());
+            cx.record.peer_found_by = Some(found.by.into());
             if let Some(msg) = found.warning {
-                results.event(format!("network.wired.{}", w.name), Severity::Warning, msg);
+                cx.results
+                    .event(format!("network.wired.{}", w.name), Severity::Warning, msg);
             }
             Some(found.address)
         }
         Err(e) => {
-            fail(results, w, e);
+            fail(cx.results, w, e);
             None
         }
     }

@@ -2,7 +2,9 @@
 //! per-interval figures after a warm-up), TCP round-trip latency, HTTP GETs of an
 //! object held in RAM and `iperf3 -u`-style UDP at an offered load ([`udp`]), with
 //! system-wide `/proc/stat` CPU shares on both ends. A peer on a LAN can announce
-//! itself by broadcast ([`announce`]).
+//! itself by broadcast ([`announce`]). A wired link's facts (sysfs speed, duplex,
+//! carrier; `/proc/net/dev` counters; `/proc/net/route`) are read from the kernel's texts
+//! by [`link_facts`].
 //!
 //! The board drives, like an iperf3 client ([`driver::run`]); the host runs the peer,
 //! like `iperf3 -s` ([`peer::serve`], `benchboot peer`). They talk over one TCP control
@@ -23,6 +25,7 @@ pub mod driver;
 pub mod http;
 pub mod interval;
 pub mod latency;
+pub mod link_facts;
 pub mod peer;
 pub mod procstat;
 pub mod tcp;

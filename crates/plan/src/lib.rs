@@ -15,6 +15,7 @@ pub mod file;
 pub mod guard;
 pub mod locate;
 pub mod memory;
+pub mod net_steps;
 pub mod net_tests;
 pub mod network;
 pub mod place;

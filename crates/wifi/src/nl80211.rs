@@ -1,5 +1,5 @@
 //! The nl80211 commands benchboot's PID 1 uses: requests built as bytes, replies parsed into
-//! typed structs. The socket is not here (`firmware/src/wifi_socket.rs`).
+//! typed structs. The socket is not here (`firmware/src/radio.rs`).
 //!
 //! Sources:
 //! - every number: `include/uapi/linux/nl80211.h` of the pinned 6.1 kernel (each constant
