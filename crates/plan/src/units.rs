@@ -171,7 +171,10 @@ pub fn parse_bytes(text: &str) -> Result<u64, UnitError> {
 pub fn parse_millis(text: &str) -> Result<u64, UnitError> {
     let form = || UnitError::DurationForm(text.into());
     let (n, unit) = number_and_unit(text).ok_or_else(form)?;
-    let &(_, scale) = TIME_UNITS.iter().find(|(u, _)| *u == unit).ok_or_else(form)?;
+    let &(_, scale) = TIME_UNITS
+        .iter()
+        .find(|(u, _)| *u == unit)
+        .ok_or_else(form)?;
     n.checked_mul(scale)
         .ok_or_else(|| UnitError::DurationOverflow(text.into()))
 }
