@@ -18,9 +18,14 @@
 //!   or `snapshots/` anywhere in its path;
 //! - no "issue N" in the comments of `.rs` and `.toml` files;
 //! - `unsafe` (and `allow(unsafe_code)`) only in the files of `UNSAFE_FILES`, each named
-//!   in ARCHITECTURE.md.
+//!   in ARCHITECTURE.md;
+//! - PID 1 writes to its console only through `firmware/src/console.rs` (which prefixes
+//!   and escapes every line): no `println!`, `eprintln!`, `dbg!` or `io::stdout()`
+//!   elsewhere in the firmware.
 #![forbid(unsafe_code)]
 
+#[path = "tidy/console.rs"]
+mod console;
 #[path = "tidy/cycles.rs"]
 mod cycles;
 #[path = "tidy/files.rs"]
@@ -209,4 +214,15 @@ fn unsafe_code_only_where_architecture_says() {
         unsafe_code::UNSAFE_FILES,
     ));
     assert_clean("unsafe code", v);
+}
+
+#[test]
+fn pid1_prints_only_through_its_console_module() {
+    assert_clean(
+        "console writes",
+        repo()
+            .rust()
+            .flat_map(|(p, t)| console::console_writes(p, t))
+            .collect(),
+    );
 }
