@@ -56,7 +56,8 @@ mod tests {
 
     #[test]
     fn prints_outside_the_console_module_are_refused() {
-        let src = "//! x\nfn f() {\n    println!(\"{}\", label);\n    let _ = std::io::stderr();\n}\n";
+        let src =
+            "//! x\nfn f() {\n    println!(\"{}\", label);\n    let _ = std::io::stderr();\n}\n";
         let v = console_writes("firmware/src/steps.rs", src);
         let got: Vec<(usize, bool)> = v
             .iter()
@@ -69,7 +70,8 @@ mod tests {
         assert!(console_writes(CONSOLE_FILE, src).is_empty());
         assert!(console_writes("host/src/main.rs", src).is_empty());
         assert!(console_writes("firmware/src/sys/tests.rs", src).is_empty());
-        let quiet = "//! println!\nfn f() { let s = \"eprintln!(x)\"; // dbg!(s)\n cmd.stdout(p); }\n";
+        let quiet =
+            "//! println!\nfn f() { let s = \"eprintln!(x)\"; // dbg!(s)\n cmd.stdout(p); }\n";
         assert!(console_writes("firmware/src/x.rs", quiet).is_empty());
     }
 }
