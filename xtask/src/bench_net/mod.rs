@@ -83,6 +83,59 @@ impl Server {
     }
 }
 
+/// Both servers on loopback, for `bench net` and `bench net-udp`: `benchboot peer`
+/// (the host tool just built) and `iperf3 -s`, each on a free port.
+struct Servers {
+    host: std::path::PathBuf,
+    peer: Server,
+    bb_addr: SocketAddr,
+    iperf: Server,
+    ip_port: u16,
+}
+
+/// Builds the host tool and starts both [`Servers`] (`peer_args` added to
+/// `benchboot peer --listen ADDR`), waiting until both listen.
+///
+/// # Errors
+/// iperf3 missing, the build failing, a server not starting or exiting early.
+fn start_servers(peer_args: &[&str]) -> Result<Servers> {
+    if Command::new("iperf3").arg("--version").output().is_err() {
+        bail!("iperf3 is not installed: run `cargo xtask setup` (or apt-get install iperf3)");
+    }
+    let host = crate::qemu::build_host_tool(true)?;
+    let (bb_port, ip_port) = (free_port()?, free_port()?);
+    let bb_addr: SocketAddr = ([127, 0, 0, 1], bb_port).into();
+    let mut peer = Server(
+        Command::new(&host)
+            .args(["peer", "--listen", &bb_addr.to_string()])
+            .args(peer_args)
+            .stderr(Stdio::null())
+            .spawn()
+            .context("starting benchboot peer")?,
+    );
+    let mut iperf = Server(
+        Command::new("iperf3")
+            .args(["-s", "-B", "127.0.0.1", "-p", &ip_port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("starting iperf3 -s")?,
+    );
+    wait_listening(bb_addr, &mut peer)?;
+    // iperf3 -s treats a bare connect as a failed test: give it time to listen instead.
+    std::thread::sleep(Duration::from_millis(500));
+    if let Some(status) = iperf.0.try_wait()? {
+        bail!("iperf3 -s exited: {status}");
+    }
+    Ok(Servers {
+        host,
+        peer,
+        bb_addr,
+        iperf,
+        ip_port,
+    })
+}
+
 fn free_port() -> Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }

@@ -1,16 +1,12 @@
 //! `cargo xtask bench net`: benchboot's TCP runs against `iperf3` over loopback, 1 and
 //! 4 streams, both directions.
 
-use std::net::SocketAddr;
-use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::process::Command;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use benchboot_results::network::{mbit_per_s, NetworkResults};
 
-use super::{
-    client, clock_ticks_per_s, free_port, host_line, median, wait_listening, Server, OMIT_S,
-};
+use super::{client, clock_ticks_per_s, host_line, median, start_servers, Servers, OMIT_S};
 
 /// Stream counts compared (the plan's hardware defaults).
 pub const STREAMS: [u32; 2] = [1, 4];
@@ -29,34 +25,14 @@ struct Cell {
 
 /// `cargo xtask bench net`.
 pub fn net(runs: u32, seconds: u64) -> Result<()> {
-    if Command::new("iperf3").arg("--version").output().is_err() {
-        bail!("iperf3 is not installed: run `cargo xtask setup` (or apt-get install iperf3)");
-    }
-    let host = crate::qemu::build_host_tool(true)?;
     let hz = clock_ticks_per_s();
-    let (bb_port, ip_port) = (free_port()?, free_port()?);
-    let bb_addr: SocketAddr = ([127, 0, 0, 1], bb_port).into();
-    let mut peer = Server(
-        Command::new(&host)
-            .args(["peer", "--listen", &bb_addr.to_string()])
-            .stderr(Stdio::null())
-            .spawn()
-            .context("starting benchboot peer")?,
-    );
-    let mut iperf = Server(
-        Command::new("iperf3")
-            .args(["-s", "-B", "127.0.0.1", "-p", &ip_port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .context("starting iperf3 -s")?,
-    );
-    wait_listening(bb_addr, &mut peer)?;
-    // iperf3 -s treats a bare connect as a failed test: give it time to listen instead.
-    std::thread::sleep(Duration::from_millis(500));
-    if let Some(status) = iperf.0.try_wait()? {
-        bail!("iperf3 -s exited: {status}");
-    }
+    let Servers {
+        host,
+        peer,
+        bb_addr,
+        iperf,
+        ip_port,
+    } = start_servers(&[])?;
 
     let directions = [("board-to-host", false), ("host-to-board", true)];
     let mut cells: Vec<Cell> = (0..STREAMS.len() * 2).map(|_| Cell::default()).collect();

@@ -1,16 +1,12 @@
 //! `cargo xtask bench net-udp`: benchboot's UDP runs against `iperf3 -u` over loopback,
 //! at [`UDP_RATES`] offered, both directions.
 
-use std::net::SocketAddr;
-use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::process::Command;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use benchboot_results::network::{mbit_per_s, NetworkResults};
 
-use super::{
-    client, clock_ticks_per_s, free_port, host_line, median, wait_listening, Server, OMIT_S,
-};
+use super::{client, clock_ticks_per_s, host_line, median, start_servers, OMIT_S};
 
 /// Offered loads compared, bit/s of UDP payload (`iperf3 -u -b 1G` and `-b 5G`).
 pub const UDP_RATES: [u64; 2] = [1_000_000_000, 5_000_000_000];
@@ -37,59 +33,6 @@ pub fn parse_iperf3_udp(json: &str) -> Option<UdpFigures> {
     })
 }
 
-/// Both servers (benchboot peer and iperf3 -s) on loopback.
-struct Servers {
-    host: std::path::PathBuf,
-    peer: Server,
-    bb_addr: SocketAddr,
-    iperf: Server,
-    ip_port: u16,
-}
-
-fn start_servers() -> Result<Servers> {
-    if Command::new("iperf3").arg("--version").output().is_err() {
-        bail!("iperf3 is not installed: run `cargo xtask setup` (or apt-get install iperf3)");
-    }
-    let host = crate::qemu::build_host_tool(true)?;
-    let (bb_port, ip_port) = (free_port()?, free_port()?);
-    let bb_addr: SocketAddr = ([127, 0, 0, 1], bb_port).into();
-    // Loopback carries more than a board's 1 Gbit/s link, the peer's default bound.
-    let mut peer = Server(
-        Command::new(&host)
-            .args([
-                "peer",
-                "--listen",
-                &bb_addr.to_string(),
-                "--max-udp-bitrate",
-                "100G",
-            ])
-            .stderr(Stdio::null())
-            .spawn()
-            .context("starting benchboot peer")?,
-    );
-    let iperf = Server(
-        Command::new("iperf3")
-            .args(["-s", "-B", "127.0.0.1", "-p", &ip_port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .context("starting iperf3 -s")?,
-    );
-    wait_listening(bb_addr, &mut peer)?;
-    std::thread::sleep(Duration::from_millis(500));
-    let mut s = Servers {
-        host,
-        peer,
-        bb_addr,
-        iperf,
-        ip_port,
-    };
-    if let Some(status) = s.iperf.0.try_wait()? {
-        bail!("iperf3 -s exited: {status}");
-    }
-    Ok(s)
-}
-
 /// Per tool and cell: Mbit/s, loss %, CPU s per GB received, of every run.
 #[derive(Default)]
 struct UdpCell {
@@ -105,7 +48,8 @@ fn push3(v: &mut [Vec<f64>; 3], x: (f64, f64, f64)) {
 
 /// `cargo xtask bench net-udp`.
 pub fn udp(runs: u32, seconds: u64) -> Result<()> {
-    let s = start_servers()?;
+    // Loopback carries more than a board's 1 Gbit/s link, the peer's default bound.
+    let s = start_servers(&["--max-udp-bitrate", "100G"])?;
     let hz = clock_ticks_per_s();
     let directions = [("board-to-host", false), ("host-to-board", true)];
     let mut cells: Vec<UdpCell> = (0..UDP_RATES.len() * 2)
