@@ -16,8 +16,9 @@
 //!   and `make`, for the `/dev/vcio` module (`xtask::vcio`).
 //! - PyPI: `ziglang` (C compiler, musl libc and linker for the zig route, and for the
 //!   host tool's macOS and Windows builds).
-//! - rustup: the `rust-src` component (std sources for `-Zbuild-std`) and the standard
-//!   libraries of the host tool's cross targets (`xtask::host_cross::TARGETS`).
+//! - rustup: the `rust-src` component (std sources for `-Zbuild-std`), `clippy` (the
+//!   lint test, `xtask/tests/lints.rs`) and the standard libraries of the host tool's
+//!   cross targets (`xtask::host_cross::TARGETS`).
 //!
 //! Each step is skipped when already satisfied; `--dry-run` prints the commands only.
 
@@ -163,6 +164,10 @@ pub fn run(dry_run: bool) -> Result<()> {
     }
     if crate::toolchain::rust_src_dir().is_none() {
         step(dry_run, &["rustup", "component", "add", "rust-src"])?;
+    }
+    // xtask/tests/lints.rs runs clippy on a scratch crate with the workspace's lints.
+    if !succeeds("cargo", &["clippy", "--version"]) {
+        step(dry_run, &["rustup", "component", "add", "clippy"])?;
     }
     let have = crate::toolchain::installed_targets();
     for t in crate::host_cross::TARGETS {

@@ -12,7 +12,8 @@
 //!   listed);
 //! - no module cycles between the top-level modules of a crate (`tidy/cycles.rs`; test
 //!   modules, `#[cfg(test)]` ones and `tests.rs` / `tests/` files, are left out);
-//! - README's "## Navigating" names every workspace member;
+//! - README's "## Navigating" names every workspace member, and every member's
+//!   `Cargo.toml` takes the workspace's lints (`[lints] workspace = true`);
 //! - no committed binary (a NUL byte in the first 8 KiB, or an extension such as `.whl`,
 //!   `.so`, `.img`, `.gz`, `.deb`) outside a test-data folder: `fixtures/`, `testdata/`
 //!   or `snapshots/` anywhere in its path;
@@ -176,6 +177,21 @@ fn readme_navigating_names_every_crate() {
     assert_clean(
         "README Navigating",
         files::readme_navigating(r.text("Cargo.toml"), r.text("README.md")),
+    );
+}
+
+#[test]
+fn every_crate_takes_the_workspace_lints() {
+    let r = repo();
+    assert_clean(
+        "workspace lints",
+        files::members(r.text("Cargo.toml"))
+            .iter()
+            .flat_map(|m| {
+                let path = format!("{m}/Cargo.toml");
+                files::takes_workspace_lints(&path, r.text(&path))
+            })
+            .collect(),
     );
 }
 

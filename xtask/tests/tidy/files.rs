@@ -99,6 +99,30 @@ pub fn members(cargo_toml: &str) -> Vec<String> {
         .collect()
 }
 
+/// A member crate's `Cargo.toml` (at `path`) takes the workspace's lints
+/// (`[lints] workspace = true`): without it, `unsafe_code = "deny"` and the SAFETY-comment
+/// lints of the root `[workspace.lints]` do not reach that crate.
+pub fn takes_workspace_lints(path: &str, cargo_toml: &str) -> Vec<Violation> {
+    let t: toml::Table = match cargo_toml.parse() {
+        Ok(t) => t,
+        Err(e) => return vec![Violation::new(path, 1, format!("does not parse: {e}"))],
+    };
+    let inherits = t
+        .get("lints")
+        .and_then(|l| l.get("workspace"))
+        .and_then(toml::Value::as_bool)
+        == Some(true);
+    if inherits {
+        return Vec::new();
+    }
+    vec![Violation::new(
+        path,
+        1,
+        "no `[lints] workspace = true`: add it, so the workspace's lints (unsafe_code, \
+         undocumented_unsafe_blocks) hold in this crate",
+    )]
+}
+
 /// Every workspace member of `cargo_toml` is named (as `` `crates/x` `` or `` `x/` ``) in
 /// the "## Navigating" section of `readme` (up to the next heading).
 pub fn readme_navigating(cargo_toml: &str, readme: &str) -> Vec<Violation> {
@@ -231,6 +255,26 @@ fn toml_comment(line: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_crate_without_the_workspace_lints_is_named() {
+        let ok = "[package]\nname = \"x\"\n\n[lints]\nworkspace = true\n";
+        assert!(takes_workspace_lints("crates/x/Cargo.toml", ok).is_empty());
+        for bad in [
+            "[package]\nname = \"x\"\n",
+            "[package]\nname = \"x\"\n[lints]\nworkspace = false\n",
+            "[package]\nname = \"x\"\n[lints.rust]\nunsafe_code = \"allow\"\n",
+        ] {
+            let v = takes_workspace_lints("crates/x/Cargo.toml", bad);
+            assert_eq!(v.len(), 1, "{bad}");
+            assert_eq!((v[0].path.as_str(), v[0].line), ("crates/x/Cargo.toml", 1));
+            assert!(
+                v[0].message.contains("`[lints] workspace = true`"),
+                "{}",
+                v[0]
+            );
+        }
+    }
 
     #[test]
     fn header_fires_on_a_file_without_one() {
