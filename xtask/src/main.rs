@@ -2,12 +2,27 @@
 //! its module of the library; nothing else lives here.
 #![forbid(unsafe_code)]
 
+use std::process::ExitCode;
+
 use anyhow::Result;
 use clap::Parser;
 use xtask::cli::{Bench, Cli, Verb};
 
-fn main() -> Result<()> {
-    match Cli::parse().verb {
+/// Runs the verb; a failure is one `error: ...` line with its causes (`{:#}`), exit
+/// status 1, never a backtrace (returning the error from `main` would print anyhow's
+/// backtrace whenever `RUST_BACKTRACE=1` is set).
+fn main() -> ExitCode {
+    match run(Cli::parse().verb) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(verb: Verb) -> Result<()> {
+    match verb {
         Verb::Setup { dry_run } => xtask::setup::run(dry_run),
         Verb::Firmware { board, target } => {
             let cpu = match (board, target) {
