@@ -26,6 +26,11 @@ use std::process::Command;
 
 use anyhow::{bail, Result};
 
+/// How long apt waits for another apt or dpkg (a machine's unattended upgrade, a
+/// second terminal) to release its lock instead of failing at once: apt.conf(5)'s
+/// `DPkg::Lock::Timeout`, seconds (apt 1.9.11 and later; Debian 11 on).
+pub const APT_LOCK_WAIT: &str = "DPkg::Lock::Timeout=600";
+
 /// Debian packages the build and tests use.
 pub const APT_PACKAGES: &[&str] = &[
     "qemu-system-arm",
@@ -124,7 +129,7 @@ pub fn run(dry_run: bool) -> Result<()> {
             }
         }
         let mut update = pre.clone();
-        update.extend(["apt-get", "update", "-q"]);
+        update.extend(["apt-get", "update", "-q", "-o", APT_LOCK_WAIT]);
         // An index of an unrelated suite failing (a mirror mid-sync) must not stop the
         // install: apt-get install reports what it really cannot find.
         if let Err(e) = step(dry_run, &update) {
@@ -138,6 +143,8 @@ pub fn run(dry_run: bool) -> Result<()> {
             "install",
             "-y",
             "-q",
+            "-o",
+            APT_LOCK_WAIT,
             "--no-install-recommends",
         ]);
         // One install: with QEMU from bookworm-backports, the rest of QEMU's family
