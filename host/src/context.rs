@@ -96,6 +96,10 @@ pub struct Context {
     /// by a board's PID 1.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub host_run: bool,
+    /// The command that made a host run: `benchboot memory` (a memory step and no
+    /// storage target) or `benchboot storage`; empty for a board's run. Not in the JSON.
+    #[serde(skip)]
+    pub host_command: &'static str,
     /// True once every step of the plan was attempted.
     pub complete: bool,
     /// The SD card's identity from its own registers, one line per card (empty: no SD
@@ -209,10 +213,22 @@ pub fn context(r: &RunResults) -> Context {
         not_recorded,
         run_seconds: s.written_ns.saturating_sub(s.init_started_ns) as f64 / 1e9,
         host_run: r.plan.board == HOST_BOARD,
+        host_command: host_command(r),
         complete: r.complete,
         cards: card_lines(r),
         card_check: card_check_line(r),
         boot_card: boot_card_line(r),
+    }
+}
+
+/// The command that made a host run ([`Context::host_command`]).
+fn host_command(r: &RunResults) -> &'static str {
+    if r.plan.board != HOST_BOARD {
+        ""
+    } else if r.plan.storage.targets.is_empty() && r.plan.memory.is_some() {
+        "benchboot memory"
+    } else {
+        "benchboot storage"
     }
 }
 

@@ -18,6 +18,8 @@ pub fn context_grid(c: &Context) -> Grid {
             "hardware",
             if c.emulated {
                 "EMULATED (QEMU), not a hardware result".into()
+            } else if c.host_run {
+                format!("this computer ({}), not a board", c.host_command)
             } else {
                 "real board".into()
             },
@@ -124,14 +126,18 @@ pub fn context_grid(c: &Context) -> Grid {
 }
 
 /// The run's length in words: from PID 1's start on a board; a host run
-/// (`benchboot storage`) says so, timed from the command's start when recorded.
+/// (`benchboot storage` or `benchboot memory`) says so and which command, timed from the
+/// command's start when recorded.
 pub fn run_length(c: &Context) -> String {
     match (c.host_run, c.run_seconds > 0.0) {
         (false, _) => format!("{:.1} s from PID 1 start", c.run_seconds),
         (true, true) => format!(
-            "{:.1} s, a host run (benchboot storage), not timed from PID 1 start",
-            c.run_seconds
+            "{:.1} s, a host run ({}), not timed from PID 1 start",
+            c.run_seconds, c.host_command
         ),
-        (true, false) => "not recorded: a host run (benchboot storage), no PID 1 start".into(),
+        (true, false) => format!(
+            "not recorded: a host run ({}), no PID 1 start",
+            c.host_command
+        ),
     }
 }

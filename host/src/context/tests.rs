@@ -307,11 +307,31 @@ fn run_length_is_from_pid_1_start_on_a_board_and_says_host_run_on_the_host() {
         value(&context_grid(&c), "run length"),
         "3.2 s, a host run (benchboot storage), not timed from PID 1 start"
     );
+    assert_eq!(
+        value(&context_grid(&c), "hardware"),
+        "this computer (benchboot storage), not a board"
+    );
     // A host document from before the command timed itself: both clocks 0.
     host.system.written_ns = 0;
     assert_eq!(
         value(&context_grid(&context(&host)), "run length"),
         "not recorded: a host run (benchboot storage), no PID 1 start"
+    );
+    // `benchboot memory`'s document: a memory step, no storage target.
+    let mem_plan = crate::memory::plan(benchboot_plan::MemoryPlan::HARDWARE);
+    let mut mem = RunResults::new("host-2".into(), mem_plan, SystemInfo::default());
+    mem.system.written_ns = 1_500_000_000;
+    let g = context_grid(&context(&mem));
+    assert_eq!(
+        (value(&g, "hardware"), value(&g, "run length")),
+        (
+            "this computer (benchboot memory), not a board",
+            "1.5 s, a host run (benchboot memory), not timed from PID 1 start"
+        )
+    );
+    assert_eq!(
+        value(&context_grid(&context(&board)), "hardware"),
+        "real board"
     );
     // The JSON of a board run does not gain the field.
     let json = serde_json::to_string(&context(&board)).unwrap();

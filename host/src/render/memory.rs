@@ -144,10 +144,17 @@ pub fn bandwidth_lines(m: &MemoryResults, mark: &str) -> Vec<String> {
     out
 }
 
+/// Under a latency table of an emulated run: why its "over L1" columns are empty.
+pub const EMULATED_LATENCY: &str = "QEMU (TCG) models no caches: a read costs the same at \
+     every block size, so there is no latency over L1 to see (the columns say `no caches`); \
+     the raw ns/read columns are the speed of the machine running QEMU";
+
 /// One latency table: rows = block size, columns = single and dual random read in ns
 /// over L1 (tinymembench's figures: the fastest repeat less the baseline) and the raw
-/// ns per read of the fastest repeat of each.
-pub fn latency_grid(t: &LatencyTable) -> Grid {
+/// ns per read of the fastest repeat of each. For an emulated run (`emulated`) the over-L1
+/// cells say `no caches` instead of the near-zero differences TCG gives
+/// ([`EMULATED_LATENCY`]).
+pub fn latency_grid(t: &LatencyTable, emulated: bool) -> Grid {
     let mut g = Grid::new(vec![
         "block size".into(),
         "single random read, ns".into(),
@@ -158,10 +165,17 @@ pub fn latency_grid(t: &LatencyTable) -> Grid {
     let cell = |v: Option<f64>| v.map_or("—".into(), |v| format!("{v:.1}"));
     for row in &t.rows {
         let extra = t.extra_ns(row);
+        let over_l1 = |v: Option<f64>| {
+            if emulated {
+                "no caches".into()
+            } else {
+                cell(v)
+            }
+        };
         g.push(vec![
             block_size_label(row.block_bytes),
-            cell(extra.map(|e| e.0)),
-            cell(extra.map(|e| e.1)),
+            over_l1(extra.map(|e| e.0)),
+            over_l1(extra.map(|e| e.1)),
             cell(fastest_per_read_ns(&row.single_ns, t.reads)),
             cell(fastest_per_read_ns(&row.dual_ns, t.reads)),
         ]);
@@ -227,8 +241,11 @@ pub fn memory_blocks(r: &RunResults) -> Vec<Block> {
             pages_label(t.pages),
             t.core
         )));
-        out.push(Block::Grid(latency_grid(t)));
+        out.push(Block::Grid(latency_grid(t, r.emulated)));
         out.push(Block::Text(latency_how(t)));
+        if r.emulated {
+            out.push(Block::Text(EMULATED_LATENCY.into()));
+        }
     }
     let skipped: Vec<String> = m
         .cpu

@@ -204,7 +204,7 @@ fn bandwidth_groups_by_core_set_in_run_order() {
 #[test]
 fn latency_table_has_ns_over_l1_and_raw_ns_per_read() {
     let m = memory();
-    let g = latency_grid(&m.latency[0]);
+    let g = latency_grid(&m.latency[0], false);
     assert_eq!(
         g.header,
         [
@@ -219,6 +219,25 @@ fn latency_table_has_ns_over_l1_and_raw_ns_per_read() {
     assert_eq!(g.rows[1], ["64 MiB", "284.0", "146.0", "288.0", "150.0"]);
     let (single, dual) = repeat_extra_ns(&m.latency[0], &m.latency[0].rows[1]);
     assert_eq!((single, dual), (vec![296.0, 284.0], vec![196.0, 146.0]));
+    // Under QEMU: no caches to see, said instead of near-zero differences.
+    let g = latency_grid(&m.latency[0], true);
+    assert_eq!(g.rows[0], ["1 KiB", "no caches", "no caches", "4.4", "4.6"]);
+    let mut r = memory_run();
+    r.emulated = true;
+    let text: Vec<String> = memory_blocks(&r)
+        .iter()
+        .filter_map(|b| match b {
+            Block::Text(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        text.iter()
+            .filter(|t| t.as_str() == EMULATED_LATENCY)
+            .count(),
+        r.memory.as_ref().unwrap().latency.len(),
+        "{text:?}"
+    );
 }
 
 #[test]
