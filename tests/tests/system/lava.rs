@@ -142,6 +142,26 @@ fn every_job_of_every_board_passes_lava_s_checks() {
     );
 }
 
+/// The board's console lines in LAVA's log that tell of trouble (an error or warning
+/// event, a failure, a retry), at most 60: what a failed verdict's message shows, since
+/// the job's files are gone with the test's temporary folder.
+fn board_trouble(log: &str) -> String {
+    let words = ["error", "fail", "warning", "no lease", "retry", "timed out"];
+    let lines: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("benchboot: "))
+        .filter(|l| {
+            let l = l.to_ascii_lowercase();
+            words.iter().any(|w| l.contains(w))
+        })
+        .take(60)
+        .collect();
+    format!(
+        "the board's console lines of trouble:\n{}",
+        lines.join("\n")
+    )
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -229,12 +249,14 @@ fn lava_runs_the_qemu_job_and_the_document_comes_back_from_its_log() {
     assert_eq!(
         verdict("run.complete").as_deref(),
         Some("pass"),
-        "{verdicts:?}"
+        "{verdicts:?}\n{}",
+        board_trouble(&log)
     );
     assert_eq!(
         verdict("run.errors").as_deref(),
         Some("pass"),
-        "{verdicts:?}"
+        "{verdicts:?}\n{}",
+        board_trouble(&log)
     );
     assert_eq!(verdict("verify.ext4").as_deref(), Some("pass"));
     // The document rebuilt from LAVA's log is the one the board served, byte for byte.
