@@ -467,15 +467,10 @@ fn full_facts_of_the_loopback() {
     assert!(f.mtu.is_some());
 }
 
-/// /proc/net/dev as Linux 6.1 prints it (captured on a Debian machine, names and
-/// counters changed): two header lines, names right-aligned.
-const PROC_NET_DEV: &str = "\
-Inter-|   Receive                                                |  Transmit
- face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed
-    lo:     1344      16    0    0    0     0          0         0     1344      16    0    0    0     0       0          0
-  usb1:        0       0    0    0    0     0          0         0     3280      10    0    7    0     0       0          0
-  eth0: 741246073   19442    1    2    0     0          0         0   863213   11319    3    4    0     0       0          0
-";
+/// /proc/net/dev as Linux 6.1 prints it: the capture `crates/netbench`'s link-fact
+/// tests parse.
+const PROC_NET_DEV: &str =
+    include_str!("../../../crates/netbench/src/link_facts/testdata/proc_net_dev.txt");
 
 #[test]
 fn a_failed_links_message_says_what_each_end_saw() {

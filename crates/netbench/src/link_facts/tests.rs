@@ -79,14 +79,9 @@ fn sysfs_facts_of_a_link_up_and_down() {
 }
 
 /// /proc/net/dev as Linux 6.1 prints it (captured on a Debian machine, names and
-/// counters changed): two header lines, names right-aligned.
-const PROC_NET_DEV: &str = "\
-Inter-|   Receive                                                |  Transmit
- face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed
-    lo:     1344      16    0    0    0     0          0         0     1344      16    0    0    0     0       0          0
-  usb1:        0       0    0    0    0     0          0         0     3280      10    0    7    0     0       0          0
-  eth0: 741246073   19442    1    2    0     0          0         0   863213   11319    3    4    0     0       0          0
-";
+/// counters changed): two header lines, names right-aligned. The firmware's link tests
+/// read the same capture.
+const PROC_NET_DEV: &str = include_str!("testdata/proc_net_dev.txt");
 
 #[test]
 fn proc_net_dev_gives_each_interface_its_counters() {
