@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use benchboot_card as card;
 use benchboot_results::text::{escape, escape_json, escape_lines};
 use benchboot_results::RunResults;
@@ -70,9 +70,27 @@ pub struct RunsArgs {
     /// damaged database is moved aside as benchboot.db.damaged-<time>.
     #[arg(long)]
     pub reindex: bool,
-    /// Print the runs as a JSON array.
+    /// Print the runs as a JSON array (same as `--format json`).
     #[arg(long)]
     pub json: bool,
+    /// Output format: a table, JSON, Markdown, or HTML (one page with every run's
+    /// headline figures, each run's report written beside it; needs `-o FILE`).
+    #[arg(long, value_enum, default_value_t = RunsFormat::Table)]
+    pub format: RunsFormat,
+    /// Write the output to FILE instead of printing it (`--format html`: the page, its
+    /// runs' reports beside it).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// `benchboot runs --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum RunsFormat {
+    #[default]
+    Table,
+    Json,
+    Markdown,
+    Html,
 }
 
 /// `benchboot collect`: collects, prints the warnings (partial, emulated) on stderr and
@@ -132,8 +150,47 @@ pub fn run_runs(args: &RunsArgs) -> Result<()> {
             eprintln!("{l}");
         }
     }
-    print!("{}", runs(args.store.as_deref(), args.json)?);
-    Ok(())
+    let format = if args.json {
+        RunsFormat::Json
+    } else {
+        args.format
+    };
+    let emit = |text: &str| -> Result<()> {
+        match &args.out {
+            Some(path) => {
+                crate::atomic_file::write(path, text)?;
+                eprintln!("wrote {}", path.display());
+            }
+            None => print!("{text}"),
+        }
+        Ok(())
+    };
+    match format {
+        RunsFormat::Table | RunsFormat::Json => {
+            emit(&runs(args.store.as_deref(), format == RunsFormat::Json)?)
+        }
+        RunsFormat::Markdown | RunsFormat::Html => {
+            let dir = store::default_dir(args.store.as_deref())?;
+            let rows = match Store::open_existing(&dir)? {
+                Some(s) => s.list()?,
+                None => Vec::new(),
+            };
+            if format == RunsFormat::Markdown {
+                let page: Vec<_> = rows.iter().map(crate::runs_page::PageRun::of).collect();
+                return emit(&crate::runs_page::document(&page, &dir).markdown());
+            }
+            let Some(out) = &args.out else {
+                bail!(
+                    "--format html writes a page and a report per run: name the page with \
+                     -o FILE (e.g. -o runs/index.html)"
+                );
+            };
+            for f in crate::runs_page::write(&rows, &dir, out)? {
+                eprintln!("wrote {}", f.display());
+            }
+            Ok(())
+        }
+    }
 }
 
 /// Where to collect from and where to store.
@@ -531,31 +588,9 @@ pub fn runs(store_dir: Option<&Path>, json: bool) -> Result<String> {
             escape(&r.kernel).into_owned(),
             state,
             r.counts.measurements().to_string(),
-            utc(r.collected_at),
+            crate::units::utc(r.collected_at),
             escape(&r.source).into_owned(),
         ]);
     }
     Ok(format!("{t}\nstore {}\n", dir.display()))
-}
-
-/// `YYYY-MM-DD HH:MM` in UTC of a unix time in seconds (proleptic Gregorian calendar).
-pub fn utc(unix_s: i64) -> String {
-    let c = crate::units::civil_utc(unix_s);
-    format!(
-        "{:04}-{:02}-{:02} {:02}:{:02}",
-        c.year, c.month, c.day, c.hour, c.minute
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn utc_dates() {
-        assert_eq!(utc(0), "1970-01-01 00:00");
-        assert_eq!(utc(951_782_400), "2000-02-29 00:00");
-        assert_eq!(utc(1_700_000_000), "2023-11-14 22:13");
-        assert_eq!(utc(-60), "1969-12-31 23:59");
-    }
 }

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::figure::{Key, LinkClass, Section, Stat};
 use crate::reference::{self, LinkMatch, RefData, RefLink, Reference};
-use crate::report::OutputArgs;
+use crate::report::{Format, OutputArgs};
 use memory::EMULATED_CAVEAT;
 use rank_test::{mann_whitney, MannWhitney};
 
@@ -549,7 +549,8 @@ pub struct CompareArgs {
 /// Runs `benchboot compare`: prints the comparison; plot paths go to stderr.
 pub fn run(args: &CompareArgs) -> Result<()> {
     if args.list_references {
-        print!("{}", output::references_text(args.output.format())?);
+        args.output
+            .emit(&output::references_text(args.output.format())?)?;
         return Ok(());
     }
     let runs = args
@@ -563,7 +564,12 @@ pub fn run(args: &CompareArgs) -> Result<()> {
         .map(|n| reference::find(n))
         .collect::<Result<Vec<_>>>()?;
     let c = compare(&runs, &refs)?;
-    print!("{}", output::render(&c, args.output.format())?);
+    let text = match (args.output.format(), &args.output.out) {
+        // On a terminal the tables fit its width (long cells wrapped).
+        (Format::Table, None) => output::document(&c).text_width(crate::doc::terminal_width()),
+        (format, _) => output::render(&c, format)?,
+    };
+    args.output.emit(&text)?;
     if let Some(dir) = &args.output.plots {
         for f in output::compare_plots(&c, dir)? {
             eprintln!("plot {}", f.display());

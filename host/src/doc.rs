@@ -9,7 +9,9 @@
 use std::fmt;
 
 use benchboot_results::text::{escape, escape_lines};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, ContentArrangement, Table};
+
+use crate::chart::PlotFigure;
 
 /// A table: a header row and rows of cells, all text. Columns from `left_columns` on
 /// are right-aligned (numbers).
@@ -19,6 +21,20 @@ pub struct Grid {
     pub rows: Vec<Vec<String>>,
     /// How many leading columns are labels (left-aligned).
     pub left_columns: usize,
+    /// A link per row (parallel to `rows`; shorter is fine): the HTML page puts it on
+    /// the row's first cell. The terminal and Markdown leave links out.
+    pub links: Vec<Option<String>>,
+    /// Cells with a [`Tone`], as (row, column, tone): the HTML page colours them.
+    pub tones: Vec<(usize, usize, Tone)>,
+}
+
+/// How a cell's figure reads against the rank test (compare's ratio cells).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    /// The Mann–Whitney test says the difference is significant (p below the level).
+    Significant,
+    /// The test ran and cannot tell the two apart.
+    Undecided,
 }
 
 impl Grid {
@@ -28,7 +44,17 @@ impl Grid {
             header,
             rows: Vec::new(),
             left_columns: 1,
+            links: Vec::new(),
+            tones: Vec::new(),
         }
+    }
+
+    /// The [`Tone`] of the cell at `row`, `column`, if any.
+    pub fn tone(&self, row: usize, column: usize) -> Option<Tone> {
+        self.tones
+            .iter()
+            .find(|(r, c, _)| (*r, *c) == (row, column))
+            .map(|t| t.2)
     }
 
     /// Appends one row (cells as text).
@@ -37,13 +63,14 @@ impl Grid {
     }
 
     /// The terminal table (UTF-8 borders), label columns left, numbers right; cells
-    /// through [`escape_lines`].
+    /// through [`escape_lines`]. Natural width whatever stdout is (no terminal
+    /// detection: the same text in a pipe, a test and a terminal).
     pub fn table(&self) -> Table {
         let cells = |row: &[String]| -> Vec<String> {
             row.iter().map(|c| escape_lines(c).into_owned()).collect()
         };
         let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED);
+        t.force_no_tty().load_preset(UTF8_FULL_CONDENSED);
         t.set_header(cells(&self.header));
         for row in &self.rows {
             t.add_row(cells(row));
@@ -87,6 +114,18 @@ impl Grid {
     }
 }
 
+/// The width of the terminal stdout is, in columns; `None` when stdout is not a
+/// terminal (a pipe or a file gets tables at their natural width).
+pub fn terminal_width() -> Option<u16> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    let mut probe = Table::new();
+    probe.set_content_arrangement(ContentArrangement::Dynamic);
+    probe.width()
+}
+
 impl fmt::Display for Grid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.table())
@@ -94,7 +133,7 @@ impl fmt::Display for Grid {
 }
 
 /// One piece of a report.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Block {
     /// The report's title (Markdown `#`).
     Title(String),
@@ -110,10 +149,13 @@ pub enum Block {
     /// Lines whose columns line up (tinymembench's `label : figure` shape): printed as
     /// they are, in Markdown a fenced `text` block.
     Pre(Vec<String>),
+    /// A plot, drawn inline by the HTML page only: the terminal and Markdown leave it
+    /// out (`--plots DIR` writes it as files).
+    Figure(Box<PlotFigure>),
 }
 
 /// A whole report or comparison.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Doc {
     pub blocks: Vec<Block>,
 }
@@ -127,8 +169,16 @@ impl Doc {
         self.blocks.extend(bs);
     }
 
-    /// Terminal text: tables drawn with comfy-table, all text through [`escape_lines`].
+    /// Terminal text: tables drawn with comfy-table at their natural width, all text
+    /// through [`escape_lines`].
     pub fn text(&self) -> String {
+        self.text_width(None)
+    }
+
+    /// [`Doc::text`] with every table fitted to `width` columns (long cells wrapped at
+    /// word boundaries, comfy-table's dynamic arrangement); `None`: natural width. Text
+    /// paragraphs are not wrapped (the terminal does that).
+    pub fn text_width(&self, width: Option<u16>) -> String {
         let mut out = String::new();
         for b in &self.blocks {
             match b {
@@ -147,7 +197,12 @@ impl Doc {
                     }
                 }
                 Block::Grid(g) => {
-                    out.push_str(&g.to_string());
+                    let mut t = g.table();
+                    if let Some(w) = width {
+                        t.set_content_arrangement(ContentArrangement::Dynamic)
+                            .set_width(w);
+                    }
+                    out.push_str(&t.to_string());
                     out.push('\n');
                 }
                 Block::Pre(lines) => {
@@ -156,6 +211,7 @@ impl Doc {
                         out.push('\n');
                     }
                 }
+                Block::Figure(_) => {}
             }
         }
         out
@@ -192,6 +248,7 @@ impl Doc {
                     }
                     out.push_str("```\n\n");
                 }
+                Block::Figure(_) => {}
             }
         }
         out

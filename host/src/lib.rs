@@ -2,6 +2,7 @@
 #![forbid(unsafe_code)]
 
 pub mod atomic_file;
+pub mod chart;
 pub mod collect;
 pub mod compare;
 pub mod console_log;
@@ -17,6 +18,7 @@ pub mod figure;
 pub mod flash;
 pub mod from_log;
 pub mod got;
+pub mod html;
 pub mod log;
 #[cfg(unix)]
 pub mod memory;
@@ -31,6 +33,7 @@ pub mod reference;
 pub mod relay;
 pub mod render;
 pub mod report;
+pub mod runs_page;
 #[cfg(unix)]
 pub mod storage;
 pub mod store;

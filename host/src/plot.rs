@@ -15,7 +15,7 @@ use std::sync::Once;
 use anyhow::{anyhow, Context as _, Result};
 use benchboot_plan::Mode;
 use benchboot_results::text::escape;
-use benchboot_results::{Direction, RunResults, Summary};
+use benchboot_results::{Direction, RunResults};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
@@ -27,6 +27,8 @@ use crate::render::{
 use crate::units::block_size_label;
 
 pub mod memory;
+
+pub use crate::chart::{Chart, FigureSection, PlotFigure, Point, Series, XAxis};
 
 /// Font family name the plots use (registered once from the bundled DejaVu Sans).
 const FONT: &str = "sans-serif";
@@ -54,74 +56,54 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(23, 190, 207),
 ];
 
-/// One point in chart units (x: log2 of bytes for [`XAxis::Log2Bytes`]): `y` is the
-/// median, `lo`..`hi` the spread drawn as a whisker.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Point {
-    pub x: f64,
-    pub y: f64,
-    pub lo: f64,
-    pub hi: f64,
-}
-
-impl Point {
-    /// One value at `x`, no spread.
-    pub fn single(x: f64, y: f64) -> Point {
-        Point { x, y, lo: y, hi: y }
+/// `chart` with every y, lo and hi as its log10 (points at or below 0 left out, since a
+/// log axis has no place for them) and the y axis named so.
+pub fn log10_chart(chart: &Chart) -> Chart {
+    let mut c = chart.clone();
+    c.y_desc = format!("{} (log10 scale)", chart.y_desc);
+    c.y_max = None;
+    for s in &mut c.series {
+        s.points = s
+            .points
+            .iter()
+            .filter(|p| p.y > 0.0)
+            .map(|p| Point {
+                x: p.x,
+                y: p.y.log10(),
+                lo: if p.lo > 0.0 { p.lo } else { p.y }.log10(),
+                hi: p.hi.max(p.y).log10(),
+            })
+            .collect();
     }
+    c
+}
 
-    /// The median and min–max of `values` at `x`; `None` for no values.
-    pub fn of(x: f64, values: &[f64]) -> Option<Point> {
-        Summary::of(values).map(|s| Point {
-            x,
-            y: s.median,
-            lo: s.min,
-            hi: s.max,
-        })
+/// A y tick of a log10 axis: 10^y at whole decades ("0.01", "1", "1000"), else no label.
+fn decade_label(y: f64) -> String {
+    let r = y.round();
+    if (y - r).abs() > 1e-6 {
+        return String::new();
     }
-}
-
-/// One line of a chart.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Series {
-    pub label: String,
-    pub points: Vec<Point>,
-}
-
-/// How the x axis reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum XAxis {
-    /// x is log2(bytes); ticks print as block sizes ("8 B", "4 KiB").
-    Log2Bytes,
-    /// Plain numbers.
-    Linear,
-}
-
-/// One panel: a title, axes and its lines.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Chart {
-    pub title: String,
-    pub x_desc: String,
-    pub y_desc: String,
-    pub x_axis: XAxis,
-    /// Top of the y axis; `None`: fit the data with room for the legend.
-    pub y_max: Option<f64>,
-    /// Legend in the upper right corner instead of the upper left.
-    pub legend_right: bool,
-    pub series: Vec<Series>,
-}
-
-/// Image formats written for every plot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ImageFormat {
-    Png,
-    Svg,
+    let v = 10f64.powi(r as i32);
+    if r < 0.0 {
+        format!("{v:.*}", (-r) as usize)
+    } else {
+        format!("{v:.0}")
+    }
 }
 
 fn draw_chart<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     chart: &Chart,
+    log_y: bool,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let logged;
+    let chart = if log_y {
+        logged = log10_chart(chart);
+        &logged
+    } else {
+        chart
+    };
     let points = || chart.series.iter().flat_map(|s| s.points.iter());
     let (mut x0, mut x1) =
         points().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.x), b.max(p.x)));
@@ -144,9 +126,19 @@ fn draw_chart<DB: DrawingBackend>(
         XAxis::Log2Bytes => 1.1,
         XAxis::Linear => 1.15 + 0.06 * chart.series.len() as f64,
     };
-    let y1 = chart
-        .y_max
-        .unwrap_or(if y1 > 0.0 { y1 * headroom } else { 1.0 });
+    let (y0, y1) = if log_y {
+        // Whole decades from below the lowest point to above the highest, with room
+        // for the legend.
+        let lo = points().fold(f64::MAX, |m, p| m.min(p.lo).min(p.y));
+        let lo = if lo == f64::MAX { 0.0 } else { lo.floor() };
+        let hi = y1.max(lo + 1.0);
+        (lo, hi + 0.15 * (hi - lo) + 0.1 * chart.series.len() as f64)
+    } else {
+        let top = chart
+            .y_max
+            .unwrap_or(if y1 > 0.0 { y1 * headroom } else { 1.0 });
+        (0.0, top)
+    };
     let mut c = ChartBuilder::on(area)
         .caption(
             escape(&chart.title),
@@ -155,7 +147,7 @@ fn draw_chart<DB: DrawingBackend>(
         .margin(12)
         .x_label_area_size(44)
         .y_label_area_size(64)
-        .build_cartesian_2d((x0 - pad)..(x1 + pad), 0.0..y1)?;
+        .build_cartesian_2d((x0 - pad)..(x1 + pad), y0..y1)?;
     // Every tick labelled where there is room (about 48 px per label), else every 2nd...
     let ticks = (x1 - x0).round().max(1.0);
     let step = ((48.0 * ticks / f64::from(area.dim_in_pixel().0.max(1))).ceil()).max(1.0);
@@ -179,8 +171,13 @@ fn draw_chart<DB: DrawingBackend>(
         XAxis::Log2Bytes => ((x1 - x0).round() as usize + 1).clamp(2, 24),
         XAxis::Linear => 10,
     };
-    c.configure_mesh()
-        .x_desc(escape(&chart.x_desc))
+    let fmt_y = |y: &f64| decade_label(*y);
+    let mut mesh = c.configure_mesh();
+    if log_y {
+        mesh.y_labels(((y1 - y0).ceil() as usize + 1).clamp(2, 12))
+            .y_label_formatter(&fmt_y);
+    }
+    mesh.x_desc(escape(&chart.x_desc))
         .y_desc(escape(&chart.y_desc))
         .x_labels(x_labels)
         .x_label_formatter(&fmt_x)
@@ -224,6 +221,7 @@ fn draw_all<DB: DrawingBackend>(
     title: &str,
     panels: &[Chart],
     columns: usize,
+    log_y: bool,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     root.fill(&WHITE)?;
     let body = root.titled(
@@ -233,7 +231,7 @@ fn draw_all<DB: DrawingBackend>(
     let cols = columns.clamp(1, panels.len().max(1));
     let rows = panels.len().div_ceil(cols).max(1);
     for (area, chart) in body.split_evenly((rows, cols)).iter().zip(panels) {
-        draw_chart(area, chart)?;
+        draw_chart(area, chart, log_y)?;
     }
     root.present()
 }
@@ -245,17 +243,12 @@ fn size(n: usize, columns: usize) -> (u32, u32) {
     ((560 * cols).max(960) as u32, (60 + 420 * rows) as u32)
 }
 
-/// Draws `panels` under `title` into `<dir>/<stem>.png` and `.svg`; returns both paths.
+/// Draws each figure into `<dir>/<stem>.png` and `.svg` (linear y axes); returns the
+/// paths, two per figure.
 ///
 /// # Errors
-/// When the folder cannot be created or a file written.
-pub fn write_figure(
-    dir: &Path,
-    stem: &str,
-    title: &str,
-    panels: &[Chart],
-    columns: usize,
-) -> Result<Vec<PathBuf>> {
+/// When `dir` is a file, or the folder cannot be created or a file written.
+pub fn write_figures(dir: &Path, figures: &[PlotFigure]) -> Result<Vec<PathBuf>> {
     fonts();
     if dir.exists() && !dir.is_dir() {
         anyhow::bail!(
@@ -265,36 +258,45 @@ pub fn write_figure(
     }
     std::fs::create_dir_all(dir)
         .with_context(|| format!("creating the plot folder {}", dir.display()))?;
-    let wh = size(panels.len(), columns);
     let mut out = Vec::new();
-    for fmt in [ImageFormat::Png, ImageFormat::Svg] {
-        let path = dir.join(format!(
-            "{stem}.{}",
-            if fmt == ImageFormat::Png {
-                "png"
-            } else {
-                "svg"
-            }
-        ));
-        let result = match fmt {
-            ImageFormat::Png => draw_all(
-                BitMapBackend::new(&path, wh).into_drawing_area(),
-                title,
-                panels,
-                columns,
-            )
-            .map_err(|e| anyhow!("{e}")),
-            ImageFormat::Svg => draw_all(
-                SVGBackend::new(&path, wh).into_drawing_area(),
-                title,
-                panels,
-                columns,
-            )
-            .map_err(|e| anyhow!("{e}")),
-        };
-        result.with_context(|| format!("drawing {}", path.display()))?;
-        out.push(path);
+    for f in figures {
+        let wh = size(f.panels.len(), f.columns);
+        let png = dir.join(format!("{}.png", f.stem));
+        draw_all(
+            BitMapBackend::new(&png, wh).into_drawing_area(),
+            &f.title,
+            &f.panels,
+            f.columns,
+            false,
+        )
+        .map_err(|e| anyhow!("{e}"))
+        .with_context(|| format!("drawing {}", png.display()))?;
+        out.push(png);
+        let svg = dir.join(format!("{}.svg", f.stem));
+        let text = svg_string(f, false)?;
+        std::fs::write(&svg, text).with_context(|| format!("writing {}", svg.display()))?;
+        out.push(svg);
     }
+    Ok(out)
+}
+
+/// `figure` as one SVG document (UTF-8 text), the y axes linear or, with `log_y`, log10.
+/// Text is drawn as `<text>` in the `sans-serif` family, so a browser uses its own font.
+///
+/// # Errors
+/// When plotters fails to draw (it does not for finite data; the error is passed on).
+pub fn svg_string(figure: &PlotFigure, log_y: bool) -> Result<String> {
+    fonts();
+    let mut out = String::new();
+    draw_all(
+        SVGBackend::with_string(&mut out, size(figure.panels.len(), figure.columns))
+            .into_drawing_area(),
+        &figure.title,
+        &figure.panels,
+        figure.columns,
+        log_y,
+    )
+    .map_err(|e| anyhow!("drawing {}: {e}", figure.stem))?;
     Ok(out)
 }
 
@@ -362,14 +364,19 @@ pub fn storage_chart(r: &RunResults, mode: Mode, dir: Direction) -> Chart {
     }
 }
 
-/// Every plot of a report into `dir`: `<run>-storage-<mode>-<direction>` per mode and
-/// direction, `<run>-net-<link>` per network link and `<run>-memory-latency`, each as
-/// PNG and SVG.
+/// Every plot of a report into `dir` ([`report_figures`], each as PNG and SVG).
 /// Returns the files written.
 ///
 /// # Errors
 /// When a file cannot be written.
 pub fn report_plots(r: &RunResults, dir: &Path) -> Result<Vec<PathBuf>> {
+    write_figures(dir, &report_figures(r))
+}
+
+/// Every figure of a report, in the report's order: `<run>-storage-<mode>-<direction>`
+/// per mode and direction, `<run>-net-<link>` per network link with TCP runs and
+/// `<run>-memory-latency`.
+pub fn report_figures(r: &RunResults) -> Vec<PlotFigure> {
     let stem = file_stem(&r.run_id);
     let pre = emulated_prefix(r.emulated);
     let mut out = Vec::new();
@@ -385,17 +392,18 @@ pub fn report_plots(r: &RunResults, dir: &Path) -> Result<Vec<PathBuf>> {
                 direction_title(dir_).to_lowercase(),
                 mode.name()
             );
-            out.extend(write_figure(
-                dir,
-                &format!(
+            out.push(PlotFigure {
+                stem: format!(
                     "{stem}-storage-{}-{}",
                     mode.name(),
                     direction_title(dir_).to_lowercase()
                 ),
-                &title,
-                &[chart],
-                1,
-            )?);
+                title,
+                panels: vec![chart],
+                columns: 1,
+                section: FigureSection::Storage,
+                log_y_toggle: true,
+            });
         }
     }
     // Every link with a TCP run, once each (gadget functions and wired links alike),
@@ -481,21 +489,30 @@ pub fn report_plots(r: &RunResults, dir: &Path) -> Result<Vec<PathBuf>> {
                 ""
             }
         );
-        out.extend(write_figure(
-            dir,
-            &format!("{stem}-net-{}", file_stem(link)),
-            &title,
-            &[throughput, cpu],
-            1,
-        )?);
+        out.push(PlotFigure {
+            stem: format!("{stem}-net-{}", file_stem(link)),
+            title,
+            panels: vec![throughput, cpu],
+            columns: 1,
+            section: FigureSection::Network,
+            log_y_toggle: false,
+        });
     }
-    out.extend(memory::memory_plots(r, dir)?);
-    Ok(out)
+    out.extend(memory::memory_figure(r));
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_log_axis_labels_whole_decades_only() {
+        let labels: Vec<String> = [-2.0, -1.0, 0.0, 0.5, 3.0, 3.0000000001]
+            .map(decade_label)
+            .to_vec();
+        assert_eq!(labels, ["0.01", "0.1", "1", "", "1000", "1000"]);
+    }
 
     /// The render tests' run: TCP over the gadget link `ncm` and the wired link `eth`
     /// (interleaved in the document), none over `usb-eth`.

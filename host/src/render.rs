@@ -12,6 +12,7 @@ use benchboot_results::{
     a1_verdict, DeviceReadKind, Direction, HealthScope, RandomOp, RunResults, StepHealth, Summary,
 };
 
+use crate::chart::{FigureSection, PlotFigure};
 use crate::context::{self, context, context_grid, warnings};
 use crate::doc::{Block, Doc, Grid};
 use crate::units::{block_size_label, duration_label_ms, size_label};
@@ -381,6 +382,18 @@ pub fn has_storage(r: &RunResults) -> bool {
 /// checks, storage tables, device reads, IOPS and A1, network, WiFi, verification,
 /// disks and census.
 pub fn document(r: &RunResults) -> Doc {
+    document_with_figures(r, &[])
+}
+
+/// [`document`] with `figures` placed as [`Block::Figure`]s after the tables of their
+/// section (memory, storage, network and WiFi), in their order: the HTML page's content.
+pub fn document_with_figures(r: &RunResults, figures: &[PlotFigure]) -> Doc {
+    let of = |section: FigureSection| {
+        figures
+            .iter()
+            .filter(move |f| f.section == section)
+            .map(|f| Block::Figure(Box::new(f.clone())))
+    };
     let mut d = Doc::default();
     d.push(Block::Title(format!(
         "benchboot report: run {} on {}",
@@ -423,14 +436,17 @@ pub fn document(r: &RunResults) -> Doc {
         ));
     }
     d.extend(memory::memory_blocks(r));
+    d.extend(of(FigureSection::Memory));
     d.extend(clock::clock_blocks(r));
     if has_storage(r) {
         d.extend(storage_blocks(r));
     }
+    d.extend(of(FigureSection::Storage));
     if has_network(&r.network) {
         d.extend(network_blocks(&r.network, &r.health, r.emulated));
     }
     d.extend(wifi::blocks::wifi_blocks(&r.network, r.emulated));
+    d.extend(of(FigureSection::Network));
     let commands = command_lines(r);
     if !commands.is_empty() {
         d.push(Block::Heading("Your commands".into()));

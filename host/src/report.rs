@@ -24,6 +24,9 @@ pub enum Format {
     Csv,
     /// The summaries as JSON, for scripts.
     Json,
+    /// One self-contained HTML page, plots inline as SVG (`-o FILE`; see
+    /// [`crate::html`]).
+    Html,
 }
 
 /// `benchboot report` arguments.
@@ -52,6 +55,10 @@ pub struct OutputArgs {
     /// Also draw plots (PNG and SVG) into this folder (created if missing).
     #[arg(long, value_name = "DIR")]
     pub plots: Option<PathBuf>,
+    /// Write the output to FILE (whole or not at all: a temp file renamed over it)
+    /// instead of printing it.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 impl OutputArgs {
@@ -62,6 +69,29 @@ impl OutputArgs {
         } else {
             self.format
         }
+    }
+
+    /// Prints `text`, or with `-o FILE` writes it there whole ([`crate::atomic_file`]),
+    /// naming the file on stderr.
+    ///
+    /// # Errors
+    /// `-o` names a folder, or the file cannot be written.
+    pub fn emit(&self, text: &str) -> Result<()> {
+        match &self.out {
+            None => print!("{text}"),
+            Some(path) => {
+                if path.is_dir() {
+                    bail!(
+                        "-o {}: is a folder; name a file (e.g. {})",
+                        path.display(),
+                        path.join("report.html").display()
+                    );
+                }
+                crate::atomic_file::write(path, text)?;
+                eprintln!("wrote {}", path.display());
+            }
+        }
+        Ok(())
     }
 }
 
@@ -163,6 +193,10 @@ pub fn render(r: &RunResults, format: Format) -> Result<String> {
             // C1 and bidi characters as JSON escapes: the same values, safe to print.
             benchboot_results::text::escape_json(&s).into_owned() + "\n"
         }
+        Format::Html => crate::html::page(&crate::render::document_with_figures(
+            r,
+            &crate::plot::report_figures(r),
+        ))?,
     })
 }
 
@@ -170,7 +204,12 @@ pub fn render(r: &RunResults, format: Format) -> Result<String> {
 /// stderr, so stdout stays parseable).
 pub fn run(args: &ReportArgs) -> Result<()> {
     let (_, r) = load_run_in(&args.run, args.store.as_deref())?;
-    print!("{}", render(&r, args.output.format())?);
+    let text = match (args.output.format(), &args.output.out) {
+        // On a terminal the tables fit its width (long cells wrapped).
+        (Format::Table, None) => document(&r).text_width(crate::doc::terminal_width()),
+        (format, _) => render(&r, format)?,
+    };
+    args.output.emit(&text)?;
     if let Some(dir) = &args.output.plots {
         let files = crate::plot::report_plots(&r, dir)?;
         for f in files {

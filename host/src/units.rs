@@ -75,6 +75,15 @@ pub struct Civil {
     pub second: u32,
 }
 
+/// `YYYY-MM-DD HH:MM` in UTC of a unix time in seconds (proleptic Gregorian calendar).
+pub fn utc(unix_s: i64) -> String {
+    let c = civil_utc(unix_s);
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}",
+        c.year, c.month, c.day, c.hour, c.minute
+    )
+}
+
 /// `unix_s` (seconds since 1970, UTC) as a calendar date and time.
 pub fn civil_utc(unix_s: i64) -> Civil {
     let (days, secs) = (unix_s.div_euclid(86_400), unix_s.rem_euclid(86_400));
@@ -100,6 +109,14 @@ pub fn civil_utc(unix_s: i64) -> Civil {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc(0), "1970-01-01 00:00");
+        assert_eq!(utc(951_782_400), "2000-02-29 00:00");
+        assert_eq!(utc(1_700_000_000), "2023-11-14 22:13");
+        assert_eq!(utc(-60), "1969-12-31 23:59");
+    }
 
     #[test]
     fn block_size_labels() {

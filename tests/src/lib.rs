@@ -1,9 +1,10 @@
 //! Shared helpers for the system tests (`tests/system/`): image inspection with the real
-//! tools, ([`checks`]) what every QEMU tier asserts of its run, ([`needs`]) what a test
-//! does when the machine lacks a tool (fail under CI, skip elsewhere) and ([`slot`]) the
-//! one QEMU slot of the test process.
+//! tools, ([`browser`]) pages opened in headless chromium, ([`checks`]) what every QEMU
+//! tier asserts of its run, ([`needs`]) what a test does when the machine lacks a tool
+//! (fail under CI, skip elsewhere) and ([`slot`]) the one QEMU slot of the test process.
 #![forbid(unsafe_code)]
 
+pub mod browser;
 pub mod checks;
 pub mod needs;
 pub mod slot;

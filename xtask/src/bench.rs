@@ -293,6 +293,44 @@ fn median(v: &[f64]) -> f64 {
     Summary::of(v).map_or(0.0, |s| s.median)
 }
 
+/// The paired sign test of `a` against `b` (run `i` of each met the same machine
+/// state): how many of the `n` untied pairs have `a[i] < b[i]`, and the exact two-sided
+/// binomial p of that count under "neither tool is faster" (p = 0.5 per pair; Conover,
+/// *Practical Nonparametric Statistics*, 3rd ed., 3.4). A gap that keeps its sign in 8
+/// of 9 runs gives p = 0.039: a difference of method; 7 of 9 (p = 0.18) is noise this
+/// many runs cannot split.
+pub fn sign_test(a: &[f64], b: &[f64]) -> (usize, usize, f64) {
+    let pairs: Vec<(f64, f64)> = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (*x, *y))
+        .filter(|(x, y)| x != y)
+        .collect();
+    let n = pairs.len();
+    let below = pairs.iter().filter(|(x, y)| x < y).count();
+    let k = below.min(n - below);
+    // P(X <= k) for X ~ Binomial(n, 1/2), doubled, at most 1.
+    let mut c = 1.0f64; // C(n, 0)
+    let mut tail = 0.0;
+    for i in 0..=k {
+        if i > 0 {
+            c = c * (n + 1 - i) as f64 / i as f64;
+        }
+        tail += c;
+    }
+    let p = (2.0 * tail / 2f64.powi(n as i32)).min(1.0);
+    (below, n, p)
+}
+
+/// [`sign_test`] as a column: `2/9 p=0.18` (benchboot below the other tool in 2 of 9
+/// runs); `-` without pairs.
+pub fn sign_text(a: &[f64], b: &[f64]) -> String {
+    match sign_test(a, b) {
+        (_, 0, _) => "-".into(),
+        (below, n, p) => format!("{below}/{n} p={p:.2}"),
+    }
+}
+
 pub fn storage(dir: Option<PathBuf>, runs: u32) -> Result<()> {
     let dir = dir.unwrap_or_else(|| crate::target_dir().join("bench"));
     std::fs::create_dir_all(&dir)?;
@@ -329,7 +367,7 @@ pub fn storage(dir: Option<PathBuf>, runs: u32) -> Result<()> {
         stamped.saturating_sub(plain) as f64 / block_ns * 100.0
     );
     println!(
-        "{:>7} {:>6} {:>5} {:>11} {:>11} {:>11} {:>8} {:>8}  {:>11} {:>11}",
+        "{:>7} {:>6} {:>5} {:>11} {:>11} {:>11} {:>8} {:>8}  {:>11} {:>11}  {:>12} {:>12}",
         "block",
         "mode",
         "dir",
@@ -339,7 +377,9 @@ pub fn storage(dir: Option<PathBuf>, runs: u32) -> Result<()> {
         "bb/dd",
         "bb/fio",
         "bb/dd runs",
-        "bb/fio runs"
+        "bb/fio runs",
+        "bb<dd sign",
+        "bb<fio sign"
     );
     for mode in [Mode::Sync, Mode::Direct] {
         for bs in BLOCK_SIZES {
@@ -388,7 +428,7 @@ pub fn storage(dir: Option<PathBuf>, runs: u32) -> Result<()> {
                 let (bb, dds, fios) = (&bb[k], &dds[k], &fios[k]);
                 let (b, x, f) = (median(bb), median(dds), median(fios));
                 println!(
-                    "{:>7} {:>6} {:>5} {:>11.2} {:>11.2} {:>11.2} {:>8.3} {:>8.3}  {:>11} {:>11}",
+                    "{:>7} {:>6} {:>5} {:>11.2} {:>11.2} {:>11.2} {:>8.3} {:>8.3}  {:>11} {:>11}  {:>12} {:>12}",
                     bs,
                     mode.name(),
                     if d == Direction::Write {
@@ -402,7 +442,9 @@ pub fn storage(dir: Option<PathBuf>, runs: u32) -> Result<()> {
                     b / x,
                     b / f,
                     ratio_range(bb, dds),
-                    ratio_range(bb, fios)
+                    ratio_range(bb, fios),
+                    sign_text(bb, dds),
+                    sign_text(bb, fios)
                 );
                 if bs == 8 {
                     // Per-call cost: ns per 8-byte call.
@@ -424,6 +466,10 @@ pub fn storage(dir: Option<PathBuf>, runs: u32) -> Result<()> {
         load_average()
     );
     println!("MiB/s = 2^20 bytes/s. Writes include fsync (dd conv=fsync, fio end_fsync=1); reads start with the file's pages dropped.");
+    println!(
+        "sign: in how many runs benchboot was the slower, and the sign test's two-sided p; \
+         p < 0.05 is a gap of method, not of this machine's noise"
+    );
     Ok(())
 }
 
@@ -473,6 +519,29 @@ mod tests {
             [first(0), first(1), first(2), first(3)],
             [Tool::Benchboot, Tool::Dd, Tool::Fio, Tool::Benchboot]
         );
+    }
+
+    /// Exact binomial tails: 9 of 9 one way is 2/512, 8 of 9 is 20/512, 7 of 9 is
+    /// 92/512; ties are left out; a balanced split is p = 1.
+    #[test]
+    fn the_sign_test_counts_pairs_and_gives_exact_p() {
+        let a = [1.0; 9];
+        let below = [2.0; 9];
+        let (k, n, p) = sign_test(&a, &below);
+        assert_eq!((k, n), (9, 9));
+        assert!((p - 2.0 / 512.0).abs() < 1e-12, "{p}");
+        let mut b = below;
+        b[0] = 0.5;
+        let (k, _, p) = sign_test(&a, &b);
+        assert_eq!(k, 8);
+        assert!((p - 20.0 / 512.0).abs() < 1e-12, "{p}");
+        b[1] = 0.5;
+        assert!((sign_test(&a, &b).2 - 92.0 / 512.0).abs() < 1e-12);
+        b[2] = 1.0; // a tie
+        assert_eq!(sign_test(&a, &b).1, 8);
+        assert_eq!(sign_test(&[1.0, 2.0], &[2.0, 1.0]).2, 1.0);
+        assert_eq!(sign_text(&[], &[]), "-");
+        assert_eq!(sign_text(&a, &b), "6/8 p=0.29");
     }
 
     #[test]

@@ -193,8 +193,8 @@ pub fn memory(runs: u32) -> Result<()> {
         }
     }
     println!(
-        "{:<28} {:>12} {:>12} {:>8}",
-        "figure", "benchboot", "tinymembench", "bb/tmb"
+        "{:<31} {:>12} {:>12} {:>8}  {:>11}  {:>12}",
+        "figure", "benchboot", "tinymembench", "bb/tmb", "bb/tmb runs", "bb<tmb sign"
     );
     let rows: [(&str, Figure); 4] = [
         ("standard memcpy, MB/s", |f| f.memcpy_mb_s),
@@ -203,10 +203,20 @@ pub fn memory(runs: u32) -> Result<()> {
         ("latency 64 MiB huge pages, ns", |f| f.latency_huge_ns),
     ];
     for (name, get) in rows {
-        let b = median(&bb.iter().map(get).collect::<Vec<_>>());
-        let t = median(&tm.iter().map(get).collect::<Vec<_>>());
-        println!("{name:<28} {b:>12.1} {t:>12.1} {:>8.3}", b / t);
+        let bv: Vec<f64> = bb.iter().map(get).collect();
+        let tv: Vec<f64> = tm.iter().map(get).collect();
+        let (b, t) = (median(&bv), median(&tv));
+        println!(
+            "{name:<31} {b:>12.1} {t:>12.1} {:>8.3}  {:>11}  {:>12}",
+            b / t,
+            crate::bench::ratio_range(&bv, &tv),
+            crate::bench::sign_text(&bv, &tv)
+        );
     }
+    println!(
+        "sign: in how many runs benchboot's figure was the lower, and the sign test's \
+         two-sided p; p < 0.05 is a gap of method, not of this machine's noise"
+    );
     Ok(())
 }
 

@@ -47,6 +47,10 @@ pub const APT_PACKAGES: &[&str] = &[
     // reference tools for `cargo xtask bench storage` and `bench net`
     "fio",
     "iperf3",
+    // the HTML pages' browser tests (tests/src/browser.rs): headless, no display;
+    // fonts-dejavu-core so text renders in the screenshot.
+    "chromium",
+    "fonts-dejavu-core",
     // LAVA's tools (xtask/src/lava/tools.rs) run on Debian's python with these.
     "python3-yaml",
     "python3-jinja2",

@@ -7,8 +7,8 @@ use anyhow::{Context as _, Result};
 use serde::{Deserialize, Serialize};
 
 use super::{Comparison, Key, Row, Section, SpreadVerdict, Stat, ALPHA};
-use crate::doc::{Block, Doc, Grid};
-use crate::plot::{self, Chart, Point, Series, XAxis};
+use crate::doc::{Block, Doc, Grid, Tone};
+use crate::plot::{self, Chart, FigureSection, PlotFigure, Point, Series, XAxis};
 use crate::reference;
 use crate::report::Format;
 use crate::units::block_size_label;
@@ -199,9 +199,23 @@ fn grids(c: &Comparison) -> Vec<(String, Option<Grid>)> {
                 );
                 if i > 0 {
                     let a = row.against[i].as_ref();
+                    // The HTML page colours the ratio and its verdict by the rank test.
+                    let tone = a.and_then(|a| a.test.as_ref()).map(|t| {
+                        if t.p < ALPHA {
+                            Tone::Significant
+                        } else {
+                            Tone::Undecided
+                        }
+                    });
+                    let first = cells.len();
                     cells.push(a.map_or("—".into(), ratio_text));
                     if with_spread[i] {
                         cells.push(a.map_or("—".into(), |a| a.note.clone()));
+                    }
+                    if let Some(tone) = tone {
+                        let r = g.rows.len();
+                        g.tones
+                            .extend((first..cells.len()).map(|col| (r, col, tone)));
                     }
                 }
             }
@@ -409,7 +423,20 @@ pub fn render(c: &Comparison, format: Format) -> Result<String> {
             // C1 and bidi characters as JSON escapes: the same values, safe to print.
             benchboot_results::text::escape_json(&s).into_owned() + "\n"
         }
+        Format::Html => crate::html::page(&html_document(c))?,
     })
+}
+
+/// The HTML page's content: [`document`], then the overlaid plots
+/// ([`compare_figures`]) under "Plots".
+pub fn html_document(c: &Comparison) -> Doc {
+    let mut d = document(c);
+    let figures = compare_figures(c);
+    if !figures.is_empty() {
+        d.push(Block::Heading("Plots".into()));
+        d.extend(figures.into_iter().map(|f| Block::Figure(Box::new(f))));
+    }
+    d
 }
 
 /// `--list-references` in `format`.
@@ -435,7 +462,7 @@ pub fn references_text(format: Format) -> Result<String> {
             }
             String::from_utf8(w.into_inner().context("finishing the CSV")?)?
         }
-        Format::Table | Format::Markdown => {
+        Format::Table | Format::Markdown | Format::Html => {
             let mut d = Doc::default();
             d.push(Block::Title(
                 "Built-in references (benchboot compare --reference NAME)".into(),
@@ -461,22 +488,27 @@ pub fn references_text(format: Format) -> Result<String> {
                     format!("files: {}", r.files.join(", ")),
                 ]));
             }
-            if format == Format::Table {
-                d.text()
-            } else {
-                d.markdown()
+            match format {
+                Format::Table => d.text(),
+                Format::Html => crate::html::page(&d)?,
+                _ => d.markdown(),
             }
         }
     })
 }
 
-/// Overlaid plots: for each storage mode and direction one figure, a panel per target,
-/// a line per entry (median, whiskers min–max). Files `compare-storage-<mode>-<dir>`
-/// as PNG and SVG in `dir`; returns them.
+/// The overlaid plots of a comparison ([`compare_figures`]) into `dir`, PNG and SVG.
 ///
 /// # Errors
 /// When a file cannot be written.
 pub fn compare_plots(c: &Comparison, dir: &Path) -> Result<Vec<PathBuf>> {
+    plot::write_figures(dir, &compare_figures(c))
+}
+
+/// One figure per storage mode and direction (`compare-storage-<mode>-<direction>`): a
+/// panel per target, a series per entry (references included), block size on a log2
+/// axis.
+pub fn compare_figures(c: &Comparison) -> Vec<PlotFigure> {
     let pre = plot::emulated_prefix(c.notice.is_some());
     let mut groups: Vec<(String, String, Vec<String>)> = Vec::new();
     for r in c.rows.iter().filter(|r| r.key.section == Section::Storage) {
@@ -540,15 +572,16 @@ pub fn compare_plots(c: &Comparison, dir: &Path) -> Result<Vec<PathBuf>> {
             })
             .collect();
         let title = format!("{pre}compare: {direction} throughput by block size, mode {mode}");
-        out.extend(plot::write_figure(
-            dir,
-            &format!("compare-storage-{mode}-{direction}"),
-            &title,
-            &panels,
-            2,
-        )?);
+        out.push(PlotFigure {
+            stem: plot::file_stem(&format!("compare-storage-{mode}-{direction}")),
+            title,
+            panels,
+            columns: 2,
+            section: FigureSection::Storage,
+            log_y_toggle: true,
+        });
     }
-    Ok(out)
+    out
 }
 
 /// The rows of one section (for tests and scripts).

@@ -2,13 +2,10 @@
 //! and dual random read series, one panel per page kind; the point is the fastest
 //! repeat (tinymembench's figure), the whisker up to the slowest.
 
-use std::path::{Path, PathBuf};
-
-use anyhow::Result;
 use benchboot_results::memory::LatencyTable;
 use benchboot_results::RunResults;
 
-use super::{emulated_prefix, file_stem, write_figure, Chart, Point, Series, XAxis};
+use super::{emulated_prefix, file_stem, Chart, FigureSection, PlotFigure, Point, Series, XAxis};
 use crate::render::memory::{pages_label, repeat_extra_ns};
 
 /// The chart of one latency table: x = log2(block bytes), y = ns over L1.
@@ -46,29 +43,23 @@ pub fn latency_chart(t: &LatencyTable) -> Chart {
     }
 }
 
-/// `<run>-memory-latency.png` and `.svg` in `dir`, a panel per page kind; nothing when
-/// the run has no latency table. Returns the files written.
-///
-/// # Errors
-/// When a file cannot be written.
-pub fn memory_plots(r: &RunResults, dir: &Path) -> Result<Vec<PathBuf>> {
-    let Some(m) = r.memory.as_ref().filter(|m| !m.latency.is_empty()) else {
-        return Ok(Vec::new());
-    };
-    let panels: Vec<Chart> = m.latency.iter().map(latency_chart).collect();
-    let title = format!(
-        "{}{}: memory latency by block size (tinymembench's method){}",
-        emulated_prefix(r.emulated),
-        r.board,
-        if r.emulated { " (QEMU's TCG)" } else { "" }
-    );
-    write_figure(
-        dir,
-        &format!("{}-memory-latency", file_stem(&r.run_id)),
-        &title,
-        &panels,
-        1,
-    )
+/// The latency figure of a run (`<run>-memory-latency`): one panel per page kind; `None`
+/// when the run has no latency table.
+pub fn memory_figure(r: &RunResults) -> Option<PlotFigure> {
+    let m = r.memory.as_ref().filter(|m| !m.latency.is_empty())?;
+    Some(PlotFigure {
+        stem: format!("{}-memory-latency", file_stem(&r.run_id)),
+        title: format!(
+            "{}{}: memory latency by block size (tinymembench's method){}",
+            emulated_prefix(r.emulated),
+            r.board,
+            if r.emulated { " (QEMU's TCG)" } else { "" }
+        ),
+        panels: m.latency.iter().map(latency_chart).collect(),
+        columns: 1,
+        section: FigureSection::Memory,
+        log_y_toggle: false,
+    })
 }
 
 #[cfg(test)]

@@ -114,3 +114,66 @@ fn commands_windows_lacks_say_what_to_use_instead() {
     );
     assert!(stderr.contains("Raspberry Pi Imager"), "{stderr}");
 }
+
+/// `--format html` and `-o`: a folder as the output file, and the runs page without a
+/// file to write (it writes a report per run beside it), each say what to pass; nothing
+/// is written. A report written with `-o` is whole and says where it went.
+#[test]
+fn html_output_names_the_file_to_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let out = benchboot(&[
+        "report",
+        "tests/data/handmade-a.json",
+        "--format",
+        "html",
+        "-o",
+        d,
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr.trim_end(),
+        format!("error: -o {d}: is a folder; name a file (e.g. {d}/report.html)")
+    );
+    assert_eq!(std::fs::read_dir(d).unwrap().count(), 0, "nothing written");
+
+    let store = dir.path().join("store");
+    let out = benchboot(&[
+        "runs",
+        "--store",
+        store.to_str().unwrap(),
+        "--format",
+        "html",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr.trim_end(),
+        "error: --format html writes a page and a report per run: name the page with -o \
+         FILE (e.g. -o runs/index.html)"
+    );
+    assert_no_backtrace(&stderr);
+
+    let page = dir.path().join("a.html");
+    let out = benchboot(&[
+        "report",
+        "tests/data/handmade-a.json",
+        "--format",
+        "html",
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty());
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>") && html.trim_end().ends_with("</html>"));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        format!("wrote {}", page.display())
+    );
+}

@@ -176,3 +176,73 @@ fn resolve_run_says_what_to_pass() {
     assert!(e.contains("is a folder"), "{e}");
     assert_eq!(resolve_run(RPI).unwrap(), std::path::PathBuf::from(RPI));
 }
+
+/// On a terminal the tables fit its width: every table line of the QEMU runs' reports and
+/// of the document with every kind of figure stays within 100 columns (the context and
+/// latency tables ran past 200), long cells wrapped, not cut: the wrapped text holds
+/// every character of the natural-width text.
+#[test]
+fn tables_fit_a_terminal_of_100_columns() {
+    use benchboot::render::document;
+    use unicode_width::UnicodeWidthStr;
+    for path in [RPI, VIRT, "../crates/results/tests/data/every-figure.json"] {
+        let (_, r) = load_run(path).unwrap();
+        let natural = document(&r).text();
+        assert!(
+            natural.lines().any(|l| l.width() > 150),
+            "{path}: a table wider than 150 columns to begin with"
+        );
+        let fitted = document(&r).text_width(Some(100));
+        let table_line = |l: &&str| l.starts_with(['│', '┌', '├', '└', '╞', '╪']);
+        for l in fitted.lines().filter(table_line) {
+            assert!(l.width() <= 100, "{path}: {} columns: {l}", l.width());
+        }
+        // Every character but blanks and box drawing (U+2500..U+257F), counted: a
+        // wrapped cell's lines interleave with its neighbours', so order is lost.
+        let chars = |t: &str| {
+            let mut m = std::collections::BTreeMap::new();
+            for c in t
+                .chars()
+                .filter(|c| !c.is_whitespace() && !('\u{2500}'..='\u{257f}').contains(c))
+            {
+                *m.entry(c).or_insert(0usize) += 1;
+            }
+            m
+        };
+        let (a, b) = (chars(&natural), chars(&fitted));
+        let differ: Vec<_> = a
+            .keys()
+            .chain(b.keys())
+            .filter(|c| a.get(c) != b.get(c))
+            .map(|c| (c, a.get(c), b.get(c)))
+            .collect();
+        assert!(
+            differ.is_empty(),
+            "{path}: text lost in wrapping: {differ:?}"
+        );
+    }
+}
+
+/// `--format html` is a page of the same report: the title, every heading of the
+/// terminal report in its order, and the plots inline.
+#[test]
+fn html_holds_the_terminal_reports_headings_in_order() {
+    use benchboot::doc::Block;
+    use benchboot::render::document;
+    for path in [RPI, VIRT, HAND_A] {
+        let (_, r) = load_run(path).unwrap();
+        let page = render(&r, Format::Html).unwrap();
+        let mut at = 0;
+        for b in &document(&r).blocks {
+            if let Block::Heading(h) = b {
+                let tag = format!(">{}</h2>", benchboot::html::text(h));
+                let i = page[at..]
+                    .find(&tag)
+                    .unwrap_or_else(|| panic!("{path}: heading {h} missing or out of order"));
+                at += i + tag.len();
+            }
+        }
+        assert!(page.contains("<svg "), "{path}: no plot");
+        assert!(page.len() < 1 << 20, "{path}: {} bytes", page.len());
+    }
+}

@@ -14,6 +14,7 @@
 
 mod arm32_units;
 mod bad_input;
+mod browser;
 mod cross_targets;
 mod host_cross;
 mod lava;

@@ -134,6 +134,12 @@ fn rpi_zero_w_boots_measures_and_serves_results() {
     checks::assert_fetched_matches_card(&run, &r, &layout);
     checks::assert_results_partition_clean(&run.sd_card, &layout);
 
+    // This run's report as an HTML page, opened in headless chromium.
+    if benchboot_tests::browser::require_chromium("qemu_smoke") {
+        let pages = tempfile::tempdir().unwrap();
+        crate::browser::check_report_page(&r, pages.path());
+    }
+
     // The manifest lists what went in, with checksums.
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&run.manifest).unwrap()).unwrap();

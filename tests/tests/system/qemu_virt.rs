@@ -142,6 +142,13 @@ fn virt_gadget_links_dhcp_and_network_tests() {
     // The namespace children were ended and reaped: only PID 1 is left.
     let after = r.census.iter().find(|c| c.at == "after-network").unwrap();
     assert!(after.only_pid1(), "{:?}", after.user_processes);
+
+    // This run's report as an HTML page (network plots per link, WiFi), opened in
+    // headless chromium.
+    if benchboot_tests::browser::require_chromium("qemu_virt") {
+        let pages = tempfile::tempdir().unwrap();
+        crate::browser::check_report_page(&r, pages.path());
+    }
 }
 
 /// The two cables inside QEMU (virtio-pair): direct (the board's DHCP server leased the

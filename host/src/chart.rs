@@ -1,0 +1,89 @@
+//! What a plot shows, as plain data: [`Chart`]s (panels of [`Series`] of [`Point`]s)
+//! grouped into a [`PlotFigure`] with its title and the report section it belongs to.
+//! [`crate::plot`] draws them (PNG and SVG files, or an SVG string for an HTML page);
+//! [`crate::doc::Block::Figure`] carries one inside a report, so the HTML page
+//! ([`crate::html`]) shows each figure beside its tables.
+
+use benchboot_results::Summary;
+
+/// One point in chart units (x: log2 of bytes for [`XAxis::Log2Bytes`]): `y` is the
+/// median, `lo`..`hi` the spread drawn as a whisker.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    pub x: f64,
+    pub y: f64,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+impl Point {
+    /// One value at `x`, no spread.
+    pub fn single(x: f64, y: f64) -> Point {
+        Point { x, y, lo: y, hi: y }
+    }
+
+    /// The median and min–max of `values` at `x`; `None` for no values.
+    pub fn of(x: f64, values: &[f64]) -> Option<Point> {
+        Summary::of(values).map(|s| Point {
+            x,
+            y: s.median,
+            lo: s.min,
+            hi: s.max,
+        })
+    }
+}
+
+/// One line of a chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub label: String,
+    pub points: Vec<Point>,
+}
+
+/// How the x axis reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum XAxis {
+    /// x is log2(bytes); ticks print as block sizes ("8 B", "4 KiB").
+    Log2Bytes,
+    /// Plain numbers.
+    Linear,
+}
+
+/// One panel: a title, axes and its lines.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chart {
+    pub title: String,
+    pub x_desc: String,
+    pub y_desc: String,
+    pub x_axis: XAxis,
+    /// Top of the y axis; `None`: fit the data with room for the legend.
+    pub y_max: Option<f64>,
+    /// Legend in the upper right corner instead of the upper left.
+    pub legend_right: bool,
+    pub series: Vec<Series>,
+}
+
+/// The report section a figure belongs with (the page puts it after that section's
+/// tables).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FigureSection {
+    Memory,
+    Storage,
+    Network,
+}
+
+/// One figure: `panels` in `columns` columns under `title`, written as `<stem>.png` and
+/// `<stem>.svg` by [`crate::plot::write_figures`] or inlined by the HTML page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlotFigure {
+    /// File name without extension, already safe ([`crate::plot::file_stem`]).
+    pub stem: String,
+    /// The title above the panels (EMULATED first for a QEMU run).
+    pub title: String,
+    pub panels: Vec<Chart>,
+    pub columns: usize,
+    pub section: FigureSection,
+    /// Throughput against block size spans three or four decades (8 B calls against 4 MiB
+    /// blocks): the HTML page offers a log10 y axis beside the linear one.
+    pub log_y_toggle: bool,
+}

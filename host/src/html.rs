@@ -1,0 +1,295 @@
+//! One self-contained HTML page from a [`Doc`] (`--format html`): the same blocks, in
+//! the same order, as the terminal report and Markdown, plus the plots inline as SVG.
+//!
+//! - **Self-contained.** CSS, the small sorting script and every plot are in the file. A
+//!   Content-Security-Policy (`default-src 'none'`) stops the page from loading anything,
+//!   even if a value from a results document slipped past the escaping.
+//! - **Readable without JavaScript.** Tables are plain `<table>`s; the log-y toggle of
+//!   the throughput plots is a CSS checkbox. The script only adds sorting: click a column
+//!   head, or open the page with `#sort=<table id>.<column>.<asc|desc>` (column from 0).
+//! - **Printable.** `@media print` hides the toggles and keeps tables and figures whole.
+//! - **Hostile text.** Every string from a document goes through
+//!   [`benchboot_results::text::escape`] (control and bidi characters written out) and
+//!   then HTML's five entities, so a board name cannot open a tag or a script.
+
+use std::fmt::Write as _;
+
+use anyhow::Result;
+use benchboot_results::text::{escape, escape_lines};
+
+use crate::chart::PlotFigure;
+use crate::doc::{Block, Doc, Grid, Tone};
+use crate::plot::svg_string;
+
+/// The page's stylesheet (light, system fonts, numbers right-aligned and tabular).
+const CSS: &str = r#"
+:root{color-scheme:light;--fg:#1b1f24;--muted:#57606a;--line:#d0d7de;--head:#f6f8fa;--alert:#fff1e5;--alert-line:#d1242f}
+*{box-sizing:border-box}
+body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;color:var(--fg);margin:0 auto;padding:1rem 1.25rem 3rem;max-width:78rem}
+h1{font-size:1.5rem;margin:.5rem 0 1rem}
+h2{font-size:1.15rem;margin:2rem 0 .5rem;padding-bottom:.25rem;border-bottom:1px solid var(--line)}
+nav{font-size:.9rem;color:var(--muted)}nav a{margin-right:.75rem;white-space:nowrap}
+p.alert{background:var(--alert);border-left:4px solid var(--alert-line);padding:.5rem .75rem;margin:.5rem 0}
+.scroll{overflow-x:auto;margin:.5rem 0 1rem}
+table{border-collapse:collapse;font-variant-numeric:tabular-nums;font-size:.9rem}
+th,td{border:1px solid var(--line);padding:.25rem .5rem;vertical-align:top;text-align:left}
+th{background:var(--head);font-weight:600}
+td.num,th.num{text-align:right;white-space:nowrap}
+table.sortable th{cursor:pointer}
+table.sortable th[aria-sort=ascending]::after{content:" \25B2"}
+table.sortable th[aria-sort=descending]::after{content:" \25BC"}
+td.significant{background:#dafbe1;font-weight:600}
+td.undecided{color:var(--muted)}
+pre{background:var(--head);padding:.5rem .75rem;overflow-x:auto;font-size:.85rem}
+figure{margin:1rem 0;page-break-inside:avoid}
+figure svg{max-width:100%;height:auto;display:block}
+figcaption{color:var(--muted);font-size:.85rem}
+.fig .log{display:none}
+.fig .logy:checked~.log{display:block}
+.fig .logy:checked~.lin{display:none}
+.fig label{font-size:.85rem;color:var(--muted)}
+@media print{nav,.fig input,.fig label{display:none}body{max-width:none}table,figure{page-break-inside:avoid}}
+"#;
+
+/// Sorting: a click on a column head sorts the table's rows by that column (numbers by
+/// value with B/KiB/MiB/GiB/TiB as factors, text alphabetically, empty and "—" last);
+/// `#sort=<table id>.<column>.<asc|desc>` sorts at load.
+const SCRIPT: &str = r#"
+(function(){
+"use strict";
+var UNITS={"B":1,"KiB":1024,"MiB":1048576,"GiB":1073741824,"TiB":1099511627776};
+function key(cell){
+  var t=(cell?cell.textContent:"").trim();
+  if(t===""||t==="\u2014")return[2,0];
+  var m=/^([-+]?[0-9][0-9,]*(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?)\s*(B|KiB|MiB|GiB|TiB)?\b/i.exec(t);
+  if(m){var v=parseFloat(m[1].replace(/,/g,""));if(m[2]&&UNITS[m[2]])v*=UNITS[m[2]];return[0,v];}
+  return[1,t.toLowerCase()];
+}
+function cmp(a,b){if(a[0]!==b[0])return a[0]-b[0];return a[1]<b[1]?-1:(a[1]>b[1]?1:0);}
+function sort(table,col,desc){
+  var body=table.tBodies[0];if(!body)return;
+  var rows=Array.prototype.slice.call(body.rows);
+  rows.sort(function(x,y){var c=cmp(key(x.cells[col]),key(y.cells[col]));return desc?-c:c;});
+  rows.forEach(function(r){body.appendChild(r);});
+  var heads=table.tHead.rows[0].cells;
+  for(var i=0;i<heads.length;i++){heads[i].removeAttribute("aria-sort");}
+  heads[col].setAttribute("aria-sort",desc?"descending":"ascending");
+}
+var tables=document.querySelectorAll("table.sortable");
+Array.prototype.forEach.call(tables,function(table){
+  var heads=table.tHead.rows[0].cells;
+  Array.prototype.forEach.call(heads,function(th,col){
+    th.tabIndex=0;
+    var go=function(){sort(table,col,th.getAttribute("aria-sort")==="ascending");};
+    th.addEventListener("click",go);
+    th.addEventListener("keydown",function(e){if(e.key==="Enter"||e.key===" "){e.preventDefault();go();}});
+  });
+});
+var m=/^#sort=([A-Za-z0-9_-]+)\.([0-9]+)\.(asc|desc)$/.exec(location.hash);
+if(m){var t=document.getElementById(m[1]);
+  if(t&&t.tHead&&+m[2]<t.tHead.rows[0].cells.length)sort(t,+m[2],m[3]==="desc");}
+})();
+"#;
+
+/// The Content-Security-Policy of every page: nothing is fetched, inline style and
+/// script only, images only as data.
+pub const CSP: &str =
+    "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:";
+
+/// `s` safe inside HTML text or a double-quoted attribute: control and bidi characters
+/// written out ([`escape`]), then `&`, `<`, `>`, `"` and `'` as entities.
+pub fn text(s: &str) -> String {
+    entities(&escape(s))
+}
+
+fn entities(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Lines of `s` joined with `<br>`, each through [`text`].
+fn lines(s: &str) -> String {
+    escape_lines(s)
+        .lines()
+        .map(entities)
+        .collect::<Vec<_>>()
+        .join("<br>\n")
+}
+
+/// The page of `doc`: its title from the first [`Block::Title`], a contents line of its
+/// headings, every block, the plots inline (each [`PlotFigure`] as SVG; with
+/// `log_y_toggle` a second SVG on a log10 y axis behind a checkbox).
+///
+/// # Errors
+/// When a plot cannot be drawn ([`svg_string`]).
+pub fn page(doc: &Doc) -> Result<String> {
+    let title = doc
+        .blocks
+        .iter()
+        .find_map(|b| match b {
+            Block::Title(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .unwrap_or("benchboot");
+    let mut body = String::new();
+    let mut toc = Vec::new();
+    let mut tables = 0usize;
+    let mut figures = 0usize;
+    for b in &doc.blocks {
+        match b {
+            Block::Title(s) => writeln!(body, "<h1>{}</h1>", text(s))?,
+            Block::Alert(s) => writeln!(
+                body,
+                "<p class=\"alert\" role=\"alert\"><strong>{}</strong></p>",
+                lines(s)
+            )?,
+            Block::Heading(s) => {
+                let id = format!("s{}", toc.len() + 1);
+                writeln!(body, "<h2 id=\"{id}\">{}</h2>", text(s))?;
+                toc.push((id, s.clone()));
+            }
+            Block::Text(s) => writeln!(body, "<p>{}</p>", lines(s))?,
+            Block::List(items) => {
+                body.push_str("<ul>\n");
+                for i in items {
+                    writeln!(body, "<li>{}</li>", lines(i))?;
+                }
+                body.push_str("</ul>\n");
+            }
+            Block::Grid(g) => {
+                tables += 1;
+                body.push_str(&table(g, &format!("t{tables}")));
+            }
+            Block::Pre(ls) => {
+                body.push_str("<pre>");
+                for l in ls {
+                    body.push_str(&text(l));
+                    body.push('\n');
+                }
+                body.push_str("</pre>\n");
+            }
+            Block::Figure(f) => {
+                figures += 1;
+                body.push_str(&figure(f, figures)?);
+            }
+        }
+    }
+    let mut out = String::new();
+    writeln!(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>")?;
+    writeln!(out, "<meta charset=\"utf-8\">")?;
+    writeln!(
+        out,
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">"
+    )?;
+    writeln!(
+        out,
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+    )?;
+    writeln!(
+        out,
+        "<meta name=\"generator\" content=\"benchboot {}\">",
+        env!("CARGO_PKG_VERSION")
+    )?;
+    writeln!(out, "<title>{}</title>", text(title))?;
+    writeln!(out, "<style>{CSS}</style>\n</head>\n<body>")?;
+    if toc.len() > 1 {
+        out.push_str("<nav>");
+        for (id, h) in &toc {
+            writeln!(out, "<a href=\"#{id}\">{}</a>", text(h))?;
+        }
+        out.push_str("</nav>\n");
+    }
+    out.push_str(&body);
+    writeln!(out, "<script>{SCRIPT}</script>\n</body>\n</html>")?;
+    Ok(out)
+}
+
+/// A [`Grid`] as a sortable table with id `id` inside a horizontally scrolling box:
+/// label columns left, numbers right, a cell's [`Tone`] as its class, a row's link on
+/// its first cell.
+fn table(g: &Grid, id: &str) -> String {
+    let class = |i: usize| {
+        if i < g.left_columns {
+            ""
+        } else {
+            " class=\"num\""
+        }
+    };
+    let mut out =
+        format!("<div class=\"scroll\"><table class=\"sortable\" id=\"{id}\">\n<thead><tr>");
+    for (i, h) in g.header.iter().enumerate() {
+        let _ = write!(out, "<th scope=\"col\"{}>{}</th>", class(i), lines(h));
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for (r, row) in g.rows.iter().enumerate() {
+        out.push_str("<tr>");
+        for (i, cell) in row.iter().enumerate() {
+            let mut classes = Vec::new();
+            if i >= g.left_columns {
+                classes.push("num");
+            }
+            match g.tone(r, i) {
+                Some(Tone::Significant) => classes.push("significant"),
+                Some(Tone::Undecided) => classes.push("undecided"),
+                None => {}
+            }
+            let attr = if classes.is_empty() {
+                String::new()
+            } else {
+                format!(" class=\"{}\"", classes.join(" "))
+            };
+            let content = match (i, g.links.get(r).and_then(Option::as_ref)) {
+                (0, Some(href)) => format!("<a href=\"{}\">{}</a>", text(href), lines(cell)),
+                _ => lines(cell),
+            };
+            let _ = write!(out, "<td{attr}>{content}</td>");
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody>\n</table></div>\n");
+    out
+}
+
+/// One plot as `<figure>`: the SVG drawn with linear y axes and, for a figure with
+/// `log_y_toggle`, the same on a log10 y axis, shown by a checkbox (CSS, no script).
+fn figure(f: &PlotFigure, n: usize) -> Result<String> {
+    let svg = |log_y: bool| -> Result<String> {
+        let s = svg_string(f, log_y)?;
+        // An accessible name for the image: the figure's title.
+        Ok(s.replacen(
+            "<svg ",
+            &format!("<svg role=\"img\" aria-label=\"{}\" ", text(&f.title)),
+            1,
+        ))
+    };
+    let mut out = format!("<figure class=\"fig\" id=\"f{n}\">\n");
+    if f.log_y_toggle {
+        let _ = writeln!(
+            out,
+            "<input type=\"checkbox\" class=\"logy\" id=\"f{n}-log\"><label for=\"f{n}-log\">log y axis (the small block sizes)</label>"
+        );
+        let _ = writeln!(out, "<div class=\"lin\">{}</div>", svg(false)?);
+        let _ = writeln!(out, "<div class=\"log\">{}</div>", svg(true)?);
+    } else {
+        let _ = writeln!(out, "<div>{}</div>", svg(false)?);
+    }
+    let _ = writeln!(
+        out,
+        "<figcaption>{}</figcaption>\n</figure>",
+        text(&f.title)
+    );
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;
