@@ -202,13 +202,17 @@ pub fn page(doc: &Doc) -> Result<String> {
     )?;
     writeln!(out, "<title>{}</title>", text(title))?;
     writeln!(out, "<style>{CSS}</style>\n</head>\n<body>")?;
+    // The contents line goes under the title (the first heading of the page).
+    let mut nav = String::new();
     if toc.len() > 1 {
-        out.push_str("<nav>");
+        nav.push_str("<nav>");
         for (id, h) in &toc {
-            writeln!(out, "<a href=\"#{id}\">{}</a>", text(h))?;
+            writeln!(nav, "<a href=\"#{id}\">{}</a>", text(h))?;
         }
-        out.push_str("</nav>\n");
+        nav.push_str("</nav>\n");
     }
+    let at = body.find("</h1>\n").map_or(0, |i| i + "</h1>\n".len());
+    body.insert_str(at, &nav);
     out.push_str(&body);
     writeln!(out, "<script>{SCRIPT}</script>\n</body>\n</html>")?;
     Ok(out)

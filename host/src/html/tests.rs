@@ -94,6 +94,8 @@ fn the_page_holds_every_block_in_order() {
     assert!(html.starts_with("<!DOCTYPE html>\n<html lang=\"en\">"));
     assert!(html.contains("<title>benchboot report: run r on b</title>"));
     assert!(html.contains("<nav><a href=\"#s1\">Context</a>\n<a href=\"#s2\">Storage</a>\n</nav>"));
+    // The contents line sits under the title.
+    assert!(html.contains("run r on b</h1>\n<nav>"));
     let (h1, h2, t) = (
         html.find("<h1>").unwrap(),
         html.find("<h2 id=\"s2\">Storage</h2>").unwrap(),
@@ -144,4 +146,24 @@ fn the_log_axis_takes_log10_and_drops_zeros() {
     let mut zero = chart();
     zero.series[0].points[0].y = 0.0;
     assert_eq!(log10_chart(&zero).series[0].points.len(), 2);
+}
+
+/// A figure's title, axis names and series labels come from documents too (board names,
+/// target labels): inside the inline SVG they stay text (plotters escapes `<`, `&` and
+/// quotes; control characters are written out first), so the page's one script is its
+/// own.
+#[test]
+fn hostile_labels_inside_a_figure_stay_text() {
+    let evil = "<script>alert(1)</script>\u{1b}[31m";
+    let mut f = figure(true);
+    f.title = evil.into();
+    f.panels[0].title = evil.into();
+    f.panels[0].series[0].label = evil.into();
+    let html = page(&Doc {
+        blocks: vec![Block::Figure(Box::new(f))],
+    })
+    .unwrap();
+    assert_eq!(html.matches("<script>").count(), 1, "only the page's own");
+    assert!(!html.contains('\u{1b}'));
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;\\u{1b}[31m"));
 }

@@ -162,6 +162,40 @@ fn report_json_throttled_board_carries_flags_per_cell_and_every_snapshot() {
     assert_eq!(json["context"]["cpu_clock_hz"].as_u64(), Some(700_000_000));
 }
 
+/// The HTML page with each inline SVG reduced to its opening tag and size (plotters'
+/// drawing is pinned by the PNG/SVG plot tests; here the page around it): skeleton,
+/// CSP, styles, every block as markup, the figures' places and the script.
+fn without_svg_bodies(html: &str) -> String {
+    let mut out = String::new();
+    let mut rest = html;
+    while let Some(i) = rest.find("<svg ") {
+        out.push_str(&rest[..i]);
+        let body = &rest[i..];
+        let end = body.find("</svg>").map_or(body.len(), |e| e + "</svg>".len());
+        let open = &body[..body.find('>').map_or(0, |o| o + 1)];
+        out.push_str(&format!("{open}[{} bytes of SVG]</svg>", end));
+        rest = &body[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn report_html_every_kind_of_figure() {
+    insta::assert_snapshot!(
+        "report_html_every_figure",
+        without_svg_bodies(&report(EVERY, Format::Html))
+    );
+}
+
+#[test]
+fn compare_html_handmade_runs() {
+    insta::assert_snapshot!(
+        "compare_html_handmade",
+        without_svg_bodies(&compare_text(&[HAND_A, HAND_B], &[], Format::Html))
+    );
+}
+
 #[test]
 fn report_csv_every_kind_of_figure() {
     insta::assert_snapshot!("report_csv_every_figure", report(EVERY, Format::Csv));
