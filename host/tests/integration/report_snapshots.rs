@@ -171,7 +171,9 @@ fn without_svg_bodies(html: &str) -> String {
     while let Some(i) = rest.find("<svg ") {
         out.push_str(&rest[..i]);
         let body = &rest[i..];
-        let end = body.find("</svg>").map_or(body.len(), |e| e + "</svg>".len());
+        let end = body
+            .find("</svg>")
+            .map_or(body.len(), |e| e + "</svg>".len());
         let open = &body[..body.find('>').map_or(0, |o| o + 1)];
         out.push_str(&format!("{open}[{} bytes of SVG]</svg>", end));
         rest = &body[end..];
