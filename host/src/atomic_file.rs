@@ -51,6 +51,33 @@ pub fn write(path: &Path, text: &str) -> Result<()> {
     Ok(())
 }
 
+/// Checks that `-o path` may be replaced by [`write`]: it is missing or a regular file.
+/// A folder is refused, and so is anything else that exists: a symbolic link, a FIFO,
+/// a device (`/dev/stdout`, `/dev/null`), which the rename would replace with a regular
+/// file instead of writing through.
+///
+/// # Errors
+/// Names the path, what it is, and what to pass instead.
+pub fn check_output(path: &Path) -> Result<()> {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return Ok(());
+    };
+    if meta.is_dir() {
+        anyhow::bail!(
+            "-o {}: is a folder; name a file (e.g. {})",
+            path.display(),
+            path.join("report.html").display()
+        );
+    }
+    if !meta.is_file() {
+        anyhow::bail!(
+            "-o {}: is not a regular file (a link, a pipe or a device), and writing it would              replace it; name a new file, or leave -o out to print",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
 /// Takes the writer's exclusive `flock` on temp file `f`, held until `f` is closed (a
 /// no-op without `flock`, on Windows). The store tells a live writer's temp file from a
 /// dead one's by it ([`crate::store::temp`]).

@@ -158,6 +158,7 @@ pub fn run_runs(args: &RunsArgs) -> Result<()> {
     let emit = |text: &str| -> Result<()> {
         match &args.out {
             Some(path) => {
+                crate::atomic_file::check_output(path)?;
                 crate::atomic_file::write(path, text)?;
                 eprintln!("wrote {}", path.display());
             }

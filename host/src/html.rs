@@ -51,21 +51,34 @@ figcaption{color:var(--muted);font-size:.85rem}
 @media print{nav,.fig input,.fig label{display:none}body{max-width:none}table,figure{page-break-inside:avoid}}
 "#;
 
-/// Sorting: a click on a column head sorts the table's rows by that column (numbers by
-/// value with B/KiB/MiB/GiB/TiB as factors, text alphabetically, empty and "—" last);
-/// `#sort=<table id>.<column>.<asc|desc>` sorts at load.
+/// Sorting: a click on a column head sorts the table's rows by that column. A cell that
+/// starts with a number (then a blank, `(`, `%` or its end) sorts by value, B/KiB/MiB/
+/// GiB/TiB as factors; other text in natural order, its digit runs as numbers, so dates
+/// (`2026-12-05 07:40`) and kernels (`6.9` before `6.10`) sort right; empty and "—"
+/// last. `#sort=<table id>.<column>.<asc|desc>` sorts at load.
 const SCRIPT: &str = r#"
 (function(){
 "use strict";
 var UNITS={"B":1,"KiB":1024,"MiB":1048576,"GiB":1073741824,"TiB":1099511627776};
+var NUM=/^([-+]?[0-9][0-9,]*(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)(?:\s*(B|KiB|MiB|GiB|TiB)(?![A-Za-z]))?(?=\s|\(|%|$)/;
 function key(cell){
   var t=(cell?cell.textContent:"").trim();
-  if(t===""||t==="\u2014")return[2,0];
-  var m=/^([-+]?[0-9][0-9,]*(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?)\s*(B|KiB|MiB|GiB|TiB)?\b/i.exec(t);
-  if(m){var v=parseFloat(m[1].replace(/,/g,""));if(m[2]&&UNITS[m[2]])v*=UNITS[m[2]];return[0,v];}
-  return[1,t.toLowerCase()];
+  if(t===""||t==="\u2014")return[2,[]];
+  var m=NUM.exec(t);
+  if(m){var v=parseFloat(m[1].replace(/,/g,""));if(m[2])v*=UNITS[m[2]];return[0,[v]];}
+  var parts=t.toLowerCase().match(/[0-9]+|[^0-9]+/g)||[];
+  return[1,parts.map(function(p){return /^[0-9]/.test(p)?+p:p;})];
 }
-function cmp(a,b){if(a[0]!==b[0])return a[0]-b[0];return a[1]<b[1]?-1:(a[1]>b[1]?1:0);}
+function cmpParts(a,b){
+  for(var i=0;i<a.length&&i<b.length;i++){
+    var x=a[i],y=b[i];if(x===y)continue;
+    var xn=typeof x==="number",yn=typeof y==="number";
+    if(xn!==yn)return xn?-1:1;
+    return x<y?-1:1;
+  }
+  return a.length-b.length;
+}
+function cmp(a,b){if(a[0]!==b[0])return a[0]-b[0];return cmpParts(a[1],b[1]);}
 function sort(table,col,desc){
   var body=table.tBodies[0];if(!body)return;
   var rows=Array.prototype.slice.call(body.rows);

@@ -97,13 +97,16 @@ fn draw_chart<DB: DrawingBackend>(
     chart: &Chart,
     log_y: bool,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let logged;
-    let chart = if log_y {
-        logged = log10_chart(chart);
-        &logged
-    } else {
-        chart
-    };
+    // A point that is not finite everywhere (a block size of 0 is -inf on a log2 axis; a
+    // document can say so) has no place on any axis: it is left out, not drawn as an
+    // endless range.
+    let mut clean = chart.clone();
+    for s in &mut clean.series {
+        s.points
+            .retain(|p| [p.x, p.y, p.lo, p.hi].iter().all(|v| v.is_finite()));
+    }
+    let chart = if log_y { log10_chart(&clean) } else { clean };
+    let chart = &chart;
     let points = || chart.series.iter().flat_map(|s| s.points.iter());
     let (mut x0, mut x1) =
         points().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.x), b.max(p.x)));
@@ -505,6 +508,41 @@ pub fn report_figures(r: &RunResults) -> Vec<PlotFigure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A latency row of 0 bytes (log2 is -inf) or a NaN figure from a document: the
+    /// point is left out; the chart draws (an add overflowed on the endless x range).
+    #[test]
+    fn points_that_are_not_finite_are_left_out() {
+        let mut c = Chart {
+            title: "t".into(),
+            x_desc: "x".into(),
+            y_desc: "y".into(),
+            x_axis: XAxis::Log2Bytes,
+            y_max: None,
+            legend_right: false,
+            series: vec![Series {
+                label: "s".into(),
+                points: vec![
+                    Point::single(0f64.log2(), 1.0),
+                    Point::single(12.0, f64::NAN),
+                    Point::single(13.0, 2.0),
+                ],
+            }],
+        };
+        let figure = |c: &Chart| PlotFigure {
+            stem: "f".into(),
+            title: "f".into(),
+            panels: vec![c.clone()],
+            columns: 1,
+            section: FigureSection::Memory,
+            log_y_toggle: true,
+        };
+        for log_y in [false, true] {
+            assert!(svg_string(&figure(&c), log_y).unwrap().contains("<svg"));
+        }
+        c.series[0].points.clear();
+        assert!(svg_string(&figure(&c), true).unwrap().contains("<svg"));
+    }
 
     #[test]
     fn a_log_axis_labels_whole_decades_only() {

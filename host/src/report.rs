@@ -75,18 +75,13 @@ impl OutputArgs {
     /// naming the file on stderr.
     ///
     /// # Errors
-    /// `-o` names a folder, or the file cannot be written.
+    /// `-o` names a folder or something not a regular file
+    /// ([`crate::atomic_file::check_output`]), or the file cannot be written.
     pub fn emit(&self, text: &str) -> Result<()> {
         match &self.out {
             None => print!("{text}"),
             Some(path) => {
-                if path.is_dir() {
-                    bail!(
-                        "-o {}: is a folder; name a file (e.g. {})",
-                        path.display(),
-                        path.join("report.html").display()
-                    );
-                }
+                crate::atomic_file::check_output(path)?;
                 crate::atomic_file::write(path, text)?;
                 eprintln!("wrote {}", path.display());
             }

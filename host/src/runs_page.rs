@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use benchboot_results::figures::{figures, Figure, Metric};
 use benchboot_results::{RunResults, Summary};
 
@@ -143,6 +143,8 @@ pub fn headlines(r: &RunResults) -> Vec<Option<Headline>> {
 pub struct PageRun<'a> {
     pub row: &'a RunRow,
     pub results: Result<RunResults, String>,
+    /// The file name of its report page beside the index, once [`name_pages`] gave one.
+    pub page: Option<String>,
 }
 
 impl<'a> PageRun<'a> {
@@ -151,7 +153,27 @@ impl<'a> PageRun<'a> {
         PageRun {
             row,
             results: crate::report::load_path(&row.json_path).map_err(|e| format!("{e:#}")),
+            page: None,
         }
+    }
+}
+
+/// Gives every readable run its report page's file name: `<run id>.html`
+/// ([`file_stem`]), with `-2`, `-3`... where the name would be the index's (`index`,
+/// any case) or another run's: compared without case, since macOS and Windows file
+/// systems take `Board-1.html` and `board-1.html` for one file.
+pub fn name_pages(runs: &mut [PageRun<'_>], index: &str) {
+    let mut taken = vec![index.to_lowercase()];
+    for run in runs.iter_mut().filter(|r| r.results.is_ok()) {
+        let stem = file_stem(&run.row.run_id);
+        let mut name = format!("{stem}.html");
+        let mut n = 2;
+        while taken.contains(&name.to_lowercase()) {
+            name = format!("{stem}-{n}.html");
+            n += 1;
+        }
+        taken.push(name.to_lowercase());
+        run.page = Some(name);
     }
 }
 
@@ -219,11 +241,7 @@ pub fn document(runs: &[PageRun<'_>], store: &Path) -> Doc {
                 .iter()
                 .map(|h| h.as_ref().map_or("—".into(), Headline::text)),
         );
-        g.links.push(
-            run.results
-                .is_ok()
-                .then(|| format!("{}.html", file_stem(&row.run_id))),
-        );
+        g.links.push(run.page.clone());
         g.push(cells);
     }
     d.push(Block::Grid(g));
@@ -231,50 +249,88 @@ pub fn document(runs: &[PageRun<'_>], store: &Path) -> Doc {
 }
 
 /// Writes the runs page to `out` and every readable run's report beside it
-/// (`<run id>.html`, [`crate::report::render`] as HTML), each whole or not at all.
-/// Returns the files written, the page last.
+/// ([`name_pages`], [`crate::report::render`] as HTML), each whole or not at all, and
+/// only once every page has been drawn. Returns the files written, the page last.
 ///
 /// # Errors
 /// `out` is a folder, or a file cannot be written. A run whose document cannot be read
 /// gets a row saying so and no page.
 pub fn write(rows: &[RunRow], store: &Path, out: &Path) -> Result<Vec<PathBuf>> {
-    if out.is_dir() {
-        anyhow::bail!(
-            "-o {}: is a folder; name the page's file (e.g. {})",
-            out.display(),
-            out.join("runs.html").display()
-        );
-    }
+    crate::atomic_file::check_output(out)?;
     let dir = out
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let runs: Vec<PageRun<'_>> = rows.iter().map(PageRun::of).collect();
-    let mut written = Vec::new();
+    let mut runs: Vec<PageRun<'_>> = rows.iter().map(PageRun::of).collect();
+    let index = out
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    name_pages(&mut runs, &index);
+    // Every page is drawn before any is written: a failure leaves the folder as it was.
+    let mut pages = Vec::new();
     for run in &runs {
-        if let Ok(r) = &run.results {
-            let name = format!("{}.html", file_stem(&run.row.run_id));
-            let path = dir.join(&name);
-            if out.file_name() == Some(std::ffi::OsStr::new(&name)) {
-                anyhow::bail!(
-                    "-o {}: a run's report would overwrite the page; name it another way \
-                     (e.g. runs.html)",
-                    out.display()
-                );
-            }
-            let page = crate::report::render(r, crate::report::Format::Html)?;
-            crate::atomic_file::write(&path, &page)?;
-            written.push(path);
+        if let (Ok(r), Some(name)) = (&run.results, &run.page) {
+            let html = crate::report::render(r, crate::report::Format::Html)
+                .with_context(|| format!("the report page of run {}", run.row.run_id))?;
+            pages.push((dir.join(name), html));
         }
     }
-    crate::atomic_file::write(out, &crate::html::page(&document(&runs, store))?)?;
-    written.push(out.to_path_buf());
+    pages.push((
+        out.to_path_buf(),
+        crate::html::page(&document(&runs, store))?,
+    ));
+    let mut written = Vec::new();
+    for (path, html) in pages {
+        crate::atomic_file::write(&path, &html)?;
+        written.push(path);
+    }
     Ok(written)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Run ids that differ only in case, or that are the index's name, get pages of
+    /// their own (a case-blind file system would make them one file).
+    #[test]
+    fn report_pages_never_share_a_name_without_case() {
+        let row = |id: &str| RunRow {
+            run_id: id.into(),
+            board: "b".into(),
+            emulated: false,
+            complete: true,
+            kernel: "k".into(),
+            collected_at: 0,
+            source: "s".into(),
+            json_path: PathBuf::from("x.json"),
+            schema: (1, 0),
+            written_ns: 0,
+            counts: Default::default(),
+        };
+        let doc = crate::report::load_path(Path::new("tests/data/handmade-a.json")).unwrap();
+        let rows = [row("Board-1"), row("board-1"), row("INDEX"), row("gone")];
+        let mut runs: Vec<PageRun<'_>> = rows
+            .iter()
+            .map(|row| PageRun {
+                row,
+                results: Ok(doc.clone()),
+                page: None,
+            })
+            .collect();
+        runs[3].results = Err("unreadable".into());
+        name_pages(&mut runs, "index.html");
+        let names: Vec<Option<&str>> = runs.iter().map(|r| r.page.as_deref()).collect();
+        assert_eq!(
+            names,
+            [
+                Some("Board-1.html"),
+                Some("board-1-2.html"),
+                Some("INDEX-2.html"),
+                None
+            ]
+        );
+    }
 
     /// The document with every kind of figure: each headline is the cell its rule names.
     #[test]

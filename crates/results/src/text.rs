@@ -15,11 +15,14 @@ use std::fmt::Write as _;
 /// bidirectional formatting characters that make displayed text differ from its bytes
 /// (Unicode UAX #9; the "Trojan Source" list, CVE-2021-42574): the embeddings and
 /// overrides U+202A-U+202E, the isolates U+2066-U+2069, and the marks U+200E, U+200F,
-/// U+061C.
+/// U+061C; and the LINE and PARAGRAPH SEPARATORs U+2028, U+2029 (a line break to some
+/// terminals, editors and JavaScript, so a fake line of their own) and the byte order
+/// mark U+FEFF (invisible).
 pub fn needs_escape(c: char) -> bool {
     c.is_control()
         || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
         || matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}')
+        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{feff}')
 }
 
 /// `s` with every character [`needs_escape`] says written as Rust writes a char escape,
@@ -116,6 +119,10 @@ mod tests {
         assert_eq!(
             escape("user\u{202e}gnp.exe\u{2066}\u{2069}\u{200f}"),
             r"user\u{202e}gnp.exe\u{2066}\u{2069}\u{200f}"
+        );
+        assert_eq!(
+            escape("line\u{2028}benchboot: ready\u{2029}\u{feff}"),
+            r"line\u{2028}benchboot: ready\u{2029}\u{feff}"
         );
         // Text that is not a control stays as it is, borrowed.
         let plain = r"rpi-4b → MiB/s (ü) C:\cards";

@@ -138,6 +138,33 @@ fn html_output_names_the_file_to_pass() {
     );
     assert_eq!(std::fs::read_dir(d).unwrap().count(), 0, "nothing written");
 
+    // A symbolic link (or a FIFO, a device) would be replaced, not written through.
+    #[cfg(unix)]
+    {
+        let target = dir.path().join("precious.txt");
+        std::fs::write(&target, "keep").unwrap();
+        let link = dir.path().join("link.html");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let out = benchboot(&[
+            "report",
+            "tests/data/handmade-a.json",
+            "--format",
+            "html",
+            "-o",
+            link.to_str().unwrap(),
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains("is not a regular file"), "{stderr}");
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+        std::fs::remove_file(&link).unwrap();
+        std::fs::remove_file(&target).unwrap();
+    }
+
     let store = dir.path().join("store");
     let out = benchboot(&[
         "runs",
