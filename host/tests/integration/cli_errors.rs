@@ -134,7 +134,10 @@ fn html_output_names_the_file_to_pass() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert_eq!(
         stderr.trim_end(),
-        format!("error: -o {d}: is a folder; name a file (e.g. {d}/report.html)")
+        format!(
+            "error: -o {d}: is a folder; name a file (e.g. {})",
+            dir.path().join("report.html").display()
+        )
     );
     assert_eq!(std::fs::read_dir(d).unwrap().count(), 0, "nothing written");
 
