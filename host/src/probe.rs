@@ -334,14 +334,20 @@ pub fn probe_card(path: &Path, sector: u64, tuning: &ProbeTuning) -> Result<Prob
 pub fn verdict_result(r: &ProbeReport, device: &Path) -> Result<()> {
     match r.verdict {
         Verdict::Genuine => Ok(()),
-        Verdict::Fake { real_bytes } => bail!(
-            "{} is a fake: it claims {} but holds about {}; return it, or use only its \
-             first {}",
-            device.display(),
-            benchboot_probe::human(r.claimed_bytes),
-            benchboot_probe::human(real_bytes),
-            benchboot_probe::human(real_bytes)
-        ),
+        Verdict::Fake { real_bytes } => {
+            let (what, about) = match r.wraps_at {
+                Some(_) => ("a wrap-around fake", ""),
+                None => ("a fake", "about "),
+            };
+            bail!(
+                "{} is {what}: it claims {} but holds {about}{}; return it, or use only its \
+                 first {}",
+                device.display(),
+                benchboot_probe::human(r.claimed_bytes),
+                benchboot_probe::human(real_bytes),
+                benchboot_probe::human(real_bytes)
+            )
+        }
         Verdict::IoErrors { first_at } => bail!(
             "{} fails reads or writes from {}: do not trust it with data",
             device.display(),
@@ -475,6 +481,26 @@ mod tests {
         assert!(text.contains("wraps every"), "{text}");
         assert!(text.contains("(wrap-around)"), "{text}");
         let e = verdict_result(&r, Path::new("/dev/sdz")).unwrap_err();
-        assert!(format!("{e}").contains("holds about 1.0 GiB"), "{e}");
+        assert_eq!(
+            format!("{e}"),
+            "/dev/sdz is a wrap-around fake: it claims 4.0 GiB but holds 1.0 GiB; return it, \
+             or use only its first 1.0 GiB"
+        );
+        // A fake that drops writes: its size is an estimate.
+        let mut d = FakeDevice::new(
+            4 << 30,
+            512,
+            Model::Drop {
+                real: 1 << 30,
+                fill: 0,
+            },
+        );
+        let r = benchboot_probe::probe(&mut d, &ProbeOptions::default(), &mut |_| {}).unwrap();
+        let e = verdict_result(&r, Path::new("/dev/sdz")).unwrap_err();
+        assert!(
+            format!("{e}")
+                .starts_with("/dev/sdz is a fake: it claims 4.0 GiB but holds about 1.0 GiB"),
+            "{e}"
+        );
     }
 }

@@ -69,6 +69,17 @@ fn gcd(a: u64, b: u64) -> u64 {
     }
 }
 
+/// What [`Run::check_wrap`] found for a candidate period.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WrapCheck {
+    /// The card wraps at the candidate; the block below it held its own data.
+    Holds { highest_good: u64 },
+    /// The samples below the candidate aliased each other: try this shorter period.
+    Shorter(u64),
+    /// Not a wrap at the candidate (or it could not be checked).
+    No,
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct Stats {
     pub(crate) blocks_written: u64,
@@ -273,6 +284,111 @@ impl Run<'_> {
         }
     }
 
+    /// Checks a wrap-around candidate `m` (a period the aliases of earlier passes agree
+    /// on) with one pass laid out so that nothing of it can overwrite the samples if the
+    /// card does wrap at `m`:
+    ///
+    /// A card that wraps at `m` stores byte `x` at `x mod m`: its real part is `[0, m)`,
+    /// of which the region holds `[start, m)`.
+    ///
+    /// 1. the high alias `start + m` (when it fits in the region) is written first;
+    /// 2. then up to 32 blocks spread over `[start, m - f)`, lowest first;
+    /// 3. then stamped flush data at `[k m + m - f, k m + m)` for k = K..0, `f` =
+    ///    min(cache flush, (m - start) / 2), K as the cache flush size and the region
+    ///    allow: distinct addresses, so they push the samples and the high alias out of
+    ///    a write cache, that all land on `[m - f, m)` of the medium, inside the real
+    ///    part and apart from the samples modulo `m` (a flush window at the region's
+    ///    start, as the coarse pass writes, lands on every sample of a card that wraps
+    ///    below its width).
+    ///
+    /// Then flush, reopen, and read back the samples, the last flush block and the high
+    /// alias. The card wraps at `m` when every block of `[start, m)` read holds its own
+    /// data and the high alias holds the stamp of `start`. A period at or below
+    /// `start + 2 blocks` is not checked (its real part lies below the region).
+    pub(crate) fn check_wrap(&mut self, m: u64) -> WrapCheck {
+        let (start, block, sector) = (self.start, self.block, self.sector);
+        if m < start + 2 * block || m > self.end {
+            return WrapCheck::No;
+        }
+        let f = self.flush_bytes.min((m - start) / 2) / sector * sector;
+        let lo_end = m - f;
+        let mut offs = spread(start, lo_end, block, sector, 32);
+        let high = (start + m + block <= self.end).then_some(start + m);
+        self.pass += 1;
+        let n = offs.len() as u64 + u64::from(high.is_some());
+        let mut out = BTreeMap::new();
+        let mut written = 0;
+        for &o in high.iter().chain(&offs) {
+            if let Err(error) = self.write(o, block as usize) {
+                let bad = self.first_failing_write(o, error);
+                out.insert(o, Some(bad));
+            }
+            written += 1;
+            self.report(Phase::Write, written, n);
+        }
+        // The flush data: `[m - f, m)` and its aliases `[k m + m - f, k m + m)` above it,
+        // highest first, up to the cache flush size: distinct addresses (a cache keyed
+        // by address fills), one place on the medium (apart from the samples).
+        let copies = if f == 0 {
+            0
+        } else {
+            (self.flush_bytes.div_ceil(f)).min((self.end - lo_end) / m + 1)
+        };
+        let chunk = (1u64 << 20).max(block);
+        for k in (0..copies).rev() {
+            let base = lo_end + k * m;
+            let mut o = base;
+            while o < base + f {
+                let len = chunk.min(base + f - o);
+                let _ = self.write(o, len as usize);
+                o += len;
+                self.report(Phase::Flush, (copies - 1 - k) * f + o - base, copies * f);
+            }
+        }
+        if let Err(e) = self.dev.flush().and_then(|()| self.dev.reopen()) {
+            self.aborted = Some(format!("flush/reopen: {e}"));
+            return WrapCheck::No;
+        }
+        // The flush data's last block: the real part reaches `start + m`.
+        if f > 0 {
+            offs.push(m - block);
+        }
+        offs.extend(high);
+        for (i, &o) in offs.iter().enumerate() {
+            if let std::collections::btree_map::Entry::Vacant(e) = out.entry(o) {
+                e.insert(self.read(o));
+            }
+            self.report(Phase::Read, i as u64 + 1, offs.len() as u64);
+        }
+        self.samples.extend(out.clone());
+        let below = out.range(..m);
+        let aliases = below
+            .clone()
+            .filter_map(|(_, v)| match v {
+                Some(BadBlock {
+                    offset,
+                    found: Found::Alias { holds },
+                }) => Some(offset.abs_diff(*holds)),
+                _ => None,
+            })
+            .fold(m, gcd);
+        if aliases < m {
+            // A shorter period: the samples below `m` landed on each other.
+            return WrapCheck::Shorter(aliases);
+        }
+        let held = below.clone().all(|(_, v)| v.is_none());
+        let aliased = high.is_none_or(|h| {
+            matches!(out.get(&h), Some(Some(BadBlock { found: Found::Alias { holds }, .. })) if *holds == start)
+        });
+        if held && aliased {
+            WrapCheck::Holds {
+                highest_good: m - block,
+            }
+        } else {
+            WrapCheck::No
+        }
+    }
+
     pub(crate) fn first_bad(&self) -> Option<u64> {
         self.samples.values().flatten().map(|b| b.offset).min()
     }
@@ -315,6 +431,49 @@ mod tests {
         assert!(v
             .iter()
             .all(|&o| o >= 1 << 20 && o + 4096 <= (1 << 30) + 512));
+    }
+
+    /// A candidate twice the real period (what a gcd of aliases that are all even
+    /// multiples of it gives) is not confirmed: its samples land on each other and the
+    /// check names the shorter period, which then holds.
+    #[test]
+    fn a_multiple_of_the_period_gives_way_to_the_period() {
+        use crate::fake::{FakeDevice, Model};
+        const MIB: u64 = 1 << 20;
+        let real = 16 * MIB + 512 * 3;
+        for flush in [0, 8 * MIB, 32 * MIB] {
+            let mut dev = FakeDevice::new(256 * MIB, 512, Model::Wrap { real });
+            let mut progress = |_| {};
+            let mut run = Run {
+                dev: &mut dev,
+                progress: &mut progress,
+                sector: 512,
+                block: 4096,
+                start: 0,
+                end: 256 * MIB,
+                nonce: 7,
+                flush_bytes: flush,
+                buf: vec![0; 4096],
+                samples: BTreeMap::new(),
+                stats: Stats::default(),
+                pass: 0,
+                aborted: None,
+            };
+            assert_eq!(
+                run.check_wrap(2 * real),
+                WrapCheck::Shorter(real),
+                "{flush}"
+            );
+            assert_eq!(
+                run.check_wrap(real),
+                WrapCheck::Holds {
+                    highest_good: real - 4096
+                },
+                "{flush}"
+            );
+            // Past the period the check sees aliases, not a shorter period.
+            assert_eq!(run.check_wrap(real / 2), WrapCheck::No, "{flush}");
+        }
     }
 
     #[test]

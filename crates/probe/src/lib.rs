@@ -22,16 +22,26 @@
 //!    round: the low, real part keeps its own data. The window is at least `d` wide and
 //!    the samples are `d` apart, so for any `M` with `M + start + window <= end` some
 //!    sample lands on the window's alias: it holds the stamp of `x`, and `M` divides
-//!    `offset - x`. The gcd of those differences is the modulus, checked in a second
-//!    pass (the block below `M` holds its own data, the block at `M + start` holds the
-//!    stamp of `start`). Real size = `M`, exact to the sector.
-//! 3. **Cache.** The window is written after every sample, so the device's write cache
+//!    `offset - x`. The gcd of those differences is the candidate period.
+//! 3. **The check of a period.** A window wider than `M` (32 MiB of flush data on a
+//!    card of 16 MiB behind its claim: the classic counterfeit) lands on itself, so the
+//!    coarse pass also reads aliases *below* `M` and cannot tell the real part. A
+//!    separate pass checks the candidate `m` with writes that cannot land on each other
+//!    if the card does wrap at `m`: the high alias `m + start`, then 32 blocks spread
+//!    over `[start, m - f)` lowest first, then flush data at `[m - f, m)` and its
+//!    aliases `k m` above it (`f` = min(flush, (m - start) / 2)): as many addresses as
+//!    the flush size, one place on the medium. `m` holds when every block below `m` reads its
+//!    own data and `m + start` reads the stamp of `start`; samples below `m` that alias
+//!    each other give a shorter period (a gcd that came out a multiple of `M`), checked
+//!    in turn. Real size = `M`, exact to the sector; the coarse pass's aliases below it
+//!    are not listed as bad blocks.
+//! 4. **Cache.** The window is written after every sample, so the device's write cache
 //!    holds window data and the samples are read from the medium. In refinement passes
 //!    `cache_flush_bytes` of stamped data are written outside the interval probed,
 //!    after its samples and before reading them back (f3's `overwhelm_cache`). Without
 //!    it a card with a write-back cache serves the refinement samples from the cache and
 //!    the real size comes out too high (the `cache_*` tests show it).
-//! 4. **Refinement** (dropped writes, garbage, I/O errors): between the highest good
+//! 5. **Refinement** (dropped writes, garbage, I/O errors): between the highest good
 //!    block `g` and the first bad sector `h`, passes of 32 evenly spaced blocks (high
 //!    first, flush data, read), each moving `g` up or `h` down, until `h - (g + block)`
 //!    is within the resolution (`resolution_bytes`, default max(1 MiB, claimed / 4096)).
@@ -67,7 +77,8 @@
 //! the real size lands on the alias below it: below `start_bytes` too (the board's
 //! partitions, when PID 1 probes unpartitioned space). The blocks are not backed up
 //! and restored (f3probe's non-`--destructive` mode does). A wrap whose alias falls
-//! wholly below the region (`M > end - start - window`) is not seen.
+//! wholly below the region (`M > end - start - window`) is not seen, nor checked when
+//! `M <= start + 2 blocks`.
 #![forbid(unsafe_code)]
 
 mod engine;
@@ -79,7 +90,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use engine::{coarse_offsets, spread, Run, Stats};
+use engine::{coarse_offsets, spread, Run, Stats, WrapCheck};
 
 /// A block device as the probe sees it. Offsets and lengths the probe passes are
 /// multiples of [`BlockDevice::block_bytes`].
@@ -321,7 +332,8 @@ pub fn human_offset(bytes: u64) -> String {
 
 impl ProbeReport {
     /// One line: "genuine: 1.0 GiB claimed, all 2113 stamped blocks read back" / "FAKE:
-    /// claims 64.0 GiB, holds about 8.0 GiB (first bad at ...; wraps to ...)".
+    /// claims 64.0 GiB, holds about 8.0 GiB (first bad at ...; what it held)" / "FAKE:
+    /// claims 256.0 MiB, holds 16.0 MiB: a wrap-around fake of 16.0 MiB (...)".
     pub fn summary(&self) -> String {
         let claimed = human(self.claimed_bytes);
         let region = if self.region == (0, self.claimed_bytes) {
@@ -354,14 +366,22 @@ impl ProbeReport {
                 "genuine: {claimed} claimed, all {} stamped blocks read back{region}{aborted}",
                 self.samples
             ),
-            Verdict::Fake { .. } => {
-                let first = self.first_bad.map(human_offset).unwrap_or_default();
-                let tail = match self.wraps_at {
-                    Some(m) => format!("; wraps around every {}", human_offset(m)),
-                    None => format!("; {what}"),
-                };
-                format!("FAKE: claims {claimed}, {holds} (first bad at {first}{tail}){region}{aborted}")
-            }
+            Verdict::Fake { .. } => match self.wraps_at {
+                // A wrap's size is exact: the period, checked.
+                Some(m) => format!(
+                    "FAKE: claims {claimed}, holds {}: a wrap-around fake of {} (every write \
+                     past it lands on its offset modulo {}, over the data below){region}{aborted}",
+                    human(m),
+                    human_offset(m),
+                    human(m)
+                ),
+                None => {
+                    let first = self.first_bad.map(human_offset).unwrap_or_default();
+                    format!(
+                        "FAKE: claims {claimed}, {holds} (first bad at {first}; {what}){region}{aborted}"
+                    )
+                }
+            },
             Verdict::IoErrors { first_at } => format!(
                 "I/O ERRORS: claims {claimed}, first error at {}; {holds} ({} bad samples){region}{aborted}",
                 human_offset(*first_at),
@@ -429,23 +449,19 @@ pub fn probe(
 
     let mut wraps_at = None;
     let mut wrap_good = None;
-    if let Some(m) = run.modulus() {
-        // Check it: the block below M holds its data, the block at M + start holds the
-        // stamp of start (written after it).
-        let below = m.checked_sub(block).filter(|&g| g >= start);
-        let at = m + start;
-        let mut offs: Vec<u64> = below.into_iter().collect();
-        if at + block <= end {
-            offs.push(at);
-        }
-        let flush = run.flush_window(start, start);
-        let out = run.pass(&offs, &[start], flush);
-        let below_ok = below.is_none_or(|g| out.get(&g) == Some(&None));
-        let at_ok = !offs.contains(&at)
-            || matches!(out.get(&at), Some(Some(BadBlock { found: Found::Alias { holds }, .. })) if holds % m == start % m);
-        if below_ok && at_ok {
-            wraps_at = Some(m);
-            wrap_good = below;
+    let mut candidate = run.modulus();
+    // Each check either settles the candidate or gives a proper divisor of it: at most
+    // log2(m) rounds; 16 is plenty.
+    for _ in 0..16 {
+        let Some(m) = candidate else { break };
+        match run.check_wrap(m) {
+            WrapCheck::Holds { highest_good } => {
+                wraps_at = Some(m);
+                wrap_good = Some(highest_good);
+                break;
+            }
+            WrapCheck::Shorter(s) => candidate = Some(s),
+            WrapCheck::No => break,
         }
     }
     if wraps_at.is_none() {
@@ -468,7 +484,16 @@ pub fn probe(
         }
     }
 
-    let bads: Vec<BadBlock> = run.samples.values().flatten().cloned().collect();
+    // A wrap's blocks below its period are the real part: a coarse sample there that
+    // read an alias was overwritten by a higher write of this run (the window, when it
+    // is wider than the period), and the check read it back whole.
+    let bads: Vec<BadBlock> = run
+        .samples
+        .values()
+        .flatten()
+        .filter(|b| wraps_at.is_none_or(|m| b.offset >= m))
+        .cloned()
+        .collect();
     let bad_count = bads.len() as u64;
     let first_io = bads
         .iter()

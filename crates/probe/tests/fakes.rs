@@ -264,3 +264,74 @@ fn a_64_gib_claim_backed_by_7_5_gib_with_4k_sectors() {
         assert!(r.bytes_written < 256 * MIB, "{}", r.bytes_written);
     }
 }
+
+#[test]
+fn wraps_below_the_flush_window() {
+    // The classic counterfeit: a few MiB of flash behind a large claim, less than the
+    // cache flush data the probe writes (32 MiB by default).
+    for (claimed, real) in [
+        (256 * MIB, 16 * MIB),
+        (GIB, 48 * MIB + 5 * 512),
+        (64 * MIB, 3 * MIB),
+        (64 * GIB, 16 * MIB),
+        (4 * GIB, 31 * MIB + 512),
+    ] {
+        // A 2 MiB write-back cache: more than half of the 3 MiB card.
+        let mut d = FakeDevice::new(claimed, 512, Model::Wrap { real }).with_cache(2 * MIB);
+        let o = ProbeOptions {
+            cache_flush_bytes: 32 * MIB,
+            ..opts()
+        };
+        let r = run(&mut d, &o);
+        let s = r.summary();
+        assert_eq!(r.verdict, Verdict::Fake { real_bytes: real }, "{s}");
+        assert_eq!(r.wraps_at, Some(real), "{s}");
+        assert_eq!(r.real_bytes, Some(real), "{s}");
+        assert_eq!(r.first_bad, Some(real), "{s}");
+        assert!(r.bad.iter().all(|b| b.offset >= real), "{:?}", r.bad);
+        assert!(s.contains("wrap-around"), "{s}");
+    }
+}
+
+#[test]
+fn wraps_of_every_size_against_every_claim() {
+    // 24 (claimed, real, sector, start, flush, cache) draws from a fixed LCG: the period
+    // below, at and above the flush window, sectors of 512 and 4096 bytes, a region that
+    // starts past 0, a write-back cache smaller than the flush data.
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = |n: u64| {
+        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        (x >> 33) % n
+    };
+    for case in 0..24 {
+        let sector = if next(2) == 0 { 512 } else { 4096 };
+        let claimed = (64 * MIB) << next(7);
+        let start = if next(3) == 0 { 4 * MIB + sector } else { 0 };
+        // 2 blocks past the start .. half the claim, to the sector.
+        let lo = start + 3 * sector.max(4096);
+        let real = (lo + next(claimed / 2 - lo)) / sector * sector;
+        let flush = [0, 8 * MIB, 32 * MIB][next(3) as usize];
+        let cache = if flush > 2 * MIB && next(2) == 0 {
+            2 * MIB
+        } else {
+            0
+        };
+        let mut d = FakeDevice::new(claimed, sector, Model::Wrap { real }).with_cache(cache);
+        let o = ProbeOptions {
+            start_bytes: start,
+            cache_flush_bytes: flush,
+            ..opts()
+        };
+        let r = run(&mut d, &o);
+        let s = format!(
+            "case {case}: claimed {claimed}, real {real}, sector {sector}, start {start}, \
+             flush {flush}, cache {cache}: {}",
+            r.summary()
+        );
+        assert_eq!(r.wraps_at, Some(real), "{s}");
+        assert_eq!(r.verdict, Verdict::Fake { real_bytes: real }, "{s}");
+        assert_eq!(r.first_bad, Some(real), "{s}");
+        assert_eq!(r.highest_good, Some(real - r.block_bytes), "{s}");
+        assert!(r.bad.iter().all(|b| b.offset >= real), "{s}: {:?}", r.bad);
+    }
+}

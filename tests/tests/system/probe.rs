@@ -262,16 +262,21 @@ fn fake(size: u64, model: Model) -> Fake {
 }
 
 fn run_probe(tool: &Path, dev: &Path, out: &Path) -> (bool, ProbeReport, String) {
+    run_probe_with(tool, dev, out, &["--cache-flush-mib", "8"])
+}
+
+fn run_probe_with(
+    tool: &Path,
+    dev: &Path,
+    out: &Path,
+    args: &[&str],
+) -> (bool, ProbeReport, String) {
     let o = Command::new(tool)
         .arg("probe")
         .arg(dev)
-        .args([
-            "--yes",
-            "--allow-virtual",
-            "--cache-flush-mib",
-            "8",
-            "--json",
-        ])
+        .args(["--yes", "--allow-virtual"])
+        .args(args)
+        .arg("--json")
         .arg(out)
         .output()
         .unwrap();
@@ -343,6 +348,38 @@ fn loop_devices_fake_and_genuine() {
     assert_eq!((at - holds) % real, 0, "{at} holds {holds}: {text}");
     assert!(text.contains("FAKE: claims 4.0 GiB"), "{text}");
     drop(card);
+
+    // Wraps below the default 32 MiB of cache flush data, the classic counterfeit (a few
+    // MiB of flash behind the claim): the period, exact, and said in words.
+    for (claimed, real) in [
+        (256 * MIB, 16 * MIB),
+        (GIB, 48 * MIB + 5 * SECTOR),
+        (64 * MIB, 3 * MIB + SECTOR),
+    ] {
+        let card = fake(claimed, Model::Wrap { real });
+        let (ok, r, text) = run_probe_with(
+            &tool,
+            &card.dev.0,
+            &work.path().join("small-wrap.json"),
+            &[],
+        );
+        eprintln!("{text}");
+        assert!(!ok, "{text}");
+        assert_eq!(r.verdict, Verdict::Fake { real_bytes: real }, "{text}");
+        assert_eq!(
+            (r.wraps_at, r.first_bad),
+            (Some(real), Some(real)),
+            "{text}"
+        );
+        assert!(r.bad.iter().all(|b| b.offset >= real), "{text}");
+        let words = format!(
+            "is a wrap-around fake: it claims {} but holds {};",
+            benchboot_probe::human(claimed),
+            benchboot_probe::human(real)
+        );
+        assert!(text.contains(&words), "{words}: {text}");
+        drop(card);
+    }
 
     // Drops writes past 1.5 GiB + 7 sectors (reads zeros).
     let real = GIB + GIB / 2 + 7 * SECTOR;
