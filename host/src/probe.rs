@@ -15,6 +15,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
+use benchboot_probe::full::{full_pass, FullOptions, FullReport, Interval, MonotonicClock};
 use benchboot_probe::{BlockDevice, ProbeOptions, ProbeReport, Verdict};
 use benchboot_storage::AlignedBuf;
 
@@ -39,6 +40,16 @@ pub struct ProbeArgs {
     /// Probe a virtual disk (a loop device): for testing the probe itself.
     #[arg(long)]
     pub allow_virtual: bool,
+    /// After the quick probe, write every sector once (4 MiB O_DIRECT writes of
+    /// position-stamped data, each timed) and read every one back: the write and read
+    /// speed across the card, where the sustained write speed falls (the end of its fast
+    /// cache), write latencies and stalls, every bad region. Takes as long as writing
+    /// and reading the whole card; Ctrl-C stops it and says what was covered.
+    #[arg(long)]
+    pub full: bool,
+    /// With --full: draw the speed profile into DIR (probe-profile.png and .svg).
+    #[arg(long, value_name = "DIR", requires = "full")]
+    pub plots: Option<PathBuf>,
 }
 
 /// How finely and how hard to probe.
@@ -333,7 +344,14 @@ pub fn probe_card(path: &Path, sector: u64, tuning: &ProbeTuning) -> Result<Prob
 /// `Err` for a verdict that is not genuine: the exit code of `benchboot probe`.
 pub fn verdict_result(r: &ProbeReport, device: &Path) -> Result<()> {
     match r.verdict {
-        Verdict::Genuine => Ok(()),
+        Verdict::Genuine => match &r.full {
+            Some(f) if f.verdict() != Verdict::Genuine => bail!(
+                "{} passed the quick probe but not the whole-card pass: {}",
+                device.display(),
+                f.summary()
+            ),
+            _ => Ok(()),
+        },
         Verdict::Fake { real_bytes } => {
             let (what, about) = match r.wraps_at {
                 Some(_) => ("a wrap-around fake", ""),
@@ -384,14 +402,196 @@ pub fn run(args: &ProbeArgs) -> Result<()> {
         "probe it for fake capacity (writes stamped blocks all over it)",
         args.yes,
     )?;
-    let report = probe_card(&args.device, dev.logical_block_size, &args.tuning)?;
-    print!("{}", render(&report));
+    let mut report = probe_card(&args.device, dev.logical_block_size, &args.tuning)?;
+    if args.full {
+        print!("{}", render(&report));
+        report.full = Some(full_card(&args.device, dev.logical_block_size)?);
+        if let Some(f) = &report.full {
+            print!("{}", render_full(f));
+            if let Some(dir) = &args.plots {
+                for p in crate::plot::write_figures(dir, &[profile_figure(f)])? {
+                    println!("plot          {}", p.display());
+                }
+            }
+        }
+    } else {
+        print!("{}", render(&report));
+    }
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&report)? + "\n";
         crate::atomic_file::write(path, &text)
             .with_context(|| format!("writing {}", path.display()))?;
     }
     verdict_result(&report, &args.device)
+}
+
+/// Set by Ctrl-C while a whole-card pass runs.
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The whole-card pass over the card at `path` with a progress bar (bytes, speed, time
+/// left) on stderr; Ctrl-C ends it cleanly (the report says what was covered).
+///
+/// # Errors
+/// Open failure (with what to do) or a pass that cannot start.
+pub fn full_card(path: &Path, sector: u64) -> Result<FullReport> {
+    use indicatif::{ProgressBar, ProgressStyle};
+    use std::sync::atomic::Ordering;
+    let mut disk = ProbeDisk::open(path, sector)
+        .with_context(|| format!("opening {} for the whole-card pass", path.display()))?;
+    INTERRUPTED.store(false, Ordering::SeqCst);
+    // Once per process; a second call keeps the first handler, which sets the same flag.
+    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
+    let bar = ProgressBar::new(1);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{msg:5} [{bar:32}] {bytes}/{total_bytes} {binary_bytes_per_sec}, {eta} left",
+        )
+        .expect("progress template")
+        .progress_chars("=> "),
+    );
+    let mut phase = None;
+    let opts = FullOptions {
+        nonce: nonce(),
+        ..FullOptions::default()
+    };
+    let report = full_pass(
+        &mut disk,
+        &mut MonotonicClock::new(),
+        &opts,
+        &mut |p| {
+            if phase != Some(p.phase) {
+                phase = Some(p.phase);
+                bar.reset();
+                bar.set_message(format!("{:?}", p.phase).to_lowercase());
+                bar.set_length(p.total.max(1));
+            }
+            bar.set_position(p.done);
+        },
+        &mut || INTERRUPTED.load(Ordering::SeqCst),
+    );
+    bar.finish_and_clear();
+    Ok(report?)
+}
+
+/// The whole-card pass as `benchboot probe --full` prints it.
+pub fn render_full(f: &FullReport) -> String {
+    use benchboot_probe::{human, human_offset};
+    let mut s = format!("{}\n", f.summary());
+    let ms = |ns: u64| format!("{:.1} ms", ns as f64 / 1e6);
+    let speeds = |p: &[Interval]| {
+        let mut v: Vec<f64> = p.iter().map(Interval::mib_s).collect();
+        v.sort_by(f64::total_cmp);
+        match (v.first(), v.get(v.len() / 2), v.last()) {
+            (Some(lo), Some(mid), Some(hi)) => {
+                format!("{lo:.1} / {mid:.1} / {hi:.1} MiB/s (lowest / median / highest)")
+            }
+            _ => "-".into(),
+        }
+    };
+    s += &format!(
+        "intervals     {} each, I/O {} at a time\n",
+        human(f.interval_bytes),
+        human(f.io_bytes)
+    );
+    s += &format!("write speed   {}\n", speeds(&f.write_profile));
+    s += &format!("read speed    {}\n", speeds(&f.read_profile));
+    if f.falls.is_empty() {
+        s += "falls         none: the write speed held across the card\n";
+    }
+    for x in &f.falls {
+        s += &format!(
+            "falls at      {}: {:.1} -> {:.1} MiB/s (the fast cache ends)\n",
+            human_offset(x.at - f.region.0),
+            x.before_mib_s,
+            x.after_mib_s
+        );
+    }
+    if let Some(l) = &f.write_latency {
+        s += &format!(
+            "write latency {} writes of {}: p50 {}, p99 {}, p99.9 {}, longest {} at {}\n",
+            l.count,
+            human(l.io_bytes),
+            ms(l.p50_ns),
+            ms(l.p99_ns),
+            ms(l.p999_ns),
+            ms(l.max_ns),
+            human_offset(l.max_at)
+        );
+    }
+    s += &format!("stalls        {}", f.stall_count);
+    if f.stall_count > 0 {
+        s += " (a write twice its neighbours' median and 100 ms over it)";
+    }
+    s += "\n";
+    for x in f.stalls.iter().take(8) {
+        s += &format!(
+            "  {:>24}  {} (+{})\n",
+            human_offset(x.at),
+            ms(x.ns),
+            ms(x.excess_ns)
+        );
+    }
+    if f.bad_region_count > 0 {
+        s += &format!(
+            "bad regions   {} ({} bad, {} held their data)\n",
+            f.bad_region_count,
+            human(f.bad_bytes),
+            human(f.good_bytes)
+        );
+        for r in f.bad.iter().take(8) {
+            s += &format!(
+                "  {}..{}  {}\n",
+                human_offset(r.start),
+                human_offset(r.end),
+                r.found.describe()
+            );
+        }
+    }
+    s
+}
+
+/// The speed profile as a figure: write and read MiB/s against the offset (MiB, or GiB
+/// from 4 GiB up).
+pub fn profile_figure(f: &FullReport) -> crate::chart::PlotFigure {
+    use crate::chart::{Chart, FigureSection, PlotFigure, Point, Series, XAxis};
+    let (unit, div) = if f.region.1 - f.region.0 >= 4 << 30 {
+        ("GiB", (1u64 << 30) as f64)
+    } else {
+        ("MiB", (1u64 << 20) as f64)
+    };
+    let series = |label: &str, p: &[Interval]| Series {
+        label: label.into(),
+        points: p
+            .iter()
+            .map(|i| Point::single((i.offset - f.region.0) as f64 / div, i.mib_s()))
+            .collect(),
+    };
+    PlotFigure {
+        stem: "probe-profile".into(),
+        title: format!(
+            "benchboot probe --full: {} of {}",
+            benchboot_probe::human(f.written_bytes),
+            benchboot_probe::human(f.claimed_bytes)
+        ),
+        panels: vec![Chart {
+            title: "speed across the card".into(),
+            x_desc: format!("offset written, {unit}"),
+            y_desc: "MiB/s".into(),
+            x_axis: XAxis::Linear,
+            y_max: None,
+            legend_right: true,
+            series: vec![
+                series(
+                    &format!("write, {} at a time", benchboot_probe::human(f.io_bytes)),
+                    &f.write_profile,
+                ),
+                series("read back", &f.read_profile),
+            ],
+        }],
+        columns: 1,
+        section: FigureSection::Storage,
+        log_y_toggle: false,
+    }
 }
 
 /// The `flash --probe` step: probe the card at `path` (checked and unmounted by
@@ -500,6 +700,72 @@ mod tests {
         assert!(
             format!("{e}")
                 .starts_with("/dev/sdz is a fake: it claims 4.0 GiB but holds about 1.0 GiB"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_whole_card_pass_is_rendered_and_judged() {
+        use benchboot_probe::fake::{FakeClock, TimedDevice, Timing};
+        const MIB: u64 = 1 << 20;
+        let clock = FakeClock::default();
+        let mut dev = TimedDevice {
+            inner: FakeDevice::new(
+                128 * MIB,
+                512,
+                Model::Drop {
+                    real: 100 * MIB,
+                    fill: 0xff,
+                },
+            ),
+            timing: Timing {
+                knee: 32 * MIB,
+                fast: 60 * MIB,
+                slow: 6 * MIB,
+                stall_every: 50 * MIB,
+                stall_ns: 471_000_000,
+                read: 80 * MIB,
+            },
+            clock: clock.clone(),
+        };
+        let f = full_pass(
+            &mut dev,
+            &mut clock.clone(),
+            &FullOptions::default(),
+            &mut |_| {},
+            &mut || false,
+        )
+        .unwrap();
+        let text = render_full(&f);
+        assert!(
+            text.starts_with("full pass: FAKE: 28.0 MiB bad from 100.0 MiB (104857600)"),
+            "{text}"
+        );
+        assert!(
+            // At the edge of the interval that holds 32 MiB.
+            text.contains("falls at      32.0 MiB (33536000): 60.0 -> 6.0 MiB/s"),
+            "{text}"
+        );
+        assert!(text.contains("stalls        2 ("), "{text}");
+        assert!(text.contains("(+471.0 ms)"), "{text}");
+        assert!(
+            text.contains("  100.0 MiB (104857600)..128.0 MiB (134217728)  all 0xff"),
+            "{text}"
+        );
+        let fig = profile_figure(&f);
+        assert_eq!(fig.panels[0].series.len(), 2);
+        assert_eq!(fig.panels[0].series[0].points.len(), f.write_profile.len());
+
+        // The quick probe passed (a card whose fake part it missed), the full pass did not.
+        let mut d = FakeDevice::new(128 * MIB, 512, Model::Genuine);
+        let mut r = benchboot_probe::probe(&mut d, &ProbeOptions::default(), &mut |_| {}).unwrap();
+        assert!(verdict_result(&r, Path::new("/dev/sdz")).is_ok());
+        r.full = Some(f);
+        let e = verdict_result(&r, Path::new("/dev/sdz")).unwrap_err();
+        assert!(
+            format!("{e}").starts_with(
+                "/dev/sdz passed the quick probe but not the whole-card pass: full pass: FAKE"
+            ),
             "{e}"
         );
     }

@@ -2,8 +2,10 @@
 //! with or without a small write-back cache. Storage is sparse (only sectors written
 //! are kept), so a "64 GiB" card costs what the probe writes.
 
+use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 use std::io;
+use std::rc::Rc;
 
 use crate::BlockDevice;
 
@@ -170,5 +172,83 @@ impl BlockDevice for FakeDevice {
     fn reopen(&mut self) -> io::Result<()> {
         self.reopens += 1;
         Ok(())
+    }
+}
+
+/// A fake clock, ns, that a [`TimedDevice`] moves.
+#[derive(Debug, Clone, Default)]
+pub struct FakeClock(pub Rc<Cell<u64>>);
+
+impl crate::full::Clock for FakeClock {
+    fn now_ns(&mut self) -> u64 {
+        self.0.get()
+    }
+}
+
+/// How long a [`TimedDevice`]'s I/O takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timing {
+    /// Writes below this offset go at `fast` bytes/s (an SLC cache of this size), the
+    /// rest at `slow`.
+    pub knee: u64,
+    pub fast: u64,
+    pub slow: u64,
+    /// A write that starts at or crosses a multiple of this offset (not 0) stalls for
+    /// `stall_ns` more; 0: never.
+    pub stall_every: u64,
+    pub stall_ns: u64,
+    /// Reads, bytes/s.
+    pub read: u64,
+}
+
+/// A [`FakeDevice`] whose I/O takes the time [`Timing`] says on a [`FakeClock`].
+#[derive(Debug)]
+pub struct TimedDevice {
+    pub inner: FakeDevice,
+    pub timing: Timing,
+    pub clock: FakeClock,
+}
+
+fn ns(bytes: u64, per_s: u64) -> u64 {
+    (u128::from(bytes) * 1_000_000_000 / u128::from(per_s.max(1))) as u64
+}
+
+impl BlockDevice for TimedDevice {
+    fn size_bytes(&self) -> u64 {
+        self.inner.size_bytes()
+    }
+
+    fn block_bytes(&self) -> u64 {
+        self.inner.block_bytes()
+    }
+
+    fn write_at(&mut self, offset: u64, buf: &[u8]) -> io::Result<()> {
+        let t = self.timing;
+        let end = offset + buf.len() as u64;
+        let fast = t.knee.clamp(offset, end) - offset;
+        let mut d = ns(fast, t.fast) + ns(end - offset - fast, t.slow);
+        if t.stall_every > 0 {
+            let first = offset.div_ceil(t.stall_every).max(1) * t.stall_every;
+            if first < end {
+                d += t.stall_ns;
+            }
+        }
+        self.clock.0.set(self.clock.0.get() + d);
+        self.inner.write_at(offset, buf)
+    }
+
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        self.clock
+            .0
+            .set(self.clock.0.get() + ns(buf.len() as u64, self.timing.read));
+        self.inner.read_at(offset, buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+
+    fn reopen(&mut self) -> io::Result<()> {
+        self.inner.reopen()
     }
 }

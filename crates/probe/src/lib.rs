@@ -83,6 +83,7 @@
 
 mod engine;
 pub mod fake;
+pub mod full;
 pub mod stamp;
 
 use std::collections::BTreeMap;
@@ -281,6 +282,9 @@ pub struct ProbeReport {
     pub nanos: u64,
     /// Set when the probe had to stop early (a flush or reopen failed).
     pub aborted: Option<String>,
+    /// The whole-card pass (`benchboot probe --full`), when it ran after the probe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full: Option<full::FullReport>,
 }
 
 /// Bad sectors listed in a report at most.
@@ -546,6 +550,7 @@ pub fn probe(
         bytes_read: run.stats.bytes_read,
         nanos: t0.elapsed().as_nanos() as u64,
         aborted: run.aborted,
+        full: None,
     })
 }
 

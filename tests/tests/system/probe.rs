@@ -28,9 +28,26 @@ const SECTOR: u64 = 512;
 
 #[derive(Debug, Clone, Copy)]
 enum Model {
-    Wrap { real: u64 },
-    Drop { real: u64 },
-    Eio { real: u64 },
+    Wrap {
+        real: u64,
+    },
+    Drop {
+        real: u64,
+    },
+    Eio {
+        real: u64,
+    },
+    /// Holds everything; writes go at `fast` bytes/s below `knee` and `slow` past it
+    /// (the end of an SLC cache), and a write holding a multiple of `stall_every` (not 0)
+    /// sleeps `stall_ms` more. The sleeps set the pace: FUSE alone moves several
+    /// hundred MiB/s, and unevenly.
+    Timed {
+        knee: u64,
+        fast: u64,
+        slow: u64,
+        stall_every: u64,
+        stall_ms: u64,
+    },
 }
 
 /// One file, `card`, of `size` bytes whose storage behaves as `model` says.
@@ -74,6 +91,7 @@ impl FakeCard {
         match self.model {
             Model::Wrap { real } => Ok(Some(off % real)),
             Model::Drop { real } => Ok((off < real).then_some(off)),
+            Model::Timed { .. } => Ok(Some(off)),
             Model::Eio { real } => {
                 if off + len > real {
                     Err(())
@@ -177,6 +195,25 @@ impl Filesystem for FakeCard {
                 Ok(None) => {}
             }
             at += n;
+        }
+        drop(data);
+        if let Model::Timed {
+            knee,
+            fast,
+            slow,
+            stall_every,
+            stall_ms,
+        } = self.model
+        {
+            let slow_bytes = end - offset.max(knee).min(end);
+            let fast_bytes = end - offset - slow_bytes;
+            let mut pause = Duration::from_secs_f64(
+                fast_bytes as f64 / fast as f64 + slow_bytes as f64 / slow as f64,
+            );
+            if stall_every > 0 && offset.div_ceil(stall_every).max(1) * stall_every < end {
+                pause += Duration::from_millis(stall_ms);
+            }
+            std::thread::sleep(pause);
         }
         reply.written(buf.len() as u32);
     }
@@ -380,6 +417,77 @@ fn loop_devices_fake_and_genuine() {
         assert!(text.contains(&words), "{words}: {text}");
         drop(card);
     }
+
+    // The whole-card pass on kernel block devices: one whose writes slow to 16 MiB/s
+    // past 24 MiB (the fall, within one interval), one that stalls 300 ms at every
+    // 16 MiB (each stall, with its length), one that drops writes past 40 MiB + 3
+    // sectors (the bad region, to the sector).
+    let small = 64 * MIB;
+    let full = |model: Model, name: &str| {
+        let card = fake(small, model);
+        let (ok, r, text) = run_probe_with(
+            &tool,
+            &card.dev.0,
+            &work.path().join(name),
+            &["--cache-flush-mib", "8", "--full"],
+        );
+        eprintln!("{text}");
+        let f = r
+            .full
+            .clone()
+            .unwrap_or_else(|| panic!("no whole-card pass in the JSON: {text}"));
+        assert_eq!(f.written_bytes, small, "{text}");
+        assert!(f.interval_bytes * 100 <= small, "{text}");
+        (ok, f, text)
+    };
+    let knee = 24 * MIB;
+    let (ok, f, text) = full(
+        Model::Timed {
+            knee,
+            fast: 128 * MIB,
+            slow: 16 * MIB,
+            stall_every: 0,
+            stall_ms: 0,
+        },
+        "knee.json",
+    );
+    assert!(ok, "{text}");
+    assert_eq!(f.falls.len(), 1, "{text}");
+    assert!(f.falls[0].at.abs_diff(knee) <= f.interval_bytes, "{text}");
+    let after = f.falls[0].after_mib_s;
+    assert!((12.0..=16.5).contains(&after), "{after}: {text}");
+    assert!(text.contains("falls at      24.0 MiB"), "{text}");
+    let (ok, f, text) = full(
+        Model::Timed {
+            knee: u64::MAX,
+            fast: 128 * MIB,
+            slow: 1,
+            stall_every: 16 * MIB,
+            stall_ms: 300,
+        },
+        "stalls.json",
+    );
+    assert!(ok, "{text}");
+    // Each stall found with its length. A busy CI machine may add a hiccup of its own
+    // (the fake clock's unit test counts them exactly).
+    for k in 1..=3u64 {
+        let at = k * 16 * MIB;
+        let s = f
+            .stalls
+            .iter()
+            .find(|s| s.at <= at && at < s.at + f.io_bytes)
+            .unwrap_or_else(|| panic!("no stall at {at}: {text}"));
+        assert!(
+            (290..450).contains(&(s.excess_ns / 1_000_000)),
+            "{s:?}: {text}"
+        );
+    }
+    let real = 40 * MIB + 3 * SECTOR;
+    let (ok, f, text) = full(Model::Drop { real }, "full-drop.json");
+    assert!(!ok, "{text}");
+    assert_eq!(f.first_bad, Some(real), "{text}");
+    assert_eq!((f.good_bytes, f.bad_bytes), (real, small - real), "{text}");
+    assert!(text.contains("bad regions   1"), "{text}");
 
     // Drops writes past 1.5 GiB + 7 sectors (reads zeros).
     let real = GIB + GIB / 2 + 7 * SECTOR;

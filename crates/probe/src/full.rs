@@ -1,0 +1,779 @@
+//! The whole-card pass (`benchboot probe --full`): every sector of the region written
+//! once, sequentially, with position-stamped data, every write timed; then every sector
+//! read back, timed, and checked.
+//!
+//! What H2testw and f3write/f3read do, plus what they do not show:
+//!
+//! * **The write-speed profile**: MiB/s per interval of the region (at most 1 % of it,
+//!   [`FullOptions::intervals`]), and the read-speed profile likewise.
+//! * **Where the sustained speed falls** ([`Fall`]): most SD cards and USB sticks write
+//!   into an SLC cache at full speed and slow down once it fills. The profile is cut by
+//!   binary segmentation (the split that leaves the least squared error around each
+//!   side's mean, kept when the two sides' medians differ by [`FALL_RATIO`] or more and
+//!   each side holds [`MIN_SEGMENT`] intervals), so a fall is placed at an interval's
+//!   edge: within one interval of where it happened.
+//! * **Write latency** ([`Latency`]: p50, p99, p99.9, the longest and where) and
+//!   **stalls** ([`Stall`]): a write that took at least twice the median of its
+//!   [`STALL_WINDOW`] neighbours and [`STALL_MIN_EXCESS_NS`] more than it.
+//! * **Bad regions** ([`BadRegion`]): runs of sectors that did not hold their own data,
+//!   with what they held (another offset's stamp, zeros, 0xff, garbage, an I/O error),
+//!   and the wrap-around period the aliases give (the gcd of offset minus the offset
+//!   held).
+//!
+//! No two written sectors are alike ([`crate::stamp`]: each names its own offset and the
+//! run's nonce, the rest a xorshift stream seeded by both), so a deduplicating or
+//! compressing controller gains nothing. The stamping happens before the clock starts:
+//! the timed region holds the write (or read) call alone.
+
+use serde::{Deserialize, Serialize};
+
+use crate::stamp::{self, Sector};
+use crate::{human, human_offset, BlockDevice, Found, ProbeError, Verdict};
+
+/// A monotonic clock, ns. The host and PID 1 give [`MonotonicClock`]; tests a fake one
+/// that the fake device moves.
+pub trait Clock {
+    fn now_ns(&mut self) -> u64;
+}
+
+/// `std::time::Instant` (CLOCK_MONOTONIC on Linux), ns since the clock was made.
+pub struct MonotonicClock(std::time::Instant);
+
+impl MonotonicClock {
+    pub fn new() -> MonotonicClock {
+        MonotonicClock(std::time::Instant::now())
+    }
+}
+
+impl Default for MonotonicClock {
+    fn default() -> MonotonicClock {
+        MonotonicClock::new()
+    }
+}
+
+impl Clock for MonotonicClock {
+    fn now_ns(&mut self) -> u64 {
+        self.0.elapsed().as_nanos() as u64
+    }
+}
+
+/// What to cover and how.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct FullOptions {
+    /// First byte written (rounded up to the sector).
+    pub start_bytes: u64,
+    /// End of the region (exclusive); `None`: the claimed end.
+    pub end_bytes: Option<u64>,
+    /// Written into every stamp.
+    pub nonce: u64,
+    /// Bytes per write and per read ([`DEFAULT_IO_BYTES`]); less when an interval is
+    /// smaller.
+    pub io_bytes: u64,
+    /// The profiles' intervals over the region ([`DEFAULT_INTERVALS`], at least 100: at
+    /// most 1 % each).
+    pub intervals: u64,
+}
+
+/// 4 MiB per write: f3write's and H2testw's order of size, and a whole erase block of
+/// most cards (SD Physical Layer Simplified Specification 4.13: AU sizes up to 4 MiB for
+/// SDHC).
+pub const DEFAULT_IO_BYTES: u64 = 4 << 20;
+/// 200 intervals: 0.5 % of the region each.
+pub const DEFAULT_INTERVALS: u64 = 200;
+/// Two sides of the write profile whose medians differ by this factor are a fall.
+pub const FALL_RATIO: f64 = 1.5;
+/// Intervals each side of a fall holds at least (a stall or two inside one interval is
+/// not a fall).
+pub const MIN_SEGMENT: usize = 3;
+/// Writes each side of a write whose median it is compared with (64 in all).
+pub const STALL_WINDOW: usize = 32;
+/// A stall is at least this much over its neighbours' median: 100 ms (PX4 measured
+/// 471 ms on SD cards, PX4-Autopilot PR #4460).
+pub const STALL_MIN_EXCESS_NS: u64 = 100_000_000;
+/// Stalls and bad regions listed at most (all are counted).
+pub const MAX_LISTED: usize = 64;
+/// I/Os that fail in a row before the pass gives up.
+pub const MAX_FAILURES_IN_A_ROW: u32 = 64;
+
+impl Default for FullOptions {
+    /// The whole device, nonce 0 (give a fresh one), 4 MiB I/O, 200 intervals.
+    fn default() -> FullOptions {
+        FullOptions {
+            start_bytes: 0,
+            end_bytes: None,
+            nonce: 0,
+            io_bytes: DEFAULT_IO_BYTES,
+            intervals: DEFAULT_INTERVALS,
+        }
+    }
+}
+
+/// One interval of a profile: `bytes` from `offset` took `ns`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Interval {
+    pub offset: u64,
+    pub bytes: u64,
+    pub ns: u64,
+}
+
+impl Interval {
+    /// MiB/s (2^20 bytes per second); 0 for an interval that took no time.
+    pub fn mib_s(&self) -> f64 {
+        if self.ns == 0 {
+            0.0
+        } else {
+            self.bytes as f64 / (1u64 << 20) as f64 / (self.ns as f64 / 1e9)
+        }
+    }
+}
+
+/// Where the sustained write speed falls: the profile's medians before and after.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Fall {
+    /// Byte offset of the first interval after the fall.
+    pub at: u64,
+    pub before_mib_s: f64,
+    pub after_mib_s: f64,
+}
+
+/// The distribution of write latencies, ns, for writes of `io_bytes`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Latency {
+    pub io_bytes: u64,
+    pub count: u64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub max_ns: u64,
+    /// Offset of the longest write.
+    pub max_at: u64,
+}
+
+/// A write that stalled: it took `ns`, `excess_ns` over its neighbours' median.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Stall {
+    pub at: u64,
+    pub ns: u64,
+    pub excess_ns: u64,
+}
+
+/// A run of sectors `[start, end)` that did not hold their own data; `found` is what the
+/// first held (the run goes on while the next sector holds the same kind: for another
+/// offset's stamp, at the same distance).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct BadRegion {
+    pub start: u64,
+    pub end: u64,
+    pub found: Found,
+}
+
+/// What the whole-card pass found.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FullReport {
+    pub claimed_bytes: u64,
+    /// (start, end) bytes, end exclusive.
+    pub region: (u64, u64),
+    pub sector_bytes: u64,
+    pub io_bytes: u64,
+    pub interval_bytes: u64,
+    /// Bytes written and the time of the writes plus the final flush, ns.
+    pub written_bytes: u64,
+    pub write_ns: u64,
+    /// The final flush (fsync) alone, ns.
+    pub flush_ns: u64,
+    pub read_bytes: u64,
+    pub read_ns: u64,
+    pub write_profile: Vec<Interval>,
+    pub read_profile: Vec<Interval>,
+    pub falls: Vec<Fall>,
+    pub write_latency: Option<Latency>,
+    /// Stalls, in order (at most [`MAX_LISTED`]).
+    pub stalls: Vec<Stall>,
+    pub stall_count: u64,
+    /// Bytes read back that held their own data, and that did not.
+    pub good_bytes: u64,
+    pub bad_bytes: u64,
+    pub first_bad: Option<u64>,
+    /// Bad regions, in order (at most [`MAX_LISTED`]).
+    pub bad: Vec<BadRegion>,
+    pub bad_region_count: u64,
+    /// The wrap-around period the aliases give.
+    pub wraps_at: Option<u64>,
+    /// Why the pass did not cover the region (interrupted, too many failures).
+    pub stopped: Option<String>,
+}
+
+/// Which half of the pass, for a progress bar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FullPhase {
+    Write,
+    Read,
+}
+
+/// Progress: `done` of `total` bytes of `phase`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FullProgress {
+    pub phase: FullPhase,
+    pub done: u64,
+    pub total: u64,
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// The profile of `(offset, bytes, ns)` I/Os cut at `interval` bytes from `start`.
+fn profile(ios: &[(u64, u64, u64)], start: u64, interval: u64) -> Vec<Interval> {
+    let mut out: Vec<Interval> = Vec::new();
+    for &(offset, bytes, ns) in ios {
+        let k = (offset - start) / interval;
+        match out.last_mut() {
+            Some(last) if (last.offset - start) / interval == k => {
+                last.bytes += bytes;
+                last.ns += ns;
+            }
+            _ => out.push(Interval { offset, bytes, ns }),
+        }
+    }
+    out
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        0.0
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// The falls of the sustained speed in `profile` (binary segmentation, see the module
+/// doc), in order of offset.
+pub fn falls(profile: &[Interval]) -> Vec<Fall> {
+    let speeds: Vec<f64> = profile.iter().map(Interval::mib_s).collect();
+    let mut cuts = Vec::new();
+    segment(&speeds, 0, speeds.len(), 0, &mut cuts);
+    cuts.sort_unstable();
+    // Each cut against its neighbouring cuts: the speed of the segments either side.
+    let mut out = Vec::new();
+    for (i, &c) in cuts.iter().enumerate() {
+        let lo = if i == 0 { 0 } else { cuts[i - 1] };
+        let hi = cuts.get(i + 1).copied().unwrap_or(speeds.len());
+        let before = median(&mut speeds[lo..c].to_vec());
+        let after = median(&mut speeds[c..hi].to_vec());
+        if before >= after * FALL_RATIO {
+            out.push(Fall {
+                at: profile[c].offset,
+                before_mib_s: before,
+                after_mib_s: after,
+            });
+        }
+    }
+    out
+}
+
+fn segment(s: &[f64], lo: usize, hi: usize, depth: u32, cuts: &mut Vec<usize>) {
+    if depth >= 4 || hi - lo < 2 * MIN_SEGMENT {
+        return;
+    }
+    // Prefix sums for the squared error of each side around its mean.
+    let n = hi - lo;
+    let mut sum = vec![0.0; n + 1];
+    let mut sq = vec![0.0; n + 1];
+    for i in 0..n {
+        sum[i + 1] = sum[i] + s[lo + i];
+        sq[i + 1] = sq[i] + s[lo + i] * s[lo + i];
+    }
+    let sse = |a: usize, b: usize| {
+        let m = (b - a) as f64;
+        let t = sum[b] - sum[a];
+        (sq[b] - sq[a]) - t * t / m
+    };
+    let Some(k) = (MIN_SEGMENT..=n - MIN_SEGMENT)
+        .min_by(|&a, &b| (sse(0, a) + sse(a, n)).total_cmp(&(sse(0, b) + sse(b, n))))
+    else {
+        return;
+    };
+    let left = median(&mut s[lo..lo + k].to_vec());
+    let right = median(&mut s[lo + k..hi].to_vec());
+    let (big, small) = if left > right {
+        (left, right)
+    } else {
+        (right, left)
+    };
+    if big < small * FALL_RATIO {
+        return;
+    }
+    cuts.push(lo + k);
+    segment(s, lo, lo + k, depth + 1, cuts);
+    segment(s, lo + k, hi, depth + 1, cuts);
+}
+
+/// The latency distribution of `(offset, bytes, ns)` writes of `io_bytes` (the last,
+/// shorter write left out) and the stalls among them.
+fn latency(ios: &[(u64, u64, u64)], io_bytes: u64) -> (Option<Latency>, Vec<Stall>, u64) {
+    let full: Vec<(u64, u64)> = ios
+        .iter()
+        .filter(|w| w.1 == io_bytes)
+        .map(|&(o, _, ns)| (o, ns))
+        .collect();
+    if full.is_empty() {
+        return (None, Vec::new(), 0);
+    }
+    let mut ns: Vec<u64> = full.iter().map(|w| w.1).collect();
+    ns.sort_unstable();
+    let pct = |p: f64| ns[((ns.len() - 1) as f64 * p).round() as usize];
+    let (max_at, max_ns) = full
+        .iter()
+        .copied()
+        // The first of equals.
+        .max_by_key(|w| (w.1, std::cmp::Reverse(w.0)))
+        .expect("not empty");
+    let lat = Latency {
+        io_bytes,
+        count: full.len() as u64,
+        p50_ns: pct(0.5),
+        p99_ns: pct(0.99),
+        p999_ns: pct(0.999),
+        max_ns,
+        max_at,
+    };
+    let mut stalls = Vec::new();
+    let mut count = 0;
+    let mut window = Vec::with_capacity(2 * STALL_WINDOW + 1);
+    for (i, &(at, t)) in full.iter().enumerate() {
+        window.clear();
+        let lo = i.saturating_sub(STALL_WINDOW);
+        let hi = (i + STALL_WINDOW + 1).min(full.len());
+        window.extend(full[lo..hi].iter().map(|w| w.1));
+        window.sort_unstable();
+        let med = window[window.len() / 2];
+        if t >= 2 * med && t >= med + STALL_MIN_EXCESS_NS {
+            count += 1;
+            if stalls.len() < MAX_LISTED {
+                stalls.push(Stall {
+                    at,
+                    ns: t,
+                    excess_ns: t - med,
+                });
+            }
+        }
+    }
+    (Some(lat), stalls, count)
+}
+
+/// Bad sectors merged into regions as they are read.
+#[derive(Default)]
+struct BadRegions {
+    list: Vec<BadRegion>,
+    open: Option<(BadRegion, (u8, u64))>,
+    count: u64,
+    bytes: u64,
+    first: Option<u64>,
+    period: u64,
+}
+
+impl BadRegions {
+    fn add(&mut self, at: u64, len: u64, found: Found) {
+        let key = match &found {
+            Found::Alias { holds } => (0, at.wrapping_sub(*holds)),
+            Found::Stale { holds, .. } => (1, at.wrapping_sub(*holds)),
+            Found::Zeros => (2, 0),
+            Found::Ones => (3, 0),
+            Found::Garbage { .. } => (4, 0),
+            Found::ReadError { .. } => (5, 0),
+            Found::WriteError { .. } => (6, 0),
+        };
+        if let Found::Alias { holds } = found {
+            self.period = gcd(self.period, at.abs_diff(holds));
+        }
+        self.bytes += len;
+        self.first.get_or_insert(at);
+        if let Some((r, k)) = &mut self.open {
+            if r.end == at && *k == key {
+                r.end += len;
+                return;
+            }
+        }
+        self.close();
+        self.count += 1;
+        self.open = Some((
+            BadRegion {
+                start: at,
+                end: at + len,
+                found,
+            },
+            key,
+        ));
+    }
+
+    fn close(&mut self) {
+        if let Some((r, _)) = self.open.take() {
+            if self.list.len() < MAX_LISTED {
+                self.list.push(r);
+            }
+        }
+    }
+}
+
+/// Writes and reads back every sector of the region (see the module doc). `progress` is
+/// called after every I/O; `stop` before every I/O (Ctrl-C): when it says so the pass
+/// ends, flushes what it wrote and reports what it covered.
+///
+/// # Errors
+/// Only when the pass cannot start (block size, region), as [`crate::probe`].
+pub fn full_pass(
+    dev: &mut dyn BlockDevice,
+    clock: &mut dyn Clock,
+    opts: &FullOptions,
+    progress: &mut dyn FnMut(FullProgress),
+    stop: &mut dyn FnMut() -> bool,
+) -> Result<FullReport, ProbeError> {
+    let claimed = dev.size_bytes();
+    let sector = dev.block_bytes();
+    if sector < 512 || !sector.is_power_of_two() {
+        return Err(ProbeError::BlockSize(sector));
+    }
+    let end_req = opts.end_bytes.unwrap_or(claimed);
+    if end_req > claimed {
+        return Err(ProbeError::OutsideDevice {
+            end: end_req,
+            size: claimed,
+        });
+    }
+    let start = opts.start_bytes.div_ceil(sector) * sector;
+    let end = end_req / sector * sector;
+    if end <= start {
+        return Err(ProbeError::EmptyRegion {
+            start: opts.start_bytes,
+            end: end_req,
+            block: sector,
+        });
+    }
+    let span = end - start;
+    let interval = (span / opts.intervals.max(100)).max(sector) / sector * sector;
+    let io = opts.io_bytes.max(sector).min(interval) / sector * sector;
+    let interval = interval / io * io;
+    let mut buf = vec![0u8; io as usize];
+    let mut stopped = None;
+    let mut failures = 0u32;
+    let mut bad = BadRegions::default();
+
+    // Writes, lowest first, each timed alone.
+    let mut writes: Vec<(u64, u64, u64)> = Vec::with_capacity(span.div_ceil(io) as usize);
+    let mut o = start;
+    while o < end {
+        if stop() {
+            stopped = Some(format!(
+                "interrupted after writing {} of {}",
+                human(o - start),
+                human(span)
+            ));
+            break;
+        }
+        let len = io.min(end - o);
+        let b = &mut buf[..len as usize];
+        stamp::stamp(b, o, opts.nonce, sector as usize);
+        let t0 = clock.now_ns();
+        let r = dev.write_at(o, b);
+        let t1 = clock.now_ns();
+        writes.push((o, len, t1.saturating_sub(t0)));
+        match r {
+            Ok(()) => failures = 0,
+            Err(e) => {
+                bad.add(
+                    o,
+                    len,
+                    Found::WriteError {
+                        error: e.to_string(),
+                    },
+                );
+                failures += 1;
+                if failures >= MAX_FAILURES_IN_A_ROW {
+                    stopped = Some(format!(
+                        "{failures} writes in a row failed, the last at {}",
+                        human_offset(o)
+                    ));
+                    break;
+                }
+            }
+        }
+        o += len;
+        progress(FullProgress {
+            phase: FullPhase::Write,
+            done: o - start,
+            total: span,
+        });
+    }
+    let written_end = writes.last().map_or(start, |w| w.0 + w.1);
+    let t0 = clock.now_ns();
+    let flushed = dev.flush().and_then(|()| dev.reopen());
+    let flush_ns = clock.now_ns().saturating_sub(t0);
+    if let Err(e) = flushed {
+        stopped.get_or_insert(format!("flush/reopen: {e}"));
+    }
+
+    // Reads, lowest first, of what was written (nothing after a Ctrl-C).
+    let mut reads: Vec<(u64, u64, u64)> = Vec::with_capacity(writes.len());
+    let verify = stopped.is_none();
+    let mut good_bytes = 0;
+    let mut o = start;
+    failures = 0;
+    while verify && o < written_end {
+        if stop() {
+            stopped = Some(format!(
+                "interrupted after reading back {} of {}",
+                human(o - start),
+                human(span)
+            ));
+            break;
+        }
+        let len = io.min(written_end - o);
+        let b = &mut buf[..len as usize];
+        let t0 = clock.now_ns();
+        let r = dev.read_at(o, b);
+        let t1 = clock.now_ns();
+        reads.push((o, len, t1.saturating_sub(t0)));
+        match r {
+            Err(e) => {
+                bad.add(
+                    o,
+                    len,
+                    Found::ReadError {
+                        error: e.to_string(),
+                    },
+                );
+                failures += 1;
+                if failures >= MAX_FAILURES_IN_A_ROW {
+                    stopped = Some(format!(
+                        "{failures} reads in a row failed, the last at {}",
+                        human_offset(o)
+                    ));
+                    break;
+                }
+            }
+            Ok(()) => {
+                failures = 0;
+                for (i, s) in b.chunks_exact(sector as usize).enumerate() {
+                    let at = o + i as u64 * sector;
+                    let found = match stamp::classify(s, at, opts.nonce) {
+                        Sector::Own => {
+                            good_bytes += sector;
+                            continue;
+                        }
+                        Sector::Other { offset, nonce } if nonce == opts.nonce => {
+                            Found::Alias { holds: offset }
+                        }
+                        Sector::Other { offset, nonce } => Found::Stale {
+                            holds: offset,
+                            nonce,
+                        },
+                        Sector::Zeros => Found::Zeros,
+                        Sector::Ones => Found::Ones,
+                        Sector::Garbage { differ_bytes } => Found::Garbage { differ_bytes },
+                    };
+                    bad.add(at, sector, found);
+                }
+            }
+        }
+        o += len;
+        progress(FullProgress {
+            phase: FullPhase::Read,
+            done: o - start,
+            total: written_end - start,
+        });
+    }
+    bad.close();
+
+    let (write_latency, stalls, stall_count) = latency(&writes, io);
+    let write_profile = profile(&writes, start, interval);
+    let falls = falls(&write_profile);
+    let period = bad.period;
+    Ok(FullReport {
+        claimed_bytes: claimed,
+        region: (start, end),
+        sector_bytes: sector,
+        io_bytes: io,
+        interval_bytes: interval,
+        written_bytes: written_end - start,
+        write_ns: writes.iter().map(|w| w.2).sum::<u64>() + flush_ns,
+        flush_ns,
+        read_bytes: reads.iter().map(|r| r.1).sum(),
+        read_ns: reads.iter().map(|r| r.2).sum(),
+        read_profile: profile(&reads, start, interval),
+        write_profile,
+        falls,
+        write_latency,
+        stalls,
+        stall_count,
+        good_bytes,
+        bad_bytes: bad.bytes,
+        first_bad: bad.first,
+        bad_region_count: bad.count,
+        bad: bad.list,
+        wraps_at: (period >= sector && period % sector == 0).then_some(period),
+        stopped,
+    })
+}
+
+impl FullReport {
+    /// Average write speed, MiB/s, over the writes and the final flush.
+    pub fn write_mib_s(&self) -> f64 {
+        mib_s(self.written_bytes, self.write_ns)
+    }
+
+    /// Average read speed, MiB/s.
+    pub fn read_mib_s(&self) -> f64 {
+        mib_s(self.read_bytes, self.read_ns)
+    }
+
+    /// The verdict of what was read back: genuine when every sector held its data and
+    /// the region was covered; a wrap-around fake of the aliases' period; a fake holding
+    /// up to the first bad sector; I/O errors.
+    pub fn verdict(&self) -> Verdict {
+        if let Some(r) = self.bad.iter().find(|r| r.found.is_io_error()) {
+            return Verdict::IoErrors { first_at: r.start };
+        }
+        match (self.wraps_at, self.first_bad) {
+            (Some(m), _) => Verdict::Fake { real_bytes: m },
+            (None, Some(h)) => Verdict::Fake { real_bytes: h },
+            (None, None) if self.stopped.is_some() => Verdict::IoErrors {
+                first_at: self.region.0 + self.written_bytes,
+            },
+            (None, None) => Verdict::Genuine,
+        }
+    }
+
+    /// One line: the verdict, what was covered and the average speeds.
+    pub fn summary(&self) -> String {
+        let v = match self.verdict() {
+            Verdict::Genuine => "every sector held its data".to_string(),
+            Verdict::Fake { real_bytes } if self.wraps_at.is_some() => {
+                format!("a wrap-around fake of {}", human_offset(real_bytes))
+            }
+            Verdict::Fake { real_bytes } => format!(
+                "FAKE: {} bad from {}",
+                human(self.bad_bytes),
+                human_offset(real_bytes)
+            ),
+            Verdict::IoErrors { first_at } => {
+                format!("I/O ERRORS from {}", human_offset(first_at))
+            }
+        };
+        let stopped = self
+            .stopped
+            .as_ref()
+            .map(|s| format!("; stopped: {s}"))
+            .unwrap_or_default();
+        format!(
+            "full pass: {v}; wrote {} at {:.1} MiB/s, read {} at {:.1} MiB/s{stopped}",
+            human(self.written_bytes),
+            self.write_mib_s(),
+            human(self.read_bytes),
+            self.read_mib_s()
+        )
+    }
+}
+
+fn mib_s(bytes: u64, ns: u64) -> f64 {
+    if ns == 0 {
+        0.0
+    } else {
+        bytes as f64 / (1u64 << 20) as f64 / (ns as f64 / 1e9)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn iv(offset: u64, mib_s: f64) -> Interval {
+        Interval {
+            offset,
+            bytes: 1 << 20,
+            ns: (1e9 / mib_s) as u64,
+        }
+    }
+
+    #[test]
+    fn one_fall_at_its_interval() {
+        let p: Vec<Interval> = (0..100)
+            .map(|i| iv(i << 20, if i < 37 { 80.0 } else { 12.0 }))
+            .collect();
+        let f = falls(&p);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].at, 37 << 20);
+        assert!((f[0].before_mib_s - 80.0).abs() < 0.01, "{f:?}");
+        assert!((f[0].after_mib_s - 12.0).abs() < 0.01, "{f:?}");
+    }
+
+    #[test]
+    fn two_falls_and_no_fall_from_noise_or_a_rise() {
+        let p: Vec<Interval> = (0..120)
+            .map(|i| {
+                let base = if i < 20 {
+                    90.0
+                } else if i < 70 {
+                    40.0
+                } else {
+                    9.0
+                };
+                // +-10 % noise and one slow interval (a stall) at 50.
+                let noise = 1.0 + 0.1 * ((i * 7919 % 21) as f64 - 10.0) / 10.0;
+                iv(i << 20, if i == 50 { 15.0 } else { base * noise })
+            })
+            .collect();
+        let f = falls(&p);
+        assert_eq!(
+            f.iter().map(|f| f.at).collect::<Vec<_>>(),
+            vec![20 << 20, 70 << 20],
+            "{f:?}"
+        );
+        // Noise alone, and a rise: no fall.
+        let flat: Vec<Interval> = (0..100)
+            .map(|i| iv(i << 20, 50.0 * (1.0 + 0.2 * ((i % 5) as f64 - 2.0) / 2.0)))
+            .collect();
+        assert!(falls(&flat).is_empty());
+        let rise: Vec<Interval> = (0..100)
+            .map(|i| iv(i << 20, if i < 50 { 10.0 } else { 40.0 }))
+            .collect();
+        assert!(falls(&rise).is_empty());
+    }
+
+    #[test]
+    fn stalls_against_their_neighbours() {
+        // 4 MiB writes of 50 ms, one of 650 ms every 40, and a slow half (200 ms) with no
+        // stall: the slow half is not a stall, each long write is, with its excess.
+        let ios: Vec<(u64, u64, u64)> = (0..400u64)
+            .map(|i| {
+                let base = if i < 200 { 50_000_000 } else { 200_000_000 };
+                let ns = if i % 40 == 7 && i < 200 {
+                    650_000_000
+                } else {
+                    base
+                };
+                (i << 22, 4 << 20, ns)
+            })
+            .collect();
+        let (lat, stalls, count) = latency(&ios, 4 << 20);
+        let lat = lat.unwrap();
+        assert_eq!(count, 5);
+        assert_eq!(
+            stalls.iter().map(|s| s.at >> 22).collect::<Vec<_>>(),
+            vec![7, 47, 87, 127, 167]
+        );
+        assert!(stalls.iter().all(|s| s.excess_ns == 600_000_000));
+        assert_eq!(lat.max_ns, 650_000_000);
+        assert_eq!(lat.max_at, 7 << 22);
+        assert_eq!(lat.p50_ns, 200_000_000);
+        assert_eq!(lat.count, 400);
+    }
+}

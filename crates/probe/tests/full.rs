@@ -1,0 +1,228 @@
+//! The whole-card pass against devices built to a timing (fast for the first N MiB then
+//! slow; a stall every M MiB) on a fake clock, and against the fakes of the quick probe:
+//! the fall within one interval of N, every stall with its length, the real size.
+#![forbid(unsafe_code)]
+
+use benchboot_probe::fake::{FakeClock, FakeDevice, Model, TimedDevice, Timing};
+use benchboot_probe::full::{full_pass, FullOptions, FullReport};
+use benchboot_probe::{Found, Verdict};
+
+const MIB: u64 = 1 << 20;
+
+fn timing() -> Timing {
+    Timing {
+        knee: u64::MAX,
+        fast: 80 * MIB,
+        slow: 80 * MIB,
+        stall_every: 0,
+        stall_ns: 0,
+        read: 90 * MIB,
+    }
+}
+
+fn run(claimed: u64, model: Model, timing: Timing, opts: &FullOptions) -> FullReport {
+    let clock = FakeClock::default();
+    let mut dev = TimedDevice {
+        inner: FakeDevice::new(claimed, 512, model),
+        timing,
+        clock: clock.clone(),
+    };
+    let mut c = clock;
+    full_pass(&mut dev, &mut c, opts, &mut |_| {}, &mut || false).unwrap()
+}
+
+fn opts() -> FullOptions {
+    FullOptions {
+        nonce: 0xfeed,
+        ..FullOptions::default()
+    }
+}
+
+#[test]
+fn a_genuine_card_every_sector_and_its_speeds() {
+    let r = run(256 * MIB, Model::Genuine, timing(), &opts());
+    assert_eq!(r.verdict(), Verdict::Genuine, "{}", r.summary());
+    assert_eq!((r.written_bytes, r.read_bytes), (256 * MIB, 256 * MIB));
+    assert_eq!((r.good_bytes, r.bad_bytes), (256 * MIB, 0));
+    // Intervals of at most 1 % of the device, covering it.
+    assert!(r.interval_bytes * 100 <= 256 * MIB, "{}", r.interval_bytes);
+    assert_eq!(
+        r.write_profile.iter().map(|i| i.bytes).sum::<u64>(),
+        256 * MIB
+    );
+    assert!((r.write_mib_s() - 80.0).abs() < 0.01, "{}", r.write_mib_s());
+    assert!((r.read_mib_s() - 90.0).abs() < 0.01, "{}", r.read_mib_s());
+    assert!(r.falls.is_empty() && r.stalls.is_empty(), "{r:?}");
+    assert!(r
+        .summary()
+        .starts_with("full pass: every sector held its data"));
+}
+
+#[test]
+fn the_fall_within_one_interval_of_the_cache_size() {
+    for (claimed, knee) in [
+        (256 * MIB, 64 * MIB),
+        (256 * MIB, 100 * MIB + 3 * 512),
+        (192 * MIB, 150 * MIB),
+        (64 * MIB, 5 * MIB),
+    ] {
+        let t = Timing {
+            knee,
+            fast: 90 * MIB,
+            slow: 9 * MIB,
+            ..timing()
+        };
+        let r = run(claimed, Model::Genuine, t, &opts());
+        assert_eq!(r.falls.len(), 1, "{knee}: {:?}", r.falls);
+        let f = r.falls[0];
+        assert!(
+            f.at.abs_diff(knee) <= r.interval_bytes,
+            "fall at {} vs {knee}, interval {}",
+            f.at,
+            r.interval_bytes
+        );
+        assert!((f.before_mib_s - 90.0).abs() < 0.5, "{f:?}");
+        assert!((f.after_mib_s - 9.0).abs() < 0.5, "{f:?}");
+        assert!(r.stalls.is_empty(), "{:?}", r.stalls);
+    }
+}
+
+#[test]
+fn every_stall_with_its_length() {
+    for (claimed, every, stall_ms) in [
+        (256 * MIB, 16 * MIB, 471),
+        (128 * MIB, 20 * MIB, 250),
+        (96 * MIB, 8 * MIB, 120),
+    ] {
+        let t = Timing {
+            stall_every: every,
+            stall_ns: stall_ms * 1_000_000,
+            ..timing()
+        };
+        let r = run(claimed, Model::Genuine, t, &opts());
+        let want: Vec<u64> = (1..)
+            .map(|k| k * every)
+            .take_while(|&o| o < claimed)
+            .collect();
+        assert_eq!(r.stall_count, want.len() as u64, "{:?}", r.stalls);
+        for (s, w) in r.stalls.iter().zip(&want) {
+            // The write that holds the stall's offset.
+            assert!(s.at <= *w && *w < s.at + r.io_bytes, "{s:?} vs {w}");
+            assert_eq!(s.excess_ns, stall_ms * 1_000_000, "{s:?}");
+        }
+        let lat = r.write_latency.unwrap();
+        assert_eq!(lat.max_ns - lat.p50_ns, stall_ms * 1_000_000);
+        assert!(r.falls.is_empty(), "{:?}", r.falls);
+    }
+}
+
+#[test]
+fn fakes_with_their_real_size_and_what_they_held() {
+    let claimed = 256 * MIB;
+    // Wraps at 48 MiB + 5 sectors: the period, exact.
+    let real = 48 * MIB + 5 * 512;
+    let r = run(claimed, Model::Wrap { real }, timing(), &opts());
+    assert_eq!(r.wraps_at, Some(real), "{}", r.summary());
+    assert_eq!(r.verdict(), Verdict::Fake { real_bytes: real });
+    // The last `real` bytes written hold their data; the rest their alias's.
+    assert_eq!(r.good_bytes, real);
+    assert!(r.bad.iter().all(|b| matches!(b.found, Found::Alias { .. })));
+    assert!(
+        r.summary().contains("a wrap-around fake of 48.0 MiB"),
+        "{}",
+        r.summary()
+    );
+
+    // Drops writes past 100 MiB + 7 sectors: zeros from there.
+    let real = 100 * MIB + 7 * 512;
+    let r = run(claimed, Model::Drop { real, fill: 0 }, timing(), &opts());
+    assert_eq!(r.verdict(), Verdict::Fake { real_bytes: real });
+    assert_eq!(r.bad.len(), 1);
+    assert_eq!(r.bad[0].start, real);
+    assert_eq!(r.bad[0].end, claimed);
+    assert_eq!(r.bad[0].found, Found::Zeros);
+    assert_eq!((r.good_bytes, r.bad_bytes), (real, claimed - real));
+
+    // I/O errors past 30 MiB + 1 sector.
+    let real = 30 * MIB + 512;
+    let r = run(claimed, Model::IoErrors { real }, timing(), &opts());
+    let Verdict::IoErrors { first_at } = r.verdict() else {
+        panic!("{}", r.summary())
+    };
+    assert!(
+        first_at <= real && real - first_at < r.io_bytes,
+        "{first_at}"
+    );
+    assert!(r.bad.iter().all(|b| b.found.is_io_error()));
+}
+
+#[test]
+fn a_stop_reports_what_was_covered() {
+    let clock = FakeClock::default();
+    let mut dev = TimedDevice {
+        inner: FakeDevice::new(256 * MIB, 512, Model::Genuine),
+        timing: timing(),
+        clock: clock.clone(),
+    };
+    let mut calls = 0;
+    let mut c = clock;
+    let r = full_pass(&mut dev, &mut c, &opts(), &mut |_| {}, &mut || {
+        calls += 1;
+        calls > 10
+    })
+    .unwrap();
+    assert_eq!(r.written_bytes, 10 * r.io_bytes);
+    assert_eq!(r.read_bytes, 0);
+    assert!(r
+        .stopped
+        .as_deref()
+        .unwrap()
+        .starts_with("interrupted after writing"));
+    assert!(
+        matches!(r.verdict(), Verdict::IoErrors { .. }),
+        "not genuine: {}",
+        r.summary()
+    );
+}
+
+/// No two written blocks alike: a sink that counts distinct blocks sees every one.
+#[test]
+fn no_two_written_blocks_alike() {
+    use std::collections::HashSet;
+    struct Dedupe {
+        seen: HashSet<Vec<u8>>,
+        writes: u64,
+    }
+    impl benchboot_probe::BlockDevice for Dedupe {
+        fn size_bytes(&self) -> u64 {
+            64 * MIB
+        }
+        fn block_bytes(&self) -> u64 {
+            512
+        }
+        fn write_at(&mut self, _: u64, buf: &[u8]) -> std::io::Result<()> {
+            for s in buf.chunks(512) {
+                self.seen.insert(s.to_vec());
+                self.writes += 1;
+            }
+            Ok(())
+        }
+        fn read_at(&mut self, _: u64, _: &mut [u8]) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn reopen(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut d = Dedupe {
+        seen: HashSet::new(),
+        writes: 0,
+    };
+    let mut c = FakeClock::default();
+    full_pass(&mut d, &mut c, &opts(), &mut |_| {}, &mut || false).unwrap();
+    assert_eq!(d.writes, 64 * MIB / 512);
+    assert_eq!(d.seen.len() as u64, d.writes);
+}
