@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use benchboot_plan::{CardCheckPlan, Plan};
+use benchboot_probe::full::{full_pass, FullOptions, MonotonicClock};
 use benchboot_probe::{BlockDevice, ProbeOptions, Verdict};
 use benchboot_results::{CardCheck, RunResults, Severity};
 use benchboot_storage::Bounce;
@@ -64,11 +65,33 @@ pub fn run_card_check(plan: &Plan, results: &mut RunResults) {
     let path = PathBuf::from(&device);
     let nonce = nonce(&results.run_id);
     let report = in_worker_for(results, STEP, limit, move || {
+        let started = std::time::Instant::now();
         let mut dev = DirectDisk::open(&path)
             .map_err(|e| std::io::Error::other(format!("{}: {e}", path.display())))?;
         let opts = options(&c, region, nonce);
-        benchboot_probe::probe(&mut dev, &opts, &mut |_| {})
-            .map_err(|e| std::io::Error::other(e.to_string()))
+        let mut report = benchboot_probe::probe(&mut dev, &opts, &mut |_| {})
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        if c.full {
+            // Stop at 90 % of the worker's limit: a report of what was covered beats a
+            // worker killed with nothing.
+            let deadline = limit.mul_f64(0.9);
+            let full = FullOptions {
+                start_bytes: region.0,
+                end_bytes: Some(region.1),
+                nonce: nonce ^ 0x0f11,
+                ..FullOptions::default()
+            };
+            let f = full_pass(
+                &mut dev,
+                &mut MonotonicClock::new(),
+                &full,
+                &mut |_| {},
+                &mut || started.elapsed() >= deadline,
+            )
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+            report.full = Some(f);
+        }
+        Ok(report)
     });
     let Some(report) = report else {
         return;
@@ -77,6 +100,20 @@ pub fn run_card_check(plan: &Plan, results: &mut RunResults) {
     say(&format!("card-check: {}", report.summary()));
     if !pass {
         results.event(STEP, Severity::Error, report.summary());
+    }
+    if let Some(f) = &report.full {
+        say(&format!("card-check: {}", f.summary()));
+        if f.verdict() != Verdict::Genuine {
+            results.event(STEP, Severity::Error, f.summary());
+        }
+        for x in &f.falls {
+            say(&format!(
+                "card-check: write speed falls at {} bytes: {:.1} -> {:.1} MiB/s",
+                x.at - f.region.0,
+                x.before_mib_s,
+                x.after_mib_s
+            ));
+        }
     }
     let check = CardCheck { device, report };
     // What the card holds of the claimed size, MiB; the verdict comes with the others.

@@ -123,11 +123,23 @@ pub fn card_lines(r: &RunResults) -> Vec<String> {
         .collect()
 }
 
-/// The full-card check of `r` in one line, `None` when it did not run.
+/// The full-card check of `r` in one line, `None` when it did not run: the probe's
+/// summary, then the whole-card pass's and where its write speed fell, when it ran.
 pub fn card_check_line(r: &RunResults) -> Option<String> {
-    r.card_check
-        .as_ref()
-        .map(|c| format!("{}: {}", c.device, c.report.summary()))
+    let c = r.card_check.as_ref()?;
+    let mut line = format!("{}: {}", c.device, c.report.summary());
+    if let Some(f) = &c.report.full {
+        line += &format!("; {}", f.summary());
+        for x in &f.falls {
+            line += &format!(
+                "; write speed falls at {}: {:.1} -> {:.1} MiB/s",
+                benchboot_probe::human(x.at - f.region.0),
+                x.before_mib_s,
+                x.after_mib_s
+            );
+        }
+    }
+    Some(line)
 }
 
 /// Where the boot card was found, in one line: `mmcblk1: the whole disk whose MBR

@@ -453,4 +453,31 @@ pub fn assert_card_check_genuine(r: &RunResults, console: &str) {
         console.contains("benchboot: verdict=card.check result=pass"),
         "{console}"
     );
+    // The whole-card pass the virt plans ask for: every sector of the region written and
+    // read back holding its data, in a profile of 100 intervals or more.
+    let f = rep
+        .full
+        .as_ref()
+        .expect("the whole-card pass (full = true)");
+    let span = rep.region.1 - rep.region.0;
+    assert_eq!(f.region, rep.region);
+    assert_eq!(
+        (f.written_bytes, f.read_bytes, f.good_bytes, f.bad_bytes),
+        (span, span, span, 0),
+        "{f:?}"
+    );
+    assert_eq!(f.stopped, None);
+    assert!(f.write_profile.len() >= 100, "{f:?}");
+    assert_eq!(f.read_profile.len(), f.write_profile.len());
+    assert!(f
+        .write_latency
+        .is_some_and(|l| l.count > 0 && l.max_ns >= l.p50_ns));
+    assert!(
+        console.contains("card-check: full pass: every sector held its data"),
+        "{console}"
+    );
+    assert!(
+        console.contains("benchboot: verdict=card.full result=pass"),
+        "{console}"
+    );
 }

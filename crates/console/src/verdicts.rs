@@ -65,7 +65,8 @@ fn pass_fail(id: impl Into<String>, pass: bool, why: impl FnOnce() -> String) ->
 /// - `verify.<target>`: the pattern read back as written;
 /// - `a1.<target>`: the Raspberry Pi A1 floors (sequential write, random 4 KiB read and
 ///   write at QD1), where all three were measured;
-/// - `card.check`: the full-card check found a genuine card;
+/// - `card.check`: the full-card check found a genuine card; `card.full`: its
+///   whole-card pass (plan `full = true`) read every sector back as written;
 /// - `clock.<at>`: the measured clock within 9 % of cpufreq's and the firmware's (skip
 ///   under QEMU: no clock to compare);
 /// - `wifi.<entry>`: the entry ran (skip: the plan or the radio ruled it out; fail: it
@@ -144,6 +145,13 @@ pub fn all(r: &RunResults) -> Vec<Verdict> {
             matches!(c.report.verdict, benchboot_probe::Verdict::Genuine),
             || c.report.summary(),
         ));
+        if let Some(f) = &c.report.full {
+            out.push(pass_fail(
+                "card.full",
+                f.verdict() == benchboot_probe::Verdict::Genuine,
+                || f.summary(),
+            ));
+        }
     }
     for c in &r.clock_checks {
         let id = format!("clock.{}", c.at);

@@ -285,13 +285,17 @@ pub fn qemu(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
     p.supervision.watchdog_timeout_s = 0;
     // The full-card check over the unpartitioned space (438 MiB of the 1 GiB image), where
     // the disk is virtio-blk: fast enough under TCG, and the same probe code an SD card
-    // runs (the SD machines' emulated card moves ~2 MB/s).
+    // runs (the SD machines' emulated card moves ~2 MB/s). The whole-card pass too: it
+    // writes and reads back the 438 MiB once.
     if board
         .qemu
         .as_ref()
         .is_some_and(|q| q.drive == QemuDrive::Virtio)
     {
-        p.card_check = Some(CardCheckPlan::QEMU);
+        p.card_check = Some(CardCheckPlan {
+            full: true,
+            ..CardCheckPlan::QEMU
+        });
     }
     p
 }

@@ -20,6 +20,12 @@ pub struct CardCheckPlan {
     pub min_region_bytes: u64,
     /// Wall-clock limit of the check's worker, ms.
     pub time_limit_ms: u64,
+    /// After the probe, the whole-card pass over the region (crates/probe/src/full.rs):
+    /// every sector written and read back, each I/O timed: the speed profile, where the
+    /// sustained write speed falls, stalls, bad regions. It stops itself at 90 % of
+    /// `time_limit_ms` and says what it covered. Plans written before it read `false`.
+    #[serde(default)]
+    pub full: bool,
 }
 
 impl CardCheckPlan {
@@ -30,6 +36,7 @@ impl CardCheckPlan {
         cache_flush_bytes: 32 << 20,
         min_region_bytes: 16 << 20,
         time_limit_ms: 20 * 60 * 1000,
+        full: false,
     };
 
     /// The QEMU plans' check: the same probe with a smaller cache flush (QEMU's card

@@ -87,6 +87,9 @@ pub struct CardCheckSection {
     pub cache_flush: Option<Bytes>,
     /// Wall-clock limit of the check (default 20 min).
     pub time_limit: Option<Millis>,
+    /// Also write and read back every sector of the region, each I/O timed (default
+    /// false): the speed profile, where the write speed falls, stalls.
+    pub full: Option<bool>,
 }
 
 /// `[storage]`.
@@ -579,7 +582,7 @@ impl StorageSection {
 
 impl CardCheckSection {
     fn over(mut self, p: CardCheckSection) -> CardCheckSection {
-        or_fields!(self, p; enabled, resolution, cache_flush, time_limit);
+        or_fields!(self, p; enabled, resolution, cache_flush, time_limit, full);
         self
     }
 }

@@ -755,6 +755,9 @@ fn card_check(
     if let Some(v) = c.time_limit {
         p.time_limit_ms = v.0;
     }
+    if let Some(v) = c.full {
+        p.full = v;
+    }
     Ok(Some(p))
 }
 

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::stamp::{self, Sector};
+use crate::stamp;
 use crate::{BadBlock, BlockDevice, Found, Phase, Progress};
 
 /// The coarse pass's sample offsets (sorted, unique) and their stride.
@@ -198,19 +198,7 @@ impl Run<'_> {
                 .enumerate()
                 .find_map(|(i, s)| {
                     let at = offset + i as u64 * self.sector;
-                    let found = match stamp::classify(s, at, self.nonce) {
-                        Sector::Own => return None,
-                        Sector::Other { offset, nonce } if nonce == self.nonce => {
-                            Found::Alias { holds: offset }
-                        }
-                        Sector::Other { offset, nonce } => Found::Stale {
-                            holds: offset,
-                            nonce,
-                        },
-                        Sector::Zeros => Found::Zeros,
-                        Sector::Ones => Found::Ones,
-                        Sector::Garbage { differ_bytes } => Found::Garbage { differ_bytes },
-                    };
+                    let found = Found::of_sector(s, at, self.nonce)?;
                     Some(BadBlock { offset: at, found })
                 }),
         };

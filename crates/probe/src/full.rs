@@ -27,7 +27,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::stamp::{self, Sector};
+use crate::stamp;
 use crate::{human, human_offset, BlockDevice, Found, ProbeError, Verdict};
 
 /// A monotonic clock, ns. The host and PID 1 give [`MonotonicClock`]; tests a fake one
@@ -439,25 +439,7 @@ pub fn full_pass(
 ) -> Result<FullReport, ProbeError> {
     let claimed = dev.size_bytes();
     let sector = dev.block_bytes();
-    if sector < 512 || !sector.is_power_of_two() {
-        return Err(ProbeError::BlockSize(sector));
-    }
-    let end_req = opts.end_bytes.unwrap_or(claimed);
-    if end_req > claimed {
-        return Err(ProbeError::OutsideDevice {
-            end: end_req,
-            size: claimed,
-        });
-    }
-    let start = opts.start_bytes.div_ceil(sector) * sector;
-    let end = end_req / sector * sector;
-    if end <= start {
-        return Err(ProbeError::EmptyRegion {
-            start: opts.start_bytes,
-            end: end_req,
-            block: sector,
-        });
-    }
+    let (start, end) = crate::region(dev, opts.start_bytes, opts.end_bytes, sector)?;
     let span = end - start;
     let interval = (span / opts.intervals.max(100)).max(sector) / sector * sector;
     let io = opts.io_bytes.max(sector).min(interval) / sector * sector;
@@ -564,23 +546,10 @@ pub fn full_pass(
                 failures = 0;
                 for (i, s) in b.chunks_exact(sector as usize).enumerate() {
                     let at = o + i as u64 * sector;
-                    let found = match stamp::classify(s, at, opts.nonce) {
-                        Sector::Own => {
-                            good_bytes += sector;
-                            continue;
-                        }
-                        Sector::Other { offset, nonce } if nonce == opts.nonce => {
-                            Found::Alias { holds: offset }
-                        }
-                        Sector::Other { offset, nonce } => Found::Stale {
-                            holds: offset,
-                            nonce,
-                        },
-                        Sector::Zeros => Found::Zeros,
-                        Sector::Ones => Found::Ones,
-                        Sector::Garbage { differ_bytes } => Found::Garbage { differ_bytes },
-                    };
-                    bad.add(at, sector, found);
+                    match Found::of_sector(s, at, opts.nonce) {
+                        None => good_bytes += sector,
+                        Some(found) => bad.add(at, sector, found),
+                    }
                 }
             }
         }

@@ -195,6 +195,24 @@ pub enum Found {
 }
 
 impl Found {
+    /// What sector `s`, read back from byte `at` of a run with `nonce`, held; `None`:
+    /// its own stamp.
+    pub fn of_sector(s: &[u8], at: u64, nonce: u64) -> Option<Found> {
+        Some(match stamp::classify(s, at, nonce) {
+            stamp::Sector::Own => return None,
+            stamp::Sector::Other { offset, nonce: n } if n == nonce => {
+                Found::Alias { holds: offset }
+            }
+            stamp::Sector::Other { offset, nonce } => Found::Stale {
+                holds: offset,
+                nonce,
+            },
+            stamp::Sector::Zeros => Found::Zeros,
+            stamp::Sector::Ones => Found::Ones,
+            stamp::Sector::Garbage { differ_bytes } => Found::Garbage { differ_bytes },
+        })
+    }
+
     pub fn is_io_error(&self) -> bool {
         matches!(self, Found::ReadError { .. } | Found::WriteError { .. })
     }
@@ -395,6 +413,41 @@ impl ProbeReport {
     }
 }
 
+/// The region `[start, end)` of `dev` to write, rounded inward to its sectors.
+///
+/// # Errors
+/// A sector size that is not a power of two >= 512, an end past the claimed size, a
+/// region smaller than `least` bytes.
+pub(crate) fn region(
+    dev: &dyn BlockDevice,
+    start_bytes: u64,
+    end_bytes: Option<u64>,
+    least: u64,
+) -> Result<(u64, u64), ProbeError> {
+    let claimed = dev.size_bytes();
+    let sector = dev.block_bytes();
+    if sector < 512 || !sector.is_power_of_two() {
+        return Err(ProbeError::BlockSize(sector));
+    }
+    let end_req = end_bytes.unwrap_or(claimed);
+    if end_req > claimed {
+        return Err(ProbeError::OutsideDevice {
+            end: end_req,
+            size: claimed,
+        });
+    }
+    let start = start_bytes.div_ceil(sector) * sector;
+    let end = end_req / sector * sector;
+    if end < start || end - start < least {
+        return Err(ProbeError::EmptyRegion {
+            start: start_bytes,
+            end: end_req,
+            block: least,
+        });
+    }
+    Ok((start, end))
+}
+
 /// Probes `dev` as `opts` say; `progress` is called after every block.
 ///
 /// # Errors
@@ -408,26 +461,8 @@ pub fn probe(
     let t0 = Instant::now();
     let claimed = dev.size_bytes();
     let sector = dev.block_bytes();
-    if sector < 512 || !sector.is_power_of_two() {
-        return Err(ProbeError::BlockSize(sector));
-    }
     let block = sector.max(4096);
-    let end_req = opts.end_bytes.unwrap_or(claimed);
-    if end_req > claimed {
-        return Err(ProbeError::OutsideDevice {
-            end: end_req,
-            size: claimed,
-        });
-    }
-    let start = opts.start_bytes.div_ceil(sector) * sector;
-    let end = end_req / sector * sector;
-    if end < start || end - start < block {
-        return Err(ProbeError::EmptyRegion {
-            start: opts.start_bytes,
-            end: end_req,
-            block,
-        });
-    }
+    let (start, end) = region(dev, opts.start_bytes, opts.end_bytes, block)?;
     let resolution = opts
         .resolution_bytes
         .unwrap_or_else(|| default_resolution(claimed))

@@ -523,6 +523,18 @@ fn the_card_check_runs_only_when_enabled_and_refuses_a_bad_resolution() {
             crate::CardCheckPlan::HARDWARE.time_limit_ms
         )
     );
+    assert!(!c.full, "the whole-card pass is asked for");
+    let c = run("[card-check]\nenabled = true\nfull = true\ntime-limit = \"2 h\"\n")
+        .unwrap()
+        .card_check
+        .unwrap();
+    assert!(c.full);
+    assert_eq!(c.time_limit_ms, 2 * 3600 * 1000);
+    // A plan written before the key reads without it.
+    let mut v = serde_json::to_value(c).unwrap();
+    v.as_object_mut().unwrap().remove("full");
+    let old: crate::CardCheckPlan = serde_json::from_value(v).unwrap();
+    assert!(!old.full);
     let e = run("[card-check]\nenabled = true\nresolution = \"3 MiB\"\n").unwrap_err();
     assert_eq!((e.line, e.key.as_str()), (Some(3), "card-check.resolution"));
     assert!(e.message.contains("power of two from 4 KiB"), "{e}");
