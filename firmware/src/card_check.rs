@@ -109,7 +109,7 @@ pub fn run_card_check(plan: &Plan, results: &mut RunResults) {
         for x in &f.falls {
             say(&format!(
                 "card-check: write speed falls at {} bytes: {:.1} -> {:.1} MiB/s",
-                x.at - f.region.0,
+                x.at.saturating_sub(f.region.0),
                 x.before_mib_s,
                 x.after_mib_s
             ));

@@ -133,7 +133,7 @@ pub fn card_check_line(r: &RunResults) -> Option<String> {
         for x in &f.falls {
             line += &format!(
                 "; write speed falls at {}: {:.1} -> {:.1} MiB/s",
-                benchboot_probe::human(x.at - f.region.0),
+                benchboot_probe::human(x.at.saturating_sub(f.region.0)),
                 x.before_mib_s,
                 x.after_mib_s
             );

@@ -501,7 +501,7 @@ pub fn render_full(f: &FullReport) -> String {
     for x in &f.falls {
         s += &format!(
             "falls at      {}: {:.1} -> {:.1} MiB/s (the fast cache ends)\n",
-            human_offset(x.at - f.region.0),
+            human_offset(x.at.saturating_sub(f.region.0)),
             x.before_mib_s,
             x.after_mib_s
         );
@@ -554,7 +554,7 @@ pub fn render_full(f: &FullReport) -> String {
 /// from 4 GiB up).
 pub fn profile_figure(f: &FullReport) -> crate::chart::PlotFigure {
     use crate::chart::{Chart, FigureSection, PlotFigure, Point, Series, XAxis};
-    let (unit, div) = if f.region.1 - f.region.0 >= 4 << 30 {
+    let (unit, div) = if f.region.1.saturating_sub(f.region.0) >= 4 << 30 {
         ("GiB", (1u64 << 30) as f64)
     } else {
         ("MiB", (1u64 << 20) as f64)
@@ -563,7 +563,7 @@ pub fn profile_figure(f: &FullReport) -> crate::chart::PlotFigure {
         label: label.into(),
         points: p
             .iter()
-            .map(|i| Point::single((i.offset - f.region.0) as f64 / div, i.mib_s()))
+            .map(|i| Point::single(i.offset.saturating_sub(f.region.0) as f64 / div, i.mib_s()))
             .collect(),
     };
     PlotFigure {

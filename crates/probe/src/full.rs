@@ -615,7 +615,7 @@ impl FullReport {
             (Some(m), _) => Verdict::Fake { real_bytes: m },
             (None, Some(h)) => Verdict::Fake { real_bytes: h },
             (None, None) if self.stopped.is_some() => Verdict::IoErrors {
-                first_at: self.region.0 + self.written_bytes,
+                first_at: self.region.0.saturating_add(self.written_bytes),
             },
             (None, None) => Verdict::Genuine,
         }

@@ -536,4 +536,14 @@ fn the_card_check_line_carries_the_whole_card_pass_and_its_fall() {
         line.ends_with("; write speed falls at 16.0 MiB: 40.0 -> 4.0 MiB/s"),
         "{line}"
     );
+    // A document from elsewhere: a fall before its region, a count past u64, a stop.
+    let f = r.card_check.as_mut().unwrap().report.full.as_mut().unwrap();
+    f.region.0 = u64::MAX - 5;
+    f.written_bytes = u64::MAX;
+    f.stopped = Some("interrupted".into());
+    f.bad.clear();
+    f.first_bad = None;
+    let line = card_check_line(&r).unwrap();
+    assert!(line.contains("I/O ERRORS from 16384.0 PiB"), "{line}");
+    assert!(line.ends_with("falls at 0 B: 40.0 -> 4.0 MiB/s"), "{line}");
 }
