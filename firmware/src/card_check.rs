@@ -79,6 +79,7 @@ pub fn run_card_check(plan: &Plan, results: &mut RunResults) {
                 start_bytes: region.0,
                 end_bytes: Some(region.1),
                 nonce: nonce ^ 0x0f11,
+                cache_flush_bytes: c.cache_flush_bytes,
                 ..FullOptions::default()
             };
             let f = full_pass(
@@ -103,8 +104,11 @@ pub fn run_card_check(plan: &Plan, results: &mut RunResults) {
     }
     if let Some(f) = &report.full {
         say(&format!("card-check: {}", f.summary()));
-        if f.verdict() != Verdict::Genuine {
-            results.event(STEP, Severity::Error, f.summary());
+        match f.verdict() {
+            Some(Verdict::Genuine) => {}
+            // Stopped at 90 % of the time limit: what it covered held.
+            None => results.event(STEP, Severity::Warning, f.summary()),
+            Some(_) => results.event(STEP, Severity::Error, f.summary()),
         }
         for x in &f.falls {
             say(&format!(

@@ -344,8 +344,13 @@ pub fn probe_card(path: &Path, sector: u64, tuning: &ProbeTuning) -> Result<Prob
 /// `Err` for a verdict that is not genuine: the exit code of `benchboot probe`.
 pub fn verdict_result(r: &ProbeReport, device: &Path) -> Result<()> {
     match r.verdict {
-        Verdict::Genuine => match &r.full {
-            Some(f) if f.verdict() != Verdict::Genuine => bail!(
+        Verdict::Genuine => match r.full.as_ref().map(|f| (f, f.verdict())) {
+            Some((f, None)) => bail!(
+                "{} passed the quick probe; the whole-card pass stopped before the end: {}",
+                device.display(),
+                f.summary()
+            ),
+            Some((f, Some(v))) if v != Verdict::Genuine => bail!(
                 "{} passed the quick probe but not the whole-card pass: {}",
                 device.display(),
                 f.summary()
@@ -405,7 +410,11 @@ pub fn run(args: &ProbeArgs) -> Result<()> {
     let mut report = probe_card(&args.device, dev.logical_block_size, &args.tuning)?;
     if args.full {
         print!("{}", render(&report));
-        report.full = Some(full_card(&args.device, dev.logical_block_size)?);
+        report.full = Some(full_card(
+            &args.device,
+            dev.logical_block_size,
+            &args.tuning,
+        )?);
         if let Some(f) = &report.full {
             print!("{}", render_full(f));
             if let Some(dir) = &args.plots {
@@ -433,7 +442,7 @@ static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBoo
 ///
 /// # Errors
 /// Open failure (with what to do) or a pass that cannot start.
-pub fn full_card(path: &Path, sector: u64) -> Result<FullReport> {
+pub fn full_card(path: &Path, sector: u64, tuning: &ProbeTuning) -> Result<FullReport> {
     use indicatif::{ProgressBar, ProgressStyle};
     use std::sync::atomic::Ordering;
     let mut disk = ProbeDisk::open(path, sector)
@@ -452,6 +461,7 @@ pub fn full_card(path: &Path, sector: u64) -> Result<FullReport> {
     let mut phase = None;
     let opts = FullOptions {
         nonce: nonce(),
+        cache_flush_bytes: tuning.cache_flush_mib << 20,
         ..FullOptions::default()
     };
     let report = full_pass(
@@ -766,6 +776,16 @@ mod tests {
             format!("{e}").starts_with(
                 "/dev/sdz passed the quick probe but not the whole-card pass: full pass: FAKE"
             ),
+            "{e}"
+        );
+        // Stopped (Ctrl-C) with nothing bad in what it covered: not a pass either.
+        let f = r.full.as_mut().unwrap();
+        f.bad.clear();
+        f.first_bad = None;
+        f.stopped = Some("interrupted after reading back 1.0 MiB of 128.0 MiB".into());
+        let e = verdict_result(&r, Path::new("/dev/sdz")).unwrap_err();
+        assert!(
+            format!("{e}").contains("the whole-card pass stopped before the end"),
             "{e}"
         );
     }

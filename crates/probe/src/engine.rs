@@ -320,7 +320,8 @@ impl Run<'_> {
         let copies = if f == 0 {
             0
         } else {
-            (self.flush_bytes.div_ceil(f)).min((self.end - lo_end) / m + 1)
+            // Copy k ends at (k + 1) m: inside the region for k < end / m.
+            self.flush_bytes.div_ceil(f).min(self.end / m)
         };
         let chunk = (1u64 << 20).max(block);
         for k in (0..copies).rev() {

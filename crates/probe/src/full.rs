@@ -72,6 +72,9 @@ pub struct FullOptions {
     /// The profiles' intervals over the region ([`DEFAULT_INTERVALS`], at least 100: at
     /// most 1 % each).
     pub intervals: u64,
+    /// Rewritten before reading back, to push a write cache out (see [`full_pass`]);
+    /// [`crate::DEFAULT_CACHE_FLUSH_BYTES`] by default.
+    pub cache_flush_bytes: u64,
 }
 
 /// 4 MiB per write: f3write's and H2testw's order of size, and a whole erase block of
@@ -96,7 +99,8 @@ pub const MAX_LISTED: usize = 64;
 pub const MAX_FAILURES_IN_A_ROW: u32 = 64;
 
 impl Default for FullOptions {
-    /// The whole device, nonce 0 (give a fresh one), 4 MiB I/O, 200 intervals.
+    /// The whole device, nonce 0 (give a fresh one), 4 MiB I/O, 200 intervals, 32 MiB
+    /// of cache flush.
     fn default() -> FullOptions {
         FullOptions {
             start_bytes: 0,
@@ -104,6 +108,7 @@ impl Default for FullOptions {
             nonce: 0,
             io_bytes: DEFAULT_IO_BYTES,
             intervals: DEFAULT_INTERVALS,
+            cache_flush_bytes: crate::DEFAULT_CACHE_FLUSH_BYTES,
         }
     }
 }
@@ -235,7 +240,7 @@ fn profile(ios: &[(u64, u64, u64)], start: u64, interval: u64) -> Vec<Interval> 
         match out.last_mut() {
             Some(last) if (last.offset - start) / interval == k => {
                 last.bytes += bytes;
-                last.ns += ns;
+                last.ns = last.ns.saturating_add(ns);
             }
             _ => out.push(Interval { offset, bytes, ns }),
         }
@@ -259,6 +264,10 @@ fn median(v: &mut [f64]) -> f64 {
 /// doc), in order of offset.
 pub fn falls(profile: &[Interval]) -> Vec<Fall> {
     let speeds: Vec<f64> = profile.iter().map(Interval::mib_s).collect();
+    // An interval the clock saw take no time has no speed: no profile to cut.
+    if speeds.iter().any(|s| !s.is_finite() || *s <= 0.0) {
+        return Vec::new();
+    }
     let mut cuts = Vec::new();
     segment(&speeds, 0, speeds.len(), 0, &mut cuts);
     cuts.sort_unstable();
@@ -356,7 +365,7 @@ fn latency(ios: &[(u64, u64, u64)], io_bytes: u64) -> (Option<Latency>, Vec<Stal
         window.extend(full[lo..hi].iter().map(|w| w.1));
         window.sort_unstable();
         let med = window[window.len() / 2];
-        if t >= 2 * med && t >= med + STALL_MIN_EXCESS_NS {
+        if t >= med.saturating_mul(2) && t >= med.saturating_add(STALL_MIN_EXCESS_NS) {
             count += 1;
             if stalls.len() < MAX_LISTED {
                 stalls.push(Stall {
@@ -396,7 +405,7 @@ impl BadRegions {
             self.period = gcd(self.period, at.abs_diff(holds));
         }
         self.bytes += len;
-        self.first.get_or_insert(at);
+        self.first = Some(self.first.map_or(at, |f| f.min(at)));
         if let Some((r, k)) = &mut self.open {
             if r.end == at && *k == key {
                 r.end += len;
@@ -424,9 +433,93 @@ impl BadRegions {
     }
 }
 
+/// The state of the read-back: what was read, what held.
+struct ReadBack<'a> {
+    dev: &'a mut dyn BlockDevice,
+    clock: &'a mut dyn Clock,
+    sector: u64,
+    io: u64,
+    nonce: u64,
+    buf: Vec<u8>,
+    /// Ranges whose writes failed: already bad, not read again.
+    failed: Vec<(u64, u64)>,
+    reads: Vec<(u64, u64, u64)>,
+    good_bytes: u64,
+    failures: u32,
+}
+
+impl ReadBack<'_> {
+    /// Reads `[a, b)` back, lowest first; `Err` says why it stopped.
+    fn range(
+        &mut self,
+        a: u64,
+        b: u64,
+        bad: &mut BadRegions,
+        progress: &mut dyn FnMut(u64),
+        stop: &mut dyn FnMut() -> bool,
+    ) -> Result<(), String> {
+        let mut o = a;
+        while o < b {
+            if stop() {
+                return Err("interrupted".into());
+            }
+            let len = self.io.min(b - o);
+            if self.failed.iter().any(|&(f, l)| f < o + len && o < f + l) {
+                o += len;
+                progress(len);
+                continue;
+            }
+            let buf = &mut self.buf[..len as usize];
+            let t0 = self.clock.now_ns();
+            let r = self.dev.read_at(o, buf);
+            let t1 = self.clock.now_ns();
+            self.reads.push((o, len, t1.saturating_sub(t0)));
+            match r {
+                Err(e) => {
+                    bad.add(
+                        o,
+                        len,
+                        Found::ReadError {
+                            error: e.to_string(),
+                        },
+                    );
+                    self.failures += 1;
+                    if self.failures >= MAX_FAILURES_IN_A_ROW {
+                        return Err(format!(
+                            "{} reads in a row failed, the last at {}",
+                            self.failures,
+                            human_offset(o)
+                        ));
+                    }
+                }
+                Ok(()) => {
+                    self.failures = 0;
+                    for (i, s) in buf.chunks_exact(self.sector as usize).enumerate() {
+                        let at = o + i as u64 * self.sector;
+                        match Found::of_sector(s, at, self.nonce) {
+                            None => self.good_bytes += self.sector,
+                            Some(found) => bad.add(at, self.sector, found),
+                        }
+                    }
+                }
+            }
+            o += len;
+            progress(len);
+        }
+        Ok(())
+    }
+}
+
 /// Writes and reads back every sector of the region (see the module doc). `progress` is
 /// called after every I/O; `stop` before every I/O (Ctrl-C): when it says so the pass
 /// ends, flushes what it wrote and reports what it covered.
+///
+/// A card's write cache holds the last data written, and would answer the read-back of
+/// the region's tail from the cache: before reading the tail the pass rewrites the
+/// region's first [`FullOptions::cache_flush_bytes`] (the same stamps), and before
+/// reading that head it rewrites the tail, each time pushing the other out to the
+/// medium (f3's `overwhelm_cache`, done with the region's own data). A region smaller
+/// than twice the flush size flushes with half of itself.
 ///
 /// # Errors
 /// Only when the pass cannot start (block size, region), as [`crate::probe`].
@@ -441,12 +534,14 @@ pub fn full_pass(
     let sector = dev.block_bytes();
     let (start, end) = crate::region(dev, opts.start_bytes, opts.end_bytes, sector)?;
     let span = end - start;
-    let interval = (span / opts.intervals.max(100)).max(sector) / sector * sector;
-    let io = opts.io_bytes.max(sector).min(interval) / sector * sector;
+    let interval = (span / opts.intervals.clamp(100, 1 << 20)).max(sector) / sector * sector;
+    let io = opts.io_bytes.clamp(sector, 64 << 20).min(interval) / sector * sector;
     let interval = interval / io * io;
     let mut buf = vec![0u8; io as usize];
     let mut stopped = None;
+    let mut interrupted = false;
     let mut failures = 0u32;
+    let mut failed = Vec::new();
     let mut bad = BadRegions::default();
 
     // Writes, lowest first, each timed alone.
@@ -454,6 +549,7 @@ pub fn full_pass(
     let mut o = start;
     while o < end {
         if stop() {
+            interrupted = true;
             stopped = Some(format!(
                 "interrupted after writing {} of {}",
                 human(o - start),
@@ -467,9 +563,11 @@ pub fn full_pass(
         let t0 = clock.now_ns();
         let r = dev.write_at(o, b);
         let t1 = clock.now_ns();
-        writes.push((o, len, t1.saturating_sub(t0)));
         match r {
-            Ok(()) => failures = 0,
+            Ok(()) => {
+                failures = 0;
+                writes.push((o, len, t1.saturating_sub(t0)));
+            }
             Err(e) => {
                 bad.add(
                     o,
@@ -478,12 +576,14 @@ pub fn full_pass(
                         error: e.to_string(),
                     },
                 );
+                failed.push((o, len));
                 failures += 1;
                 if failures >= MAX_FAILURES_IN_A_ROW {
                     stopped = Some(format!(
                         "{failures} writes in a row failed, the last at {}",
                         human_offset(o)
                     ));
+                    o += len;
                     break;
                 }
             }
@@ -495,77 +595,76 @@ pub fn full_pass(
             total: span,
         });
     }
-    let written_end = writes.last().map_or(start, |w| w.0 + w.1);
+    let written_end = o;
     let t0 = clock.now_ns();
-    let flushed = dev.flush().and_then(|()| dev.reopen());
+    let flushed = dev.flush();
     let flush_ns = clock.now_ns().saturating_sub(t0);
-    if let Err(e) = flushed {
-        stopped.get_or_insert(format!("flush/reopen: {e}"));
+    if let Err(e) = &flushed {
+        stopped.get_or_insert(format!("flush: {e}"));
     }
 
-    // Reads, lowest first, of what was written (nothing after a Ctrl-C).
-    let mut reads: Vec<(u64, u64, u64)> = Vec::with_capacity(writes.len());
-    let verify = stopped.is_none();
-    let mut good_bytes = 0;
-    let mut o = start;
-    failures = 0;
-    while verify && o < written_end {
-        if stop() {
-            stopped = Some(format!(
-                "interrupted after reading back {} of {}",
-                human(o - start),
-                human(span)
-            ));
-            break;
-        }
-        let len = io.min(written_end - o);
-        let b = &mut buf[..len as usize];
-        let t0 = clock.now_ns();
-        let r = dev.read_at(o, b);
-        let t1 = clock.now_ns();
-        reads.push((o, len, t1.saturating_sub(t0)));
-        match r {
-            Err(e) => {
-                bad.add(
-                    o,
-                    len,
-                    Found::ReadError {
-                        error: e.to_string(),
-                    },
-                );
-                failures += 1;
-                if failures >= MAX_FAILURES_IN_A_ROW {
-                    stopped = Some(format!(
-                        "{failures} reads in a row failed, the last at {}",
-                        human_offset(o)
-                    ));
-                    break;
-                }
-            }
-            Ok(()) => {
-                failures = 0;
-                for (i, s) in b.chunks_exact(sector as usize).enumerate() {
-                    let at = o + i as u64 * sector;
-                    match Found::of_sector(s, at, opts.nonce) {
-                        None => good_bytes += sector,
-                        Some(found) => bad.add(at, sector, found),
-                    }
-                }
-            }
-        }
-        o += len;
+    // Read back (nothing after a Ctrl-C in the writes): the tail after rewriting the
+    // head, then the head after rewriting the tail.
+    // Whole I/Os: at least the flush size, at most half of what was written.
+    let f = opts
+        .cache_flush_bytes
+        .div_ceil(io)
+        .saturating_mul(io)
+        .min((written_end - start) / 2 / io * io);
+    let mut rb = ReadBack {
+        dev,
+        clock,
+        sector,
+        io,
+        nonce: opts.nonce,
+        buf,
+        failed,
+        reads: Vec::with_capacity(writes.len()),
+        good_bytes: 0,
+        failures: 0,
+    };
+    let total = written_end - start;
+    let mut done = 0;
+    let mut report = |n: u64| {
+        done += n;
         progress(FullProgress {
             phase: FullPhase::Read,
-            done: o - start,
-            total: written_end - start,
+            done,
+            total,
         });
+    };
+    // A Ctrl-C or a failed flush ends the pass; writes that kept failing do not: what
+    // was written before them is read back.
+    if !interrupted && flushed.is_ok() {
+        let head = (start, start + f);
+        let tail = (written_end - f, written_end);
+        let r = rewrite(&mut rb, head, opts.nonce)
+            .and_then(|()| rb.range(head.1, written_end, &mut bad, &mut report, stop))
+            .and_then(|()| rewrite(&mut rb, tail, opts.nonce))
+            .and_then(|()| rb.range(head.0, head.1, &mut bad, &mut report, stop));
+        if let Err(why) = r {
+            let before = stopped.take().map(|s| format!("{s}; ")).unwrap_or_default();
+            stopped = Some(format!(
+                "{before}{why} after reading back {} of {}",
+                human(done),
+                human(span)
+            ));
+        }
     }
     bad.close();
+    bad.list.sort_by_key(|r| r.start);
 
     let (write_latency, stalls, stall_count) = latency(&writes, io);
     let write_profile = profile(&writes, start, interval);
     let falls = falls(&write_profile);
+    let mut reads = rb.reads;
+    reads.sort_by_key(|r| r.0);
     let period = bad.period;
+    let sum = |v: &[(u64, u64, u64)], i: usize| {
+        v.iter().fold(0u64, |a, w| {
+            a.saturating_add(if i == 1 { w.1 } else { w.2 })
+        })
+    };
     Ok(FullReport {
         claimed_bytes: claimed,
         region: (start, end),
@@ -573,17 +672,17 @@ pub fn full_pass(
         io_bytes: io,
         interval_bytes: interval,
         written_bytes: written_end - start,
-        write_ns: writes.iter().map(|w| w.2).sum::<u64>() + flush_ns,
+        write_ns: sum(&writes, 2).saturating_add(flush_ns),
         flush_ns,
-        read_bytes: reads.iter().map(|r| r.1).sum(),
-        read_ns: reads.iter().map(|r| r.2).sum(),
+        read_bytes: sum(&reads, 1),
+        read_ns: sum(&reads, 2),
         read_profile: profile(&reads, start, interval),
         write_profile,
         falls,
         write_latency,
         stalls,
         stall_count,
-        good_bytes,
+        good_bytes: rb.good_bytes,
         bad_bytes: bad.bytes,
         first_bad: bad.first,
         bad_region_count: bad.count,
@@ -591,6 +690,26 @@ pub fn full_pass(
         wraps_at: (period >= sector && period % sector == 0).then_some(period),
         stopped,
     })
+}
+
+/// Writes `[a, b)` again with its own stamps (untimed), flushes and reopens: whatever a
+/// write cache held before is on the medium now.
+fn rewrite(rb: &mut ReadBack<'_>, (a, b): (u64, u64), nonce: u64) -> Result<(), String> {
+    let mut o = a;
+    while o < b {
+        let len = rb.io.min(b - o);
+        if !rb.failed.iter().any(|&(f, l)| f < o + len && o < f + l) {
+            let buf = &mut rb.buf[..len as usize];
+            stamp::stamp(buf, o, nonce, rb.sector as usize);
+            // A failing rewrite is found again when the range is read back.
+            let _ = rb.dev.write_at(o, buf);
+        }
+        o += len;
+    }
+    rb.dev
+        .flush()
+        .and_then(|()| rb.dev.reopen())
+        .map_err(|e| format!("flush/reopen: {e}"))
 }
 
 impl FullReport {
@@ -604,36 +723,37 @@ impl FullReport {
         mib_s(self.read_bytes, self.read_ns)
     }
 
-    /// The verdict of what was read back: genuine when every sector held its data and
-    /// the region was covered; a wrap-around fake of the aliases' period; a fake holding
-    /// up to the first bad sector; I/O errors.
-    pub fn verdict(&self) -> Verdict {
+    /// The verdict of what was read back: I/O errors; a wrap-around fake of the
+    /// aliases' period; a fake holding up to the first bad sector; genuine when every
+    /// sector of the region was read back holding its data. `None`: the pass stopped
+    /// (Ctrl-C, a time limit) before reading the whole region back and found nothing
+    /// bad in what it covered.
+    pub fn verdict(&self) -> Option<Verdict> {
         if let Some(r) = self.bad.iter().find(|r| r.found.is_io_error()) {
-            return Verdict::IoErrors { first_at: r.start };
+            return Some(Verdict::IoErrors { first_at: r.start });
         }
         match (self.wraps_at, self.first_bad) {
-            (Some(m), _) => Verdict::Fake { real_bytes: m },
-            (None, Some(h)) => Verdict::Fake { real_bytes: h },
-            (None, None) if self.stopped.is_some() => Verdict::IoErrors {
-                first_at: self.region.0.saturating_add(self.written_bytes),
-            },
-            (None, None) => Verdict::Genuine,
+            (Some(m), _) => Some(Verdict::Fake { real_bytes: m }),
+            (None, Some(h)) => Some(Verdict::Fake { real_bytes: h }),
+            (None, None) if self.stopped.is_some() => None,
+            (None, None) => Some(Verdict::Genuine),
         }
     }
 
     /// One line: the verdict, what was covered and the average speeds.
     pub fn summary(&self) -> String {
         let v = match self.verdict() {
-            Verdict::Genuine => "every sector held its data".to_string(),
-            Verdict::Fake { real_bytes } if self.wraps_at.is_some() => {
+            None => "stopped before the end, nothing bad in what it covered".to_string(),
+            Some(Verdict::Genuine) => "every sector held its data".to_string(),
+            Some(Verdict::Fake { real_bytes }) if self.wraps_at.is_some() => {
                 format!("a wrap-around fake of {}", human_offset(real_bytes))
             }
-            Verdict::Fake { real_bytes } => format!(
+            Some(Verdict::Fake { real_bytes }) => format!(
                 "FAKE: {} bad from {}",
                 human(self.bad_bytes),
                 human_offset(real_bytes)
             ),
-            Verdict::IoErrors { first_at } => {
+            Some(Verdict::IoErrors { first_at }) => {
                 format!("I/O ERRORS from {}", human_offset(first_at))
             }
         };

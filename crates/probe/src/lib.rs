@@ -436,7 +436,8 @@ pub(crate) fn region(
             size: claimed,
         });
     }
-    let start = start_bytes.div_ceil(sector) * sector;
+    // Saturates: a start past the claimed end is refused below, never wrapped to 0.
+    let start = start_bytes.div_ceil(sector).saturating_mul(sector);
     let end = end_req / sector * sector;
     if end < start || end - start < least {
         return Err(ProbeError::EmptyRegion {

@@ -223,6 +223,26 @@ fn stale_data_of_an_earlier_run_is_not_taken_for_good() {
 }
 
 #[test]
+fn the_period_check_stays_inside_the_region() {
+    // The check's flush copies step by the period: none may end past the region (here
+    // 100 MiB of 128, a wrap at 60 MiB; a 56 MiB wrap of a 256 MiB claim).
+    for (claimed, end, real) in [
+        (128 * MIB, Some(100 * MIB), 60 * MIB),
+        (256 * MIB, None, 56 * MIB),
+        (256 * MIB, Some(200 * MIB), 90 * MIB + 512),
+    ] {
+        let mut d = FakeDevice::new(claimed, 512, Model::Wrap { real });
+        let o = ProbeOptions {
+            end_bytes: end,
+            cache_flush_bytes: 32 * MIB,
+            ..opts()
+        };
+        let r = run(&mut d, &o);
+        assert_eq!(r.wraps_at, Some(real), "{}", r.summary());
+    }
+}
+
+#[test]
 fn refuses_what_it_cannot_probe() {
     let mut d = FakeDevice::new(GIB, 500, Model::Genuine);
     assert!(probe(&mut d, &opts(), &mut |_| {}).is_err());
@@ -234,6 +254,12 @@ fn refuses_what_it_cannot_probe() {
     assert!(probe(&mut d, &o, &mut |_| {}).is_err());
     let o = ProbeOptions {
         end_bytes: Some(2 * GIB),
+        ..opts()
+    };
+    assert!(probe(&mut d, &o, &mut |_| {}).is_err());
+    // A start that would overflow when rounded to the sector is refused, not wrapped.
+    let o = ProbeOptions {
+        start_bytes: u64::MAX - 10,
         ..opts()
     };
     assert!(probe(&mut d, &o, &mut |_| {}).is_err());
