@@ -1,6 +1,7 @@
 //! The whole-card pass (`benchboot probe --full`): every sector of the region written
 //! once, sequentially, with position-stamped data, every write timed; then every sector
-//! read back, timed, and checked.
+//! read back, timed, and checked (after untimed rewrites of the region's head and tail
+//! that push a write cache out: [`full_pass`]).
 //!
 //! What H2testw and f3write/f3read do, plus what they do not show:
 //!
@@ -13,8 +14,8 @@
 //!   each side holds [`MIN_SEGMENT`] intervals), so a fall is placed at an interval's
 //!   edge: within one interval of where it happened.
 //! * **Write latency** ([`Latency`]: p50, p99, p99.9, the longest and where) and
-//!   **stalls** ([`Stall`]): a write that took at least twice the median of its
-//!   [`STALL_WINDOW`] neighbours and [`STALL_MIN_EXCESS_NS`] more than it.
+//!   **stalls** ([`Stall`]): a write that took at least twice the median of the writes
+//!   around it ([`STALL_WINDOW`] each side) and [`STALL_MIN_EXCESS_NS`] more than it.
 //! * **Bad regions** ([`BadRegion`]): runs of sectors that did not hold their own data,
 //!   with what they held (another offset's stamp, zeros, 0xff, garbage, an I/O error),
 //!   and the wrap-around period the aliases give (the gcd of offset minus the offset
