@@ -130,11 +130,7 @@ pub struct Interval {
 impl Interval {
     /// MiB/s (2^20 bytes per second); 0 for an interval that took no time.
     pub fn mib_s(&self) -> f64 {
-        if self.ns == 0 {
-            0.0
-        } else {
-            self.bytes as f64 / (1u64 << 20) as f64 / (self.ns as f64 / 1e9)
-        }
+        mib_s(self.bytes, self.ns)
     }
 }
 
