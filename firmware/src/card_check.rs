@@ -120,8 +120,11 @@ pub fn run_card_check(plan: &Plan, results: &mut RunResults) {
         }
     }
     let check = CardCheck { device, report };
-    // What the card holds of the claimed size, MiB; the verdict comes with the others.
-    console::figure(&benchboot_console::figures::card_check(&check));
+    // What the card holds of the claimed size, MiB, and the whole-card pass's speeds;
+    // the verdict comes with the others.
+    for f in benchboot_console::figures::card_check(&check) {
+        console::figure(&f);
+    }
     results.card_check = Some(check);
 }
 

@@ -462,7 +462,8 @@ fn spinner(progress: bool) -> indicatif::ProgressBar {
     pb
 }
 
-fn unix_now() -> i64 {
+/// Now, unix time in seconds (0 before 1970), as the store records `collected_at`.
+pub fn unix_now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))

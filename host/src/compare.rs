@@ -170,6 +170,11 @@ pub struct Comparison {
     pub caveats: Vec<String>,
     pub entries: Vec<EntryInfo>,
     pub rows: Vec<Row>,
+    /// The whole-card passes of the runs that have one, as (series label, pass), for
+    /// the overlaid profile ([`crate::whole_card::compare_figure`]); their figures are
+    /// in `rows` (section `card`).
+    #[serde(skip)]
+    pub card_passes: Vec<(String, benchboot_probe::full::FullReport)>,
 }
 
 /// Every comparable figure of a run ([`Key::of`]: each row gathers its repetitions;
@@ -516,6 +521,17 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
         })
         .collect();
     let infos: Vec<EntryInfo> = entries.into_iter().map(|e| e.info).collect();
+    let card_passes = infos
+        .iter()
+        .zip(runs)
+        .filter_map(|(e, (_, r))| {
+            let f = r.card_check.as_ref()?.report.full.clone()?;
+            Some((
+                crate::whole_card::series_label(&e.letter, &e.name, e.emulated),
+                f,
+            ))
+        })
+        .collect();
     Ok(Comparison {
         kind: "benchboot-compare".into(),
         version: 1,
@@ -524,6 +540,7 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
         caveats,
         entries: infos,
         rows,
+        card_passes,
     })
 }
 

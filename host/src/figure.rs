@@ -32,13 +32,16 @@ pub enum Section {
     /// Memory latency at one block size, ns per read over the L1 baseline: the fastest
     /// repeat (tinymembench's figure).
     MemoryLatency,
+    /// The whole-card pass (`benchboot probe --full`, `[card-check] full`): average
+    /// write and read over the card and the sustained write speed, MiB/s.
+    Card,
 }
 
 impl Section {
     /// "MiB/s", "IOPS", "Mbit/s", "%", "MB/s" or "ns".
     pub fn unit(self) -> &'static str {
         match self {
-            Section::Storage | Section::DeviceRead => "MiB/s",
+            Section::Storage | Section::DeviceRead | Section::Card => "MiB/s",
             Section::Random => "IOPS",
             Section::Tcp | Section::Http => "Mbit/s",
             Section::TcpBoardCpuSystem | Section::TcpBoardCpuSoftirq => "%",
@@ -50,7 +53,7 @@ impl Section {
     /// Decimals shown for this unit.
     pub fn decimals(self) -> usize {
         match self {
-            Section::Storage | Section::DeviceRead => 2,
+            Section::Storage | Section::DeviceRead | Section::Card => 2,
             Section::Random => 0,
             _ => 1,
         }
@@ -129,8 +132,9 @@ impl Key {
     /// asked, direction, target and block size (every repetition in one row), device
     /// reads by disk and kind, random I/O by operation, target, block size and queue
     /// depth, TCP (and the board's system and softirq CPU shares) by direction, link and
-    /// streams, HTTP by direction and link. `None` for the figures compare has no row
-    /// for: round trips, UDP, verification, card check, clock, commands, WiFi, and memory
+    /// streams, HTTP by direction and link, the whole-card pass's speeds by direction
+    /// (target `card`). `None` for the figures compare has no row for: round trips, UDP,
+    /// verification, the card's real size, clock, commands, WiFi, and memory
     /// (compared on every sample: [`crate::compare::memory::run_figures`]).
     pub fn of(f: &Figure) -> Option<Key> {
         let c = &f.context;
@@ -153,6 +157,9 @@ impl Key {
             Metric::TcpBoardCpuSystem => Section::TcpBoardCpuSystem,
             Metric::TcpBoardCpuSoftirq => Section::TcpBoardCpuSoftirq,
             Metric::Http => Section::Http,
+            // Every card in one row per figure, whatever its device's name: a card
+            // probed here and the same card checked in a board line up.
+            Metric::CardSpeed => return Some(Key::network(Section::Card, &c.direction, "card", 0)),
             _ => return None,
         };
         Some(Key::network(section, &c.direction, &c.target, c.param))

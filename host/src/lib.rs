@@ -40,4 +40,5 @@ pub mod store;
 #[cfg(unix)]
 pub mod target_disk;
 pub mod units;
+pub mod whole_card;
 pub mod wifi_join;

@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
-use benchboot_plan::{MemoryPlan, StoragePlan};
+use benchboot_plan::MemoryPlan;
 use benchboot_results::{RunResults, Severity};
 
 use crate::context::HOST_BOARD;
@@ -91,20 +91,7 @@ impl MemoryArgs {
 
 /// The plan a `benchboot memory` document records: the memory step and no storage.
 pub fn plan(memory: MemoryPlan) -> benchboot_plan::Plan {
-    let storage = StoragePlan {
-        targets: Vec::new(),
-        block_sizes: Vec::new(),
-        modes: Vec::new(),
-        byte_cap: 0,
-        time_cap_ms: 0,
-        repetitions: 0,
-        device_wait_ms: 0,
-        device_reads: None,
-        random: None,
-        verify: false,
-        governor: None,
-    };
-    crate::storage::host_plan(storage, Some(memory))
+    crate::storage::host_plan(crate::storage::no_storage(), Some(memory))
 }
 
 /// Runs the memory step of `memory` on this machine (`/proc`, `/sys`) and returns its

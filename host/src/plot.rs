@@ -377,7 +377,8 @@ pub fn report_plots(r: &RunResults, dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// Every figure of a report, in the report's order: `<run>-storage-<mode>-<direction>`
-/// per mode and direction, `<run>-net-<link>` per network link with TCP runs and
+/// per mode and direction, `<run>-card-profile` for a whole-card pass
+/// ([`crate::whole_card::report_figure`]), `<run>-net-<link>` per network link with TCP runs and
 /// `<run>-memory-latency`.
 pub fn report_figures(r: &RunResults) -> Vec<PlotFigure> {
     let stem = file_stem(&r.run_id);
@@ -409,6 +410,7 @@ pub fn report_figures(r: &RunResults) -> Vec<PlotFigure> {
             });
         }
     }
+    out.extend(crate::whole_card::report_figure(r));
     // Every link with a TCP run, once each (gadget functions and wired links alike),
     // in the report's order.
     let links: Vec<String> = network_links(&r.network)

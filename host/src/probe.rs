@@ -15,7 +15,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use benchboot_probe::full::{full_pass, FullOptions, FullReport, Interval, MonotonicClock};
+use benchboot_probe::full::{full_pass, FullOptions, FullReport, MonotonicClock};
 use benchboot_probe::{BlockDevice, ProbeOptions, ProbeReport, Verdict};
 use benchboot_storage::AlignedBuf;
 
@@ -50,6 +50,14 @@ pub struct ProbeArgs {
     /// With --full: draw the speed profile into DIR (probe-profile.png and .svg).
     #[arg(long, value_name = "DIR", requires = "full")]
     pub plots: Option<PathBuf>,
+    /// With --full: the results store to keep the run in (as `collect` keeps a board's;
+    /// `benchboot report` and `compare` read it by its id). Default: $BENCHBOOT_STORE,
+    /// else $XDG_DATA_HOME/benchboot, else ~/.local/share/benchboot (root's under sudo).
+    #[arg(long, value_name = "DIR", requires = "full")]
+    pub store: Option<PathBuf>,
+    /// With --full: do not keep the run in the results store.
+    #[arg(long, requires = "full", conflicts_with = "store")]
+    pub no_store: bool,
 }
 
 /// How finely and how hard to probe.
@@ -407,6 +415,7 @@ pub fn run(args: &ProbeArgs) -> Result<()> {
         "probe it for fake capacity (writes stamped blocks all over it)",
         args.yes,
     )?;
+    let started = std::time::Instant::now();
     let mut report = probe_card(&args.device, dev.logical_block_size, &args.tuning)?;
     if args.full {
         print!("{}", render(&report));
@@ -416,9 +425,9 @@ pub fn run(args: &ProbeArgs) -> Result<()> {
             &args.tuning,
         )?);
         if let Some(f) = &report.full {
-            print!("{}", render_full(f));
+            print!("{}", crate::whole_card::lines(f));
             if let Some(dir) = &args.plots {
-                for p in crate::plot::write_figures(dir, &[profile_figure(f)])? {
+                for p in crate::plot::write_figures(dir, &[crate::whole_card::profile_figure(f)])? {
                     println!("plot          {}", p.display());
                 }
             }
@@ -431,7 +440,61 @@ pub fn run(args: &ProbeArgs) -> Result<()> {
         crate::atomic_file::write(path, &text)
             .with_context(|| format!("writing {}", path.display()))?;
     }
+    if args.full && !args.no_store {
+        let doc = document(&args.device, &report, &args.tuning, started);
+        let dir = crate::store::default_dir(args.store.as_deref())?;
+        let mut store = crate::store::Store::open(&dir)?;
+        let (_, row) = store.put(
+            &doc,
+            &doc.to_json(),
+            "benchboot probe --full",
+            crate::collect::unix_now(),
+        )?;
+        println!(
+            "stored        run {} in {} (benchboot report {} / compare)",
+            row.run_id,
+            dir.display(),
+            row.run_id
+        );
+    }
     verdict_result(&report, &args.device)
+}
+
+/// The results document of a `probe --full` run on this machine: a host run
+/// ([`crate::context::HOST_BOARD`], no storage sweep) whose card check is `report` on
+/// `device`, with the plan's `[card-check]` as the options ran, so `report`, `compare`
+/// and `runs` read it as any other run. Its id: `host-probe-<unix seconds>-<pid>`.
+pub fn document(
+    device: &Path,
+    report: &ProbeReport,
+    tuning: &ProbeTuning,
+    started: std::time::Instant,
+) -> benchboot_results::RunResults {
+    let mut plan = crate::storage::host_plan(crate::storage::no_storage(), None);
+    plan.card_check = Some(benchboot_plan::CardCheckPlan {
+        resolution_bytes: report.resolution_bytes,
+        cache_flush_bytes: tuning.cache_flush_mib << 20,
+        min_region_bytes: 0,
+        time_limit_ms: 0,
+        full: true,
+    });
+    let mut r = benchboot_results::RunResults::new(
+        format!(
+            "{}-probe-{}-{}",
+            crate::context::HOST_BOARD,
+            crate::collect::unix_now(),
+            std::process::id()
+        ),
+        plan,
+        benchboot_storage::system::system_info(0),
+    );
+    r.card_check = Some(benchboot_results::CardCheck {
+        device: device.display().to_string(),
+        report: report.clone(),
+    });
+    r.complete = true;
+    r.system.written_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    r
 }
 
 /// Set by Ctrl-C while a whole-card pass runs.
@@ -481,127 +544,6 @@ pub fn full_card(path: &Path, sector: u64, tuning: &ProbeTuning) -> Result<FullR
     );
     bar.finish_and_clear();
     Ok(report?)
-}
-
-/// The whole-card pass as `benchboot probe --full` prints it.
-pub fn render_full(f: &FullReport) -> String {
-    use benchboot_probe::{human, human_offset};
-    let mut s = format!("{}\n", f.summary());
-    let ms = |ns: u64| format!("{:.1} ms", ns as f64 / 1e6);
-    let speeds = |p: &[Interval]| {
-        let mut v: Vec<f64> = p.iter().map(Interval::mib_s).collect();
-        v.sort_by(f64::total_cmp);
-        match (v.first(), v.get(v.len() / 2), v.last()) {
-            (Some(lo), Some(mid), Some(hi)) => {
-                format!("{lo:.1} / {mid:.1} / {hi:.1} MiB/s (lowest / median / highest)")
-            }
-            _ => "-".into(),
-        }
-    };
-    s += &format!(
-        "intervals     {} each, I/O {} at a time\n",
-        human(f.interval_bytes),
-        human(f.io_bytes)
-    );
-    s += &format!("write speed   {}\n", speeds(&f.write_profile));
-    s += &format!("read speed    {}\n", speeds(&f.read_profile));
-    if f.falls.is_empty() {
-        s += "falls         none: the write speed held across the card\n";
-    }
-    for x in &f.falls {
-        s += &format!(
-            "falls at      {}: {:.1} -> {:.1} MiB/s (the fast cache ends)\n",
-            human_offset(x.at.saturating_sub(f.region.0)),
-            x.before_mib_s,
-            x.after_mib_s
-        );
-    }
-    if let Some(l) = &f.write_latency {
-        s += &format!(
-            "write latency {} writes of {}: p50 {}, p99 {}, p99.9 {}, longest {} at {}\n",
-            l.count,
-            human(l.io_bytes),
-            ms(l.p50_ns),
-            ms(l.p99_ns),
-            ms(l.p999_ns),
-            ms(l.max_ns),
-            human_offset(l.max_at)
-        );
-    }
-    s += &format!("stalls        {}", f.stall_count);
-    if f.stall_count > 0 {
-        s += " (a write twice its neighbours' median and 100 ms over it)";
-    }
-    s += "\n";
-    for x in f.stalls.iter().take(8) {
-        s += &format!(
-            "  {:>24}  {} (+{})\n",
-            human_offset(x.at),
-            ms(x.ns),
-            ms(x.excess_ns)
-        );
-    }
-    if f.bad_region_count > 0 {
-        s += &format!(
-            "bad regions   {} ({} bad, {} held their data)\n",
-            f.bad_region_count,
-            human(f.bad_bytes),
-            human(f.good_bytes)
-        );
-        for r in f.bad.iter().take(8) {
-            s += &format!(
-                "  {}..{}  {}\n",
-                human_offset(r.start),
-                human_offset(r.end),
-                r.found.describe()
-            );
-        }
-    }
-    s
-}
-
-/// The speed profile as a figure: write and read MiB/s against the offset (MiB, or GiB
-/// from 4 GiB up).
-pub fn profile_figure(f: &FullReport) -> crate::chart::PlotFigure {
-    use crate::chart::{Chart, FigureSection, PlotFigure, Point, Series, XAxis};
-    let (unit, div) = if f.region.1.saturating_sub(f.region.0) >= 4 << 30 {
-        ("GiB", (1u64 << 30) as f64)
-    } else {
-        ("MiB", (1u64 << 20) as f64)
-    };
-    let series = |label: &str, p: &[Interval]| Series {
-        label: label.into(),
-        points: p
-            .iter()
-            .map(|i| Point::single(i.offset.saturating_sub(f.region.0) as f64 / div, i.mib_s()))
-            .collect(),
-    };
-    PlotFigure {
-        stem: "probe-profile".into(),
-        title: format!(
-            "benchboot probe --full: {} of {}",
-            benchboot_probe::human(f.written_bytes),
-            benchboot_probe::human(f.claimed_bytes)
-        ),
-        panels: vec![Chart {
-            title: "speed across the card".into(),
-            x_desc: format!("offset written, {unit}"),
-            y_desc: "MiB/s".into(),
-            x_axis: XAxis::Linear,
-            y_max: None,
-            legend_right: true,
-            series: vec![
-                series(
-                    &format!("write, {} at a time", benchboot_probe::human(f.io_bytes)),
-                    &f.write_profile,
-                ),
-                series("read back", &f.read_profile),
-            ],
-        }],
-        columns: 1,
-        section: FigureSection::Storage,
-        log_y_toggle: false,
-    }
 }
 
 /// The `flash --probe` step: probe the card at `path` (checked and unmounted by
@@ -735,6 +677,7 @@ mod tests {
                 stall_every: 50 * MIB,
                 stall_ns: 471_000_000,
                 read: 80 * MIB,
+                write_op_ns: 0,
             },
             clock: clock.clone(),
         };
@@ -746,7 +689,7 @@ mod tests {
             &mut || false,
         )
         .unwrap();
-        let text = render_full(&f);
+        let text = crate::whole_card::lines(&f);
         assert!(
             text.starts_with("full pass: FAKE: 28.0 MiB bad from 100.0 MiB (104857600)"),
             "{text}"
@@ -762,7 +705,7 @@ mod tests {
             text.contains("  100.0 MiB (104857600)..128.0 MiB (134217728)  all 0xff"),
             "{text}"
         );
-        let fig = profile_figure(&f);
+        let fig = crate::whole_card::profile_figure(&f);
         assert_eq!(fig.panels[0].series.len(), 2);
         assert_eq!(fig.panels[0].series[0].points.len(), f.write_profile.len());
 

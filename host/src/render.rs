@@ -441,6 +441,7 @@ pub fn document_with_figures(r: &RunResults, figures: &[PlotFigure]) -> Doc {
     if has_storage(r) {
         d.extend(storage_blocks(r));
     }
+    d.extend(crate::whole_card::report_blocks(r));
     d.extend(of(FigureSection::Storage));
     if has_network(&r.network) {
         d.extend(network_blocks(&r.network, &r.health, r.emulated));

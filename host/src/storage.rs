@@ -88,6 +88,24 @@ pub fn plan(run: &HostRun) -> Plan {
     )
 }
 
+/// A storage plan that measures nothing: the plan of a host run of another step
+/// (`benchboot memory`, `benchboot probe --full`).
+pub fn no_storage() -> StoragePlan {
+    StoragePlan {
+        targets: Vec::new(),
+        block_sizes: Vec::new(),
+        modes: Vec::new(),
+        byte_cap: 0,
+        time_cap_ms: 0,
+        repetitions: 0,
+        device_wait_ms: 0,
+        device_reads: None,
+        random: None,
+        verify: false,
+        governor: None,
+    }
+}
+
 /// The plan of a run on this machine ([`HOST_BOARD`], not emulated, no network, no
 /// modules): `storage` and `memory` as the command ran them (`benchboot storage`,
 /// `benchboot memory`).

@@ -199,6 +199,8 @@ pub struct Timing {
     pub stall_ns: u64,
     /// Reads, bytes/s.
     pub read: u64,
+    /// Each write's fixed cost, ns, whatever its size (a card's command overhead).
+    pub write_op_ns: u64,
 }
 
 /// A [`FakeDevice`] whose I/O takes the time [`Timing`] says on a [`FakeClock`].
@@ -226,7 +228,7 @@ impl BlockDevice for TimedDevice {
         let t = self.timing;
         let end = offset + buf.len() as u64;
         let fast = t.knee.clamp(offset, end) - offset;
-        let mut d = ns(fast, t.fast) + ns(end - offset - fast, t.slow);
+        let mut d = t.write_op_ns + ns(fast, t.fast) + ns(end - offset - fast, t.slow);
         if t.stall_every > 0 {
             let first = offset.div_ceil(t.stall_every).max(1) * t.stall_every;
             if first < end {

@@ -16,6 +16,10 @@
 //! * **Write latency** ([`Latency`]: p50, p99, p99.9, the longest and where) and
 //!   **stalls** ([`Stall`]): a write that took at least twice the median of the writes
 //!   around it ([`STALL_WINDOW`] each side) and [`STALL_MIN_EXCESS_NS`] more than it.
+//! * **Write latency per block size** ([`FullReport::latency_by_size`]): once every
+//!   sector is verified, chunks spread over the region are written again, with their
+//!   own stamps, in writes of each of [`LATENCY_SIZES`]: the latency a logger's 4 KiB
+//!   write meets on a card whose cache is full, beside the pass's own 4 MiB writes.
 //! * **Bad regions** ([`BadRegion`]): runs of sectors that did not hold their own data,
 //!   with what they held (another offset's stamp, zeros, 0xff, garbage, an I/O error),
 //!   and the wrap-around period the aliases give (the gcd of offset minus the offset
@@ -81,6 +85,15 @@ pub struct FullOptions {
     /// Rewritten before reading back, to push a write cache out (see [`full_pass`]);
     /// [`crate::DEFAULT_CACHE_FLUSH_BYTES`] by default.
     pub cache_flush_bytes: u64,
+    /// Write sizes, bytes, whose latency is sampled after the read-back
+    /// ([`LATENCY_SIZES`]); sizes that are not whole sectors, or not smaller than the
+    /// pass's own writes, are left out.
+    #[serde(default)]
+    pub latency_sizes: Vec<u64>,
+    /// Bytes written per sampled size ([`LATENCY_SAMPLE_BYTES`]; at most what the pass
+    /// wrote).
+    #[serde(default)]
+    pub latency_sample_bytes: u64,
 }
 
 /// 4 MiB per write: f3write's and H2testw's order of size, and a whole erase block of
@@ -103,6 +116,12 @@ pub const STALL_MIN_EXCESS_NS: u64 = 100_000_000;
 pub const MAX_LISTED: usize = 64;
 /// I/Os that fail in a row before the pass gives up.
 pub const MAX_FAILURES_IN_A_ROW: u32 = 64;
+/// Write sizes whose latency is sampled besides the pass's own: 4 KiB (a page; what a
+/// logger's or a database's small synchronous write is), 64 KiB, 512 KiB.
+pub const LATENCY_SIZES: [u64; 3] = [4 << 10, 64 << 10, 512 << 10];
+/// Bytes rewritten per sampled write size: 32 MiB, in chunks of the pass's write size
+/// spread evenly over the region (8192 writes of 4 KiB, 64 of 512 KiB).
+pub const LATENCY_SAMPLE_BYTES: u64 = 32 << 20;
 
 impl Default for FullOptions {
     /// The whole device, nonce 0 (give a fresh one), 4 MiB I/O, 200 intervals, 32 MiB
@@ -115,6 +134,8 @@ impl Default for FullOptions {
             io_bytes: DEFAULT_IO_BYTES,
             intervals: DEFAULT_INTERVALS,
             cache_flush_bytes: crate::DEFAULT_CACHE_FLUSH_BYTES,
+            latency_sizes: LATENCY_SIZES.to_vec(),
+            latency_sample_bytes: LATENCY_SAMPLE_BYTES,
         }
     }
 }
@@ -194,6 +215,10 @@ pub struct FullReport {
     pub read_profile: Vec<Interval>,
     pub falls: Vec<Fall>,
     pub write_latency: Option<Latency>,
+    /// The write latency of each sampled smaller size ([`FullOptions::latency_sizes`]),
+    /// measured after the read-back; empty when the pass stopped before it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latency_by_size: Vec<Latency>,
     /// Stalls, in order (at most [`MAX_LISTED`]).
     pub stalls: Vec<Stall>,
     pub stall_count: u64,
@@ -216,6 +241,8 @@ pub struct FullReport {
 pub enum FullPhase {
     Write,
     Read,
+    /// The writes of each sampled size ([`FullOptions::latency_sizes`]).
+    Latency,
 }
 
 /// Progress: `done` of `total` bytes of `phase`.
@@ -490,6 +517,7 @@ pub fn full_pass(
     };
     // A Ctrl-C or a failed flush ends the pass; writes that kept failing do not: what
     // was written before them is read back.
+    let mut read_back = false;
     if !interrupted && flushed.is_ok() {
         let head = (start, start + f);
         let tail = (written_end - f, written_end);
@@ -497,15 +525,25 @@ pub fn full_pass(
             .and_then(|()| rb.range(head.1, written_end, &mut bad, &mut report, stop))
             .and_then(|()| rewrite(&mut rb, tail, opts.nonce))
             .and_then(|()| rb.range(head.0, head.1, &mut bad, &mut report, stop));
-        if let Err(why) = r {
-            let before = stopped.take().map(|s| format!("{s}; ")).unwrap_or_default();
-            stopped = Some(format!(
-                "{before}{why} after reading back {} of {}",
-                human(done),
-                human(span)
-            ));
+        match r {
+            Ok(()) => read_back = true,
+            Err(why) => {
+                let before = stopped.take().map(|s| format!("{s}; ")).unwrap_or_default();
+                stopped = Some(format!(
+                    "{before}{why} after reading back {} of {}",
+                    human(done),
+                    human(span)
+                ));
+            }
         }
     }
+    // Every sector is verified: rewriting chunks with their own stamps changes nothing
+    // the verdict rests on. A stop here ends the sampling, not the verdict.
+    let latency_by_size = if read_back {
+        sample_latencies(&mut rb, (start, written_end), opts, progress, stop)
+    } else {
+        Vec::new()
+    };
     bad.close();
     bad.list.sort_by_key(|r| r.start);
 
@@ -535,6 +573,7 @@ pub fn full_pass(
         write_profile,
         falls,
         write_latency,
+        latency_by_size,
         stalls,
         stall_count,
         good_bytes: rb.good_bytes,
@@ -545,6 +584,66 @@ pub fn full_pass(
         wraps_at: (period >= sector && period % sector == 0).then_some(period),
         stopped,
     })
+}
+
+/// The latency of writes of each of `opts.latency_sizes` (see [`LATENCY_SIZES`]): each
+/// rewrites the same chunks of the pass's write size, spread evenly over `[a, b)` (those
+/// whose first write failed left out), with their own stamps, each write timed; a flush
+/// (untimed) after each size. A failed write, and a chunk's shorter last write, are
+/// left out of the figures.
+fn sample_latencies(
+    rb: &mut ReadBack<'_>,
+    (a, b): (u64, u64),
+    opts: &FullOptions,
+    progress: &mut dyn FnMut(FullProgress),
+    stop: &mut dyn FnMut() -> bool,
+) -> Vec<Latency> {
+    let io = rb.io;
+    let sizes: Vec<u64> = opts
+        .latency_sizes
+        .iter()
+        .copied()
+        .filter(|&s| s > 0 && s % rb.sector == 0 && s < io)
+        .collect();
+    let whole = (b - a) / io;
+    let n = opts.latency_sample_bytes.div_ceil(io).min(whole);
+    let chunks: Vec<u64> = (0..n)
+        .map(|k| a + whole * k / n * io)
+        .filter(|&o| !rb.failed.iter().any(|&(f, l)| f < o + io && o < f + l))
+        .collect();
+    let total = chunks.len() as u64 * io * sizes.len() as u64;
+    let mut done = 0;
+    let mut out = Vec::new();
+    for &size in &sizes {
+        let mut writes = Vec::with_capacity((chunks.len() as u64 * io / size) as usize);
+        for &c in &chunks {
+            for o in (c..c + io).step_by(size as usize) {
+                if stop() {
+                    out.extend(latency(&writes, size).0);
+                    return out;
+                }
+                // The chunk's last write may be shorter: written, not counted.
+                let len = size.min(c + io - o);
+                let buf = &mut rb.buf[..len as usize];
+                stamp::stamp(buf, o, opts.nonce, rb.sector as usize);
+                let t0 = rb.clock.now_ns();
+                let r = rb.dev.write_at(o, buf);
+                let t1 = rb.clock.now_ns();
+                if r.is_ok() {
+                    writes.push((o, len, t1.saturating_sub(t0)));
+                }
+                done += len;
+                progress(FullProgress {
+                    phase: FullPhase::Latency,
+                    done,
+                    total,
+                });
+            }
+        }
+        let _ = rb.dev.flush();
+        out.extend(latency(&writes, size).0);
+    }
+    out
 }
 
 /// Writes `[a, b)` again with its own stamps (untimed), flushes and reopens: whatever a
@@ -576,6 +675,17 @@ impl FullReport {
     /// Average read speed, MiB/s.
     pub fn read_mib_s(&self) -> f64 {
         mib_s(self.read_bytes, self.read_ns)
+    }
+
+    /// The sustained write speed, MiB/s: after the last fall of the write profile (the
+    /// card's speed once its fast cache is full), else the profile's median interval; 0
+    /// without a profile.
+    pub fn sustained_write_mib_s(&self) -> f64 {
+        if let Some(f) = self.falls.last() {
+            return f.after_mib_s;
+        }
+        let mut v: Vec<f64> = self.write_profile.iter().map(Interval::mib_s).collect();
+        analysis::median(&mut v)
     }
 
     /// The verdict of what was read back: I/O errors; a wrap-around fake of the

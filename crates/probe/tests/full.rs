@@ -17,6 +17,7 @@ fn timing() -> Timing {
         stall_every: 0,
         stall_ns: 0,
         read: 90 * MIB,
+        write_op_ns: 0,
     }
 }
 
@@ -114,6 +115,84 @@ fn every_stall_with_its_length() {
         assert_eq!(lat.max_ns - lat.p50_ns, stall_ms * 1_000_000);
         assert!(r.falls.is_empty(), "{:?}", r.falls);
     }
+}
+
+/// Each sampled write size's latency, exact on the fake clock: a write costs its
+/// command overhead plus its bytes at the card's speed, and a chunk that starts at a
+/// stall's offset holds the stall in its first write of every size.
+#[test]
+fn the_latency_of_each_write_size() {
+    let op = 300_000;
+    // 256 MiB in 200 intervals: writes (and sampled chunks) of 2621 sectors.
+    let io = 256 * MIB / 200 / 512 * 512;
+    let every = 16 * io;
+    let stall = 180_000_000;
+    let t = Timing {
+        write_op_ns: op,
+        stall_every: every,
+        stall_ns: stall,
+        ..timing()
+    };
+    let ns = |bytes: u64| op + bytes * 1_000_000_000 / (80 * MIB);
+    let r = run(256 * MIB, Model::Genuine, t, &opts());
+    assert_eq!(r.verdict(), Some(Verdict::Genuine), "{}", r.summary());
+    let main = r.write_latency.unwrap();
+    assert_eq!((main.io_bytes, main.p50_ns), (io, ns(io)));
+    let sizes: Vec<u64> = r.latency_by_size.iter().map(|l| l.io_bytes).collect();
+    assert_eq!(sizes, vec![4 << 10, 64 << 10, 512 << 10]);
+    // 32 MiB of each size: 26 chunks, each in whole writes (the shorter last one of a
+    // chunk not counted).
+    let chunks = (32 * MIB).div_ceil(io);
+    for l in &r.latency_by_size {
+        assert_eq!(l.count, chunks * (io / l.io_bytes), "{l:?}");
+        assert_eq!(l.p50_ns, ns(l.io_bytes), "{l:?}");
+        assert_eq!(l.max_ns, ns(l.io_bytes) + stall, "{l:?}");
+        assert!(l.max_at > 0 && l.max_at % every == 0, "{l:?}");
+    }
+    // The rewrites leave the data as it was: still every sector held.
+    assert_eq!(r.good_bytes, 256 * MIB);
+    // Sizes that are not whole sectors or not below the pass's writes are left out.
+    let o = benchboot_probe::full::FullOptions {
+        latency_sizes: vec![4 << 10, 1000, io, 8 * MIB],
+        latency_sample_bytes: 8 * MIB,
+        ..opts()
+    };
+    let r = run(256 * MIB, Model::Genuine, t, &o);
+    assert_eq!(r.latency_by_size.len(), 1, "{:?}", r.latency_by_size);
+    assert_eq!(
+        r.latency_by_size[0].count,
+        (8 * MIB).div_ceil(io) * (io / 4096)
+    );
+    // A region smaller than the sample: each chunk once, nothing past the region.
+    let clock = FakeClock::default();
+    let mut dev = TimedDevice {
+        inner: FakeDevice::new(3 * MIB + 512, 512, Model::Genuine),
+        timing: t,
+        clock: clock.clone(),
+    };
+    let r = full_pass(
+        &mut dev,
+        &mut clock.clone(),
+        &opts(),
+        &mut |_| {},
+        &mut || false,
+    )
+    .unwrap();
+    assert!(
+        r.latency_by_size
+            .iter()
+            .all(|l| l.count * l.io_bytes <= 3 * MIB + 512),
+        "{:?}",
+        r.latency_by_size
+    );
+    let whole = (3 * MIB + 512) / r.io_bytes;
+    assert_eq!(
+        r.latency_by_size[0].count,
+        whole * (r.io_bytes / 4096),
+        "{:?}",
+        r.latency_by_size
+    );
+    assert!(dev.inner.highest_write_end <= 3 * MIB + 512);
 }
 
 #[test]

@@ -39,6 +39,9 @@ pub enum Metric {
     Verify,
     /// What the card holds of its claimed size, MiB (the claimed size for a genuine card).
     CardCheck,
+    /// The whole-card pass's speeds, MiB/s: average write and read over the card, and
+    /// the sustained write speed (after the last fall).
+    CardSpeed,
     /// The calibrated loop's CPU clock, MHz.
     Clock,
     /// One memory bandwidth test's best sample, MB/s (10^6 B/s: tinymembench's figure).
@@ -239,10 +242,33 @@ pub fn verify(v: &Verify) -> Figure {
 }
 
 /// `card.check`: what the card holds of its claimed size, MiB (the claimed size for a
-/// genuine card).
-pub fn card_check(c: &CardCheck) -> Figure {
+/// genuine card); with the whole-card pass, its speeds in MiB/s ([`Metric::CardSpeed`],
+/// direction `write`, `read`, `sustained`): `card.full.write` and `card.full.read`, the
+/// averages over what it covered, and `card.full.sustained`, the write speed after the
+/// last fall of the profile (the card's speed once its fast cache is full), or the
+/// profile's median when it has no fall. Speeds of passes that moved no data are left
+/// out.
+pub fn card_check(c: &CardCheck) -> Vec<Figure> {
     let holds = c.report.real_bytes.unwrap_or(c.report.claimed_bytes);
-    Figure::bare(Metric::CardCheck, "card.check", (holds >> 20) as f64, "MiB").with(ctx(&c.device))
+    let mut out = vec![
+        Figure::bare(Metric::CardCheck, "card.check", (holds >> 20) as f64, "MiB")
+            .with(ctx(&c.device)),
+    ];
+    let Some(f) = &c.report.full else {
+        return out;
+    };
+    let speed = |dir: &str, v: f64| {
+        (v > 0.0 && v.is_finite()).then(|| {
+            Figure::bare(Metric::CardSpeed, format!("card.full.{dir}"), v, "MiB/s").with(Context {
+                direction: dir.into(),
+                ..ctx(&c.device)
+            })
+        })
+    };
+    out.extend(speed("write", f.write_mib_s()));
+    out.extend(speed("read", f.read_mib_s()));
+    out.extend(speed("sustained", f.sustained_write_mib_s()));
+    out
 }
 
 /// `clock.<at>.measured`: the calibrated loop's clock, MHz.
@@ -479,7 +505,7 @@ pub fn figures(r: &RunResults) -> Vec<Figure> {
     out.extend(r.device_reads.iter().map(device_read));
     out.extend(r.random.iter().map(random));
     out.extend(r.verify.iter().map(verify));
-    out.extend(r.card_check.iter().map(card_check));
+    out.extend(r.card_check.iter().flat_map(card_check));
     out.extend(r.commands.iter().flat_map(command));
     out.extend(network(&r.network));
     out.extend(r.network.wifi.entries.iter().flat_map(wifi_entry));

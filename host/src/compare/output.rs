@@ -81,6 +81,15 @@ fn labels(k: &Key) -> (Vec<&'static str>, Vec<String>) {
             vec!["block size"],
             vec![block_size_label(k.block_size_bytes)],
         ),
+        Section::Card => (
+            vec!["figure"],
+            vec![match k.direction.as_str() {
+                "write" => "write, average".to_owned(),
+                "read" => "read back, average".to_owned(),
+                "sustained" => "write, sustained (after the fast cache)".to_owned(),
+                other => other.to_owned(),
+            }],
+        ),
     }
 }
 
@@ -120,6 +129,9 @@ fn group_title(k: &Key) -> String {
             "Memory latency, {} pages, {} random read: ns per read over L1, fastest repeat",
             k.mode, k.direction
         ),
+        Section::Card => {
+            "The whole card (every sector written, 4 MiB O_DIRECT, and read back), MiB/s".into()
+        }
     }
 }
 
@@ -507,7 +519,7 @@ pub fn compare_plots(c: &Comparison, dir: &Path) -> Result<Vec<PathBuf>> {
 
 /// One figure per storage mode and direction (`compare-storage-<mode>-<direction>`): a
 /// panel per target, a series per entry (references included), block size on a log2
-/// axis.
+/// axis; then the runs' whole-card profiles overlaid (`compare-card-profile`).
 pub fn compare_figures(c: &Comparison) -> Vec<PlotFigure> {
     let pre = plot::emulated_prefix(c.notice.is_some());
     let mut groups: Vec<(String, String, Vec<String>)> = Vec::new();
@@ -541,12 +553,7 @@ pub fn compare_figures(c: &Comparison) -> Vec<PlotFigure> {
                     .iter()
                     .enumerate()
                     .map(|(i, e)| Series {
-                        label: format!(
-                            "{}: {}{}",
-                            e.letter,
-                            e.name,
-                            if e.emulated { " (EMULATED)" } else { "" }
-                        ),
+                        label: crate::whole_card::series_label(&e.letter, &e.name, e.emulated),
                         points: c
                             .rows
                             .iter()
@@ -581,6 +588,10 @@ pub fn compare_figures(c: &Comparison) -> Vec<PlotFigure> {
             log_y_toggle: true,
         });
     }
+    out.extend(crate::whole_card::compare_figure(
+        &c.card_passes,
+        c.notice.is_some(),
+    ));
     out
 }
 

@@ -510,6 +510,7 @@ fn the_card_check_line_carries_the_whole_card_pass_and_its_fall() {
             stall_every: 0,
             stall_ns: 0,
             read: 20 * MIB,
+            write_op_ns: 0,
         },
         clock: clock.clone(),
     };

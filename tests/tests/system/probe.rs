@@ -423,13 +423,15 @@ fn loop_devices_fake_and_genuine() {
     // 16 MiB (each stall, with its length), one that drops writes past 40 MiB + 3
     // sectors (the bad region, to the sector).
     let small = 64 * MIB;
+    let store = work.path().join("store");
+    let store_arg = store.to_str().unwrap();
     let full = |model: Model, name: &str| {
         let card = fake(small, model);
         let (ok, r, text) = run_probe_with(
             &tool,
             &card.dev.0,
             &work.path().join(name),
-            &["--cache-flush-mib", "8", "--full"],
+            &["--cache-flush-mib", "8", "--full", "--store", store_arg],
         );
         eprintln!("{text}");
         let f = r
@@ -457,6 +459,42 @@ fn loop_devices_fake_and_genuine() {
     let after = f.falls[0].after_mib_s;
     assert!((12.0..=16.5).contains(&after), "{after}: {text}");
     assert!(text.contains("falls at      24.0 MiB"), "{text}");
+    // Each size's latency, sampled after the read-back.
+    assert_eq!(
+        f.latency_by_size
+            .iter()
+            .map(|l| l.io_bytes)
+            .collect::<Vec<_>>(),
+        vec![4096, 65536, 524288],
+        "{text}"
+    );
+    assert!(text.contains("writes of   4.0 KiB: p50"), "{text}");
+    // The run is in the store: its report has the pass and draws its profile, and
+    // compare sets it beside another run with a row per figure.
+    let id = text
+        .lines()
+        .find_map(|l| l.strip_prefix("stored        run ")?.split(' ').next())
+        .unwrap_or_else(|| panic!("no stored run: {text}"))
+        .to_owned();
+    assert!(id.starts_with("host-probe-"), "{id}");
+    let plots = work.path().join("plots");
+    let o = Command::new(&tool)
+        .args(["report", &id, "--store", store_arg, "--plots"])
+        .arg(&plots)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{report}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(report.contains("The whole card: /dev/loop"), "{report}");
+    assert!(report.contains("falls at      24.0 MiB"), "{report}");
+    assert!(
+        plots.join(format!("{id}-card-profile.svg")).is_file(),
+        "{report}"
+    );
     let (ok, f, text) = full(
         Model::Timed {
             knee: u64::MAX,
@@ -482,6 +520,27 @@ fn loop_devices_fake_and_genuine() {
             "{s:?}: {text}"
         );
     }
+    let stalls_id = text
+        .lines()
+        .find_map(|l| l.strip_prefix("stored        run ")?.split(' ').next())
+        .unwrap_or_else(|| panic!("no stored run: {text}"))
+        .to_owned();
+    let o = Command::new(&tool)
+        .args(["compare", &id, &stalls_id, "--store", store_arg, "--plots"])
+        .arg(&plots)
+        .output()
+        .unwrap();
+    let cmp = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{cmp}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        cmp.contains("write, sustained (after the fast cache)"),
+        "{cmp}"
+    );
+    assert!(plots.join("compare-card-profile.svg").is_file(), "{cmp}");
     let real = 40 * MIB + 3 * SECTOR;
     let (ok, f, text) = full(Model::Drop { real }, "full-drop.json");
     assert!(!ok, "{text}");

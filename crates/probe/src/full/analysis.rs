@@ -23,7 +23,8 @@ pub(super) fn profile(ios: &[(u64, u64, u64)], start: u64, interval: u64) -> Vec
     out
 }
 
-fn median(v: &mut [f64]) -> f64 {
+/// The median of `v` (sorted in place); 0 when empty.
+pub(super) fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
     if n == 0 {

@@ -351,3 +351,78 @@ fn udp_loss_and_round_trips() {
     assert_eq!(rtt(&[4_000, 1_000, 3_000, 2_000]), Some(3.0));
     assert_eq!(rtt(&[]), None);
 }
+
+/// The whole-card pass's speeds: averages over the card and the speed after the fall,
+/// exact on a device with a 16 MiB cache at 40 MiB/s and 4 MiB/s after it.
+#[test]
+fn the_whole_card_pass_gives_its_speeds() {
+    use benchboot_probe::fake::{FakeClock, FakeDevice, Model, TimedDevice, Timing};
+    use benchboot_probe::full::{full_pass, FullOptions};
+    const MIB: u64 = 1 << 20;
+    let mut d = FakeDevice::new(64 * MIB, 512, Model::Genuine);
+    let mut report = benchboot_probe::probe(
+        &mut d,
+        &benchboot_probe::ProbeOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    let check = |report: &benchboot_probe::ProbeReport| CardCheck {
+        device: "/dev/sdb".into(),
+        report: report.clone(),
+    };
+    assert_eq!(
+        card_check(&check(&report)).len(),
+        1,
+        "the quick probe alone"
+    );
+    let clock = FakeClock::default();
+    let mut dev = TimedDevice {
+        inner: d,
+        timing: Timing {
+            knee: 16 * MIB,
+            fast: 40 * MIB,
+            slow: 4 * MIB,
+            stall_every: 0,
+            stall_ns: 0,
+            read: 20 * MIB,
+            write_op_ns: 0,
+        },
+        clock: clock.clone(),
+    };
+    let o = FullOptions::default();
+    report.full =
+        Some(full_pass(&mut dev, &mut clock.clone(), &o, &mut |_| {}, &mut || false).unwrap());
+    let figs = card_check(&check(&report));
+    let got: Vec<(&str, &str, &str, &str)> = figs
+        .iter()
+        .map(|f| {
+            (
+                f.id.as_str(),
+                f.units.as_str(),
+                f.context.direction.as_str(),
+                f.context.target.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("card.check", "MiB", "", "/dev/sdb"),
+            ("card.full.write", "MiB/s", "write", "/dev/sdb"),
+            ("card.full.read", "MiB/s", "read", "/dev/sdb"),
+            ("card.full.sustained", "MiB/s", "sustained", "/dev/sdb"),
+        ]
+    );
+    // The fall sits at an interval's edge: 16 MiB less 9216 bytes went at 40 MiB/s.
+    let fast = (16 * MIB - 9216) as f64 / MIB as f64;
+    let write = 64.0 / (fast / 40.0 + (64.0 - fast) / 4.0);
+    assert!((figs[1].value - write).abs() < 1e-3, "{}", figs[1].value);
+    assert!((figs[2].value - 20.0).abs() < 1e-5, "{}", figs[2].value);
+    assert!((figs[3].value - 4.0).abs() < 1e-5, "{}", figs[3].value);
+    // A pass stopped before it wrote anything: no speeds.
+    let f = report.full.as_mut().unwrap();
+    (f.written_bytes, f.write_ns, f.read_bytes, f.read_ns) = (0, 0, 0, 0);
+    f.write_profile.clear();
+    f.falls.clear();
+    assert_eq!(card_check(&check(&report)).len(), 1);
+}
