@@ -459,13 +459,14 @@ fn loop_devices_fake_and_genuine() {
     let after = f.falls[0].after_mib_s;
     assert!((12.0..=16.5).contains(&after), "{after}: {text}");
     assert!(text.contains("falls at      24.0 MiB"), "{text}");
-    // Each size's latency, sampled after the read-back.
+    // Each size's latency, sampled after the read-back (the sizes below the pass's
+    // own writes of 327.5 KiB: 512 KiB is left out on this small device).
     assert_eq!(
         f.latency_by_size
             .iter()
             .map(|l| l.io_bytes)
             .collect::<Vec<_>>(),
-        vec![4096, 65536, 524288],
+        vec![4096, 65536],
         "{text}"
     );
     assert!(text.contains("writes of   4.0 KiB: p50"), "{text}");
