@@ -6,20 +6,26 @@
 //! `device/vendor`, partitions, `holders/`), the transport from the resolved sysfs path,
 //! mounts from `proc/self/mountinfo` (matched by major:minor, also through
 //! device-mapper/RAID holders) and swap from `proc/swaps` (`linux.rs`). macOS parses
-//! `diskutil list -plist` and `diskutil info -plist <disk>` ([`macos`]). Both give
-//! [`Device`]s (`disk.rs`); the rules (`rules.rs`) judge them; `output.rs` prints them.
+//! `diskutil list -plist` and `diskutil info -plist <disk>` ([`macos`]). Windows decodes
+//! the IOCTL answers `benchboot_windisk::snapshot` gathers ([`windows`]: bus type,
+//! removable flag, size, vendor/product, the volumes on each disk, the Windows
+//! directory's and the page files' disks). All give [`Device`]s (`disk.rs`); the rules
+//! (`rules.rs`) judge them; `output.rs` prints them.
 //!
 //! The rules ([`Device::verdict`]): a device is refused when it is not removable (an
 //! mmc card counts as removable), holds the running system (`/`, `/boot`, `/usr`, `/var`
 //! or swap), has a filesystem mounted through a holder benchboot cannot unmount (only
-//! the card's own partitions are unmounted), is read-only, or is larger than a sane card
-//! ([`DEFAULT_SIZE_LIMIT`], lifted by `--allow-large`).
+//! the card's own partitions are unmounted) or a volume spanning disks (Windows), is
+//! read-only, or is larger than a sane card ([`DEFAULT_SIZE_LIMIT`], lifted by
+//! `--allow-large`). On Windows the system's disk is the one holding the Windows
+//! directory, and the page files count as swap.
 
 mod disk;
 mod linux;
 pub mod macos;
 mod output;
 mod rules;
+pub mod windows;
 
 use std::path::{Path, PathBuf};
 
@@ -30,7 +36,8 @@ pub use linux::{parse_mountinfo, parse_swaps, scan_linux, MountEntry, SwapArea};
 pub use output::{to_json, to_table};
 pub use rules::{Limits, Refusal, Verdict, DEFAULT_SIZE_LIMIT, SYSTEM_MOUNTS};
 
-/// The devices of this machine: sysfs on Linux, `diskutil` on macOS.
+/// The devices of this machine: sysfs on Linux, `diskutil` on macOS, the disk and
+/// volume IOCTLs on Windows (with a note on stderr for each query that failed).
 ///
 /// # Errors
 /// When the system's tables cannot be read, or on another OS (the message names the
@@ -54,13 +61,17 @@ pub fn scan_system() -> Result<Vec<Device>> {
             Ok(out.stdout)
         })
     }
-    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    #[cfg(windows)]
     {
-        anyhow::bail!(
-            "listing disks is implemented for Linux and macOS only; on Windows, Raspberry Pi \
-             Imager and balenaEtcher list the cards and write them (Disk Management shows \
-             the disks)"
-        )
+        let (devices, notes) = windows::scan(&benchboot_windisk::snapshot());
+        for n in notes {
+            eprintln!("note: {}", benchboot_results::text::escape(&n));
+        }
+        Ok(devices)
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
+    {
+        anyhow::bail!("listing disks is implemented for Linux, macOS and Windows only")
     }
 }
 

@@ -683,6 +683,7 @@ mod tests {
             partitions: vec![],
             mounts: vec![],
             swaps: vec![],
+            system: Vec::new(),
             card: None,
         }
     }
@@ -714,6 +715,7 @@ mod tests {
             mount_point: "/media/me/USB".into(),
             fstype: "ext4".into(),
             through: None,
+            spans: Vec::new(),
         });
         assert_eq!(
             refusals(&d, &limits),

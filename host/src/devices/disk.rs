@@ -59,14 +59,18 @@ pub struct Mount {
     /// When `device` is a holder stacked on the disk (LUKS, LVM, RAID): the disk's own
     /// partition under it. Such mounts are not unmounted by benchboot.
     pub through: Option<String>,
+    /// Windows: the disks a volume spanning several lies on (`PhysicalDrive1`,
+    /// `PhysicalDrive2`); empty for a volume on one disk and on Linux and macOS.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub spans: Vec<String>,
 }
 
 /// A whole disk as found on this machine.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Device {
-    /// Kernel name: `sdb`, `mmcblk0`, `disk4`.
+    /// Kernel name: `sdb`, `mmcblk0`, `disk4`, `PhysicalDrive1`.
     pub name: String,
-    /// Device node: `/dev/sdb`.
+    /// Device node: `/dev/sdb`, `\\.\PhysicalDrive1`.
     pub path: PathBuf,
     /// `major:minor` (Linux).
     pub dev: Option<String>,
@@ -81,8 +85,13 @@ pub struct Device {
     pub vendor: Option<String>,
     pub partitions: Vec<Partition>,
     pub mounts: Vec<Mount>,
-    /// Active swap areas on the disk: a partition name or a swap file's path.
+    /// Active swap areas on the disk: a partition name or a swap file's path (Windows:
+    /// its page files, `C:\pagefile.sys`).
     pub swaps: Vec<String>,
+    /// What else of the running system the scan found on the disk (Windows: `the
+    /// Windows directory C:\WINDOWS`); mounts and swap are judged from their own fields.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub system: Vec<String>,
     /// An SD card in a reader on the host's own mmc bus (not behind USB): what its
     /// registers say, one line (crates/sdcard `Card::summary`). A card in a USB reader
     /// shows only the reader (its registers never reach the host).

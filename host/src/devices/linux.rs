@@ -307,6 +307,7 @@ fn mounts_by_disk(
                 mount_point: m.mount_point.clone(),
                 fstype: m.fstype.clone(),
                 through: owner.through.clone(),
+                spans: Vec::new(),
             });
         }
     }
@@ -381,6 +382,7 @@ fn device(name: String, node: Node, mounts: Vec<Mount>, swaps: Vec<String>) -> D
         partitions: node.partitions,
         mounts,
         swaps,
+        system: Vec::new(),
         // The registers are there only for a card on the mmc bus (drivers/mmc/core/sd.c).
         card: device.join("cid").exists().then(|| {
             let card =

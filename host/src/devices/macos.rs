@@ -206,6 +206,7 @@ pub fn scan(run: &dyn Fn(&[&str]) -> std::io::Result<Vec<u8>>) -> Result<Vec<Dev
                     mount_point: PathBuf::from(mp),
                     fstype: String::new(),
                     through: None,
+                    spans: Vec::new(),
                 });
             }
         }
@@ -240,6 +241,7 @@ pub fn scan(run: &dyn Fn(&[&str]) -> std::io::Result<Vec<u8>>) -> Result<Vec<Dev
                 .collect(),
             mounts,
             swaps: vec![],
+            system: Vec::new(),
         });
     }
     Ok(devices)

@@ -130,8 +130,10 @@ mod tests {
                 mount_point: "/media/me/\u{1b}]0;x\u{7}".into(),
                 fstype: "vfat".into(),
                 through: None,
+                spans: Vec::new(),
             }],
             swaps: Vec::new(),
+            system: Vec::new(),
             card: None,
         }
     }

@@ -22,8 +22,8 @@ pub enum Refusal {
     #[error("no medium: the reader is empty; insert the card")]
     NoMedium,
     #[error(
-        "a virtual device (loop, device-mapper, RAID), not a card; to write an image \
-         file, pass that file's path as --device"
+        "a virtual device (loop, device-mapper, RAID, a VHD), not a card; to write an \
+         image file, pass that file's path as --device"
     )]
     Virtual,
     #[error(
@@ -42,6 +42,16 @@ pub enum Refusal {
         mount_point: PathBuf,
         holder: String,
         part: String,
+    },
+    #[error(
+        "{} is a volume spanning {}: benchboot does not take such a volume apart; delete \
+         it in Disk Management first",
+        mount_point.display(),
+        disks.join(", ")
+    )]
+    SpannedVolume {
+        mount_point: PathBuf,
+        disks: Vec<String>,
     },
     #[error(
         "read-only: the card's lock switch is on or the kernel set it read-only; slide \
@@ -66,6 +76,7 @@ impl Refusal {
             Refusal::NotRemovable { .. } => "not-removable",
             Refusal::HoldsSystem { .. } => "holds-system",
             Refusal::MountedThroughHolder { .. } => "mounted-through-holder",
+            Refusal::SpannedVolume { .. } => "spanned-volume",
             Refusal::ReadOnly => "read-only",
             Refusal::TooLarge { .. } => "too-large",
         }
@@ -116,7 +127,10 @@ impl Device {
             .filter(|m| is_system_mount(&m.mount_point));
         let mounts = mounts.map(|m| format!("{} on {}", m.mount_point.display(), m.device));
         let swaps = self.swaps.iter().map(|s| format!("swap on {s}"));
-        mounts.chain(swaps).collect()
+        mounts
+            .chain(swaps)
+            .chain(self.system.iter().cloned())
+            .collect()
     }
 
     /// The rules of the module docs applied to this device.
@@ -145,6 +159,15 @@ impl Device {
                 });
             }
         }
+        for m in self.mounts.iter().filter(|m| !m.spans.is_empty()) {
+            let r = Refusal::SpannedVolume {
+                mount_point: m.mount_point.clone(),
+                disks: m.spans.clone(),
+            };
+            if !refusals.contains(&r) {
+                refusals.push(r);
+            }
+        }
         if self.read_only {
             refusals.push(Refusal::ReadOnly);
         }
@@ -157,7 +180,9 @@ impl Device {
         let mut unmount: Vec<PathBuf> = self
             .mounts
             .iter()
-            .filter(|m| m.through.is_none() && !is_system_mount(&m.mount_point))
+            .filter(|m| {
+                m.through.is_none() && m.spans.is_empty() && !is_system_mount(&m.mount_point)
+            })
             .map(|m| m.mount_point.clone())
             .collect();
         unmount.sort_by_key(|p| std::cmp::Reverse(p.components().count()));

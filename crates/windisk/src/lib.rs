@@ -1,0 +1,75 @@
+//! Windows' disks and volumes as the OS reports them, raw: the bytes of each
+//! `DeviceIoControl` answer, undecoded ([`Snapshot`]). The host tool decodes and judges
+//! them (`host/src/devices/windows.rs`), so every rule runs and is tested on any OS,
+//! over snapshots recorded or built from published drive lists; only [`snapshot`] (on
+//! Windows) makes system calls.
+//!
+//! What is asked, per physical disk `\\.\PhysicalDriveN` (N = 0..[`MAX_DISKS`]), opened
+//! with no access rights (query only: no elevation needed):
+//! `IOCTL_STORAGE_QUERY_PROPERTY` (`StorageDeviceProperty`, standard query: the
+//! `STORAGE_DEVICE_DESCRIPTOR`), `IOCTL_DISK_GET_DRIVE_GEOMETRY_EX` (sector size, media
+//! type, size) and `IOCTL_DISK_IS_WRITABLE`; per volume (`FindFirstVolumeW`):
+//! its mount paths (`GetVolumePathNamesForVolumeNameW`), its filesystem
+//! (`GetVolumeInformationW`) and the disks under it
+//! (`IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS`); the Windows directory
+//! (`GetWindowsDirectoryW`) and the page files in use (registry `HKLM\SYSTEM\
+//! CurrentControlSet\Control\Session Manager\Memory Management`, `ExistingPageFiles`).
+//! Structures and codes: Microsoft's `winioctl.h` as `windows-sys` 0.61 carries it.
+
+use serde::{Deserialize, Serialize};
+
+/// Physical drive numbers tried: `\\.\PhysicalDrive0` .. `\\.\PhysicalDrive63`.
+pub const MAX_DISKS: u32 = 64;
+
+/// One physical disk's answers. A failed query leaves its field `None` and says why in
+/// `errors` (`IOCTL_DISK_IS_WRITABLE: The media is write protected.` is an answer:
+/// `writable` false).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RawDisk {
+    /// N of `\\.\PhysicalDriveN`.
+    pub number: u32,
+    /// `STORAGE_DEVICE_DESCRIPTOR` with its strings, as returned.
+    pub descriptor: Option<Vec<u8>>,
+    /// `DISK_GEOMETRY_EX`, as returned.
+    pub geometry: Option<Vec<u8>>,
+    /// `IOCTL_DISK_IS_WRITABLE` succeeded (`true`) or failed with
+    /// `ERROR_WRITE_PROTECT` (`false`).
+    pub writable: Option<bool>,
+    /// Queries that failed, one line each (`IOCTL_...: <the system's message>`).
+    #[serde(default)]
+    pub errors: Vec<String>,
+}
+
+/// One volume's answers.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RawVolume {
+    /// `\\?\Volume{GUID}\`.
+    pub name: String,
+    /// Where it is mounted: `E:\`, `C:\mnt\card\` (none: not mounted).
+    pub paths: Vec<String>,
+    /// `FAT32`, `NTFS`, `exFAT`, ...
+    pub filesystem: Option<String>,
+    /// `VOLUME_DISK_EXTENTS`, as returned.
+    pub extents: Option<Vec<u8>>,
+    #[serde(default)]
+    pub errors: Vec<String>,
+}
+
+/// Everything [`snapshot`] asks Windows, raw.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Snapshot {
+    pub disks: Vec<RawDisk>,
+    pub volumes: Vec<RawVolume>,
+    /// `C:\WINDOWS`.
+    pub windows_dir: Option<String>,
+    /// Page files in use: `C:\pagefile.sys`.
+    pub page_files: Vec<String>,
+    /// Queries of the machine that failed (volume enumeration, registry), one line each.
+    #[serde(default)]
+    pub errors: Vec<String>,
+}
+
+#[cfg(windows)]
+mod sys;
+#[cfg(windows)]
+pub use sys::snapshot;
