@@ -23,9 +23,11 @@
 //! be read is `None` or a note.
 //!
 //! The disk a volume is on comes from its extents; the system's disk is the one under
-//! the volume holding the Windows directory, and a page file's disk the one under its
-//! volume (the longest mount path that prefixes it, case-insensitively). A volume
-//! spanning disks is a refusal on each ([`super::Refusal::SpannedVolume`]).
+//! the volume holding the Windows directory (rpi-imager's way), and a page file's disk
+//! the one under its volume (the longest mount path that prefixes it,
+//! case-insensitively). When the Windows directory's disk cannot be told, every disk
+//! holds the system as far as the rules go. A volume spanning disks is a refusal on
+//! each ([`super::Refusal::SpannedVolume`]).
 
 use std::path::PathBuf;
 
@@ -277,12 +279,27 @@ pub fn scan(snap: &Snapshot) -> (Vec<Device>, Vec<String>) {
             notes.push(format!("{}: {e}", v.name));
         }
     }
-    let system_disks: Vec<u32> = snap
+    // The disks under the Windows directory's volume. When they cannot be told (no
+    // Windows directory, no volume mounted where it is, or a volume that names no disk:
+    // wine 8.0 answers its extents with a count of 0), every disk may hold it.
+    let windows_dir = snap.windows_dir.as_deref().unwrap_or("");
+    let system_disks: Option<Vec<u32>> = snap
         .windows_dir
         .as_deref()
         .and_then(|w| volume_of(&snap.volumes, w))
         .map(disks_of)
-        .unwrap_or_default();
+        .filter(|d| !d.is_empty());
+    if system_disks.is_none() {
+        notes.push(format!(
+            "the disk holding the Windows directory ({}) could not be told: every disk is \
+             refused as possibly holding it",
+            if windows_dir.is_empty() {
+                "not given"
+            } else {
+                windows_dir
+            }
+        ));
+    }
     let mut devices = Vec::new();
     for raw in &snap.disks {
         let name = format!("PhysicalDrive{}", raw.number);
@@ -334,13 +351,14 @@ pub fn scan(snap: &Snapshot) -> (Vec<Device>, Vec<String>) {
             })
             .map(|pf| format!("page file {pf}"))
             .collect();
-        let system = if system_disks.contains(&raw.number) {
-            vec![format!(
-                "the Windows directory {}",
-                snap.windows_dir.as_deref().unwrap_or("")
-            )]
-        } else {
-            Vec::new()
+        let system = match &system_disks {
+            Some(d) if d.contains(&raw.number) => {
+                vec![format!("the Windows directory {windows_dir}")]
+            }
+            Some(_) => Vec::new(),
+            None => vec![format!(
+                "perhaps the Windows directory {windows_dir}: its volume names no disk"
+            )],
         };
         devices.push(Device {
             path: PathBuf::from(format!(r"\\.\{name}")),

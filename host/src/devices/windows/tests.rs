@@ -338,3 +338,179 @@ fn the_system_disk_is_found_by_its_mount_path_in_any_case() {
     );
     assert!(devices[2].system_uses().is_empty());
 }
+
+/// The machine wine 8.0 (Debian 8.0~repack-4) shows a Windows program, as recorded on
+/// this project's build machine (2026-12-05, a program asking each IOCTL of
+/// `\\.\PhysicalDrive0`): the descriptor's 40 bytes verbatim (wine's mountmgr.sys
+/// `query_property`, "Faking StorageDeviceProperty data": BusTypeScsi, not removable,
+/// no strings), a fixed disk of 10000 x 255 x 63 x 512 = 82,252,800,000 bytes,
+/// `IOCTL_DISK_IS_WRITABLE` not supported (50), and C:'s extents with a count of 0.
+fn wine_8() -> Snapshot {
+    let descriptor: Vec<u8> = [
+        0x28, 0, 0, 0, 0x28, 0, 0, 0, 0x07, 0, 0, 0, 0, 0, 0, 0, //
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0, 0, 0, //
+        0, 0, 0, 0, 0, 0, 0, 0,
+    ]
+    .to_vec();
+    Snapshot {
+        disks: vec![RawDisk {
+            number: 0,
+            descriptor: Some(descriptor),
+            geometry: Some(geometry(12, 512, 82_252_800_000)),
+            writable: None,
+            errors: vec![
+                "IOCTL_DISK_IS_WRITABLE: The request is not supported. (os error 50)".into(),
+            ],
+        }],
+        volumes: vec![RawVolume {
+            name: r"\\?\Volume{00000000-0000-0000-0000-000000000043}\".into(),
+            paths: vec![r"C:\".into()],
+            filesystem: Some("NTFS".into()),
+            extents: Some(vec![0; 32]),
+            errors: Vec::new(),
+        }],
+        windows_dir: Some(r"C:\windows".into()),
+        page_files: Vec::new(),
+        errors: Vec::new(),
+    }
+}
+
+#[test]
+fn wine_shows_one_fixed_disk_and_it_is_refused() {
+    let (devices, notes) = scan(&wine_8());
+    assert_eq!(devices.len(), 1);
+    let d = &devices[0];
+    assert_eq!(d.describe(), r"\\.\PhysicalDrive0 (scsi, 76.6 GiB)");
+    assert_eq!(
+        (d.removable, d.read_only, d.size_bytes),
+        (false, false, 82_252_800_000)
+    );
+    let v = d.verdict(&Limits::new(false));
+    assert_eq!(
+        v.refusals.iter().map(Refusal::code).collect::<Vec<_>>(),
+        ["not-removable", "holds-system"]
+    );
+    assert!(
+        v.refusals[1]
+            .to_string()
+            .contains(r"perhaps the Windows directory C:\windows: its volume names no disk"),
+        "{}",
+        v.refusals[1]
+    );
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(notes[0]
+        .starts_with("the disk holding the Windows directory (C:\\windows) could not be told"));
+    assert_eq!(
+        notes[1],
+        "PhysicalDrive0: IOCTL_DISK_IS_WRITABLE: The request is not supported. (os error 50)"
+    );
+}
+
+/// Drive lists published in public issues, rebuilt as the IOCTL answers they were
+/// printed from (Ventoy2Disk's log prints each disk's `BusType` and `RemovableMedia`
+/// from the STORAGE_DEVICE_DESCRIPTOR, its trimmed vendor and product strings, its
+/// IOCTL_DISK_GET_LENGTH_INFO size, and each volume's disk extents):
+///
+/// - ventoy/Ventoy#2426 (Windows 11, Ventoy 1.0.91, 2023-06-11): C: on PhysicalDrive1,
+///   an NVMe WDC PC SN530 of 256,060,514,304 bytes; PhysicalDrive0 a SATA Fanxiang S101
+///   1TB of 1,024,209,543,168 bytes holding D:; PhysicalDrive2 a USB Kingston
+///   DataTraveler 3.0, removable, of 61,991,813,632 bytes.
+/// - ventoy/Ventoy#50 (Windows 10 18363, 2020-05-03): PhysicalDrive2's size query failed
+///   with 21 (ERROR_NOT_READY: an empty card reader) while its volume D: exists with an
+///   extent of 0 bytes; G:'s extents query failed with 50; PhysicalDrive1 a SATA
+///   CT240BX500SSD1 of 240,057,409,536 bytes.
+/// - ventoy/Ventoy#107 (Windows 8.1): PhysicalDrive5 a USB "Mass Storage Device",
+///   removable, of 3,904,897,024 bytes; PhysicalDrive4 an ATA WDC WD30 EZRX-00MMMB0 of
+///   3,000,592,982,016 bytes.
+///
+/// Ventoy's log gives no Windows directory: C:\Windows is assumed for #2426; #50 and
+/// #107 put C: on a disk outside the excerpt (PhysicalDrive9 here).
+#[test]
+fn published_drive_lists_get_the_verdicts_imager_and_etcher_would() {
+    let usb = |removable, vendor, product| {
+        descriptor(
+            BusType::USB,
+            removable,
+            [Some(vendor), Some(product), None, None],
+        )
+    };
+    let fixed = |bus, product| descriptor(bus, false, [None, Some(product), None, None]);
+    let snap = Snapshot {
+        disks: vec![
+            // ventoy/Ventoy#2426
+            disk(0, fixed(BusType::SATA, "Fanxiang S101 1TB"), Some(geometry(12, 512, 1_024_209_543_168)), true),
+            disk(1, fixed(BusType::NVME, "WDC PC SN530 SDBPMPZ-256G-1101"), Some(geometry(12, 512, 256_060_514_304)), true),
+            disk(2, usb(true, "Kingston", "DataTraveler 3.0"), Some(geometry(11, 512, 61_991_813_632)), true),
+            // ventoy/Ventoy#50
+            RawDisk {
+                number: 3,
+                descriptor: Some(usb(true, "Generic-", "SD/MMC")),
+                geometry: None,
+                writable: None,
+                errors: vec!["IOCTL_DISK_GET_DRIVE_GEOMETRY_EX: The device is not ready. (os error 21)".into()],
+            },
+            disk(4, fixed(BusType::SATA, "CT240BX500SSD1"), Some(geometry(12, 512, 240_057_409_536)), true),
+            // ventoy/Ventoy#107
+            disk(5, usb(true, "", "Mass Storage Device"), Some(geometry(11, 512, 3_904_897_024)), true),
+            disk(6, fixed(BusType::ATA, "WDC WD30 EZRX-00MMMB0"), Some(geometry(12, 512, 3_000_592_982_016)), true),
+        ],
+        volumes: vec![
+            volume("c", &[r"C:\"], "NTFS", &[(1, 148_702_756_864, 107_357_405_184)]),
+            volume("d", &[r"D:\"], "NTFS", &[(0, 1_048_576, 1_024_201_850_880)]),
+            volume("reader", &[r"H:\"], "", &[(3, 0, 0)]),
+            RawVolume {
+                name: r"\\?\Volume{g}\".into(),
+                paths: vec![r"G:\".into()],
+                filesystem: None,
+                extents: None,
+                errors: vec!["IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS: The request is not supported. (os error 50)".into()],
+            },
+        ],
+        windows_dir: Some(r"C:\Windows".into()),
+        page_files: Vec::new(),
+        errors: Vec::new(),
+    };
+    let (devices, notes) = scan(&snap);
+    let codes: Vec<Vec<&str>> = devices
+        .iter()
+        .map(|d| {
+            d.verdict(&Limits::new(false))
+                .refusals
+                .iter()
+                .map(Refusal::code)
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            vec!["not-removable", "too-large"],
+            vec!["not-removable", "holds-system"],
+            vec![],
+            vec!["no-medium"],
+            vec!["not-removable"],
+            vec![],
+            vec!["not-removable", "too-large"],
+        ]
+    );
+    assert_eq!(
+        devices[2].describe(),
+        r"\\.\PhysicalDrive2 (Kingston DataTraveler 3.0, usb, 57.7 GiB)"
+    );
+    assert_eq!(
+        devices[5].describe(),
+        r"\\.\PhysicalDrive5 (Mass Storage Device, usb, 3.6 GiB)"
+    );
+    // The empty reader's volume is still dismounted first.
+    assert_eq!(
+        devices[3].verdict(&Limits::new(false)).unmount,
+        [PathBuf::from(r"H:\")]
+    );
+    assert_eq!(
+        notes,
+        [
+            r"\\?\Volume{g}\: IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS: The request is not supported. (os error 50)",
+            "PhysicalDrive3: IOCTL_DISK_GET_DRIVE_GEOMETRY_EX: The device is not ready. (os error 21)",
+        ]
+    );
+}
