@@ -16,6 +16,8 @@
 //! CurrentControlSet\Control\Session Manager\Memory Management`, `ExistingPageFiles`).
 //! Structures and codes: Microsoft's `winioctl.h` as `windows-sys` 0.61 carries it.
 
+#![deny(unsafe_code)]
+
 use serde::{Deserialize, Serialize};
 
 /// Physical drive numbers tried: `\\.\PhysicalDrive0` .. `\\.\PhysicalDrive63`.
@@ -70,6 +72,7 @@ pub struct Snapshot {
 }
 
 #[cfg(windows)]
+#[allow(unsafe_code)]
 mod sys;
 #[cfg(windows)]
 pub use sys::snapshot;

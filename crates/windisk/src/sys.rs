@@ -1,6 +1,5 @@
 //! The system calls behind [`snapshot`] (Windows only). Every handle is closed by
 //! [`Handle`]'s drop; every buffer handed to Windows is owned here and sized as passed.
-#![allow(unsafe_code)]
 
 use std::ffi::c_void;
 use std::io;

@@ -105,14 +105,12 @@ fn commands_windows_lacks_say_what_to_use_instead() {
         assert!(stderr.contains(instead), "{args:?}: {stderr}");
         assert_no_backtrace(&stderr);
     }
+    // `devices` is Windows' too now: it lists (under wine, one refused disk) and
+    // exits 0.
     let out = benchboot(&["devices"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("implemented for Linux and macOS only"),
-        "{stderr}"
-    );
-    assert!(stderr.contains("Raspberry Pi Imager"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_no_backtrace(&stderr);
 }
 
 /// `--format html` and `-o`: a folder as the output file, and the runs page without a

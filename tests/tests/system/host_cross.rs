@@ -94,6 +94,34 @@ fn the_host_tool_builds_for_macos_and_windows_and_its_windows_build_passes_under
         "{said}"
     );
 
+    // `devices` asks Windows' disk IOCTLs: wine 8.0 shows one disk, PhysicalDrive0,
+    // with a made-up descriptor (SCSI, not removable) and a C: whose extents name no
+    // disk; both rules refuse it, and the query wine does not support is a note.
+    let out = wine(&env, &["devices", "--json"]);
+    let json = String::from_utf8_lossy(&out.stdout);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{json}{said}");
+    let list: serde_json::Value =
+        serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    let disk0 = list
+        .as_array()
+        .and_then(|a| a.iter().find(|d| d["name"] == "PhysicalDrive0"))
+        .unwrap_or_else(|| panic!("no PhysicalDrive0: {json}{said}"));
+    assert_eq!(disk0["path"], r"\\.\PhysicalDrive0", "{json}");
+    assert_eq!(disk0["writable"], false, "{json}");
+    let codes: Vec<&str> = disk0["refusals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["reason"].as_str())
+        .collect();
+    assert_eq!(codes, ["not-removable", "holds-system"], "{json}");
+    assert!(said.contains("could not be told"), "{said}");
+    let out = wine(&env, &["devices"]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{table}");
+    assert!(table.contains(r"\\.\PhysicalDrive0"), "{table}");
+
     // The host crate's tests as Windows programs.
     let out = Command::new(std::env::var("CARGO").unwrap_or("cargo".into()))
         .current_dir(xtask::repo_root())

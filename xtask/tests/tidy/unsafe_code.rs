@@ -15,6 +15,7 @@ pub const UNSAFE_FILES: &[&str] = &[
     "crates/memory/src/kernels.rs",
     "crates/memory/src/mhz.rs",
     "crates/memory/src/sys.rs",
+    "crates/windisk/src/sys.rs",
 ];
 
 /// The files a `mod name;` declared in `path` may live in.
