@@ -19,7 +19,13 @@
 //! device), exFAT on the fakes (as such cards are sold; ext4's journal in the middle of
 //! the device is lost on them and the filesystem does not mount); `f3write MNT`, then
 //! `f3read MNT` on the same mount, as f3's manual shows; on the fakes also `f3read`
-//! after an unmount and a mount (the manual's "disconnect and connect back"). Its
+//! after an unmount and a mount (the manual's "disconnect and connect back": the
+//! device's last close drops its page cache). That second read is the verdict that
+//! counts here: exFAT through FUSE writes the loop device buffered, so the same-mount
+//! `f3read` reads the device's page cache (its `posix_fadvise(DONTNEED)` drops only the
+//! FUSE file's pages) and calls the wrap and drop fakes good; with `blockdev
+//! --flushbufs DEV` before it, it finds the loss (checked by hand). A kernel vfat or
+//! exFAT writes file data around that cache, as f3 expects. Its
 //! averages are its own "Average writing/reading speed" lines; beside them, "f3 wall":
 //! the `.h2w` files' bytes over each process's wall time. benchboot writes the raw
 //! device in 4 MiB `O_DIRECT` writes after its quick probe; its averages are the
