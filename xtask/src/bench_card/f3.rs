@@ -194,7 +194,10 @@ impl<'a> Mounted<'a> {
         Ok(if ok {
             Ok(Mounted(mnt))
         } else {
-            Err(format!("mount failed: {}", text.trim()))
+            Err(format!(
+                "mount failed: {}",
+                text.trim().replace('\n', " / ")
+            ))
         })
     }
 }
