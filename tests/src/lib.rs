@@ -1,11 +1,13 @@
 //! Shared helpers for the system tests (`tests/system/`): image inspection with the real
 //! tools, ([`browser`]) pages opened in headless chromium, ([`checks`]) what every QEMU
 //! tier asserts of its run, ([`needs`]) what a test does when the machine lacks a tool
-//! (fail under CI, skip elsewhere) and ([`slot`]) the one QEMU slot of the test process.
+//! (fail under CI, skip elsewhere), ([`slot`]) the one QEMU slot of the test process and
+//! ([`fake_card`]) a fake SD card as a loop device over a FUSE file.
 #![forbid(unsafe_code)]
 
 pub mod browser;
 pub mod checks;
+pub mod fake_card;
 pub mod needs;
 pub mod slot;
 

@@ -256,7 +256,7 @@ pub fn parse_stamp(out: &str) -> Option<(u64, u64, u64)> {
 /// The guest's free page reporting (virtio-balloon, `page_reporting_order`), when the
 /// kernel has it: memory freed for a while goes back to the host, and a write whose
 /// page cache lands on it faults it back inside the timed region (any tool: 0.2 x).
-fn page_reporting() -> Option<String> {
+pub(crate) fn page_reporting() -> Option<String> {
     let order =
         std::fs::read_to_string("/sys/module/page_reporting/parameters/page_reporting_order")
             .ok()?;
@@ -265,14 +265,15 @@ fn page_reporting() -> Option<String> {
         format!("free page reporting stopped (page_reporting_order {order})")
     } else {
         format!(
-            "free page reporting ON (page_reporting_order {order}): a pass may fault its page              cache back from the host; `echo 11 > /sys/module/page_reporting/parameters/\
+            "free page reporting ON (page_reporting_order {order}): a pass may fault its page \
+             cache back from the host; `echo 11 > /sys/module/page_reporting/parameters/\
              page_reporting_order` and touching the free memory once steadies the figures"
         )
     })
 }
 
 /// The 1, 5 and 15 minute load averages (`/proc/loadavg`).
-fn load_average() -> String {
+pub(crate) fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .unwrap_or_default()
         .split_whitespace()

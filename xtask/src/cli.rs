@@ -70,7 +70,7 @@ pub enum Verb {
     /// Benchmarks (not tests): `storage` runs benchboot, dd and fio side by side;
     /// `memory` benchboot's memory engine and tinymembench; `net` benchboot's TCP engine
     /// and iperf3 over loopback, `net-udp` its UDP runs and `iperf3 -u`, `net-http` its
-    /// HTTP runs and nginx + curl.
+    /// HTTP runs and nginx + curl; `card` `benchboot probe --full` and f3write/f3read.
     Bench {
         #[command(subcommand)]
         what: Bench,
@@ -144,6 +144,19 @@ pub enum Bench {
     NetHttp {
         #[command(flatten)]
         runs: Runs,
+    },
+    /// `benchboot probe --full` vs f3write/f3read (Debian's f3) on a genuine loop device,
+    /// a paced fake card and three fakes: MiB/s, ratios, verdicts (root).
+    Card {
+        #[command(flatten)]
+        runs: Runs,
+        /// Folder on the disk to measure, for the genuine device's backing file
+        /// (default target/bench-card).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// The genuine device's size, MiB.
+        #[arg(long, default_value_t = 1024)]
+        size_mib: u64,
     },
 }
 
@@ -222,6 +235,8 @@ mod tests {
             "bench net",
             "bench net-udp",
             "bench net-http",
+            "bench card --runs 5",
+            "bench card --dir /mnt/disk --size-mib 2048",
         ] {
             let args: Vec<&str> = line.split(' ').collect();
             parse(&args);

@@ -8,8 +8,8 @@
 //! - `image` ([`image`]): `target/images/<board>.img` and its manifest.
 //! - `qemu` ([`qemu`]): the image booted in QEMU, its results fetched.
 //! - `bench storage` ([`bench`](mod@bench)), `bench memory` ([`bench_memory`]), `bench net`,
-//!   `bench net-udp` and `bench net-http` ([`bench_net`]): benchboot beside the
-//!   reference tools on this machine.
+//!   `bench net-udp` and `bench net-http` ([`bench_net`]), `bench card`
+//!   ([`bench_card`]): benchboot beside the reference tools on this machine.
 //! - `lava` ([`lava`]): a board's LAVA jobs and the files they name.
 //! - `lock` ([`lock`]): `boards/packages.lock.toml` re-pinned to the Debian mirror.
 //! - `boards` ([`boards`]): every board file checked, the README's board table.
@@ -21,6 +21,7 @@
 #![forbid(unsafe_code)]
 
 pub mod bench;
+pub mod bench_card;
 pub mod bench_memory;
 pub mod bench_net;
 pub mod boards;

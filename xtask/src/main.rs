@@ -66,6 +66,11 @@ fn run(verb: Verb) -> Result<()> {
             Bench::Net { runs, seconds } => xtask::bench_net::net(runs.runs, seconds.seconds),
             Bench::NetUdp { runs, seconds } => xtask::bench_net::udp(runs.runs, seconds.seconds),
             Bench::NetHttp { runs } => xtask::bench_net::http(runs.runs),
+            Bench::Card {
+                runs,
+                dir,
+                size_mib,
+            } => xtask::bench_card::card(runs.runs, dir, size_mib),
         },
         Verb::Lava {
             board,

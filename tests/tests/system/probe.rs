@@ -1,301 +1,26 @@
 //! `benchboot probe` against real kernel block devices: a loop device over one file of a
-//! FUSE filesystem written here (`fuser`, pure-Rust mount, as root straight on
-//! /dev/fuse) whose storage wraps at N, drops writes past N or fails past N, and a loop
-//! device over a sparse file (genuine). The file is opened with FOPEN_DIRECT_IO, so
-//! the kernel's page cache of the FUSE file cannot hide the fake; the loop device runs
-//! with `--direct-io=off` (its backing file is the FUSE file).
+//! FUSE filesystem (`benchboot_tests::fake_card`) whose storage wraps at N, drops writes
+//! past N, fails past N or writes at a pace its sleeps set, and a loop device over a
+//! sparse file (genuine).
 //!
 //! Needs root, /dev/fuse and losetup: fails (does not skip) without them, as CI runs
 //! as root on this kind of machine. Loop devices and the mount go on drop, also on
 //! panic.
 
-use std::collections::HashMap;
-use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::sync::Mutex;
-use std::time::{Duration, UNIX_EPOCH};
 
 use benchboot_probe::{Found, ProbeReport, Verdict};
-use fuser::{
-    Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, INodeNo, LockOwner, OpenFlags,
-    ReplyAttr, ReplyData, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite, Request, WriteFlags,
-};
+use benchboot_tests::fake_card::{Loop, Model, SECTOR};
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
-const SECTOR: u64 = 512;
 
-#[derive(Debug, Clone, Copy)]
-enum Model {
-    Wrap {
-        real: u64,
-    },
-    Drop {
-        real: u64,
-    },
-    Eio {
-        real: u64,
-    },
-    /// Holds everything; writes go at `fast` bytes/s below `knee` and `slow` past it
-    /// (the end of an SLC cache), and a write holding a multiple of `stall_every` (not 0)
-    /// sleeps `stall_ms` more. The sleeps set the pace: FUSE alone moves several
-    /// hundred MiB/s, and unevenly.
-    Timed {
-        knee: u64,
-        fast: u64,
-        slow: u64,
-        stall_every: u64,
-        stall_ms: u64,
-    },
-}
-
-/// One file, `card`, of `size` bytes whose storage behaves as `model` says.
-struct FakeCard {
-    size: u64,
-    model: Model,
-    /// Physical sector -> contents (sparse).
-    data: Mutex<HashMap<u64, Vec<u8>>>,
-}
-
-const CARD: INodeNo = INodeNo(2);
-
-impl FakeCard {
-    fn attr(&self, ino: INodeNo) -> FileAttr {
-        let file = ino == CARD;
-        FileAttr {
-            ino,
-            size: if file { self.size } else { 0 },
-            blocks: 0,
-            atime: UNIX_EPOCH,
-            mtime: UNIX_EPOCH,
-            ctime: UNIX_EPOCH,
-            crtime: UNIX_EPOCH,
-            kind: if file {
-                FileType::RegularFile
-            } else {
-                FileType::Directory
-            },
-            perm: if file { 0o600 } else { 0o755 },
-            nlink: if file { 1 } else { 2 },
-            uid: 0,
-            gid: 0,
-            rdev: 0,
-            flags: 0,
-            blksize: 512,
-        }
-    }
-
-    /// Where the byte range at `off` is kept: None = dropped, Err = EIO.
-    fn place(&self, off: u64, len: u64) -> Result<Option<u64>, ()> {
-        match self.model {
-            Model::Wrap { real } => Ok(Some(off % real)),
-            Model::Drop { real } => Ok((off < real).then_some(off)),
-            Model::Timed { .. } => Ok(Some(off)),
-            Model::Eio { real } => {
-                if off + len > real {
-                    Err(())
-                } else {
-                    Ok(Some(off))
-                }
-            }
-        }
-    }
-}
-
-const TTL: Duration = Duration::from_secs(1);
-
-impl Filesystem for FakeCard {
-    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
-        if parent == INodeNo::ROOT && name == "card" {
-            reply.entry(&TTL, &self.attr(CARD), fuser::Generation(0));
-        } else {
-            reply.error(Errno::ENOENT);
-        }
-    }
-
-    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
-        if ino == INodeNo::ROOT || ino == CARD {
-            reply.attr(&TTL, &self.attr(ino));
-        } else {
-            reply.error(Errno::ENOENT);
-        }
-    }
-
-    fn open(&self, _req: &Request, _ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
-        // No page cache for this file: every read and write reaches `read`/`write`.
-        reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO);
-    }
-
-    fn read(
-        &self,
-        _req: &Request,
-        _ino: INodeNo,
-        _fh: FileHandle,
-        offset: u64,
-        size: u32,
-        _flags: OpenFlags,
-        _lock_owner: Option<LockOwner>,
-        reply: ReplyData,
-    ) {
-        let end = (offset + u64::from(size)).min(self.size);
-        let mut out = vec![0u8; end.saturating_sub(offset) as usize];
-        let data = self.data.lock().unwrap();
-        let mut at = offset;
-        while at < end {
-            let in_sector = at % SECTOR;
-            let n = (SECTOR - in_sector).min(end - at);
-            match self.place(at - in_sector, SECTOR) {
-                Err(()) => return reply.error(Errno::EIO),
-                Ok(Some(p)) => {
-                    if let Some(s) = data.get(&(p / SECTOR)) {
-                        let i = (at - offset) as usize;
-                        out[i..i + n as usize]
-                            .copy_from_slice(&s[in_sector as usize..(in_sector + n) as usize]);
-                    }
-                }
-                Ok(None) => {}
-            }
-            at += n;
-        }
-        reply.data(&out);
-    }
-
-    fn write(
-        &self,
-        _req: &Request,
-        _ino: INodeNo,
-        _fh: FileHandle,
-        offset: u64,
-        buf: &[u8],
-        _write_flags: WriteFlags,
-        _flags: OpenFlags,
-        _lock_owner: Option<LockOwner>,
-        reply: ReplyWrite,
-    ) {
-        let end = offset + buf.len() as u64;
-        if end > self.size {
-            return reply.error(Errno::ENOSPC);
-        }
-        let mut data = self.data.lock().unwrap();
-        let mut at = offset;
-        while at < end {
-            let in_sector = at % SECTOR;
-            let n = (SECTOR - in_sector).min(end - at);
-            match self.place(at - in_sector, SECTOR) {
-                Err(()) => return reply.error(Errno::EIO),
-                Ok(Some(p)) => {
-                    let s = data
-                        .entry(p / SECTOR)
-                        .or_insert_with(|| vec![0u8; SECTOR as usize]);
-                    let i = (at - offset) as usize;
-                    s[in_sector as usize..(in_sector + n) as usize]
-                        .copy_from_slice(&buf[i..i + n as usize]);
-                }
-                Ok(None) => {}
-            }
-            at += n;
-        }
-        drop(data);
-        if let Model::Timed {
-            knee,
-            fast,
-            slow,
-            stall_every,
-            stall_ms,
-        } = self.model
-        {
-            let slow_bytes = end - offset.max(knee).min(end);
-            let fast_bytes = end - offset - slow_bytes;
-            let mut pause = Duration::from_secs_f64(
-                fast_bytes as f64 / fast as f64 + slow_bytes as f64 / slow as f64,
-            );
-            if stall_every > 0 && offset.div_ceil(stall_every).max(1) * stall_every < end {
-                pause += Duration::from_millis(stall_ms);
-            }
-            std::thread::sleep(pause);
-        }
-        reply.written(buf.len() as u32);
-    }
-
-    fn flush(
-        &self,
-        _req: &Request,
-        _ino: INodeNo,
-        _fh: FileHandle,
-        _lock_owner: LockOwner,
-        reply: ReplyEmpty,
-    ) {
-        reply.ok();
-    }
-
-    fn fsync(
-        &self,
-        _req: &Request,
-        _ino: INodeNo,
-        _fh: FileHandle,
-        _datasync: bool,
-        reply: ReplyEmpty,
-    ) {
-        reply.ok();
-    }
-}
-
-/// A loop device, detached on drop.
-struct Loop(PathBuf);
-
-impl Loop {
-    fn attach(file: &Path) -> Loop {
-        let out = Command::new("losetup")
-            .args(["--find", "--show", "--direct-io=off"])
-            .arg(file)
-            .output()
-            .expect("running losetup (util-linux): the probe test needs it, as root");
-        assert!(
-            out.status.success(),
-            "losetup --find --show {}: {} (the probe test needs root and loop devices)",
-            file.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        Loop(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").arg("-d").arg(&self.0).status();
-    }
-}
-
-/// A fake card: the FUSE mount and the loop device over its file (detached first).
-struct Fake {
-    dev: Loop,
-    _session: fuser::BackgroundSession,
-    _dir: tempfile::TempDir,
-}
-
-fn fake(size: u64, model: Model) -> Fake {
-    let dir = tempfile::tempdir().unwrap();
-    let mut config = fuser::Config::default();
-    config.mount_options = vec![fuser::MountOption::FSName("benchboot-fake-card".into())];
-    let fs = FakeCard {
-        size,
-        model,
-        data: Mutex::new(HashMap::new()),
-    };
-    let session = fuser::spawn_mount(fs, dir.path(), &config).unwrap_or_else(|e| {
-        panic!(
-            "mounting the fake card's FUSE filesystem on {}: {e} (the probe test needs \
-             root and /dev/fuse)",
-            dir.path().display()
-        )
-    });
-    let dev = Loop::attach(&dir.path().join("card"));
-    Fake {
-        dev,
-        _session: session,
-        _dir: dir,
-    }
+/// [`benchboot_tests::fake_card::fake`], which fails here (does not skip) without root,
+/// /dev/fuse or losetup.
+fn fake(size: u64, model: Model) -> benchboot_tests::fake_card::Fake {
+    benchboot_tests::fake_card::fake(size, model)
+        .unwrap_or_else(|e| panic!("{e:#} (the probe test needs root, /dev/fuse and losetup)"))
 }
 
 fn run_probe(tool: &Path, dev: &Path, out: &Path) -> (bool, ProbeReport, String) {
@@ -356,7 +81,7 @@ fn loop_devices_fake_and_genuine() {
         .unwrap()
         .set_len(claimed)
         .unwrap();
-    let dev = Loop::attach(&sparse);
+    let dev = Loop::attach(&sparse).unwrap();
     let (ok, r, text) = run_probe(&tool, &dev.0, &work.path().join("genuine.json"));
     eprintln!("{text}");
     assert!(ok, "a genuine loop device exits 0: {text}");
@@ -450,6 +175,7 @@ fn loop_devices_fake_and_genuine() {
             slow: 16 * MIB,
             stall_every: 0,
             stall_ms: 0,
+            read: 0,
         },
         "knee.json",
     );
@@ -503,6 +229,7 @@ fn loop_devices_fake_and_genuine() {
             slow: 1,
             stall_every: 16 * MIB,
             stall_ms: 300,
+            read: 0,
         },
         "stalls.json",
     );
