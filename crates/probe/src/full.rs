@@ -677,14 +677,17 @@ impl FullReport {
         mib_s(self.read_bytes, self.read_ns)
     }
 
-    /// The sustained write speed, MiB/s: after the last fall of the write profile (the
-    /// card's speed once its fast cache is full), else the profile's median interval; 0
-    /// without a profile.
+    /// The sustained write speed, MiB/s: the median interval of the write profile from
+    /// its last fall to the end (the card's speed once its fast cache is full, whatever
+    /// it did later), or of the whole profile when it has no fall; 0 without a profile.
     pub fn sustained_write_mib_s(&self) -> f64 {
-        if let Some(f) = self.falls.last() {
-            return f.after_mib_s;
-        }
-        let mut v: Vec<f64> = self.write_profile.iter().map(Interval::mib_s).collect();
+        let from = self.falls.last().map_or(0, |f| f.at);
+        let mut v: Vec<f64> = self
+            .write_profile
+            .iter()
+            .filter(|i| i.offset >= from)
+            .map(Interval::mib_s)
+            .collect();
         analysis::median(&mut v)
     }
 

@@ -410,3 +410,43 @@ fn no_two_written_blocks_alike() {
     assert_eq!(d.offsets.len() as u64, 64 * MIB / 512);
     assert_eq!(d.seen.len(), d.offsets.len());
 }
+
+/// The sustained write speed is the median from the last fall to the end: a card (or a
+/// loop device over a host's page cache) that falls, then speeds up again, is not
+/// judged by the dip alone.
+#[test]
+fn the_sustained_speed_runs_from_the_last_fall_to_the_end() {
+    use benchboot_probe::full::{Fall, Interval};
+    let mut r = run(64 * MIB, Model::Genuine, timing(), &opts());
+    let mib_s = |offset: u64, v: f64| Interval {
+        offset,
+        bytes: MIB,
+        ns: (1e9 / v) as u64,
+    };
+    // 10 intervals at 90, 30 at 10, then 60 at 40 MiB/s.
+    r.write_profile = (0..100u64)
+        .map(|i| {
+            mib_s(
+                i * MIB,
+                [90.0, 10.0, 40.0][usize::from(i >= 10) + usize::from(i >= 40)],
+            )
+        })
+        .collect();
+    r.falls = vec![Fall {
+        at: 10 * MIB,
+        before_mib_s: 90.0,
+        after_mib_s: 10.0,
+    }];
+    assert!(
+        (r.sustained_write_mib_s() - 40.0).abs() < 1e-6,
+        "{}",
+        r.sustained_write_mib_s()
+    );
+    // No fall: the whole profile's median.
+    r.falls.clear();
+    assert!((r.sustained_write_mib_s() - 40.0).abs() < 1e-6);
+    r.write_profile.truncate(40);
+    assert!((r.sustained_write_mib_s() - 10.0).abs() < 1e-6);
+    r.write_profile.clear();
+    assert_eq!(r.sustained_write_mib_s(), 0.0);
+}

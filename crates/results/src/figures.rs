@@ -244,9 +244,9 @@ pub fn verify(v: &Verify) -> Figure {
 /// `card.check`: what the card holds of its claimed size, MiB (the claimed size for a
 /// genuine card); with the whole-card pass, its speeds in MiB/s ([`Metric::CardSpeed`],
 /// direction `write`, `read`, `sustained`): `card.full.write` and `card.full.read`, the
-/// averages over what it covered, and `card.full.sustained`, the write speed after the
-/// last fall of the profile (the card's speed once its fast cache is full), or the
-/// profile's median when it has no fall. Speeds of passes that moved no data are left
+/// averages over what it covered, and `card.full.sustained`, the median write speed
+/// from the profile's last fall to the end (the card's speed once its fast cache is
+/// full), or over the whole profile when it has no fall. Speeds of passes that moved no data are left
 /// out.
 pub fn card_check(c: &CardCheck) -> Vec<Figure> {
     let holds = c.report.real_bytes.unwrap_or(c.report.claimed_bytes);
