@@ -76,7 +76,7 @@ pub enum FigureSection {
 /// `<stem>.svg` by [`crate::plot::write_figures`] or inlined by the HTML page.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlotFigure {
-    /// File name without extension, already safe ([`crate::plot::file_stem`]).
+    /// File name without extension, already safe ([`file_stem`]).
     pub stem: String,
     /// The title above the panels (EMULATED first for a QEMU run).
     pub title: String,
@@ -86,4 +86,29 @@ pub struct PlotFigure {
     /// Throughput against block size spans three or four decades (8 B calls against 4 MiB
     /// blocks): the HTML page offers a log10 y axis beside the linear one.
     pub log_y_toggle: bool,
+}
+
+/// `rpi-zero-w-0123` → safe as a file name (letters, digits, `-`, `_`, `.`; anything
+/// else, and a leading `.`, as `_`): a run id such as `../x` or `.hidden` names no other
+/// folder and no hidden file.
+pub fn file_stem(s: &str) -> String {
+    s.chars()
+        .enumerate()
+        .map(|(i, c)| {
+            if c.is_ascii_alphanumeric() || "-_".contains(c) || (c == '.' && i > 0) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The title prefix for an emulated run.
+pub fn emulated_prefix(emulated: bool) -> &'static str {
+    if emulated {
+        "EMULATED (QEMU, not hardware) — "
+    } else {
+        ""
+    }
 }

@@ -20,6 +20,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
 
+pub use crate::chart::{emulated_prefix, file_stem};
 use crate::render::{
     cell_values, interval_mbits, link_description, net_direction_label, network_links,
     target_labels,
@@ -303,36 +304,11 @@ pub fn svg_string(figure: &PlotFigure, log_y: bool) -> Result<String> {
     Ok(out)
 }
 
-/// `rpi-zero-w-0123` → safe as a file name (letters, digits, `-`, `_`, `.`; anything
-/// else, and a leading `.`, as `_`): a run id such as `../x` or `.hidden` names no other
-/// folder and no hidden file.
-pub fn file_stem(s: &str) -> String {
-    s.chars()
-        .enumerate()
-        .map(|(i, c)| {
-            if c.is_ascii_alphanumeric() || "-_".contains(c) || (c == '.' && i > 0) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 /// "Write" / "Read".
 pub fn direction_title(d: Direction) -> &'static str {
     match d {
         Direction::Write => "Write",
         Direction::Read => "Read",
-    }
-}
-
-/// The title prefix for an emulated run.
-pub fn emulated_prefix(emulated: bool) -> &'static str {
-    if emulated {
-        "EMULATED (QEMU, not hardware) — "
-    } else {
-        ""
     }
 }
 

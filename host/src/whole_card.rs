@@ -177,10 +177,10 @@ pub fn report_blocks(r: &RunResults) -> Vec<Block> {
 pub fn report_figure(r: &RunResults) -> Option<PlotFigure> {
     let f = pass(r)?;
     let mut fig = profile_figure(f);
-    fig.stem = crate::plot::file_stem(&format!("{}-card-profile", r.run_id));
+    fig.stem = crate::chart::file_stem(&format!("{}-card-profile", r.run_id));
     fig.title = format!(
         "{}{}: the whole card, {} written of {}",
-        crate::plot::emulated_prefix(r.emulated),
+        crate::chart::emulated_prefix(r.emulated),
         r.board,
         benchboot_probe::human(f.written_bytes),
         benchboot_probe::human(f.claimed_bytes)
@@ -230,7 +230,7 @@ pub fn compare_figure(passes: &[(String, FullReport)], emulated: bool) -> Option
         stem: "compare-card-profile".into(),
         title: format!(
             "{}compare: the whole card, speed across it",
-            crate::plot::emulated_prefix(emulated)
+            crate::chart::emulated_prefix(emulated)
         ),
         panels: vec![panel("write", false), panel("read back", true)],
         columns: 2,

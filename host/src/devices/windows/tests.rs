@@ -1,3 +1,6 @@
+//! `windows.rs` over answers built as Windows lays them out, over published drive lists
+//! rebuilt as IOCTL answers, and over wine 8.0's own answers recorded here.
+
 use super::*;
 use crate::devices::{Limits, Refusal};
 use benchboot_windisk::RawDisk;
