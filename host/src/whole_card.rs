@@ -242,8 +242,6 @@ pub fn compare_figure(passes: &[(String, FullReport)], emulated: bool) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
-    use benchboot_probe::fake::{FakeClock, FakeDevice, Model, TimedDevice, Timing};
-    use benchboot_probe::full::{full_pass, FullOptions};
     use benchboot_results::{CardCheck, SystemInfo};
 
     const MIB: u64 = 1 << 20;
@@ -257,30 +255,13 @@ mod tests {
             SystemInfo::default(),
         );
         r.emulated = false;
-        let mut d = FakeDevice::new(64 * MIB, 512, Model::Genuine);
-        let mut report = benchboot_probe::probe(
-            &mut d,
-            &benchboot_probe::ProbeOptions::default(),
-            &mut |_| {},
-        )
-        .unwrap();
-        let clock = FakeClock::default();
-        let mut dev = TimedDevice {
-            inner: d,
-            timing: Timing {
-                knee: knee * MIB,
-                fast: fast * MIB,
-                slow: 4 * MIB,
-                stall_every: 0,
-                stall_ns: 0,
-                read: 20 * MIB,
-                write_op_ns: 0,
-            },
-            clock: clock.clone(),
-        };
-        let o = FullOptions::default();
-        report.full =
-            Some(full_pass(&mut dev, &mut clock.clone(), &o, &mut |_| {}, &mut || false).unwrap());
+        let report = benchboot_probe::fake::probed_in_full(
+            64 * MIB,
+            knee * MIB,
+            fast * MIB,
+            4 * MIB,
+            20 * MIB,
+        );
         r.card_check = Some(CardCheck {
             device: "/dev/sdb".into(),
             report,

@@ -254,3 +254,39 @@ impl BlockDevice for TimedDevice {
         self.inner.reopen()
     }
 }
+
+/// What a card check holds for a genuine card of `claimed` bytes (512-byte sectors)
+/// whose writes go at `fast` bytes/s up to `knee` and `slow` after it, reads at `read`
+/// bytes/s: the quick probe, then the whole-card pass on a [`FakeClock`]. For the tests
+/// of what renders and compares a pass.
+pub fn probed_in_full(
+    claimed: u64,
+    knee: u64,
+    fast: u64,
+    slow: u64,
+    read: u64,
+) -> crate::ProbeReport {
+    let mut d = FakeDevice::new(claimed, 512, Model::Genuine);
+    let mut report = crate::probe(&mut d, &crate::ProbeOptions::default(), &mut |_| {})
+        .expect("a genuine fake probes");
+    let clock = FakeClock::default();
+    let mut dev = TimedDevice {
+        inner: d,
+        timing: Timing {
+            knee,
+            fast,
+            slow,
+            stall_every: 0,
+            stall_ns: 0,
+            read,
+            write_op_ns: 0,
+        },
+        clock: clock.clone(),
+    };
+    let o = crate::full::FullOptions::default();
+    report.full = Some(
+        crate::full::full_pass(&mut dev, &mut clock.clone(), &o, &mut |_| {}, &mut || false)
+            .expect("a genuine fake passes"),
+    );
+    report
+}

@@ -488,38 +488,11 @@ fn the_context_says_where_the_boot_card_was_found() {
 
 #[test]
 fn the_card_check_line_carries_the_whole_card_pass_and_its_fall() {
-    use benchboot_probe::fake::{FakeClock, FakeDevice, Model, TimedDevice, Timing};
-    use benchboot_probe::full::{full_pass, FullOptions};
     const MIB: u64 = 1 << 20;
     let mut r = run(Vec::new());
     assert_eq!(card_check_line(&r), None);
-    let mut d = FakeDevice::new(64 * MIB, 512, Model::Genuine);
-    let mut report = benchboot_probe::probe(
-        &mut d,
-        &benchboot_probe::ProbeOptions::default(),
-        &mut |_| {},
-    )
-    .unwrap();
-    let clock = FakeClock::default();
-    let mut dev = TimedDevice {
-        inner: d,
-        timing: Timing {
-            knee: 16 * MIB,
-            fast: 40 * MIB,
-            slow: 4 * MIB,
-            stall_every: 0,
-            stall_ns: 0,
-            read: 20 * MIB,
-            write_op_ns: 0,
-        },
-        clock: clock.clone(),
-    };
-    let o = FullOptions {
-        start_bytes: 0,
-        ..FullOptions::default()
-    };
-    report.full =
-        Some(full_pass(&mut dev, &mut clock.clone(), &o, &mut |_| {}, &mut || false).unwrap());
+    let report =
+        benchboot_probe::fake::probed_in_full(64 * MIB, 16 * MIB, 40 * MIB, 4 * MIB, 20 * MIB);
     r.card_check = Some(benchboot_results::CardCheck {
         device: "/dev/mmcblk0".into(),
         report,

@@ -356,42 +356,18 @@ fn udp_loss_and_round_trips() {
 /// exact on a device with a 16 MiB cache at 40 MiB/s and 4 MiB/s after it.
 #[test]
 fn the_whole_card_pass_gives_its_speeds() {
-    use benchboot_probe::fake::{FakeClock, FakeDevice, Model, TimedDevice, Timing};
-    use benchboot_probe::full::{full_pass, FullOptions};
     const MIB: u64 = 1 << 20;
-    let mut d = FakeDevice::new(64 * MIB, 512, Model::Genuine);
-    let mut report = benchboot_probe::probe(
-        &mut d,
-        &benchboot_probe::ProbeOptions::default(),
-        &mut |_| {},
-    )
-    .unwrap();
     let check = |report: &benchboot_probe::ProbeReport| CardCheck {
         device: "/dev/sdb".into(),
         report: report.clone(),
     };
-    assert_eq!(
-        card_check(&check(&report)).len(),
-        1,
-        "the quick probe alone"
-    );
-    let clock = FakeClock::default();
-    let mut dev = TimedDevice {
-        inner: d,
-        timing: Timing {
-            knee: 16 * MIB,
-            fast: 40 * MIB,
-            slow: 4 * MIB,
-            stall_every: 0,
-            stall_ns: 0,
-            read: 20 * MIB,
-            write_op_ns: 0,
-        },
-        clock: clock.clone(),
+    let mut report =
+        benchboot_probe::fake::probed_in_full(64 * MIB, 16 * MIB, 40 * MIB, 4 * MIB, 20 * MIB);
+    let quick = benchboot_probe::ProbeReport {
+        full: None,
+        ..report.clone()
     };
-    let o = FullOptions::default();
-    report.full =
-        Some(full_pass(&mut dev, &mut clock.clone(), &o, &mut |_| {}, &mut || false).unwrap());
+    assert_eq!(card_check(&check(&quick)).len(), 1, "the quick probe alone");
     let figs = card_check(&check(&report));
     let got: Vec<(&str, &str, &str, &str)> = figs
         .iter()
