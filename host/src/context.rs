@@ -127,9 +127,12 @@ pub fn card_lines(r: &RunResults) -> Vec<String> {
 /// summary, then the whole-card pass's and where its write speed fell, when it ran.
 pub fn card_check_line(r: &RunResults) -> Option<String> {
     let c = r.card_check.as_ref()?;
-    let mut line = format!("{}: {}", c.device, c.report.summary());
+    // One line: what the document says is escaped (a newline in a reason or a device
+    // name cannot start a line of its own).
+    let esc = benchboot_results::text::escape;
+    let mut line = format!("{}: {}", esc(&c.device), esc(&c.report.summary()));
     if let Some(f) = &c.report.full {
-        line += &format!("; {}", f.summary());
+        line += &format!("; {}", esc(&f.summary()));
         for x in &f.falls {
             line += &format!(
                 "; write speed falls at {}: {:.1} -> {:.1} MiB/s",

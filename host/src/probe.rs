@@ -440,24 +440,48 @@ pub fn run(args: &ProbeArgs) -> Result<()> {
         crate::atomic_file::write(path, &text)
             .with_context(|| format!("writing {}", path.display()))?;
     }
-    if args.full && !args.no_store {
-        let doc = document(&args.device, &report, &args.tuning, started);
-        let dir = crate::store::default_dir(args.store.as_deref())?;
-        let mut store = crate::store::Store::open(&dir)?;
-        let (_, row) = store.put(
+    // A store that fails is said, and the card's verdict still decides the exit.
+    let stored = if args.full && !args.no_store {
+        store_run(&args.device, &report, args, started)
+    } else {
+        Ok(())
+    };
+    let verdict = verdict_result(&report, &args.device);
+    match (verdict, stored) {
+        (Err(v), Err(s)) => {
+            eprintln!("error: {s:#}");
+            Err(v)
+        }
+        (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
+        (Ok(()), Ok(())) => Ok(()),
+    }
+}
+
+/// Keeps a `probe --full` run in the store ([`document`]) and says where.
+fn store_run(
+    device: &Path,
+    report: &ProbeReport,
+    args: &ProbeArgs,
+    started: std::time::Instant,
+) -> Result<()> {
+    let doc = document(device, report, &args.tuning, started);
+    let dir = crate::store::default_dir(args.store.as_deref())?;
+    let mut store = crate::store::Store::open(&dir)?;
+    let (_, row) = store
+        .put(
             &doc,
             &doc.to_json(),
             "benchboot probe --full",
             crate::collect::unix_now(),
-        )?;
-        println!(
-            "stored        run {} in {} (benchboot report {} / compare)",
-            row.run_id,
-            dir.display(),
-            row.run_id
-        );
-    }
-    verdict_result(&report, &args.device)
+        )
+        .context("keeping the run in the store (the card's verdict is above)")?;
+    println!(
+        "stored        run {} in {} (benchboot report {} / compare)",
+        row.run_id,
+        dir.display(),
+        row.run_id
+    );
+    Ok(())
 }
 
 /// The results document of a `probe --full` run on this machine: a host run
@@ -492,7 +516,8 @@ pub fn document(
         device: device.display().to_string(),
         report: report.clone(),
     });
-    r.complete = true;
+    // A pass stopped before its end (Ctrl-C) is a partial run.
+    r.complete = report.full.as_ref().is_none_or(|f| f.stopped.is_none());
     r.system.written_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
     r
 }

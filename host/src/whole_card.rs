@@ -5,15 +5,19 @@
 //! board's run or of a probe made elsewhere reads anywhere.
 
 use benchboot_probe::full::{FullReport, Interval};
+use benchboot_results::text::escape;
 use benchboot_results::RunResults;
 
 use crate::chart::{Chart, FigureSection, PlotFigure, Point, Series, XAxis};
 use crate::doc::Block;
 
-/// The whole-card pass as `benchboot probe --full` prints it.
+/// The whole-card pass as `benchboot probe --full` prints it, one line per fact: the
+/// texts a document carries (the stop's reason, I/O errors) escaped to one line each
+/// ([`benchboot_results::text::escape`]).
 pub fn lines(f: &FullReport) -> String {
     use benchboot_probe::{human, human_offset};
-    let mut s = format!("{}\n", f.summary());
+    // The summary and the errors quote the device or a document: one line each.
+    let mut s = format!("{}\n", escape(&f.summary()));
     let ms = |ns: u64| {
         let ms = ns as f64 / 1e6;
         if ms < 10.0 {
@@ -62,6 +66,12 @@ pub fn lines(f: &FullReport) -> String {
             human_offset(l.max_at)
         );
     }
+    if let Some(why) = &f.latency_stopped {
+        s += &format!(
+            "              (the latency sampling stopped: {})\n",
+            escape(why)
+        );
+    }
     if !f.latency_by_size.is_empty() {
         s += "              (the smaller sizes: chunks spread over the card written again once \
               it was verified, its cache full)\n";
@@ -91,7 +101,7 @@ pub fn lines(f: &FullReport) -> String {
                 "  {}..{}  {}\n",
                 human_offset(r.start),
                 human_offset(r.end),
-                r.found.describe()
+                escape(&r.found.describe())
             );
         }
     }
@@ -168,7 +178,7 @@ pub fn report_blocks(r: &RunResults) -> Vec<Block> {
     };
     let device = r.card_check.as_ref().map_or("", |c| c.device.as_str());
     vec![
-        Block::Heading(format!("The whole card: {device}")),
+        Block::Heading(format!("The whole card: {}", escape(device))),
         Block::Pre(lines(f).lines().map(str::to_owned).collect()),
     ]
 }
@@ -303,6 +313,29 @@ mod tests {
         bare.card_check = None;
         assert!(report_blocks(&bare).is_empty());
         assert!(report_figure(&bare).is_none());
+    }
+
+    /// A document's texts (the device, the stop's reason, an I/O error) cannot start a
+    /// line of their own in the report, nor in the context line.
+    #[test]
+    fn a_documents_texts_stay_on_their_line() {
+        let mut r = run("card-a", 16, 40);
+        let c = r.card_check.as_mut().unwrap();
+        c.device = "/dev/sdb\nfull pass: every sector held its data".into();
+        let f = c.report.full.as_mut().unwrap();
+        f.stopped = Some("x\nFORGED LINE\u{1b}[2J".into());
+        f.latency_stopped = Some("y\nFORGED TOO".into());
+        let text = crate::render::document(&r).text();
+        for l in text.lines() {
+            assert!(
+                !l.starts_with("FORGED") && !l.starts_with("full pass: every sector held"),
+                "{l}"
+            );
+        }
+        assert!(!text.contains('\u{1b}'));
+        assert!(text.contains("x\\u{a}FORGED LINE"), "{text}");
+        let line = crate::context::card_check_line(&r).unwrap();
+        assert!(!line.contains('\n'), "{line}");
     }
 
     #[test]

@@ -216,9 +216,14 @@ pub struct FullReport {
     pub falls: Vec<Fall>,
     pub write_latency: Option<Latency>,
     /// The write latency of each sampled smaller size ([`FullOptions::latency_sizes`]),
-    /// measured after the read-back; empty when the pass stopped before it.
+    /// measured after the read-back; empty when the pass stopped before it or found the
+    /// card bad.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub latency_by_size: Vec<Latency>,
+    /// Why the latency sampling ended before its last size (a stop, failing writes);
+    /// the sizes sampled until then are in `latency_by_size`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_stopped: Option<String>,
     /// Stalls, in order (at most [`MAX_LISTED`]).
     pub stalls: Vec<Stall>,
     pub stall_count: u64,
@@ -537,12 +542,14 @@ pub fn full_pass(
             }
         }
     }
-    // Every sector is verified: rewriting chunks with their own stamps changes nothing
-    // the verdict rests on. A stop here ends the sampling, not the verdict.
-    let latency_by_size = if read_back {
+    // Every sector is verified and held: rewriting chunks with their own stamps changes
+    // nothing the verdict rests on. A stop here ends the sampling, not the verdict. A
+    // card found bad is not sampled (its latency is moot, and a dying card would be
+    // written for hours).
+    let (latency_by_size, latency_stopped) = if read_back && stopped.is_none() && bad.count == 0 {
         sample_latencies(&mut rb, (start, written_end), opts, progress, stop)
     } else {
-        Vec::new()
+        (Vec::new(), None)
     };
     bad.close();
     bad.list.sort_by_key(|r| r.start);
@@ -574,6 +581,7 @@ pub fn full_pass(
         falls,
         write_latency,
         latency_by_size,
+        latency_stopped,
         stalls,
         stall_count,
         good_bytes: rb.good_bytes,
@@ -597,30 +605,43 @@ fn sample_latencies(
     opts: &FullOptions,
     progress: &mut dyn FnMut(FullProgress),
     stop: &mut dyn FnMut() -> bool,
-) -> Vec<Latency> {
+) -> (Vec<Latency>, Option<String>) {
     let io = rb.io;
-    let sizes: Vec<u64> = opts
+    let mut sizes: Vec<u64> = opts
         .latency_sizes
         .iter()
         .copied()
         .filter(|&s| s > 0 && s % rb.sector == 0 && s < io)
         .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
     let whole = (b - a) / io;
     let n = opts.latency_sample_bytes.div_ceil(io).min(whole);
     let chunks: Vec<u64> = (0..n)
-        .map(|k| a + whole * k / n * io)
+        .map(|k| a + (u128::from(whole) * u128::from(k) / u128::from(n)) as u64 * io)
         .filter(|&o| !rb.failed.iter().any(|&(f, l)| f < o + io && o < f + l))
         .collect();
     let total = chunks.len() as u64 * io * sizes.len() as u64;
     let mut done = 0;
+    let mut failures = 0u32;
     let mut out = Vec::new();
     for &size in &sizes {
-        let mut writes = Vec::with_capacity((chunks.len() as u64 * io / size) as usize);
+        let mut writes = Vec::new();
         for &c in &chunks {
             for o in (c..c + io).step_by(size as usize) {
-                if stop() {
+                let why = if stop() {
+                    Some("interrupted".to_owned())
+                } else if failures >= MAX_FAILURES_IN_A_ROW {
+                    Some(format!("{failures} writes in a row failed"))
+                } else {
+                    None
+                };
+                if let Some(why) = why {
                     out.extend(latency(&writes, size).0);
-                    return out;
+                    return (
+                        out,
+                        Some(format!("{why} while writing {} at a time", human(size))),
+                    );
                 }
                 // The chunk's last write may be shorter: written, not counted.
                 let len = size.min(c + io - o);
@@ -630,7 +651,10 @@ fn sample_latencies(
                 let r = rb.dev.write_at(o, buf);
                 let t1 = rb.clock.now_ns();
                 if r.is_ok() {
+                    failures = 0;
                     writes.push((o, len, t1.saturating_sub(t0)));
+                } else {
+                    failures += 1;
                 }
                 done += len;
                 progress(FullProgress {
@@ -643,7 +667,7 @@ fn sample_latencies(
         let _ = rb.dev.flush();
         out.extend(latency(&writes, size).0);
     }
-    out
+    (out, None)
 }
 
 /// Writes `[a, b)` again with its own stamps (untimed), flushes and reopens: whatever a

@@ -450,3 +450,84 @@ fn the_sustained_speed_runs_from_the_last_fall_to_the_end() {
     r.write_profile.clear();
     assert_eq!(r.sustained_write_mib_s(), 0.0);
 }
+
+/// The latency sampling runs only on a card found whole, gives up on one whose writes
+/// start failing (after 64 in a row), and a stop during it ends the sampling with the
+/// reason, the verdict untouched.
+#[test]
+fn the_latency_sampling_stops_on_a_dying_card_and_says_why() {
+    // A fake card: no sampling.
+    let r = run(
+        64 * MIB,
+        Model::Drop {
+            real: 40 * MIB,
+            fill: 0,
+        },
+        timing(),
+        &opts(),
+    );
+    assert!(r.latency_by_size.is_empty() && r.latency_stopped.is_none());
+    // Writes fail from the 500th on: the pass's writes and rewrites (about 410) hold, the
+    // sampling meets the failures and gives up after 64.
+    struct Dying {
+        inner: FakeDevice,
+        writes: u64,
+    }
+    impl benchboot_probe::BlockDevice for Dying {
+        fn size_bytes(&self) -> u64 {
+            self.inner.size_bytes()
+        }
+        fn block_bytes(&self) -> u64 {
+            self.inner.block_bytes()
+        }
+        fn write_at(&mut self, at: u64, buf: &[u8]) -> std::io::Result<()> {
+            self.writes += 1;
+            if self.writes >= 500 {
+                return Err(std::io::Error::other("the card went away"));
+            }
+            self.inner.write_at(at, buf)
+        }
+        fn read_at(&mut self, at: u64, buf: &mut [u8]) -> std::io::Result<()> {
+            self.inner.read_at(at, buf)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            self.inner.flush()
+        }
+        fn reopen(&mut self) -> std::io::Result<()> {
+            self.inner.reopen()
+        }
+    }
+    let mut d = Dying {
+        inner: FakeDevice::new(64 * MIB, 512, Model::Genuine),
+        writes: 0,
+    };
+    let mut clock = FakeClock::default();
+    let r = full_pass(&mut d, &mut clock, &opts(), &mut |_| {}, &mut || false).unwrap();
+    assert_eq!(r.verdict(), Some(Verdict::Genuine), "{}", r.summary());
+    assert_eq!(
+        r.latency_stopped.as_deref(),
+        Some("64 writes in a row failed while writing 4.0 KiB at a time")
+    );
+    assert_eq!(d.writes, 499 + 64);
+    // A stop during the sampling: the reason, the verdict kept.
+    let mut calls = 0;
+    let mut d = FakeDevice::new(64 * MIB, 512, Model::Genuine);
+    let r = full_pass(
+        &mut d,
+        &mut FakeClock::default(),
+        &opts(),
+        &mut |_| {},
+        &mut || {
+            calls += 1;
+            // The pass's writes and reads take about 410 calls; stop well inside the sampling.
+            calls > 1000
+        },
+    )
+    .unwrap();
+    assert_eq!(r.verdict(), Some(Verdict::Genuine));
+    assert_eq!(
+        r.latency_stopped.as_deref(),
+        Some("interrupted while writing 4.0 KiB at a time")
+    );
+    assert_eq!(r.latency_by_size.len(), 1);
+}

@@ -11,8 +11,9 @@
 //! type, size) and `IOCTL_DISK_IS_WRITABLE`; per volume (`FindFirstVolumeW`):
 //! its mount paths (`GetVolumePathNamesForVolumeNameW`), its filesystem
 //! (`GetVolumeInformationW`) and the disks under it
-//! (`IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS`); the Windows directory
-//! (`GetWindowsDirectoryW`) and the page files in use (registry `HKLM\SYSTEM\
+//! (`IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS`); the system's Windows directory
+//! (`GetSystemWindowsDirectoryW`: the real one, not a Terminal Server user's private
+//! copy) and the page files in use (registry `HKLM\SYSTEM\
 //! CurrentControlSet\Control\Session Manager\Memory Management`, `ExistingPageFiles`).
 //! Structures and codes: Microsoft's `winioctl.h` as `windows-sys` 0.61 carries it.
 
@@ -64,11 +65,15 @@ pub struct Snapshot {
     pub volumes: Vec<RawVolume>,
     /// `C:\WINDOWS`.
     pub windows_dir: Option<String>,
-    /// Page files in use: `C:\pagefile.sys`.
-    pub page_files: Vec<String>,
+    /// Page files in use: `C:\pagefile.sys`; `None` when the registry could not be read
+    /// (then any disk may hold one).
+    pub page_files: Option<Vec<String>>,
     /// Queries of the machine that failed (volume enumeration, registry), one line each.
     #[serde(default)]
     pub errors: Vec<String>,
+    /// The volume list is whole (`FindNextVolumeW` ran to `ERROR_NO_MORE_FILES`); when
+    /// false, a volume holding the system may be missing from it.
+    pub volumes_complete: bool,
 }
 
 #[cfg(windows)]

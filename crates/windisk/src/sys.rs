@@ -20,7 +20,7 @@ use windows_sys::Win32::System::Ioctl::{
     IOCTL_DISK_IS_WRITABLE, IOCTL_STORAGE_QUERY_PROPERTY, STORAGE_PROPERTY_QUERY,
 };
 use windows_sys::Win32::System::Registry::{RegGetValueW, HKEY_LOCAL_MACHINE, RRF_RT_REG_MULTI_SZ};
-use windows_sys::Win32::System::SystemInformation::GetWindowsDirectoryW;
+use windows_sys::Win32::System::SystemInformation::GetSystemWindowsDirectoryW;
 use windows_sys::Win32::System::IO::DeviceIoControl;
 
 use crate::{RawDisk, RawVolume, Snapshot, MAX_DISKS};
@@ -117,7 +117,7 @@ fn ioctl(h: &Handle, code: u32, input: &[u8], mut cap: usize) -> Result<Vec<u8>,
         }
         let e = last_error();
         if (e == ERROR_INSUFFICIENT_BUFFER || e == ERROR_MORE_DATA) && cap < MAX_ANSWER {
-            cap *= 2;
+            cap = (cap * 2).max(256);
             continue;
         }
         return Err(e);
@@ -126,19 +126,13 @@ fn ioctl(h: &Handle, code: u32, input: &[u8], mut cap: usize) -> Result<Vec<u8>,
 
 /// The `STORAGE_DEVICE_DESCRIPTOR`: asked once small, again at the `Size` it gives.
 fn descriptor(h: &Handle) -> Result<Vec<u8>, u32> {
-    let q = STORAGE_PROPERTY_QUERY {
-        PropertyId: StorageDeviceProperty,
-        QueryType: PropertyStandardQuery,
-        AdditionalParameters: [0],
-    };
-    // SAFETY: STORAGE_PROPERTY_QUERY is plain data; the slice covers exactly `q`, which
-    // lives until the end of this function.
-    let input = unsafe {
-        std::slice::from_raw_parts(
-            (&q as *const STORAGE_PROPERTY_QUERY).cast::<u8>(),
-            size_of::<STORAGE_PROPERTY_QUERY>(),
-        )
-    };
+    // STORAGE_PROPERTY_QUERY as bytes: PropertyId (i32) at 0, QueryType (i32) at 4,
+    // AdditionalParameters[1] at 8, padded to the struct's size; built field by field,
+    // so no padding byte is read uninitialised.
+    let mut input = [0u8; size_of::<STORAGE_PROPERTY_QUERY>()];
+    input[0..4].copy_from_slice(&StorageDeviceProperty.to_le_bytes());
+    input[4..8].copy_from_slice(&PropertyStandardQuery.to_le_bytes());
+    let input = &input[..];
     let first = ioctl(h, IOCTL_STORAGE_QUERY_PROPERTY, input, 1024)?;
     let size = first
         .get(4..8)
@@ -252,16 +246,17 @@ fn volume(name: &str) -> RawVolume {
     v
 }
 
-fn volumes(errors: &mut Vec<String>) -> Vec<RawVolume> {
+/// Every volume, and whether the list is whole.
+fn volumes(errors: &mut Vec<String>) -> (Vec<RawVolume>, bool) {
     let mut out = Vec::new();
     let mut name = [0u16; 260];
     // SAFETY: `name` has 260 UTF-16 units, as passed.
     let find = unsafe { FindFirstVolumeW(name.as_mut_ptr(), name.len() as u32) };
     if find == INVALID_HANDLE_VALUE {
         errors.push(format!("FindFirstVolumeW: {}", message(last_error())));
-        return out;
+        return (out, false);
     }
-    loop {
+    let complete = loop {
         out.push(volume(&narrow(&name)));
         // SAFETY: `find` is the open search handle; `name` as above.
         let ok = unsafe { FindNextVolumeW(find, name.as_mut_ptr(), name.len() as u32) };
@@ -270,23 +265,24 @@ fn volumes(errors: &mut Vec<String>) -> Vec<RawVolume> {
             if e != ERROR_NO_MORE_FILES {
                 errors.push(format!("FindNextVolumeW: {}", message(e)));
             }
-            break;
+            break e == ERROR_NO_MORE_FILES;
         }
-    }
+    };
     // SAFETY: `find` came from FindFirstVolumeW and is closed once.
     unsafe { FindVolumeClose(find) };
-    out
+    (out, complete)
 }
 
 fn windows_dir() -> Option<String> {
     let mut buf = [0u16; 260];
     // SAFETY: `buf` has 260 UTF-16 units, as passed.
-    let n = unsafe { GetWindowsDirectoryW(buf.as_mut_ptr(), buf.len() as u32) } as usize;
+    let n = unsafe { GetSystemWindowsDirectoryW(buf.as_mut_ptr(), buf.len() as u32) } as usize;
     (n > 0 && n < buf.len()).then(|| narrow(&buf[..n]))
 }
 
-/// `ExistingPageFiles` (`\??\C:\pagefile.sys`), the `\??\` prefix dropped.
-fn page_files(errors: &mut Vec<String>) -> Vec<String> {
+/// `ExistingPageFiles` (`\??\C:\pagefile.sys`), the `\??\` prefix dropped; no value:
+/// none in use; `None`: the value could not be read.
+fn page_files(errors: &mut Vec<String>) -> Option<Vec<String>> {
     let key = wide(r"SYSTEM\CurrentControlSet\Control\Session Manager\Memory Management");
     let value = wide("ExistingPageFiles");
     let mut buf = vec![0u16; 2048];
@@ -304,18 +300,21 @@ fn page_files(errors: &mut Vec<String>) -> Vec<String> {
             &mut bytes,
         )
     };
+    if e == ERROR_FILE_NOT_FOUND {
+        // No page file at all is a valid machine.
+        return Some(Vec::new());
+    }
     if e != ERROR_SUCCESS {
-        // No page file at all is a valid machine; other failures are said.
-        if e != ERROR_FILE_NOT_FOUND {
-            errors.push(format!("reading ExistingPageFiles: {}", message(e)));
-        }
-        return Vec::new();
+        errors.push(format!("reading ExistingPageFiles: {}", message(e)));
+        return None;
     }
     buf.truncate(bytes as usize / 2);
-    multi(&buf)
-        .into_iter()
-        .map(|p| p.strip_prefix(r"\??\").map(str::to_owned).unwrap_or(p))
-        .collect()
+    Some(
+        multi(&buf)
+            .into_iter()
+            .map(|p| p.strip_prefix(r"\??\").map(str::to_owned).unwrap_or(p))
+            .collect(),
+    )
 }
 
 /// Asks Windows everything the module doc lists. Never fails as a whole: what could
@@ -323,7 +322,7 @@ fn page_files(errors: &mut Vec<String>) -> Vec<String> {
 pub fn snapshot() -> Snapshot {
     let mut errors = Vec::new();
     let disks = (0..MAX_DISKS).filter_map(disk).collect();
-    let volumes = volumes(&mut errors);
+    let (volumes, volumes_complete) = volumes(&mut errors);
     let page_files = page_files(&mut errors);
     Snapshot {
         disks,
@@ -331,5 +330,6 @@ pub fn snapshot() -> Snapshot {
         windows_dir: windows_dir(),
         page_files,
         errors,
+        volumes_complete,
     }
 }

@@ -130,7 +130,7 @@ fn group_title(k: &Key) -> String {
             k.mode, k.direction
         ),
         Section::Card => {
-            "The whole card (every sector written, 4 MiB O_DIRECT, and read back), MiB/s".into()
+            "The whole card (every sector written with O_DIRECT and read back), MiB/s".into()
         }
     }
 }

@@ -25,9 +25,11 @@
 //! The disk a volume is on comes from its extents; the system's disk is the one under
 //! the volume holding the Windows directory (rpi-imager's way), and a page file's disk
 //! the one under its volume (the longest mount path that prefixes it,
-//! case-insensitively). When the Windows directory's disk cannot be told, every disk
-//! holds the system as far as the rules go. A volume spanning disks is a refusal on
-//! each ([`super::Refusal::SpannedVolume`]).
+//! case-insensitively, device prefixes dropped). When the Windows directory's or a page
+//! file's disk cannot be told, the page files cannot be read or the volume list is not
+//! whole, every disk holds the system as far as the rules go. A volume spanning disks is
+//! a refusal on each ([`super::Refusal::SpannedVolume`]), mounted or not. A volume whose
+//! extents cannot be read (a DVD drive, a network share) is on no disk: a note.
 
 use std::path::PathBuf;
 
@@ -230,10 +232,17 @@ pub fn parse_extents(b: &[u8]) -> Vec<Extent> {
         .collect()
 }
 
-/// `C:\` of `C:\WINDOWS`, lower-cased, with a trailing backslash: the form paths are
-/// matched in.
+/// A path in the form paths are matched in: forward slashes as backslashes, the NT and
+/// Win32 device prefixes (`\??\`, `\\?\`, `\\.\`, `\DosDevices\`) dropped, lower-cased,
+/// with a trailing backslash (`c:\windows\`).
 fn norm(p: &str) -> String {
     let mut s = p.replace('/', "\\").to_lowercase();
+    for prefix in [r"\??\", r"\\?\", r"\\.\", r"\dosdevices\"] {
+        if let Some(rest) = s.strip_prefix(prefix) {
+            s = rest.to_owned();
+            break;
+        }
+    }
     if !s.ends_with('\\') {
         s.push('\\');
     }
@@ -279,26 +288,43 @@ pub fn scan(snap: &Snapshot) -> (Vec<Device>, Vec<String>) {
             notes.push(format!("{}: {e}", v.name));
         }
     }
-    // The disks under the Windows directory's volume. When they cannot be told (no
-    // Windows directory, no volume mounted where it is, or a volume that names no disk:
-    // wine 8.0 answers its extents with a count of 0), every disk may hold it.
-    let windows_dir = snap.windows_dir.as_deref().unwrap_or("");
-    let system_disks: Option<Vec<u32>> = snap
-        .windows_dir
-        .as_deref()
-        .and_then(|w| volume_of(&snap.volumes, w))
-        .map(disks_of)
-        .filter(|d| !d.is_empty());
-    if system_disks.is_none() {
-        notes.push(format!(
-            "the disk holding the Windows directory ({}) could not be told: every disk is \
-             refused as possibly holding it",
-            if windows_dir.is_empty() {
-                "not given"
-            } else {
-                windows_dir
-            }
-        ));
+    // The disks under a path's volume; `None` when they cannot be told (no volume
+    // mounted where it is, or one that names no disk: wine 8.0 answers its extents with
+    // a count of 0).
+    let disks_under = |path: &str| {
+        volume_of(&snap.volumes, path)
+            .map(disks_of)
+            .filter(|d| !d.is_empty())
+    };
+    // What of the running system sits on which disk, and what sits on a disk that
+    // cannot be told (then every disk may hold it).
+    let mut holds: Vec<(u32, String)> = Vec::new();
+    let mut anywhere: Vec<String> = Vec::new();
+    let mut placed: Vec<(&str, String)> = Vec::new();
+    match snap.windows_dir.as_deref() {
+        Some(w) => placed.push((w, format!("the Windows directory {w}"))),
+        None => anywhere.push("perhaps the Windows directory: Windows did not say where".into()),
+    }
+    match &snap.page_files {
+        Some(files) => placed.extend(
+            files
+                .iter()
+                .map(|pf| (pf.as_str(), format!("the page file {pf}"))),
+        ),
+        None => anywhere
+            .push("perhaps a page file: the registry's ExistingPageFiles could not be read".into()),
+    }
+    for (path, what) in placed {
+        match disks_under(path) {
+            Some(d) => holds.extend(d.into_iter().map(|n| (n, what.clone()))),
+            None => anywhere.push(format!("perhaps {what}: its volume names no disk")),
+        }
+    }
+    if !snap.volumes_complete {
+        anywhere.push("perhaps the system: the list of volumes is not whole".into());
+    }
+    for a in &anywhere {
+        notes.push(format!("{a}: every disk is refused as possibly holding it"));
     }
     let mut devices = Vec::new();
     for raw in &snap.disks {
@@ -333,7 +359,14 @@ pub fn scan(snap: &Snapshot) -> (Vec<Device>, Vec<String>) {
             } else {
                 Vec::new()
             };
-            for p in &v.paths {
+            // A spanned volume mounted nowhere is still refused, by its name.
+            let name_only = [v.name.clone()];
+            let points = if v.paths.is_empty() && !spans.is_empty() {
+                &name_only[..]
+            } else {
+                &v.paths[..]
+            };
+            for p in points {
                 mounts.push(Mount {
                     device: v.name.clone(),
                     mount_point: PathBuf::from(p),
@@ -343,23 +376,12 @@ pub fn scan(snap: &Snapshot) -> (Vec<Device>, Vec<String>) {
                 });
             }
         }
-        let swaps = snap
-            .page_files
+        let system: Vec<String> = holds
             .iter()
-            .filter(|pf| {
-                volume_of(&snap.volumes, pf).is_some_and(|v| disks_of(v).contains(&raw.number))
-            })
-            .map(|pf| format!("page file {pf}"))
+            .filter(|(n, _)| *n == raw.number)
+            .map(|(_, what)| what.clone())
+            .chain(anywhere.iter().cloned())
             .collect();
-        let system = match &system_disks {
-            Some(d) if d.contains(&raw.number) => {
-                vec![format!("the Windows directory {windows_dir}")]
-            }
-            Some(_) => Vec::new(),
-            None => vec![format!(
-                "perhaps the Windows directory {windows_dir}: its volume names no disk"
-            )],
-        };
         devices.push(Device {
             path: PathBuf::from(format!(r"\\.\{name}")),
             name,
@@ -384,7 +406,7 @@ pub fn scan(snap: &Snapshot) -> (Vec<Device>, Vec<String>) {
                 })
                 .collect(),
             mounts,
-            swaps,
+            swaps: Vec::new(),
             system,
             card: None,
         });

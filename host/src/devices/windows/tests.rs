@@ -247,8 +247,9 @@ fn machine() -> Snapshot {
             ),
         ],
         windows_dir: Some(r"C:\WINDOWS".into()),
-        page_files: vec![r"C:\pagefile.sys".into()],
+        page_files: Some(vec![r"C:\pagefile.sys".into()]),
         errors: Vec::new(),
+        volumes_complete: true,
     }
 }
 
@@ -284,7 +285,7 @@ fn every_disk_with_its_verdict() {
     assert_eq!(codes(0), ["not-removable", "holds-system", "too-large"]);
     let uses = devices[0].system_uses();
     assert!(
-        uses.contains(&r"swap on page file C:\pagefile.sys".to_owned()),
+        uses.contains(&r"the page file C:\pagefile.sys".to_owned()),
         "{uses:?}"
     );
     assert!(
@@ -329,7 +330,7 @@ fn the_system_disk_is_found_by_its_mount_path_in_any_case() {
     m.volumes[0].paths = vec![r"D:\".into()];
     m.volumes[3].paths = vec![r"c:\".into()];
     m.windows_dir = Some(r"d:/Windows".into());
-    m.page_files = vec![r"C:\MNT\CARD\pagefile.sys".into()];
+    m.page_files = Some(vec![r"C:\MNT\CARD\pagefile.sys".into()]);
     let (devices, _) = scan(&m);
     assert_eq!(
         devices[0].system_uses(),
@@ -337,7 +338,7 @@ fn the_system_disk_is_found_by_its_mount_path_in_any_case() {
     );
     assert_eq!(
         devices[1].system_uses(),
-        [r"swap on page file C:\MNT\CARD\pagefile.sys"]
+        [r"the page file C:\MNT\CARD\pagefile.sys"]
     );
     assert!(devices[2].system_uses().is_empty());
 }
@@ -373,8 +374,9 @@ fn wine_8() -> Snapshot {
             errors: Vec::new(),
         }],
         windows_dir: Some(r"C:\windows".into()),
-        page_files: Vec::new(),
+        page_files: Some(Vec::new()),
         errors: Vec::new(),
+        volumes_complete: true,
     }
 }
 
@@ -401,8 +403,9 @@ fn wine_shows_one_fixed_disk_and_it_is_refused() {
         v.refusals[1]
     );
     assert_eq!(notes.len(), 2, "{notes:?}");
-    assert!(notes[0]
-        .starts_with("the disk holding the Windows directory (C:\\windows) could not be told"));
+    assert!(notes[0].starts_with(
+        r"perhaps the Windows directory C:\windows: its volume names no disk: every disk"
+    ));
     assert_eq!(
         notes[1],
         "PhysicalDrive0: IOCTL_DISK_IS_WRITABLE: The request is not supported. (os error 50)"
@@ -470,8 +473,9 @@ fn published_drive_lists_get_the_verdicts_imager_and_etcher_would() {
             },
         ],
         windows_dir: Some(r"C:\Windows".into()),
-        page_files: Vec::new(),
+        page_files: Some(Vec::new()),
         errors: Vec::new(),
+        volumes_complete: true,
     };
     let (devices, notes) = scan(&snap);
     let codes: Vec<Vec<&str>> = devices
@@ -516,4 +520,89 @@ fn published_drive_lists_get_the_verdicts_imager_and_etcher_would() {
             "PhysicalDrive3: IOCTL_DISK_GET_DRIVE_GEOMETRY_EX: The device is not ready. (os error 21)",
         ]
     );
+}
+
+/// What the rules cannot place refuses every disk: a page file named in another form or
+/// on a drive with no volume, page files that could not be read, a volume list cut
+/// short, the volume of a page file whose extents failed. A spanned volume mounted
+/// nowhere is still refused on both disks.
+#[test]
+fn what_cannot_be_placed_refuses_every_disk() {
+    let card = |m: &Snapshot| scan(m).0[1].verdict(&Limits::new(false));
+    assert!(card(&machine()).writable());
+    // Device-path forms of a page file on the card's E: land on the card.
+    for form in [
+        r"\\?\E:\pagefile.sys",
+        r"\\.\e:\pagefile.sys",
+        r"\DosDevices\E:\pagefile.sys",
+    ] {
+        let mut m = machine();
+        m.page_files = Some(vec![form.into()]);
+        let (devices, _) = scan(&m);
+        assert_eq!(
+            devices[1].system_uses(),
+            [format!("the page file {form}")],
+            "{form}"
+        );
+        assert!(
+            devices[0]
+                .system_uses()
+                .iter()
+                .all(|u| !u.contains("page file")),
+            "{form}"
+        );
+    }
+    let everywhere = |m: &Snapshot, what: &str| {
+        let (devices, notes) = scan(m);
+        for d in &devices {
+            assert!(
+                d.system_uses().iter().any(|u| u.starts_with(what)),
+                "{}: {:?}",
+                d.name,
+                d.system_uses()
+            );
+        }
+        assert!(notes.iter().any(|n| n.starts_with(what)), "{notes:?}");
+    };
+    let mut m = machine();
+    m.page_files = Some(vec![r"Z:\pagefile.sys".into()]);
+    everywhere(
+        &m,
+        r"perhaps the page file Z:\pagefile.sys: its volume names no disk",
+    );
+    let mut m = machine();
+    m.page_files = None;
+    everywhere(
+        &m,
+        "perhaps a page file: the registry's ExistingPageFiles could not be read",
+    );
+    let mut m = machine();
+    m.volumes_complete = false;
+    everywhere(&m, "perhaps the system: the list of volumes is not whole");
+    let mut m = machine();
+    m.volumes[2].extents = None;
+    m.page_files = Some(vec![r"E:\pagefile.sys".into()]);
+    everywhere(
+        &m,
+        r"perhaps the page file E:\pagefile.sys: its volume names no disk",
+    );
+    let mut m = machine();
+    m.windows_dir = None;
+    everywhere(
+        &m,
+        "perhaps the Windows directory: Windows did not say where",
+    );
+    // The span, unmounted.
+    let mut m = machine();
+    m.volumes[4].paths.clear();
+    let (devices, _) = scan(&m);
+    for d in &devices[6..8] {
+        let codes: Vec<_> = d
+            .verdict(&Limits::new(false))
+            .refusals
+            .iter()
+            .map(Refusal::code)
+            .collect();
+        assert_eq!(codes, ["spanned-volume"], "{}", d.name);
+    }
 }
