@@ -222,10 +222,17 @@ fn power_cuts_lose_no_saved_step() {
     let last = run_with(&board, &opts).unwrap();
     let r = benchboot_tests::checks::fetched(&last);
     assert!(r.complete, "{:?}", r.events);
+    // ext2 has no journal: a cut in the middle of its block allocation can leave the
+    // test disk's ext2 needing e2fsck, and every later step on it fails with EUCLEAN
+    // ("os error 117"), recorded as such (which cut does it depends on how far each boot
+    // got in its time, so on the machine's load). That is the test filesystem's damage,
+    // not the results': those steps are allowed to fail with exactly that error, nothing
+    // else is.
     let errors: Vec<&str> = r
         .events
         .iter()
         .filter(|e| e.severity == benchboot_results::Severity::Error)
+        .filter(|e| !(e.step.starts_with("storage.ext2.") && e.message.ends_with("(os error 117)")))
         .map(|e| e.step.as_str())
         .collect();
     assert_eq!(errors, ["mount.results"], "{:?}", r.events);
