@@ -336,6 +336,11 @@ struct ReadBack<'a> {
 }
 
 impl ReadBack<'_> {
+    /// Whether `[o, o + len)` overlaps a range whose write failed.
+    fn write_failed(&self, o: u64, len: u64) -> bool {
+        self.failed.iter().any(|&(f, l)| f < o + len && o < f + l)
+    }
+
     /// Reads `[a, b)` back, lowest first; `Err` says why it stopped.
     fn range(
         &mut self,
@@ -351,7 +356,7 @@ impl ReadBack<'_> {
                 return Err("interrupted".into());
             }
             let len = self.io.min(b - o);
-            if self.failed.iter().any(|&(f, l)| f < o + len && o < f + l) {
+            if self.write_failed(o, len) {
                 o += len;
                 progress(len);
                 continue;
@@ -619,7 +624,7 @@ fn sample_latencies(
     let n = opts.latency_sample_bytes.div_ceil(io).min(whole);
     let chunks: Vec<u64> = (0..n)
         .map(|k| a + (u128::from(whole) * u128::from(k) / u128::from(n)) as u64 * io)
-        .filter(|&o| !rb.failed.iter().any(|&(f, l)| f < o + io && o < f + l))
+        .filter(|&o| !rb.write_failed(o, io))
         .collect();
     let total = chunks.len() as u64 * io * sizes.len() as u64;
     let mut done = 0;
@@ -676,7 +681,7 @@ fn rewrite(rb: &mut ReadBack<'_>, (a, b): (u64, u64), nonce: u64) -> Result<(), 
     let mut o = a;
     while o < b {
         let len = rb.io.min(b - o);
-        if !rb.failed.iter().any(|&(f, l)| f < o + len && o < f + l) {
+        if !rb.write_failed(o, len) {
             let buf = &mut rb.buf[..len as usize];
             stamp::stamp(buf, o, nonce, rb.sector as usize);
             // A failing rewrite is found again when the range is read back.

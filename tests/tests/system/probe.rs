@@ -52,6 +52,14 @@ fn run_probe_with(
     (o.status.success(), report, text)
 }
 
+/// The run id `benchboot probe --full` says it stored (`stored        run ID in ...`).
+fn stored_run(text: &str) -> String {
+    text.lines()
+        .find_map(|l| l.strip_prefix("stored        run ")?.split(' ').next())
+        .unwrap_or_else(|| panic!("no stored run: {text}"))
+        .to_owned()
+}
+
 fn assert_real(r: &ProbeReport, real: u64, text: &str) {
     let got = r
         .real_bytes
@@ -198,11 +206,7 @@ fn loop_devices_fake_and_genuine() {
     assert!(text.contains("writes of   4.0 KiB: p50"), "{text}");
     // The run is in the store: its report has the pass and draws its profile, and
     // compare sets it beside another run with a row per figure.
-    let id = text
-        .lines()
-        .find_map(|l| l.strip_prefix("stored        run ")?.split(' ').next())
-        .unwrap_or_else(|| panic!("no stored run: {text}"))
-        .to_owned();
+    let id = stored_run(&text);
     assert!(id.starts_with("host-probe-"), "{id}");
     let plots = work.path().join("plots");
     let o = Command::new(&tool)
@@ -248,11 +252,7 @@ fn loop_devices_fake_and_genuine() {
             "{s:?}: {text}"
         );
     }
-    let stalls_id = text
-        .lines()
-        .find_map(|l| l.strip_prefix("stored        run ")?.split(' ').next())
-        .unwrap_or_else(|| panic!("no stored run: {text}"))
-        .to_owned();
+    let stalls_id = stored_run(&text);
     let o = Command::new(&tool)
         .args(["compare", &id, &stalls_id, "--store", store_arg, "--plots"])
         .arg(&plots)
