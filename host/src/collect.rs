@@ -300,7 +300,7 @@ pub fn collect(opts: &Options) -> Result<Collected> {
         // The current run is stored already: a problem with the earlier ones is a line
         // each, never a failed collect.
         let mut seen = vec![got.results.run_id.clone()];
-        match card::read_kept_runs(path) {
+        match with_card(path, card::read_kept_runs, card::read_kept_runs_from) {
             Ok(kept) => {
                 seen.extend(
                     kept.iter().filter_map(|k| {
@@ -315,7 +315,7 @@ pub fn collect(opts: &Options) -> Result<Collected> {
             Err(e) => earlier.push(format!("not read: {e:#}")),
         }
         // Runs only the journal still holds (their FAT copies damaged or gone).
-        match card::read_journal_runs(path) {
+        match with_card(path, card::read_journal_runs, card::read_journal_runs_from) {
             Ok(runs) => {
                 for k in runs {
                     let id = k
@@ -412,7 +412,7 @@ pub fn from_network(addr: Option<&str>, timeout: Duration, progress: bool) -> Re
 /// # Errors
 /// [`card::read_results`]'s, or a document this benchboot cannot read.
 pub fn from_card(path: &Path) -> Result<Got> {
-    let read = card::read_results(path)?;
+    let read = with_card(path, card::read_results, card::read_results_from)?;
     let results = RunResults::from_json(&read.text).with_context(|| read.source.clone())?;
     Ok(Got {
         results,
@@ -420,6 +420,55 @@ pub fn from_card(path: &Path) -> Result<Got> {
         source: read.source,
         notes: read.notes,
     })
+}
+
+/// Reads the card at `path` with `by_path`; on Windows a raw disk (`\\.\PhysicalDrive2`,
+/// [`card::is_raw_windows_device`]) is opened here ([`open_raw_card`]) and read with
+/// `from_disk`.
+///
+/// # Errors
+/// The reader's, or opening the raw disk.
+#[cfg_attr(not(windows), allow(unused_variables))]
+fn with_card<T>(
+    path: &Path,
+    by_path: impl FnOnce(&Path) -> Result<T>,
+    from_disk: impl FnOnce(&mut dyn card::Disk, &Path) -> Result<T>,
+) -> Result<T> {
+    #[cfg(windows)]
+    if card::is_raw_windows_device(path) {
+        return from_disk(&mut open_raw_card(path)?, path);
+    }
+    by_path(path)
+}
+
+/// A raw Windows disk opened read-only for the card reader: unbuffered (what the card
+/// holds, not a cached copy), in whole sectors of its logical block size (from the disk
+/// scan; 512 when it is not listed), its length from `IOCTL_DISK_GET_LENGTH_INFO`.
+///
+/// # Errors
+/// The open's (reading a raw disk needs an elevated prompt) or the length's.
+#[cfg(windows)]
+pub fn open_raw_card(path: &Path) -> Result<benchboot_sector::SectorReader<std::fs::File>> {
+    let hint = |e: &std::io::Error| crate::target_disk::windows_open_hint(e, "collect");
+    let file = benchboot_windisk::open_unbuffered(path, false)
+        .map_err(|e| anyhow::anyhow!("opening {} read-only: {e}: {}", path.display(), hint(&e)))?;
+    let len = benchboot_windisk::disk_length(&file)
+        .with_context(|| format!("{}: the disk's length", path.display()))?;
+    let want = path
+        .to_string_lossy()
+        .replace('/', "\\")
+        .to_ascii_lowercase();
+    let sector = crate::devices::scan_system()
+        .ok()
+        .and_then(|all| {
+            all.into_iter()
+                .find(|d| d.path.to_string_lossy().to_ascii_lowercase() == want)
+        })
+        .map_or(512, |d| d.logical_block_size as usize);
+    Ok(benchboot_sector::SectorReader::new(
+        benchboot_sector::Sectors::new(file, sector),
+        len,
+    ))
 }
 
 /// Polls `addr` (a TCP connect, 1 s timeout each, every 0.5 s) until it accepts or

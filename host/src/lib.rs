@@ -14,10 +14,10 @@ pub mod fetch;
 #[cfg(unix)]
 pub mod field_test;
 pub mod figure;
-#[cfg(unix)]
 pub mod flash;
 pub mod from_log;
 pub mod got;
+pub mod host_run;
 pub mod html;
 pub mod log;
 #[cfg(unix)]
@@ -26,7 +26,6 @@ pub mod plan;
 pub mod plot;
 #[cfg(unix)]
 pub mod prepare_disk;
-#[cfg(unix)]
 pub mod probe;
 pub mod reference;
 #[cfg(unix)]
@@ -37,7 +36,6 @@ pub mod runs_page;
 #[cfg(unix)]
 pub mod storage;
 pub mod store;
-#[cfg(unix)]
 pub mod target_disk;
 pub mod units;
 pub mod whole_card;

@@ -240,19 +240,17 @@ enum Command {
     /// Write an image to a card (or a file), then read it back and compare SHA-256.
     ///
     /// Refuses fixed disks, the system's disk, read-only cards and disks larger than
-    /// 256 GiB, with every reason; unmounts the card's own partitions; writes the first
-    /// 1 MiB last, so an interrupted write leaves a card that does not boot.
+    /// 256 GiB, with every reason; unmounts the card's own partitions (Windows: locks and
+    /// dismounts its volumes); writes the first 1 MiB last, so an interrupted write
+    /// leaves a card that does not boot.
     #[command(after_help = "Examples:
   benchboot flash target/images/rpi-zero-w.img --device /dev/sdb --dry-run
   sudo benchboot flash target/images/rpi-zero-w.img --device /dev/mmcblk0
   benchboot flash target/images/rpi-zero-w.img --device card.img --yes   (to a file)
-  sudo benchboot flash target/images/rpi-zero-w.img --device /dev/sdb --probe   (fake card check first)")]
-    #[cfg(unix)]
+  sudo benchboot flash target/images/rpi-zero-w.img --device /dev/sdb --probe   (fake card check first)
+  benchboot flash rpi-zero-w.img --device \\\\.\\PhysicalDrive2   (Windows, elevated prompt)
+  benchboot flash rpi-zero-w.img --device E:   (Windows: the disk holding volume E:)")]
     Flash(benchboot::flash::FlashArgs),
-    /// Not on Windows yet: write the image with Raspberry Pi Imager ("Use custom") or
-    /// balenaEtcher, which lock and dismount the volume themselves.
-    #[cfg(not(unix))]
-    Flash(Unsupported),
     /// Is the card what it claims? Writes position-stamped blocks from its first to its
     /// claimed last sector and reads them back: real size, wrap-around, dropped writes,
     /// I/O errors. Destroys the card's data; exits non-zero for a fake or failing card.
@@ -261,12 +259,9 @@ enum Command {
     /// terminal).
     #[command(after_help = "Examples:
   sudo benchboot probe /dev/sdb
-  sudo benchboot probe /dev/mmcblk0 --yes --json probe.json")]
-    #[cfg(unix)]
+  sudo benchboot probe /dev/mmcblk0 --yes --json probe.json
+  benchboot probe \\\\.\\PhysicalDrive2 --full   (Windows, elevated prompt)")]
     Probe(benchboot::probe::ProbeArgs),
-    /// Not on Windows yet: run `benchboot probe` on Linux or macOS, or H2testw.
-    #[cfg(not(unix))]
-    Probe(Unsupported),
     /// Partition and format a USB or SATA test disk: four equal primary partitions,
     /// ext2, ext3, ext4 and FAT32, labelled BBEXT2, BBEXT3, BBEXT4 and BBVFAT.
     ///
@@ -302,8 +297,8 @@ PATH and the results store is root's: build first as yourself, pass --image (and
 --store DIR to keep the run in your own store).")]
     #[cfg(unix)]
     FieldTest(benchboot::field_test::FieldTestArgs),
-    /// Not on Windows yet (it flashes the card): flash with Raspberry Pi Imager, then
-    /// `benchboot collect` and `benchboot report`.
+    /// Not on Windows yet: run `benchboot flash`, boot the board, then `benchboot
+    /// collect` and `benchboot report`.
     #[cfg(not(unix))]
     FieldTest(Unsupported),
     /// Plan files: check one for a board (what runs, how long at most), or make one the
@@ -510,31 +505,12 @@ fn run(command: Command) -> Result<()> {
         Command::Report(args) => benchboot::report::run(&args)?,
         Command::Compare(args) => benchboot::compare::run(&args)?,
         Command::Devices(args) => benchboot::devices::run(&args)?,
-        #[cfg(unix)]
         Command::Flash(args) => benchboot::flash::run_args(&args)?,
-        #[cfg(unix)]
         Command::Probe(args) => benchboot::probe::run(&args)?,
         #[cfg(unix)]
         Command::PrepareDisk(args) => benchboot::prepare_disk::run(&args)?,
         #[cfg(unix)]
         Command::FieldTest(args) => benchboot::field_test::run(&args)?,
-        #[cfg(not(unix))]
-        Command::Flash(_) => {
-            return Err(unsupported(
-                "flash",
-                "write the image with Raspberry Pi Imager (\"Use custom\") or balenaEtcher, \
-                 which lock and dismount the card's volumes; then boot the board and use \
-                 `benchboot collect --from-card E:\\` (the card's BBRESULTS volume)",
-            ))
-        }
-        #[cfg(not(unix))]
-        Command::Probe(_) => {
-            return Err(unsupported(
-                "probe",
-                "run `benchboot probe` on Linux or macOS (it writes the whole card past the \
-                 cache), or H2testw on Windows",
-            ))
-        }
         #[cfg(not(unix))]
         Command::PrepareDisk(_) => {
             return Err(unsupported(
@@ -546,8 +522,9 @@ fn run(command: Command) -> Result<()> {
         Command::FieldTest(_) => {
             return Err(unsupported(
                 "field-test",
-                "it flashes the card; flash with Raspberry Pi Imager, then `benchboot \
-                 collect` and `benchboot report`",
+                "its steps (the image build, the sudo and disk-group checks) are Linux's and \
+                 macOS's; run `benchboot flash`, boot the board, then `benchboot collect` and \
+                 `benchboot report`",
             ))
         }
         Command::Log(args) => benchboot::log::run(&args)?,

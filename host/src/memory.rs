@@ -2,7 +2,7 @@
 //! machine, with the hardware plan's step by default, so a board's bandwidth and latency
 //! can be set beside the machine it is compared with (and beside tinymembench run here).
 //!
-//! Its document is a host run like `benchboot storage`'s ([`crate::storage::host_plan`]:
+//! Its document is a host run like `benchboot storage`'s ([`crate::host_run::host_plan`]:
 //! board [`HOST_BOARD`], clock from the command's start), with `memory` and
 //! `clock_checks` filled and no storage target, so `report`, `compare` and `collect`
 //! read it as any other. Problems and clock mismatches are warning events, as PID 1
@@ -91,7 +91,7 @@ impl MemoryArgs {
 
 /// The plan a `benchboot memory` document records: the memory step and no storage.
 pub fn plan(memory: MemoryPlan) -> benchboot_plan::Plan {
-    crate::storage::host_plan(crate::storage::no_storage(), Some(memory))
+    crate::host_run::host_plan(crate::host_run::no_storage(), Some(memory))
 }
 
 /// Runs the memory step of `memory` on this machine (`/proc`, `/sys`) and returns its

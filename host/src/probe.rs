@@ -9,22 +9,22 @@
 //! through `O_DIRECT | O_EXCL`; between writing and reading back: fsync, BLKFLSBUF
 //! (`blockdev --flushbufs`, the host crate has no unsafe code), close and open again.
 
-use std::fs::File;
-use std::io;
-use std::os::unix::fs::FileExt;
+mod disk;
+
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use benchboot_probe::full::{full_pass, FullOptions, FullReport, MonotonicClock};
-use benchboot_probe::{BlockDevice, ProbeOptions, ProbeReport, Verdict};
-use benchboot_storage::AlignedBuf;
+use benchboot_probe::{ProbeOptions, ProbeReport, Verdict};
 
 use crate::devices::{Device, Limits, Refusal};
+pub use disk::{ProbeDisk, SectorDisk};
 
 /// `benchboot probe` as clap parses it.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ProbeArgs {
-    /// The whole card (`/dev/sdb`, `/dev/mmcblk0`). Everything on it is destroyed.
+    /// The whole card (`/dev/sdb`, `/dev/mmcblk0`; Windows `\\.\PhysicalDrive2` or `E:`,
+    /// the disk holding that volume). Everything on it is destroyed.
     pub device: PathBuf,
     /// Do not ask for confirmation (required without a terminal).
     #[arg(long, short = 'y')]
@@ -85,121 +85,36 @@ pub struct FlashProbeFlags {
     pub force_fake: bool,
 }
 
-/// A block device opened for the probe: `O_DIRECT` (buffered + evicted where the
-/// kernel refuses it), `O_EXCL`, I/O through an aligned buffer.
-pub struct ProbeDisk {
-    path: PathBuf,
-    file: File,
-    direct: bool,
-    sector: u64,
-    size: u64,
-    buf: AlignedBuf,
-}
-
-fn open(path: &Path, direct: bool) -> io::Result<File> {
-    benchboot_storage::os::open_with(
-        std::fs::OpenOptions::new().read(true).write(true),
-        path,
-        direct,
-        true,
-    )
-}
-
-impl ProbeDisk {
-    /// Opens `path` (a block device) with `sector` its logical block size.
-    ///
-    /// # Errors
-    /// The error of open(2) (`EBUSY` while mounted, `EACCES`, ...) or of finding its
-    /// size.
-    pub fn open(path: &Path, sector: u64) -> io::Result<ProbeDisk> {
-        let (file, direct) = match open(path, true) {
-            Ok(f) => (f, true),
-            Err(e) if benchboot_storage::os::is_einval(&e) => (open(path, false)?, false),
-            Err(e) => return Err(e),
-        };
-        let size = {
-            use std::io::Seek;
-            let mut f = &file;
-            f.seek(io::SeekFrom::End(0))?
-        };
-        Ok(ProbeDisk {
-            path: path.to_owned(),
-            file,
-            direct,
-            sector: sector.max(512),
-            size,
-            buf: AlignedBuf::new(1 << 20, 4096),
-        })
-    }
-
-    pub fn is_direct(&self) -> bool {
-        self.direct
-    }
-
-    fn room(&mut self, len: usize) {
-        if self.buf.len() < len {
-            self.buf = AlignedBuf::new(len, 4096);
-        }
-    }
-}
-
-impl BlockDevice for ProbeDisk {
-    fn size_bytes(&self) -> u64 {
-        self.size
-    }
-
-    fn block_bytes(&self) -> u64 {
-        self.sector
-    }
-
-    fn write_at(&mut self, offset: u64, buf: &[u8]) -> io::Result<()> {
-        self.room(buf.len());
-        self.buf[..buf.len()].copy_from_slice(buf);
-        self.file.write_all_at(&self.buf[..buf.len()], offset)
-    }
-
-    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        self.room(buf.len());
-        self.file
-            .read_exact_at(&mut self.buf[..buf.len()], offset)?;
-        buf.copy_from_slice(&self.buf[..buf.len()]);
-        Ok(())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.file.sync_all()?;
-        if !self.direct {
-            benchboot_storage::os::evict_file(&self.file)?;
-        }
-        // BLKFLSBUF: the buffer cache of the device, if anything went through it.
-        let _ = std::process::Command::new("blockdev")
-            .arg("--flushbufs")
-            .arg(&self.path)
-            .stderr(std::process::Stdio::null())
-            .status();
-        Ok(())
-    }
-
-    fn reopen(&mut self) -> io::Result<()> {
-        // Close first: O_EXCL would refuse a second descriptor.
-        let old = std::mem::replace(&mut self.file, File::open("/dev/null")?);
-        drop(old);
-        self.file = open(&self.path, self.direct)?;
-        Ok(())
-    }
-}
-
 /// The card `device` names, accepted by the rules of `flash` (with `allow_virtual`, a
 /// loop device too); `root` is `/` or a fake sysfs tree.
 ///
 /// # Errors
 /// Not a block device, a partition, not listed, or refused (every reason).
+#[cfg_attr(windows, allow(unused_variables))]
 pub fn check_card(
     device: &Path,
     allow_large: bool,
     allow_virtual: bool,
     root: &Path,
 ) -> Result<(Device, Vec<PathBuf>)> {
+    #[cfg(windows)]
+    let found = crate::target_disk::find_windows_disk(
+        "",
+        &device.to_string_lossy(),
+        &crate::devices::scan_system()?,
+    )?;
+    #[cfg(unix)]
+    let found = None;
+    let dev = match found {
+        Some(d) => d,
+        None => lookup_card(device, root)?,
+    };
+    judge_card(dev, allow_large, allow_virtual)
+}
+
+/// The disk `device` names by its node (Linux, macOS); on Windows a path that is no
+/// disk or volume name (a file, or nothing).
+fn lookup_card(device: &Path, root: &Path) -> Result<Device> {
     let meta = std::fs::metadata(device).with_context(|| {
         format!(
             "{}: no such device; `benchboot devices` lists the cards this machine sees",
@@ -213,7 +128,25 @@ pub fn check_card(
             device.display()
         );
     }
-    let dev = crate::target_disk::lookup_disk("", device, &meta, root)?;
+    #[cfg(unix)]
+    return crate::target_disk::lookup_disk("", device, &meta, root);
+    #[cfg(windows)]
+    {
+        let _ = (meta, root);
+        bail!(
+            "{}: not a disk; name the card as \\\\.\\PhysicalDriveN or by its drive letter \
+             (`benchboot devices`)",
+            device.display()
+        )
+    }
+}
+
+/// The rules of `flash` on `dev`, `allow_virtual` lifting the refusal of a virtual disk.
+fn judge_card(
+    dev: Device,
+    allow_large: bool,
+    allow_virtual: bool,
+) -> Result<(Device, Vec<PathBuf>)> {
     let mut verdict = dev.verdict(&Limits::new(allow_large));
     if allow_virtual {
         verdict.refusals.retain(|r| *r != Refusal::Virtual);
@@ -339,6 +272,9 @@ pub fn render(r: &ProbeReport) -> String {
 /// Open failure (with what to do) or a probe that cannot start.
 pub fn probe_card(path: &Path, sector: u64, tuning: &ProbeTuning) -> Result<ProbeReport> {
     let mut disk = ProbeDisk::open(path, sector).map_err(|e| {
+        #[cfg(windows)]
+        let hint = crate::target_disk::windows_open_hint(&e, "probe");
+        #[cfg(unix)]
         let hint = match e.raw_os_error().map(rustix::io::Errno::from_raw_os_error) {
             Some(rustix::io::Errno::BUSY) => "it is mounted or open: unmount it first",
             Some(rustix::io::Errno::ACCESS | rustix::io::Errno::PERM) => "run as root (sudo)",
@@ -399,7 +335,7 @@ pub fn run(args: &ProbeArgs) -> Result<()> {
         args.allow_virtual,
         Path::new("/"),
     )?;
-    if !unmount.is_empty() {
+    if cfg!(unix) && !unmount.is_empty() {
         bail!(
             "{} has mounted filesystems ({}): unmount them first",
             dev.describe(),
@@ -415,15 +351,17 @@ pub fn run(args: &ProbeArgs) -> Result<()> {
         "probe it for fake capacity (writes stamped blocks all over it)",
         args.yes,
     )?;
+    // Windows: its volumes locked and dismounted for as long as the probe runs; the
+    // disk itself opened (`--device E:` names it by a volume).
+    #[cfg(windows)]
+    let (_held, device) = (crate::target_disk::lock_volumes(&dev)?, &dev.path);
+    #[cfg(unix)]
+    let device = &args.device;
     let started = std::time::Instant::now();
-    let mut report = probe_card(&args.device, dev.logical_block_size, &args.tuning)?;
+    let mut report = probe_card(device, dev.logical_block_size, &args.tuning)?;
     if args.full {
         print!("{}", render(&report));
-        report.full = Some(full_card(
-            &args.device,
-            dev.logical_block_size,
-            &args.tuning,
-        )?);
+        report.full = Some(full_card(device, dev.logical_block_size, &args.tuning)?);
         if let Some(f) = &report.full {
             print!("{}", crate::whole_card::lines(f));
             if let Some(dir) = &args.plots {
@@ -494,7 +432,7 @@ pub fn document(
     tuning: &ProbeTuning,
     started: std::time::Instant,
 ) -> benchboot_results::RunResults {
-    let mut plan = crate::storage::host_plan(crate::storage::no_storage(), None);
+    let mut plan = crate::host_run::host_plan(crate::host_run::no_storage(), None);
     plan.card_check = Some(benchboot_plan::CardCheckPlan {
         resolution_bytes: report.resolution_bytes,
         cache_flush_bytes: tuning.cache_flush_mib << 20,
@@ -510,7 +448,7 @@ pub fn document(
             std::process::id()
         ),
         plan,
-        benchboot_storage::system::system_info(0),
+        crate::host_run::system_info(),
     );
     r.card_check = Some(benchboot_results::CardCheck {
         device: device.display().to_string(),
@@ -614,6 +552,8 @@ pub fn before_flash(
 mod tests {
     use super::*;
     use benchboot_probe::fake::{FakeDevice, Model};
+    use benchboot_sector::Strict;
+    use std::io;
 
     #[test]
     fn a_regular_file_is_not_a_card() {
@@ -622,8 +562,12 @@ mod tests {
         assert!(format!("{e:#}").contains("not a card"), "{e:#}");
     }
 
+    /// Linux and macOS's `ProbeDisk` on a file (Windows' asks the disk's length of an
+    /// ioctl a file does not answer: its layer is tested just below).
+    #[cfg(unix)]
     #[test]
     fn the_probe_disk_reads_back_what_it_wrote() {
+        use benchboot_probe::BlockDevice;
         let f = tempfile::NamedTempFile::new().unwrap();
         f.as_file().set_len(64 << 20).unwrap();
         // A regular file stands in for the block device (O_DIRECT or its fallback).
@@ -639,6 +583,54 @@ mod tests {
         let r = benchboot_probe::probe(&mut d, &opts, &mut |_| {}).unwrap();
         assert_eq!(r.verdict, Verdict::Genuine, "{}", r.summary());
         assert!(verdict_result(&r, f.path()).is_ok());
+    }
+
+    /// The probe and the whole-card pass on a disk that takes whole sectors only, as
+    /// Windows' raw disks do (Windows' `ProbeDisk` is a `SectorDisk` over its handle):
+    /// through the test double that fails anything else, the card is genuine. This runs
+    /// on Linux and, as a Windows build, under wine.
+    #[test]
+    fn the_probe_runs_on_a_disk_that_takes_whole_sectors_only() {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        f.as_file().set_len(48 << 20).unwrap();
+        for sector in [512, 4096] {
+            let path = f.path().to_owned();
+            let open = move || -> io::Result<Strict<std::fs::File>> {
+                let file = std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .open(&path)?;
+                Ok(Strict::new(file, sector as usize))
+            };
+            let mut d = SectorDisk::new(open().unwrap(), sector, 48 << 20, Box::new(open));
+            let opts = ProbeOptions {
+                cache_flush_bytes: 1 << 20,
+                ..options(&ProbeTuning {
+                    cache_flush_mib: 1,
+                    resolution_mib: None,
+                })
+            };
+            let r = benchboot_probe::probe(&mut d, &opts, &mut |_| {}).unwrap();
+            assert_eq!(r.verdict, Verdict::Genuine, "{sector}: {}", r.summary());
+            let full = full_pass(
+                &mut d,
+                &mut MonotonicClock::new(),
+                &FullOptions {
+                    cache_flush_bytes: 1 << 20,
+                    ..FullOptions::default()
+                },
+                &mut |_| {},
+                &mut || false,
+            )
+            .unwrap();
+            assert_eq!(
+                full.verdict(),
+                Some(Verdict::Genuine),
+                "{sector}: {}",
+                full.summary()
+            );
+            assert_eq!(full.read_bytes, 48 << 20, "{sector}");
+        }
     }
 
     #[test]

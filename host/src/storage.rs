@@ -5,7 +5,7 @@
 //! emptied of the test file with `posix_fadvise(DONTNEED)` (no root needed) instead of
 //! the board's `drop_caches`.
 //!
-//! Its document says it is a host run: the plan's board is [`HOST_BOARD`], and the
+//! Its document says it is a host run: the plan's board is [`crate::context::HOST_BOARD`], and the
 //! system info's clock starts with the command (`init_started_ns` 0, `written_ns` the
 //! nanoseconds until the results were complete), since no PID 1 started.
 
@@ -13,16 +13,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use benchboot_plan::{
-    Filesystem, MemoryPlan, Mode, NetworkPlan, Plan, RandomPlan, ResultsTarget, StoragePlan,
-    StorageTarget, Supervision,
-};
+use benchboot_plan::{Filesystem, Mode, Plan, RandomPlan, StoragePlan, StorageTarget};
 use benchboot_results::{RandomOp, RunResults};
 use benchboot_storage::engine::Caps;
 use benchboot_storage::os::refuse_ram_filesystem;
 use benchboot_storage::sweep::{self, FileCache, Place};
-
-use crate::context::HOST_BOARD;
 
 /// What to run on the host.
 #[derive(Debug, Clone)]
@@ -59,7 +54,7 @@ pub fn logical_block_size(dir: &Path) -> u64 {
 /// The plan a host run records in its results document.
 pub fn plan(run: &HostRun) -> Plan {
     let label = Filesystem::Dir.name().to_owned();
-    host_plan(
+    crate::host_run::host_plan(
         StoragePlan {
             targets: vec![StorageTarget {
                 label: label.clone(),
@@ -86,59 +81,6 @@ pub fn plan(run: &HostRun) -> Plan {
         },
         None,
     )
-}
-
-/// A storage plan that measures nothing: the plan of a host run of another step
-/// (`benchboot memory`, `benchboot probe --full`).
-pub fn no_storage() -> StoragePlan {
-    StoragePlan {
-        targets: Vec::new(),
-        block_sizes: Vec::new(),
-        modes: Vec::new(),
-        byte_cap: 0,
-        time_cap_ms: 0,
-        repetitions: 0,
-        device_wait_ms: 0,
-        device_reads: None,
-        random: None,
-        verify: false,
-        governor: None,
-    }
-}
-
-/// The plan of a run on this machine ([`HOST_BOARD`], not emulated, no network, no
-/// modules): `storage` and `memory` as the command ran them (`benchboot storage`,
-/// `benchboot memory`).
-pub fn host_plan(storage: StoragePlan, memory: Option<MemoryPlan>) -> Plan {
-    Plan {
-        board: HOST_BOARD.into(),
-        emulated: false,
-        modules: vec![],
-        results: ResultsTarget {
-            device: "/dev/null".into(),
-            file: "results.json".into(),
-            journal: None,
-        },
-        storage,
-        network: NetworkPlan {
-            interface: "lo".into(),
-            address: [127, 0, 0, 1],
-            prefix_len: 8,
-            port: 1,
-            interface_wait_ms: 0,
-            gadget: None,
-            tests: None,
-            wired: Vec::new(),
-            wifi: None,
-        },
-        memory,
-        card_check: None,
-        supervision: Supervision::default(),
-        faults: Vec::new(),
-        commands: Vec::new(),
-        card_plan: false,
-        source: benchboot_plan::PlanSource::default(),
-    }
 }
 
 /// Runs the sweep (and random I/O, verification) in `run.dir`.
@@ -220,6 +162,7 @@ pub fn run(run: &HostRun, progress: &mut dyn FnMut(&str)) -> Result<RunResults> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::context::HOST_BOARD;
 
     fn small(dir: &Path) -> HostRun {
         HostRun {

@@ -1,12 +1,18 @@
 //! The disk a command is about to erase, shared by `flash`, `probe` and `prepare-disk`:
-//! the whole disk a device path names ([`lookup_disk`]), the refusal with every reason
-//! ([`Refused`]) and the one confirmation on the terminal ([`confirm_erase`]).
+//! the whole disk a device path names ([`lookup_disk`] on Linux and macOS,
+//! [`find_windows_disk`] on Windows), the refusal with every reason ([`Refused`]) and
+//! the one confirmation on the terminal ([`confirm_erase`]); on Windows also the locks of
+//! its volumes ([`lock_volumes`]) and what a failed open means
+//! ([`windows_open_hint`]).
 
+#[cfg(unix)]
 use std::path::Path;
 
 use anyhow::{bail, Result};
 
-use crate::devices::{self, Device, Refusal};
+#[cfg(unix)]
+use crate::devices;
+use crate::devices::{Device, Refusal};
 
 /// A device the rules refuse: every reason, each with its fix.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -28,6 +34,7 @@ fn list(refusals: &[Refusal]) -> String {
 /// # Errors
 /// Not a block device, a partition (the message names its whole disk), or a device
 /// this machine does not list.
+#[cfg(unix)]
 pub fn lookup_disk(
     arg: &str,
     path: &Path,
@@ -111,4 +118,135 @@ pub fn confirm_erase(what: &str, doing: &str, yes: bool) -> Result<()> {
         bail!("not confirmed: nothing written");
     }
     Ok(())
+}
+
+/// The disk a Windows `--device` names, among `all` (the scan of this machine), or
+/// `None` when `given` is no disk or volume name (a file, then):
+/// - `\\.\PhysicalDriveN` (also `//./PhysicalDriveN`, any case): that disk;
+/// - `E:`, `E:\`, `\\.\E:`: the disk holding the volume mounted there;
+/// - `\\?\Volume{GUID}\`: the disk holding that volume.
+///
+/// `arg` names the option in messages (`"--device "`, or `""`).
+///
+/// # Errors
+/// A disk or volume this machine does not list, or a volume that spans disks (naming
+/// them: give one disk).
+pub fn find_windows_disk(arg: &str, given: &str, all: &[Device]) -> Result<Option<Device>> {
+    let unified = given.replace('/', "\\");
+    let bare = unified
+        .strip_prefix(r"\\.\")
+        .or_else(|| unified.strip_prefix(r"\\?\"))
+        .unwrap_or(&unified);
+    let upper = bare.to_ascii_uppercase();
+    if let Some(n) = upper.strip_prefix("PHYSICALDRIVE") {
+        let found = n
+            .parse::<u32>()
+            .ok()
+            .and_then(|n| all.iter().find(|d| d.name == format!("PhysicalDrive{n}")));
+        return match found {
+            Some(d) => Ok(Some(d.clone())),
+            None => bail!(
+                "{arg}{given}: not a disk this machine lists; `benchboot devices` shows the \
+                 candidates"
+            ),
+        };
+    }
+    let drive = upper.trim_end_matches('\\');
+    let is_drive =
+        drive.len() == 2 && drive.ends_with(':') && drive.as_bytes()[0].is_ascii_alphabetic();
+    let is_volume = upper.starts_with("VOLUME{");
+    if !is_drive && !is_volume {
+        return Ok(None);
+    }
+    let holds = |d: &&Device| {
+        if is_drive {
+            d.mounts.iter().any(|m| {
+                m.mount_point
+                    .to_string_lossy()
+                    .to_ascii_uppercase()
+                    .trim_end_matches('\\')
+                    == drive
+            })
+        } else {
+            d.partitions.iter().any(|p| {
+                p.name
+                    .to_ascii_uppercase()
+                    .contains(upper.trim_end_matches('\\'))
+            })
+        }
+    };
+    let on: Vec<&Device> = all.iter().filter(holds).collect();
+    match on[..] {
+        [d] => Ok(Some(d.clone())),
+        [] => bail!(
+            "{arg}{given}: no disk this machine lists holds that volume (a network drive, a \
+             DVD?); `benchboot devices` shows the disks and their volumes"
+        ),
+        _ => bail!(
+            "{arg}{given}: that volume spans {}: name one disk (\\\\.\\PhysicalDriveN)",
+            on.iter()
+                .map(|d| d.path.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// What to do about a failed open of a Windows disk or file, by its error code
+/// (winerror.h): 5 access denied, 32 sharing violation, 19 write protected, 2/3 not
+/// found, 21 not ready (no card). `command` is the benchboot command to run again.
+pub fn windows_open_hint(e: &std::io::Error, command: &str) -> String {
+    match e.raw_os_error() {
+        Some(5) => format!(
+            "opening a disk needs an elevated prompt: open Terminal or PowerShell with \
+             \"Run as administrator\" and run benchboot {command} there"
+        ),
+        Some(32) => "another program has it open (File Explorer, an antivirus scan, a disk \
+             tool): close it and try again"
+            .into(),
+        Some(19) => "the card is write-protected: check its lock switch".into(),
+        Some(2 | 3) => "no such disk or file: `benchboot devices` lists the disks".into(),
+        Some(21) => "the reader has no card in it".into(),
+        _ => "check the card and the reader".into(),
+    }
+}
+
+/// Locks and dismounts every volume on `device` (mounted or not, its `partitions`) and
+/// holds the locks; says each on stderr.
+///
+/// # Errors
+/// A volume that could not be locked (open files on it, or no elevated prompt).
+#[cfg(windows)]
+pub fn lock_volumes(device: &Device) -> Result<Vec<benchboot_windisk::VolumeLock>> {
+    let mut locks = Vec::new();
+    for p in &device.partitions {
+        let shown: Vec<String> = device
+            .mounts
+            .iter()
+            .filter(|m| m.device == p.name)
+            .map(|m| m.mount_point.display().to_string())
+            .collect();
+        let shown = if shown.is_empty() {
+            p.name.clone()
+        } else {
+            shown.join(", ")
+        };
+        match benchboot_windisk::lock_volume(&p.name) {
+            Ok(l) => {
+                eprintln!("locked and dismounted {shown}");
+                locks.push(l);
+            }
+            Err(e) => bail!(
+                "could not lock {shown} on {} for writing ({e}); {}",
+                device.path.display(),
+                match e.raw_os_error() {
+                    Some(5) => "close every program and File Explorer window using it, and run \
+                                benchboot from an elevated prompt (Run as administrator)"
+                        .to_string(),
+                    _ => windows_open_hint(&e, "again"),
+                }
+            ),
+        }
+    }
+    Ok(locks)
 }

@@ -106,6 +106,21 @@ pub fn read_results(path: &Path) -> Result<CardRead> {
         });
     }
     let mut disk = File::open(path).with_context(|| open_advice(path))?;
+    read_results_from(&mut disk, path)
+}
+
+/// A card or image opened for reading: anything that reads and seeks (a [`File`], or
+/// a raw Windows disk read through `benchboot_sector::SectorReader`).
+pub trait Disk: Read + Seek {}
+impl<T: Read + Seek> Disk for T {}
+
+/// [`read_results`] of a card already open (`disk`), named `path` in sources and
+/// messages: the journal and the FAT copy, the newer of the two.
+///
+/// # Errors
+/// As [`read_results`], but for opening.
+pub fn read_results_from(disk: &mut dyn Disk, path: &Path) -> Result<CardRead> {
+    let mut disk = disk;
     if starts_with_brace(&mut disk)? {
         // A device that starts with `{` is read no further than a document goes.
         let data =
@@ -222,7 +237,7 @@ pub fn read_results(path: &Path) -> Result<CardRead> {
 }
 
 /// The FAT copy: `results.json` on the results partition, and where it was read.
-fn read_fat_copy(disk: &mut File, path: &Path) -> Result<(String, String)> {
+fn read_fat_copy<D: Read + Seek>(disk: &mut D, path: &Path) -> Result<(String, String)> {
     let (part, label) = find_results_partition(disk).with_context(|| {
         format!(
             "{}: is this a benchboot card or image? (it needs an MBR with a FAT partition \
@@ -257,6 +272,15 @@ pub fn read_journal_runs(path: &Path) -> Result<Vec<KeptRun>> {
     let Some(mut disk) = open_disk(path)? else {
         return Ok(Vec::new());
     };
+    read_journal_runs_from(&mut disk, path)
+}
+
+/// [`read_journal_runs`] of a card already open (see [`read_results_from`]).
+///
+/// # Errors
+/// The journal's I/O errors.
+pub fn read_journal_runs_from(disk: &mut dyn Disk, path: &Path) -> Result<Vec<KeptRun>> {
+    let mut disk = disk;
     let parts = partitions(&mut disk).with_context(|| format!("reading {}", path.display()))?;
     let Some(j) = journal::read(&mut disk, &parts, path)
         .with_context(|| format!("reading the results journal of {}", path.display()))?
@@ -340,6 +364,15 @@ pub fn read_kept_runs(path: &Path) -> Result<Vec<KeptRun>> {
     let Some(mut disk) = open_disk(path)? else {
         return Ok(Vec::new());
     };
+    read_kept_runs_from(&mut disk, path)
+}
+
+/// [`read_kept_runs`] of a card already open (see [`read_results_from`]).
+///
+/// # Errors
+/// No results partition, or it is not FAT.
+pub fn read_kept_runs_from(disk: &mut dyn Disk, path: &Path) -> Result<Vec<KeptRun>> {
+    let mut disk = disk;
     let (part, label) = find_results_partition(&mut disk)
         .with_context(|| format!("{}: no results partition", path.display()))?;
     let place = describe(path, &part, label.as_deref());
@@ -418,22 +451,32 @@ fn describe(path: &Path, part: &Partition, label: Option<&str>) -> String {
 }
 
 /// Windows' raw disks (`\\.\PhysicalDriveN`, `\\.\E:`) take only whole-sector reads
-/// at sector offsets and report no length to a seek: this reader does neither, so it
-/// says what works instead of failing half-way. (Windows mounts the card's FAT results
-/// partition by itself and gives it a drive letter.)
+/// at sector offsets and report no length to a seek: a [`File`] of one cannot be read
+/// here, so this says what works instead of failing half-way. The host tool on Windows
+/// opens such a disk itself and reads it with [`read_results_from`] through a sector
+/// reader. (Windows also mounts the card's FAT results partition by itself and gives it
+/// a drive letter.)
 ///
 /// # Errors
 /// `path` names a Windows device namespace path.
 pub fn refuse_raw_windows_device(path: &Path) -> Result<()> {
     let p = path.to_string_lossy();
-    if p.starts_with(r"\\.\") || p.starts_with(r"\\?\GLOBALROOT") || p.starts_with("//./") {
+    if is_raw_windows_device(path) {
         bail!(
-            "{p}: reading a raw disk is not supported on Windows yet; give the card's \
-             {RESULTS_LABEL} volume as Windows mounts it (e.g. E:\\, see File Explorer or \
-             `Get-Volume`), or an image file of the card"
+            "{p}: a raw Windows disk is read only through whole sectors: give it to \
+             benchboot on Windows (as administrator), or give the card's {RESULTS_LABEL} \
+             volume as Windows mounts it (e.g. E:\\, see File Explorer or `Get-Volume`), or \
+             an image file of the card"
         );
     }
     Ok(())
+}
+
+/// `path` is in Windows' device namespace: `\\.\PhysicalDrive1`, `\\.\E:`,
+/// `//./PhysicalDrive2`, `\\?\GLOBALROOT\...`.
+pub fn is_raw_windows_device(path: &Path) -> bool {
+    let p = path.to_string_lossy();
+    p.starts_with(r"\\.\") || p.starts_with(r"\\?\GLOBALROOT") || p.starts_with("//./")
 }
 
 fn open_advice(path: &Path) -> String {
@@ -461,7 +504,7 @@ fn open_disk(path: &Path) -> Result<Option<File>> {
 }
 
 /// True when the first non-blank byte is `{` (a JSON document rather than a disk).
-fn starts_with_brace(f: &mut File) -> Result<bool> {
+fn starts_with_brace<D: Read + Seek>(f: &mut D) -> Result<bool> {
     let mut head = [0u8; 64];
     let n = f.read(&mut head)?;
     f.seek(SeekFrom::Start(0))?;
@@ -669,7 +712,9 @@ mod tests {
         for raw in [r"\\.\PhysicalDrive1", r"\\.\E:", "//./PhysicalDrive2"] {
             let e = read_results(Path::new(raw)).unwrap_err().to_string();
             assert!(
-                e.starts_with(&format!("{raw}: reading a raw disk is not supported")),
+                e.starts_with(&format!(
+                    "{raw}: a raw Windows disk is read only through whole sectors"
+                )),
                 "{e}"
             );
             assert!(e.contains("BBRESULTS volume"), "{e}");

@@ -15,12 +15,13 @@
 
 #![forbid(unsafe_code)]
 
-mod aligned;
+#[cfg(unix)]
+mod bounce;
 pub mod engine;
 pub mod os;
 pub mod sweep;
 pub mod system;
 
-pub use aligned::AlignedBuf;
+pub use benchboot_sector::AlignedBuf;
 #[cfg(unix)]
-pub use aligned::Bounce;
+pub use bounce::Bounce;

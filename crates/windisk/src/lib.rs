@@ -16,6 +16,11 @@
 //! copy) and the page files in use (registry `HKLM\SYSTEM\
 //! CurrentControlSet\Control\Session Manager\Memory Management`, `ExistingPageFiles`).
 //! Structures and codes: Microsoft's `winioctl.h` as `windows-sys` 0.61 carries it.
+//!
+//! The write side of `flash`, `probe` and raw `collect --from-card` (Windows only):
+//! [`lock_volume`] (lock and dismount a volume, held until dropped),
+//! [`open_unbuffered`] (a disk or file past the system cache), [`update_properties`]
+//! (the partition table read again) and [`disk_length`].
 
 #![deny(unsafe_code)]
 
@@ -80,4 +85,31 @@ pub struct Snapshot {
 #[allow(unsafe_code)]
 mod sys;
 #[cfg(windows)]
-pub use sys::snapshot;
+pub use sys::{
+    disk_length, lock_volume, snapshot, update_properties, VolumeLock, LOCK_TRIES, LOCK_WAIT_MS,
+};
+
+/// `FILE_FLAG_NO_BUFFERING` (winbase.h): no system cache; offsets, lengths and buffer
+/// addresses must be whole sectors.
+pub const FILE_FLAG_NO_BUFFERING: u32 = 0x2000_0000;
+/// `FILE_FLAG_WRITE_THROUGH` (winbase.h): a write returns once it is on the device.
+pub const FILE_FLAG_WRITE_THROUGH: u32 = 0x8000_0000;
+
+/// Opens a disk (`\\.\PhysicalDriveN`) or a file for whole-sector I/O past the system
+/// cache: `FILE_FLAG_NO_BUFFERING | FILE_FLAG_WRITE_THROUGH`, shared for reading and
+/// writing (the disk's volumes stay open, locked, while it is written). `write` adds
+/// write access, which needs an elevated prompt for a disk.
+///
+/// # Errors
+/// The open's (`ERROR_ACCESS_DENIED`, 5; `ERROR_SHARING_VIOLATION`, 32; ...).
+#[cfg(windows)]
+pub fn open_unbuffered(path: &std::path::Path, write: bool) -> std::io::Result<std::fs::File> {
+    use std::os::windows::fs::OpenOptionsExt;
+    // FILE_SHARE_READ | FILE_SHARE_WRITE (winnt.h).
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(write)
+        .share_mode(0x1 | 0x2)
+        .custom_flags(FILE_FLAG_NO_BUFFERING | FILE_FLAG_WRITE_THROUGH)
+        .open(path)
+}

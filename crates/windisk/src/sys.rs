@@ -7,8 +7,8 @@ use std::ptr::{null, null_mut};
 
 use windows_sys::Win32::Foundation::{
     CloseHandle, GetLastError, ERROR_FILE_NOT_FOUND, ERROR_INSUFFICIENT_BUFFER, ERROR_MORE_DATA,
-    ERROR_NO_MORE_FILES, ERROR_PATH_NOT_FOUND, ERROR_SUCCESS, ERROR_WRITE_PROTECT, HANDLE,
-    INVALID_HANDLE_VALUE,
+    ERROR_NO_MORE_FILES, ERROR_PATH_NOT_FOUND, ERROR_SUCCESS, ERROR_WRITE_PROTECT, GENERIC_READ,
+    GENERIC_WRITE, HANDLE, INVALID_HANDLE_VALUE,
 };
 use windows_sys::Win32::Storage::FileSystem::{
     CreateFileW, FindFirstVolumeW, FindNextVolumeW, FindVolumeClose, GetVolumeInformationW,
@@ -16,8 +16,10 @@ use windows_sys::Win32::Storage::FileSystem::{
     IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS, OPEN_EXISTING,
 };
 use windows_sys::Win32::System::Ioctl::{
-    PropertyStandardQuery, StorageDeviceProperty, IOCTL_DISK_GET_DRIVE_GEOMETRY_EX,
-    IOCTL_DISK_IS_WRITABLE, IOCTL_STORAGE_QUERY_PROPERTY, STORAGE_PROPERTY_QUERY,
+    PropertyStandardQuery, StorageDeviceProperty, FSCTL_DISMOUNT_VOLUME, FSCTL_LOCK_VOLUME,
+    FSCTL_UNLOCK_VOLUME, IOCTL_DISK_GET_DRIVE_GEOMETRY_EX, IOCTL_DISK_GET_LENGTH_INFO,
+    IOCTL_DISK_IS_WRITABLE, IOCTL_DISK_UPDATE_PROPERTIES, IOCTL_STORAGE_QUERY_PROPERTY,
+    STORAGE_PROPERTY_QUERY,
 };
 use windows_sys::Win32::System::Registry::{RegGetValueW, HKEY_LOCAL_MACHINE, RRF_RT_REG_MULTI_SZ};
 use windows_sys::Win32::System::SystemInformation::GetSystemWindowsDirectoryW;
@@ -89,15 +91,16 @@ fn open_query(path: &str) -> Result<Handle, u32> {
 
 /// `DeviceIoControl(code, input)`, the answer's bytes; the buffer doubles while Windows
 /// says it is too small, up to [`MAX_ANSWER`].
-fn ioctl(h: &Handle, code: u32, input: &[u8], mut cap: usize) -> Result<Vec<u8>, u32> {
+fn ioctl(h: HANDLE, code: u32, input: &[u8], mut cap: usize) -> Result<Vec<u8>, u32> {
     loop {
         let mut out = vec![0u8; cap];
         let mut got = 0u32;
-        // SAFETY: the input and output pointers and lengths describe buffers owned here
-        // for the whole (synchronous, no OVERLAPPED) call; `got` is a valid u32.
+        // SAFETY: `h` is an open handle the caller holds for the call; the input and
+        // output pointers and lengths describe buffers owned here for the whole
+        // (synchronous, no OVERLAPPED) call; `got` is a valid u32.
         let ok = unsafe {
             DeviceIoControl(
-                h.0,
+                h,
                 code,
                 if input.is_empty() {
                     null()
@@ -133,13 +136,13 @@ fn descriptor(h: &Handle) -> Result<Vec<u8>, u32> {
     input[0..4].copy_from_slice(&StorageDeviceProperty.to_le_bytes());
     input[4..8].copy_from_slice(&PropertyStandardQuery.to_le_bytes());
     let input = &input[..];
-    let first = ioctl(h, IOCTL_STORAGE_QUERY_PROPERTY, input, 1024)?;
+    let first = ioctl(h.0, IOCTL_STORAGE_QUERY_PROPERTY, input, 1024)?;
     let size = first
         .get(4..8)
         .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
         .unwrap_or(0);
     if size > first.len() && size <= MAX_ANSWER {
-        ioctl(h, IOCTL_STORAGE_QUERY_PROPERTY, input, size)
+        ioctl(h.0, IOCTL_STORAGE_QUERY_PROPERTY, input, size)
     } else {
         Ok(first)
     }
@@ -165,13 +168,13 @@ fn disk(number: u32) -> Option<RawDisk> {
             .errors
             .push(format!("IOCTL_STORAGE_QUERY_PROPERTY: {}", message(e))),
     }
-    match ioctl(&h, IOCTL_DISK_GET_DRIVE_GEOMETRY_EX, &[], 256) {
+    match ioctl(h.0, IOCTL_DISK_GET_DRIVE_GEOMETRY_EX, &[], 256) {
         Ok(b) => d.geometry = Some(b),
         Err(e) => d
             .errors
             .push(format!("IOCTL_DISK_GET_DRIVE_GEOMETRY_EX: {}", message(e))),
     }
-    match ioctl(&h, IOCTL_DISK_IS_WRITABLE, &[], 0) {
+    match ioctl(h.0, IOCTL_DISK_IS_WRITABLE, &[], 0) {
         Ok(_) => d.writable = Some(true),
         Err(ERROR_WRITE_PROTECT) => d.writable = Some(false),
         Err(e) => d
@@ -234,7 +237,7 @@ fn volume(name: &str) -> RawVolume {
     }
     // The volume itself is opened without its trailing backslash.
     match open_query(name.trim_end_matches('\\')) {
-        Ok(h) => match ioctl(&h, IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS, &[], 256) {
+        Ok(h) => match ioctl(h.0, IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS, &[], 256) {
             Ok(b) => v.extents = Some(b),
             Err(e) => v.errors.push(format!(
                 "IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS: {}",
@@ -332,4 +335,115 @@ pub fn snapshot() -> Snapshot {
         errors,
         volumes_complete,
     }
+}
+
+/// A volume opened for reading and writing, locked (`FSCTL_LOCK_VOLUME`) and
+/// dismounted (`FSCTL_DISMOUNT_VOLUME`): nothing else can open files on it or write its
+/// sectors, and the writes of the disk under it are allowed ("Disk Devices",
+/// Microsoft Learn: writes to a disk's sectors inside a mounted volume fail unless the
+/// volume is locked or dismounted). Unlocked (`FSCTL_UNLOCK_VOLUME`) and closed on drop;
+/// Windows mounts what is on the disk then afresh.
+pub struct VolumeLock {
+    handle: Handle,
+    name: String,
+}
+
+impl VolumeLock {
+    /// The volume, as given to [`lock_volume`].
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Drop for VolumeLock {
+    fn drop(&mut self) {
+        let _ = ioctl(self.handle.0, FSCTL_UNLOCK_VOLUME, &[], 0);
+    }
+}
+
+/// Tries of `FSCTL_LOCK_VOLUME` while a file on the volume is open elsewhere (Explorer,
+/// an antivirus scan), [`LOCK_WAIT_MS`] apart.
+pub const LOCK_TRIES: u32 = 20;
+/// Milliseconds between tries of the lock.
+pub const LOCK_WAIT_MS: u64 = 250;
+
+/// Locks and dismounts the volume `name` (`\\?\Volume{GUID}\` or `E:`; a trailing
+/// backslash is dropped: that would open the root folder, not the volume).
+///
+/// # Errors
+/// The open's (`ERROR_ACCESS_DENIED`, 5, without an elevated prompt), the lock's after
+/// [`LOCK_TRIES`] tries (`ERROR_ACCESS_DENIED` while files are open on it), the
+/// dismount's.
+pub fn lock_volume(name: &str) -> io::Result<VolumeLock> {
+    let bare = name.trim_end_matches('\\');
+    let path = if bare.len() == 2 && bare.ends_with(':') {
+        format!(r"\\.\{bare}")
+    } else {
+        bare.to_owned()
+    };
+    let p = wide(&path);
+    // SAFETY: `p` is a NUL-terminated UTF-16 string that outlives the call; no
+    // security attributes, no template.
+    let h = unsafe {
+        CreateFileW(
+            p.as_ptr(),
+            GENERIC_READ | GENERIC_WRITE,
+            FILE_SHARE_READ | FILE_SHARE_WRITE,
+            null(),
+            OPEN_EXISTING,
+            0,
+            null_mut(),
+        )
+    };
+    if h == INVALID_HANDLE_VALUE {
+        return Err(io::Error::from_raw_os_error(last_error() as i32));
+    }
+    let handle = Handle(h);
+    let mut tries = 0;
+    loop {
+        match ioctl(handle.0, FSCTL_LOCK_VOLUME, &[], 0) {
+            Ok(_) => break,
+            Err(_) if tries + 1 < LOCK_TRIES => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(LOCK_WAIT_MS));
+            }
+            Err(e) => return Err(io::Error::from_raw_os_error(e as i32)),
+        }
+    }
+    let lock = VolumeLock {
+        handle,
+        name: name.to_owned(),
+    };
+    ioctl(lock.handle.0, FSCTL_DISMOUNT_VOLUME, &[], 0)
+        .map_err(|e| io::Error::from_raw_os_error(e as i32))?;
+    Ok(lock)
+}
+
+/// `IOCTL_DISK_UPDATE_PROPERTIES` on an open disk: Windows reads its partition table
+/// again (after a new image is written), and mounts the new volumes.
+///
+/// # Errors
+/// The ioctl's.
+pub fn update_properties(disk: &std::fs::File) -> io::Result<()> {
+    use std::os::windows::io::AsRawHandle;
+    ioctl(disk.as_raw_handle(), IOCTL_DISK_UPDATE_PROPERTIES, &[], 0)
+        .map(drop)
+        .map_err(|e| io::Error::from_raw_os_error(e as i32))
+}
+
+/// The length in bytes of an open disk (`IOCTL_DISK_GET_LENGTH_INFO`: a seek to the end
+/// of a raw disk's handle does not give it).
+///
+/// # Errors
+/// The ioctl's (wine 8.0 does not support it: `ERROR_NOT_SUPPORTED`, 50), or an answer
+/// shorter than its 8 bytes.
+pub fn disk_length(disk: &std::fs::File) -> io::Result<u64> {
+    use std::os::windows::io::AsRawHandle;
+    let b = ioctl(disk.as_raw_handle(), IOCTL_DISK_GET_LENGTH_INFO, &[], 8)
+        .map_err(|e| io::Error::from_raw_os_error(e as i32))?;
+    let b: [u8; 8] = b
+        .get(..8)
+        .and_then(|b| b.try_into().ok())
+        .ok_or_else(|| io::Error::other("IOCTL_DISK_GET_LENGTH_INFO: a short answer"))?;
+    Ok(u64::from_le_bytes(b))
 }

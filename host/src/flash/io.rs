@@ -9,10 +9,12 @@
 
 use std::fs::File;
 use std::io;
+#[cfg(unix)]
 use std::os::unix::fs::FileExt;
+#[cfg(unix)]
 use std::path::{Path, PathBuf};
 
-use benchboot_storage::AlignedBuf;
+use benchboot_sector::{read_exact_at, AlignedBuf, RawIo, Sectors};
 use sha2::{Digest, Sha256};
 
 /// Bytes per write and per read-back: 4 MiB.
@@ -39,10 +41,56 @@ pub trait Source {
     fn drop_cache(&mut self) -> io::Result<()>;
 }
 
+/// What [`write_image`] writes and [`verify_image`] reads back: the card or file, opened.
+pub trait Target: Sink + Source {
+    /// Aligned I/O bypasses the system's cache (`O_DIRECT`, `F_NOCACHE`,
+    /// `FILE_FLAG_NO_BUFFERING`); else it went buffered and was evicted.
+    fn is_direct(&self) -> bool;
+    /// After writing and verifying: tell the system the disk changed (Windows:
+    /// `IOCTL_DISK_UPDATE_PROPERTIES`). Nothing by default.
+    ///
+    /// # Errors
+    /// The system's.
+    fn finish(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A disk that takes whole sectors only (Windows' raw disks and unbuffered files, the
+/// test double [`benchboot_sector::Strict`]): unaligned requests are served by
+/// [`Sectors`] (read-modify-write of a partial sector); nothing is cached, so there is
+/// nothing to evict.
+impl<R: RawIo> Sink for Sectors<R> {
+    fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
+        Sectors::write_at(self, buf, offset)
+    }
+
+    fn sync(&mut self) -> io::Result<()> {
+        self.flush()
+    }
+}
+
+impl<R: RawIo> Source for Sectors<R> {
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        Sectors::read_at(self, buf, offset)
+    }
+
+    fn drop_cache(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<R: RawIo> Target for Sectors<R> {
+    fn is_direct(&self) -> bool {
+        true
+    }
+}
+
 /// A block device or regular file opened for writing and reading back, with `O_DIRECT`
 /// where the kernel and filesystem allow it (4 MiB writes from an aligned buffer) and
 /// buffered I/O for unaligned tails and as a fallback (then `fsync` +
 /// `posix_fadvise(DONTNEED)` before reading back).
+#[cfg(unix)]
 pub struct Disk {
     path: PathBuf,
     direct: Option<File>,
@@ -50,10 +98,12 @@ pub struct Disk {
     align: usize,
 }
 
+#[cfg(unix)]
 fn is_einval(e: &io::Error) -> bool {
     e.raw_os_error() == Some(rustix::io::Errno::INVAL.raw_os_error())
 }
 
+#[cfg(unix)]
 impl Disk {
     /// Opens `path` read-write. `align` is the logical block size (offsets and lengths
     /// of `O_DIRECT` I/O are multiples of it). `exclusive` adds `O_EXCL`: on a block
@@ -85,16 +135,19 @@ impl Disk {
         })
     }
 
-    /// Whether aligned I/O goes with `O_DIRECT` (else buffered, then evicted).
-    pub fn is_direct(&self) -> bool {
-        self.direct.is_some()
-    }
-
     pub fn path(&self) -> &Path {
         &self.path
     }
 }
 
+#[cfg(unix)]
+impl Target for Disk {
+    fn is_direct(&self) -> bool {
+        self.direct.is_some()
+    }
+}
+
+#[cfg(unix)]
 impl Sink for Disk {
     fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
         let mut done = 0;
@@ -124,6 +177,7 @@ impl Sink for Disk {
     }
 }
 
+#[cfg(unix)]
 impl Source for Disk {
     fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
         let aligned = offset.is_multiple_of(self.align as u64)
@@ -241,7 +295,7 @@ pub fn write_image(
     let zeros = vec![0u8; if opts.skip_zeros { CHUNK } else { 0 }];
     for (off, n) in chunk_order(len) {
         let data = &mut buf[..n];
-        image.read_exact_at(data, off)?;
+        read_exact_at(image, data, off)?;
         // The head is always written: it is what makes the card a card.
         if off == 0 {
             sink.sync()?;
@@ -314,7 +368,7 @@ pub fn verify_image(
     let mut off = 0u64;
     while off < len {
         let n = (len - off).min(CHUNK as u64) as usize;
-        image.read_exact_at(&mut want[..n], off)?;
+        read_exact_at(image, &mut want[..n], off)?;
         let ask = n.div_ceil(align) * align;
         let read = source.read_at(&mut got[..ask], off)?;
         if read < n {

@@ -8,6 +8,7 @@
 //! takes the same path, which is how the tests run it.
 
 pub mod io;
+pub mod os;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -16,8 +17,10 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 
 use crate::devices::{human_bytes, Device, Limits};
-pub use crate::target_disk::{confirm_erase, lookup_disk, Refused};
-use io::{Disk, VerifyReport, WriteOptions, WriteReport, CHUNK, HEAD};
+#[cfg(unix)]
+pub use crate::target_disk::lookup_disk;
+pub use crate::target_disk::{confirm_erase, Refused};
+use io::{VerifyReport, WriteOptions, WriteReport, CHUNK, HEAD};
 
 /// The command line of `benchboot flash`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,7 +45,8 @@ pub struct Options {
 pub struct FlashArgs {
     /// The image to write (`target/images/<board>.img`).
     pub image: PathBuf,
-    /// The whole card (`/dev/sdb`, `/dev/mmcblk0`, `/dev/disk4`) or a regular file.
+    /// The whole card (`/dev/sdb`, `/dev/mmcblk0`, `/dev/disk4`; Windows
+    /// `\\.\PhysicalDrive2`, or `E:`: the disk holding that volume) or a regular file.
     #[arg(long)]
     pub device: PathBuf,
     #[command(flatten)]
@@ -192,10 +196,7 @@ pub fn plan(opts: &Options, root: &Path) -> Result<Plan> {
     } = check_destination(&opts.device, opts.allow_large, root)?;
     match &target {
         Target::File { exists: true, .. } => {
-            use std::os::unix::fs::MetadataExt;
-            let meta = std::fs::metadata(&opts.device)
-                .with_context(|| format!("--device {}", opts.device.display()))?;
-            if (meta.dev(), meta.ino()) == (image_meta.dev(), image_meta.ino()) {
+            if os::same_file(&opts.device, &opts.image) {
                 bail!(
                     "--device {} is the image itself; name the card",
                     opts.device.display()
@@ -251,12 +252,27 @@ pub struct Destination {
 /// No such device under `/dev`, a partition instead of the whole disk, a device this
 /// machine does not list, neither a regular file nor a block device, or a device the
 /// rules refuse ([`Refused`], with every reason).
+#[cfg_attr(windows, allow(unused_variables))]
 pub fn check_destination(device: &Path, allow_large: bool, root: &Path) -> Result<Destination> {
     let limits = Limits::new(allow_large);
     let dev = device;
+    #[cfg(windows)]
+    if let Some(disk) = crate::target_disk::find_windows_disk(
+        "--device ",
+        &dev.to_string_lossy(),
+        &crate::devices::scan_system()?,
+    )? {
+        return disk_destination(disk, &limits);
+    }
     let (path, target, align) = match std::fs::metadata(dev) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if ["/dev", "/sys", "/proc"].iter().any(|p| dev.starts_with(p)) {
+            let device_paths: &[&str] = if cfg!(windows) {
+                &[r"\\.\", r"\\?\", "//./"]
+            } else {
+                &["/dev", "/sys", "/proc"]
+            };
+            let s = dev.to_string_lossy();
+            if device_paths.iter().any(|p| s.starts_with(p)) {
                 bail!(
                     "{}: no such device; `benchboot devices` lists the cards this machine sees",
                     dev.display()
@@ -285,17 +301,17 @@ pub fn check_destination(device: &Path, allow_large: bool, root: &Path) -> Resul
             };
             (dev.to_owned(), target, 4096)
         }
+        #[cfg(unix)]
         Ok(meta) => {
-            let device = lookup_disk("--device ", dev, &meta, root)?;
-            let unmount = check_device(&device, &limits)?;
-            let align = device.logical_block_size.clamp(512, CHUNK as u64) as usize;
-            let path = raw_node(&device.path);
-            let target = Target::Disk {
-                device: Box::new(device),
-                unmount,
-            };
-            (path, target, align)
+            return disk_destination(lookup_disk("--device ", dev, &meta, root)?, &limits);
         }
+        #[cfg(windows)]
+        Ok(_) => bail!(
+            "--device {}: neither a disk nor a regular file; name the card \
+             (\\\\.\\PhysicalDriveN or its drive letter, see `benchboot devices`) or an image \
+             file",
+            dev.display()
+        ),
     };
     Ok(Destination {
         path,
@@ -304,16 +320,22 @@ pub fn check_destination(device: &Path, allow_large: bool, root: &Path) -> Resul
     })
 }
 
-/// macOS writes through the raw node (`/dev/rdisk4`), which bypasses the buffer cache.
-fn raw_node(path: &Path) -> PathBuf {
-    if cfg!(target_os = "macos") {
-        if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
-            if name.starts_with("disk") {
-                return path.with_file_name(format!("r{name}"));
-            }
-        }
-    }
-    path.to_owned()
+/// The destination of a whole disk, once the rules accept it.
+///
+/// # Errors
+/// [`Refused`], with every reason.
+fn disk_destination(device: Device, limits: &Limits) -> Result<Destination> {
+    let unmount = check_device(&device, limits)?;
+    let align = device.logical_block_size.clamp(512, CHUNK as u64) as usize;
+    let path = os::raw_node(&device.path);
+    Ok(Destination {
+        path,
+        target: Target::Disk {
+            device: Box::new(device),
+            unmount,
+        },
+        align,
+    })
 }
 
 impl Plan {
@@ -339,14 +361,26 @@ impl Plan {
             Target::Disk { device, unmount } => {
                 s += &format!("target   {}\n", device.describe());
                 let list: Vec<String> = unmount.iter().map(|p| p.display().to_string()).collect();
-                s += &format!(
-                    "unmount  {}\n",
-                    if list.is_empty() {
-                        "nothing is mounted".to_string()
-                    } else {
-                        list.join(", ")
-                    }
-                );
+                if cfg!(windows) {
+                    s += &format!(
+                        "lock     {} volume(s), then dismount them{}\n",
+                        device.partitions.len(),
+                        if list.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({})", list.join(", "))
+                        }
+                    );
+                } else {
+                    s += &format!(
+                        "unmount  {}\n",
+                        if list.is_empty() {
+                            "nothing is mounted".to_string()
+                        } else {
+                            list.join(", ")
+                        }
+                    );
+                }
             }
         }
         if !self.write.known_blank {
@@ -356,22 +390,37 @@ impl Plan {
             );
         }
         s += &format!(
-            "write    {}{body_chunks} chunk(s) of up to {} from byte {head} on, O_DIRECT aligned to {} B; \
+            "write    {}{body_chunks} chunk(s) of up to {} from byte {head} on, {} aligned to {} B; \
              all-zero chunks {}\n",
             if self.write.known_blank { "1. " } else { "2. " },
             human_bytes(CHUNK as u64),
+            if cfg!(windows) {
+                "FILE_FLAG_NO_BUFFERING | FILE_FLAG_WRITE_THROUGH"
+            } else {
+                "O_DIRECT"
+            },
             self.align,
             if self.write.skip_zeros { "skipped" } else { "written" },
         );
         s += &format!(
-            "write    {}fsync, then the first {} (MBR, partition table) last, fsync\n",
+            "write    {}{sync}, then the first {} (MBR, partition table) last, {sync}\n",
             if self.write.known_blank { "2. " } else { "3. " },
-            human_bytes(head)
+            human_bytes(head),
+            sync = if cfg!(windows) {
+                "FlushFileBuffers"
+            } else {
+                "fsync"
+            },
         );
         s += &if self.verify {
             format!(
-                "verify   read {} back with the page cache bypassed, compare SHA-256\n",
-                human_bytes(self.image_bytes)
+                "verify   read {} back with the {} bypassed, compare SHA-256\n",
+                human_bytes(self.image_bytes),
+                if cfg!(windows) {
+                    "system cache"
+                } else {
+                    "page cache"
+                }
             )
         } else {
             "verify   skipped (--no-verify)\n".to_string()
@@ -400,16 +449,35 @@ pub struct Outcome {
     pub verify_seconds: f64,
 }
 
-/// Carries out `plan`: unmount, open (`O_EXCL` on a disk), write, verify. `progress`
-/// gets (phase, bytes done, bytes in the phase).
+/// Carries out `plan`: unmount (Windows: lock and dismount), open (`O_EXCL` on a disk;
+/// [`os::open_target`]), write, verify. `progress` gets (phase, bytes done, bytes in the
+/// phase).
 ///
 /// # Errors
 /// Unmount, open, write and verification failures, each naming the target and the fix.
 pub fn execute(plan: &Plan, progress: &mut dyn FnMut(Phase, u64, u64)) -> Result<Outcome> {
+    execute_with(plan, &mut os::open_target, progress)
+}
+
+/// What opens the target of a plan: (plan, exclusive) to the open target.
+pub type Opener<'a> = dyn FnMut(&Plan, bool) -> std::io::Result<Box<dyn io::Target>> + 'a;
+
+/// [`execute`] with the target opened by `open` (tests put a double with a raw disk's
+/// rules between the engine and the file: host/tests/integration/flash_raw.rs).
+///
+/// # Errors
+/// As [`execute`].
+pub fn execute_with(
+    plan: &Plan,
+    open: &mut Opener<'_>,
+    progress: &mut dyn FnMut(Phase, u64, u64),
+) -> Result<Outcome> {
     let target = plan.path.display();
+    // Windows: the volumes stay locked until the card is written and verified.
+    let mut _held = None;
     let exclusive = match &plan.target {
         Target::Disk { device, unmount } => {
-            unmount_all(device, unmount)?;
+            _held = Some(os::unmount_all(device, unmount)?);
             true
         }
         Target::File { exists, blank } => {
@@ -424,8 +492,7 @@ pub fn execute(plan: &Plan, progress: &mut dyn FnMut(Phase, u64, u64)) -> Result
             false
         }
     };
-    let mut disk =
-        Disk::open(&plan.path, plan.align, exclusive).map_err(|e| open_error(&plan.path, e))?;
+    let mut disk = open(plan, exclusive).map_err(|e| os::open_error(&plan.path, e))?;
     let image =
         File::open(&plan.image).with_context(|| format!("opening {}", plan.image.display()))?;
     let len = plan.image_bytes;
@@ -434,7 +501,7 @@ pub fn execute(plan: &Plan, progress: &mut dyn FnMut(Phase, u64, u64)) -> Result
     let write = io::write_image(
         &image,
         len,
-        &mut disk,
+        &mut *disk,
         plan.align,
         plan.write,
         &mut |done| progress(Phase::Write, done, len),
@@ -449,7 +516,7 @@ pub fn execute(plan: &Plan, progress: &mut dyn FnMut(Phase, u64, u64)) -> Result
 
     let t1 = Instant::now();
     let verify = if plan.verify {
-        let report = io::verify_image(&image, len, &mut disk, plan.align, &mut |done| {
+        let report = io::verify_image(&image, len, &mut *disk, plan.align, &mut |done| {
             progress(Phase::Verify, done, len)
         })
         .with_context(|| format!("{target}"))?;
@@ -458,10 +525,17 @@ pub fn execute(plan: &Plan, progress: &mut dyn FnMut(Phase, u64, u64)) -> Result
         None
     };
     let direct = disk.is_direct();
+    if let Err(e) = disk.finish() {
+        // The card is written and verified: Windows reads its new layout when plugged again.
+        eprintln!(
+            "warning: telling the system the card's layout changed failed ({e}): unplug it \
+             and plug it in again to see its new volumes"
+        );
+    }
     drop(disk);
     #[cfg(target_os = "macos")]
     if let Target::Disk { device, .. } = &plan.target {
-        eject(device);
+        os::eject(device);
     }
     Ok(Outcome {
         write,
@@ -470,89 +544,6 @@ pub fn execute(plan: &Plan, progress: &mut dyn FnMut(Phase, u64, u64)) -> Result
         write_seconds,
         verify_seconds: t1.elapsed().as_secs_f64(),
     })
-}
-
-fn open_error(path: &Path, e: std::io::Error) -> anyhow::Error {
-    let p = path.display();
-    let hint = match e.raw_os_error().map(rustix::io::Errno::from_raw_os_error) {
-        Some(rustix::io::Errno::BUSY) => format!(
-            "something still has it open or mounted (see `lsof {p}`); close it and flash again"
-        ),
-        Some(rustix::io::Errno::ACCESS | rustix::io::Errno::PERM) => {
-            "run benchboot flash as root (sudo), or add yourself to the disk group".into()
-        }
-        Some(rustix::io::Errno::ROFS) => "the card is read-only: check its lock switch".into(),
-        _ => "check the card and the reader".into(),
-    };
-    anyhow::anyhow!("opening {p}: {e}: {hint}")
-}
-
-/// macOS: `diskutil eject` once the card is written and verified, so it can be pulled
-/// (Finder would otherwise mount the new image's FAT volume and warn on removal). A
-/// failure is a warning: the card is already written.
-#[cfg(target_os = "macos")]
-fn eject(device: &Device) {
-    let ok = std::process::Command::new("diskutil")
-        .arg("eject")
-        .arg(&device.path)
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        eprintln!(
-            "warning: diskutil eject {} failed: eject the card in Finder before removing it",
-            device.path.display()
-        );
-    }
-}
-
-/// Unmounts the card's own filesystems: macOS `diskutil unmountDisk` (the whole disk's
-/// volumes); Linux umount(2) of each (deepest first), umount(8) as a fallback.
-fn unmount_all(device: &Device, mount_points: &[PathBuf]) -> Result<()> {
-    if mount_points.is_empty() {
-        return Ok(());
-    }
-    #[cfg(target_os = "macos")]
-    {
-        let status = std::process::Command::new("diskutil")
-            .arg("unmountDisk")
-            .arg(&device.path)
-            .status()
-            .context("running diskutil unmountDisk")?;
-        if !status.success() {
-            bail!(
-                "could not unmount {}: quit the programs using it, eject its volumes in \
-                 Finder, and flash again",
-                device.describe()
-            );
-        }
-        Ok(())
-    }
-    #[cfg(target_os = "linux")]
-    {
-        for mp in mount_points {
-            let m = mp.display();
-            match rustix::mount::unmount(mp, rustix::mount::UnmountFlags::empty()) {
-                // EINVAL: not a mount point (any more).
-                Ok(()) | Err(rustix::io::Errno::INVAL) => continue,
-                Err(e) => {
-                    // umount(8) can also undo mounts a user may undo (fstab `user`).
-                    let ok = std::process::Command::new("umount")
-                        .arg(mp)
-                        .status()
-                        .is_ok_and(|s| s.success());
-                    if !ok {
-                        bail!(
-                            "could not unmount {m} on {} ({e}): close what uses it, run \
-                             `sudo umount {m}` (or flash with sudo), and flash again",
-                            device.path.display()
-                        );
-                    }
-                }
-            }
-            eprintln!("unmounted {m}");
-        }
-        Ok(())
-    }
 }
 
 /// Asks on the terminal before erasing (the answer must be `yes`), unless `yes`.
@@ -608,7 +599,9 @@ pub fn run_args(args: &FlashArgs) -> Result<()> {
     confirm(&plan, opts.yes)?;
     match &plan.target {
         Target::Disk { device, unmount } => {
-            unmount_all(device, unmount)?;
+            // Released before the write takes them again (a second lock of the same
+            // volume would fail on Windows).
+            let _held = os::unmount_all(device, unmount)?;
             crate::probe::before_flash(
                 &plan.path,
                 device.logical_block_size,
@@ -669,6 +662,8 @@ pub fn done_lines(plan: &Plan, outcome: &Outcome) -> String {
         mib_s(outcome.write.bytes_written, outcome.write_seconds),
         if outcome.direct && cfg!(target_os = "macos") {
             "F_NOCACHE on the raw node"
+        } else if outcome.direct && cfg!(windows) {
+            "unbuffered, write-through"
         } else if outcome.direct {
             "O_DIRECT"
         } else {

@@ -718,3 +718,52 @@ fn cli_collect_from_card_and_runs() {
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(table.contains(&run_id), "{table}");
 }
+
+/// A raw Windows disk takes whole sectors only (`collect --from-card \\.\PhysicalDrive2`
+/// reads it through `benchboot_sector::SectorReader`): the card reader gives the same
+/// document, earlier boots and journal runs through the test double that refuses
+/// anything else, at 512- and 4096-byte sectors.
+#[test]
+fn a_card_read_in_whole_sectors_only_gives_the_same_runs() {
+    use benchboot_sector::{SectorReader, Sectors, Strict};
+    let dir = tempfile::tempdir().unwrap();
+    let text = results_text();
+    let img = image(
+        dir.path(),
+        &[
+            fat(1, 4, Some("BOOT"), vec![]),
+            fat(
+                5,
+                4,
+                Some("BBRESULTS"),
+                vec![
+                    ("results.json", text.clone()),
+                    ("runs/rpi-zero-w-1111.json", decoy()),
+                ],
+            ),
+        ],
+        &[],
+    );
+    let len = std::fs::metadata(&img).unwrap().len();
+    for sector in [512, 4096] {
+        let raw = || {
+            SectorReader::new(
+                Sectors::new(Strict::new(File::open(&img).unwrap(), sector), sector),
+                len,
+            )
+        };
+        let mut disk = raw();
+        let read = card::read_results_from(&mut disk, &img).unwrap();
+        assert_eq!(read.text, text);
+        assert_eq!(read.source, format!("{} p2 (BBRESULTS)", img.display()));
+        let strict = disk.into_inner().into_inner();
+        assert_eq!(strict.refused, 0);
+        assert!(strict.passed > 3, "{}", strict.passed);
+        let kept = card::read_kept_runs_from(&mut raw(), &img).unwrap();
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].text.as_ref().unwrap(), &decoy());
+        assert!(card::read_journal_runs_from(&mut raw(), &img)
+            .unwrap()
+            .is_empty());
+    }
+}

@@ -6,9 +6,9 @@
 //! Tests of all modules run in parallel threads of this one process: a test that sets
 //! an environment variable holds [`ENV`] while it does (see `collect_discover`).
 //!
-//! The modules of commands a Windows build lacks (flash, probe, prepare-disk,
-//! field-test, memory, relay) are `cfg(unix)`; the rest also run as a Windows build under wine
-//! (`tests/tests/system/host_cross.rs`).
+//! The modules that need Linux or macOS (flash's sysfs trees, `O_DIRECT` and diskutil,
+//! prepare-disk, field-test, memory, relay) are `cfg(unix)`; the rest, `flash_raw`
+//! included, also run as a Windows build under wine (`tests/tests/system/host_cross.rs`).
 #![forbid(unsafe_code)]
 
 mod boards_built_in;
@@ -28,6 +28,7 @@ mod field_test_hil;
 mod flash_devices;
 #[cfg(unix)]
 mod flash_diskutil;
+mod flash_raw;
 #[cfg(unix)]
 mod flash_write;
 mod hostile_text;

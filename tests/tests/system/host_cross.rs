@@ -2,8 +2,9 @@
 //! cross-builds `benchboot` for aarch64-apple-darwin, x86_64-apple-darwin and
 //! x86_64-pc-windows-gnu with zig; each file is checked here by its own header bytes
 //! (Mach-O 64-bit magic and CPU type, PE signature and machine). The Windows build then
-//! runs under Debian's wine 8.0: its commands on the test documents, and the host
-//! crate's own tests (unit and integration) built as Windows programs.
+//! runs under Debian's wine 8.0: its commands on the test documents, `flash` to a file,
+//! `devices`, `flash` and `probe` on wine's one (system) disk, and the host crate's own
+//! tests (unit and integration, `flash_raw` among them) built as Windows programs.
 //!
 //! The macOS builds cannot run here; their decision logic (diskutil) is tested on
 //! captured outputs on Linux (host/tests/integration/flash_diskutil.rs).
@@ -86,11 +87,76 @@ fn the_host_tool_builds_for_macos_and_windows_and_its_windows_build_passes_under
         report.starts_with("benchboot report: run handmade-a on handmade-board"),
         "{report}"
     );
-    let out = wine(&env, &["flash", "x.img", "--device", "card.img"]);
+    // `flash` to a regular file takes Windows' own path: FILE_FLAG_NO_BUFFERING |
+    // FILE_FLAG_WRITE_THROUGH, whole sectors (the image ends inside one), read back.
+    let dir = tempfile::tempdir().unwrap();
+    let (image, card) = (dir.path().join("board.img"), dir.path().join("card.img"));
+    let mut bytes: Vec<u8> = (0..(3 << 20) + 700).map(|i| (i * 31 % 251) as u8).collect();
+    bytes[510..512].copy_from_slice(&[0x55, 0xaa]);
+    std::fs::write(&image, &bytes).unwrap();
+    let (image_s, card_s) = (image.to_str().unwrap(), card.to_str().unwrap());
+    let out = wine(&env, &["flash", image_s, "--device", card_s, "--yes"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        said.contains("FILE_FLAG_NO_BUFFERING | FILE_FLAG_WRITE_THROUGH aligned to 4096 B"),
+        "{said}"
+    );
+    assert!(said.contains("MiB/s, unbuffered, write-through)"), "{said}");
+    assert!(said.contains("matches the image"), "{said}");
+    assert!(
+        std::fs::read(&card).unwrap() == bytes,
+        "the card file differs from the image"
+    );
+    // The system's disk: refused, nothing opened; C: by its letter names no disk under
+    // wine (its extents are empty), which is said.
+    for (device, want) in [
+        (
+            r"\\.\PhysicalDrive0",
+            r"error: refusing to write \\.\PhysicalDrive0",
+        ),
+        (
+            "C:",
+            "error: --device C:: no disk this machine lists holds that volume",
+        ),
+    ] {
+        let out = wine(&env, &["flash", image_s, "--device", device, "--yes"]);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{said}");
+        assert!(said.contains(want), "{device}: {said}");
+    }
+    // `probe`: a file is no card; the system's disk is refused as flash refuses it.
+    let out = wine(&env, &["probe", card_s, "--yes"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("card.img: a regular file, not a card"), "{said}");
+    let out = wine(&env, &["probe", r"\\.\PhysicalDrive0", "--yes"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(r"error: benchboot probe refuses the same disks as benchboot flash: refusing to write \\.\PhysicalDrive0"),
+        "{said}"
+    );
+    // `collect --from-card` of a raw disk opens it itself (no longer refused); wine
+    // cannot tell its length (IOCTL_DISK_GET_LENGTH_INFO, ERROR_NOT_SUPPORTED).
+    let store = dir.path().join("store");
+    let out = wine(
+        &env,
+        &[
+            "collect",
+            "--from-card",
+            r"\\.\PhysicalDrive0",
+            "--store",
+            store.to_str().unwrap(),
+        ],
+    );
     let said = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{said}");
     assert!(
-        said.starts_with("error: `benchboot flash` is not available on windows: write the image with Raspberry Pi Imager"),
+        said.contains(r"error: \\.\PhysicalDrive0: the disk's length: "),
         "{said}"
     );
 

@@ -606,3 +606,94 @@ fn what_cannot_be_placed_refuses_every_disk() {
         assert_eq!(codes, ["spanned-volume"], "{}", d.name);
     }
 }
+
+/// `--device` of `flash` and `probe` on Windows: a disk by number, by a drive letter or
+/// a volume name on it; a spanned or unknown volume is an error; anything else a file.
+#[test]
+fn the_device_option_names_a_disk_by_number_letter_or_volume() {
+    use crate::target_disk::find_windows_disk;
+    let (devices, _) = scan(&machine());
+    let name = |given: &str| {
+        find_windows_disk("--device ", given, &devices)
+            .unwrap_or_else(|e| panic!("{given}: {e:#}"))
+            .map(|d| d.name)
+    };
+    for given in [
+        r"\\.\PhysicalDrive1",
+        "//./physicaldrive1",
+        r"\\?\PHYSICALDRIVE1",
+        "E:",
+        r"e:\",
+        r"\\.\E:",
+        r"\\?\Volume{card}\",
+    ] {
+        assert_eq!(name(given).as_deref(), Some("PhysicalDrive1"), "{given}");
+    }
+    assert_eq!(name("C:").as_deref(), Some("PhysicalDrive0"));
+    assert_eq!(name("F:").as_deref(), Some("PhysicalDrive2"));
+    // Files, relative or not, and a folder mount path: not disk names.
+    for given in [
+        "card.img",
+        r"C:\images\card.img",
+        "D:/cards/x.img",
+        r"C:\mnt\card\",
+    ] {
+        assert_eq!(name(given), None, "{given}");
+    }
+    let err = |given: &str| {
+        format!(
+            "{:#}",
+            find_windows_disk("--device ", given, &devices).unwrap_err()
+        )
+    };
+    assert_eq!(
+        err("G:"),
+        r"--device G:: that volume spans \\.\PhysicalDrive6, \\.\PhysicalDrive7: name one disk (\\.\PhysicalDriveN)"
+    );
+    assert!(
+        err("Z:").starts_with("--device Z:: no disk this machine lists holds that volume"),
+        "{}",
+        err("Z:")
+    );
+    for missing in [
+        r"\\.\PhysicalDrive9",
+        r"\\.\PhysicalDriveX",
+        r"\\.\PhysicalDrive",
+    ] {
+        assert!(
+            err(missing).ends_with(
+                "not a disk this machine lists; `benchboot devices` shows the candidates"
+            ),
+            "{missing}: {}",
+            err(missing)
+        );
+    }
+    // The card by its letter passes flash's rules; the system disk by its letter does not.
+    let limits = Limits::new(false);
+    let by = |l: &str| find_windows_disk("", l, &devices).unwrap().unwrap();
+    assert!(by("E:").verdict(&limits).writable());
+    let refused = crate::flash::check_device(&by("C:"), &limits).unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .starts_with(r"refusing to write \\.\PhysicalDrive0"),
+        "{refused}"
+    );
+}
+
+/// What a failed open of a disk means, by Windows' error code.
+#[test]
+fn a_failed_open_says_what_to_do() {
+    use crate::target_disk::windows_open_hint;
+    let hint = |code| windows_open_hint(&std::io::Error::from_raw_os_error(code), "flash");
+    assert!(hint(5).contains("Run as administrator"), "{}", hint(5));
+    assert!(
+        hint(5).ends_with("run benchboot flash there"),
+        "{}",
+        hint(5)
+    );
+    assert!(hint(32).starts_with("another program has it open"));
+    assert!(hint(19).contains("write-protected"));
+    assert!(hint(21).contains("no card"));
+    assert_eq!(hint(1117), "check the card and the reader");
+}
