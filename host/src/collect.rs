@@ -444,27 +444,25 @@ fn with_card<T>(
 /// A raw Windows disk opened read-only for the card reader: unbuffered (what the card
 /// holds, not a cached copy), in whole sectors of its logical block size (from the disk
 /// scan; 512 when it is not listed), its length from `IOCTL_DISK_GET_LENGTH_INFO`.
+/// `\\.\E:` reads the disk holding volume E: ([`crate::target_disk::find_windows_disk`]).
 ///
 /// # Errors
 /// The open's (reading a raw disk needs an elevated prompt) or the length's.
 #[cfg(windows)]
 pub fn open_raw_card(path: &Path) -> Result<benchboot_sector::SectorReader<std::fs::File>> {
     let hint = |e: &std::io::Error| crate::target_disk::windows_open_hint(e, "collect");
+    // `\\.\E:` names the disk holding E: (its volume alone has no partition table).
+    let all = crate::devices::scan_system()?;
+    let disk =
+        crate::target_disk::find_windows_disk("--from-card ", &path.to_string_lossy(), &all)?;
+    let (path, sector) = match &disk {
+        Some(d) => (d.path.as_path(), d.logical_block_size as usize),
+        None => (path, 512),
+    };
     let file = benchboot_windisk::open_unbuffered(path, false)
         .map_err(|e| anyhow::anyhow!("opening {} read-only: {e}: {}", path.display(), hint(&e)))?;
     let len = benchboot_windisk::disk_length(&file)
         .with_context(|| format!("{}: the disk's length", path.display()))?;
-    let want = path
-        .to_string_lossy()
-        .replace('/', "\\")
-        .to_ascii_lowercase();
-    let sector = crate::devices::scan_system()
-        .ok()
-        .and_then(|all| {
-            all.into_iter()
-                .find(|d| d.path.to_string_lossy().to_ascii_lowercase() == want)
-        })
-        .map_or(512, |d| d.logical_block_size as usize);
     Ok(benchboot_sector::SectorReader::new(
         benchboot_sector::Sectors::new(file, sector),
         len,

@@ -10,9 +10,7 @@ use std::path::Path;
 
 use anyhow::{bail, Result};
 
-#[cfg(unix)]
-use crate::devices;
-use crate::devices::{Device, Refusal};
+use crate::devices::{self, Device, Refusal};
 
 /// A device the rules refuse: every reason, each with its fix.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -122,9 +120,9 @@ pub fn confirm_erase(what: &str, doing: &str, yes: bool) -> Result<()> {
 
 /// The disk a Windows `--device` names, among `all` (the scan of this machine), or
 /// `None` when `given` is no disk or volume name (a file, then):
-/// - `\\.\PhysicalDriveN` (also `//./PhysicalDriveN`, any case): that disk;
+/// - `\\.\PhysicalDriveN` (also `\\?\` or `//./` before it, any case): that disk;
 /// - `E:`, `E:\`, `\\.\E:`: the disk holding the volume mounted there;
-/// - `\\?\Volume{GUID}\`: the disk holding that volume.
+/// - `\\?\Volume{GUID}\`, the whole name: the disk holding that volume.
 ///
 /// `arg` names the option in messages (`"--device "`, or `""`).
 ///
@@ -132,13 +130,12 @@ pub fn confirm_erase(what: &str, doing: &str, yes: bool) -> Result<()> {
 /// A disk or volume this machine does not list, or a volume that spans disks (naming
 /// them: give one disk).
 pub fn find_windows_disk(arg: &str, given: &str, all: &[Device]) -> Result<Option<Device>> {
-    let unified = given.replace('/', "\\");
-    let bare = unified
+    let unified = given.replace('/', "\\").to_ascii_uppercase();
+    let device_path = unified
         .strip_prefix(r"\\.\")
-        .or_else(|| unified.strip_prefix(r"\\?\"))
-        .unwrap_or(&unified);
-    let upper = bare.to_ascii_uppercase();
-    if let Some(n) = upper.strip_prefix("PHYSICALDRIVE") {
+        .or_else(|| unified.strip_prefix(r"\\?\"));
+    let bare = device_path.unwrap_or(&unified);
+    if let Some(n) = device_path.and_then(|p| p.strip_prefix("PHYSICALDRIVE")) {
         let found = n
             .parse::<u32>()
             .ok()
@@ -151,27 +148,27 @@ pub fn find_windows_disk(arg: &str, given: &str, all: &[Device]) -> Result<Optio
             ),
         };
     }
-    let drive = upper.trim_end_matches('\\');
+    let drive = bare.trim_end_matches('\\');
     let is_drive =
         drive.len() == 2 && drive.ends_with(':') && drive.as_bytes()[0].is_ascii_alphabetic();
-    let is_volume = upper.starts_with("VOLUME{");
+    let is_volume = device_path.is_some_and(|p| p.starts_with("VOLUME{"));
     if !is_drive && !is_volume {
         return Ok(None);
     }
+    // Names compared whole, in any case, without the trailing backslash.
+    let same = |a: &str, b: &str| {
+        a.trim_end_matches('\\')
+            .eq_ignore_ascii_case(b.trim_end_matches('\\'))
+    };
     let holds = |d: &&Device| {
         if is_drive {
-            d.mounts.iter().any(|m| {
-                m.mount_point
-                    .to_string_lossy()
-                    .to_ascii_uppercase()
-                    .trim_end_matches('\\')
-                    == drive
-            })
+            d.mounts
+                .iter()
+                .any(|m| same(&m.mount_point.to_string_lossy(), drive))
         } else {
             d.partitions.iter().any(|p| {
-                p.name
-                    .to_ascii_uppercase()
-                    .contains(upper.trim_end_matches('\\'))
+                let name = p.name.strip_prefix(r"\\?\").unwrap_or(&p.name);
+                same(name, bare)
             })
         }
     };
@@ -198,8 +195,9 @@ pub fn find_windows_disk(arg: &str, given: &str, all: &[Device]) -> Result<Optio
 pub fn windows_open_hint(e: &std::io::Error, command: &str) -> String {
     match e.raw_os_error() {
         Some(5) => format!(
-            "opening a disk needs an elevated prompt: open Terminal or PowerShell with \
-             \"Run as administrator\" and run benchboot {command} there"
+            "access is denied; a disk is opened only from an elevated prompt: open \
+             Terminal or PowerShell with \"Run as administrator\" and run benchboot \
+             {command} there"
         ),
         Some(32) => "another program has it open (File Explorer, an antivirus scan, a disk \
              tool): close it and try again"
@@ -211,13 +209,52 @@ pub fn windows_open_hint(e: &std::io::Error, command: &str) -> String {
     }
 }
 
-/// Locks and dismounts every volume on `device` (mounted or not, its `partitions`) and
-/// holds the locks; says each on stderr.
+/// `now` (the same disk number scanned again after the question) is still `before`:
+/// the same size, bus, removable flag, vendor and model, and no part of the running
+/// system on it. A card pulled while the question waited, and another disk that took
+/// its number, fail here.
 ///
 /// # Errors
-/// A volume that could not be locked (open files on it, or no elevated prompt).
+/// What differs, and to run the command again.
+pub fn still_the_same(before: &Device, now: Option<&Device>) -> Result<()> {
+    let id = |d: &Device| {
+        (
+            d.size_bytes,
+            d.transport,
+            d.removable,
+            d.vendor.clone(),
+            d.model.clone(),
+        )
+    };
+    match now {
+        Some(now) if id(now) == id(before) && now.system_uses().is_empty() => Ok(()),
+        Some(now) => bail!(
+            "{} changed since it was checked: it was {}, it is now {}; nothing was written: \
+             check `benchboot devices` and run the command again",
+            before.path.display(),
+            before.describe(),
+            now.describe()
+        ),
+        None => bail!(
+            "{} is gone since it was checked (unplugged?); nothing was written",
+            before.path.display()
+        ),
+    }
+}
+
+/// Scans again, checks the disk is still the one judged ([`still_the_same`]), then
+/// locks and dismounts every volume on it as it is now (mounted or not, its
+/// `partitions`) and holds the locks; says each on stderr.
+///
+/// # Errors
+/// The disk changed, or a volume that could not be locked (open files on it, or no
+/// elevated prompt).
 #[cfg(windows)]
-pub fn lock_volumes(device: &Device) -> Result<Vec<benchboot_windisk::VolumeLock>> {
+pub fn lock_volumes(judged: &Device) -> Result<Vec<benchboot_windisk::VolumeLock>> {
+    let all = devices::scan_system()?;
+    let now = all.iter().find(|d| d.path == judged.path);
+    still_the_same(judged, now)?;
+    let device = now.unwrap_or(judged);
     let mut locks = Vec::new();
     for p in &device.partitions {
         let shown: Vec<String> = device

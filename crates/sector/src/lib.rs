@@ -31,11 +31,14 @@ pub const BOUNCE_BYTES: usize = 1 << 20;
 /// Positional I/O handed to the disk unchanged: no alignment is added, none is checked.
 pub trait RawIo {
     /// Reads up to `buf.len()` bytes at byte `offset`; the count read, 0 at the end.
+    /// Whole sectors, as `O_DIRECT` and `FILE_FLAG_NO_BUFFERING` read: a count that is
+    /// not is taken as the end (a file's last bytes).
     ///
     /// # Errors
     /// The disk's.
     fn read_raw(&mut self, buf: &mut [u8], offset: u64) -> io::Result<usize>;
-    /// Writes up to `buf.len()` bytes at byte `offset`; the count written.
+    /// Writes up to `buf.len()` bytes at byte `offset`; the count written (whole
+    /// sectors, else [`Sectors`] fails the write as short).
     ///
     /// # Errors
     /// The disk's.
@@ -122,12 +125,28 @@ fn read_full<R: RawIo + ?Sized>(
     Ok(done)
 }
 
-/// Writes all of `buf`.
-fn write_full<R: RawIo + ?Sized>(raw: &mut R, buf: &[u8], offset: u64) -> io::Result<()> {
+/// Writes all of `buf`; a count short of it and not whole `sector`s fails (the next
+/// write would be unaligned, and hide why).
+fn write_full<R: RawIo + ?Sized>(
+    raw: &mut R,
+    buf: &[u8],
+    offset: u64,
+    sector: usize,
+) -> io::Result<()> {
     let mut done = 0;
     while done < buf.len() {
         match raw.write_raw(&buf[done..], offset + done as u64) {
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) if done + n < buf.len() && !(done + n).is_multiple_of(sector) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::WriteZero,
+                    format!(
+                        "short write: {n} of {} bytes at byte {}",
+                        buf.len() - done,
+                        offset + done as u64
+                    ),
+                ))
+            }
             Ok(n) => done += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
@@ -135,6 +154,19 @@ fn write_full<R: RawIo + ?Sized>(raw: &mut R, buf: &[u8], offset: u64) -> io::Re
     }
     Ok(())
 }
+
+/// `offset + done`, or an error where it passes the largest offset.
+fn add(offset: u64, done: usize) -> io::Result<u64> {
+    offset.checked_add(done as u64).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("byte {offset} + {done}: past the largest offset"),
+        )
+    })
+}
+
+/// The largest sector [`Sectors`] takes, bytes.
+pub const MAX_SECTOR: usize = 64 << 10;
 
 /// Any read or write on a disk that takes whole sectors only: requests whose offset,
 /// length and buffer address are multiples of the sector go to the disk as they are;
@@ -147,10 +179,10 @@ pub struct Sectors<R> {
 }
 
 impl<R: RawIo> Sectors<R> {
-    /// `raw` with sectors of `sector` bytes (a power of two: 512 or 4096 for disks;
-    /// others are rounded up to one, 0 is taken as 1).
+    /// `raw` with sectors of `sector` bytes: a power of two, 512 or 4096 for disks
+    /// (others are rounded up to one; 0 is taken as 1, more than [`MAX_SECTOR`] as it).
     pub fn new(raw: R, sector: usize) -> Sectors<R> {
-        let sector = sector.max(1).next_power_of_two();
+        let sector = sector.clamp(1, MAX_SECTOR).next_power_of_two();
         Sectors {
             raw,
             sector,
@@ -189,10 +221,11 @@ impl<R: RawIo> Sectors<R> {
         let s = self.sector;
         let mut done = 0;
         while done < buf.len() {
-            let at = offset + done as u64;
+            let at = add(offset, done)?;
             let rest = &mut buf[done..];
             if self.whole(rest.as_ptr() as usize, at, rest.len()) {
                 let n = rest.len() / s * s;
+                add(at, n)?;
                 let got = read_full(&mut self.raw, &mut rest[..n], at, s)?;
                 done += got;
                 if got < n {
@@ -204,6 +237,7 @@ impl<R: RawIo> Sectors<R> {
             let skip = (at - start) as usize;
             let span = (skip + rest.len()).div_ceil(s) * s;
             let span = span.min(self.bounce.len());
+            add(start, span)?;
             let got = read_full(&mut self.raw, &mut self.bounce[..span], start, s)?;
             if got <= skip {
                 return Ok(done);
@@ -227,11 +261,12 @@ impl<R: RawIo> Sectors<R> {
         let s = self.sector;
         let mut done = 0;
         while done < buf.len() {
-            let at = offset + done as u64;
+            let at = add(offset, done)?;
             let rest = &buf[done..];
             if self.whole(rest.as_ptr() as usize, at, rest.len()) {
                 let n = rest.len() / s * s;
-                write_full(&mut self.raw, &rest[..n], at)?;
+                add(at, n)?;
+                write_full(&mut self.raw, &rest[..n], at, s)?;
                 done += n;
                 continue;
             }
@@ -240,6 +275,7 @@ impl<R: RawIo> Sectors<R> {
             let n = rest.len().min(self.bounce.len() - skip);
             let end = skip + n;
             let span = end.div_ceil(s) * s;
+            add(start, span)?;
             // The partial sectors' other bytes: read, so they are written back as they were.
             if skip > 0 {
                 self.fill_sector(0, start)?;
@@ -249,7 +285,7 @@ impl<R: RawIo> Sectors<R> {
                 self.fill_sector(last, start + last as u64)?;
             }
             self.bounce[skip..end].copy_from_slice(&rest[..n]);
-            write_full(&mut self.raw, &self.bounce[..span], start)?;
+            write_full(&mut self.raw, &self.bounce[..span], start, s)?;
             done += n;
         }
         Ok(())

@@ -151,3 +151,45 @@ fn the_stream_reader_seeks_from_the_end_and_stops_there() {
     );
     assert_eq!((r.len(), r.is_empty()), (4608, false));
 }
+
+/// A disk that answers in pieces: a short count that is not whole sectors.
+struct Dribble(MemDisk, usize);
+
+impl RawIo for Dribble {
+    fn read_raw(&mut self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        let n = buf.len().min(self.1);
+        self.0.read_raw(&mut buf[..n], offset)
+    }
+    fn write_raw(&mut self, buf: &[u8], offset: u64) -> io::Result<usize> {
+        let n = buf.len().min(self.1);
+        self.0.write_raw(&buf[..n], offset)
+    }
+    fn flush_raw(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn hostile_offsets_sizes_and_short_writes_are_errors_not_panics() {
+    let mut d = Sectors::new(MemDisk(disk(4096)), 512);
+    for off in [u64::MAX, u64::MAX - 100, u64::MAX - 1000] {
+        let e = d.write_at(&[1; 1024], off).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{off}: {e}");
+        let mut buf = [0u8; 1024];
+        let e = d.read_at(&mut buf, off).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{off}: {e}");
+    }
+    // Aligned and in range of u64, past the disk: the disk's own error.
+    assert!(d.write_at(&[1; 1024], u64::MAX - 4095).is_err());
+    assert!(d.get_ref().0 == disk(4096), "nothing was written");
+    // Sector sizes are kept in range: a huge one is clamped, not allocated.
+    assert_eq!(
+        Sectors::new(MemDisk::default(), usize::MAX / 2 + 2).sector(),
+        MAX_SECTOR
+    );
+    assert_eq!(Sectors::new(MemDisk::default(), 0).sector(), 1);
+    // A write the disk takes only in part, not whole sectors: said as short.
+    let mut d = Sectors::new(Dribble(MemDisk(disk(4096)), 100), 512);
+    let e = d.write_at(&[7; 1024], 512).unwrap_err();
+    assert_eq!(e.to_string(), "short write: 100 of 1024 bytes at byte 512");
+}

@@ -6,9 +6,10 @@ use std::io;
 use std::ptr::{null, null_mut};
 
 use windows_sys::Win32::Foundation::{
-    CloseHandle, GetLastError, ERROR_FILE_NOT_FOUND, ERROR_INSUFFICIENT_BUFFER, ERROR_MORE_DATA,
-    ERROR_NO_MORE_FILES, ERROR_PATH_NOT_FOUND, ERROR_SUCCESS, ERROR_WRITE_PROTECT, GENERIC_READ,
-    GENERIC_WRITE, HANDLE, INVALID_HANDLE_VALUE,
+    CloseHandle, GetLastError, ERROR_ACCESS_DENIED, ERROR_FILE_NOT_FOUND,
+    ERROR_INSUFFICIENT_BUFFER, ERROR_MORE_DATA, ERROR_NO_MORE_FILES, ERROR_PATH_NOT_FOUND,
+    ERROR_SHARING_VIOLATION, ERROR_SUCCESS, ERROR_WRITE_PROTECT, GENERIC_READ, GENERIC_WRITE,
+    HANDLE, INVALID_HANDLE_VALUE,
 };
 use windows_sys::Win32::Storage::FileSystem::{
     CreateFileW, FindFirstVolumeW, FindNextVolumeW, FindVolumeClose, GetVolumeInformationW,
@@ -362,8 +363,9 @@ impl Drop for VolumeLock {
 }
 
 /// Tries of `FSCTL_LOCK_VOLUME` while a file on the volume is open elsewhere (Explorer,
-/// an antivirus scan), [`LOCK_WAIT_MS`] apart.
-pub const LOCK_TRIES: u32 = 20;
+/// an antivirus scan: `ERROR_ACCESS_DENIED` or `ERROR_SHARING_VIOLATION`),
+/// [`LOCK_WAIT_MS`] apart: 15 s, as Rufus waits (`src/drive.c`, `GetHandle`).
+pub const LOCK_TRIES: u32 = 60;
 /// Milliseconds between tries of the lock.
 pub const LOCK_WAIT_MS: u64 = 250;
 
@@ -371,8 +373,8 @@ pub const LOCK_WAIT_MS: u64 = 250;
 /// backslash is dropped: that would open the root folder, not the volume).
 ///
 /// # Errors
-/// The open's (`ERROR_ACCESS_DENIED`, 5, without an elevated prompt), the lock's after
-/// [`LOCK_TRIES`] tries (`ERROR_ACCESS_DENIED` while files are open on it), the
+/// The open's (`ERROR_ACCESS_DENIED`, 5, without an elevated prompt), the lock's (after
+/// [`LOCK_TRIES`] tries while files are open on it; at once for any other error), the
 /// dismount's.
 pub fn lock_volume(name: &str) -> io::Result<VolumeLock> {
     let bare = name.trim_end_matches('\\');
@@ -403,7 +405,7 @@ pub fn lock_volume(name: &str) -> io::Result<VolumeLock> {
     loop {
         match ioctl(handle.0, FSCTL_LOCK_VOLUME, &[], 0) {
             Ok(_) => break,
-            Err(_) if tries + 1 < LOCK_TRIES => {
+            Err(ERROR_ACCESS_DENIED | ERROR_SHARING_VIOLATION) if tries + 1 < LOCK_TRIES => {
                 tries += 1;
                 std::thread::sleep(std::time::Duration::from_millis(LOCK_WAIT_MS));
             }

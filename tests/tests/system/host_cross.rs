@@ -133,7 +133,10 @@ fn the_host_tool_builds_for_macos_and_windows_and_its_windows_build_passes_under
     let out = wine(&env, &["probe", card_s, "--yes"]);
     let said = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{said}");
-    assert!(said.contains("card.img: a regular file, not a card"), "{said}");
+    assert!(
+        said.contains("card.img: a regular file, not a card"),
+        "{said}"
+    );
     let out = wine(&env, &["probe", r"\\.\PhysicalDrive0", "--yes"]);
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -631,12 +631,20 @@ fn the_device_option_names_a_disk_by_number_letter_or_volume() {
     }
     assert_eq!(name("C:").as_deref(), Some("PhysicalDrive0"));
     assert_eq!(name("F:").as_deref(), Some("PhysicalDrive2"));
-    // Files, relative or not, and a folder mount path: not disk names.
+    // Files, relative or not, a folder mount path, names without the device prefix:
+    // not disk names.
     for given in [
         "card.img",
         r"C:\images\card.img",
         "D:/cards/x.img",
         r"C:\mnt\card\",
+        "PhysicalDrive1",
+        "PhysicalDrive1.img",
+        "Volume{card}",
+        "",
+        ":",
+        "1:",
+        "E:E:",
     ] {
         assert_eq!(name(given), None, "{given}");
     }
@@ -655,10 +663,22 @@ fn the_device_option_names_a_disk_by_number_letter_or_volume() {
         "{}",
         err("Z:")
     );
+    // A volume is named whole: a part of its name is no volume, never another's.
+    for partial in [r"\\?\Volume{car}\", r"\\?\Volume{", r"\\?\Volume{cardx}"] {
+        assert!(
+            err(partial).ends_with(
+                "no disk this machine lists holds that volume (a network drive, a DVD?); \
+                 `benchboot devices` shows the disks and their volumes"
+            ),
+            "{partial}: {}",
+            err(partial)
+        );
+    }
     for missing in [
         r"\\.\PhysicalDrive9",
         r"\\.\PhysicalDriveX",
         r"\\.\PhysicalDrive",
+        r"\\.\PhysicalDrive99999999999999999999",
     ] {
         assert!(
             err(missing).ends_with(
@@ -696,4 +716,37 @@ fn a_failed_open_says_what_to_do() {
     assert!(hint(19).contains("write-protected"));
     assert!(hint(21).contains("no card"));
     assert_eq!(hint(1117), "check the card and the reader");
+}
+
+/// Between the question and the write, the disk number must still name the disk that
+/// was judged: a card swapped for another disk, or gone, stops the write.
+#[test]
+fn a_disk_that_changed_after_the_question_is_not_written() {
+    use crate::target_disk::still_the_same;
+    let (before, _) = scan(&machine());
+    let card = &before[1];
+    assert!(still_the_same(card, Some(card)).is_ok());
+    // Another disk took the number: another size and model.
+    let mut m = machine();
+    m.disks[1] = RawDisk {
+        number: 1,
+        ..m.disks[6].clone()
+    };
+    let (after, _) = scan(&m);
+    let e = still_the_same(card, after.iter().find(|d| d.path == card.path)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        r"\\.\PhysicalDrive1 changed since it was checked: it was \\.\PhysicalDrive1 (Generic- SD/MMC, usb, 29.7 GiB), it is now \\.\PhysicalDrive1 (SanDisk Cruzer, usb, 16 GiB); nothing was written: check `benchboot devices` and run the command again"
+    );
+    // The same disk, now with the page file on it.
+    let mut m = machine();
+    m.page_files = Some(vec![r"E:\pagefile.sys".into()]);
+    let (after, _) = scan(&m);
+    assert!(still_the_same(card, Some(&after[1])).is_err());
+    let e = still_the_same(card, None).unwrap_err();
+    assert!(
+        e.to_string()
+            .ends_with("is gone since it was checked (unplugged?); nothing was written"),
+        "{e}"
+    );
 }
