@@ -562,6 +562,17 @@ mod tests {
         assert!(format!("{e:#}").contains("not a card"), "{e:#}");
     }
 
+    /// A whole-card probe with a 1 MiB cache flush: quick on a small file.
+    fn quick() -> ProbeOptions {
+        ProbeOptions {
+            cache_flush_bytes: 1 << 20,
+            ..options(&ProbeTuning {
+                cache_flush_mib: 1,
+                resolution_mib: None,
+            })
+        }
+    }
+
     /// Linux and macOS's `ProbeDisk` on a file (Windows' asks the disk's length of an
     /// ioctl a file does not answer: its layer is tested just below).
     #[cfg(unix)]
@@ -573,14 +584,7 @@ mod tests {
         // A regular file stands in for the block device (O_DIRECT or its fallback).
         let mut d = ProbeDisk::open(f.path(), 512).unwrap();
         assert_eq!(d.size_bytes(), 64 << 20);
-        let opts = ProbeOptions {
-            cache_flush_bytes: 1 << 20,
-            ..options(&ProbeTuning {
-                cache_flush_mib: 1,
-                resolution_mib: None,
-            })
-        };
-        let r = benchboot_probe::probe(&mut d, &opts, &mut |_| {}).unwrap();
+        let r = benchboot_probe::probe(&mut d, &quick(), &mut |_| {}).unwrap();
         assert_eq!(r.verdict, Verdict::Genuine, "{}", r.summary());
         assert!(verdict_result(&r, f.path()).is_ok());
     }
@@ -603,14 +607,7 @@ mod tests {
                 Ok(Strict::new(file, sector as usize))
             };
             let mut d = SectorDisk::new(open().unwrap(), sector, 48 << 20, Box::new(open));
-            let opts = ProbeOptions {
-                cache_flush_bytes: 1 << 20,
-                ..options(&ProbeTuning {
-                    cache_flush_mib: 1,
-                    resolution_mib: None,
-                })
-            };
-            let r = benchboot_probe::probe(&mut d, &opts, &mut |_| {}).unwrap();
+            let r = benchboot_probe::probe(&mut d, &quick(), &mut |_| {}).unwrap();
             assert_eq!(r.verdict, Verdict::Genuine, "{sector}: {}", r.summary());
             let full = full_pass(
                 &mut d,

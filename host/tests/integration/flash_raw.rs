@@ -22,18 +22,7 @@ const LEN: usize = 5 * MIB + 1234;
 const CARD: usize = 8 * MIB;
 
 fn image_bytes() -> Vec<u8> {
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    let mut v: Vec<u8> = (0..LEN)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect();
-    v[510] = 0x55;
-    v[511] = 0xaa;
-    v
+    crate::image_noise(LEN, 0x2545_f491_4f6c_dd1d)
 }
 
 /// The card file opened for reading and writing as `flash` opens a target on this OS.

@@ -22,18 +22,8 @@ const LEN: u64 = 13 * MIB + 1234;
 /// An image with a boot signature, pseudo-random data, and one all-zero 4 MiB chunk
 /// ([5 MiB, 9 MiB)).
 fn image_bytes() -> Vec<u8> {
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let mut v: Vec<u8> = (0..LEN)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect();
+    let mut v = crate::image_noise(LEN as usize, 0x9e37_79b9_7f4a_7c15);
     v[(5 * MIB) as usize..(9 * MIB) as usize].fill(0);
-    v[510] = 0x55;
-    v[511] = 0xaa;
     v
 }
 

@@ -95,3 +95,20 @@ pub fn from_card(card: &std::path::Path, store: &std::path::Path) -> benchboot::
         progress: false,
     }
 }
+
+/// `len` bytes of xorshift noise from `seed`, an MBR boot signature at bytes 510-511:
+/// a disk image `flash` accepts, whose every chunk differs.
+pub fn image_noise(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed;
+    let mut v: Vec<u8> = (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect();
+    v[510] = 0x55;
+    v[511] = 0xaa;
+    v
+}
