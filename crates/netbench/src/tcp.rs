@@ -167,6 +167,11 @@ impl Streams {
         let cut = self.live() > 0;
         if cut {
             self.abort();
+        } else {
+            // Every stream ended on its own: closed plainly, so the kernel still delivers
+            // what a sender queued (the reset of `Drop` would throw that tail away, and
+            // the receiver would count less than was sent).
+            self.sockets.clear();
         }
         std::mem::take(&mut self.threads)
             .into_iter()

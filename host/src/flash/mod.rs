@@ -2,10 +2,12 @@
 //! back to prove it.
 //!
 //! Plan first ([`plan`]: refuses any device the rules of [`crate::devices`] refuse,
-//! with every reason), then [`execute`]: unmount the card's own partitions, write with
-//! [`io::write_image`] (the first 1 MiB last), fsync, read back with the page cache
-//! bypassed and compare SHA-256 ([`io::verify_image`]). A regular file as `--device`
-//! takes the same path, which is how the tests run it.
+//! with every reason), then [`execute`]: unmount the card's own partitions (Windows:
+//! lock and dismount its volumes, [`os::unmount_all`]), write with
+//! [`io::write_image`] (the first 1 MiB last), fsync, read back with the cache bypassed
+//! and compare SHA-256 ([`io::verify_image`]). A regular file as `--device` takes the
+//! same path, which is how the tests run it; [`execute_with`] lets them put a double
+//! with a raw disk's rules in between.
 
 pub mod io;
 pub mod os;
