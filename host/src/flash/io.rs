@@ -99,9 +99,7 @@ pub struct Disk {
 }
 
 #[cfg(unix)]
-fn is_einval(e: &io::Error) -> bool {
-    e.raw_os_error() == Some(rustix::io::Errno::INVAL.raw_os_error())
-}
+use benchboot_storage::os::is_einval;
 
 #[cfg(unix)]
 impl Disk {
