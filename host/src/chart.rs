@@ -88,20 +88,13 @@ pub struct PlotFigure {
     pub log_y_toggle: bool,
 }
 
-/// `rpi-zero-w-0123` → safe as a file name (letters, digits, `-`, `_`, `.`; anything
-/// else, and a leading `.`, as `_`): a run id such as `../x` or `.hidden` names no other
-/// folder and no hidden file.
+/// `rpi-zero-w-0123` → safe as a file name, through the one gate for outside names
+/// ([`SafeName::lossy`](benchboot_results::name::SafeName::lossy): letters, digits, `-`,
+/// `_`, `.`; anything else, a leading `.` or `-`, a trailing `.` as `_`; a Windows
+/// device name prefixed): a run id such as `../x`, `.hidden` or `nul` names no other
+/// folder, no hidden file and no device.
 pub fn file_stem(s: &str) -> String {
-    s.chars()
-        .enumerate()
-        .map(|(i, c)| {
-            if c.is_ascii_alphanumeric() || "-_".contains(c) || (c == '.' && i > 0) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    benchboot_results::name::SafeName::lossy(s).to_string()
 }
 
 /// The title prefix for an emulated run.

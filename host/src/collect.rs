@@ -291,7 +291,7 @@ pub fn collect(opts: &Options) -> Result<Collected> {
         (None, None) => from_network(opts.addr.as_deref(), opts.timeout, opts.progress)?,
     };
     // Before the store is opened, so a refused document leaves no new store behind.
-    store::check_run_id(&got.results.run_id)?;
+    store::run_file_name(&got.results.run_id)?;
     let dir = store::default_dir(opts.store.as_deref())?;
     let mut store = Store::open(&dir)?;
     let (outcome, row) = store.put(&got.results, &got.text, &got.source, unix_now())?;

@@ -5,7 +5,9 @@
 //! one /30 per function, crates/plan/src/network.rs), probed only when this host has an
 //! address on that /30; the board's well-known IPv6 link-local address `fe80::1` on
 //! every USB network interface of this host (Linux: driver cdc_ncm, cdc_ether or
-//! rndis_host); the port `cargo xtask qemu` forwards on 127.0.0.1.
+//! rndis_host). Never a loopback port: any local user can listen there and answer in a
+//! board's name, so `cargo xtask qemu`'s forward (127.0.0.1:18080) is named with
+//! `--addr` or `$BENCHBOOT_BOARD`, never guessed.
 
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV6, ToSocketAddrs};
 use std::path::Path;
@@ -70,12 +72,6 @@ pub fn candidates(env: Option<&str>, usb: &[UsbLink]) -> Result<Vec<Candidate>> 
             needs_link: false,
         });
     }
-    let local = Ipv4Addr::LOCALHOST;
-    v.push(Candidate {
-        label: format!("{local}:{QEMU_RESULTS_FORWARD}"),
-        addr: SocketAddr::from((local, QEMU_RESULTS_FORWARD)),
-        needs_link: false,
-    });
     Ok(v)
 }
 
@@ -125,10 +121,21 @@ pub fn parse_addr(s: &str) -> Result<SocketAddr> {
         let port: u16 = port.parse().with_context(|| format!("`{s}`: bad port"))?;
         let index = match zone.parse::<u32>() {
             Ok(i) => i,
-            Err(_) => std::fs::read_to_string(format!("/sys/class/net/{zone}/ifindex"))
+            Err(_) => benchboot_results::name::SafeName::new(
+                benchboot_results::name::NameKind::FileName,
+                zone,
+            )
+            .ok()
+            .and_then(|zone| {
+                std::fs::read_to_string(
+                    Path::new("/sys/class/net")
+                        .join(zone.as_str())
+                        .join("ifindex"),
+                )
                 .ok()
-                .and_then(|t| t.trim().parse().ok())
-                .with_context(|| format!("`{s}`: no network interface `{zone}` here"))?,
+            })
+            .and_then(|t| t.trim().parse().ok())
+            .with_context(|| format!("`{s}`: no network interface `{zone}` here"))?,
         };
         return Ok(SocketAddr::V6(SocketAddrV6::new(ip, port, 0, index)));
     }
@@ -195,7 +202,8 @@ pub fn discover(timeout: Duration) -> Result<String> {
             bail!(
                 "no board answered at {} within {} s: is the cable in the board's USB data \
                  port, and did this host take a DHCP lease on the new interface? Or name it: \
-                 benchboot fetch --addr HOST:PORT",
+                 benchboot fetch --addr HOST:PORT (a board in `cargo xtask qemu`: --addr \
+                 127.0.0.1:{QEMU_RESULTS_FORWARD})",
                 tried.join(", "),
                 timeout.as_secs()
             );
@@ -224,7 +232,6 @@ mod tests {
                 "10.55.0.5:8080",
                 "10.55.0.9:8080",
                 "[fe80::1%usb0]:8080",
-                "127.0.0.1:18080"
             ]
         );
         assert_eq!(
@@ -236,8 +243,14 @@ mod tests {
                 7
             ))
         );
-        assert!(c[1].needs_link && !c[0].needs_link && !c[5].needs_link);
-        assert_eq!(candidates(None, &[]).unwrap().len(), 4);
+        assert!(c[1].needs_link && !c[0].needs_link && !c[4].needs_link);
+        // Nothing named, no USB link: the gadget's three addresses, never a loopback
+        // port another local user could answer on.
+        let bare = candidates(None, &[]).unwrap();
+        assert_eq!(bare.len(), 3);
+        assert!(bare
+            .iter()
+            .all(|c| c.needs_link && !c.addr.ip().is_loopback()));
         let err = format!("{:#}", candidates(Some("nonsense"), &[]).unwrap_err());
         assert!(err.contains("BENCHBOOT_BOARD=nonsense"), "{err}");
     }

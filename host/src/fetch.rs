@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use benchboot_results::name::{NameKind, SafeName};
 use benchboot_results::RunResults;
 
 pub use crate::discover::{discover, BOARD_ENV};
@@ -33,11 +34,32 @@ pub fn fetch(addr: &str, timeout: Duration) -> Result<(RunResults, String)> {
         .with_context(|| {
             format!("GET {url}: is the board up and its ready line printed? is the address right?")
         })?;
-    let text = resp
-        .into_string()
-        .with_context(|| format!("reading {url}"))?;
+    // Bounded as every document reader is ([`benchboot_results::read_document`]).
+    let bytes = benchboot_results::read_document(resp.into_reader())
+        .with_context(|| format!("reading {url}: the board's answer"))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "{url}: not UTF-8 text (byte {})",
+            e.utf8_error().valid_up_to()
+        )
+    })?;
     let results = RunResults::from_json(&text).with_context(|| url.to_string())?;
     Ok((results, text))
+}
+
+/// The folder `benchboot fetch` saves into when no `--out` is given.
+pub const DEFAULT_DIR: &str = "benchboot-results";
+
+/// Where `benchboot fetch` saves `results` with no `--out`: `benchboot-results/<run
+/// id>.json`, the run id through the one gate ([`SafeName::new`]).
+///
+/// # Errors
+/// A run id that cannot name a file (`../x`, `/abs`, `nul`): the document came from the
+/// network, so it is refused, not written anywhere.
+pub fn default_path(results: &RunResults) -> Result<PathBuf> {
+    let name = SafeName::new(NameKind::RunId, &results.run_id)
+        .context("not saved: give --out FILE to keep it under a name of your own")?;
+    Ok(name.path_in(Path::new(DEFAULT_DIR), "json"))
 }
 
 /// Saves `text` to `path` atomically ([`crate::atomic_file::write`]); returns `path`.

@@ -366,9 +366,10 @@ fn run(command: Command) -> Result<()> {
                 }
             };
             let (results, text) = fetch::fetch(&addr, Duration::from_secs(timeout))?;
-            let path = out.unwrap_or_else(|| {
-                PathBuf::from("benchboot-results").join(format!("{}.json", results.run_id))
-            });
+            let path = match out {
+                Some(out) => out,
+                None => fetch::default_path(&results)?,
+            };
             let saved = fetch::save(&path, &text)?;
             print!("{}", render::report(&results));
             println!("saved {}", saved.display());

@@ -281,12 +281,7 @@ pub fn assert_console_protocol(run: &Run, r: &RunResults) -> String {
 /// # Panics
 /// When the fetched and the card's documents differ.
 pub fn assert_fetched_matches_card(run: &Run, r: &RunResults, layout: &Layout) {
-    if !run.discovered {
-        eprintln!(
-            "127.0.0.1:{} was busy (another QEMU): fetched by address",
-            benchboot_plan::QEMU_RESULTS_FORWARD
-        );
-    }
+    assert!(run.fetched, "the results were not fetched over the network");
     let on_card = card_results(&run.sd_card, layout);
     assert_eq!(on_card.run_id, r.run_id);
     assert_eq!(on_card.storage, r.storage);

@@ -57,9 +57,10 @@ pub struct Run {
     pub boot_to_init: Duration,
     /// From QEMU start to the ready line (boot + the whole plan).
     pub boot_to_ready: Duration,
-    /// True when `benchboot fetch` found the board with no address given (the
-    /// well-known forward was free); false when the results came from the card.
-    pub discovered: bool,
+    /// True when `benchboot fetch` got the results over QEMU's network (always by
+    /// address: `fetch` never guesses a loopback port); false when they came from the
+    /// card.
+    pub fetched: bool,
 }
 
 /// Kills QEMU when dropped, whatever happened.
@@ -491,7 +492,7 @@ impl Launched {
         results: PathBuf,
         boot_to_init: Duration,
         boot_to_ready: Duration,
-        discovered: bool,
+        fetched: bool,
     ) -> Run {
         Run {
             image: self.built.image,
@@ -502,7 +503,7 @@ impl Launched {
             results,
             boot_to_init,
             boot_to_ready,
-            discovered,
+            fetched,
         }
     }
 
@@ -627,10 +628,10 @@ pub fn run_with(board: &Board, opts: &Options) -> Result<Run> {
         let mut fetch = Command::new(&host);
         // An emulated ARM1176 sends ~1 MB through QEMU's usb-net slowly, more so on
         // a loaded host (fetch's 30 s default timed out once beside 3 other QEMUs).
+        // Always by address: `fetch` never guesses a loopback port (another local user
+        // could answer there).
         fetch.args(["fetch", "--timeout", "180"]);
-        if l.port != QEMU_RESULTS_FORWARD {
-            fetch.args(["--addr", &format!("127.0.0.1:{}", l.port)]);
-        }
+        fetch.args(["--addr", &format!("127.0.0.1:{}", l.port)]);
         let status = fetch
             .arg("--out")
             .arg(&results)
@@ -671,8 +672,7 @@ pub fn run_with(board: &Board, opts: &Options) -> Result<Run> {
             bail!("benchboot show {} failed ({status})", results.display());
         }
     }
-    let discovered = networked && l.port == QEMU_RESULTS_FORWARD;
-    Ok(l.into_run(results, boot_to_init, boot_to_ready, discovered))
+    Ok(l.into_run(results, boot_to_init, boot_to_ready, networked))
 }
 
 /// What a boot that QEMU ended by itself left (a guest reset or power-off, which

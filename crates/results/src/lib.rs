@@ -23,6 +23,7 @@ pub mod health;
 pub mod isolation;
 pub mod memory;
 pub mod modalias;
+pub mod name;
 pub mod network;
 pub mod summary;
 pub mod text;

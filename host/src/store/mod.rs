@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
+use benchboot_results::name::{NameKind, SafeName};
 use benchboot_results::RunResults;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 
@@ -73,11 +74,8 @@ pub enum StoreError {
         .0.display()
     )]
     NoStore(PathBuf),
-    #[error(
-        "run id `{0}` cannot name a file (only ASCII letters, digits, `.`, `_`, `-`, not \
-         starting with `.`): is this a benchboot results document?"
-    )]
-    BadRunId(String),
+    #[error("{0}: is this a benchboot results document?")]
+    BadRunId(#[from] benchboot_results::name::NameError),
 }
 
 /// Measurements in a document, by kind.
@@ -419,8 +417,8 @@ impl Store {
         source: &str,
         collected_at: i64,
     ) -> Result<(Outcome, RunRow)> {
-        check_run_id(&results.run_id)?;
-        let row = row_of(&self.dir, results, source, collected_at);
+        let name = run_file_name(&results.run_id)?;
+        let row = row_of(&self.dir, &name, results, source, collected_at);
         let db = self.db_path();
         let tx = self
             .conn
@@ -527,7 +525,13 @@ impl Store {
 }
 
 /// The row of `results` stored as `<dir>/runs/<run id>.json`.
-fn row_of(dir: &Path, results: &RunResults, source: &str, collected_at: i64) -> RunRow {
+fn row_of(
+    dir: &Path,
+    name: &SafeName,
+    results: &RunResults,
+    source: &str,
+    collected_at: i64,
+) -> RunRow {
     RunRow {
         run_id: results.run_id.clone(),
         board: results.board.clone(),
@@ -536,16 +540,17 @@ fn row_of(dir: &Path, results: &RunResults, source: &str, collected_at: i64) -> 
         kernel: results.system.kernel_release.clone(),
         collected_at,
         source: source.to_owned(),
-        json_path: dir.join(RUNS_DIR).join(format!("{}.json", results.run_id)),
+        json_path: name.path_in(&dir.join(RUNS_DIR), "json"),
         schema: (results.schema_version.major, results.schema_version.minor),
         written_ns: results.system.written_ns,
         counts: Counts::of(results),
     }
 }
 
-/// Inserts or replaces `row` (its file at `runs/<run id>.json`).
+/// Inserts or replaces `row` (its file at `runs/<run id>.json`, named by [`row_of`]).
 fn insert(conn: &Connection, row: &RunRow) -> rusqlite::Result<usize> {
-    let rel = Path::new(RUNS_DIR).join(format!("{}.json", row.run_id));
+    let file = row.json_path.file_name().unwrap_or_default();
+    let rel = Path::new(RUNS_DIR).join(file);
     let c = &row.counts;
     conn.execute(
         &format!(
@@ -598,20 +603,14 @@ fn row_from(r: &rusqlite::Row<'_>, dir: &Path) -> rusqlite::Result<RunRow> {
     })
 }
 
-/// A run id names a file in the store: ASCII letters, digits, `.`, `_`, `-`, at most
-/// 128 bytes, not starting with `.`.
-pub fn check_run_id(id: &str) -> Result<(), StoreError> {
-    let ok = !id.is_empty()
-        && id.len() <= 128
-        && !id.starts_with('.')
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
-    if ok {
-        Ok(())
-    } else {
-        Err(StoreError::BadRunId(id.to_owned()))
-    }
+/// A run id names a file in the store (`runs/<run id>.json`): through the one gate,
+/// [`SafeName::new`] (ASCII letters, digits, `.`, `_`, `-`, at most 128 bytes, not
+/// starting with `.` or `-`, no Windows device name).
+///
+/// # Errors
+/// [`StoreError::BadRunId`] naming the rule the id breaks.
+pub fn run_file_name(id: &str) -> Result<SafeName, StoreError> {
+    Ok(SafeName::new(NameKind::RunId, id)?)
 }
 
 #[cfg(test)]
@@ -649,10 +648,10 @@ mod tests {
 
     #[test]
     fn run_ids_that_cannot_be_file_names_are_refused() {
-        for bad in ["", "../x", "a/b", ".hidden", "a b", "ü"] {
-            assert!(check_run_id(bad).is_err(), "{bad:?}");
+        for bad in ["", "../x", "a/b", ".hidden", "a b", "ü", "nul", "-x"] {
+            assert!(run_file_name(bad).is_err(), "{bad:?}");
         }
-        check_run_id("rpi-zero-w-a0111b486424").unwrap();
-        check_run_id("host-1.2_3").unwrap();
+        run_file_name("rpi-zero-w-a0111b486424").unwrap();
+        run_file_name("host-1.2_3").unwrap();
     }
 }

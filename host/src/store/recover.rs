@@ -13,7 +13,7 @@ use anyhow::{anyhow, Context as _, Result};
 use benchboot_results::RunResults;
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
-use super::{check_run_id, insert, row_of, StoreError, DB_FILE, RUNS_DIR, SCHEMA, STORE_VERSION};
+use super::{insert, row_of, run_file_name, StoreError, DB_FILE, RUNS_DIR, SCHEMA, STORE_VERSION};
 
 /// Where and when each run was collected (`collected_at`, unix s; `source`), by run id:
 /// what a rebuilt index keeps from the old one when it can still be read.
@@ -101,7 +101,7 @@ fn index_one(conn: &Connection, dir: &Path, path: &Path, salvage: &Salvage) -> R
     let bytes = benchboot_results::read_document(f)?;
     let text = String::from_utf8(bytes).map_err(|_| anyhow!("not UTF-8 text"))?;
     let r = RunResults::from_json(&text).map_err(|e| anyhow!("not a results document: {e}"))?;
-    check_run_id(&r.run_id)?;
+    let name = run_file_name(&r.run_id)?;
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
     if stem.as_deref() != Some(r.run_id.as_str()) {
         anyhow::bail!(
@@ -118,7 +118,7 @@ fn index_one(conn: &Connection, dir: &Path, path: &Path, salvage: &Salvage) -> R
             .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
         (mtime, REINDEXED_SOURCE.to_owned())
     });
-    insert(conn, &row_of(dir, &r, &source, collected_at))?;
+    insert(conn, &row_of(dir, &name, &r, &source, collected_at))?;
     Ok(())
 }
 

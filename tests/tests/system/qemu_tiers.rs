@@ -13,7 +13,7 @@
 //! | `qemu_virt_armv7_…` | qemu-virt-armv7 | `virt -cpu cortex-a7` | armmp, virtio | ttyAMA0 |
 //!
 //! Tests of this file run in parallel: only one QEMU holds 127.0.0.1:18080, the others
-//! are fetched by address (`Run::discovered` says which). Structure only, never speed.
+//! forward a free port; each is fetched by address. Structure only, never speed.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
