@@ -268,11 +268,17 @@ fn dir_rank(d: &str) -> u8 {
     }
 }
 
+/// A run's id as messages show it: escaped.
+fn r_id(r: &RunResults) -> std::borrow::Cow<'_, str> {
+    benchboot_results::text::escape(&r.run_id)
+}
+
 /// Builds the comparison of `runs` (path and results; the first is the baseline) and
 /// `references`.
 ///
 /// # Errors
-/// When there are fewer than two entries or no run.
+/// When there are fewer than two entries, no run, or one run given twice (by the same
+/// file or two files holding one run id).
 pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Result<Comparison> {
     if runs.is_empty() {
         bail!("compare needs at least one run (a results JSON file) as its first argument");
@@ -282,6 +288,21 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
             "compare needs two things to compare: two runs, or a run and --reference NAME \
              (benchboot compare --list-references lists the built-in ones)"
         );
+    }
+    // A run against itself shows only ratios of 1.00: say so instead of a report.
+    for (j, (pj, rj)) in runs.iter().enumerate() {
+        if let Some((pi, _)) = runs[..j].iter().find(|(_, ri)| ri.run_id == rj.run_id) {
+            let how = if pi == pj {
+                format!("{} is given twice", pi.display())
+            } else {
+                format!("{} and {} hold it", pi.display(), pj.display())
+            };
+            bail!(
+                "run {} is given twice ({how}): a run compared with itself differs in nothing; \
+                 give two different runs (benchboot runs lists them), or a run and --reference NAME",
+                r_id(rj)
+            );
+        }
     }
     let letter = |i: usize| {
         let c = (b'A' + (i % 26) as u8) as char;

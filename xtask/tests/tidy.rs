@@ -22,7 +22,10 @@
 //!   in ARCHITECTURE.md;
 //! - PID 1 writes to its console only through `firmware/src/console.rs` (which prefixes
 //!   and escapes every line): no `println!`, `eprintln!`, `dbg!` or `io::stdout()`
-//!   elsewhere in the firmware.
+//!   elsewhere in the firmware;
+//! - in the host tool, a name from outside (run id, board, label, SSID, a card's file
+//!   name) becomes a path only through `benchboot_results::name::SafeName`
+//!   (`tidy/names.rs`).
 #![forbid(unsafe_code)]
 
 #[path = "tidy/console.rs"]
@@ -33,6 +36,8 @@ mod cycles;
 mod files;
 #[path = "tidy/lex.rs"]
 mod lex;
+#[path = "tidy/names.rs"]
+mod names;
 #[path = "tidy/unsafe_code.rs"]
 mod unsafe_code;
 
@@ -239,6 +244,17 @@ fn pid1_prints_only_through_its_console_module() {
         repo()
             .rust()
             .flat_map(|(p, t)| console::console_writes(p, t))
+            .collect(),
+    );
+}
+
+#[test]
+fn outside_names_become_paths_only_through_the_gate() {
+    assert_clean(
+        "names to paths",
+        repo()
+            .rust()
+            .flat_map(|(p, t)| names::paths_from_outside_names(p, t))
             .collect(),
     );
 }

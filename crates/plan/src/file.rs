@@ -61,13 +61,13 @@ pub struct MemorySection {
     /// Least duration of one bandwidth sample (tinymembench: 0.5 s).
     pub sample: Option<Millis>,
     /// Samples per kernel; the best is reported with the spread.
-    pub samples: Option<Count>,
+    pub samples: Option<Count<{ crate::limits::MAX_COUNT }>>,
     /// Largest latency block, a power of two from 1 KiB (tinymembench: 64 MiB).
     pub latency_max: Option<Spanned<Bytes>>,
     /// Dependent reads per latency repeat (rounded down to a multiple of 16, at least 16).
-    pub latency_reads: Option<Count>,
+    pub latency_reads: Option<Count<{ crate::limits::MAX_LATENCY_READS as u32 }>>,
     /// Repeats per latency block; the fastest counts.
-    pub latency_repeats: Option<Count>,
+    pub latency_repeats: Option<Count<{ crate::limits::MAX_COUNT }>>,
     /// Also measure latency with transparent huge pages where the kernel has them.
     pub huge_pages: Option<bool>,
     /// On multi-core boards, libc memcpy/memset on each core and on all at once too.
@@ -183,7 +183,7 @@ pub struct NetworkSection {
     pub omit: Option<Millis>,
     /// Parallel stream counts, each run in both directions.
     pub streams: Option<Vec<Depth>>,
-    pub latency_samples: Option<Count>,
+    pub latency_samples: Option<Count<{ crate::limits::MAX_COUNT }>>,
     /// Size of the HTTP object served from RAM.
     pub http: Option<Bytes>,
     /// How long the board retries reaching the peer.
@@ -356,16 +356,34 @@ impl<'de> Deserialize<'de> for BlockSize {
     }
 }
 
-/// A count of at least 1 (repetitions, samples).
+/// A count from 1 to `MAX` (repetitions, samples, reads): a value outside, a negative
+/// one or one past `u64` included, is refused with the range (`0 is outside
+/// 1..=10000`), so the fix is in the message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Count(pub u32);
+pub struct Count<const MAX: u32 = { u32::MAX }>(pub u32);
 
-impl<'de> Deserialize<'de> for Count {
+impl<'de, const MAX: u32> Deserialize<'de> for Count<MAX> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match u32::deserialize(d)? {
-            0 => Err(serde::de::Error::custom("must be at least 1")),
-            n => Ok(Count(n)),
+        struct Visit<const MAX: u32>;
+        impl<const MAX: u32> serde::de::Visitor<'_> for Visit<MAX> {
+            type Value = Count<MAX>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "a whole number in 1..={MAX}")
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Self::Value, E> {
+                self.visit_i128(i128::from(n))
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Self::Value, E> {
+                self.visit_i128(i128::from(n))
+            }
+            fn visit_i128<E: serde::de::Error>(self, n: i128) -> Result<Self::Value, E> {
+                match u32::try_from(n) {
+                    Ok(c) if (1..=MAX).contains(&c) => Ok(Count(c)),
+                    _ => Err(E::custom(format!("{n} is outside 1..={MAX}"))),
+                }
+            }
         }
+        d.deserialize_any(Visit::<MAX>)
     }
 }
 

@@ -13,6 +13,7 @@ pub mod card_check;
 pub mod estimate;
 pub mod file;
 pub mod guard;
+pub mod limits;
 pub mod locate;
 pub mod memory;
 pub mod net_steps;

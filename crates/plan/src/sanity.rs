@@ -16,13 +16,7 @@ pub const MAX_PLAN_MS: u64 = 7 * 24 * 3_600_000;
 /// Above this total (24 h, ms) and up to [`MAX_PLAN_MS`], `plan check` warns.
 pub const WARN_PLAN_MS: u64 = 24 * 3_600_000;
 
-/// Most dependent reads per latency repeat: 1e9 (tinymembench does 1e7; 1e9 at a Pi
-/// Zero's 300 ns is 5 min per block and repeat).
-pub const MAX_LATENCY_READS: u64 = 1_000_000_000;
-
-/// Most latency repeats, bandwidth samples and network round trips a plan may ask for:
-/// 10,000 (tinymembench: 3 repeats, 10 samples; ping's default is 1 a second).
-pub const MAX_COUNT: u32 = 10_000;
+pub use crate::limits::{MAX_COUNT, MAX_LATENCY_READS};
 
 /// The key of the cap that drives a step's bound, as [`crate::PlanError::Invalid`]
 /// names fields.

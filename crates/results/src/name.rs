@@ -66,7 +66,7 @@ impl fmt::Display for NameError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "the {} {:?} cannot name a file: {} (a {} is 1-{MAX_LEN} ASCII letters, \
+            "the {} `{}` cannot name a file: {} (a {} is 1-{MAX_LEN} ASCII letters, \
              digits, '.', '_' or '-', not starting with '.' or '-')",
             self.kind.words(),
             self.shown,

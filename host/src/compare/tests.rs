@@ -207,3 +207,51 @@ fn needs_two_entries_and_a_run() {
         "{e}"
     );
 }
+
+#[test]
+fn a_run_given_twice_is_said_not_compared() {
+    let run = |id: &str| {
+        RunResults::new(
+            id.into(),
+            benchboot_plan::Plan::example(),
+            benchboot_results::SystemInfo::default(),
+        )
+    };
+    let e = compare(
+        &[("a.json".into(), run("r1")), ("a.json".into(), run("r1"))],
+        &[],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("run r1 is given twice (a.json is given twice)"),
+        "{e}"
+    );
+    let e = compare(
+        &[
+            ("a.json".into(), run("r1")),
+            ("b.json".into(), run("r2")),
+            ("c.json".into(), run("r1")),
+        ],
+        &[],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("a.json and c.json hold it"), "{e}");
+    // The id is printed escaped.
+    let e = compare(
+        &[
+            ("a.json".into(), run("x\u{1b}[2J")),
+            ("b.json".into(), run("x\u{1b}[2J")),
+        ],
+        &[],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("run x\\u{1b}[2J is given twice"), "{e}");
+    compare(
+        &[("a.json".into(), run("r1")), ("b.json".into(), run("r2"))],
+        &[],
+    )
+    .unwrap();
+}

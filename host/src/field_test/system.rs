@@ -3,6 +3,7 @@
 //! results store; and what they look up on this computer (the source tree, its wired
 //! interfaces, where the board can answer).
 
+use benchboot_results::name::{NameKind, SafeName};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -68,12 +69,12 @@ pub fn source_tree() -> Option<PathBuf> {
 /// Where `cargo xtask image --board <board>` writes in `tree`:
 /// `<target>/images/<board>.img`, `<target>` being `$CARGO_TARGET_DIR` (`target_env`;
 /// relative to `tree`, where the build runs) or `tree/target`.
-pub fn image_path(tree: &Path, board: &str, target_env: Option<&std::ffi::OsStr>) -> PathBuf {
-    target_env
+pub fn image_path(tree: &Path, board: &SafeName, target_env: Option<&std::ffi::OsStr>) -> PathBuf {
+    let images = target_env
         .filter(|t| !t.is_empty())
         .map_or_else(|| tree.join("target"), |t| tree.join(t))
-        .join("images")
-        .join(format!("{board}.img"))
+        .join("images");
+    board.path_in(&images, "img")
 }
 
 /// This computer's wired network interfaces from a `/sys/class/net`-shaped folder:
@@ -158,7 +159,12 @@ impl Steps for System {
                 tree.display()
             );
         }
-        let image = image_path(tree, name, std::env::var_os("CARGO_TARGET_DIR").as_deref());
+        let board = SafeName::new(NameKind::Board, name)?;
+        let image = image_path(
+            tree,
+            &board,
+            std::env::var_os("CARGO_TARGET_DIR").as_deref(),
+        );
         if !image.is_file() {
             bail!(
                 "cargo xtask image --board {name} succeeded, but {} is not there",

@@ -624,16 +624,19 @@ fn source_tree_image_path_and_spans() {
     assert_eq!(source_tree_from(here).as_deref(), here.parent());
 
     let tree = Path::new("/src/benchboot");
+    let rpi_4b =
+        benchboot_results::name::SafeName::new(benchboot_results::name::NameKind::Board, "rpi-4b")
+            .unwrap();
     assert_eq!(
-        image_path(tree, "rpi-4b", None),
+        image_path(tree, &rpi_4b, None),
         Path::new("/src/benchboot/target/images/rpi-4b.img")
     );
     assert_eq!(
-        image_path(tree, "rpi-4b", Some("/cache/t".as_ref())),
+        image_path(tree, &rpi_4b, Some("/cache/t".as_ref())),
         Path::new("/cache/t/images/rpi-4b.img")
     );
     assert_eq!(
-        image_path(tree, "rpi-4b", Some("out".as_ref())),
+        image_path(tree, &rpi_4b, Some("out".as_ref())),
         Path::new("/src/benchboot/out/images/rpi-4b.img")
     );
 

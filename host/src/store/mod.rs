@@ -75,7 +75,7 @@ pub enum StoreError {
     )]
     NoStore(PathBuf),
     #[error("{0}: is this a benchboot results document?")]
-    BadRunId(#[from] benchboot_results::name::NameError),
+    BadRunId(benchboot_results::name::NameError),
 }
 
 /// Measurements in a document, by kind.
@@ -610,7 +610,7 @@ fn row_from(r: &rusqlite::Row<'_>, dir: &Path) -> rusqlite::Result<RunRow> {
 /// # Errors
 /// [`StoreError::BadRunId`] naming the rule the id breaks.
 pub fn run_file_name(id: &str) -> Result<SafeName, StoreError> {
-    Ok(SafeName::new(NameKind::RunId, id)?)
+    SafeName::new(NameKind::RunId, id).map_err(StoreError::BadRunId)
 }
 
 #[cfg(test)]

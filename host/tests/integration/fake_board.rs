@@ -12,7 +12,11 @@ use std::time::Duration;
 /// other request gets `404`. Each connection is answered on its own thread, so a probe
 /// that stays open does not hold up the next request.
 pub fn serve_results(body: String) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    serve_results_on(TcpListener::bind("127.0.0.1:0").unwrap(), body)
+}
+
+/// [`serve_results`] on a listener the test bound itself (a given port).
+pub fn serve_results_on(listener: TcpListener, body: String) -> String {
     let addr = listener.local_addr().unwrap().to_string();
     let body: std::sync::Arc<str> = body.into();
     std::thread::spawn(move || {
