@@ -610,7 +610,7 @@ pub fn run(args: &CompareArgs) -> Result<()> {
     args.output.emit(&text)?;
     if let Some(dir) = &args.output.plots {
         for f in output::compare_plots(&c, dir)? {
-            eprintln!("plot {}", f.display());
+            crate::errln!("plot {}", f.display());
         }
     }
     Ok(())

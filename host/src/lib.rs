@@ -22,6 +22,7 @@ pub mod html;
 pub mod log;
 #[cfg(unix)]
 pub mod memory;
+pub mod out;
 pub mod plan;
 pub mod plot;
 #[cfg(unix)]

@@ -348,7 +348,7 @@ fn main() -> ExitCode {
         Err(e) => {
             // Messages quote their input (a run id, a board name, a log line): escaped.
             let message = format!("{e:#}");
-            eprintln!("error: {}", benchboot_results::text::escape_lines(&message));
+            benchboot::errln!("error: {message}");
             ExitCode::FAILURE
         }
     }
@@ -361,7 +361,7 @@ fn run(command: Command) -> Result<()> {
                 Some(a) => a,
                 None => {
                     let found = fetch::discover(Duration::from_secs(timeout))?;
-                    eprintln!("found a board at {found}");
+                    benchboot::errln!("found a board at {found}");
                     found
                 }
             };
@@ -371,8 +371,8 @@ fn run(command: Command) -> Result<()> {
                 None => fetch::default_path(&results)?,
             };
             let saved = fetch::save(&path, &text)?;
-            print!("{}", render::report(&results));
-            println!("saved {}", saved.display());
+            benchboot::out!("{}", render::report(&results));
+            benchboot::outln!("saved {}", saved.display());
         }
         #[cfg(not(unix))]
         Command::Storage { .. } => {
@@ -423,12 +423,13 @@ fn run(command: Command) -> Result<()> {
                 )),
                 verify,
             };
-            let results = benchboot::storage::run(&run, &mut |step| eprintln!("storage: {step}"))?;
+            let results =
+                benchboot::storage::run(&run, &mut |step| benchboot::errln!("storage: {step}"))?;
             let text = results.to_json();
             if let Some(out) = out {
-                println!("saved {}", fetch::save(&out, &text)?.display());
+                benchboot::outln!("saved {}", fetch::save(&out, &text)?.display());
             }
-            print!("{}", render::report(&results));
+            benchboot::out!("{}", render::report(&results));
         }
         #[cfg(unix)]
         Command::Memory(args) => benchboot::memory::run_command(&args)?,
@@ -534,7 +535,7 @@ fn run(command: Command) -> Result<()> {
         Command::Runs(args) => benchboot::collect::run_runs(&args)?,
         Command::Show { file } => {
             let results = benchboot::report::load_path(&file)?;
-            print!("{}", render::report(&results));
+            benchboot::out!("{}", render::report(&results));
         }
     }
     Ok(())

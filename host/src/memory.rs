@@ -138,16 +138,16 @@ pub fn run_command(args: &MemoryArgs) -> Result<()> {
          run it on a Linux host or let the board's plan measure the board",
         std::env::consts::OS
     );
-    eprintln!(
+    crate::errln!(
         "memory: bandwidth and latency on this machine (up to {} s)",
         plan.estimate_ms().div_ceil(1000)
     );
     let results = run(plan);
     if let Some(out) = &args.out {
         let saved = crate::fetch::save(out, &results.to_json())?;
-        println!("saved {}", saved.display());
+        crate::outln!("saved {}", saved.display());
     }
-    print!("{}", crate::render::report(&results));
+    crate::out!("{}", crate::render::report(&results));
     Ok(())
 }
 

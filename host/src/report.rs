@@ -71,7 +71,8 @@ impl OutputArgs {
         }
     }
 
-    /// Prints `text`, or with `-o FILE` writes it there whole ([`crate::atomic_file`]),
+    /// Prints `text` ([`crate::out`]: JSON through `escape_json`, the rest escaped line
+    /// by line), or with `-o FILE` writes it there whole ([`crate::atomic_file`]),
     /// naming the file on stderr.
     ///
     /// # Errors
@@ -79,11 +80,12 @@ impl OutputArgs {
     /// ([`crate::atomic_file::check_output`]), or the file cannot be written.
     pub fn emit(&self, text: &str) -> Result<()> {
         match &self.out {
-            None => print!("{text}"),
+            None if self.format() == Format::Json => crate::out::json(text),
+            None => crate::out::text(crate::out::Stream::Out, text),
             Some(path) => {
                 crate::atomic_file::check_output(path)?;
                 crate::atomic_file::write(path, text)?;
-                eprintln!("wrote {}", path.display());
+                crate::errln!("wrote {}", path.display());
             }
         }
         Ok(())
@@ -146,7 +148,7 @@ pub fn load_path(path: &Path) -> Result<RunResults> {
         anyhow::anyhow!("{}: {e}{hint}", path.display())
     })?;
     if let Some(note) = results.newer_schema_note() {
-        eprintln!("note: {}: {note}", path.display());
+        crate::errln!("note: {}: {note}", path.display());
     }
     Ok(results)
 }
@@ -208,7 +210,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     if let Some(dir) = &args.output.plots {
         let files = crate::plot::report_plots(&r, dir)?;
         for f in files {
-            eprintln!("plot {}", f.display());
+            crate::errln!("plot {}", f.display());
         }
     }
     Ok(())

@@ -134,7 +134,7 @@ impl Steps for System {
             );
         };
         if rustix::process::geteuid().is_root() && std::env::var_os("SUDO_USER").is_some() {
-            eprintln!(
+            crate::errln!(
                 "note: building as root (sudo) leaves root-owned files in target/; next time \
                  build as yourself (`cargo xtask image --board {name}`) and pass --image"
             );
@@ -195,11 +195,11 @@ impl Steps for System {
             std::net::TcpListener::bind(listen).with_context(|| format!("binding {listen}"))?;
         let bound = listener.local_addr()?;
         std::thread::spawn(move || {
-            let log = |line: &str| eprintln!("peer: {line}");
+            let log = |line: &str| crate::errln!("peer: {line}");
             if let Err(e) =
                 benchboot_netbench::peer::serve_with_log(listener, Path::new(PROC_STAT), log)
             {
-                eprintln!("peer: stopped: {e}");
+                crate::errln!("peer: stopped: {e}");
             }
         });
         Ok(bound)
@@ -252,7 +252,7 @@ impl Steps for System {
                 );
             }
             if !terminal && waited >= next_note {
-                eprintln!(
+                crate::errln!(
                     "still waiting for {}: {} of {}",
                     board.name,
                     span(waited),
@@ -280,9 +280,9 @@ impl Steps for System {
 
     fn say(&mut self, text: &str) {
         if text.ends_with('\n') {
-            print!("{text}");
+            crate::out!("{text}");
         } else {
-            println!("{text}");
+            crate::outln!("{text}");
         }
     }
 }
