@@ -262,20 +262,24 @@ fn stale_temp_files_are_removed_and_a_live_collects_is_not() {
     stored(d, &["a-1"]);
     let runs = d.join("runs");
     // A killed collect's: unlocked, two hours old, 1 MiB.
-    let stale = runs.join(".rpi-1b-0001.json.4242.tmp");
+    let stale = runs.join(".rpi-1b-0001.json.4242.benchboot.tmp");
     std::fs::write(&stale, vec![b'{'; 1 << 20]).unwrap();
     set_age(&stale, Duration::from_secs(7200));
-    let stale_db = d.join(".benchboot.db.4243.tmp");
+    // A killed reindex's database and SQLite's journal of it.
+    let stale_db = d.join(".benchboot.db.4243.benchboot.tmp");
     std::fs::write(&stale_db, b"x").unwrap();
     set_age(&stale_db, Duration::from_secs(7200));
+    let stale_journal = d.join(".benchboot.db.4243.benchboot.tmp-journal");
+    std::fs::write(&stale_journal, b"jj").unwrap();
+    set_age(&stale_journal, Duration::from_secs(7200));
     // A concurrent collect's: locked (as atomic_file locks it), however old.
-    let live = runs.join(".rpi-1b-0002.json.4244.tmp");
+    let live = runs.join(".rpi-1b-0002.json.4244.benchboot.tmp");
     std::fs::write(&live, b"{").unwrap();
     set_age(&live, Duration::from_secs(7200));
     let held = std::fs::File::open(&live).unwrap();
     temp::lock(&held).unwrap();
     // Just created, not yet locked: within the grace.
-    let fresh = runs.join(".rpi-1b-0003.json.4245.tmp");
+    let fresh = runs.join(".rpi-1b-0003.json.4245.benchboot.tmp");
     std::fs::write(&fresh, b"{").unwrap();
 
     let s = Store::open(d).unwrap();
@@ -287,15 +291,58 @@ fn stale_temp_files_are_removed_and_a_live_collects_is_not() {
                 stale_db.display()
             ),
             format!(
+                "removed {} (2 B), a temp file left by an interrupted `runs --reindex`",
+                stale_journal.display()
+            ),
+            format!(
                 "removed {} (1 MiB), a temp file left by an interrupted `collect`",
                 stale.display()
             ),
         ]
     );
-    assert!(!stale.exists() && !stale_db.exists());
+    assert!(!stale.exists() && !stale_db.exists() && !stale_journal.exists());
     assert!(live.exists() && fresh.exists());
     assert_eq!(ids(&s), ["a-1"]);
     drop(held);
+}
+
+/// The store may be any folder (`--store ~`): opening it removes only benchboot's own
+/// temp names, never a person's or another program's `*.tmp`, however old.
+#[test]
+fn a_store_in_a_home_folder_leaves_other_temp_files_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path();
+    let old = Duration::from_secs(3 * 3600);
+    let theirs = [
+        home.join(".notes.tmp"),
+        home.join(".cache.1234.tmp"),
+        // Older benchboot's shapes: not of the one shape benchboot writes now.
+        home.join(".benchboot.db.4243.tmp"),
+        home.join("runs/.draft.tmp"),
+        home.join("runs/.r-1.json.4242.tmp"),
+        // Benchboot's shape, but no file benchboot writes there.
+        home.join(".notes.txt.4242.benchboot.tmp"),
+        home.join("runs/.notes.txt.4242.benchboot.tmp"),
+    ];
+    std::fs::create_dir_all(home.join("runs")).unwrap();
+    for f in &theirs {
+        std::fs::write(f, b"mine").unwrap();
+        set_age(f, old);
+    }
+    stored(home, &["a-1"]);
+    let s = Store::open_existing(home).unwrap().unwrap();
+    assert!(s.notes().is_empty(), "{:?}", s.notes());
+    let out = benchboot(&["runs", "--store", home.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("removed"),
+        "{}",
+        text(&out.stderr)
+    );
+    for f in &theirs {
+        assert_eq!(std::fs::read(f).unwrap(), b"mine", "{}", f.display());
+    }
+    assert_eq!(ids(&s), ["a-1"]);
 }
 
 #[cfg(unix)]
@@ -422,10 +469,11 @@ fn a_write_cut_short_is_rolled_back_when_the_store_is_read() {
     conn.execute_batch("PRAGMA cache_size = 5; BEGIN;").unwrap();
     for i in 0..3000 {
         conn.execute(
-            "INSERT INTO runs SELECT ?1, board, emulated, complete, kernel, collected_at, \
-             source, json_path, schema_major, schema_minor, written_ns, storage_count, \
-             device_read_count, random_count, verify_count, network_count, event_count \
-             FROM runs WHERE run_id = 'a-1'",
+            "INSERT INTO runs SELECT ?1, ?1, board, emulated, complete, kernel, \
+             collected_at, source, json_path, schema_major, schema_minor, written_ns, \
+             storage_count, device_read_count, random_count, verify_count, network_count, \
+             event_count, started_ns, card_signature, card_serial_sha256 \
+             FROM runs WHERE stored_as = 'a-1'",
             [format!("x-{i:04}-{}", "y".repeat(200))],
         )
         .unwrap();
