@@ -59,8 +59,8 @@ impl Holder {
 /// The store was locked by another benchboot for all of [`LOCK_WAIT`].
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "the store {} is in use: another benchboot {who} held it for over {} s: try again once \
-     it is done",
+    "the store {} is in use: another benchboot {who}, and has held it for over {} s: try \
+     again once it is done",
     dir.display(),
     LOCK_WAIT.as_secs()
 )]
@@ -115,7 +115,11 @@ pub fn acquire(dir: &Path, holder: Holder) -> anyhow::Result<StoreLock> {
 pub fn try_acquire(dir: &Path, holder: Holder) -> anyhow::Result<Option<StoreLock>> {
     let path = dir.join(LOCK_FILE);
     let Some(mut file) = open_locked(&path).map_err(|e| {
-        super::recover::read_only_error(&path, e).context(format!("locking {}", path.display()))
+        anyhow::anyhow!(
+            "the store's lock file {}: {e}: give --store DIR for a writable folder, or make \
+             it writable (chmod u+w)",
+            path.display()
+        )
     })?
     else {
         return Ok(None);
@@ -123,7 +127,7 @@ pub fn try_acquire(dir: &Path, holder: Holder) -> anyhow::Result<Option<StoreLoc
     // Who holds it, for a waiter; the lock does not depend on it.
     let _ = file
         .set_len(0)
-        .and_then(|()| write!(file, "{} {}\n", std::process::id(), holder.tag()));
+        .and_then(|()| writeln!(file, "{} {}", std::process::id(), holder.tag()));
     Ok(Some(StoreLock { file }))
 }
 
@@ -225,6 +229,26 @@ mod tests {
         held.release();
         let again = try_acquire(dir.path(), Holder::Store).unwrap();
         assert!(again.is_some());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_busy_store_says_who_and_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let _held = try_acquire(dir.path(), Holder::Store).unwrap().unwrap();
+        let busy = Busy {
+            dir: dir.path().to_owned(),
+            who: who(dir.path()),
+        };
+        assert_eq!(
+            busy.to_string(),
+            format!(
+                "the store {} is in use: another benchboot (pid {}) is storing a run \
+                 (`collect`), and has held it for over 60 s: try again once it is done",
+                dir.path().display(),
+                std::process::id()
+            )
+        );
     }
 
     #[test]

@@ -259,9 +259,10 @@ pub fn dir_from(
 }
 
 /// Maps `run` to a results file, for `report`/`compare`: a path to an existing file is
-/// returned as it is; otherwise `run` is a run id, or a prefix of exactly one, in the
-/// store `store` (`--store DIR`; `None`: [`default_dir`]), opened for reading
-/// ([`Store::open_existing`]). An exact id wins over longer ids it prefixes.
+/// returned as it is; otherwise `run` is a stored run's name (its run id, or `<run
+/// id>.<n>` for another run kept beside one with that id), or a prefix of exactly one,
+/// in the store `store` (`--store DIR`; `None`: [`default_dir`]), opened for reading
+/// ([`Store::open_existing`]). An exact name wins over longer names it prefixes.
 ///
 /// # Errors
 /// [`StoreError`] (no store, no match, ambiguous prefix), the store's database is

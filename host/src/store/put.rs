@@ -14,7 +14,7 @@ use super::{lock, recover, run_file_name, Mode, Outcome, RunRow, Store, Stored};
 /// Where a new document goes, and what it does to the stored ones.
 enum Plan {
     /// The stored copy of the same run stays.
-    Keep(RunRow),
+    Keep(Box<RunRow>),
     /// Written under this name: the same run's, or a free one.
     Write(SafeName, Outcome),
 }
@@ -67,7 +67,7 @@ impl Store {
             Plan::Keep(stored) => {
                 return Ok(Stored {
                     outcome: Outcome::KeptStored,
-                    row: stored,
+                    row: *stored,
                     beside,
                 })
             }
@@ -111,7 +111,7 @@ fn plan(
             beside.clear();
             let ranks_higher = (s.complete, s.written_ns) > (new.complete, new.written_ns);
             if ranks_higher {
-                return Ok(Plan::Keep(s.clone()));
+                return Ok(Plan::Keep(Box::new(s.clone())));
             }
             let same = run_file_name(&s.stored_as)?;
             return Ok(Plan::Write(same, Outcome::Updated));

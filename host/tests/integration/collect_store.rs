@@ -297,3 +297,26 @@ fn a_row_that_fails_after_the_document_is_stored_says_so() {
     assert!(!err.contains("nothing was stored"));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
 }
+
+/// A file in `runs/` the index does not list (copied in by hand, or a document that
+/// did not parse) is never overwritten: a run of that name goes beside it.
+#[test]
+fn a_file_the_index_does_not_list_is_never_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(dir.path()).unwrap();
+    let theirs = dir.path().join("runs/rpi-zero-w-0010.json");
+    std::fs::write(&theirs, "kept by hand").unwrap();
+    let (r, text) = doc("rpi-zero-w-0010", true, 1);
+    let stored = s.put(&r, &text, "x", 1).unwrap();
+    assert_eq!(stored.outcome, Outcome::KeptBoth);
+    assert_eq!(stored.row.stored_as, "rpi-zero-w-0010.2");
+    assert_eq!(
+        stored.beside,
+        ["runs/rpi-zero-w-0010.json: a file the index does not list (`benchboot runs --reindex` lists it)"]
+    );
+    assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "kept by hand");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("runs/rpi-zero-w-0010.2.json")).unwrap(),
+        text
+    );
+}

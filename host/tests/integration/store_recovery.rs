@@ -514,3 +514,65 @@ fn a_write_cut_short_is_rolled_back_when_the_store_is_read() {
     assert_eq!(ids(&s), ["a-1", "b-2"]);
     assert!(!cut.join("benchboot.db-journal").exists());
 }
+
+/// A store written by the previous benchboot (store version 1: rows keyed by run id) is
+/// indexed again when first opened for writing, keeping where and when each run was
+/// collected; read-only, it is read from its documents for the command.
+#[test]
+fn a_previous_versions_store_is_indexed_again_keeping_where_runs_came_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    stored(d, &["a-1", "b-2"]);
+    // The same store as version 1 wrote it.
+    std::fs::remove_file(d.join("benchboot.db")).unwrap();
+    let conn = rusqlite::Connection::open(d.join("benchboot.db")).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE runs (run_id TEXT PRIMARY KEY NOT NULL, board TEXT NOT NULL, \
+         emulated INTEGER NOT NULL, complete INTEGER NOT NULL, kernel TEXT NOT NULL, \
+         collected_at INTEGER NOT NULL, source TEXT NOT NULL, json_path TEXT NOT NULL, \
+         schema_major INTEGER NOT NULL, schema_minor INTEGER NOT NULL, \
+         written_ns INTEGER NOT NULL, storage_count INTEGER NOT NULL, \
+         device_read_count INTEGER NOT NULL, random_count INTEGER NOT NULL, \
+         verify_count INTEGER NOT NULL, network_count INTEGER NOT NULL, \
+         event_count INTEGER NOT NULL); \
+         INSERT INTO runs VALUES ('a-1', 'rpi-zero-w', 1, 1, 'k', 1111, '10.55.0.1:8080', \
+         'runs/a-1.json', 1, 0, 5, 0, 0, 0, 0, 0, 0); \
+         INSERT INTO runs VALUES ('b-2', 'rpi-zero-w', 1, 1, 'k', 2222, '/dev/sdb p2', \
+         'runs/b-2.json', 1, 0, 5, 0, 0, 0, 0, 0, 0); \
+         PRAGMA user_version = 1;",
+    )
+    .unwrap();
+    drop(conn);
+    let s = Store::open_existing(d).unwrap().unwrap();
+    assert_eq!(
+        s.notes(),
+        [format!(
+            "a previous benchboot's index: rebuilt the index of {} from 2 documents in runs/",
+            d.display()
+        )]
+    );
+    let rows = s.list().unwrap();
+    let kept: Vec<(&str, &str, i64, &str)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r.stored_as.as_str(),
+                r.run_id.as_str(),
+                r.collected_at,
+                r.source.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kept,
+        [
+            ("b-2", "b-2", 2222, "/dev/sdb p2"),
+            ("a-1", "a-1", 1111, "10.55.0.1:8080")
+        ]
+    );
+    let version: i64 = rusqlite::Connection::open(d.join("benchboot.db"))
+        .unwrap()
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, store::STORE_VERSION);
+}
