@@ -24,7 +24,7 @@ impl Store {
     /// `<store>/runs/<name>.json`, then its row, under the store's lock ([`lock`]).
     ///
     /// A stored document with the same run id is replaced only by a copy of the same run
-    /// ([`RunIdentity::differences`]: same board, boot card and start) that ranks higher:
+    /// ([`same_run::RunIdentity::differences`]: same board, boot card and start) that ranks higher:
     /// complete beats partial, then a later `system.written_ns` (the board writes the
     /// file again after each step) beats an earlier one. A document of another run with
     /// that id is kept beside it as `<run id>.<n>` ([`Outcome::KeptBoth`]), and so is
