@@ -2,11 +2,40 @@
 //! whole new one, never half of it.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-/// Writes `text` to `path`: a temp file in the same folder (`.<name>.<pid>.tmp`, locked
+/// The end of every temp file benchboot writes: `.<name>.<pid>.benchboot.tmp`
+/// ([`temp_path`]). The store's cleanup removes only names of this exact shape
+/// ([`temp_target`]), never another program's `*.tmp`.
+pub const TEMP_SUFFIX: &str = ".benchboot.tmp";
+
+/// The temp file `path` is written through: `.<name>.<pid>.benchboot.tmp` in its folder,
+/// `<pid>` this process's id. The one place a temp name is made; [`temp_target`] reads
+/// it back.
+pub fn temp_path(path: &Path) -> PathBuf {
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let name = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    dir.join(format!(".{name}.{}{TEMP_SUFFIX}", std::process::id()))
+}
+
+/// For a file name of the exact shape [`temp_path`] gives, `.<name>.<pid>.benchboot.tmp`:
+/// the file it was written for (`<name>`, not empty) and its writer's pid (decimal, no
+/// sign, fits a `u32`). `None` for any other name: a user's `.notes.tmp`, an editor's
+/// swap file, another program's temp file.
+pub fn temp_target(file_name: &str) -> Option<(&str, u32)> {
+    let inner = file_name.strip_prefix('.')?.strip_suffix(TEMP_SUFFIX)?;
+    let (name, pid) = inner.rsplit_once('.')?;
+    let digits = !pid.is_empty() && pid.len() <= 10 && pid.bytes().all(|b| b.is_ascii_digit());
+    let pid = pid.parse::<u32>().ok().filter(|_| digits)?;
+    (!name.is_empty()).then_some((name, pid))
+}
+
+/// Writes `text` to `path`: a temp file in the same folder ([`temp_path`], locked
 /// while it is written, see [`crate::store::temp`]), fsync, rename over `path`, fsync
 /// of the folder. Creates the folder when missing.
 /// On failure the temp file is removed and `path` is as it was.
@@ -20,11 +49,7 @@ pub fn write(path: &Path, text: &str) -> Result<()> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let name = path
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let tmp = temp_path(path);
     let write = || -> std::io::Result<std::fs::File> {
         let mut f = std::fs::File::create(&tmp)?;
         // Held until after the rename: a store opening meanwhile sees a live writer's
@@ -108,6 +133,31 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, ["r.json"]);
+    }
+
+    #[test]
+    fn temp_names_read_back_and_no_other_name_does() {
+        let tmp = temp_path(Path::new("/s/runs/r-1.json"));
+        let name = tmp.file_name().unwrap().to_str().unwrap();
+        assert_eq!(tmp.parent(), Some(Path::new("/s/runs")));
+        assert_eq!(temp_target(name), Some(("r-1.json", std::process::id())));
+        assert_eq!(
+            temp_target(".benchboot.db.4243.benchboot.tmp"),
+            Some(("benchboot.db", 4243))
+        );
+        for other in [
+            ".notes.tmp",
+            ".r-1.json.4242.tmp",
+            ".r-1.json.benchboot.tmp",
+            "..4242.benchboot.tmp",
+            ".r.json.-1.benchboot.tmp",
+            ".r.json.+1.benchboot.tmp",
+            ".r.json.99999999999.benchboot.tmp",
+            "r.json.1.benchboot.tmp",
+            ".r.json.1.benchboot.tmp-journal",
+        ] {
+            assert_eq!(temp_target(other), None, "{other}");
+        }
     }
 
     #[test]

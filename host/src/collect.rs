@@ -233,6 +233,9 @@ pub struct Collected {
     pub outcome: Outcome,
     /// The stored row (the one kept, for [`Outcome::KeptStored`]).
     pub row: RunRow,
+    /// [`Outcome::KeptBoth`]: the stored runs with its run id kept beside it and what
+    /// tells them apart ([`store::Stored::beside`]).
+    pub beside: Vec<String>,
     /// The store's database file.
     pub db: PathBuf,
     /// From a card: one line per earlier boot's document kept on it (`runs/`), stored
@@ -294,7 +297,7 @@ pub fn collect(opts: &Options) -> Result<Collected> {
     store::run_file_name(&got.results.run_id)?;
     let dir = store::default_dir(opts.store.as_deref())?;
     let mut store = Store::open(&dir)?;
-    let (outcome, row) = store.put(&got.results, &got.text, &got.source, unix_now())?;
+    let stored = store.put(&got.results, &got.text, &got.source, unix_now())?;
     let mut earlier = Vec::new();
     if let Some(path) = &opts.from_card {
         // The current run is stored already: a problem with the earlier ones is a line
@@ -307,10 +310,7 @@ pub fn collect(opts: &Options) -> Result<Collected> {
                         card::journal::identity(k.text.as_ref().ok()?).map(|i| i.0)
                     }),
                 );
-                earlier.extend(
-                    kept.iter()
-                        .map(|k| store_kept(&mut store, k, &got.results.run_id)),
-                )
+                earlier.extend(kept.iter().map(|k| store_kept(&mut store, k, &got.results)))
             }
             Err(e) => earlier.push(format!("not read: {e:#}")),
         }
@@ -326,7 +326,7 @@ pub fn collect(opts: &Options) -> Result<Collected> {
                     if id.is_some_and(|(id, _)| seen.contains(&id)) {
                         continue;
                     }
-                    earlier.push(store_kept(&mut store, &k, &got.results.run_id));
+                    earlier.push(store_kept(&mut store, &k, &got.results));
                 }
             }
             Err(e) => earlier.push(format!("results journal not read: {e:#}")),
@@ -334,8 +334,9 @@ pub fn collect(opts: &Options) -> Result<Collected> {
     }
     Ok(Collected {
         results: got.results,
-        outcome,
-        row,
+        outcome: stored.outcome,
+        row: stored.row,
+        beside: stored.beside,
         db: store.db_path(),
         earlier,
         lava: lava_note,
@@ -343,25 +344,34 @@ pub fn collect(opts: &Options) -> Result<Collected> {
     })
 }
 
-/// Stores one earlier boot's document; says what happened to it in one line. A copy of
-/// the run just stored from `results.json` (same `current` run id) is not stored again:
-/// the card's live document is the one the board last wrote.
-fn store_kept(store: &mut Store, kept: &card::KeptRun, current: &str) -> String {
+/// Stores one earlier boot's document; says what happened to it in one line, in words.
+/// A copy of the run just stored from `results.json` (the same run as `current`:
+/// [`store::RunIdentity::differences`]) is not stored again: the card's live document
+/// is the one the board last wrote. Another run under the current run's id is stored
+/// as any other ([`Store::put`] keeps both).
+fn store_kept(store: &mut Store, kept: &card::KeptRun, current: &RunResults) -> String {
     let text = match &kept.text {
         Ok(t) => t,
         Err(e) => return format!("{}: not read: {e:#}", kept.source),
     };
+    let same_run = |r: &RunResults| {
+        r.run_id == current.run_id
+            && store::RunIdentity::of(r)
+                .differences(&store::RunIdentity::of(current))
+                .is_empty()
+    };
     match RunResults::from_json(text) {
-        Ok(r) if r.run_id == current => format!(
-            "{}: run {current} is the current run, stored from results.json; this copy is not stored",
-            kept.source
+        Ok(r) if same_run(&r) => format!(
+            "{}: run {} is the current run, stored from results.json; this copy is not stored",
+            kept.source, current.run_id
         ),
         Ok(r) => match store.put(&r, text, &kept.source, unix_now()) {
-            Ok((o, _)) => format!(
-                "{}: {} run {} ({o:?})",
+            Ok(stored) => format!(
+                "{}: {} run {}: {}",
                 kept.source,
                 if r.complete { "complete" } else { "partial" },
-                r.run_id
+                r.run_id,
+                stored.describe()
             ),
             Err(e) => format!("{}: not stored: {e:#}", kept.source),
         },
@@ -570,6 +580,14 @@ pub fn summary(c: &Collected) -> String {
             },
             c.row.json_path.display()
         ),
+        Outcome::KeptBoth => format!(
+            "stored in {} beside another run with run id {} ({}); both kept: `benchboot \
+             report {}` shows this one\n",
+            c.row.json_path.display(),
+            escape(&c.row.run_id),
+            escape(&c.beside.join("; ")),
+            c.row.stored_as
+        ),
     });
     s.push_str(&format!(
         "database {}\nsee it: benchboot show {}\n",
@@ -589,12 +607,17 @@ pub fn to_json(c: &Collected) -> String {
             serde_json::to_value(c.outcome).unwrap_or_default(),
         );
         o.insert("database".into(), c.db.display().to_string().into());
+        if !c.beside.is_empty() {
+            o.insert("beside".into(), c.beside.clone().into());
+        }
     }
     escape_json(&serde_json::to_string_pretty(&v).unwrap_or_default()).into_owned()
 }
 
 /// `benchboot runs`: the stored runs as a table (run id, board, kernel and source
-/// through [`escape`]), or JSON (an array of rows).
+/// through [`escape`]), or JSON (an array of rows). A run stored beside another with
+/// its run id is listed by its name in the store (`<run id>.<n>`, what `report` takes),
+/// with a line under the table saying so.
 ///
 /// # Errors
 /// The store cannot be read.
@@ -625,14 +648,25 @@ pub fn runs(store_dir: Option<&Path>, json: bool) -> Result<String> {
         "collected (UTC)",
         "source",
     ]);
+    let mut copies = Vec::new();
     for r in &rows {
+        if r.stored_as != r.run_id {
+            copies.push(format!(
+                "{}: another run with run id {} (board {}), kept beside it: `benchboot report \
+                 {}` shows it",
+                r.stored_as,
+                r.run_id,
+                escape(&r.board),
+                r.stored_as
+            ));
+        }
         let mut state = if r.complete { "complete" } else { "partial" }.to_owned();
         if r.emulated {
             state.push_str(", emulated");
         }
         // Each cell as stored: from a document or a card, so escaped.
         t.add_row([
-            escape(&r.run_id).into_owned(),
+            escape(&r.stored_as).into_owned(),
             escape(&r.board).into_owned(),
             escape(&r.kernel).into_owned(),
             state,
@@ -641,5 +675,6 @@ pub fn runs(store_dir: Option<&Path>, json: bool) -> Result<String> {
             escape(&r.source).into_owned(),
         ]);
     }
-    Ok(format!("{t}\nstore {}\n", dir.display()))
+    let copies: String = copies.iter().map(|l| format!("{l}\n")).collect();
+    Ok(format!("{t}\n{copies}store {}\n", dir.display()))
 }

@@ -405,19 +405,20 @@ fn store_run(
     let doc = document(device, report, &args.tuning, started);
     let dir = crate::store::default_dir(args.store.as_deref())?;
     let mut store = crate::store::Store::open(&dir)?;
-    let (_, row) = store
+    let row = store
         .put(
             &doc,
             &doc.to_json(),
             "benchboot probe --full",
             crate::collect::unix_now(),
         )
-        .context("keeping the run in the store (the card's verdict is above)")?;
+        .context("keeping the run in the store (the card's verdict is above)")?
+        .row;
     println!(
         "stored        run {} in {} (benchboot report {} / compare)",
-        row.run_id,
+        row.stored_as,
         dir.display(),
-        row.run_id
+        row.stored_as
     );
     Ok(())
 }

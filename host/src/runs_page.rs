@@ -165,7 +165,7 @@ impl<'a> PageRun<'a> {
 pub fn name_pages(runs: &mut [PageRun<'_>], index: &str) {
     let mut taken = vec![index.to_lowercase()];
     for run in runs.iter_mut().filter(|r| r.results.is_ok()) {
-        let stem = file_stem(&run.row.run_id);
+        let stem = file_stem(&run.row.stored_as);
         let mut name = format!("{stem}.html");
         let mut n = 2;
         while taken.contains(&name.to_lowercase()) {
@@ -229,7 +229,7 @@ pub fn document(runs: &[PageRun<'_>], store: &Path) -> Doc {
             Err(e) => (format!("document unreadable: {e}"), vec![None; 7]),
         };
         let mut cells = vec![
-            row.run_id.clone(),
+            row.stored_as.clone(),
             row.board.clone(),
             utc(row.collected_at),
             row.kernel.clone(),
@@ -296,6 +296,7 @@ mod tests {
     #[test]
     fn report_pages_never_share_a_name_without_case() {
         let row = |id: &str| RunRow {
+            stored_as: id.into(),
             run_id: id.into(),
             board: "b".into(),
             emulated: false,
@@ -307,6 +308,9 @@ mod tests {
             schema: (1, 0),
             written_ns: 0,
             counts: Default::default(),
+            started_ns: 0,
+            card_signature: None,
+            card_serial_sha256: None,
         };
         let doc = crate::report::load_path(Path::new("tests/data/handmade-a.json")).unwrap();
         let rows = [row("Board-1"), row("board-1"), row("INDEX"), row("gone")];

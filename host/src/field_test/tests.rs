@@ -153,11 +153,12 @@ impl Steps for Fake {
             .get_or_insert_with(|| tempfile::tempdir().unwrap());
         let mut store = Store::open(dir.path())?;
         let results = RunResults::from_json(RESULTS)?;
-        let (outcome, row) = store.put(&results, RESULTS, addr, 1_700_000_000)?;
+        let stored = store.put(&results, RESULTS, addr, 1_700_000_000)?;
         Ok(Collected {
             results,
-            outcome,
-            row,
+            outcome: stored.outcome,
+            row: stored.row,
+            beside: stored.beside,
             db: store.db_path(),
             earlier: Vec::new(),
             lava: None,

@@ -1,21 +1,33 @@
 //! The local results store: an SQLite database of collected runs (`<store>/benchboot.db`,
-//! table `runs`) plus each run's raw JSON (`<store>/runs/<run id>.json`).
+//! table `runs`) plus each run's raw JSON (`<store>/runs/<name>.json`).
 //!
 //! The store lives in `--store DIR`, else `$BENCHBOOT_STORE`, else
-//! `$XDG_DATA_HOME/benchboot`, else `~/.local/share/benchboot`. One row per run id:
-//! collecting a run again updates its row and file, never adds a second one.
+//! `$XDG_DATA_HOME/benchboot`, else `~/.local/share/benchboot`. A document is named by
+//! its run id; collecting the same run again replaces its copy, never adds a second one.
+//! Another run that carries a stored run's id (a copied or forged document: another
+//! board, boot card or start) is kept beside it as `<run id>.<n>` ([`same_run`]).
+//! Every write holds the store's lock ([`lock`]); the folder holds only benchboot's
+//! own names: `benchboot.db` (and SQLite's `-journal`), `benchboot.lock`, `runs/`, and
+//! the temp files of [`crate::atomic_file::temp_path`], the only files it removes.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use benchboot_results::name::{NameKind, SafeName};
 use benchboot_results::RunResults;
-use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 
+pub mod lock;
+mod put;
 pub mod recover;
+mod rows;
+pub mod same_run;
 pub mod temp;
 
 pub use recover::{reindex, Reindexed};
+pub use rows::STORE_VERSION;
+use rows::{row_from, COLUMNS, SCHEMA};
+pub use same_run::RunIdentity;
 use serde::Serialize;
 
 /// Environment variable that names the store folder.
@@ -24,34 +36,6 @@ pub const STORE_ENV: &str = "BENCHBOOT_STORE";
 pub const DB_FILE: &str = "benchboot.db";
 /// The folder of raw JSON files inside the store folder.
 pub const RUNS_DIR: &str = "runs";
-/// Version of the store's own tables (`PRAGMA user_version`).
-const STORE_VERSION: i64 = 1;
-
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS runs (
-    run_id            TEXT PRIMARY KEY NOT NULL,
-    board             TEXT NOT NULL,
-    emulated          INTEGER NOT NULL,
-    complete          INTEGER NOT NULL,
-    kernel            TEXT NOT NULL,
-    collected_at      INTEGER NOT NULL, -- unix time, s
-    source            TEXT NOT NULL,    -- HOST:PORT, or the card path it was read from
-    json_path         TEXT NOT NULL,    -- relative to the store folder
-    schema_major      INTEGER NOT NULL,
-    schema_minor      INTEGER NOT NULL,
-    written_ns        INTEGER NOT NULL, -- system.written_ns of the document
-    storage_count     INTEGER NOT NULL,
-    device_read_count INTEGER NOT NULL,
-    random_count      INTEGER NOT NULL,
-    verify_count      INTEGER NOT NULL,
-    network_count     INTEGER NOT NULL,
-    event_count       INTEGER NOT NULL
-);";
-
-const COLUMNS: &str = "run_id, board, emulated, complete, kernel, collected_at, source, \
-    json_path, schema_major, schema_minor, written_ns, storage_count, device_read_count, \
-    random_count, verify_count, network_count, event_count";
-
 /// Why a run could not be found in the store (wrapped in [`anyhow::Error`]; downcast to
 /// tell the cases apart).
 #[derive(Debug, thiserror::Error)]
@@ -118,6 +102,10 @@ impl Counts {
 /// One stored run (a row of `runs`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RunRow {
+    /// Its name in the store: `runs/<stored_as>.json`, what `report` and `compare` take.
+    /// The run id, or `<run id>.<n>` for another run with a stored run's id.
+    pub stored_as: String,
+    /// The document's `run_id`.
     pub run_id: String,
     pub board: String,
     /// True: figures from QEMU, not hardware.
@@ -137,18 +125,85 @@ pub struct RunRow {
     /// `system.written_ns` of the document (CLOCK_BOOTTIME of the board when written, ns).
     pub written_ns: u64,
     pub counts: Counts,
+    /// `system.init_started_ns`: PID 1's start on the board's boot clock, ns.
+    pub started_ns: u64,
+    /// The boot card's MBR disk signature (`boot_card.signature`).
+    pub card_signature: Option<String>,
+    /// SHA-256 of the boot card's serial number, hex.
+    pub card_serial_sha256: Option<String>,
 }
 
-/// What [`Store::put`] did.
+impl RunRow {
+    /// What tells this run from another with its id ([`RunIdentity`]).
+    pub fn identity(&self) -> RunIdentity {
+        RunIdentity {
+            board: self.board.clone(),
+            started_ns: self.started_ns,
+            card_signature: self.card_signature.clone(),
+            card_serial_sha256: self.card_serial_sha256.clone(),
+        }
+    }
+}
+
+/// What [`Store::put`] did (`collect --json`: `inserted`, `updated`, `kept-stored`,
+/// `kept-both`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
     /// A run id not stored before.
     Inserted,
-    /// Replaced the stored copy (a later or more complete one).
+    /// Replaced the stored copy of the same run (a later or more complete one).
     Updated,
-    /// The stored copy is complete (or written later) and this one is not: kept it.
+    /// The stored copy of the same run is complete (or written later) and this one is
+    /// not: kept it.
     KeptStored,
+    /// Another run with this id is stored (another board, boot card or start): both
+    /// kept, this one as `<run id>.<n>`.
+    KeptBoth,
+}
+
+impl Outcome {
+    /// What happened, in words: `stored`, `stored, replacing ...`.
+    pub fn words(self) -> &'static str {
+        match self {
+            Outcome::Inserted => "stored",
+            Outcome::Updated => "stored, replacing the earlier copy of the same run",
+            Outcome::KeptStored => {
+                "not stored: the store's copy of the same run is complete or written later; kept it"
+            }
+            Outcome::KeptBoth => "stored beside another run with the same run id; both kept",
+        }
+    }
+}
+
+/// What [`Store::put`] did and the row it left.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stored {
+    pub outcome: Outcome,
+    /// The stored row: the new one, or the one kept ([`Outcome::KeptStored`]).
+    pub row: RunRow,
+    /// [`Outcome::KeptBoth`]: each stored document of that run id kept beside it and
+    /// what tells the runs apart (`rpi-4b-77: board rpi-4b (stored: rpi-zero-w)`), raw
+    /// text from documents (escape it to print). Empty otherwise.
+    pub beside: Vec<String>,
+}
+
+impl Stored {
+    /// One line for a person: the outcome in words, and for [`Outcome::KeptBoth`] the
+    /// name this one took and why. Raw text from documents: escape it to print.
+    pub fn describe(&self) -> String {
+        match self.outcome {
+            Outcome::KeptBoth => format!(
+                "stored as {} beside another run with run id {} ({}); both kept: `benchboot \
+                 report {}` shows this one",
+                self.row.stored_as,
+                self.row.run_id,
+                self.beside.join("; "),
+                self.row.stored_as
+            ),
+            o => o.words().to_owned(),
+        }
+    }
 }
 
 /// The local results store.
@@ -204,9 +259,10 @@ pub fn dir_from(
 }
 
 /// Maps `run` to a results file, for `report`/`compare`: a path to an existing file is
-/// returned as it is; otherwise `run` is a run id, or a prefix of exactly one, in the
-/// store `store` (`--store DIR`; `None`: [`default_dir`]), opened for reading
-/// ([`Store::open_existing`]). An exact id wins over longer ids it prefixes.
+/// returned as it is; otherwise `run` is a stored run's name (its run id, or `<run
+/// id>.<n>` for another run kept beside one with that id), or a prefix of exactly one,
+/// in the store `store` (`--store DIR`; `None`: [`default_dir`]), opened for reading
+/// ([`Store::open_existing`]). An exact name wins over longer names it prefixes.
 ///
 /// # Errors
 /// [`StoreError`] (no store, no match, ambiguous prefix), the store's database is
@@ -225,15 +281,17 @@ pub fn resolve(run: &str, store: Option<&Path>) -> Result<PathBuf> {
 
 impl Store {
     /// Opens the store in `dir` for writing (`collect`), creating the folder and database
-    /// when missing. Stale temp files of interrupted collects are removed first
-    /// ([`temp::clean`]); a database without its tables (zero-length after a full disk
-    /// or a crash, or deleted) over documents in `runs/` is rebuilt from them
+    /// when missing, under the store's lock ([`lock`], released on return). Stale temp
+    /// files of interrupted collects are removed first ([`temp::clean`]); a database
+    /// without its tables (zero-length after a full disk or a crash, or deleted), or
+    /// with a previous version's, over documents in `runs/` is rebuilt from them
     /// ([`recover`]). Each of these is a line of [`Store::notes`], also printed on stderr.
     ///
     /// # Errors
     /// The folder cannot be created; the store is read-only (the message names the path
-    /// and the fix); the database is damaged (the message names `benchboot runs
-    /// --reindex`); or it was made by a newer benchboot.
+    /// and the fix); another benchboot holds the lock past [`lock::LOCK_WAIT`]; the
+    /// database is damaged (the message names `benchboot runs --reindex`); or it was
+    /// made by a newer benchboot.
     pub fn open(dir: &Path) -> Result<Store> {
         let create = |d: &Path| {
             std::fs::create_dir_all(d)
@@ -246,22 +304,25 @@ impl Store {
                 })
         };
         create(dir)?;
-        recover::check_writable(dir)?;
+        recover::check_writable(dir, "nothing was stored")?;
+        let locked = lock::acquire(dir, lock::Holder::Store).context("nothing was stored")?;
         let notes = temp::clean(dir);
         // The runs folder only once the database is known good: a refused store is
         // left as it was found.
         let mut store = Self::connect(dir, Mode::Write)?;
         create(&dir.join(RUNS_DIR))?;
+        locked.release();
         store.notes.splice(0..0, notes);
         Ok(store)
     }
 
     /// Opens the store in `dir` for reading (`runs`, `report`, `compare`): the database
     /// is opened read-only and nothing is created. `None` when there is neither a
-    /// database nor a document in `runs/`. A store without an index over documents is
-    /// indexed as [`Store::open`] does when it is writable; when it is read-only, the
-    /// index is built in memory for this command only (a line of [`Store::notes`]).
-    /// Stale temp files are removed when the store is writable.
+    /// database nor a document in `runs/`. A store without an index over documents (or
+    /// with a previous version's) is indexed as [`Store::open`] does when it is
+    /// writable; when it is read-only, the index is built in memory for this command
+    /// only (a line of [`Store::notes`]). Stale temp files are removed when the store is
+    /// writable and no other benchboot holds its lock.
     ///
     /// # Errors
     /// As [`Store::open`], except that a read-only store is not one.
@@ -275,12 +336,19 @@ impl Store {
         if has_db && writable {
             recover::roll_back(dir)?;
         }
+        let mut unindexed = "is empty";
         if has_db {
             let store = Self::connect(dir, Mode::Read)?;
-            if store.indexed()? {
+            if let Some(why) = store.unindexed()? {
+                unindexed = why;
+            } else {
                 let mut store = store;
                 if writable {
-                    store.notes = temp::clean(dir);
+                    // Tidy only when no writer is at work; a reader never waits.
+                    if let Ok(Some(locked)) = lock::try_acquire(dir, lock::Holder::Tidy) {
+                        store.notes = temp::clean(dir);
+                        locked.release();
+                    }
                 }
                 return Ok(Some(store));
             }
@@ -298,7 +366,7 @@ impl Store {
         let filled = recover::fill(&tx, dir, &Default::default());
         tx.commit()?;
         let mut notes = vec![format!(
-            "the index of {} is empty and the store is read-only: read {} documents in \
+            "the index of {} {unindexed} and the store is read-only: read {} documents in \
              runs/ for this command only (make the store writable to keep the index)",
             dir.display(),
             filled.documents
@@ -311,8 +379,9 @@ impl Store {
         Ok(Some(store))
     }
 
-    /// Opens the database: read-only for [`Mode::Read`]; for [`Mode::Write`] its tables
-    /// are created, and filled from `runs/` when they were missing.
+    /// Opens the database: read-only for [`Mode::Read`]; for [`Mode::Write`] (under the
+    /// store's lock) its tables are created, and filled from `runs/` when they were
+    /// missing or of a previous version.
     fn connect(dir: &Path, mode: Mode) -> Result<Store> {
         let db = dir.join(DB_FILE);
         let flags = match mode {
@@ -342,18 +411,34 @@ impl Store {
         recover::check_intact(dir, &conn)?;
         let mut notes = Vec::new();
         if mode == Mode::Write && version < STORE_VERSION {
+            let creating = || format!("creating the tables of {}", db.display());
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(|e| recover::read_only_sqlite(dir, e))
-                .with_context(|| format!("creating the tables of {}", db.display()))?;
+                .with_context(creating)?;
+            // A previous version's rows: where and when each run was collected is kept,
+            // the rest is read again from the documents.
+            let salvage = if version > 0 {
+                recover::salvage_from(&tx, version)
+                    .and_then(|s| tx.execute_batch("DROP TABLE runs").map(|()| s))
+                    .map_err(|e| recover::read_only_sqlite(dir, e))
+                    .with_context(creating)?
+            } else {
+                recover::Salvage::new()
+            };
             tx.execute_batch(SCHEMA)
                 .and_then(|()| tx.pragma_update(None, "user_version", STORE_VERSION))
                 .map_err(|e| recover::read_only_sqlite(dir, e))
-                .with_context(|| format!("creating the tables of {}", db.display()))?;
-            if version == 0 && !recover::documents(dir).is_empty() {
-                let filled = recover::fill(&tx, dir, &Default::default());
+                .with_context(creating)?;
+            if !recover::documents(dir).is_empty() {
+                let filled = recover::fill(&tx, dir, &salvage);
                 notes.push(format!(
-                    "rebuilt the index of {} from {} documents in runs/",
+                    "{} the index of {} from {} documents in runs/",
+                    if version > 0 {
+                        "a previous benchboot's index: rebuilt"
+                    } else {
+                        "rebuilt"
+                    },
                     dir.display(),
                     filled.documents
                 ));
@@ -361,7 +446,7 @@ impl Store {
             }
             tx.commit()
                 .map_err(|e| recover::read_only_sqlite(dir, e))
-                .with_context(|| format!("creating the tables of {}", db.display()))?;
+                .with_context(creating)?;
         }
         for n in &notes {
             eprintln!("{n}");
@@ -373,14 +458,22 @@ impl Store {
         })
     }
 
-    /// True when the database has its tables (a zero-length file has none).
-    fn indexed(&self) -> Result<bool> {
+    /// `None` when the database has this version's tables; else why not, in words: `is
+    /// empty` (a zero-length file has none), `is from an older benchboot`.
+    fn unindexed(&self) -> Result<Option<&'static str>> {
         let n: i64 = self.conn.query_row(
             "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'runs'",
             [],
             |r| r.get(0),
         )?;
-        Ok(n == 1)
+        let version: i64 = self
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))?;
+        Ok(match (n, version) {
+            (0, _) => Some("is empty"),
+            (_, STORE_VERSION) => None,
+            _ => Some("is from an older benchboot"),
+        })
     }
 
     /// What opening the store did on its own, one line each (also printed on stderr):
@@ -400,61 +493,13 @@ impl Store {
         self.dir.join(DB_FILE)
     }
 
-    /// Stores a run: its JSON `text` saved atomically (temp file, fsync, rename) as
-    /// `<store>/runs/<run id>.json`, its row inserted or replaced, in one transaction.
-    /// A stored copy is replaced unless it ranks higher: complete beats partial, then a
-    /// later `system.written_ns` (the board writes the file again after each step)
-    /// beats an earlier one. `collected_at` is unix time in seconds; `source` is where
-    /// the document came from.
-    ///
-    /// # Errors
-    /// A run id that cannot be a file name ([`StoreError::BadRunId`]), or I/O and
-    /// database errors (with the path).
-    pub fn put(
-        &mut self,
-        results: &RunResults,
-        text: &str,
-        source: &str,
-        collected_at: i64,
-    ) -> Result<(Outcome, RunRow)> {
-        let name = run_file_name(&results.run_id)?;
-        let row = row_of(&self.dir, &name, results, source, collected_at);
-        let db = self.db_path();
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| recover::read_only_sqlite(&self.dir, e))
-            .with_context(|| format!("locking {}", db.display()))?;
-        let stored: Option<RunRow> = tx
-            .query_row(
-                &format!("SELECT {COLUMNS} FROM runs WHERE run_id = ?1"),
-                [&row.run_id],
-                |r| row_from(r, &self.dir),
-            )
-            .optional()?;
-        let outcome = match &stored {
-            None => Outcome::Inserted,
-            Some(s) if (s.complete, s.written_ns) > (row.complete, row.written_ns) => {
-                return Ok((Outcome::KeptStored, s.clone()));
-            }
-            Some(_) => Outcome::Updated,
-        };
-        crate::atomic_file::write(&row.json_path, text)?;
-        insert(&tx, &row)
-            .map_err(|e| recover::read_only_sqlite(&self.dir, e))
-            .with_context(|| format!("writing run {} to {}", row.run_id, db.display()))?;
-        tx.commit()
-            .with_context(|| format!("committing to {}", db.display()))?;
-        Ok((outcome, row))
-    }
-
     /// All stored runs, most recently collected first.
     ///
     /// # Errors
     /// Database errors.
     pub fn list(&self) -> Result<Vec<RunRow>> {
         let mut st = self.conn.prepare(&format!(
-            "SELECT {COLUMNS} FROM runs ORDER BY collected_at DESC, run_id"
+            "SELECT {COLUMNS} FROM runs ORDER BY collected_at DESC, stored_as"
         ))?;
         let rows = st
             .query_map([], |r| row_from(r, &self.dir))?
@@ -463,22 +508,24 @@ impl Store {
         Ok(rows)
     }
 
-    /// The stored run with id `run_id`, if any.
+    /// The stored run named `name` ([`RunRow::stored_as`]: its run id, or `<run
+    /// id>.<n>` for another run with a stored run's id), if any.
     ///
     /// # Errors
     /// Database errors.
-    pub fn get(&self, run_id: &str) -> Result<Option<RunRow>> {
+    pub fn get(&self, name: &str) -> Result<Option<RunRow>> {
         Ok(self
             .conn
             .query_row(
-                &format!("SELECT {COLUMNS} FROM runs WHERE run_id = ?1"),
-                [run_id],
+                &format!("SELECT {COLUMNS} FROM runs WHERE stored_as = ?1"),
+                [name],
                 |r| row_from(r, &self.dir),
             )
             .optional()?)
     }
 
-    /// The stored run whose id is `query`, or the only one it prefixes.
+    /// The stored run named `query` ([`Store::get`]), or the only one whose name it
+    /// prefixes.
     ///
     /// # Errors
     /// [`StoreError::NotFound`], [`StoreError::Ambiguous`], or database errors.
@@ -487,7 +534,8 @@ impl Store {
             return Ok(row);
         }
         let mut st = self.conn.prepare(&format!(
-            "SELECT {COLUMNS} FROM runs WHERE substr(run_id, 1, length(?1)) = ?1 ORDER BY run_id"
+            "SELECT {COLUMNS} FROM runs WHERE substr(stored_as, 1, length(?1)) = ?1 \
+             ORDER BY stored_as"
         ))?;
         let mut rows = st
             .query_map([query], |r| row_from(r, &self.dir))?
@@ -501,13 +549,28 @@ impl Store {
             1 => Ok(rows.remove(0)),
             _ => Err(StoreError::Ambiguous {
                 query: query.to_owned(),
-                matches: rows.into_iter().map(|r| r.run_id).collect(),
+                matches: rows.into_iter().map(|r| r.stored_as).collect(),
             }
             .into()),
         }
     }
 
-    /// The JSON file of the run [`Store::find`] finds.
+    /// The other stored runs with the run id of `row` (their names), oldest name first.
+    ///
+    /// # Errors
+    /// Database errors.
+    pub fn others_with_id(&self, row: &RunRow) -> Result<Vec<String>> {
+        Ok(
+            rows::with_run_id(&self.conn, &self.dir, &row.run_id, same_run::MAX_SAME_ID)?
+                .into_iter()
+                .map(|r| r.stored_as)
+                .filter(|n| *n != row.stored_as)
+                .collect(),
+        )
+    }
+
+    /// The JSON file of the run [`Store::find`] finds. When other stored runs carry its
+    /// run id, a line on stderr names them (`report <name>` shows each).
     ///
     /// # Errors
     /// As [`Store::find`], or the file is no longer there.
@@ -516,91 +579,23 @@ impl Store {
         if !row.json_path.is_file() {
             bail!(
                 "stored run {}: its file {} is gone: collect the run again (`benchboot collect`)",
-                row.run_id,
+                row.stored_as,
                 row.json_path.display()
+            );
+        }
+        let others = self.others_with_id(&row)?;
+        if !others.is_empty() {
+            eprintln!(
+                "note: {} is stored run {}; another run with run id {} is stored as {} \
+                 (give that name for it)",
+                benchboot_results::text::escape(query),
+                row.stored_as,
+                row.run_id,
+                others.join(", ")
             );
         }
         Ok(row.json_path)
     }
-}
-
-/// The row of `results` stored as `<dir>/runs/<run id>.json`.
-fn row_of(
-    dir: &Path,
-    name: &SafeName,
-    results: &RunResults,
-    source: &str,
-    collected_at: i64,
-) -> RunRow {
-    RunRow {
-        run_id: results.run_id.clone(),
-        board: results.board.clone(),
-        emulated: results.emulated,
-        complete: results.complete,
-        kernel: results.system.kernel_release.clone(),
-        collected_at,
-        source: source.to_owned(),
-        json_path: name.path_in(&dir.join(RUNS_DIR), "json"),
-        schema: (results.schema_version.major, results.schema_version.minor),
-        written_ns: results.system.written_ns,
-        counts: Counts::of(results),
-    }
-}
-
-/// Inserts or replaces `row` (its file at `runs/<run id>.json`, named by [`row_of`]).
-fn insert(conn: &Connection, row: &RunRow) -> rusqlite::Result<usize> {
-    let file = row.json_path.file_name().unwrap_or_default();
-    let rel = Path::new(RUNS_DIR).join(file);
-    let c = &row.counts;
-    conn.execute(
-        &format!(
-            "INSERT OR REPLACE INTO runs ({COLUMNS}) VALUES \
-             (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
-        ),
-        params![
-            row.run_id,
-            row.board,
-            row.emulated,
-            row.complete,
-            row.kernel,
-            row.collected_at,
-            row.source,
-            rel.to_string_lossy(),
-            row.schema.0,
-            row.schema.1,
-            i64::try_from(row.written_ns).unwrap_or(i64::MAX),
-            c.storage as i64,
-            c.device_reads as i64,
-            c.random as i64,
-            c.verify as i64,
-            c.network as i64,
-            c.events as i64,
-        ],
-    )
-}
-
-fn row_from(r: &rusqlite::Row<'_>, dir: &Path) -> rusqlite::Result<RunRow> {
-    let u = |i: usize| r.get::<_, i64>(i).map(|v| u64::try_from(v).unwrap_or(0));
-    Ok(RunRow {
-        run_id: r.get(0)?,
-        board: r.get(1)?,
-        emulated: r.get(2)?,
-        complete: r.get(3)?,
-        kernel: r.get(4)?,
-        collected_at: r.get(5)?,
-        source: r.get(6)?,
-        json_path: dir.join(r.get::<_, String>(7)?),
-        schema: (r.get(8)?, r.get(9)?),
-        written_ns: u(10)?,
-        counts: Counts {
-            storage: u(11)?,
-            device_reads: u(12)?,
-            random: u(13)?,
-            verify: u(14)?,
-            network: u(15)?,
-            events: u(16)?,
-        },
-    })
 }
 
 /// A run id names a file in the store (`runs/<run id>.json`): through the one gate,

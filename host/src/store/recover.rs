@@ -13,10 +13,12 @@ use anyhow::{anyhow, Context as _, Result};
 use benchboot_results::RunResults;
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
-use super::{insert, row_of, run_file_name, StoreError, DB_FILE, RUNS_DIR, SCHEMA, STORE_VERSION};
+use super::rows::{insert, row_of, SCHEMA, STORE_VERSION};
+use super::{lock, run_file_name, same_run, StoreError, DB_FILE, RUNS_DIR};
 
-/// Where and when each run was collected (`collected_at`, unix s; `source`), by run id:
-/// what a rebuilt index keeps from the old one when it can still be read.
+/// Where and when each run was collected (`collected_at`, unix s; `source`), by its name
+/// in the store ([`super::RunRow::stored_as`]): what a rebuilt index keeps from the old
+/// one when it can still be read.
 pub type Salvage = HashMap<String, (i64, String)>;
 
 /// The `source` of a run whose row was rebuilt without the old one.
@@ -81,8 +83,8 @@ pub fn shown(p: &Path) -> String {
 /// Adds a row for each document of the store in `dir` to `conn` (tables made).
 /// `collected_at` and `source` come from `salvage`, else the file's modification time
 /// (set when `collect` placed it) and [`REINDEXED_SOURCE`]. A document that cannot be
-/// read, is not a results document, or whose run id is not its file name is listed in
-/// [`Filled::failed`], not indexed.
+/// read, is not a results document, or whose file name is not its run id (or `<run
+/// id>.<n>`, [`same_run::is_name_of`]) is listed in [`Filled::failed`], not indexed.
 pub fn fill(conn: &Connection, dir: &Path, salvage: &Salvage) -> Filled {
     let mut filled = Filled::default();
     for path in documents(dir) {
@@ -101,16 +103,20 @@ fn index_one(conn: &Connection, dir: &Path, path: &Path, salvage: &Salvage) -> R
     let bytes = benchboot_results::read_document(f)?;
     let text = String::from_utf8(bytes).map_err(|_| anyhow!("not UTF-8 text"))?;
     let r = RunResults::from_json(&text).map_err(|e| anyhow!("not a results document: {e}"))?;
-    let name = run_file_name(&r.run_id)?;
-    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
-    if stem.as_deref() != Some(r.run_id.as_str()) {
+    run_file_name(&r.run_id)?;
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if !same_run::is_name_of(&stem, &r.run_id) {
         anyhow::bail!(
             "its run id is `{}`: rename it to {}.json, or collect it again",
-            r.run_id,
+            benchboot_results::text::escape(&r.run_id),
             r.run_id
         );
     }
-    let (collected_at, source) = salvage.get(&r.run_id).cloned().unwrap_or_else(|| {
+    let name = run_file_name(&stem)?;
+    let (collected_at, source) = salvage.get(&stem).cloned().unwrap_or_else(|| {
         let mtime = meta
             .modified()
             .ok()
@@ -214,37 +220,51 @@ fn why_read_only(_: &Path, m: &std::fs::Metadata) -> Option<String> {
 
 /// The fix of a read-only store.
 const READ_ONLY_FIX: &str =
-    "nothing was stored: give --store DIR for a writable folder, or make it writable (chmod u+w)";
+    "give --store DIR for a writable folder, or make it writable (chmod u+w)";
 
-/// Refuses to write to a read-only store ([`read_only`]).
+/// Refuses to write to a read-only store ([`read_only`]); `consequence` says what was
+/// not done (`nothing was stored`, `the index was not rebuilt`).
 ///
 /// # Errors
-/// The store is read-only: the path, why, and the fix.
-pub fn check_writable(dir: &Path) -> Result<()> {
+/// The store is read-only: the path, why, what was not done, and the fix.
+pub fn check_writable(dir: &Path, consequence: &str) -> Result<()> {
     match read_only(dir) {
-        Some(why) => Err(anyhow!("{why}: {READ_ONLY_FIX}")),
+        Some(why) => Err(anyhow!("{why}: {consequence}: {READ_ONLY_FIX}")),
         None => Ok(()),
     }
 }
 
-/// An I/O error on `path` of a store, as the read-only message when it says so.
+/// An I/O error on `path` of a store before anything was written, as the read-only
+/// message when it says so.
 pub fn read_only_error(path: &Path, e: std::io::Error) -> anyhow::Error {
     use std::io::ErrorKind as K;
     match e.kind() {
-        K::ReadOnlyFilesystem | K::PermissionDenied => {
-            anyhow!("{} is read-only ({e}): {READ_ONLY_FIX}", path.display())
-        }
+        K::ReadOnlyFilesystem | K::PermissionDenied => anyhow!(
+            "{} is read-only ({e}): nothing was stored: {READ_ONLY_FIX}",
+            path.display()
+        ),
         _ => e.into(),
     }
 }
 
-/// A database error of the store in `dir`, as the read-only message when SQLite says
-/// the database is read-only.
+/// A database error of the store in `dir` before anything was written, as the
+/// read-only message when SQLite says the database is read-only, and in words when the
+/// database file was replaced under an open connection (SQLite's
+/// `SQLITE_READONLY_DBMOVED`, also "readonly").
 pub fn read_only_sqlite(dir: &Path, e: rusqlite::Error) -> anyhow::Error {
-    if e.sqlite_error_code() == Some(ErrorCode::ReadOnly) {
+    let db = dir.join(DB_FILE);
+    let moved = matches!(&e, rusqlite::Error::SqliteFailure(f, _)
+        if f.extended_code == rusqlite::ffi::SQLITE_READONLY_DBMOVED);
+    if moved {
         anyhow!(
-            "{} is read-only ({e}): {READ_ONLY_FIX}",
-            dir.join(DB_FILE).display()
+            "{} was replaced while this benchboot had it open (by another benchboot's `runs \
+             --reindex`?) ({e}): nothing was stored; run the command again",
+            db.display()
+        )
+    } else if e.sqlite_error_code() == Some(ErrorCode::ReadOnly) {
+        anyhow!(
+            "{} is read-only ({e}): nothing was stored: {READ_ONLY_FIX}",
+            db.display()
         )
     } else {
         damaged(dir, &e).unwrap_or_else(|| e.into())
@@ -323,17 +343,20 @@ impl Reindexed {
 
 /// `benchboot runs --reindex`: builds a new index of the store in `dir` from its
 /// documents and puts it in place of `benchboot.db` (built as a temp file, then
-/// renamed: a crash leaves the old one). Where and when each run was collected is kept
-/// from the old database while it can be read; a damaged one is moved aside as
+/// renamed: a crash leaves the old one), holding the store's lock ([`lock`]) from start
+/// to end, so no collect stores a run meanwhile. Where and when each run was collected
+/// is kept from the old database while it can be read; a damaged one is moved aside as
 /// `benchboot.db.damaged-<YYYYMMDDTHHMMSSZ>` with its journal files, never deleted.
 ///
 /// # Errors
-/// No store in `dir`, the store is read-only, or the new database cannot be written.
+/// No store in `dir`, the store is read-only, another benchboot holds the lock past
+/// [`lock::LOCK_WAIT`], or the new database cannot be written.
 pub fn reindex(dir: &Path) -> Result<Reindexed> {
     if !dir.is_dir() {
         return Err(StoreError::NoStore(dir.to_owned()).into());
     }
-    check_writable(dir)?;
+    check_writable(dir, "the index was not rebuilt")?;
+    let locked = lock::acquire(dir, lock::Holder::Reindex).context("the index was not rebuilt")?;
     let temp_notes = super::temp::clean(dir);
     let db = dir.join(DB_FILE);
     let mut moved_aside = None;
@@ -344,7 +367,7 @@ pub fn reindex(dir: &Path) -> Result<Reindexed> {
             Err(_) => moved_aside = Some(move_aside(dir)?),
         }
     }
-    let tmp = dir.join(format!(".{DB_FILE}.{}.tmp", std::process::id()));
+    let tmp = crate::atomic_file::temp_path(&db);
     // Locked while it is built, as a collect's temp file is: a store opened meanwhile
     // leaves it alone ([`super::temp`]).
     let built = std::fs::File::create(&tmp)
@@ -359,12 +382,13 @@ pub fn reindex(dir: &Path) -> Result<Reindexed> {
         });
     if built.is_err() {
         let _ = std::fs::remove_file(&tmp);
-        let _ = std::fs::remove_file(tmp.with_extension("tmp-journal"));
+        let _ = std::fs::remove_file(super::temp::journal_of(&tmp));
     }
     let filled = built?;
     if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
     }
+    locked.release();
     Ok(Reindexed {
         dir: dir.to_owned(),
         filled,
@@ -385,11 +409,19 @@ fn read_salvage(dir: &Path) -> Result<Salvage> {
     if has_runs == 0 {
         return Ok(Salvage::new());
     }
-    let mut st = conn.prepare("SELECT run_id, collected_at, source FROM runs")?;
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    Ok(salvage_from(&conn, version)?)
+}
+
+/// `collected_at` and `source` of each row of `runs` in `conn`, a store of `version`
+/// (1: rows keyed by run id, which was also the document's name).
+pub fn salvage_from(conn: &Connection, version: i64) -> rusqlite::Result<Salvage> {
+    let key = if version <= 1 { "run_id" } else { "stored_as" };
+    let mut st = conn.prepare(&format!("SELECT {key}, collected_at, source FROM runs"))?;
     let rows = st
         .query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?
-        .collect::<rusqlite::Result<Salvage>>()?;
-    Ok(rows)
+        .collect::<rusqlite::Result<Salvage>>();
+    rows
 }
 
 /// Renames `benchboot.db` (and its `-journal`, `-wal`, `-shm`, which SQLite would

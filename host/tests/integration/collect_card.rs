@@ -488,7 +488,7 @@ fn collect_from_card_keeps_the_earlier_boots() {
     assert_earlier(
         &c.earlier,
         &[
-            "runs/rpi-zero-w-1111.json: partial run rpi-zero-w-1111 (Inserted)",
+            "runs/rpi-zero-w-1111.json: partial run rpi-zero-w-1111: stored",
             "complete run rpi-zero-w-2222",
             "runs/rpi-zero-w-3333.json: run rpi-zero-w-3333 is the current run",
             "runs/unreadable.json: not a results document",

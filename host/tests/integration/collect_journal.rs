@@ -149,8 +149,7 @@ fn a_zeroed_fat_copy_gives_the_run_back_from_the_journal() {
         c.earlier
     );
     assert!(
-        c.earlier[1]
-            .ends_with("p4 (results journal) record 3: partial run rpi-zero-w-99 (Inserted)"),
+        c.earlier[1].ends_with("p4 (results journal) record 3: partial run rpi-zero-w-99: stored"),
         "{:?}",
         c.earlier
     );
@@ -264,4 +263,92 @@ fn a_card_without_a_journal_reads_as_before_and_a_blank_one_says_so() {
             && err.contains("has no results.json: the board has not written results yet"),
         "{err}"
     );
+}
+
+/// A card passed around: its journal holds a record with the id of a run already in
+/// the store, written later (a larger `written_ns`), but by another board that started
+/// at another time. It is another run: the stored document is not replaced; both are
+/// kept, the newcomer as `<run id>.2`, and the line says so in words.
+#[test]
+fn another_runs_record_with_a_stored_run_id_is_kept_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let id = "rpi-zero-w-5a5a";
+    // The run as its own board wrote it, collected first.
+    let first = dir.path().join("first");
+    std::fs::create_dir_all(&first).unwrap();
+    let original = save(id, 2, 10);
+    std::fs::write(first.join("results.json"), &original).unwrap();
+    let c = collect::collect(&crate::from_card(&first, &store)).unwrap();
+    assert_eq!(c.row.json_path, store.join(format!("runs/{id}.json")));
+
+    // Another board's record under that id, written "later", in the journal of a card
+    // whose current run is another one.
+    let mut v: serde_json::Value = serde_json::from_str(&save(id, 3, 999_000_000_000)).unwrap();
+    v["board"] = "rpi-4b".into();
+    v["system"]["init_started_ns"] = 7_500_000_000u64.into();
+    let stranger = serde_json::to_string_pretty(&v).unwrap();
+    let current = save("rpi-4b-c0c0", 1, 5);
+    let img = card_with(
+        dir.path(),
+        &current,
+        &[(id, stranger.clone()), ("rpi-4b-c0c0", current.clone())],
+    );
+    let c = collect::collect(&crate::from_card(&img, &store)).unwrap();
+    assert_eq!(c.results.run_id, "rpi-4b-c0c0");
+    let line = c
+        .earlier
+        .iter()
+        .find(|l| l.contains("record 1"))
+        .unwrap_or_else(|| panic!("{:?}", c.earlier));
+    assert!(
+        line.ends_with(&format!(
+            "p4 (results journal) record 1: partial run {id}: stored as {id}.2 beside another \
+             run with run id {id} ({id}: board rpi-4b (stored: rpi-zero-w), started 7.500 s \
+             after power-on (stored: 4.233 s)); both kept: `benchboot report {id}.2` shows \
+             this one"
+        )),
+        "{line}"
+    );
+    assert!(
+        !line.contains("Updated") && !line.contains("Inserted"),
+        "{line}"
+    );
+    // The stored document is as its board wrote it; the stranger's is beside it.
+    let runs = store.join("runs");
+    assert_eq!(
+        std::fs::read_to_string(runs.join(format!("{id}.json"))).unwrap(),
+        original
+    );
+    assert_eq!(
+        std::fs::read_to_string(runs.join(format!("{id}.2.json"))).unwrap(),
+        stranger
+    );
+    let listed = collect::runs(Some(&store), false).unwrap();
+    assert!(
+        listed.contains(&format!(
+            "{id}.2: another run with run id {id} (board rpi-4b), kept beside it: \
+             `benchboot report {id}.2` shows it"
+        )),
+        "{listed}"
+    );
+    // Each by its own name.
+    assert_eq!(
+        benchboot::store::resolve(id, Some(&store)).unwrap(),
+        runs.join(format!("{id}.json"))
+    );
+    assert_eq!(
+        benchboot::store::resolve(&format!("{id}.2"), Some(&store)).unwrap(),
+        runs.join(format!("{id}.2.json"))
+    );
+    // Collecting the card again changes nothing: the same run's copy is kept.
+    let again = collect::collect(&crate::from_card(&img, &store)).unwrap();
+    assert!(
+        again.earlier.iter().any(|l| l.ends_with(&format!(
+            "record 1: partial run {id}: stored, replacing the earlier copy of the same run"
+        ))),
+        "{:?}",
+        again.earlier
+    );
+    assert_eq!(std::fs::read_dir(&runs).unwrap().count(), 3);
 }

@@ -28,9 +28,10 @@ fn round_trip_and_recollect() {
     let mut s = Store::open(dir.path()).unwrap();
 
     let (partial, partial_text) = doc("rpi-zero-w-0001", false, 100);
-    let (outcome, row) = s
+    let stored = s
         .put(&partial, &partial_text, "10.55.0.1:8080", 1_000)
         .unwrap();
+    let (outcome, row) = (stored.outcome, stored.row);
     assert_eq!(outcome, Outcome::Inserted);
     assert_eq!(row.json_path, dir.path().join("runs/rpi-zero-w-0001.json"));
     assert_eq!(
@@ -41,9 +42,10 @@ fn round_trip_and_recollect() {
 
     // The same run collected later, now complete: replaces the partial copy.
     let (complete, complete_text) = doc("rpi-zero-w-0001", true, 200);
-    let (outcome, row) = s
+    let stored = s
         .put(&complete, &complete_text, "/dev/sdb p2 (BBRESULTS)", 2_000)
         .unwrap();
+    let (outcome, row) = (stored.outcome, stored.row);
     assert_eq!(outcome, Outcome::Updated);
     assert!(row.complete);
     assert_eq!(
@@ -53,7 +55,8 @@ fn round_trip_and_recollect() {
 
     // An older partial copy does not replace the complete one.
     let (stale, stale_text) = doc("rpi-zero-w-0001", false, 150);
-    let (outcome, kept) = s.put(&stale, &stale_text, "x", 3_000).unwrap();
+    let stored = s.put(&stale, &stale_text, "x", 3_000).unwrap();
+    let (outcome, kept) = (stored.outcome, stored.row);
     assert_eq!(outcome, Outcome::KeptStored);
     assert!(kept.complete && kept.source == "/dev/sdb p2 (BBRESULTS)");
     assert_eq!(
@@ -98,7 +101,7 @@ fn measurement_counts_of_a_real_document() {
     let r = RunResults::from_json(&text).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut s = Store::open(dir.path()).unwrap();
-    let (_, row) = s.put(&r, &text, "test", 0).unwrap();
+    let row = s.put(&r, &text, "test", 0).unwrap().row;
     assert_eq!(row.counts.storage, r.storage.len() as u64);
     assert_eq!(row.counts.random, r.random.len() as u64);
     assert_eq!(row.emulated, r.emulated);
@@ -233,18 +236,24 @@ fn no_store_yet() {
     assert!(Store::open_existing(dir.path()).unwrap().is_none());
 }
 
-/// A document that cannot be put in place (its name is taken by a folder that is not
-/// empty) is an error naming both paths, and leaves neither a temp file nor a row.
+/// A document that cannot be put in place (the stored copy it replaces became a folder
+/// that is not empty) is an error naming both paths and saying it was not stored, and
+/// leaves neither a temp file nor a changed row.
 #[test]
 fn a_failed_save_leaves_no_temp_file_and_no_row() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Store::open(dir.path()).unwrap();
     let runs = dir.path().join("runs");
+    let (r, text) = doc("blocked", false, 1);
+    s.put(&r, &text, "x", 1).unwrap();
+    std::fs::remove_file(runs.join("blocked.json")).unwrap();
     std::fs::create_dir_all(runs.join("blocked.json/inside")).unwrap();
-    let (r, text) = doc("blocked", true, 1);
-    let err = format!("{:#}", s.put(&r, &text, "x", 1).unwrap_err());
+    let (r, text) = doc("blocked", true, 2);
+    let err = format!("{:#}", s.put(&r, &text, "x", 2).unwrap_err());
     assert!(
-        err.contains("renaming") && err.contains("blocked.json"),
+        err.starts_with("run blocked was not stored: ")
+            && err.contains("renaming")
+            && err.contains("blocked.json"),
         "{err}"
     );
     let mut left: Vec<String> = std::fs::read_dir(&runs)
@@ -253,5 +262,61 @@ fn a_failed_save_leaves_no_temp_file_and_no_row() {
         .collect();
     left.sort();
     assert_eq!(left, ["blocked.json"]);
-    assert!(s.list().unwrap().is_empty());
+    let rows = s.list().unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!((rows[0].complete, rows[0].written_ns), (false, 1));
+}
+
+/// When the document is in place but its row cannot be written, the error says the
+/// document was stored, where, and how to index it: never "nothing was stored".
+#[test]
+fn a_row_that_fails_after_the_document_is_stored_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(dir.path()).unwrap();
+    // Every new row refused, as a database error after the document is written would.
+    rusqlite::Connection::open(dir.path().join("benchboot.db"))
+        .unwrap()
+        .execute_batch(
+            "CREATE TRIGGER refuse BEFORE INSERT ON runs \
+             BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;",
+        )
+        .unwrap();
+    let (r, text) = doc("rpi-zero-w-0009", true, 1);
+    let err = format!("{:#}", s.put(&r, &text, "x", 1).unwrap_err());
+    let file = dir.path().join("runs/rpi-zero-w-0009.json");
+    assert_eq!(
+        err,
+        format!(
+            "run rpi-zero-w-0009: its document was stored as {}, but the index {} was not \
+             updated (refused by the test): `benchboot runs --reindex --store {}` indexes it",
+            file.display(),
+            dir.path().join("benchboot.db").display(),
+            dir.path().display()
+        )
+    );
+    assert!(!err.contains("nothing was stored"));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+}
+
+/// A file in `runs/` the index does not list (copied in by hand, or a document that
+/// did not parse) is never overwritten: a run of that name goes beside it.
+#[test]
+fn a_file_the_index_does_not_list_is_never_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::open(dir.path()).unwrap();
+    let theirs = dir.path().join("runs/rpi-zero-w-0010.json");
+    std::fs::write(&theirs, "kept by hand").unwrap();
+    let (r, text) = doc("rpi-zero-w-0010", true, 1);
+    let stored = s.put(&r, &text, "x", 1).unwrap();
+    assert_eq!(stored.outcome, Outcome::KeptBoth);
+    assert_eq!(stored.row.stored_as, "rpi-zero-w-0010.2");
+    assert_eq!(
+        stored.beside,
+        ["runs/rpi-zero-w-0010.json: a file the index does not list (`benchboot runs --reindex` lists it)"]
+    );
+    assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "kept by hand");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("runs/rpi-zero-w-0010.2.json")).unwrap(),
+        text
+    );
 }

@@ -44,6 +44,7 @@ mod report_compare;
 mod report_formats;
 mod report_plots;
 mod report_snapshots;
+mod store_lock;
 mod store_recovery;
 
 /// Held by a test while it changes this process's environment or starts a process that

@@ -262,20 +262,24 @@ fn stale_temp_files_are_removed_and_a_live_collects_is_not() {
     stored(d, &["a-1"]);
     let runs = d.join("runs");
     // A killed collect's: unlocked, two hours old, 1 MiB.
-    let stale = runs.join(".rpi-1b-0001.json.4242.tmp");
+    let stale = runs.join(".rpi-1b-0001.json.4242.benchboot.tmp");
     std::fs::write(&stale, vec![b'{'; 1 << 20]).unwrap();
     set_age(&stale, Duration::from_secs(7200));
-    let stale_db = d.join(".benchboot.db.4243.tmp");
+    // A killed reindex's database and SQLite's journal of it.
+    let stale_db = d.join(".benchboot.db.4243.benchboot.tmp");
     std::fs::write(&stale_db, b"x").unwrap();
     set_age(&stale_db, Duration::from_secs(7200));
+    let stale_journal = d.join(".benchboot.db.4243.benchboot.tmp-journal");
+    std::fs::write(&stale_journal, b"jj").unwrap();
+    set_age(&stale_journal, Duration::from_secs(7200));
     // A concurrent collect's: locked (as atomic_file locks it), however old.
-    let live = runs.join(".rpi-1b-0002.json.4244.tmp");
+    let live = runs.join(".rpi-1b-0002.json.4244.benchboot.tmp");
     std::fs::write(&live, b"{").unwrap();
     set_age(&live, Duration::from_secs(7200));
     let held = std::fs::File::open(&live).unwrap();
     temp::lock(&held).unwrap();
     // Just created, not yet locked: within the grace.
-    let fresh = runs.join(".rpi-1b-0003.json.4245.tmp");
+    let fresh = runs.join(".rpi-1b-0003.json.4245.benchboot.tmp");
     std::fs::write(&fresh, b"{").unwrap();
 
     let s = Store::open(d).unwrap();
@@ -287,15 +291,58 @@ fn stale_temp_files_are_removed_and_a_live_collects_is_not() {
                 stale_db.display()
             ),
             format!(
+                "removed {} (2 B), a temp file left by an interrupted `runs --reindex`",
+                stale_journal.display()
+            ),
+            format!(
                 "removed {} (1 MiB), a temp file left by an interrupted `collect`",
                 stale.display()
             ),
         ]
     );
-    assert!(!stale.exists() && !stale_db.exists());
+    assert!(!stale.exists() && !stale_db.exists() && !stale_journal.exists());
     assert!(live.exists() && fresh.exists());
     assert_eq!(ids(&s), ["a-1"]);
     drop(held);
+}
+
+/// The store may be any folder (`--store ~`): opening it removes only benchboot's own
+/// temp names, never a person's or another program's `*.tmp`, however old.
+#[test]
+fn a_store_in_a_home_folder_leaves_other_temp_files_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path();
+    let old = Duration::from_secs(3 * 3600);
+    let theirs = [
+        home.join(".notes.tmp"),
+        home.join(".cache.1234.tmp"),
+        // Older benchboot's shapes: not of the one shape benchboot writes now.
+        home.join(".benchboot.db.4243.tmp"),
+        home.join("runs/.draft.tmp"),
+        home.join("runs/.r-1.json.4242.tmp"),
+        // Benchboot's shape, but no file benchboot writes there.
+        home.join(".notes.txt.4242.benchboot.tmp"),
+        home.join("runs/.notes.txt.4242.benchboot.tmp"),
+    ];
+    std::fs::create_dir_all(home.join("runs")).unwrap();
+    for f in &theirs {
+        std::fs::write(f, b"mine").unwrap();
+        set_age(f, old);
+    }
+    stored(home, &["a-1"]);
+    let s = Store::open_existing(home).unwrap().unwrap();
+    assert!(s.notes().is_empty(), "{:?}", s.notes());
+    let out = benchboot(&["runs", "--store", home.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("removed"),
+        "{}",
+        text(&out.stderr)
+    );
+    for f in &theirs {
+        assert_eq!(std::fs::read(f).unwrap(), b"mine", "{}", f.display());
+    }
+    assert_eq!(ids(&s), ["a-1"]);
 }
 
 #[cfg(unix)]
@@ -422,10 +469,11 @@ fn a_write_cut_short_is_rolled_back_when_the_store_is_read() {
     conn.execute_batch("PRAGMA cache_size = 5; BEGIN;").unwrap();
     for i in 0..3000 {
         conn.execute(
-            "INSERT INTO runs SELECT ?1, board, emulated, complete, kernel, collected_at, \
-             source, json_path, schema_major, schema_minor, written_ns, storage_count, \
-             device_read_count, random_count, verify_count, network_count, event_count \
-             FROM runs WHERE run_id = 'a-1'",
+            "INSERT INTO runs SELECT ?1, ?1, board, emulated, complete, kernel, \
+             collected_at, source, json_path, schema_major, schema_minor, written_ns, \
+             storage_count, device_read_count, random_count, verify_count, network_count, \
+             event_count, started_ns, card_signature, card_serial_sha256 \
+             FROM runs WHERE stored_as = 'a-1'",
             [format!("x-{i:04}-{}", "y".repeat(200))],
         )
         .unwrap();
@@ -465,4 +513,66 @@ fn a_write_cut_short_is_rolled_back_when_the_store_is_read() {
     let s = Store::open_existing(&cut).unwrap().unwrap();
     assert_eq!(ids(&s), ["a-1", "b-2"]);
     assert!(!cut.join("benchboot.db-journal").exists());
+}
+
+/// A store written by the previous benchboot (store version 1: rows keyed by run id) is
+/// indexed again when first opened for writing, keeping where and when each run was
+/// collected; read-only, it is read from its documents for the command.
+#[test]
+fn a_previous_versions_store_is_indexed_again_keeping_where_runs_came_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    stored(d, &["a-1", "b-2"]);
+    // The same store as version 1 wrote it.
+    std::fs::remove_file(d.join("benchboot.db")).unwrap();
+    let conn = rusqlite::Connection::open(d.join("benchboot.db")).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE runs (run_id TEXT PRIMARY KEY NOT NULL, board TEXT NOT NULL, \
+         emulated INTEGER NOT NULL, complete INTEGER NOT NULL, kernel TEXT NOT NULL, \
+         collected_at INTEGER NOT NULL, source TEXT NOT NULL, json_path TEXT NOT NULL, \
+         schema_major INTEGER NOT NULL, schema_minor INTEGER NOT NULL, \
+         written_ns INTEGER NOT NULL, storage_count INTEGER NOT NULL, \
+         device_read_count INTEGER NOT NULL, random_count INTEGER NOT NULL, \
+         verify_count INTEGER NOT NULL, network_count INTEGER NOT NULL, \
+         event_count INTEGER NOT NULL); \
+         INSERT INTO runs VALUES ('a-1', 'rpi-zero-w', 1, 1, 'k', 1111, '10.55.0.1:8080', \
+         'runs/a-1.json', 1, 0, 5, 0, 0, 0, 0, 0, 0); \
+         INSERT INTO runs VALUES ('b-2', 'rpi-zero-w', 1, 1, 'k', 2222, '/dev/sdb p2', \
+         'runs/b-2.json', 1, 0, 5, 0, 0, 0, 0, 0, 0); \
+         PRAGMA user_version = 1;",
+    )
+    .unwrap();
+    drop(conn);
+    let s = Store::open_existing(d).unwrap().unwrap();
+    assert_eq!(
+        s.notes(),
+        [format!(
+            "a previous benchboot's index: rebuilt the index of {} from 2 documents in runs/",
+            d.display()
+        )]
+    );
+    let rows = s.list().unwrap();
+    let kept: Vec<(&str, &str, i64, &str)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r.stored_as.as_str(),
+                r.run_id.as_str(),
+                r.collected_at,
+                r.source.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kept,
+        [
+            ("b-2", "b-2", 2222, "/dev/sdb p2"),
+            ("a-1", "a-1", 1111, "10.55.0.1:8080")
+        ]
+    );
+    let version: i64 = rusqlite::Connection::open(d.join("benchboot.db"))
+        .unwrap()
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, store::STORE_VERSION);
 }
