@@ -289,9 +289,18 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
              (benchboot compare --list-references lists the built-in ones)"
         );
     }
-    // A run against itself shows only ratios of 1.00: say so instead of a report.
+    // A run against itself shows only ratios of 1.00: say so instead of a report. The
+    // same run is the store's rule (run id, board, start, boot card): two runs that
+    // share only a run id are compared.
+    let same = |a: &RunResults, b: &RunResults| {
+        use crate::store::same_run::RunIdentity;
+        a.run_id == b.run_id
+            && RunIdentity::of(a)
+                .differences(&RunIdentity::of(b))
+                .is_empty()
+    };
     for (j, (pj, rj)) in runs.iter().enumerate() {
-        if let Some((pi, _)) = runs[..j].iter().find(|(_, ri)| ri.run_id == rj.run_id) {
+        if let Some((pi, _)) = runs[..j].iter().find(|(_, ri)| same(ri, rj)) {
             let how = if pi == pj {
                 format!("{} is given twice", pi.display())
             } else {

@@ -254,4 +254,13 @@ fn a_run_given_twice_is_said_not_compared() {
         &[],
     )
     .unwrap();
+    // Another board's run under the same id (a card passed around: the store keeps it
+    // as `r1.2`) is another run, and is compared.
+    let mut other = run("r1");
+    other.board = "rpi-4b".into();
+    compare(
+        &[("a.json".into(), run("r1")), ("b.json".into(), other)],
+        &[],
+    )
+    .unwrap();
 }
