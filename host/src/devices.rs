@@ -31,10 +31,14 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-pub use disk::{human_bytes, Device, Mount, Partition, Transport};
-pub use linux::{parse_mountinfo, parse_swaps, scan_linux, MountEntry, SwapArea};
+pub use disk::{human_bytes, Device, Holder, Mount, Partition, Transport};
+#[cfg(unix)]
+pub use linux::dev_key;
+pub use linux::{
+    parse_mountinfo, parse_swaps, scan_linux, stat_key, MountEntry, StatKey, SwapArea,
+};
 pub use output::{to_json, to_table};
-pub use rules::{Limits, Refusal, Verdict, DEFAULT_SIZE_LIMIT, SYSTEM_MOUNTS};
+pub use rules::{Limits, Refusal, Use, Verdict, DEFAULT_SIZE_LIMIT, SYSTEM_MOUNTS};
 
 /// The devices of this machine: sysfs on Linux, `diskutil` on macOS, the disk and
 /// volume IOCTLs on Windows (with a note on stderr for each query that failed).

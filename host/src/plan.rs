@@ -256,10 +256,11 @@ enum CardTarget {
 impl CardTarget {
     fn open(card: &Path) -> Result<CardTarget> {
         let meta = std::fs::metadata(card).with_context(|| format!("--card {}", card.display()))?;
+        #[cfg(unix)]
+        check_card(card, Path::new("/"))?;
         if meta.is_dir() {
             return Ok(CardTarget::Folder(card.to_owned()));
         }
-        refuse_mounted(card)?;
         let mut file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -444,24 +445,78 @@ impl fatfs::TimeProvider for UtcClock {
     }
 }
 
-/// A card whose partitions are mounted is written through the folder, never under the
-/// mounted filesystem's feet.
-fn refuse_mounted(card: &Path) -> Result<()> {
-    let Ok(devices) = crate::devices::scan_system() else {
-        return Ok(());
-    };
-    let Some(d) = devices.iter().find(|d| d.path == card) else {
-        return Ok(());
-    };
-    if let Some(m) = d.mounts.first() {
-        bail!(
-            "{}: a partition is mounted at {}: give that folder as --card (the results \
-             partition, BBRESULTS), or unmount the card first",
-            card.display(),
-            m.mount_point.display()
-        );
+/// What `--card` names, judged by identity ([`crate::identity::lookup`]; `root` is
+/// where sysfs and proc are): a folder or an image file on none of the kernel's own
+/// filesystems, a file nothing holds (a loop device's backing file would be written
+/// under its filesystem's cached FAT), or a whole card none of whose filesystems is
+/// mounted (written through the mounted folder instead, never under its feet). A
+/// partition is named with its disk and mounts.
+///
+/// # Errors
+/// Each of those, with what to give instead.
+#[cfg(unix)]
+pub fn check_card(card: &Path, root: &Path) -> Result<()> {
+    use crate::identity::What;
+    let found = crate::identity::lookup(card, root)?;
+    let given = card.display();
+    const FIX: &str = "give the card's results partition (BBRESULTS) mounted as a folder, \
+                       the card's whole-disk device or an image file";
+    match &found.what {
+        What::New { .. } | What::Nowhere { .. } => bail!("--card {given}: no such file or folder"),
+        What::Folder { .. } | What::File { .. } => {
+            found.refuse_kernel_files("--card ", FIX)?;
+            found.refuse_in_use("--card ")
+        }
+        What::Disk(d) => {
+            if let Some(m) = d.mounts.first() {
+                bail!(
+                    "{}: {} is mounted at {}: give that folder as --card (the results \
+                     partition, BBRESULTS), or unmount the card first",
+                    found.words("--card "),
+                    d.path.with_file_name(&m.device).display(),
+                    m.mount_point.display()
+                );
+            }
+            let refusals: Vec<String> = d
+                .verdict(&crate::devices::Limits::new(true))
+                .refusals
+                .iter()
+                .filter(|r| {
+                    matches!(
+                        r,
+                        crate::devices::Refusal::Held { .. }
+                            | crate::devices::Refusal::HoldsSystem { .. }
+                    )
+                })
+                .map(|r| format!("\n  - {r}"))
+                .collect();
+            if !refusals.is_empty() {
+                bail!("refusing to write {}:{}", found.words("--card "), refusals.concat());
+            }
+            Ok(())
+        }
+        What::Partition { disk, partition } => {
+            let mounted = disk.mounts.iter().find(|m| m.device == partition.name);
+            match mounted {
+                Some(m) => bail!(
+                    "{}: give that folder as --card: --card {}",
+                    found.words("--card "),
+                    m.mount_point.display()
+                ),
+                None => bail!(
+                    "{}: name the whole card, --card {} (plan write finds its results \
+                     partition), or mount the partition and give that folder",
+                    found.words("--card "),
+                    disk.path.display()
+                ),
+            }
+        }
+        What::Unlisted { .. } => bail!(
+            "--card {given}: a block device this machine does not list; `benchboot devices` \
+             shows the cards"
+        ),
+        What::Other { kind } => bail!("--card {given}: a {kind}; {FIX}"),
     }
-    Ok(())
 }
 
 /// The WiFi step as `plan check` tells it: role, country, each entry (skipped ones with
