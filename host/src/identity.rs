@@ -389,10 +389,12 @@ fn losetup_ids(root: &Path) -> Vec<(String, FileId)> {
 }
 
 /// `losetup --list --noheadings --raw --output NAME,BACK-INO,BACK-MAJ:MIN`: lines of
-/// `/dev/loop0 12 259:0`; a line with a field missing (not root) is left out.
+/// `/dev/loop0 12 259:0` (util-linux 2.38 pads the last column, escaped in raw output:
+/// `\x20\x20254:0`); a line with a field missing (not root) is left out.
 pub fn parse_losetup(text: &str) -> Vec<(String, FileId)> {
     text.lines()
         .filter_map(|l| {
+            let l = l.replace("\\x20", " ");
             let mut f = l.split_whitespace();
             let name = f.next()?.trim_start_matches("/dev/").to_owned();
             let ino = f.next()?.parse().ok()?;
