@@ -97,16 +97,23 @@ impl Fs {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum What {
     /// Nothing there yet: a file would be created in `folder`, on `fs`.
-    New { folder: PathBuf, fs: Fs },
+    New {
+        folder: PathBuf,
+        fs: Fs,
+    },
     /// Nothing there, and no folder `folder` to create it in.
-    Nowhere { folder: PathBuf },
+    Nowhere {
+        folder: PathBuf,
+    },
     /// A regular file, with what holds it ([`FileUse`]).
     File {
         id: FileId,
         fs: Fs,
         uses: Vec<FileUse>,
     },
-    Folder { fs: Fs },
+    Folder {
+        fs: Fs,
+    },
     /// A whole disk of this machine.
     Disk(Box<Device>),
     /// A partition of a disk of this machine.
@@ -115,9 +122,13 @@ pub enum What {
         partition: Partition,
     },
     /// A block device the system's tables do not list (`major:minor`).
-    Unlisted { dev: String },
+    Unlisted {
+        dev: String,
+    },
     /// A character device, pipe or socket (`kind`).
-    Other { kind: &'static str },
+    Other {
+        kind: &'static str,
+    },
 }
 
 /// What holds a regular file, so that writing it would pull something from under its
@@ -281,7 +292,7 @@ fn fs_of(path: &Path, dev: Option<&str>, root: &Path) -> Fs {
         .as_deref()
         .and_then(|d| {
             let same: Vec<&MountEntry> = table.iter().filter(|m| m.dev == d).collect();
-            same.iter().copied().filter(over).last().or(same.first().copied())
+            same.iter().copied().rfind(over).or(same.first().copied())
         })
         .or_else(|| {
             table
@@ -378,10 +389,10 @@ fn losetup_ids(root: &Path) -> Vec<(String, FileId)> {
         .find(|p| p.is_file())
         .unwrap_or_else(|| "losetup".into());
     let out = std::process::Command::new(tool)
-    .args(["--list", "--noheadings", "--raw"])
-    .args(["--output", "NAME,BACK-INO,BACK-MAJ:MIN"])
-    .stdin(std::process::Stdio::null())
-    .output();
+        .args(["--list", "--noheadings", "--raw"])
+        .args(["--output", "NAME,BACK-INO,BACK-MAJ:MIN"])
+        .stdin(std::process::Stdio::null())
+        .output();
     match out {
         Ok(o) if o.status.success() => parse_losetup(&String::from_utf8_lossy(&o.stdout)),
         _ => Vec::new(),
@@ -506,10 +517,16 @@ impl Found {
             return Ok(());
         }
         let given = self.given.display();
-        let lines: Vec<String> = uses.iter().map(|u| use_words(u, &given.to_string())).collect();
+        let lines: Vec<String> = uses
+            .iter()
+            .map(|u| use_words(u, &given.to_string()))
+            .collect();
         bail!(
             "refusing to write {arg}{given}:{}",
-            lines.iter().map(|l| format!("\n  - {l}")).collect::<String>()
+            lines
+                .iter()
+                .map(|l| format!("\n  - {l}"))
+                .collect::<String>()
         )
     }
 }
@@ -547,7 +564,11 @@ fn use_words(u: &FileUse, given: &str) -> String {
         ),
         FileUse::MaybeLoop(d) => {
             let node = d.path.display();
-            let backing = d.backing_file.as_deref().unwrap_or(Path::new("?")).display();
+            let backing = d
+                .backing_file
+                .as_deref()
+                .unwrap_or(Path::new("?"))
+                .display();
             format!(
                 "loop device {node} reads a removed file ({backing}) on the same filesystem, \
                  which may be this file under another name (losetup could not say which: \

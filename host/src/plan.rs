@@ -491,7 +491,11 @@ pub fn check_card(card: &Path, root: &Path) -> Result<()> {
                 .map(|r| format!("\n  - {r}"))
                 .collect();
             if !refusals.is_empty() {
-                bail!("refusing to write {}:{}", found.words("--card "), refusals.concat());
+                bail!(
+                    "refusing to write {}:{}",
+                    found.words("--card "),
+                    refusals.concat()
+                );
             }
             Ok(())
         }

@@ -226,7 +226,11 @@ pub fn scan_linux(root: &Path) -> Result<Vec<Device>> {
     // A holder's partitions, by name, to the holder (`loop2p1` is on `loop2`).
     let part_of: BTreeMap<String, String> = nodes
         .iter()
-        .flat_map(|(n, node)| node.partitions.iter().map(move |p| (p.name.clone(), n.clone())))
+        .flat_map(|(n, node)| {
+            node.partitions
+                .iter()
+                .map(move |p| (p.name.clone(), n.clone()))
+        })
         .collect();
     Ok(nodes
         .into_iter()
@@ -278,7 +282,11 @@ fn mount_holding<'a>(path: &Path, mountinfo: &'a [MountEntry]) -> Option<&'a Mou
 /// The component a `/dev` node names in a fake tree, or a swap area's name:
 /// `/dev/sdb1` is `sdb1`, `/dev/mapper/<name>` the device-mapper node of that name.
 fn component_named(path: &Path, nodes: &BTreeMap<String, Node>) -> Option<String> {
-    let name = path.strip_prefix("/dev").ok()?.to_string_lossy().into_owned();
+    let name = path
+        .strip_prefix("/dev")
+        .ok()?
+        .to_string_lossy()
+        .into_owned();
     match name.strip_prefix("mapper/") {
         Some(dm) => nodes
             .iter()

@@ -123,9 +123,9 @@ fn virtual_words(backing_file: Option<&Path>, command: Use) -> String {
     };
     let file = backing_file.map(|f| f.display().to_string());
     match (command, file) {
-        (Use::Flash, None) => format!(
-            "{what}, not a card; to write an image file, pass that file's path as --device"
-        ),
+        (Use::Flash, None) => {
+            format!("{what}, not a card; to write an image file, pass that file's path as --device")
+        }
         (Use::Flash, Some(f)) => format!(
             "{what}, not a card; to write that image file, detach the loop device first \
              (`losetup -d`) and pass --device {f}"

@@ -154,7 +154,9 @@ fn files_and_folders_of_proc_sysfs_and_dev_are_the_kernels() {
     };
     assert_eq!(fs.magic, 0x9fa0);
     assert!(uses.is_empty());
-    let e = status.refuse_kernel_files("--device ", "name a card").unwrap_err();
+    let e = status
+        .refuse_kernel_files("--device ", "name a card")
+        .unwrap_err();
     assert_eq!(
         e.to_string(),
         "--device /proc/self/status is on proc, the kernel's process information, statfs \

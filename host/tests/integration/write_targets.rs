@@ -26,7 +26,16 @@ const OLD_PLAN: &str = "# the old plan\n";
 /// True when this machine can run a loop-device test; otherwise fails under CI and
 /// prints `SKIPPED` elsewhere (the rule of `tests/src/needs.rs`).
 fn can_run(test: &str) -> bool {
-    let mut missing: Vec<String> = ["losetup", "partx", "mkfs.ext4", "mount", "umount"]
+    let tools = [
+        "losetup",
+        "partx",
+        "mkfs.ext4",
+        "mount",
+        "umount",
+        "mkswap",
+        "swapon",
+    ];
+    let mut missing: Vec<String> = tools
         .into_iter()
         .filter(|t| prepare_disk::find_tool(t).is_none())
         .map(str::to_owned)
@@ -65,6 +74,7 @@ fn s(p: &Path) -> &str {
 struct Kernel {
     mounts: Vec<PathBuf>,
     loops: Vec<PathBuf>,
+    swaps: Vec<PathBuf>,
 }
 
 impl Kernel {
@@ -85,7 +95,11 @@ impl Kernel {
             }
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
             while !p1.exists() {
-                assert!(std::time::Instant::now() < deadline, "{} never appeared", p1.display());
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{} never appeared",
+                    p1.display()
+                );
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
         }
@@ -106,8 +120,14 @@ impl Kernel {
 
 impl Drop for Kernel {
     fn drop(&mut self) {
+        for f in &self.swaps {
+            let _ = Command::new("swapoff").arg(f).status();
+        }
         for m in self.mounts.iter().rev() {
-            let ok = Command::new("umount").arg(m).status().is_ok_and(|s| s.success());
+            let ok = Command::new("umount")
+                .arg(m)
+                .status()
+                .is_ok_and(|s| s.success());
             if !ok {
                 let _ = Command::new("umount").arg("-l").arg(m).status();
             }
@@ -191,7 +211,11 @@ fn plan_write_refuses_a_link_to_a_mounted_card() {
             c.boot.display()
         )
     );
-    assert_eq!(card_plan(&c.image), OLD_PLAN, "nothing written behind the mount");
+    assert_eq!(
+        card_plan(&c.image),
+        OLD_PLAN,
+        "nothing written behind the mount"
+    );
 }
 
 #[test]
@@ -305,9 +329,15 @@ fn a_file_backing_a_mounted_loop_device_is_refused_by_every_command() {
             yes: true,
         };
         let e = err(prepare_disk::plan(&args, Path::new("/")));
-        assert_eq!(e, format!("refusing to write {}:\n  - {why}", file.display()));
+        assert_eq!(
+            e,
+            format!("refusing to write {}:\n  - {why}", file.display())
+        );
         let e = err(write(file, &quick()));
-        assert_eq!(e, format!("refusing to write --card {}:\n  - {why}", file.display()));
+        assert_eq!(
+            e,
+            format!("refusing to write --card {}:\n  - {why}", file.display())
+        );
     }
     assert_eq!(card_plan(&c.image), OLD_PLAN);
 }
@@ -397,6 +427,34 @@ fn a_removed_backing_file_is_still_known_by_its_inode() {
 }
 
 #[test]
+fn an_active_swap_file_is_refused() {
+    if !can_run("an_active_swap_file_is_refused") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let swap = dir.path().join("swapfile");
+    std::fs::write(&swap, vec![0u8; 4 << 20]).unwrap();
+    std::fs::set_permissions(&swap, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    run("mkswap", &[s(&swap)]);
+    let mut kernel = Kernel::default();
+    run("swapon", &[s(&swap)]);
+    kernel.swaps.push(swap.clone());
+    let alias = dir.path().join("card.img");
+    std::fs::hard_link(&swap, &alias).unwrap();
+    for file in [&swap, &alias] {
+        let e = err(flash::check_destination(file, false, Path::new("/")));
+        assert_eq!(
+            e,
+            format!(
+                "refusing to write --device {f}:\n  - it is an active swap file: writing it \
+                 would corrupt what is swapped out; `swapoff {f}` first, or name another file",
+                f = file.display()
+            )
+        );
+    }
+}
+
+#[test]
 fn probe_points_a_loop_device_at_allow_virtual() {
     if !can_run("probe_points_a_loop_device_at_allow_virtual") {
         return;
@@ -417,13 +475,20 @@ fn probe_points_a_loop_device_at_allow_virtual() {
 fn the_kernels_own_files_are_refused_by_statfs_magic() {
     // proc and sysfs: regular files as stat(2) says, never a card or an image.
     for (file, fs) in [
-        ("/proc/self/status", "proc, the kernel's process information, statfs magic 0x9fa0"),
+        (
+            "/proc/self/status",
+            "proc, the kernel's process information, statfs magic 0x9fa0",
+        ),
         (
             "/sys/kernel/uevent_seqnum",
             "sysfs, the kernel's device tree, statfs magic 0x62656572",
         ),
     ] {
-        let e = err(flash::check_destination(Path::new(file), false, Path::new("/")));
+        let e = err(flash::check_destination(
+            Path::new(file),
+            false,
+            Path::new("/"),
+        ));
         assert_eq!(
             e,
             format!(
@@ -454,4 +519,182 @@ fn the_kernels_own_files_are_refused_by_statfs_magic() {
         What::New { fs, .. } => assert_eq!(fs.kernel_own(), Some("devtmpfs, the device nodes")),
         w => panic!("{w:?}"),
     }
+}
+
+/// A gate: the file and function whose answer is the path an open takes.
+type Gate = (&'static str, &'static str);
+
+/// Every place `host/src` opens something for writing (outside its tests), with the
+/// function whose answer is the path it opens; `None` for the files a command makes
+/// itself. A gate must go through the identity lookup (Windows: its own disk names).
+const WRITE_OPENS: &[(&str, &str, Option<Gate>)] = &[
+    // flash and field-test: the card or image file of flash::plan.
+    (
+        "flash/io.rs",
+        "open_with(",
+        Some(("flash/mod.rs", "check_destination")),
+    ),
+    (
+        "flash/io.rs",
+        ".write(true)",
+        Some(("flash/mod.rs", "check_destination")),
+    ),
+    (
+        "flash/mod.rs",
+        "File::create_new(&plan.path)",
+        Some(("flash/mod.rs", "check_destination")),
+    ),
+    (
+        "flash/mod.rs",
+        ".write(true).open(&plan.path)",
+        Some(("flash/mod.rs", "check_destination")),
+    ),
+    (
+        "flash/os.rs",
+        "open_unbuffered(&plan.path",
+        Some(("flash/mod.rs", "windows_destination")),
+    ),
+    // probe and flash --probe: the card of probe::check_card (flash's, checked above).
+    (
+        "probe/disk.rs",
+        "open_with(",
+        Some(("probe.rs", "lookup_card")),
+    ),
+    (
+        "probe/disk.rs",
+        ".write(true)",
+        Some(("probe.rs", "lookup_card")),
+    ),
+    (
+        "probe/disk.rs",
+        "open_unbuffered(path, true)",
+        Some(("probe.rs", "check_card")),
+    ),
+    (
+        "probe/disk.rs",
+        "open_unbuffered(&path, true)",
+        Some(("probe.rs", "check_card")),
+    ),
+    // prepare-disk: the disk or file of its plan.
+    (
+        "prepare_disk.rs",
+        ".write(true)",
+        Some(("prepare_disk.rs", "plan")),
+    ),
+    // plan write --card: the card or image file, after check_card.
+    ("plan.rs", ".write(true)", Some(("plan.rs", "check_card"))),
+    // Read-only: collect --from-card on Windows.
+    ("collect.rs", "open_unbuffered(path, false)", None),
+    // Files a command makes itself: a temp file beside -o's, renamed over it; the
+    // store's rebuilt index; a plot's SVG in the plot folder.
+    ("atomic_file.rs", "File::create(&tmp)", None),
+    ("store/recover.rs", "File::create(&tmp)", None),
+    ("plot.rs", "std::fs::write(&svg", None),
+];
+
+/// What opens a file for writing (or creates one).
+const OPENS: &[&str] = &[
+    ".write(true)",
+    ".append(true)",
+    "File::create",
+    "create_new",
+    "open_with(",
+    "open_unbuffered(",
+    "fs::write(",
+];
+
+/// The non-test `.rs` files under `dir`, with their text up to an inline test module.
+fn sources(dir: &Path, base: &Path, out: &mut Vec<(String, String)>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_str().unwrap().to_owned();
+        if p.is_dir() {
+            if name != "tests" {
+                sources(&p, base, out);
+            }
+        } else if name.ends_with(".rs") && name != "tests.rs" {
+            let text = std::fs::read_to_string(&p).unwrap();
+            let text = match text.find("#[cfg(test)]\nmod tests {") {
+                Some(i) => text[..i].to_owned(),
+                None => text,
+            };
+            let rel = p
+                .strip_prefix(base)
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .replace('\\', "/");
+            out.push((rel, text));
+        }
+    }
+}
+
+/// The text of top-level or impl function `name` in `text`, to its closing brace.
+fn body<'a>(text: &'a str, name: &str) -> &'a str {
+    let start = text
+        .find(&format!("fn {name}("))
+        .unwrap_or_else(|| panic!("no fn {name}"));
+    let rest = &text[start..];
+    let end = rest
+        .find("\n}\n")
+        .or_else(|| rest.find("\n    }\n"))
+        .unwrap_or(rest.len());
+    &rest[..end]
+}
+
+#[test]
+fn no_write_path_opens_a_target_without_the_identity_lookup() {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&base, &base, &mut files);
+    let text_of = |f: &str| {
+        &files
+            .iter()
+            .find(|(n, _)| n == f)
+            .unwrap_or_else(|| panic!("host/src/{f} is gone"))
+            .1
+    };
+    let mut unlisted = Vec::new();
+    let mut used = vec![false; WRITE_OPENS.len()];
+    for (file, text) in &files {
+        for (n, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("//") || !OPENS.iter().any(|o| line.contains(o)) {
+                continue;
+            }
+            // An open spread over lines: the call and its options.
+            let near: String = text.lines().skip(n).take(3).collect();
+            match WRITE_OPENS
+                .iter()
+                .position(|(f, needle, _)| f == file && near.contains(needle))
+            {
+                Some(i) => used[i] = true,
+                None => unlisted.push(format!("host/src/{file}:{}: {}", n + 1, line.trim())),
+            }
+        }
+    }
+    assert!(
+        unlisted.is_empty(),
+        "opened for writing without a gate listed in WRITE_OPENS (look the path up with \
+         benchboot::identity::lookup first, and list it):\n{}",
+        unlisted.join("\n")
+    );
+    for ((file, needle, gate), used) in WRITE_OPENS.iter().zip(used) {
+        assert!(used, "stale WRITE_OPENS entry: {file} {needle}");
+        if let Some((gate_file, gate_fn)) = gate {
+            let b = body(text_of(gate_file), gate_fn);
+            assert!(
+                b.contains("identity::lookup") || b.contains("find_windows_disk"),
+                "{gate_file} {gate_fn} (the gate of {file}'s {needle}) does not look the path \
+                 up by identity"
+            );
+        }
+    }
+    // plan write opens the card in CardTarget::open, after check_card.
+    let open = body(text_of("plan.rs"), "open");
+    assert!(
+        open.find("check_card(").unwrap() < open.find(".write(true)").unwrap(),
+        "{open}"
+    );
+    // storage --path writes test files into a folder it looked up.
+    assert!(body(text_of("storage.rs"), "run").contains("identity::lookup"));
 }
