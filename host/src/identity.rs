@@ -188,8 +188,9 @@ fn what(path: &Path, root: &Path) -> Result<What> {
         Err(e) => return Err(e).with_context(|| path.display().to_string()),
     };
     let ft = meta.file_type();
-    if ft.is_block_device() {
-        return block_device(path, meta.rdev(), root);
+    // macOS names each disk twice: /dev/disk4 (block) and /dev/rdisk4 (character).
+    if ft.is_block_device() || (cfg!(target_os = "macos") && ft.is_char_device()) {
+        return block_device(meta.rdev(), root);
     }
     let id = FileId {
         dev: devices::dev_key(meta.dev()),
@@ -225,8 +226,9 @@ fn scan(root: &Path) -> Result<Vec<Device>> {
 }
 
 /// The disk or partition whose number is `rdev` (Linux: major:minor against sysfs;
-/// macOS: `st_rdev` of `/dev/<name>` for each disk and volume diskutil lists).
-fn block_device(path: &Path, rdev: u64, root: &Path) -> Result<What> {
+/// macOS: `st_rdev` of `/dev/<name>` and `/dev/r<name>` for each disk and volume
+/// diskutil lists).
+fn block_device(rdev: u64, root: &Path) -> Result<What> {
     let all = scan(root)?;
     let key = devices::dev_key(rdev);
     #[cfg(target_os = "linux")]
@@ -234,8 +236,10 @@ fn block_device(path: &Path, rdev: u64, root: &Path) -> Result<What> {
     #[cfg(not(target_os = "linux"))]
     let is = |name: &str, _: Option<&str>| {
         use std::os::unix::fs::MetadataExt;
-        std::fs::metadata(Path::new("/dev").join(name))
-            .is_ok_and(|m| devices::dev_key(m.rdev()) == key)
+        [name.to_owned(), format!("r{name}")].iter().any(|n| {
+            std::fs::metadata(Path::new("/dev").join(n))
+                .is_ok_and(|m| devices::dev_key(m.rdev()) == key)
+        })
     };
     if let Some(d) = all.iter().find(|d| is(&d.name, d.dev.as_deref())) {
         return Ok(What::Disk(Box::new(d.clone())));
@@ -248,7 +252,6 @@ fn block_device(path: &Path, rdev: u64, root: &Path) -> Result<What> {
             });
         }
     }
-    let _ = path;
     Ok(What::Unlisted { dev: key })
 }
 

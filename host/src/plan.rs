@@ -4,7 +4,9 @@
 //! PID 1 will (`benchboot_plan::resolve`), and prints each step with the bound its time
 //! caps set. `write` checks it the same way, against the card's own image facts
 //! (`image.json` on its results partition), then replaces `plan.toml` there: in a
-//! folder (the mounted FAT partition, on any OS) or inside a card or image file.
+//! folder (the mounted FAT partition, on any OS) or inside a card or image file, once
+//! [`check_card`] has looked the card up by identity (never under a mounted filesystem,
+//! never a loop device's backing file, never the kernel's files).
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -75,7 +77,7 @@ pub fn run(cmd: &PlanCommand) -> Result<()> {
             let catalog = boards.catalog();
             let (board, plan) = match (card, board) {
                 (Some(card), _) => {
-                    let image = open_card_image(card, board.as_deref(), &catalog)?.1;
+                    let image = open_card_image(card, board.as_deref(), &catalog, false)?.1;
                     (image.board.clone(), image.resolve(&text)?)
                 }
                 (None, Some(name)) => {
@@ -192,14 +194,15 @@ pub fn write(card: &Path, file: &PlanText) -> Result<String> {
     write_with(card, file, None, &Catalog::builtin())
 }
 
-/// Opens `card` and finds the image its plan runs on ([`card_image`]); prints the note
-/// of a card without image facts to stderr.
+/// Opens `card` (to `write` its plan, or only to read) and finds the image its plan
+/// runs on ([`card_image`]); prints the note of a card without image facts to stderr.
 fn open_card_image(
     card: &Path,
     board: Option<&str>,
     catalog: &Catalog,
+    write: bool,
 ) -> Result<(CardTarget, CardImage)> {
-    let mut target = CardTarget::open(card)?;
+    let mut target = CardTarget::open(card, write)?;
     let facts = match target.read(CARD_FACTS_FILE) {
         Ok(bytes) => Some(bytes),
         Err(e)
@@ -230,7 +233,7 @@ pub fn write_with(
     board: Option<&str>,
     catalog: &Catalog,
 ) -> Result<String> {
-    let (mut target, image) = open_card_image(card, board, catalog)?;
+    let (mut target, image) = open_card_image(card, board, catalog, true)?;
     let plan = image.resolve(file)?;
     target.replace(CARD_PLAN_FILE, file.text.as_bytes())?;
     let warnings: String = plan
@@ -254,16 +257,24 @@ enum CardTarget {
 }
 
 impl CardTarget {
-    fn open(card: &Path) -> Result<CardTarget> {
+    /// Opens `card`; to `write`, only once [`check_card`] accepts it (a card only read
+    /// is opened read-only, wherever it is mounted).
+    fn open(card: &Path, write: bool) -> Result<CardTarget> {
         let meta = std::fs::metadata(card).with_context(|| format!("--card {}", card.display()))?;
         #[cfg(unix)]
-        check_card(card, Path::new("/"))?;
+        if write {
+            check_card(card, Path::new("/"))?;
+        }
+        #[cfg(windows)]
+        if write && !meta.is_dir() {
+            check_windows_card(card)?;
+        }
         if meta.is_dir() {
             return Ok(CardTarget::Folder(card.to_owned()));
         }
         let mut file = std::fs::OpenOptions::new()
             .read(true)
-            .write(true)
+            .write(write)
             .open(card)
             .with_context(|| format!("opening {} to write its plan file", card.display()))?;
         let (part, _) = benchboot_card::find_results_partition(&mut file)
@@ -521,6 +532,25 @@ pub fn check_card(card: &Path, root: &Path) -> Result<()> {
         ),
         What::Other { kind } => bail!("--card {given}: a {kind}; {FIX}"),
     }
+}
+
+/// Windows: a card (`\\.\PhysicalDriveN`, or a volume naming its disk) with a mounted
+/// volume is written through that volume's folder, never under its feet.
+#[cfg(windows)]
+fn check_windows_card(card: &Path) -> Result<()> {
+    let all = crate::devices::scan_system()?;
+    let given = card.to_string_lossy();
+    if let Some(d) = crate::target_disk::find_windows_disk("--card ", &given, &all)? {
+        if let Some(m) = d.mounts.first() {
+            bail!(
+                "--card {given}: a volume of {} is mounted at {}: give that folder as --card \
+                 (the results partition, BBRESULTS), or take the card's volumes offline first",
+                d.describe(),
+                m.mount_point.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The WiFi step as `plan check` tells it: role, country, each entry (skipped ones with

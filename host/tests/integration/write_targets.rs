@@ -582,7 +582,11 @@ const WRITE_OPENS: &[(&str, &str, Option<Gate>)] = &[
         Some(("prepare_disk.rs", "plan")),
     ),
     // plan write --card: the card or image file, after check_card.
-    ("plan.rs", ".write(true)", Some(("plan.rs", "check_card"))),
+    (
+        "plan.rs",
+        "OpenOptions::new()",
+        Some(("plan.rs", "check_card")),
+    ),
     // Read-only: collect --from-card on Windows.
     ("collect.rs", "open_unbuffered(path, false)", None),
     // Files a command makes itself: a temp file beside -o's, renamed over it; the
@@ -594,6 +598,7 @@ const WRITE_OPENS: &[(&str, &str, Option<Gate>)] = &[
 
 /// What opens a file for writing (or creates one).
 const OPENS: &[&str] = &[
+    "OpenOptions::new()",
     ".write(true)",
     ".append(true)",
     "File::create",
@@ -689,10 +694,10 @@ fn no_write_path_opens_a_target_without_the_identity_lookup() {
             );
         }
     }
-    // plan write opens the card in CardTarget::open, after check_card.
+    // plan write opens the card in CardTarget::open, for writing after check_card.
     let open = body(text_of("plan.rs"), "open");
     assert!(
-        open.find("check_card(").unwrap() < open.find(".write(true)").unwrap(),
+        open.find("check_card(").unwrap() < open.find(".write(write)").unwrap(),
         "{open}"
     );
     // storage --path writes test files into a folder it looked up.
