@@ -526,6 +526,13 @@ pub fn execute_with(
             true
         }
         Target::File { exists, blank } => {
+            // Judged again as it is now: the question may have waited a long time.
+            #[cfg(unix)]
+            if *exists {
+                let now = crate::identity::lookup(&plan.path, Path::new("/"))?;
+                now.refuse_kernel_files("--device ", "name the card or an image file")?;
+                now.refuse_in_use("--device ")?;
+            }
             if !exists {
                 File::create_new(&plan.path).with_context(|| format!("creating {target}"))?;
             }

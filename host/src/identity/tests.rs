@@ -145,6 +145,7 @@ fn a_partition_is_said_with_its_node_number_disk_and_mounts() {
     );
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn files_and_folders_of_proc_sysfs_and_dev_are_the_kernels() {
     let root = Path::new("/");

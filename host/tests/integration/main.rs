@@ -45,7 +45,7 @@ mod report_formats;
 mod report_plots;
 mod report_snapshots;
 mod store_recovery;
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 mod write_targets;
 
 /// Held by a test while it changes this process's environment or starts a process that

@@ -3,8 +3,10 @@
 //! device with its first partition mounted, a symlink and a second device node to
 //! that disk, its partition by path and by a label-style link, the image file itself
 //! and a hard link to it, a loop device over a file on the card, a removed backing
-//! file, and files of proc and sysfs. Each case was accepted (or refused for another
-//! reason) before the lookup went by identity.
+//! file, a swap file, a file attached after flash's plan, and files of proc and sysfs.
+//! Each case was accepted (or refused for another reason) before the lookup went by
+//! identity. The last test keeps the invariant: every open for writing in `host/src`
+//! is listed with the function its path comes from, which looks the path up.
 //!
 //! The loop-device tests need root, losetup, partx, mkfs.ext4 and mount(8): under CI
 //! (`CI=true`, which runs as root) they fail without them; elsewhere they print
@@ -424,6 +426,44 @@ fn a_removed_backing_file_is_still_known_by_its_inode() {
     let other = dir.path().join("other.img");
     std::fs::write(&other, b"").unwrap();
     flash::check_destination(&other, false, Path::new("/")).unwrap();
+}
+
+#[test]
+fn a_file_attached_while_the_question_waits_is_not_written() {
+    if !can_run("a_file_attached_while_the_question_waits_is_not_written") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let image = dir.path().join("image.img");
+    std::fs::write(&image, crate::image_noise(2 << 20, 7)).unwrap();
+    let target = dir.path().join("card.img");
+    std::fs::write(&target, vec![0x5a; 4 << 20]).unwrap();
+    let opts = flash::Options {
+        image,
+        device: target.clone(),
+        dry_run: false,
+        verify: true,
+        skip_zeros: false,
+        allow_large: false,
+        yes: true,
+    };
+    let plan = flash::plan(&opts, Path::new("/")).unwrap();
+    // Between the plan (and its question) and the write, the file is attached.
+    let mut kernel = Kernel::default();
+    let dev = kernel.attach(&target, false);
+    let e = err(flash::execute(&plan, &mut |_, _, _| {}));
+    assert!(
+        e.starts_with(&format!(
+            "refusing to write --device {}:\n  - it is the backing file of loop device {}",
+            target.display(),
+            dev.display()
+        )),
+        "{e}"
+    );
+    assert!(
+        std::fs::read(&target).unwrap().iter().all(|&b| b == 0x5a),
+        "not a byte written"
+    );
 }
 
 #[test]
