@@ -152,9 +152,10 @@ pub struct Found {
     pub what: What,
 }
 
-/// Looks `path` up by identity. `root` is where sysfs and proc are (`/`; a fake tree
-/// in tests: device nodes are still stat'ed on the real system, then found in the
-/// tree by their numbers).
+/// Looks `path` up by identity. `root` is where the disk tables (sysfs, proc's mounts
+/// and swaps) are read: `/`, or a fake tree in tests, where a device node stat'ed on
+/// this machine is found by its numbers; the filesystem under a path is always this
+/// machine's.
 ///
 /// # Errors
 /// `path` cannot be stat'ed (other than not existing), or the system's disk tables
@@ -178,7 +179,7 @@ fn what(path: &Path, root: &Path) -> Result<What> {
             };
             return Ok(if folder.is_dir() {
                 What::New {
-                    fs: fs_of(&folder, None, root),
+                    fs: fs_of(&folder, None),
                     folder,
                 }
             } else {
@@ -198,7 +199,7 @@ fn what(path: &Path, root: &Path) -> Result<What> {
     };
     if ft.is_dir() {
         return Ok(What::Folder {
-            fs: fs_of(path, Some(&id.dev), root),
+            fs: fs_of(path, Some(&id.dev)),
         });
     }
     if !ft.is_file() {
@@ -211,7 +212,7 @@ fn what(path: &Path, root: &Path) -> Result<What> {
         };
         return Ok(What::Other { kind });
     }
-    let fs = fs_of(path, Some(&id.dev), root);
+    let fs = fs_of(path, Some(&id.dev));
     let uses = file_uses(&id, root)?;
     Ok(What::File { id, fs, uses })
 }
@@ -261,10 +262,11 @@ fn mountinfo(root: &Path) -> Vec<MountEntry> {
     devices::parse_mountinfo(&text)
 }
 
-/// The filesystem `path` lies on: `statfs(2)`, and its mount: the mountinfo entry of
-/// `dev` (its `st_dev`; `None` for a folder about to hold a new file: its own), else the
-/// longest mount point over it.
-fn fs_of(path: &Path, dev: Option<&str>, root: &Path) -> Fs {
+/// The filesystem `path` lies on: `statfs(2)`, and its mount: the entry of `dev` (its
+/// `st_dev`; `None` for a folder about to hold a new file: its own) in this machine's
+/// mountinfo (the path is this machine's, whatever tree the disks are read from), else
+/// the longest mount point over it.
+fn fs_of(path: &Path, dev: Option<&str>) -> Fs {
     use std::os::unix::fs::MetadataExt;
     let dev = dev.map(str::to_owned).or_else(|| {
         std::fs::metadata(path)
@@ -288,7 +290,7 @@ fn fs_of(path: &Path, dev: Option<&str>, root: &Path) -> Fs {
             String::from_utf8_lossy(&bytes).into_owned()
         }),
     );
-    let table = mountinfo(root);
+    let table = mountinfo(Path::new("/"));
     let canonical = path.canonicalize().unwrap_or_else(|_| path.to_owned());
     let over = |m: &&MountEntry| canonical.starts_with(&m.mount_point);
     let mount = dev
