@@ -3,9 +3,10 @@
 //!
 //! Linux reads a root tree (`/` on a real machine, a fake tree in tests):
 //! `sys/block/<dev>` (`size` in 512-byte sectors, `removable`, `ro`, `device/model`,
-//! `device/vendor`, partitions, `holders/`), the transport from the resolved sysfs path,
-//! mounts from `proc/self/mountinfo` (matched by major:minor, also through
-//! device-mapper/RAID holders) and swap from `proc/swaps` (`linux.rs`). macOS parses
+//! `device/vendor`, partitions, `holders/`, a loop device's `loop/backing_file`), the
+//! transport from the resolved sysfs path, mounts from `proc/self/mountinfo` (matched by
+//! major:minor, also through device-mapper/RAID holders and loop devices, which stack on
+//! the disk their backing file or device is on) and swap from `proc/swaps` (`linux.rs`). macOS parses
 //! `diskutil list -plist` and `diskutil info -plist <disk>` ([`macos`]). Windows decodes
 //! the IOCTL answers `benchboot_windisk::snapshot` gathers ([`windows`]: bus type,
 //! removable flag, size, vendor/product, the volumes on each disk, the Windows
@@ -15,7 +16,9 @@
 //! The rules ([`Device::verdict`]): a device is refused when it is not removable (an
 //! mmc card counts as removable), holds the running system (`/`, `/boot`, `/usr`, `/var`
 //! or swap), has a filesystem mounted through a holder benchboot cannot unmount (only
-//! the card's own partitions are unmounted) or a volume spanning disks (Windows), is
+//! the card's own partitions are unmounted), a holder with nothing mounted (a loop
+//! device over a file on it, an open LUKS or LVM mapping) or a volume spanning disks
+//! (Windows), is
 //! read-only, or is larger than a sane card ([`DEFAULT_SIZE_LIMIT`], lifted by
 //! `--allow-large`). On Windows the system's disk is the one holding the Windows
 //! directory, and the page files count as swap.
@@ -31,10 +34,14 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-pub use disk::{human_bytes, Device, Mount, Partition, Transport};
-pub use linux::{parse_mountinfo, parse_swaps, scan_linux, MountEntry, SwapArea};
+pub use disk::{human_bytes, Device, Holder, Mount, Partition, Transport};
+#[cfg(unix)]
+pub use linux::dev_key;
+pub use linux::{
+    parse_mountinfo, parse_swaps, scan_linux, stat_key, MountEntry, StatKey, SwapArea,
+};
 pub use output::{to_json, to_table};
-pub use rules::{Limits, Refusal, Verdict, DEFAULT_SIZE_LIMIT, SYSTEM_MOUNTS};
+pub use rules::{Limits, Refusal, Use, Verdict, DEFAULT_SIZE_LIMIT, SYSTEM_MOUNTS};
 
 /// The devices of this machine: sysfs on Linux, `diskutil` on macOS, the disk and
 /// volume IOCTLs on Windows (with a note on stderr for each query that failed).

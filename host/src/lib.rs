@@ -19,6 +19,8 @@ pub mod from_log;
 pub mod got;
 pub mod host_run;
 pub mod html;
+#[cfg(unix)]
+pub mod identity;
 pub mod log;
 #[cfg(unix)]
 pub mod memory;

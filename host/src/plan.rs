@@ -4,7 +4,9 @@
 //! PID 1 will (`benchboot_plan::resolve`), and prints each step with the bound its time
 //! caps set. `write` checks it the same way, against the card's own image facts
 //! (`image.json` on its results partition), then replaces `plan.toml` there: in a
-//! folder (the mounted FAT partition, on any OS) or inside a card or image file.
+//! folder (the mounted FAT partition, on any OS) or inside a card or image file, once
+//! [`check_card`] has looked the card up by identity (never under a mounted filesystem,
+//! never a loop device's backing file, never the kernel's files).
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -75,7 +77,7 @@ pub fn run(cmd: &PlanCommand) -> Result<()> {
             let catalog = boards.catalog();
             let (board, plan) = match (card, board) {
                 (Some(card), _) => {
-                    let image = open_card_image(card, board.as_deref(), &catalog)?.1;
+                    let image = open_card_image(card, board.as_deref(), &catalog, false)?.1;
                     (image.board.clone(), image.resolve(&text)?)
                 }
                 (None, Some(name)) => {
@@ -192,14 +194,15 @@ pub fn write(card: &Path, file: &PlanText) -> Result<String> {
     write_with(card, file, None, &Catalog::builtin())
 }
 
-/// Opens `card` and finds the image its plan runs on ([`card_image`]); prints the note
-/// of a card without image facts to stderr.
+/// Opens `card` (to `write` its plan, or only to read) and finds the image its plan
+/// runs on ([`card_image`]); prints the note of a card without image facts to stderr.
 fn open_card_image(
     card: &Path,
     board: Option<&str>,
     catalog: &Catalog,
+    write: bool,
 ) -> Result<(CardTarget, CardImage)> {
-    let mut target = CardTarget::open(card)?;
+    let mut target = CardTarget::open(card, write)?;
     let facts = match target.read(CARD_FACTS_FILE) {
         Ok(bytes) => Some(bytes),
         Err(e)
@@ -230,7 +233,7 @@ pub fn write_with(
     board: Option<&str>,
     catalog: &Catalog,
 ) -> Result<String> {
-    let (mut target, image) = open_card_image(card, board, catalog)?;
+    let (mut target, image) = open_card_image(card, board, catalog, true)?;
     let plan = image.resolve(file)?;
     target.replace(CARD_PLAN_FILE, file.text.as_bytes())?;
     let warnings: String = plan
@@ -254,15 +257,24 @@ enum CardTarget {
 }
 
 impl CardTarget {
-    fn open(card: &Path) -> Result<CardTarget> {
+    /// Opens `card`; to `write`, only once [`check_card`] accepts it (a card only read
+    /// is opened read-only, wherever it is mounted).
+    fn open(card: &Path, write: bool) -> Result<CardTarget> {
         let meta = std::fs::metadata(card).with_context(|| format!("--card {}", card.display()))?;
+        #[cfg(unix)]
+        if write {
+            check_card(card, Path::new("/"))?;
+        }
+        #[cfg(windows)]
+        if write && !meta.is_dir() {
+            check_windows_card(card)?;
+        }
         if meta.is_dir() {
             return Ok(CardTarget::Folder(card.to_owned()));
         }
-        refuse_mounted(card)?;
         let mut file = std::fs::OpenOptions::new()
             .read(true)
-            .write(true)
+            .write(write)
             .open(card)
             .with_context(|| format!("opening {} to write its plan file", card.display()))?;
         let (part, _) = benchboot_card::find_results_partition(&mut file)
@@ -444,22 +456,99 @@ impl fatfs::TimeProvider for UtcClock {
     }
 }
 
-/// A card whose partitions are mounted is written through the folder, never under the
-/// mounted filesystem's feet.
-fn refuse_mounted(card: &Path) -> Result<()> {
-    let Ok(devices) = crate::devices::scan_system() else {
-        return Ok(());
-    };
-    let Some(d) = devices.iter().find(|d| d.path == card) else {
-        return Ok(());
-    };
-    if let Some(m) = d.mounts.first() {
-        bail!(
-            "{}: a partition is mounted at {}: give that folder as --card (the results \
-             partition, BBRESULTS), or unmount the card first",
-            card.display(),
-            m.mount_point.display()
-        );
+/// What `--card` names, judged by identity ([`crate::identity::lookup`]; `root` is
+/// where sysfs and proc are): a folder or an image file on none of the kernel's own
+/// filesystems, a file nothing holds (a loop device's backing file would be written
+/// under its filesystem's cached FAT), or a whole card none of whose filesystems is
+/// mounted (written through the mounted folder instead, never under its feet). A
+/// partition is named with its disk and mounts.
+///
+/// # Errors
+/// Each of those, with what to give instead.
+#[cfg(unix)]
+pub fn check_card(card: &Path, root: &Path) -> Result<()> {
+    use crate::identity::What;
+    let found = crate::identity::lookup(card, root)?;
+    let given = card.display();
+    const FIX: &str = "give the card's results partition (BBRESULTS) mounted as a folder, \
+                       the card's whole-disk device or an image file";
+    match &found.what {
+        What::New { .. } | What::Nowhere { .. } => bail!("--card {given}: no such file or folder"),
+        What::Folder { .. } | What::File { .. } => {
+            found.refuse_kernel_files("--card ", FIX)?;
+            found.refuse_in_use("--card ")
+        }
+        What::Disk(d) => {
+            if let Some(m) = d.mounts.first() {
+                bail!(
+                    "{}: {} is mounted at {}: give that folder as --card (the results \
+                     partition, BBRESULTS), or unmount the card first",
+                    found.words("--card "),
+                    d.path.with_file_name(&m.device).display(),
+                    m.mount_point.display()
+                );
+            }
+            let refusals: Vec<String> = d
+                .verdict(&crate::devices::Limits::new(true))
+                .refusals
+                .iter()
+                .filter(|r| {
+                    matches!(
+                        r,
+                        crate::devices::Refusal::Held { .. }
+                            | crate::devices::Refusal::HoldsSystem { .. }
+                    )
+                })
+                .map(|r| format!("\n  - {r}"))
+                .collect();
+            if !refusals.is_empty() {
+                bail!(
+                    "refusing to write {}:{}",
+                    found.words("--card "),
+                    refusals.concat()
+                );
+            }
+            Ok(())
+        }
+        What::Partition { disk, partition } => {
+            let mounted = disk.mounts.iter().find(|m| m.device == partition.name);
+            match mounted {
+                Some(m) => bail!(
+                    "{}: give that folder as --card: --card {}",
+                    found.words("--card "),
+                    m.mount_point.display()
+                ),
+                None => bail!(
+                    "{}: name the whole card, --card {} (plan write finds its results \
+                     partition), or mount the partition and give that folder",
+                    found.words("--card "),
+                    disk.path.display()
+                ),
+            }
+        }
+        What::Unlisted { .. } => bail!(
+            "--card {given}: a block device this machine does not list; `benchboot devices` \
+             shows the cards"
+        ),
+        What::Other { kind } => bail!("--card {given}: a {kind}; {FIX}"),
+    }
+}
+
+/// Windows: a card (`\\.\PhysicalDriveN`, or a volume naming its disk) with a mounted
+/// volume is written through that volume's folder, never under its feet.
+#[cfg(windows)]
+fn check_windows_card(card: &Path) -> Result<()> {
+    let all = crate::devices::scan_system()?;
+    let given = card.to_string_lossy();
+    if let Some(d) = crate::target_disk::find_windows_disk("--card ", &given, &all)? {
+        if let Some(m) = d.mounts.first() {
+            bail!(
+                "--card {given}: a volume of {} is mounted at {}: give that folder as --card \
+                 (the results partition, BBRESULTS), or take the card's volumes offline first",
+                d.describe(),
+                m.mount_point.display()
+            );
+        }
     }
     Ok(())
 }

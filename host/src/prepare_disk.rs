@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use benchboot_card::disk_labels;
 
-use crate::devices::{Device, Limits, Refusal, Transport};
+use crate::devices::{Device, Limits, Refusal, Transport, Use};
 use crate::flash;
 use crate::units::size_label;
 
@@ -216,7 +216,7 @@ pub fn refusals(device: &Device, limits: &Limits) -> Vec<String> {
                 size_label(*size_bytes),
                 size_label(*limit_bytes)
             )),
-            r => Some(r.to_string()),
+            r => Some(r.in_words(Use::PrepareDisk)),
         })
         .collect();
     for mp in &verdict.unmount {
@@ -271,29 +271,37 @@ fn tool(name: &str, package: &str) -> Result<PathBuf> {
 /// whole disk, a disk the rules refuse ([`Refused`]), too small ([`layout`]), not
 /// writable by this user, or mke2fs / mkfs.fat / blockdev missing.
 pub fn plan(args: &PrepareDiskArgs, root: &Path) -> Result<Plan> {
+    use crate::identity::What;
     let dev = &args.device;
-    let meta = std::fs::metadata(dev).with_context(|| {
-        format!(
+    let found = crate::identity::lookup(dev, root)?;
+    let (target, disk_bytes, sector_bytes) = match &found.what {
+        What::New { .. } | What::Nowhere { .. } => bail!(
             "{}: no such disk or file: name a whole disk from `benchboot devices`, or \
              create an image file first (truncate -s 256M {})",
             dev.display(),
             dev.display()
-        )
-    })?;
-    let (target, disk_bytes, sector_bytes) = if meta.is_file() {
-        (Target::File, meta.len(), 512)
-    } else {
-        let device = flash::lookup_disk("", dev, &meta, root)?;
-        let reasons = refusals(&device, &Limits::new(args.allow_large));
-        if !reasons.is_empty() {
-            return Err(Refused {
-                device: device.describe(),
-                reasons,
-            }
-            .into());
+        ),
+        What::File { .. } => {
+            found.refuse_kernel_files("", "name a whole disk or an image file")?;
+            found.refuse_in_use("")?;
+            let len = std::fs::metadata(dev)
+                .with_context(|| dev.display().to_string())?
+                .len();
+            (Target::File, len, 512)
         }
-        let (size, sector) = (device.size_bytes, device.logical_block_size.max(512));
-        (Target::Disk(Box::new(device)), size, sector)
+        _ => {
+            let device = crate::target_disk::disk_of("", &found)?;
+            let reasons = refusals(&device, &Limits::new(args.allow_large));
+            if !reasons.is_empty() {
+                return Err(Refused {
+                    device: device.describe(),
+                    reasons,
+                }
+                .into());
+            }
+            let (size, sector) = (device.size_bytes, device.logical_block_size.max(512));
+            (Target::Disk(Box::new(device)), size, sector)
+        }
     };
     let parts = layout(disk_bytes, sector_bytes).with_context(|| dev.display().to_string())?;
     if rustix::fs::access(dev, rustix::fs::Access::WRITE_OK).is_err() {
@@ -681,6 +689,8 @@ mod tests {
             model: Some("Disk".into()),
             vendor: None,
             partitions: vec![],
+            holders: Vec::new(),
+            backing_file: None,
             mounts: vec![],
             swaps: vec![],
             system: Vec::new(),

@@ -17,7 +17,7 @@ use anyhow::{bail, Context, Result};
 use benchboot_probe::full::{full_pass, FullOptions, FullReport, MonotonicClock};
 use benchboot_probe::{ProbeOptions, ProbeReport, Verdict};
 
-use crate::devices::{Device, Limits, Refusal};
+use crate::devices::{Device, Limits, Refusal, Use};
 pub use disk::{ProbeDisk, SectorDisk};
 
 /// `benchboot probe` as clap parses it.
@@ -115,24 +115,39 @@ pub fn check_card(
 /// The disk `device` names by its node (Linux, macOS); on Windows a path that is no
 /// disk or volume name (a file, or nothing).
 fn lookup_card(device: &Path, root: &Path) -> Result<Device> {
-    let meta = std::fs::metadata(device).with_context(|| {
-        format!(
-            "{}: no such device; `benchboot devices` lists the cards this machine sees",
-            device.display()
-        )
-    })?;
-    if meta.is_file() {
-        bail!(
-            "{}: a regular file, not a card: the probe needs the card itself (a file \
-             cannot be fake)",
-            device.display()
-        );
-    }
     #[cfg(unix)]
-    return crate::target_disk::lookup_disk("", device, &meta, root);
+    {
+        use crate::identity::What;
+        let found = crate::identity::lookup(device, root)?;
+        match &found.what {
+            What::New { .. } | What::Nowhere { .. } => bail!(
+                "{}: no such device; `benchboot devices` lists the cards this machine sees",
+                device.display()
+            ),
+            What::File { .. } => bail!(
+                "{}: a regular file, not a card: the probe needs the card itself (a file \
+                 cannot be fake)",
+                device.display()
+            ),
+            _ => crate::target_disk::disk_of("", &found),
+        }
+    }
     #[cfg(windows)]
     {
-        let _ = (meta, root);
+        let meta = std::fs::metadata(device).with_context(|| {
+            format!(
+                "{}: no such device; `benchboot devices` lists the cards this machine sees",
+                device.display()
+            )
+        })?;
+        if meta.is_file() {
+            bail!(
+                "{}: a regular file, not a card: the probe needs the card itself (a file \
+                 cannot be fake)",
+                device.display()
+            );
+        }
+        let _ = root;
         bail!(
             "{}: not a disk; name the card as \\\\.\\PhysicalDriveN or by its drive letter \
              (`benchboot devices`)",
@@ -149,12 +164,15 @@ fn judge_card(
 ) -> Result<(Device, Vec<PathBuf>)> {
     let mut verdict = dev.verdict(&Limits::new(allow_large));
     if allow_virtual {
-        verdict.refusals.retain(|r| *r != Refusal::Virtual);
+        verdict
+            .refusals
+            .retain(|r| !matches!(r, Refusal::Virtual { .. }));
     }
     if !verdict.refusals.is_empty() {
         return Err(crate::target_disk::Refused {
             device: dev.describe(),
             refusals: verdict.refusals,
+            command: Use::Probe,
         })
         .context("benchboot probe refuses the same disks as benchboot flash");
     }

@@ -86,11 +86,14 @@ pub fn plan(run: &HostRun) -> Plan {
 /// Runs the sweep (and random I/O, verification) in `run.dir`.
 ///
 /// # Errors
-/// A RAM filesystem, an invalid plan, or the first I/O error (with the step).
+/// A folder on one of the kernel's own filesystems ([`crate::identity`]) or on a RAM
+/// filesystem, an invalid plan, or the first I/O error (with the step).
 pub fn run(run: &HostRun, progress: &mut dyn FnMut(&str)) -> Result<RunResults> {
     if !run.dir.is_dir() {
         bail!("--path {}: not a directory", run.dir.display());
     }
+    crate::identity::lookup(&run.dir, Path::new("/"))?
+        .refuse_kernel_files("--path ", "pick a directory on the disk to test")?;
     refuse_ram_filesystem(&run.dir).map_err(anyhow::Error::msg)?;
     let started = std::time::Instant::now();
     let plan = plan(run);

@@ -10,88 +10,63 @@ use std::path::Path;
 
 use anyhow::{bail, Result};
 
-use crate::devices::{self, Device, Refusal};
+use crate::devices::{Device, Refusal, Use};
 
-/// A device the rules refuse: every reason, each with its fix.
+/// A device the rules refuse: every reason, each with its fix in the words of
+/// `command`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("refusing to write {device}:{}", list(.refusals))]
+#[error("refusing to write {device}:{}", list(.refusals, *.command))]
 pub struct Refused {
     /// [`Device::describe`] of the device.
     pub device: String,
     pub refusals: Vec<Refusal>,
+    /// The command refusing it (`flash`, `probe`): the fix of a virtual disk differs.
+    pub command: Use,
 }
 
-fn list(refusals: &[Refusal]) -> String {
-    refusals.iter().map(|r| format!("\n  - {r}")).collect()
+fn list(refusals: &[Refusal], command: Use) -> String {
+    refusals
+        .iter()
+        .map(|r| format!("\n  - {}", r.in_words(command)))
+        .collect()
 }
 
-/// The whole disk `path` (a block device node) is, found in the system's tables
-/// (`root`: `/`, or a fake sysfs tree). Also used by `benchboot prepare-disk`. Errors
-/// name the path after `arg` (`"--device "`, or `""` for a positional argument).
+/// The whole disk `path` names, looked up by identity ([`crate::identity::lookup`]:
+/// its device number, whatever the spelling) in the system's tables (`root`: `/`, or
+/// a fake sysfs tree). Errors name the path after `arg` (`"--device "`, or `""` for a
+/// positional argument).
 ///
 /// # Errors
-/// Not a block device, a partition (the message names its whole disk), or a device
-/// this machine does not list.
+/// Not a block device, a partition (the message names its whole disk and where it is
+/// mounted), or a device this machine does not list.
 #[cfg(unix)]
-pub fn lookup_disk(
-    arg: &str,
-    path: &Path,
-    meta: &std::fs::Metadata,
-    root: &Path,
-) -> Result<Device> {
-    let all = if root == Path::new("/") {
-        devices::scan_system()?
-    } else {
-        devices::scan_linux(root)?
-    };
-    #[cfg(target_os = "linux")]
-    let key = {
-        use std::os::unix::fs::{FileTypeExt, MetadataExt};
-        if !meta.file_type().is_block_device() {
-            bail!(
-                "{arg}{}: not a block device or regular file; name the whole card \
-                 (`benchboot devices`) or an image file",
-                path.display()
-            );
-        }
-        let rdev = meta.rdev();
-        let key = format!("{}:{}", rustix::fs::major(rdev), rustix::fs::minor(rdev));
-        move |d: &Device, part: Option<&devices::Partition>| match part {
-            Some(p) => p.dev.as_deref() == Some(key.as_str()),
-            None => d.dev.as_deref() == Some(key.as_str()),
-        }
-    };
-    #[cfg(not(target_os = "linux"))]
-    let key = {
-        let _ = meta;
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let name = name.strip_prefix('r').map(str::to_owned).unwrap_or(name);
-        move |d: &Device, part: Option<&devices::Partition>| match part {
-            Some(p) => p.name == name,
-            None => d.name == name,
-        }
-    };
-    if let Some(d) = all.iter().find(|d| key(d, None)) {
-        return Ok(d.clone());
+pub fn lookup_disk(arg: &str, path: &Path, root: &Path) -> Result<Device> {
+    disk_of(arg, &crate::identity::lookup(path, root)?)
+}
+
+/// The whole disk of a path looked up ([`crate::identity::Found`]), or why it is none.
+///
+/// # Errors
+/// As [`lookup_disk`].
+#[cfg(unix)]
+pub fn disk_of(arg: &str, found: &crate::identity::Found) -> Result<Device> {
+    use crate::identity::What;
+    let given = found.given.display();
+    match &found.what {
+        What::Disk(d) => Ok((**d).clone()),
+        What::Partition { disk, .. } => bail!(
+            "{}: name the whole disk, {arg}{}",
+            found.words(arg),
+            disk.path.display()
+        ),
+        What::Unlisted { .. } => bail!(
+            "{arg}{given}: not a disk this machine lists; `benchboot devices` shows the candidates"
+        ),
+        _ => bail!(
+            "{arg}{given}: not a block device or regular file; name the whole card \
+             (`benchboot devices`) or an image file"
+        ),
     }
-    for d in &all {
-        if let Some(p) = d.partitions.iter().find(|p| key(d, Some(p))) {
-            bail!(
-                "{arg}{} is partition {} of {}: name the whole disk, {arg}{}",
-                path.display(),
-                p.name,
-                d.describe(),
-                d.path.display()
-            );
-        }
-    }
-    bail!(
-        "{arg}{}: not a disk this machine lists; `benchboot devices` shows the candidates",
-        path.display()
-    )
 }
 
 /// Asks `erase WHAT and DOING? type yes:` on the terminal, unless `yes`: the one
@@ -251,7 +226,7 @@ pub fn still_the_same(before: &Device, now: Option<&Device>) -> Result<()> {
 /// elevated prompt).
 #[cfg(windows)]
 pub fn lock_volumes(judged: &Device) -> Result<Vec<benchboot_windisk::VolumeLock>> {
-    let all = devices::scan_system()?;
+    let all = crate::devices::scan_system()?;
     let now = all.iter().find(|d| d.path == judged.path);
     still_the_same(judged, now)?;
     let device = now.unwrap_or(judged);

@@ -47,6 +47,32 @@ pub struct Partition {
     pub name: String,
     /// `major:minor` (Linux).
     pub dev: Option<String>,
+    /// Its number on the disk (Linux: sysfs `partition`), when the system says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub number: Option<u32>,
+}
+
+/// A block device stacked on the disk (Linux): device-mapper (LUKS, LVM), md RAID, or
+/// a loop device whose backing file lies on one of the disk's filesystems or whose
+/// backing device is the disk or one of its partitions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Holder {
+    /// Its kernel name: `dm-0`, `md0`, `loop3`.
+    pub name: String,
+    /// The disk's own component under it (the disk or one of its partitions), however
+    /// deep the stack: `sdb1`.
+    pub on: String,
+    /// A loop device's backing file as the kernel names it (`/media/card/disk.img`,
+    /// ` (deleted)` after a removed one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backing_file: Option<PathBuf>,
+    /// The holder it is stacked on (`dm-0` under LVM over LUKS); `None` when it sits
+    /// on `on` itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
+    /// A filesystem is mounted on it, on one of its partitions or on a holder stacked
+    /// on it.
+    pub mounted: bool,
 }
 
 /// One mounted filesystem on a disk.
@@ -84,6 +110,13 @@ pub struct Device {
     pub model: Option<String>,
     pub vendor: Option<String>,
     pub partitions: Vec<Partition>,
+    /// What is stacked on the disk (Linux: `holders/`, and loop devices over it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub holders: Vec<Holder>,
+    /// A loop device's backing file as the kernel names it (Linux:
+    /// `loop/backing_file`); `None` for every other disk.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backing_file: Option<PathBuf>,
     pub mounts: Vec<Mount>,
     /// Active swap areas on the disk: a partition name or a swap file's path (Windows:
     /// its page files, `C:\pagefile.sys`).

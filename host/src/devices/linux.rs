@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use super::disk::{Device, Mount, Partition, Transport};
+use super::disk::{Device, Holder, Mount, Partition, Transport};
 
 impl Transport {
     /// The transport of a block device from its path under `/sys/devices`, e.g.
@@ -118,17 +118,11 @@ struct Node {
     /// `major:minor`.
     dev: String,
     partitions: Vec<Partition>,
-    /// The holders stacked directly on the disk or one of its partitions.
+    /// The holders stacked directly on the disk or one of its partitions (`on`: that
+    /// component), loop devices over them included ([`stack_loops`]).
     holders: Vec<Holder>,
-}
-
-/// A holder (`dm-0`, `md0`) stacked on a component (the disk or a partition).
-#[derive(Clone)]
-struct Holder {
-    /// The component it sits on: `sdb` or `sdb2`.
-    on: String,
-    /// The holder's name in `sys/block`.
-    name: String,
+    /// A loop device's `loop/backing_file`, as the kernel writes it.
+    backing: Option<String>,
 }
 
 /// A disk that a component (a partition, a holder) belongs to.
@@ -160,25 +154,65 @@ fn dir_names(dir: &Path) -> Vec<String> {
     names
 }
 
+/// What a path is by its device numbers (stat(2)), as `major:minor`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StatKey {
+    /// A block device node: its `st_rdev`, whatever the node's name or folder.
+    Block(String),
+    /// Anything else: the `st_dev` of the filesystem holding it.
+    On(String),
+}
+
+/// `major:minor` of a `dev_t`.
+#[cfg(unix)]
+pub fn dev_key(dev: u64) -> String {
+    // dev_t is u64 on Linux, i32 on macOS.
+    #[allow(clippy::unnecessary_cast)]
+    let dev = dev as rustix::fs::Dev;
+    format!("{}:{}", rustix::fs::major(dev), rustix::fs::minor(dev))
+}
+
+/// [`StatKey`] of `path` (symbolic links followed), `None` when it cannot be stat'ed
+/// (or off Linux: the scan then goes by names, as in a fake tree).
+pub fn stat_key(path: &Path) -> Option<StatKey> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        let meta = std::fs::metadata(path).ok()?;
+        Some(if meta.file_type().is_block_device() {
+            StatKey::Block(dev_key(meta.rdev()))
+        } else {
+            StatKey::On(dev_key(meta.dev()))
+        })
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = path;
+        None
+    }
+}
+
 /// Every block device under `root/sys/block` (virtual ones and empty readers too; see
-/// [`Device::is_candidate`]), with mounts and swap from `root/proc`.
+/// [`Device::is_candidate`]), with mounts and swap from `root/proc`. On the real
+/// system (`root` is `/`) mounts, swap areas and loop devices' backing files are
+/// matched by device number (stat(2)); in a fake tree by the names they show.
 ///
 /// # Errors
 /// When `root/sys/block` cannot be read.
 pub fn scan_linux(root: &Path) -> Result<Vec<Device>> {
-    let nodes = read_nodes(root)?;
-    let owners = owners(&nodes);
-    let mut by_dev: BTreeMap<&str, &str> = BTreeMap::new();
-    for (name, node) in &nodes {
-        by_dev.insert(node.dev.as_str(), name.as_str());
-        for p in &node.partitions {
-            if let Some(dev) = &p.dev {
-                by_dev.insert(dev.as_str(), p.name.as_str());
-            }
-        }
-    }
+    let real = root == Path::new("/");
+    let mut nodes = read_nodes(root)?;
+    let by_dev = components_by_dev(&nodes);
     let mountinfo = std::fs::read_to_string(root.join("proc/self/mountinfo")).unwrap_or_default();
-    let mountinfo = parse_mountinfo(&mountinfo);
+    let mountinfo: Vec<MountEntry> = parse_mountinfo(&mountinfo)
+        .into_iter()
+        .map(|m| MountEntry {
+            dev: mount_dev(&m, real),
+            ..m
+        })
+        .collect();
+    stack_loops(&mut nodes, &by_dev, &mountinfo, real);
+    let (owners, mut holders) = owners(&nodes);
     let mut mounts = mounts_by_disk(&mountinfo, &by_dev, &owners);
     let swaps_text = std::fs::read_to_string(root.join("proc/swaps")).unwrap_or_default();
     let mut swaps = swaps_by_disk(
@@ -187,15 +221,147 @@ pub fn scan_linux(root: &Path) -> Result<Vec<Device>> {
         &mountinfo,
         &by_dev,
         &owners,
+        real,
     );
+    // A holder's partitions, by name, to the holder (`loop2p1` is on `loop2`).
+    let part_of: BTreeMap<String, String> = nodes
+        .iter()
+        .flat_map(|(n, node)| {
+            node.partitions
+                .iter()
+                .map(move |p| (p.name.clone(), n.clone()))
+        })
+        .collect();
     Ok(nodes
         .into_iter()
         .map(|(name, node)| {
             let mounts = mounts.remove(&name).unwrap_or_default();
             let swaps = swaps.remove(&name).unwrap_or_default();
-            device(name, node, mounts, swaps)
+            let mut holders = holders.remove(&name).unwrap_or_default();
+            mark_mounted(&mut holders, &mounts, &part_of);
+            device(name, node, mounts, swaps, holders)
         })
         .collect())
+}
+
+/// Component names (disks, partitions, holders) by `major:minor`.
+fn components_by_dev(nodes: &BTreeMap<String, Node>) -> BTreeMap<String, String> {
+    let mut by_dev = BTreeMap::new();
+    for (name, node) in nodes {
+        by_dev.insert(node.dev.clone(), name.clone());
+        for p in &node.partitions {
+            if let Some(dev) = &p.dev {
+                by_dev.insert(dev.clone(), p.name.clone());
+            }
+        }
+    }
+    by_dev
+}
+
+/// The `major:minor` a mount's filesystem lies on: mountinfo's, except that a
+/// filesystem with a device number of its own (btrfs: `0:45`) is on the block device
+/// its source names, by that node's `st_rdev` (the real system only).
+fn mount_dev(m: &MountEntry, real: bool) -> String {
+    if real && m.dev.starts_with("0:") && m.source.starts_with('/') {
+        if let Some(StatKey::Block(k)) = stat_key(Path::new(&m.source)) {
+            return k;
+        }
+    }
+    m.dev.clone()
+}
+
+/// The mount holding `path`: the longest mount point over it (the last mounted of
+/// equals, which hides the others).
+fn mount_holding<'a>(path: &Path, mountinfo: &'a [MountEntry]) -> Option<&'a MountEntry> {
+    mountinfo
+        .iter()
+        .filter(|m| path.starts_with(&m.mount_point))
+        .max_by_key(|m| m.mount_point.components().count())
+}
+
+/// The component a `/dev` node names in a fake tree, or a swap area's name:
+/// `/dev/sdb1` is `sdb1`, `/dev/mapper/<name>` the device-mapper node of that name.
+fn component_named(path: &Path, nodes: &BTreeMap<String, Node>) -> Option<String> {
+    let name = path
+        .strip_prefix("/dev")
+        .ok()?
+        .to_string_lossy()
+        .into_owned();
+    match name.strip_prefix("mapper/") {
+        Some(dm) => nodes
+            .iter()
+            .find(|(_, n)| read_trim(&n.dir.join("dm/name")).as_deref() == Some(dm))
+            .map(|(n, _)| n.clone()),
+        None => Some(name),
+    }
+}
+
+/// The component a path lies on, and whether the path is that component's device node:
+/// a block device node is that device (by `st_rdev`); a file is on the filesystem
+/// holding it (by `st_dev`, else the mount over it). In a fake tree (`real` false)
+/// and for a removed file (`deleted`), by the names and mount points it shows.
+fn component_of(
+    path: &Path,
+    deleted: bool,
+    nodes: &BTreeMap<String, Node>,
+    by_dev: &BTreeMap<String, String>,
+    mountinfo: &[MountEntry],
+    real: bool,
+) -> Option<(String, bool)> {
+    if real && !deleted {
+        match stat_key(path) {
+            Some(StatKey::Block(k)) => return by_dev.get(&k).map(|c| (c.clone(), true)),
+            Some(StatKey::On(k)) if by_dev.contains_key(&k) => {
+                return by_dev.get(&k).map(|c| (c.clone(), false))
+            }
+            _ => {}
+        }
+    }
+    if path.starts_with("/dev") && !real {
+        return component_named(path, nodes).map(|c| (c, true));
+    }
+    mount_holding(path, mountinfo).and_then(|m| by_dev.get(&m.dev).map(|c| (c.clone(), false)))
+}
+
+/// Each loop device becomes a holder of the component its backing file lies on (or
+/// its backing device is): a loop over a file on a card's partition is stacked on
+/// that partition, as dm-crypt over it would be.
+fn stack_loops(
+    nodes: &mut BTreeMap<String, Node>,
+    by_dev: &BTreeMap<String, String>,
+    mountinfo: &[MountEntry],
+    real: bool,
+) {
+    let mut stacked = Vec::new();
+    for (name, node) in nodes.iter() {
+        let Some(backing) = &node.backing else {
+            continue;
+        };
+        let (path, deleted) = match backing.strip_suffix(" (deleted)") {
+            Some(p) => (p, true),
+            None => (backing.as_str(), false),
+        };
+        let on = component_of(Path::new(path), deleted, nodes, by_dev, mountinfo, real);
+        if let Some((on, device)) = on.filter(|(on, _)| on != name) {
+            stacked.push(Holder {
+                name: name.clone(),
+                on,
+                // A loop over the partition itself reads no file on it.
+                backing_file: (!device).then(|| PathBuf::from(backing)),
+                via: None,
+                mounted: false,
+            });
+        }
+    }
+    for h in stacked {
+        let owner = nodes
+            .iter()
+            .find(|(n, node)| **n == h.on || node.partitions.iter().any(|p| p.name == h.on))
+            .map(|(n, _)| n.clone());
+        if let Some(node) = owner.and_then(|n| nodes.get_mut(&n)) {
+            node.holders.push(h);
+        }
+    }
 }
 
 /// The block devices of `root/sys/block` with their partitions and holders, by name.
@@ -215,34 +381,42 @@ fn read_nodes(root: &Path) -> Result<BTreeMap<String, Node>> {
                 .unwrap_or_default(),
             _ => String::new(),
         };
+        let holder = |on: &str, h: String| Holder {
+            name: h,
+            on: on.to_owned(),
+            backing_file: None,
+            via: None,
+            mounted: false,
+        };
         let mut holders: Vec<Holder> = dir_names(&dir.join("holders"))
             .into_iter()
-            .map(|h| Holder {
-                on: name.clone(),
-                name: h,
-            })
+            .map(|h| holder(&name, h))
             .collect();
         let mut partitions = Vec::new();
         for part in dir_names(&dir) {
             let pdir = dir.join(&part);
             if pdir.join("partition").is_file() {
                 for h in dir_names(&pdir.join("holders")) {
-                    holders.push(Holder {
-                        on: part.clone(),
-                        name: h,
-                    });
+                    holders.push(holder(&part, h));
                 }
                 let dev = read_trim(&pdir.join("dev"));
-                partitions.push(Partition { name: part, dev });
+                let number = read_trim(&pdir.join("partition")).and_then(|n| n.parse().ok());
+                partitions.push(Partition {
+                    name: part,
+                    dev,
+                    number,
+                });
             }
         }
         let dev = read_trim(&dir.join("dev")).unwrap_or_default();
+        let backing = read_trim(&dir.join("loop/backing_file"));
         let node = Node {
             dir,
             rel,
             dev,
             partitions,
             holders,
+            backing,
         };
         nodes.insert(name, node);
     }
@@ -250,10 +424,15 @@ fn read_nodes(root: &Path) -> Result<BTreeMap<String, Node>> {
 }
 
 /// Everything that belongs to each disk, by component name: the disk, its partitions,
-/// and the holders over them, followed transitively (dm-crypt over a partition, LVM on
-/// that).
-fn owners(nodes: &BTreeMap<String, Node>) -> BTreeMap<String, Vec<Owner>> {
+/// and the holders over them and their partitions, followed transitively (dm-crypt
+/// over a partition, LVM on that, a loop device over a file there). Also every
+/// holder on each disk, by disk name, `on` the disk's own component under it.
+#[allow(clippy::type_complexity)]
+fn owners(
+    nodes: &BTreeMap<String, Node>,
+) -> (BTreeMap<String, Vec<Owner>>, BTreeMap<String, Vec<Holder>>) {
     let mut owners: BTreeMap<String, Vec<Owner>> = BTreeMap::new();
+    let mut holders: BTreeMap<String, Vec<Holder>> = BTreeMap::new();
     for (name, node) in nodes {
         let own =
             std::iter::once(name.clone()).chain(node.partitions.iter().map(|p| p.name.clone()));
@@ -263,22 +442,42 @@ fn owners(nodes: &BTreeMap<String, Node>) -> BTreeMap<String, Vec<Owner>> {
                 through: None,
             });
         }
-        // Holders still to visit, each with the disk's own component under the stack.
+        // Holders still to visit, each with the disk's own component under the stack
+        // and the holder it is stacked on.
         let mut stack: Vec<Holder> = node.holders.clone();
         let mut seen = BTreeSet::new();
         while let Some(Holder {
             on: part,
             name: holder,
+            via,
+            backing_file,
+            ..
         }) = stack.pop()
         {
             if !seen.insert(holder.clone()) {
                 continue;
             }
-            if let Some(h) = nodes.get(&holder) {
+            let h = nodes.get(&holder);
+            holders.entry(name.clone()).or_default().push(Holder {
+                name: holder.clone(),
+                on: part.clone(),
+                backing_file,
+                via,
+                mounted: false,
+            });
+            if let Some(h) = h {
                 stack.extend(h.holders.iter().map(|hh| Holder {
                     on: part.clone(),
-                    name: hh.name.clone(),
+                    via: Some(holder.clone()),
+                    ..hh.clone()
                 }));
+                // A holder's own partitions (a partitioned loop device) are on it too.
+                for p in &h.partitions {
+                    owners.entry(p.name.clone()).or_default().push(Owner {
+                        disk: name.clone(),
+                        through: Some(part.clone()),
+                    });
+                }
             }
             owners.entry(holder).or_default().push(Owner {
                 disk: name.clone(),
@@ -286,14 +485,36 @@ fn owners(nodes: &BTreeMap<String, Node>) -> BTreeMap<String, Vec<Owner>> {
             });
         }
     }
-    owners
+    (owners, holders)
+}
+
+/// Marks each holder a filesystem is mounted through: mounted on it, on one of its
+/// partitions (`part_of`) or on a holder stacked on it, however high.
+fn mark_mounted(holders: &mut [Holder], mounts: &[Mount], part_of: &BTreeMap<String, String>) {
+    let via: BTreeMap<String, Option<String>> = holders
+        .iter()
+        .map(|h| (h.name.clone(), h.via.clone()))
+        .collect();
+    let mut used = BTreeSet::new();
+    for m in mounts.iter().filter(|m| m.through.is_some()) {
+        let mut at = Some(part_of.get(&m.device).unwrap_or(&m.device).clone());
+        while let Some(name) = at {
+            if !via.contains_key(&name) || !used.insert(name.clone()) {
+                break;
+            }
+            at = via.get(&name).cloned().flatten();
+        }
+    }
+    for h in holders {
+        h.mounted = used.contains(&h.name);
+    }
 }
 
 /// The mounts of `mountinfo` on each disk, by disk name; `by_dev` maps `major:minor` to
 /// component names.
 fn mounts_by_disk(
     mountinfo: &[MountEntry],
-    by_dev: &BTreeMap<&str, &str>,
+    by_dev: &BTreeMap<String, String>,
     owners: &BTreeMap<String, Vec<Owner>>,
 ) -> BTreeMap<String, Vec<Mount>> {
     let mut mounts: BTreeMap<String, Vec<Mount>> = BTreeMap::new();
@@ -301,7 +522,7 @@ fn mounts_by_disk(
         let Some(component) = by_dev.get(m.dev.as_str()) else {
             continue;
         };
-        for owner in owners.get(*component).into_iter().flatten() {
+        for owner in owners.get(component).into_iter().flatten() {
             mounts.entry(owner.disk.clone()).or_default().push(Mount {
                 device: component.to_string(),
                 mount_point: m.mount_point.clone(),
@@ -314,38 +535,23 @@ fn mounts_by_disk(
     mounts
 }
 
-/// The active swap areas on each disk, by disk name: a partition by its name (a
-/// device-mapper one through `/dev/mapper/<name>`), a swap file by its path, on the
-/// disk holding its filesystem.
+/// The active swap areas on each disk, by disk name: a partition by its device number
+/// (a fake tree: by its name, a device-mapper one through `/dev/mapper/<name>`), a swap
+/// file by the filesystem holding it.
 fn swaps_by_disk(
     areas: &[SwapArea],
     nodes: &BTreeMap<String, Node>,
     mountinfo: &[MountEntry],
-    by_dev: &BTreeMap<&str, &str>,
+    by_dev: &BTreeMap<String, String>,
     owners: &BTreeMap<String, Vec<Owner>>,
+    real: bool,
 ) -> BTreeMap<String, Vec<String>> {
     let mut swaps: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for SwapArea { file, kind } in areas {
-        let component = if kind == "partition" || file.starts_with("/dev") {
-            let name = file
-                .strip_prefix("/dev")
-                .unwrap_or(file)
-                .to_string_lossy()
-                .into_owned();
-            match name.strip_prefix("mapper/") {
-                Some(dm) => nodes
-                    .iter()
-                    .find(|(_, n)| read_trim(&n.dir.join("dm/name")).as_deref() == Some(dm))
-                    .map(|(n, _)| n.clone()),
-                None => Some(name),
-            }
+        let component = if kind == "partition" && !real {
+            component_named(file, nodes)
         } else {
-            // A swap file: it pins the filesystem holding it (longest mount point prefix).
-            mountinfo
-                .iter()
-                .filter(|m| file.starts_with(&m.mount_point))
-                .max_by_key(|m| m.mount_point.components().count())
-                .and_then(|m| by_dev.get(m.dev.as_str()).map(|c| c.to_string()))
+            component_of(file, false, nodes, by_dev, mountinfo, real).map(|(c, _)| c)
         };
         let label = if kind == "partition" {
             component.clone().unwrap_or_default()
@@ -363,7 +569,13 @@ fn swaps_by_disk(
 }
 
 /// The [`Device`] of one node: sizes and flags read from its `sys/block` folder.
-fn device(name: String, node: Node, mounts: Vec<Mount>, swaps: Vec<String>) -> Device {
+fn device(
+    name: String,
+    node: Node,
+    mounts: Vec<Mount>,
+    swaps: Vec<String>,
+    holders: Vec<Holder>,
+) -> Device {
     let device = node.dir.join("device");
     Device {
         path: PathBuf::from("/dev").join(&name),
@@ -380,6 +592,8 @@ fn device(name: String, node: Node, mounts: Vec<Mount>, swaps: Vec<String>) -> D
         // virtio and nvme put a PCI id (`0x1af4`) there, not a name.
         vendor: read_trim(&device.join("vendor")).filter(|v| !v.starts_with("0x")),
         partitions: node.partitions,
+        holders,
+        backing_file: node.backing.map(PathBuf::from),
         mounts,
         swaps,
         system: Vec::new(),

@@ -237,8 +237,11 @@ pub fn scan(run: &dyn Fn(&[&str]) -> std::io::Result<Vec<u8>>) -> Result<Vec<Dev
                 .map(|v| Partition {
                     name: v.id.clone(),
                     dev: None,
+                    number: None,
                 })
                 .collect(),
+            holders: Vec::new(),
+            backing_file: None,
             mounts,
             swaps: vec![],
             system: Vec::new(),

@@ -125,6 +125,8 @@ mod tests {
             model: Some("Stick\u{1b}[2J\u{9b}1m".into()),
             vendor: Some("ACME\u{202e}".into()),
             partitions: Vec::new(),
+            holders: Vec::new(),
+            backing_file: None,
             mounts: vec![Mount {
                 device: "sdb1".into(),
                 mount_point: "/media/me/\u{1b}]0;x\u{7}".into(),

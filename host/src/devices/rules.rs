@@ -21,11 +21,11 @@ fn is_system_mount(mount_point: &Path) -> bool {
 pub enum Refusal {
     #[error("no medium: the reader is empty; insert the card")]
     NoMedium,
-    #[error(
-        "a virtual device (loop, device-mapper, RAID, a VHD), not a card; to write an \
-         image file, pass that file's path as --device"
-    )]
-    Virtual,
+    #[error("{}", virtual_words(backing_file.as_deref(), Use::Flash))]
+    Virtual {
+        /// A loop device's backing file, as the kernel names it.
+        backing_file: Option<PathBuf>,
+    },
     #[error(
         "not removable ({transport}): a fixed disk, not a card; put the card in a USB \
          reader or the SD slot and pick it from `benchboot devices`"
@@ -34,14 +34,22 @@ pub enum Refusal {
     #[error("holds the running system ({}): this disk is never written", uses.join(", "))]
     HoldsSystem { uses: Vec<String> },
     #[error(
-        "{} is mounted through {holder}, which sits on {part}: unmount it and close \
-         {holder} first (`cryptsetup close`, `vgchange -an` or `mdadm --stop`)",
-        mount_point.display()
+        "{} is mounted through {holder}, which sits on {part}: unmount it and {} first",
+        mount_point.display(),
+        release(holder)
     )]
     MountedThroughHolder {
         mount_point: PathBuf,
         holder: String,
         part: String,
+    },
+    #[error("{}", held_words(holder, part, backing_file.as_deref()))]
+    Held {
+        holder: String,
+        part: String,
+        /// A loop device's backing file (on `part`'s filesystem); `None` for a loop
+        /// over `part` itself and for device-mapper and md holders.
+        backing_file: Option<PathBuf>,
     },
     #[error(
         "{} is a volume spanning {}: benchboot does not take such a volume apart; delete \
@@ -72,15 +80,94 @@ impl Refusal {
     pub fn code(&self) -> &'static str {
         match self {
             Refusal::NoMedium => "no-medium",
-            Refusal::Virtual => "virtual",
+            Refusal::Virtual { .. } => "virtual",
             Refusal::NotRemovable { .. } => "not-removable",
             Refusal::HoldsSystem { .. } => "holds-system",
             Refusal::MountedThroughHolder { .. } => "mounted-through-holder",
+            Refusal::Held { .. } => "held",
             Refusal::SpannedVolume { .. } => "spanned-volume",
             Refusal::ReadOnly => "read-only",
             Refusal::TooLarge { .. } => "too-large",
         }
     }
+}
+
+/// The command a refusal is said for: only the way out of [`Refusal::Virtual`]
+/// differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Use {
+    /// `flash` (and `field-test`, `devices`): an image file goes as `--device FILE`.
+    Flash,
+    /// `probe`: `--allow-virtual` lifts the refusal.
+    Probe,
+    /// `prepare-disk`: an image file is its positional `DEV`.
+    PrepareDisk,
+}
+
+impl Refusal {
+    /// The reason and what to do, in the words of `command` ([`Use`]); `Display` is
+    /// `flash`'s.
+    pub fn in_words(&self, command: Use) -> String {
+        match self {
+            Refusal::Virtual { backing_file } => virtual_words(backing_file.as_deref(), command),
+            r => r.to_string(),
+        }
+    }
+}
+
+/// [`Refusal::Virtual`] for `command`: a loop device's backing file named when known.
+fn virtual_words(backing_file: Option<&Path>, command: Use) -> String {
+    let what = match backing_file {
+        Some(f) => format!("a loop device over {}", f.display()),
+        None => "a virtual device (loop, device-mapper, RAID, a VHD)".to_owned(),
+    };
+    let file = backing_file.map(|f| f.display().to_string());
+    match (command, file) {
+        (Use::Flash, None) => {
+            format!("{what}, not a card; to write an image file, pass that file's path as --device")
+        }
+        (Use::Flash, Some(f)) => format!(
+            "{what}, not a card; to write that image file, detach the loop device first \
+             (`losetup -d`) and pass --device {f}"
+        ),
+        (Use::Probe, _) => format!(
+            "{what}, not a card; pass --allow-virtual to probe it anyway (a test of the \
+             probe itself: a file cannot be fake)"
+        ),
+        (Use::PrepareDisk, None) => format!(
+            "{what}, not a test disk; to prepare an image file, name that file instead \
+             (`benchboot prepare-disk FILE`)"
+        ),
+        (Use::PrepareDisk, Some(f)) => format!(
+            "{what}, not a test disk; to prepare that image file, detach the loop device \
+             first (`losetup -d`) and run `benchboot prepare-disk {f}`"
+        ),
+    }
+}
+
+/// How to take holder `name` off the disk: detach a loop device, stop an md array,
+/// close a device-mapper one.
+fn release(holder: &str) -> String {
+    if holder.starts_with("loop") {
+        format!("detach {holder} (`losetup -d /dev/{holder}`)")
+    } else if holder.starts_with("md") {
+        format!("stop {holder} (`mdadm --stop /dev/{holder}`)")
+    } else {
+        format!("close {holder} (`cryptsetup close` or `vgchange -an`)")
+    }
+}
+
+/// [`Refusal::Held`] in words.
+fn held_words(holder: &str, part: &str, backing_file: Option<&Path>) -> String {
+    let what = match backing_file {
+        Some(f) => format!(
+            "{holder} is a loop device over {}, a file on {part}",
+            f.display()
+        ),
+        None if holder.starts_with("loop") => format!("{holder} is a loop device over {part}"),
+        None => format!("{holder} sits on {part}"),
+    };
+    format!("{what}: {} first", release(holder))
 }
 
 /// What the rules allow.
@@ -137,7 +224,9 @@ impl Device {
     pub fn verdict(&self, limits: &Limits) -> Verdict {
         let mut refusals = Vec::new();
         if self.transport == Transport::Virtual {
-            refusals.push(Refusal::Virtual);
+            refusals.push(Refusal::Virtual {
+                backing_file: self.backing_file.clone(),
+            });
         } else if self.size_bytes == 0 {
             refusals.push(Refusal::NoMedium);
         }
@@ -147,10 +236,14 @@ impl Device {
             });
         }
         let uses = self.system_uses();
-        if !uses.is_empty() {
+        // The system's disk is never written: the loop devices over files on it
+        // (snaps, images) are not worth a reason each.
+        let system = !uses.is_empty();
+        if system {
             refusals.push(Refusal::HoldsSystem { uses });
         }
-        for m in &self.mounts {
+        let said = |name: &str| !(system && name.starts_with("loop"));
+        for m in self.mounts.iter().filter(|m| said(&m.device)) {
             if let (Some(part), false) = (&m.through, is_system_mount(&m.mount_point)) {
                 refusals.push(Refusal::MountedThroughHolder {
                     mount_point: m.mount_point.clone(),
@@ -158,6 +251,15 @@ impl Device {
                     part: part.clone(),
                 });
             }
+        }
+        // A holder nothing is mounted through still holds its part open: a loop device
+        // (its file keeps the filesystem busy), an open LUKS or LVM mapping.
+        for h in self.holders.iter().filter(|h| !h.mounted && said(&h.name)) {
+            refusals.push(Refusal::Held {
+                holder: h.name.clone(),
+                part: h.on.clone(),
+                backing_file: h.backing_file.clone(),
+            });
         }
         for m in self.mounts.iter().filter(|m| !m.spans.is_empty()) {
             let r = Refusal::SpannedVolume {

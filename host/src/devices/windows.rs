@@ -403,8 +403,11 @@ pub fn scan(snap: &Snapshot) -> (Vec<Device>, Vec<String>) {
                 .map(|v| Partition {
                     name: v.name.clone(),
                     dev: None,
+                    number: None,
                 })
                 .collect(),
+            holders: Vec::new(),
+            backing_file: None,
             mounts,
             swaps: Vec::new(),
             system,

@@ -113,6 +113,7 @@ pub fn check_device(device: &Device, limits: &Limits) -> Result<Vec<PathBuf>, Re
         Err(Refused {
             device: device.describe(),
             refusals: verdict.refusals,
+            command: crate::devices::Use::Flash,
         })
     }
 }
@@ -243,38 +244,85 @@ pub struct Destination {
 }
 
 /// The rules of [`plan`] that concern the device alone, so they can run before an
-/// image exists: a regular file (or a new file outside `/dev`, `/sys`, `/proc`) is
-/// accepted; a block device must be a whole disk of this machine that
-/// [`check_device`] accepts under the size limit (`allow_large` lifts it). `root` is
-/// where sysfs and proc are (`/`; a fake tree in tests). [`plan`] applies the same
-/// rules again, plus those that need the image (larger than the card, the image
-/// itself as `--device`).
+/// image exists. `device` is looked up by identity ([`crate::identity::lookup`] on
+/// Linux and macOS: device numbers and inode, never the spelling): a whole disk of
+/// this machine that [`check_device`] accepts under the size limit (`allow_large`
+/// lifts it), or a regular file (existing, or new in an existing folder) that is on
+/// none of the kernel's own filesystems and that nothing holds (a loop device's
+/// backing file, a swap file). `root` is where sysfs and proc are (`/`; a fake tree in
+/// tests). [`plan`] applies the same rules again, plus those that need the image
+/// (larger than the card, the image itself as `--device`).
 ///
 /// # Errors
-/// No such device under `/dev`, a partition instead of the whole disk, a device this
-/// machine does not list, neither a regular file nor a block device, or a device the
-/// rules refuse ([`Refused`], with every reason).
+/// No such device, a partition instead of the whole disk (named with its disk and
+/// mounts), a device this machine does not list, a file of the kernel or in use, a
+/// folder, a character device, or a disk the rules refuse ([`Refused`], with every
+/// reason).
 #[cfg_attr(windows, allow(unused_variables))]
 pub fn check_destination(device: &Path, allow_large: bool, root: &Path) -> Result<Destination> {
     let limits = Limits::new(allow_large);
-    let dev = device;
+    #[cfg(unix)]
+    return unix_destination(&crate::identity::lookup(device, root)?, &limits);
     #[cfg(windows)]
+    windows_destination(device, &limits)
+}
+
+/// [`check_destination`] on what the identity lookup found.
+#[cfg(unix)]
+fn unix_destination(found: &crate::identity::Found, limits: &Limits) -> Result<Destination> {
+    use crate::identity::What;
+    let dev = &found.given;
+    let file = |exists: bool, blank: bool| Destination {
+        path: dev.clone(),
+        target: Target::File { exists, blank },
+        align: 4096,
+    };
+    match &found.what {
+        What::New { fs, .. } if fs.kernel_own().is_some() => bail!(
+            "{}: no such device; `benchboot devices` lists the cards this machine sees",
+            dev.display()
+        ),
+        What::Nowhere { folder } => bail!(
+            "--device {}: no such file, and its folder {} does not exist to create \
+             it in: give a card (`benchboot devices`) or a file in an existing folder",
+            dev.display(),
+            folder.display()
+        ),
+        What::New { .. } => Ok(file(false, true)),
+        What::File { .. } => {
+            found.refuse_kernel_files(
+                "--device ",
+                "name the card (`benchboot devices`) or an image file",
+            )?;
+            found.refuse_in_use("--device ")?;
+            let len = std::fs::metadata(dev)
+                .with_context(|| format!("--device {}", dev.display()))?
+                .len();
+            Ok(file(true, len == 0))
+        }
+        What::Folder { .. } => bail!(
+            "--device {}: a folder, not a block device or regular file; name the whole \
+             card (`benchboot devices`) or an image file",
+            dev.display()
+        ),
+        _ => disk_destination(crate::target_disk::disk_of("--device ", found)?, limits),
+    }
+}
+
+/// [`check_destination`] on Windows: a disk or volume name, else a regular file.
+#[cfg(windows)]
+fn windows_destination(dev: &Path, limits: &Limits) -> Result<Destination> {
     if let Some(disk) = crate::target_disk::find_windows_disk(
         "--device ",
         &dev.to_string_lossy(),
         &crate::devices::scan_system()?,
     )? {
-        return disk_destination(disk, &limits);
+        return disk_destination(disk, limits);
     }
     let (path, target, align) = match std::fs::metadata(dev) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let device_paths: &[&str] = if cfg!(windows) {
-                &[r"\\.\", r"\\?\", "//./"]
-            } else {
-                &["/dev", "/sys", "/proc"]
-            };
             let s = dev.to_string_lossy();
-            if device_paths.iter().any(|p| s.starts_with(p)) {
+            if [r"\\.\", r"\\?\", "//./"].iter().any(|p| s.starts_with(p)) {
                 bail!(
                     "{}: no such device; `benchboot devices` lists the cards this machine sees",
                     dev.display()
@@ -303,11 +351,6 @@ pub fn check_destination(device: &Path, allow_large: bool, root: &Path) -> Resul
             };
             (dev.to_owned(), target, 4096)
         }
-        #[cfg(unix)]
-        Ok(meta) => {
-            return disk_destination(lookup_disk("--device ", dev, &meta, root)?, &limits);
-        }
-        #[cfg(windows)]
         Ok(_) => bail!(
             "--device {}: neither a disk nor a regular file; name the card \
              (\\\\.\\PhysicalDriveN or its drive letter, see `benchboot devices`) or an image \
@@ -483,6 +526,13 @@ pub fn execute_with(
             true
         }
         Target::File { exists, blank } => {
+            // Judged again as it is now: the question may have waited a long time.
+            #[cfg(unix)]
+            if *exists {
+                let now = crate::identity::lookup(&plan.path, Path::new("/"))?;
+                now.refuse_kernel_files("--device ", "name the card or an image file")?;
+                now.refuse_in_use("--device ")?;
+            }
             if !exists {
                 File::create_new(&plan.path).with_context(|| format!("creating {target}"))?;
             }

@@ -99,6 +99,17 @@ const CASES: &[Case] = &[
     case("desktop", "sdg", false, &["holds-system"], &[]),
     // A virtual block device (loop).
     case("desktop", "loop1", false, &["virtual"], &[]),
+    // A card holding disk images: one backs loop2, mounted at /mnt/inner; a removed one
+    // still backs loop3. Its own /media/imgs cannot be unmounted under them.
+    case(
+        "desktop",
+        "sdi",
+        false,
+        &["mounted-through-holder", "held"],
+        &[],
+    ),
+    // A card whose partition loop4 reads directly.
+    case("desktop", "sdj", false, &["held"], &[]),
     // A Pi booted from its card: / and /boot/firmware on mmcblk0.
     case("card-root", "mmcblk0", false, &["holds-system"], &[]),
     // ...and a card in a USB reader on that Pi, mounted at /media/x.
@@ -195,6 +206,49 @@ fn reasons_name_what_to_do() {
     );
     assert!(luks.contains("cryptsetup close"), "{luks}");
     assert!(text("sdg").contains("swap on /media/swapcard/swapfile"));
+    // Loop devices stack on the card holding their backing file (or device).
+    let images = text("sdi");
+    assert!(
+        images.contains(
+            "/mnt/inner is mounted through loop2, which sits on sdi1: unmount it and detach \
+             loop2 (`losetup -d /dev/loop2`) first"
+        ),
+        "{images}"
+    );
+    assert!(
+        images.contains(
+            "loop3 is a loop device over /media/imgs/old.img (deleted), a file on sdi1: \
+             detach loop3 (`losetup -d /dev/loop3`) first"
+        ),
+        "{images}"
+    );
+    assert!(
+        text("sdj").contains(
+            "loop4 is a loop device over sdj1: detach loop4 (`losetup -d /dev/loop4`) first"
+        ),
+        "{}",
+        text("sdj")
+    );
+    // A loop device is refused by name of its backing file, with each command's way out.
+    let loop1 = flash::check_device(device(&all, "loop1"), &Limits::new(false)).unwrap_err();
+    assert_eq!(
+        loop1.to_string(),
+        "refusing to write /dev/loop1 (virtual, 100 MiB):\n  - a loop device over \
+         /home/me/qemu.img, not a card; to write that image file, detach the loop device \
+         first (`losetup -d`) and pass --device /home/me/qemu.img"
+    );
+    let virt = &loop1.refusals[0];
+    assert_eq!(
+        virt.in_words(devices::Use::Probe),
+        "a loop device over /home/me/qemu.img, not a card; pass --allow-virtual to probe it \
+         anyway (a test of the probe itself: a file cannot be fake)"
+    );
+    assert_eq!(
+        virt.in_words(devices::Use::PrepareDisk),
+        "a loop device over /home/me/qemu.img, not a test disk; to prepare that image file, \
+         detach the loop device first (`losetup -d`) and run `benchboot prepare-disk \
+         /home/me/qemu.img`"
+    );
     let pi = scan("card-root");
     let pi = flash::check_device(device(&pi, "mmcblk0"), &Limits::new(false)).unwrap_err();
     assert_eq!(
@@ -256,7 +310,7 @@ fn sysfs_fields_are_read() {
         .collect();
     assert_eq!(
         listed,
-        ["mmcblk0", "nvme0n1", "sdb", "sdc", "sdd", "sde", "sdf", "sdg", "sdh"]
+        ["mmcblk0", "nvme0n1", "sdb", "sdc", "sdd", "sde", "sdf", "sdg", "sdh", "sdi", "sdj"]
     );
     let pi = scan("card-root");
     assert_eq!(device(&pi, "sda").transport, Transport::Usb);

@@ -216,7 +216,7 @@ fn every_listed_fixture_device_has_a_case() {
 fn every_refusal() -> Vec<Refusal> {
     let all = vec![
         Refusal::NoMedium,
-        Refusal::Virtual,
+        Refusal::Virtual { backing_file: None },
         Refusal::NotRemovable {
             transport: Transport::Usb,
         },
@@ -225,6 +225,11 @@ fn every_refusal() -> Vec<Refusal> {
             mount_point: PathBuf::new(),
             holder: String::new(),
             part: String::new(),
+        },
+        Refusal::Held {
+            holder: String::new(),
+            part: String::new(),
+            backing_file: None,
         },
         Refusal::SpannedVolume {
             mount_point: PathBuf::new(),
@@ -239,10 +244,11 @@ fn every_refusal() -> Vec<Refusal> {
     for r in &all {
         match r {
             Refusal::NoMedium
-            | Refusal::Virtual
+            | Refusal::Virtual { .. }
             | Refusal::NotRemovable { .. }
             | Refusal::HoldsSystem { .. }
             | Refusal::MountedThroughHolder { .. }
+            | Refusal::Held { .. }
             | Refusal::SpannedVolume { .. }
             | Refusal::ReadOnly
             | Refusal::TooLarge { .. } => {}
@@ -256,8 +262,9 @@ fn every_refusal_has_a_macos_case() {
     let exercised = |code: &str| CASES.iter().any(|c| c.refused.contains(&code));
     for r in every_refusal() {
         let code = r.code();
-        if code == "mounted-through-holder" {
-            // macOS has no device-mapper, LVM or md holders. What stacks on a card is
+        if code == "mounted-through-holder" || code == "held" {
+            // macOS has no device-mapper, LVM, md or loop holders (`holders` stays
+            // empty: a mounted disk image is a disk of its own). What stacks on a card is
             // an APFS container (or a CoreStorage volume) whose physical store is one
             // of its partitions; `macos::scan` counts the container's volumes as the
             // card's own mounts (no `through`), because `diskutil unmountDisk` on the
@@ -269,6 +276,7 @@ fn every_refusal_has_a_macos_case() {
                 .iter()
                 .flat_map(|d| &d.mounts)
                 .all(|m| m.through.is_none()));
+            assert!(all.iter().all(|d| d.holders.is_empty()));
             continue;
         }
         if code == "spanned-volume" {

@@ -46,6 +46,8 @@ mod report_plots;
 mod report_snapshots;
 mod store_lock;
 mod store_recovery;
+#[cfg(target_os = "linux")]
+mod write_targets;
 
 /// Held by a test while it changes this process's environment or starts a process that
 /// inherits it, so that no other test reads a value meant for one test.

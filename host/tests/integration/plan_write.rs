@@ -17,7 +17,7 @@ fn facts(board: &str) -> String {
     serde_json::to_string(&benchboot_image::plans::image_facts(&b, &layout)).unwrap()
 }
 
-fn card(dir: &Path, board: &str) -> std::path::PathBuf {
+pub(crate) fn card(dir: &Path, board: &str) -> std::path::PathBuf {
     let files = vec![
         (CARD_FACTS_FILE, facts(board)),
         (CARD_PLAN_FILE, "# the old plan\n".to_owned()),
@@ -32,7 +32,7 @@ fn card(dir: &Path, board: &str) -> std::path::PathBuf {
     )
 }
 
-fn card_plan(path: &Path) -> String {
+pub(crate) fn card_plan(path: &Path) -> String {
     let mut f = std::fs::File::open(path).unwrap();
     let (part, _) = benchboot_card::find_results_partition(&mut f).unwrap();
     String::from_utf8(benchboot_card::read_fat_file(&f, &part, CARD_PLAN_FILE).unwrap()).unwrap()

@@ -276,7 +276,14 @@ fn system_mounted_and_virtual_disks_are_refused_a_usb_disk_accepted() {
         .all(|r| r.contains("is mounted: unmount it first")));
     assert!(mounted[0].starts_with("/media/x is mounted"), "{mounted:?}");
     assert!(reasons("sdd", false)[0].starts_with("read-only"));
-    assert!(reasons("loop1", false)[0].starts_with("a virtual device"));
+    // A loop device: prepare-disk points at its image file, never at flash's --device.
+    let virt = &reasons("loop1", false)[0];
+    assert!(
+        virt.starts_with("a loop device over /home/me/qemu.img, not a test disk")
+            && virt.contains("`benchboot prepare-disk /home/me/qemu.img`")
+            && !virt.contains("--device"),
+        "{virt}"
+    );
     assert!(reasons("sdf", false)[0].contains("is mounted through"));
     assert!(reasons("sdb", false).is_empty());
 }
