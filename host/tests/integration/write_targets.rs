@@ -633,6 +633,8 @@ const WRITE_OPENS: &[(&str, &str, Option<Gate>)] = &[
     // store's rebuilt index; a plot's SVG in the plot folder.
     ("atomic_file.rs", "File::create(&tmp)", None),
     ("store/recover.rs", "File::create(&tmp)", None),
+    // The store's lock file (opened without following a link planted there).
+    ("store/lock.rs", ".write(true)", None),
     ("plot.rs", "std::fs::write(&svg", None),
 ];
 
