@@ -25,9 +25,15 @@ use crate::plan_write::{card, card_plan};
 
 const OLD_PLAN: &str = "# the old plan\n";
 
-/// True when this machine can run a loop-device test; otherwise fails under CI and
-/// prints `SKIPPED` elsewhere (the rule of `tests/src/needs.rs`).
-fn can_run(test: &str) -> bool {
+/// The loop-device tests one at a time: each lookup scans every loop device of the
+/// machine, so a test's half-made loop (attached, its file just removed) would be one
+/// more reason in another test's refusal.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// This machine can run a loop-device test: the guard that keeps the others waiting
+/// while it runs; otherwise `None` (fails under CI and prints `SKIPPED` elsewhere: the
+/// rule of `tests/src/needs.rs`).
+fn can_run(test: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
     let tools = [
         "losetup",
         "partx",
@@ -46,7 +52,11 @@ fn can_run(test: &str) -> bool {
         missing.push("root".into());
     }
     if missing.is_empty() {
-        return true;
+        return Some(
+            SERIAL
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
     }
     let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
     let what = format!("needs {}", missing.join(", "));
@@ -56,7 +66,7 @@ fn can_run(test: &str) -> bool {
          as root with util-linux and e2fsprogs installed"
     );
     eprintln!("SKIPPED {test}: {what}");
-    false
+    None
 }
 
 fn run(tool: &str, args: &[&str]) -> String {
@@ -194,9 +204,9 @@ fn err(r: anyhow::Result<impl std::fmt::Debug>) -> String {
 
 #[test]
 fn plan_write_refuses_a_link_to_a_mounted_card() {
-    if !can_run("plan_write_refuses_a_link_to_a_mounted_card") {
+    let Some(_serial) = can_run("plan_write_refuses_a_link_to_a_mounted_card") else {
         return;
-    }
+    };
     let c = Card::new();
     // As /dev/disk/by-id/usb-... is: another name of /dev/loopN.
     let link = c.path("usb-Generic_STORAGE_DEVICE-0:0");
@@ -222,9 +232,9 @@ fn plan_write_refuses_a_link_to_a_mounted_card() {
 
 #[test]
 fn plan_write_refuses_a_second_node_of_a_mounted_card() {
-    if !can_run("plan_write_refuses_a_second_node_of_a_mounted_card") {
+    let Some(_serial) = can_run("plan_write_refuses_a_second_node_of_a_mounted_card") else {
         return;
-    }
+    };
     let c = Card::new();
     // mknod: the same major:minor under another name, in another folder.
     let node = c.path("card-node");
@@ -256,9 +266,9 @@ fn plan_write_refuses_a_second_node_of_a_mounted_card() {
 
 #[test]
 fn plan_write_names_a_partition_its_disk_and_its_mount() {
-    if !can_run("plan_write_names_a_partition_its_disk_and_its_mount") {
+    let Some(_serial) = can_run("plan_write_names_a_partition_its_disk_and_its_mount") else {
         return;
-    }
+    };
     let c = Card::new();
     // The partition's own node, mounted.
     let e = err(write(&c.p1, &quick()));
@@ -304,9 +314,10 @@ fn plan_write_names_a_partition_its_disk_and_its_mount() {
 
 #[test]
 fn a_file_backing_a_mounted_loop_device_is_refused_by_every_command() {
-    if !can_run("a_file_backing_a_mounted_loop_device_is_refused_by_every_command") {
+    let Some(_serial) = can_run("a_file_backing_a_mounted_loop_device_is_refused_by_every_command")
+    else {
         return;
-    }
+    };
     let c = Card::new();
     // The image file under its own name and under a hard link: one file, one identity.
     let alias = c.path("alias.img");
@@ -346,9 +357,9 @@ fn a_file_backing_a_mounted_loop_device_is_refused_by_every_command() {
 
 #[test]
 fn a_loop_device_over_a_file_on_the_card_holds_it() {
-    if !can_run("a_loop_device_over_a_file_on_the_card_holds_it") {
+    let Some(_serial) = can_run("a_loop_device_over_a_file_on_the_card_holds_it") else {
         return;
-    }
+    };
     let mut c = Card::new();
     let inner = c.boot.join("inner.img");
     std::fs::File::create(&inner)
@@ -396,9 +407,9 @@ fn a_loop_device_over_a_file_on_the_card_holds_it() {
 
 #[test]
 fn a_removed_backing_file_is_still_known_by_its_inode() {
-    if !can_run("a_removed_backing_file_is_still_known_by_its_inode") {
+    let Some(_serial) = can_run("a_removed_backing_file_is_still_known_by_its_inode") else {
         return;
-    }
+    };
     let dir = tempfile::tempdir().unwrap();
     let first = dir.path().join("first.img");
     let second = dir.path().join("second.img");
@@ -430,9 +441,9 @@ fn a_removed_backing_file_is_still_known_by_its_inode() {
 
 #[test]
 fn a_file_attached_while_the_question_waits_is_not_written() {
-    if !can_run("a_file_attached_while_the_question_waits_is_not_written") {
+    let Some(_serial) = can_run("a_file_attached_while_the_question_waits_is_not_written") else {
         return;
-    }
+    };
     let dir = tempfile::tempdir().unwrap();
     let image = dir.path().join("image.img");
     std::fs::write(&image, crate::image_noise(2 << 20, 7)).unwrap();
@@ -468,9 +479,9 @@ fn a_file_attached_while_the_question_waits_is_not_written() {
 
 #[test]
 fn an_active_swap_file_is_refused() {
-    if !can_run("an_active_swap_file_is_refused") {
+    let Some(_serial) = can_run("an_active_swap_file_is_refused") else {
         return;
-    }
+    };
     let dir = tempfile::tempdir().unwrap();
     let swap = dir.path().join("swapfile");
     std::fs::write(&swap, vec![0u8; 4 << 20]).unwrap();
@@ -496,9 +507,9 @@ fn an_active_swap_file_is_refused() {
 
 #[test]
 fn probe_points_a_loop_device_at_allow_virtual() {
-    if !can_run("probe_points_a_loop_device_at_allow_virtual") {
+    let Some(_serial) = can_run("probe_points_a_loop_device_at_allow_virtual") else {
         return;
-    }
+    };
     let c = Card::new();
     let e = err(probe::check_card(&c.dev, false, false, Path::new("/")));
     assert!(
