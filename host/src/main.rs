@@ -92,7 +92,7 @@ enum Command {
     Memory(Unsupported),
     /// Serve the board's network tests: the host end, like `iperf3 -s`.
     ///
-    /// TCP throughput both ways, round trips and HTTP, for up to 8 boards at once (4
+    /// TCP throughput both ways, round trips and HTTP, for up to 8 boards at once (2
     /// from one address), until stopped. The board's plan must name the same port
     /// (network.tests.peer_port).
     ///
@@ -101,9 +101,8 @@ enum Command {
     /// link's, say). UDP runs use the same port number in UDP and go only to the address
     /// of the board's own control connection; runs longer than 10 min (1 min warm-up)
     /// and UDP above --max-udp-bitrate are refused; a connection whose first line is
-    /// not in within 5 s, or a session that runs no test for 120 s, is closed; 8 boards
-    /// at once, 2 from one address; HTTP objects share 1 GiB. Every session is logged
-    /// on stderr.
+    /// not in within 5 s, or a session that runs no test for 120 s, is closed; the HTTP
+    /// objects of every board share 1 GiB. Every session is logged on stderr.
     ///
     /// Example: benchboot peer --listen 0.0.0.0:5202
     ///
