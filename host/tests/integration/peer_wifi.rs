@@ -175,7 +175,7 @@ fn only_the_offer_of_a_board_with_a_session_is_joined_with_nmcli_while_the_peer_
         Some("rpi-zero-w"),
     )
     .unwrap();
-    next("of board rpi-zero-w");
+    next("opened by board rpi-zero-w");
     sock.send_to(offer.encode().as_bytes(), to).unwrap();
     let joined = next("joined `bb-rpi-zero-w-ch1-20`");
     session.close();

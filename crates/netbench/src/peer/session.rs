@@ -43,7 +43,7 @@ pub(super) fn run(ctl: Control, from: SocketAddr, reg: Registered, shared: &Shar
         .slots()
         .get(&id)
         .and_then(|s| s.board.as_ref())
-        .map_or_else(String::new, |b| format!(" of board {}", b.as_str()));
+        .map_or_else(String::new, |b| format!(" by board {}", b.as_str()));
     let mut s = Session {
         ctl,
         from,
