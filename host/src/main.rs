@@ -92,7 +92,7 @@ enum Command {
     Memory(Unsupported),
     /// Serve the board's network tests: the host end, like `iperf3 -s`.
     ///
-    /// TCP throughput both ways, round trips and HTTP, for up to 8 boards at once (4
+    /// TCP throughput both ways, round trips and HTTP, for up to 8 boards at once (2
     /// from one address), until stopped. The board's plan must name the same port
     /// (network.tests.peer_port).
     ///
@@ -100,9 +100,9 @@ enum Command {
     /// the port can start a test. Use --listen to serve one address only (the gadget
     /// link's, say). UDP runs use the same port number in UDP and go only to the address
     /// of the board's own control connection; runs longer than 10 min (1 min warm-up)
-    /// and UDP above --max-udp-bitrate are refused; a connection silent for 5 s before
-    /// its first line, or a session for 120 s between requests, is closed. Every session
-    /// is logged on stderr.
+    /// and UDP above --max-udp-bitrate are refused; a connection whose first line is
+    /// not in within 5 s, or a session that runs no test for 120 s, is closed; the HTTP
+    /// objects of every board share 1 GiB. Every session is logged on stderr.
     ///
     /// Example: benchboot peer --listen 0.0.0.0:5202
     ///
@@ -129,7 +129,9 @@ enum Command {
         /// Join the WiFi networks the board offers over the results link (UDP 5203;
         /// the board as access point, one network per channel it sweeps) with this
         /// host's WiFi adapter: nmcli on Linux, networksetup on macOS; Windows: join
-        /// by hand. The peer keeps serving on every interface meanwhile.
+        /// by hand. Only an offer from the address of a board holding a session with
+        /// this peer, for that board's own SSID (bb-<board>-...), is taken; others are
+        /// refused with the reason. The peer keeps serving on every interface meanwhile.
         #[arg(long)]
         wifi: bool,
         /// ADDRESS:PORT the WiFi offers are listened for on (UDP).

@@ -28,8 +28,13 @@ fn bind(listen: SocketAddr) -> Result<TcpListener> {
     })
 }
 
-/// Serves boards on `listener` until killed, with `options`.
-fn serve_on(listener: TcpListener, options: &peer::PeerOptions) -> Result<()> {
+/// Serves boards on `listener` until killed, with `options`, keeping its live sessions
+/// in `registry`.
+fn serve_on(
+    listener: TcpListener,
+    options: &peer::PeerOptions,
+    registry: peer::Registry,
+) -> Result<()> {
     eprintln!(
         "benchboot peer: listening on {} (the board's network.tests.peer_port must be {}, \
          unless a forward maps it, as QEMU's guestfwd does); every interface unless --listen \
@@ -41,7 +46,7 @@ fn serve_on(listener: TcpListener, options: &peer::PeerOptions) -> Result<()> {
     if let Some(a) = options.board_address {
         eprintln!("benchboot peer: fetching the board's HTTP object from {a}");
     }
-    peer::serve_with_options(listener, Path::new(PROC_STAT), options, |line| {
+    peer::serve_with_registry(listener, Path::new(PROC_STAT), options, registry, |line| {
         eprintln!("{line}")
     })
     .context("accepting connections")?;
@@ -51,13 +56,14 @@ fn serve_on(listener: TcpListener, options: &peer::PeerOptions) -> Result<()> {
 /// Serves boards on `listen` until killed, with `options` (`--board-address`,
 /// `--announce`).
 pub fn serve(listen: SocketAddr, options: &peer::PeerOptions) -> Result<()> {
-    serve_on(bind(listen)?, options)
+    serve_on(bind(listen)?, options, peer::Registry::new())
 }
 
 /// `benchboot peer --wifi`: finds this host's WiFi adapter (an error, before anything
 /// is waited for, when there is none), listens for the boards' WiFi offers on UDP
-/// `offers` and joins each new one ([`benchboot::wifi_join`]), and serves the peer on
-/// `listen` as [`serve`] does. The board's tests over its AP come in on the address
+/// `offers` and joins each new one that a board with a live session on this peer sent
+/// for its own SSID ([`benchboot::wifi_join::offers::admit`], asking the peer's
+/// [`peer::Registry`]), and serves the peer on `listen` as [`serve`] does. The board's tests over its AP come in on the address
 /// this host leases there, so `listen` should be every interface (`0.0.0.0`, the
 /// default); another address is served with a warning.
 pub fn serve_wifi(
@@ -83,17 +89,19 @@ pub fn serve_wifi(
         sock.local_addr()?,
         joiner.describe()
     );
+    let registry = peer::Registry::new();
+    let live = registry.clone();
     std::thread::Builder::new()
         .name("wifi-offers".into())
         .spawn(move || {
             let never = std::sync::atomic::AtomicBool::new(false);
             let log = |l: &str| eprintln!("benchboot peer: {l}");
-            if let Err(e) = wifi_join::offers::serve(&sock, &joiner, &never, &log) {
+            if let Err(e) = wifi_join::offers::serve(&sock, &joiner, &live, &never, &log) {
                 eprintln!("benchboot peer: the WiFi offer listener stopped: {e}");
             }
         })
         .context("starting the WiFi offer listener")?;
-    serve_on(listener, options)
+    serve_on(listener, options, registry)
 }
 
 /// What `benchboot net` runs.

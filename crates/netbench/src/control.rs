@@ -32,7 +32,7 @@
 
 use std::io::{self, BufRead, BufReader, Write};
 use std::net::TcpStream;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use benchboot_results::network::{CpuTimes, NetDirection};
 use serde::de::DeserializeOwned;
@@ -58,8 +58,17 @@ pub const MAX_STREAMS: u32 = 64;
 /// The first line of every connection to the peer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Greeting {
-    /// Opens a control session.
-    Hello { version: u32 },
+    /// Opens a control session. `board` is the board's name (`rpi-zero-w`, the plan's
+    /// `board`) when it says who it is: the WiFi offers of a board as access point are
+    /// taken only from a board whose session declared the name its SSID carries
+    /// (`bb-<board>-...`). Absent from older boards and from `benchboot net`; the
+    /// peer refuses a hello whose name is not a board name
+    /// ([`benchboot_results::name::SafeName`]).
+    Hello {
+        version: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        board: Option<String>,
+    },
     /// A data connection of test `test` in session `session`.
     Data {
         session: u64,
@@ -172,6 +181,54 @@ pub enum Reply {
     },
 }
 
+/// [`read_line`] from a connection, the whole line due by `deadline`: the read timeout is
+/// set to the time left before every read, so a line sent a byte at a time ends at the
+/// deadline like a silent one (`TimedOut`), not one timeout per byte.
+pub fn read_line_by(
+    r: &mut BufReader<TcpStream>,
+    out: &mut Vec<u8>,
+    max: usize,
+    deadline: Instant,
+) -> io::Result<bool> {
+    read_line(&mut ByDeadline { r, deadline }, out, max)
+}
+
+/// A connection's reader whose every read ends by one deadline.
+struct ByDeadline<'a> {
+    r: &'a mut BufReader<TcpStream>,
+    deadline: Instant,
+}
+
+impl io::Read for ByDeadline<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = {
+            let avail = self.fill_buf()?;
+            let n = avail.len().min(buf.len());
+            buf[..n].copy_from_slice(&avail[..n]);
+            n
+        };
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for ByDeadline<'_> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.r.buffer().is_empty() {
+            let left = self.deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(io::Error::new(io::ErrorKind::TimedOut, "deadline passed"));
+            }
+            set_read_timeout(self.r.get_ref(), left)?;
+        }
+        self.r.fill_buf()
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.r.consume(n);
+    }
+}
+
 /// Reads one `\n`-terminated line (without the `\n` and a `\r` before it) into `out`,
 /// refusing lines longer than `max`. `Ok(false)` at end of stream before any byte.
 pub fn read_line(r: &mut impl BufRead, out: &mut Vec<u8>, max: usize) -> io::Result<bool> {
@@ -257,11 +314,24 @@ impl Control {
             .map_err(|e| NetError::io("control: sending", e))
     }
 
-    /// Reads one message, waiting at most `timeout`.
+    /// Reads one message, waiting at most `timeout` between two reads.
     pub fn recv<T: DeserializeOwned>(&mut self, timeout: Duration) -> Result<T, NetError> {
         let what = "control: waiting for the other end";
         set_read_timeout(self.r.get_ref(), timeout).map_err(|e| NetError::io(what, e))?;
-        match read_line(&mut self.r, &mut self.line, MAX_LINE) {
+        let got = read_line(&mut self.r, &mut self.line, MAX_LINE);
+        self.parse(got)
+    }
+
+    /// Reads one message, the whole line due by `deadline` ([`read_line_by`]): a
+    /// timeout ([`NetError::Timeout`]) once it passes, however the bytes trickle in.
+    pub fn recv_by<T: DeserializeOwned>(&mut self, deadline: Instant) -> Result<T, NetError> {
+        let got = read_line_by(&mut self.r, &mut self.line, MAX_LINE, deadline);
+        self.parse(got)
+    }
+
+    fn parse<T: DeserializeOwned>(&self, got: io::Result<bool>) -> Result<T, NetError> {
+        let what = "control: waiting for the other end";
+        match got {
             Ok(true) => serde_json::from_slice(&self.line).map_err(|e| {
                 let shown = String::from_utf8_lossy(&self.line[..self.line.len().min(120)]);
                 NetError::Protocol(format!("unexpected message `{shown}`: {e}"))

@@ -28,10 +28,9 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 pub const SETUP_TIMEOUT: Duration = Duration::from_secs(20);
 /// How long the peer may take to report once the board's window closed.
 pub const END_TIMEOUT: Duration = Duration::from_secs(30);
-/// The slowest link an HTTP transfer is given time for, bytes/s (256 kbit/s): QEMU's
-/// full-speed usb-net behind its user network moves ~60 kB/s (0.5 Mbit/s, measured on
-/// the rpi-3b tier), slower still when several guests share the host's cores.
-pub const SLOWEST_TRANSFER: u64 = 32_000;
+/// The slowest link an HTTP transfer is given time for, bytes/s (the one bound both
+/// ends use: [`http::SLOWEST_TRANSFER`]).
+pub const SLOWEST_TRANSFER: u64 = http::SLOWEST_TRANSFER;
 /// How long streams may take to end on their own once stopped.
 pub const END_GRACE: Duration = Duration::from_secs(10);
 /// How long a reconnect may take after a test left the control connection out of step
@@ -70,9 +69,21 @@ impl Session {
         wait: Duration,
         stat_path: &Path,
     ) -> Result<Session, NetError> {
+        Session::connect_as(peer, wait, stat_path, None)
+    }
+
+    /// [`Session::connect`], the hello naming `board` (the plan's board name): a board
+    /// offering its WiFi AP holds such a session over its results link, so the peer
+    /// takes the offer ([`crate::control::Greeting::Hello`]).
+    pub fn connect_as(
+        peer: SocketAddr,
+        wait: Duration,
+        stat_path: &Path,
+        board: Option<&str>,
+    ) -> Result<Session, NetError> {
         let deadline = Instant::now() + wait;
         loop {
-            let (e, retry) = match Session::try_connect(peer, stat_path) {
+            let (e, retry) = match Session::try_connect(peer, stat_path, board) {
                 Ok(s) => return Ok(s),
                 Err(x) => x,
             };
@@ -86,7 +97,11 @@ impl Session {
 
     /// One attempt; on failure, whether another attempt may do better (nobody
     /// listening yet, or the peer busy with another board).
-    fn try_connect(peer: SocketAddr, stat_path: &Path) -> Result<Session, (NetError, bool)> {
+    fn try_connect(
+        peer: SocketAddr,
+        stat_path: &Path,
+        board: Option<&str>,
+    ) -> Result<Session, (NetError, bool)> {
         let s = TcpStream::connect_timeout(&peer, CONNECT_TIMEOUT)
             .ctx(&format!("connecting to the peer at {peer}"))
             .map_err(|e| (e, true))?;
@@ -99,8 +114,11 @@ impl Session {
             .map_err(fail)?;
         let _ = s.set_nodelay(true);
         let mut ctl = Control::new(s);
-        ctl.send(&Greeting::Hello { version: VERSION })
-            .map_err(fail)?;
+        ctl.send(&Greeting::Hello {
+            version: VERSION,
+            board: board.map(str::to_owned),
+        })
+        .map_err(fail)?;
         match ctl.reply(SETUP_TIMEOUT).map_err(fail)? {
             Reply::Hello { version, session } if version == VERSION => Ok(Session {
                 ctl,
@@ -123,6 +141,12 @@ impl Session {
     /// True when the last test stopped half-way: the session is out of step.
     pub fn is_broken(&self) -> bool {
         self.broken
+    }
+
+    /// True while the peer has not closed the control connection (it closes a session
+    /// that runs no test for its idle timeout). Does not block.
+    pub fn is_open(&self) -> bool {
+        !self.ctl.closed()
     }
 
     /// The board's address on the control connection (what the peer sees).
@@ -284,12 +308,6 @@ impl Session {
         Ok(())
     }
 
-    /// How long the other end may take to move `bytes`: a minute plus the time at
-    /// [`SLOWEST_TRANSFER`] bytes/s. A guard against a hung peer, not a speed limit.
-    fn transfer_timeout(bytes: u64) -> Duration {
-        Duration::from_secs(60 + bytes / SLOWEST_TRANSFER)
-    }
-
     /// The board GETs `bytes` held in the peer's RAM (`host-to-board`).
     pub fn http_from_peer(&mut self, link: &str, bytes: u64) -> Result<HttpRun, NetError> {
         Session::check_bytes(bytes)?;
@@ -361,7 +379,7 @@ impl Session {
             test,
             url: server.url(),
         });
-        let reply = sent.and_then(|_| self.ctl.reply(Session::transfer_timeout(bytes)));
+        let reply = sent.and_then(|_| self.ctl.reply(http::transfer_time(bytes)));
         let served = server.finish();
         let (got, nanos, host_cpu) = match reply? {
             Reply::HttpFetched {

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use benchboot_results::network::CpuTimes;
 
-use crate::control::read_line;
+use crate::control::{read_line, read_line_by};
 use crate::tcp::{self, BLOCK};
 use crate::{procstat, Context, NetError};
 
@@ -30,6 +30,23 @@ pub const MAX_RESPONSE_HEAD: usize = 64 * 1024;
 
 /// How long a connect may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The slowest link an HTTP transfer is given time for, bytes/s (256 kbit/s): QEMU's
+/// full-speed usb-net behind its user network moves ~60 kB/s (0.5 Mbit/s, measured on
+/// the rpi-3b tier), slower still when several guests share the host's cores.
+pub const SLOWEST_TRANSFER: u64 = 32_000;
+
+/// How long moving `bytes` over HTTP may take: a minute plus the time at
+/// [`SLOWEST_TRANSFER`] bytes/s. A guard against a hung (or deliberately slow) other
+/// end, not a speed limit: the board waits this long for the peer's object, the peer
+/// serves its object for this long at most.
+pub fn transfer_time(bytes: u64) -> Duration {
+    Duration::from_secs(60 + bytes / SLOWEST_TRANSFER)
+}
+
+/// How much of the object one write hands the socket, bytes: between two writes the
+/// server looks at its deadline.
+const WRITE_CHUNK: usize = 1 << 20;
 
 /// The object: `len` bytes of a non-zero pattern, written out so every page is really
 /// backed by RAM (a zero-filled allocation could be the kernel's shared zero page).
@@ -203,17 +220,19 @@ pub struct Served {
 }
 
 /// Reads a request head (its request line from `first` when the caller read it
-/// already); `(method, path)`.
+/// already), the whole head due by `deadline`; `(method, path)`.
 fn read_request(
     r: &mut BufReader<TcpStream>,
     first: Option<Vec<u8>>,
+    deadline: Instant,
 ) -> Result<(String, String), NetError> {
     let mut line = Vec::new();
     let mut seen = 0usize;
-    let mut next = |r: &mut BufReader<TcpStream>, line: &mut Vec<u8>| match read_line(
+    let mut next = |r: &mut BufReader<TcpStream>, line: &mut Vec<u8>| match read_line_by(
         r,
         line,
         MAX_REQUEST.saturating_sub(seen),
+        deadline,
     ) {
         Ok(true) => {
             seen += line.len() + 2;
@@ -243,15 +262,18 @@ fn read_request(
 
 /// Answers one connection: `GET /blob` gets `blob` (then the server waits for the client
 /// to close, so the CPU span covers the delivery) → `Some`; anything else, or anything
-/// at all without a `blob`, a 404 → `None`.
+/// at all without a `blob`, a 404 → `None`. All of it ends by `deadline` (give
+/// [`transfer_time`] of the object): a client that reads slowly, or never closes, is
+/// cut off there with an error ([`tcp::IO_TIMEOUT`] past it at most).
 pub fn answer(
     mut r: BufReader<TcpStream>,
     first: Option<Vec<u8>>,
     blob: Option<&[u8]>,
     cpu: &mut procstat::Reader,
+    deadline: Instant,
 ) -> Result<Option<Served>, NetError> {
     tcp::prepare(r.get_ref()).ctx("http: socket options")?;
-    let (method, path) = read_request(&mut r, first)?;
+    let (method, path) = read_request(&mut r, first, deadline)?;
     let mut s = r.into_inner();
     let Some(blob) = blob.filter(|_| method == "GET" && path == BLOB_PATH) else {
         let body = b"not found: this server only has GET /blob\n";
@@ -268,12 +290,21 @@ pub fn answer(
     );
     let before = cpu.read();
     s.write_all(head.as_bytes())
-        .and_then(|_| s.write_all(blob))
         .ctx("http: sending the object")?;
+    for chunk in blob.chunks(WRITE_CHUNK) {
+        if Instant::now() > deadline {
+            return Err(NetError::Timeout(format!(
+                "http: sending the object ({} bytes) to a client this slow",
+                blob.len()
+            )));
+        }
+        s.write_all(chunk).ctx("http: sending the object")?;
+    }
     // Wait for the client to close (it has read everything then); a client that stays
-    // silent ends the wait after the read timeout.
+    // silent ends the wait after the read timeout, one that keeps sending at the
+    // deadline.
     let mut sink = [0u8; 512];
-    loop {
+    while Instant::now() <= deadline {
         match s.read(&mut sink) {
             Ok(0) => break,
             Ok(_) => {}
@@ -319,7 +350,8 @@ impl BlobServer {
                         thread::sleep(Duration::from_millis(10));
                         continue;
                     };
-                    match answer(BufReader::new(conn), None, Some(&blob), &mut cpu) {
+                    let by = Instant::now() + transfer_time(blob.len() as u64);
+                    match answer(BufReader::new(conn), None, Some(&blob), &mut cpu, by) {
                         Ok(Some(served)) => last = Ok(served),
                         Ok(None) => {}
                         Err(e) => {

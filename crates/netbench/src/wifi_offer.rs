@@ -7,6 +7,11 @@
 //! One line of text (SSID and passphrase hex-encoded: they may hold spaces):
 //! `benchboot-wifi 1 ssid=<hex> security=wpa2|open psk=<hex>|- freq=<MHz> width=<MHz> board=<IPv4>\n`.
 //! `board` is the board's address on its AP (its DHCP server leases the host `.2`).
+//!
+//! A datagram can come from anyone: the host acts on an offer only from the address of
+//! a board with a live session on its peer, and only for that board's own SSIDs
+//! ([`WifiOffer::is_of_board`]); `benchboot peer --wifi` (the host's `wifi_join::offers`)
+//! holds that gate.
 
 use std::net::Ipv4Addr;
 
@@ -64,6 +69,13 @@ impl WifiOffer {
             self.width_mhz,
             self.board
         )
+    }
+
+    /// Whether the SSID is one of `board`'s own APs: it starts with `bb-<board>-`
+    /// ([`benchboot_plan::wifi::ap_ssid_prefix`], the plan's SSID rule).
+    pub fn is_of_board(&self, board: &str) -> bool {
+        self.ssid
+            .starts_with(benchboot_plan::wifi::ap_ssid_prefix(board).as_bytes())
     }
 
     /// An offer from a datagram; `None` for junk, another version, a missing field,
@@ -148,5 +160,21 @@ mod tests {
             assert_eq!(WifiOffer::parse(bad.as_bytes()), None, "{bad}");
         }
         assert_eq!(WifiOffer::parse(&[b'x'; MAX_LEN + 1]), None);
+    }
+
+    #[test]
+    fn an_ssid_is_a_boards_own_only_with_its_whole_name_and_the_dash() {
+        let o = |ssid: &str| WifiOffer {
+            ssid: ssid.as_bytes().to_vec(),
+            passphrase: None,
+            freq_mhz: 2412,
+            width_mhz: 20,
+            board: Ipv4Addr::new(10, 58, 0, 1),
+        };
+        assert!(o("bb-rpi-4b-ch1-20").is_of_board("rpi-4b"));
+        assert!(!o("bb-rpi-4b-ch1-20").is_of_board("rpi-4"));
+        assert!(!o("bb-rpi-4bx").is_of_board("rpi-4b"));
+        assert!(!o("home-wifi").is_of_board("rpi-4b"));
+        assert!(!o("xbb-rpi-4b-ch1-20").is_of_board("rpi-4b"));
     }
 }

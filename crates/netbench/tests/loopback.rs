@@ -325,8 +325,11 @@ fn the_peer_outlives_boards_that_vanish() {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let mut c = std::net::TcpStream::connect(peer).unwrap();
-            c.write_all(&encode(&Greeting::Hello { version: VERSION }))
-                .unwrap();
+            c.write_all(&encode(&Greeting::Hello {
+                version: VERSION,
+                board: None,
+            }))
+            .unwrap();
             let mut r = BufReader::new(c.try_clone().unwrap());
             match serde_json::from_str::<Reply>(&line(&mut r)).unwrap() {
                 Reply::Hello { session, .. } => return (c, session),
@@ -567,8 +570,11 @@ fn the_real_peer_without_a_board_hello_says_why() {
     use benchboot_netbench::control::{Greeting, Request, VERSION};
     let peer = start_peer();
     let mut c = std::net::TcpStream::connect(peer).unwrap();
-    c.write_all(&encode(&Greeting::Hello { version: VERSION }))
-        .unwrap();
+    c.write_all(&encode(&Greeting::Hello {
+        version: VERSION,
+        board: None,
+    }))
+    .unwrap();
     let mut r = BufReader::new(c.try_clone().unwrap());
     assert!(line(&mut r).contains("Hello"));
     c.write_all(&encode(&Request::Udp {

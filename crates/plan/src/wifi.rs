@@ -264,6 +264,13 @@ pub const DEFAULT_SWEEP: [AskedChannel; 3] = [
 
 /// Rate adaptation settles within this, ms: each WiFi run's warm-up is at least this.
 pub const MIN_WARMUP_MS: u64 = 3000;
+/// The start of every SSID the board's own AP takes, `bb-<board>-` (the whole SSID is
+/// `bb-<board>-ch<channel>-<width>`): `benchboot peer --wifi` joins only an offered SSID
+/// that starts with the name the offering board declared in its session.
+pub fn ap_ssid_prefix(board: &str) -> String {
+    format!("bb-{board}-")
+}
+
 /// How long the board's AP waits for `benchboot peer --wifi` to join, ms.
 pub const AP_CONNECT_WAIT_MS: u64 = 120_000;
 /// How long PID 1 scans for a client entry's AP, ms (a full 2.4 + 5 GHz active scan
@@ -388,7 +395,12 @@ pub(crate) fn resolve(
                     Ok(_) => facts.and_then(|f| f.cannot(c)),
                 };
                 entries.push(WifiEntry {
-                    ssid: Some(format!("bb-{board}-ch{}-{}", c.channel, c.width_mhz)),
+                    ssid: Some(format!(
+                        "{}ch{}-{}",
+                        ap_ssid_prefix(board),
+                        c.channel,
+                        c.width_mhz
+                    )),
                     name,
                     asked: Some(*c),
                     skip,

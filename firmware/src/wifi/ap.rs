@@ -1,7 +1,8 @@
 //! The board as a WiFi AP, one plan entry (hardware: brcmfmac answers association in
 //! its firmware): the board's own AP (`START_AP` with a beacon built for the entry's
 //! channel), a DHCP server for the station, the offer sent over the results link to
-//! `benchboot peer --wifi` until a station takes a lease, the tests against it
+//! `benchboot peer --wifi` until a station takes a lease (a session with that peer held
+//! meanwhile, naming the board: [`super::hold`]), the tests against it
 //! ([`super::measure`]), `STOP_AP` and the interface back as a station.
 
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
@@ -17,7 +18,7 @@ use benchboot_wifi::channel::Chandef;
 use benchboot_wifi::nl80211::{self, IfType, Interface, Wiphy};
 use benchboot_wifi::{ie, psk};
 
-use super::{channel_flags, channel_record, measure, Ctx};
+use super::{channel_flags, channel_record, hold, measure, Ctx};
 use crate::console::say;
 use crate::radio::Radio;
 use crate::sys;
@@ -115,6 +116,16 @@ pub(super) fn ap_entry(
             c.control_mhz,
             w.connect_wait_ms / 1000
         ));
+        let peers = hold::results_link_peers(plan, cx.results);
+        if peers.is_empty() {
+            say(&format!(
+                "wifi {}: no peer met on the results link: `benchboot peer --wifi` takes an \
+                 offer only from a board holding a session with it; offering all the same",
+                r.link
+            ));
+        }
+        let holding = Arc::new(AtomicBool::new(false));
+        let holder = hold::hold(peers, plan.board.clone(), holding.clone()).ok();
         let t0 = sys::boottime_ns();
         let lease = offer_until_lease(
             &offer,
@@ -122,6 +133,10 @@ pub(super) fn ap_entry(
             &lease_rx,
             Duration::from_millis(w.connect_wait_ms),
         );
+        holding.store(true, Ordering::Relaxed);
+        if let Some(h) = holder {
+            let _ = h.join();
+        }
         let outcome = match lease {
             None => Err(format!(
                 "no station joined within {} s (run `benchboot peer --wifi` on a host with WiFi, on the results link)",

@@ -17,6 +17,7 @@
 
 mod ap;
 mod client;
+mod hold;
 mod standin;
 
 use std::net::Ipv4Addr;

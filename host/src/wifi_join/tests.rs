@@ -340,14 +340,53 @@ fn shell_words_are_quoted_only_when_needed() {
     assert_eq!(shell_quote(""), "''");
 }
 
-/// The listener over loopback: an open offer, the same again (ignored: already
-/// joined), junk, then a WPA2 offer: nmcli is asked twice, exactly.
+/// A peer on 127.0.0.1 (its registry shared, as `peer --wifi` shares it) and a live
+/// session on it from 127.0.0.1 that declared `board`, as a board offering its AP
+/// holds one over its results link.
 #[cfg(unix)]
-#[test]
-fn offers_sent_over_loopback_are_joined_once_each() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = fake_tool(dir.path(), "nmcli", NMCLI_DEVICES, "ok", 0);
-    let joiner = find_adapter(&system(dir.path()), Os::Linux).unwrap();
+fn live_session(
+    board: &str,
+) -> (
+    benchboot_netbench::peer::Registry,
+    benchboot_netbench::driver::Session,
+) {
+    use benchboot_netbench::{driver, peer};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let registry = peer::Registry::new();
+    let r = registry.clone();
+    std::thread::spawn(move || {
+        peer::serve_with_registry(
+            l,
+            Path::new("/proc/stat"),
+            &peer::PeerOptions::default(),
+            r,
+            |_| {},
+        )
+    });
+    let s = driver::Session::connect_as(
+        addr,
+        Duration::from_secs(10),
+        Path::new("/proc/stat"),
+        Some(board),
+    )
+    .unwrap();
+    (registry, s)
+}
+
+/// A running offer listener: its socket's address, the stop flag, the lines it
+/// printed, and its thread.
+#[cfg(unix)]
+type Listener = (
+    SocketAddr,
+    Arc<AtomicBool>,
+    Arc<Mutex<Vec<String>>>,
+    std::thread::JoinHandle<std::io::Result<()>>,
+);
+
+/// The listener on `joiner` over loopback, with the peer's `registry`.
+#[cfg(unix)]
+fn listener(joiner: Joiner, registry: benchboot_netbench::peer::Registry) -> Listener {
     let sock = offers::bind("127.0.0.1:0".parse().unwrap()).unwrap();
     let to: SocketAddr = sock.local_addr().unwrap();
     let stop = Arc::new(AtomicBool::new(false));
@@ -355,11 +394,189 @@ fn offers_sent_over_loopback_are_joined_once_each() {
     let server = {
         let (stop, lines) = (stop.clone(), lines.clone());
         std::thread::spawn(move || {
-            offers::serve(&sock, &joiner, &stop, &|l| {
+            offers::serve(&sock, &joiner, &registry, &stop, &|l| {
                 lines.lock().unwrap().push(l.to_owned())
             })
         })
     };
+    (to, stop, lines, server)
+}
+
+/// Waits (a bound on a hang, not a timing target) until `lines` holds `n` lines.
+#[cfg(unix)]
+fn wait_for_lines(lines: &Mutex<Vec<String>>, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while lines.lock().unwrap().len() < n {
+        assert!(Instant::now() < deadline, "{:?}", lines.lock().unwrap());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn name(b: &str) -> Option<benchboot_results::name::SafeName> {
+    Some(
+        benchboot_results::name::SafeName::new(benchboot_results::name::NameKind::Board, b)
+            .unwrap(),
+    )
+}
+
+#[test]
+fn an_offer_is_let_in_only_from_a_live_session_for_its_boards_own_ssid() {
+    let from: std::net::IpAddr = "10.55.0.1".parse().unwrap();
+    let o = offer("bb-rpi-4b-ch1-20", None);
+    assert_eq!(
+        offers::admit(&o, from, &[]).unwrap_err(),
+        "no board holds a session with this peer from 10.55.0.1 (a board offers its AP \
+         over the results link while it holds one)"
+    );
+    assert_eq!(
+        offers::admit(&o, from, &[name("rpi-4b")]),
+        Ok(name("rpi-4b").unwrap())
+    );
+    // One of two boards behind one address is enough; an IPv4-mapped sender is its IPv4.
+    let mapped: std::net::IpAddr = "::ffff:10.55.0.1".parse().unwrap();
+    assert_eq!(
+        offers::admit(&o, mapped, &[None, name("rpi-zero-w"), name("rpi-4b")]),
+        Ok(name("rpi-4b").unwrap())
+    );
+    assert_eq!(
+        offers::admit(&offer("home", Some("secret12")), from, &[name("rpi-4b")]).unwrap_err(),
+        "the SSID is not one of the board's own (bb-rpi-4b-...) that holds the session from \
+         10.55.0.1"
+    );
+    assert!(offers::admit(&o, from, &[name("rpi-4")]).is_err());
+    assert_eq!(
+        offers::admit(&o, from, &[None]).unwrap_err(),
+        "the session from 10.55.0.1 did not say which board it is: run the benchboot that \
+         matches the image"
+    );
+}
+
+/// Strangers' offers: from an address without a session, and a board's session
+/// offering an SSID not its own; each refused with one escaped line saying why, a
+/// flood of them with one line, and nmcli never asked. Then the board's own offer is
+/// joined.
+#[cfg(unix)]
+#[test]
+fn strangers_offers_are_refused_with_one_escaped_line_and_never_joined() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = fake_tool(dir.path(), "nmcli", NMCLI_DEVICES, "ok", 0);
+    let joiner = find_adapter(&system(dir.path()), Os::Linux).unwrap();
+    let (registry, session) = live_session("rpi-4b");
+    let (to, stop, lines, server) = listener(joiner, registry);
+    let stranger = UdpSocket::bind("127.0.0.2:0").unwrap();
+    let board = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let evil = offer("bb-rpi-4b-\u{1b}[2J\u{1b}]0;x\u{7}", None).encode();
+    for _ in 0..50 {
+        stranger.send_to(evil.as_bytes(), to).unwrap();
+    }
+    wait_for_lines(&lines, 1);
+    // Not the board's own SSID, though from its address: refused too (and left out of
+    // the log: within the same 10 s as the first refusal).
+    board
+        .send_to(offer("home", Some("secret12")).encode().as_bytes(), to)
+        .unwrap();
+    board
+        .send_to(offer("bb-rpi-4b-ch6-20", None).encode().as_bytes(), to)
+        .unwrap();
+    wait_for_lines(&lines, 3);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    server.join().unwrap().unwrap();
+    session.close();
+    assert_eq!(
+        recorded(&log),
+        [
+            "[-t][-f][DEVICE,TYPE][device]",
+            "[device][wifi][connect][bb-rpi-4b-ch6-20][ifname][wlan0]",
+        ]
+    );
+    let lines = lines.lock().unwrap();
+    assert_eq!(
+        lines[0],
+        format!(
+            "refused the WiFi offer from {} of `bb-rpi-4b-\\u{{1b}}[2J\\u{{1b}}]0;x\\u{{7}}` \
+             (open, 2412 MHz, 20 MHz wide, board 10.58.0.1): no board holds a session with \
+             this peer from 127.0.0.2 (a board offers its AP over the results link while it \
+             holds one)",
+            stranger.local_addr().unwrap()
+        )
+    );
+    assert!(
+        lines[1].starts_with("WiFi offer from 127.0.0.1:"),
+        "{lines:?}"
+    );
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(
+        lines.iter().all(|l| !l.chars().any(char::is_control)),
+        "{lines:?}"
+    );
+}
+
+/// The board's own offer, its SSID carrying control characters after `bb-<board>-`:
+/// every line about it (the offer, a failed join with the tool's words, the commands
+/// to type by hand) is printed escaped.
+#[cfg(unix)]
+#[test]
+fn every_line_about_an_offer_prints_its_ssid_escaped() {
+    let ssid = "bb-rpi-4b-\u{1b}[2J\u{202e}x";
+    let shown = "bb-rpi-4b-\\u{1b}[2J\\u{202e}x";
+    let dir = tempfile::tempdir().unwrap();
+    fake_tool(
+        dir.path(),
+        "nmcli",
+        NMCLI_DEVICES,
+        &format!("Error: No network with SSID '{ssid}' found."),
+        10,
+    );
+    let (registry, session) = live_session("rpi-4b");
+    let failing = find_adapter(&system(dir.path()), Os::Linux).unwrap();
+    let by_hand = Joiner::Iw {
+        interface: "wlan0".into(),
+    };
+    let board = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut printed = Vec::new();
+    for joiner in [failing, by_hand] {
+        let (to, stop, lines, server) = listener(joiner, registry.clone());
+        board
+            .send_to(offer(ssid, Some("pass\u{1b}word")).encode().as_bytes(), to)
+            .unwrap();
+        wait_for_lines(&lines, 2);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        server.join().unwrap().unwrap();
+        printed.extend(lines.lock().unwrap().clone());
+    }
+    session.close();
+    assert_eq!(
+        printed[1],
+        format!(
+            "could not join `{shown}`: nmcli exit status: 10: Error: No network with SSID \
+             '{shown}' found.; trying again in 15 s if it is still offered"
+        )
+    );
+    assert!(
+        printed[3].starts_with(&format!("nmcli is not installed, so join `{shown}` (2412")),
+        "{printed:?}"
+    );
+    assert!(printed[3].contains("'pass\\u{1b}word'"), "{printed:?}");
+    for l in &printed {
+        assert!(
+            !l.chars()
+                .any(|c| c != '\n' && benchboot_results::text::needs_escape(c)),
+            "{l:?}"
+        );
+    }
+}
+
+/// The listener over loopback: an open offer, the same again (ignored: already
+/// joined), junk, then a WPA2 offer, all from the address of the board's live session:
+/// nmcli is asked twice, exactly.
+#[cfg(unix)]
+#[test]
+fn offers_sent_over_loopback_are_joined_once_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = fake_tool(dir.path(), "nmcli", NMCLI_DEVICES, "ok", 0);
+    let joiner = find_adapter(&system(dir.path()), Os::Linux).unwrap();
+    let (registry, session) = live_session("rpi-4b");
+    let (to, stop, lines, server) = listener(joiner, registry);
     let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
     let open = offer("bb-rpi-4b-ch1-20", None).encode();
     let wpa = WifiOffer {
@@ -384,6 +601,7 @@ fn offers_sent_over_loopback_are_joined_once_each() {
     std::thread::sleep(Duration::from_millis(300));
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     server.join().unwrap().unwrap();
+    session.close();
     assert_eq!(
         recorded(&log),
         [

@@ -1,8 +1,9 @@
 //! `benchboot peer --wifi`, the built binary on a fake `nmcli` put first on its PATH
 //! (a shell script recording each invocation's arguments as `[arg][arg]...` lines):
 //! a host without a WiFi device is told so and the command exits 1 before it waits for
-//! anything; a host with one joins the offer sent to it over loopback with the exact
-//! nmcli command, while the peer serves. Loopback only.
+//! anything; a host with one refuses an offer from an address without a session on
+//! its peer, and joins the offer of a board holding one with the exact nmcli command,
+//! while the peer serves. Loopback only.
 #![cfg(target_os = "linux")]
 
 use std::io::{BufRead, BufReader};
@@ -90,7 +91,7 @@ fn no_wifi_adapter_is_an_error_before_waiting_for_offers() {
 }
 
 #[test]
-fn an_offer_over_loopback_is_joined_with_nmcli_while_the_peer_serves() {
+fn only_the_offer_of_a_board_with_a_session_is_joined_with_nmcli_while_the_peer_serves() {
     let dir = tempfile::tempdir().unwrap();
     let log = fake_nmcli(dir.path(), "eth0:ethernet\\nwlan0:wifi\\n");
     let mut child = Command::new(env!("CARGO_BIN_EXE_benchboot"))
@@ -139,7 +140,12 @@ fn an_offer_over_loopback_is_joined_with_nmcli_while_the_peer_serves() {
         .and_then(|s| s.split(' ').next())
         .and_then(|p| p.parse().ok())
         .unwrap();
-    next("benchboot peer: listening on 127.0.0.1:");
+    let listening = next("benchboot peer: listening on 127.0.0.1:");
+    let peer: SocketAddr = listening
+        .split(' ')
+        .nth(4)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("{listening}"));
     let offer = WifiOffer {
         ssid: b"bb-rpi-zero-w-ch1-20".to_vec(),
         passphrase: Some("a b c d e f".into()),
@@ -147,13 +153,32 @@ fn an_offer_over_loopback_is_joined_with_nmcli_while_the_peer_serves() {
         width_mhz: 20,
         board: Ipv4Addr::new(10, 58, 0, 1),
     };
+    let to = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
-    sock.send_to(
-        offer.encode().as_bytes(),
-        SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
+    // No board holds a session from this address yet: a stranger's offer.
+    sock.send_to(offer.encode().as_bytes(), to).unwrap();
+    let refused = next("refused the WiFi offer from 127.0.0.1:");
+    assert!(
+        refused.ends_with(
+            "no board holds a session with this peer from 127.0.0.1 (a board offers its AP \
+             over the results link while it holds one)"
+        ),
+        "{refused}"
+    );
+    // The board holds one over its results link, naming itself, and offers again.
+    let stat = dir.path().join("stat");
+    std::fs::write(&stat, "cpu  1 0 1 1 0 0 0 0 0 0\n").unwrap();
+    let session = benchboot_netbench::driver::Session::connect_as(
+        peer,
+        Duration::from_secs(10),
+        &stat,
+        Some("rpi-zero-w"),
     )
     .unwrap();
+    next("opened by board rpi-zero-w");
+    sock.send_to(offer.encode().as_bytes(), to).unwrap();
     let joined = next("joined `bb-rpi-zero-w-ch1-20`");
+    session.close();
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(

@@ -5,14 +5,25 @@
 //!
 //! Every connection to the port is classified by its first line (see [`crate::control`])
 //! on a thread of its own, which then serves the session when the line was a hello.
-//! A stranger on the network cannot turn the peer against others or hold it:
+//! A stranger on the network cannot turn the peer against others or hold it; every
+//! bound below is a [`PeerOptions`] field whose default is a constant of this module,
+//! its reason in its docstring:
 //!
-//! - several sessions run at once, at most [`PeerOptions::max_sessions`] and
-//!   [`PeerOptions::max_sessions_per_ip`] from one address (more get `busy`);
-//! - a connection that says nothing for [`PeerOptions::greeting_timeout`] before its
-//!   first line, or a session that sends no request for [`PeerOptions::idle_timeout`],
-//!   is closed; at most [`PeerOptions::max_pending`] connections wait for their first
-//!   line (more are closed at once);
+//! - places are shared out by address: at most [`PeerOptions::max_sessions`] sessions,
+//!   [`PeerOptions::max_sessions_per_ip`] from one address (more get `busy`), so two
+//!   addresses never hold every place; at most [`PeerOptions::max_pending`]
+//!   connections wait for their first line, [`PeerOptions::max_pending_per_ip`] from
+//!   one address (more are closed at once), so a flood from one address closes no
+//!   other address's connection;
+//! - time is bounded by deadlines, not per read: a connection's whole first line is due
+//!   within [`PeerOptions::greeting_timeout`], and a session is closed
+//!   [`PeerOptions::idle_timeout`] after the last test it ran (a refused request, a
+//!   request that failed, bytes trickled without a line: none of these counts), so a
+//!   silent or babbling client holds its place for that long at most;
+//! - RAM for HTTP objects is one budget, [`PeerOptions::http_budget`] for every session
+//!   together ([`Registry::http_held`]): an object is reserved before it is built
+//!   (waiting, smallest first, up to [`HTTP_BUDGET_WAIT`]) and freed once its wait for
+//!   the `GET` ([`PeerOptions::http_wait`]) or its delivery is over;
 //! - UDP goes only to the address of the session's own control connection: a hello
 //!   datagram from any other address is ignored and logged; data connections from
 //!   another address than their session's are closed;
@@ -20,65 +31,96 @@
 //!   [`benchboot_plan::network::MAX_OMIT_MS`]) and the UDP load by the fastest link of
 //!   any board ([`LINK_MAX_BITRATE`], [`PeerOptions::max_udp_bitrate`]); a request over a
 //!   bound is answered with the reason;
-//! - every session is logged (address, each request, what was sent, how it ended) with
-//!   control characters escaped ([`benchboot_results::text::escape`]).
+//! - every session is logged (address, the board it declared, each request, what was
+//!   sent, how it ended) with control characters escaped
+//!   ([`benchboot_results::text::escape`]); connections closed for a bound are logged
+//!   at most once per [`REFUSAL_LINE_EVERY`] ([`Throttle`]).
+//!
+//! The [`Registry`] of live sessions is the peer's to own and to share: `benchboot peer
+//! --wifi` hands it to its WiFi offer listener, which takes an offer only from the
+//! address of a live session whose board's name the offered SSID carries.
 //!
 //! UDP runs use one UDP socket bound to the same address and port number as the TCP
 //! listener (as `iperf3 -s` does), one run at a time; the board's hello datagram tells
 //! the peer which port the board's UDP socket is on, as a NAT on the way maps it.
 
+mod registry;
 mod session;
+mod throttle;
 
-use std::collections::HashMap;
+pub use registry::Registry;
+pub use throttle::Throttle;
+
 use std::io::{self, BufReader};
-use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Receiver, SyncSender};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use benchboot_plan::network::{MAX_DURATION_MS, MAX_OMIT_MS, MAX_UDP_BITRATE};
+use benchboot_results::name::{NameKind, SafeName};
 
-use crate::control::{read_line, Control, Greeting, Reply, MAX_GREETING, MAX_STREAMS, VERSION};
+use crate::control::{read_line_by, Control, Greeting, Reply, MAX_GREETING, MAX_STREAMS, VERSION};
 use crate::interval::Timing;
 use crate::{announce, http, procstat, tcp, NetError};
 
-/// How long a new connection may take to send its first line (default of
-/// [`PeerOptions::greeting_timeout`]).
+/// How long a new connection may take to send its whole first line (default of
+/// [`PeerOptions::greeting_timeout`]): the board sends it at once after connecting.
 pub const GREETING_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long the board may take to open a test's data connections.
 pub const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long a session may sit idle between requests (default of
-/// [`PeerOptions::idle_timeout`]). Between two tests the board saves its results
-/// (temp file, fsync, rename on the card) and may change its link (a WiFi channel or
-/// width, an association): an emulated Pi 3 B on a loaded 2-core host took over 10 s
-/// between two throughput requests (CI rehearsal, 2026-12-03), so 10 s closed real
-/// sessions. A silent client is bounded by the session caps instead
-/// ([`MAX_SESSIONS`], [`MAX_SESSIONS_PER_IP`]) and a connection that never says hello
-/// by [`GREETING_TIMEOUT`].
+/// How long a session may go without a test (default of [`PeerOptions::idle_timeout`]);
+/// only a request the peer served counts, so a client that sends nothing, refused
+/// requests or a line a byte at a time is closed this long after its last test.
+/// Between two tests the board saves its results (temp file, fsync, rename on the
+/// card) and may change its link (a WiFi channel or width, an association): an
+/// emulated Pi 3 B on a loaded 2-core host took over 10 s between two throughput
+/// requests (CI rehearsal, 2026-12-03), so 10 s closed real sessions. The places a
+/// client can hold meanwhile are bounded by the session caps ([`MAX_SESSIONS`],
+/// [`MAX_SESSIONS_PER_IP`]).
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long to wait for the board's `Stop` after the peer's own window closed.
 pub const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long streams may take to end on their own once stopped.
 pub const END_GRACE: Duration = Duration::from_secs(10);
-/// How long the board may take to fetch after `HttpReady`.
+/// How long the board may take to fetch after `HttpReady` (default of
+/// [`PeerOptions::http_wait`]); the object is freed when it passes.
 pub const HTTP_WAIT: Duration = Duration::from_secs(30);
+/// How long an `HttpFromPeer` may wait for its share of the HTTP budget
+/// ([`PeerOptions::http_budget`]) before it is answered `busy`: the board hears why
+/// before its own wait for `HttpReady` ends (the driver's
+/// [`crate::driver::SETUP_TIMEOUT`] + 40 s).
+pub const HTTP_BUDGET_WAIT: Duration = Duration::from_secs(40);
 /// How long the peer waits for the board's UDP hello (and for another board's UDP run
 /// to end) before it answers an error (default of [`PeerOptions::udp_hello_wait`]).
 pub const UDP_HELLO_WAIT: Duration = Duration::from_secs(5);
 /// Largest object the peer will hold in RAM (the plan's limit).
 pub const MAX_HTTP_BYTES: u64 = 1 << 30;
+/// RAM for the HTTP objects of every session together, bytes (default of
+/// [`PeerOptions::http_budget`]): one object as large as a plan may ask
+/// ([`MAX_HTTP_BYTES`], 1 GiB), or several smaller ones at once. Each object must also
+/// fit in half of `MemAvailable` when it is built ([`http::blob`]).
+pub const HTTP_BUDGET: u64 = MAX_HTTP_BYTES;
 /// Sessions served at once (default of [`PeerOptions::max_sessions`]).
 pub const MAX_SESSIONS: usize = 8;
 /// Sessions from one IP address at once (default of [`PeerOptions::max_sessions_per_ip`]):
-/// several boards behind one NAT, not one stranger holding every slot.
-pub const MAX_SESSIONS_PER_IP: usize = 4;
+/// a board needs one (two for a moment when it reconnects after a broken test, while
+/// the peer finishes the old one), two boards behind one NAT fit; and with a quarter of
+/// [`MAX_SESSIONS`] each, two strangers' addresses leave half the places to others.
+pub const MAX_SESSIONS_PER_IP: usize = 2;
 /// Connections waiting for their first line at once (default of
-/// [`PeerOptions::max_pending`]); each holds a small thread for at most
-/// [`GREETING_TIMEOUT`].
+/// [`PeerOptions::max_pending`]); each holds a small thread ([`THREAD_STACK`]) for at
+/// most [`GREETING_TIMEOUT`].
 pub const MAX_PENDING: usize = 1024;
+/// Connections from one IP address waiting for their first line at once (default of
+/// [`PeerOptions::max_pending_per_ip`]): the data connections of the widest run
+/// ([`MAX_STREAMS`], 64) of two boards, opened together; more from one address are
+/// closed at once, so one address never takes the places of others (eight addresses
+/// are needed to fill [`MAX_PENDING`]).
+pub const MAX_PENDING_PER_IP: usize = 2 * MAX_STREAMS as usize;
 /// The highest UDP load the peer offers or takes by default, bit/s: 1 Gbit/s, the
 /// fastest link of any board benchboot boots (1000BASE-T: the Raspberry Pi 4 B's
 /// BCM54213PE and the Banana Pi M1's RTL8211E, `rated-mbit = 1000` in
@@ -86,12 +128,23 @@ pub const MAX_PENDING: usize = 1024;
 /// USB 2.0). `benchboot peer --max-udp-bitrate` raises it, up to the plan's
 /// [`MAX_UDP_BITRATE`] (loopback benchmarks).
 pub const LINK_MAX_BITRATE: u64 = 1_000_000_000;
+/// At most one log line per this long about connections closed for a bound (the
+/// lines in between are counted in the next): a flood cannot fill the terminal.
+pub const REFUSAL_LINE_EVERY: Duration = Duration::from_secs(10);
 /// Where the RAM available for the HTTP object is read.
 const MEMINFO: &str = "/proc/meminfo";
 /// How often waits for connections look whether the board hung up.
 const POLL: Duration = Duration::from_millis(200);
 /// Stack of a connection's thread: classifying and serving a session need little.
 const THREAD_STACK: usize = 256 << 10;
+/// `GET`s queued for one session: the board fetches once per request; the rest are
+/// strays, answered 404 by the classifier.
+const HTTP_QUEUE: usize = 4;
+/// `accept` failures in a row after which [`serve`] gives up (each followed by
+/// [`ACCEPT_PAUSE`]): out of file descriptors for 10 s is not going to pass.
+const ACCEPT_FAILURES: u32 = 100;
+/// Pause after a failed `accept`.
+const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
 
 type Log = Arc<dyn Fn(&str) + Send + Sync>;
 
@@ -119,18 +172,25 @@ pub struct PeerOptions {
     /// Announce this peer to `announce_to` once a second ([`crate::announce`]; the
     /// CLI's `--announce` sends to [`crate::announce::BROADCAST`]). `None`: silent.
     pub announce_to: Option<SocketAddr>,
-    /// Longest wait for a connection's first line; then it is closed.
+    /// Longest wait for a connection's whole first line; then it is closed.
     pub greeting_timeout: Duration,
-    /// Longest wait for a session's next request; then the session is closed.
+    /// Longest a session may go without a test served; then it is closed.
     pub idle_timeout: Duration,
     /// Longest wait for the board's UDP hello (and for the UDP socket to be free).
     pub udp_hello_wait: Duration,
+    /// Longest wait for the board's `GET` of the peer's object; then it is freed.
+    pub http_wait: Duration,
+    /// RAM for the HTTP objects of every session together, bytes.
+    pub http_budget: u64,
     /// Sessions served at once; one more is answered `busy`.
     pub max_sessions: usize,
     /// Sessions from one IP address at once; one more is answered `busy`.
     pub max_sessions_per_ip: usize,
     /// Connections waiting for their first line at once; more are closed at once.
     pub max_pending: usize,
+    /// Connections from one IP address waiting for their first line at once; more
+    /// from that address are closed at once.
+    pub max_pending_per_ip: usize,
     /// Highest UDP load offered or taken, bit/s ([`LINK_MAX_BITRATE`] by default;
     /// never above the plan's [`MAX_UDP_BITRATE`]).
     pub max_udp_bitrate: u64,
@@ -144,9 +204,12 @@ impl Default for PeerOptions {
             greeting_timeout: GREETING_TIMEOUT,
             idle_timeout: IDLE_TIMEOUT,
             udp_hello_wait: UDP_HELLO_WAIT,
+            http_wait: HTTP_WAIT,
+            http_budget: HTTP_BUDGET,
             max_sessions: MAX_SESSIONS,
             max_sessions_per_ip: MAX_SESSIONS_PER_IP,
             max_pending: MAX_PENDING,
+            max_pending_per_ip: MAX_PENDING_PER_IP,
             max_udp_bitrate: LINK_MAX_BITRATE,
         }
     }
@@ -200,38 +263,7 @@ struct Shared {
     options: PeerOptions,
     stat: PathBuf,
     log: Log,
-    sessions: Mutex<HashMap<u64, Slot>>,
-    pending: AtomicUsize,
-}
-
-/// A live session, as the classifier routes its connections.
-struct Slot {
-    ip: IpAddr,
-    data: SyncSender<DataConn>,
-    http: SyncSender<HttpConn>,
-    /// True while the session waits for the board's `GET`.
-    wants_http: Arc<AtomicBool>,
-}
-
-impl Shared {
-    fn sessions(&self) -> MutexGuard<'_, HashMap<u64, Slot>> {
-        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-/// A session's own ends of its routes; dropping it removes the session.
-struct Registered<'a> {
-    shared: &'a Shared,
-    id: u64,
-    data: Receiver<DataConn>,
-    http: Receiver<HttpConn>,
-    wants_http: Arc<AtomicBool>,
-}
-
-impl Drop for Registered<'_> {
-    fn drop(&mut self) {
-        self.shared.sessions().remove(&self.id);
-    }
+    registry: Registry,
 }
 
 /// Serves boards on `listener` forever, reading this machine's CPU counters from
@@ -257,6 +289,19 @@ pub fn serve_with_options(
     listener: TcpListener,
     stat_path: &Path,
     options: &PeerOptions,
+    log: impl Fn(&str) + Send + Sync + 'static,
+) -> io::Result<()> {
+    serve_with_registry(listener, stat_path, options, Registry::new(), log)
+}
+
+/// [`serve_with_options`], keeping the live sessions and the peer's accounting in
+/// `registry`, which the caller may hold a clone of (the WiFi offer listener asks it
+/// which boards are here; tests read the HTTP budget). One registry per peer.
+pub fn serve_with_registry(
+    listener: TcpListener,
+    stat_path: &Path,
+    options: &PeerOptions,
+    registry: Registry,
     log: impl Fn(&str) + Send + Sync + 'static,
 ) -> io::Result<()> {
     let log: Log = Arc::new(move |l: &str| log(&benchboot_results::text::escape(l)));
@@ -288,31 +333,41 @@ pub fn serve_with_options(
         options: options.clone(),
         stat: stat_path.to_owned(),
         log,
-        sessions: Mutex::new(HashMap::new()),
-        pending: AtomicUsize::new(0),
+        registry,
     });
     let mut failures = 0u32;
+    let mut refusals = Throttle::new(REFUSAL_LINE_EVERY);
     loop {
         match listener.accept() {
             Ok((conn, from)) => {
                 failures = 0;
+                let place = match shared.registry.admit_pending(from.ip(), &shared.options) {
+                    Ok(p) => p,
+                    Err(why) => {
+                        drop(conn); // closed at once
+                        let line = format!("peer: {from}: closed a connection at once: {why}");
+                        if let Some(l) = refusals.pass(&line, Instant::now()) {
+                            (shared.log)(&l);
+                        }
+                        continue;
+                    }
+                };
                 let s = shared.clone();
-                if s.pending.fetch_add(1, Ordering::SeqCst) >= s.options.max_pending {
-                    s.pending.fetch_sub(1, Ordering::SeqCst);
-                    continue; // dropped: closed at once
-                }
                 let spawned = thread::Builder::new()
                     .name("netbench-conn".into())
                     .stack_size(THREAD_STACK)
                     .spawn(move || {
                         let hello = classify(conn, from, &s);
-                        s.pending.fetch_sub(1, Ordering::SeqCst);
+                        drop(place);
                         if let Some((ctl, reg)) = hello {
                             session::run(ctl, from, reg, &s);
                         }
                     });
-                if spawned.is_err() {
-                    shared.pending.fetch_sub(1, Ordering::SeqCst);
+                if let Err(e) = spawned {
+                    let line = format!("peer: {from}: closed a connection at once: {e}");
+                    if let Some(l) = refusals.pass(&line, Instant::now()) {
+                        (shared.log)(&l);
+                    }
                 }
             }
             Err(e) => {
@@ -326,32 +381,32 @@ pub fn serve_with_options(
                 }
                 failures += 1;
                 (shared.log)(&format!("peer: accept: {e}"));
-                if failures >= 100 {
+                if failures >= ACCEPT_FAILURES {
                     return Err(e);
                 }
-                thread::sleep(Duration::from_millis(100));
+                thread::sleep(ACCEPT_PAUSE);
             }
         }
     }
 }
 
-/// Reads a connection's first line and hands it on; a hello that is let in comes back
-/// with its session's registration.
-fn classify<'a>(
+/// Reads a connection's first line (the whole of it due within the greeting timeout)
+/// and hands it on; a hello that is let in comes back with its session's registration.
+fn classify(
     conn: TcpStream,
     from: SocketAddr,
-    shared: &'a Shared,
-) -> Option<(Control, Registered<'a>)> {
-    if conn
-        .set_read_timeout(Some(shared.options.greeting_timeout))
-        .is_err()
-        || conn.set_write_timeout(Some(tcp::IO_TIMEOUT)).is_err()
-    {
+    shared: &Shared,
+) -> Option<(Control, registry::Registered)> {
+    let deadline = Instant::now() + shared.options.greeting_timeout;
+    if conn.set_write_timeout(Some(tcp::IO_TIMEOUT)).is_err() {
         return None;
     }
     let mut r = BufReader::new(conn);
     let mut line = Vec::new();
-    if !matches!(read_line(&mut r, &mut line, MAX_GREETING), Ok(true)) {
+    if !matches!(
+        read_line_by(&mut r, &mut line, MAX_GREETING, deadline),
+        Ok(true)
+    ) {
         return None;
     }
     let ip = from.ip().to_canonical();
@@ -362,7 +417,7 @@ fn classify<'a>(
         };
         // Only a session of the same address that waits for its fetch gets it.
         let c = {
-            let sessions = shared.sessions();
+            let sessions = shared.registry.slots();
             let waiting = sessions
                 .values()
                 .find(|s| s.ip == ip && s.wants_http.load(Ordering::SeqCst));
@@ -376,26 +431,43 @@ fn classify<'a>(
         };
         // Nobody is waiting for a fetch: a 404, as for any other path.
         let mut no_cpu = procstat::Reader::new(Path::new(""));
-        let _ = http::answer(c.conn, Some(c.request_line), None, &mut no_cpu);
+        let _ = http::answer(c.conn, Some(c.request_line), None, &mut no_cpu, deadline);
         return None;
     }
     match serde_json::from_slice::<Greeting>(&line) {
-        Ok(Greeting::Hello { version }) => {
+        Ok(Greeting::Hello { version, board }) => {
             let mut ctl = Control::from_reader(r);
+            let refuse = |ctl: &mut Control, message: String| {
+                (shared.log)(&format!("peer: {from}: {message}"));
+                let _ = ctl.send(&Reply::Error { message });
+            };
             if version != VERSION {
-                let _ = ctl.send(&Reply::Error {
-                    message: format!(
+                refuse(
+                    &mut ctl,
+                    format!(
                         "this peer speaks protocol version {VERSION}, the board {version}: \
                          run the benchboot that matches the image"
                     ),
-                });
+                );
                 return None;
             }
-            match register(shared, ip) {
+            let board = match board
+                .map(|b| SafeName::new(NameKind::Board, &b))
+                .transpose()
+            {
+                Ok(b) => b,
+                Err(e) => {
+                    refuse(
+                        &mut ctl,
+                        format!("refused: {:?} is not a board name: {}", e.shown, e.rule),
+                    );
+                    return None;
+                }
+            };
+            match shared.registry.register(ip, board, &shared.options) {
                 Ok(reg) => Some((ctl, reg)),
                 Err(message) => {
-                    (shared.log)(&format!("peer: {from}: {message}"));
-                    let _ = ctl.send(&Reply::Error { message });
+                    refuse(&mut ctl, message);
                     None
                 }
             }
@@ -405,7 +477,7 @@ fn classify<'a>(
             test,
             stream,
         }) => {
-            let sessions = shared.sessions();
+            let sessions = shared.registry.slots();
             match sessions.get(&session) {
                 Some(s) if s.ip == ip => {
                     let _ = s.data.try_send(DataConn {
@@ -426,49 +498,6 @@ fn classify<'a>(
         }
         Err(_) => None, // not ours: closed
     }
-}
-
-/// Registers a new session from `ip`, or says why not (`busy: ...`, which the board
-/// retries).
-fn register(shared: &Shared, ip: IpAddr) -> Result<Registered<'_>, String> {
-    let o = &shared.options;
-    let mut sessions = shared.sessions();
-    if sessions.len() >= o.max_sessions {
-        return Err(format!(
-            "busy: this peer serves {} boards at once, the most it takes; retry later",
-            sessions.len()
-        ));
-    }
-    let from_ip = sessions.values().filter(|s| s.ip == ip).count();
-    if from_ip >= o.max_sessions_per_ip {
-        return Err(format!(
-            "busy: {from_ip} sessions from {ip} already, the most from one address; \
-             retry later"
-        ));
-    }
-    let mut id = new_session_id();
-    while id == 0 || sessions.contains_key(&id) {
-        id = new_session_id();
-    }
-    let (data_tx, data) = mpsc::sync_channel(MAX_STREAMS as usize);
-    let (http_tx, http) = mpsc::sync_channel(4);
-    let wants_http = Arc::new(AtomicBool::new(false));
-    sessions.insert(
-        id,
-        Slot {
-            ip,
-            data: data_tx,
-            http: http_tx,
-            wants_http: wants_http.clone(),
-        },
-    );
-    Ok(Registered {
-        shared,
-        id,
-        data,
-        http,
-        wants_http,
-    })
 }
 
 fn new_session_id() -> u64 {

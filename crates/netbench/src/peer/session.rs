@@ -6,15 +6,16 @@ use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::RecvTimeoutError;
-use std::sync::{Arc, MutexGuard, TryLockError};
+use std::sync::{MutexGuard, TryLockError};
 use std::thread;
 use std::time::Instant;
 
 use benchboot_results::network::NetDirection;
 
+use super::registry::Registered;
 use super::{
-    check_bitrate, check_timing, rewrite_url, Registered, Shared, END_GRACE, HTTP_WAIT,
-    MAX_HTTP_BYTES, MEMINFO, POLL, SETUP_TIMEOUT, STOP_TIMEOUT,
+    check_bitrate, check_timing, rewrite_url, Shared, END_GRACE, HTTP_BUDGET_WAIT, MAX_HTTP_BYTES,
+    MEMINFO, POLL, SETUP_TIMEOUT, STOP_TIMEOUT,
 };
 use crate::control::{Control, Reply, Request, MAX_STREAMS, VERSION};
 use crate::interval::{slice, Timing};
@@ -25,30 +26,34 @@ use crate::{http, procstat, udp, Context, NetError};
 struct Session<'a> {
     ctl: Control,
     from: SocketAddr,
-    reg: Registered<'a>,
+    reg: Registered,
     shared: &'a Shared,
     cpu: procstat::Reader,
-    blob: Option<Arc<Vec<u8>>>,
     buf: Vec<u8>,
 }
 
-/// Serves the session `reg` on `ctl` until the board says goodbye, goes quiet for
+/// Serves the session `reg` on `ctl` until the board says goodbye, runs no test for
 /// the idle timeout, or breaks the protocol; logs it.
-pub(super) fn run(ctl: Control, from: SocketAddr, reg: Registered<'_>, shared: &Shared) {
+pub(super) fn run(ctl: Control, from: SocketAddr, reg: Registered, shared: &Shared) {
     let log = &*shared.log;
     let id = reg.id;
     let began = Instant::now();
+    let board = reg
+        .registry()
+        .slots()
+        .get(&id)
+        .and_then(|s| s.board.as_ref())
+        .map_or_else(String::new, |b| format!(" by board {}", b.as_str()));
     let mut s = Session {
         ctl,
         from,
         reg,
         shared,
         cpu: procstat::Reader::new(&shared.stat),
-        blob: None,
         buf: Vec::new(),
     };
     let who = format!("peer: {from} session {id:016x}");
-    log(&format!("{who}: opened"));
+    log(&format!("{who}: opened{board}"));
     let _ = s.ctl.stream().set_write_timeout(Some(tcp::IO_TIMEOUT));
     let hello = Reply::Hello {
         version: VERSION,
@@ -65,15 +70,18 @@ pub(super) fn run(ctl: Control, from: SocketAddr, reg: Registered<'_>, shared: &
 }
 
 impl Session<'_> {
-    /// Serves requests; returns how the session ended.
+    /// Serves requests; returns how the session ended. Only a request served counts as
+    /// activity: the session ends the idle timeout after the last test it ran (or after
+    /// it opened), however many refused requests or trickled bytes came since.
     fn serve(&mut self, who: &str) -> String {
         let log = &*self.shared.log;
         let idle = self.shared.options.idle_timeout;
+        let mut last_test = Instant::now();
         loop {
-            let req: Request = match self.ctl.recv(idle) {
+            let req: Request = match self.ctl.recv_by(last_test + idle) {
                 Ok(r) => r,
                 Err(NetError::Timeout(_)) => {
-                    return format!("no request within {} ms: closed", idle.as_millis())
+                    return format!("no test request within {} ms: closed", idle.as_millis())
                 }
                 Err(e) => return e.to_string(),
             };
@@ -122,7 +130,10 @@ impl Session<'_> {
                 log(&format!("{who}: cpu: {e}"));
             }
             match result {
-                Ok(done) => log(&format!("{who}: {asked}: {done}")),
+                Ok(done) => {
+                    last_test = Instant::now();
+                    log(&format!("{who}: {asked}: {done}"));
+                }
                 Err(e) => {
                     log(&format!("{who}: {asked}: {e}"));
                     let sent = self.ctl.send(&Reply::Error {
@@ -260,21 +271,28 @@ impl Session<'_> {
         Ok(format!("echoed {echoed} bytes"))
     }
 
+    /// `HttpFromPeer`: reserves `bytes` of the peer's shared HTTP budget (waiting up to
+    /// [`HTTP_BUDGET_WAIT`]), builds the object, serves it to the session's `GET`, and
+    /// frees both when the wait ([`super::PeerOptions::http_wait`]) or the delivery is
+    /// over: nothing outlives the request.
     fn http_from_peer(&mut self, test: u64, bytes: u64) -> Result<String, NetError> {
         if bytes == 0 || bytes > MAX_HTTP_BYTES {
             return Err(NetError::Invalid(format!(
                 "http bytes must be 1 ..= {MAX_HTTP_BYTES}, not {bytes}"
             )));
         }
-        let blob = match &self.blob {
-            Some(b) if b.len() as u64 == bytes => b.clone(),
-            _ => {
-                self.blob = None; // free the old one first
-                let b = Arc::new(http::blob(bytes, Path::new(MEMINFO))?);
-                self.blob = Some(b.clone());
-                b
-            }
-        };
+        let ctl = &self.ctl;
+        let _held = self
+            .reg
+            .registry()
+            .reserve_http(
+                bytes,
+                self.shared.options.http_budget,
+                Instant::now() + HTTP_BUDGET_WAIT,
+                &|| ctl.closed(),
+            )
+            .map_err(NetError::Failed)?;
+        let blob = http::blob(bytes, Path::new(MEMINFO))?;
         while self.reg.http.try_recv().is_ok() {}
         let wants = self.reg.wants_http.clone();
         wants.store(true, Ordering::SeqCst);
@@ -283,12 +301,12 @@ impl Session<'_> {
         served
     }
 
-    fn wait_for_get(&mut self, test: u64, blob: &Arc<Vec<u8>>) -> Result<String, NetError> {
+    fn wait_for_get(&mut self, test: u64, blob: &[u8]) -> Result<String, NetError> {
         self.ctl.send(&Reply::HttpReady {
             test,
             path: http::BLOB_PATH.into(),
         })?;
-        let deadline = Instant::now() + HTTP_WAIT;
+        let deadline = Instant::now() + self.shared.options.http_wait;
         loop {
             if self.ctl.closed() {
                 return Err(NetError::Closed("control".into()));
@@ -299,8 +317,9 @@ impl Session<'_> {
                 Err(RecvTimeoutError::Timeout) if Instant::now() < deadline => continue,
                 Err(_) => return Err(NetError::Timeout("waiting for GET /blob".into())),
             };
+            let by = Instant::now() + http::transfer_time(blob.len() as u64);
             if let Some(served) =
-                http::answer(c.conn, Some(c.request_line), Some(blob), &mut self.cpu)?
+                http::answer(c.conn, Some(c.request_line), Some(blob), &mut self.cpu, by)?
             {
                 self.ctl.send(&Reply::HttpServed {
                     test,
