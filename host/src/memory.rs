@@ -8,6 +8,7 @@
 //! read it as any other. Problems and clock mismatches are warning events, as PID 1
 //! records them.
 
+use benchboot_plan::limits::{MAX_COUNT, MAX_LATENCY_READS};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
@@ -27,14 +28,18 @@ pub struct MemoryArgs {
     /// until a sample lasts this long (tinymembench: 500).
     #[arg(long, default_value_t = MemoryPlan::HARDWARE.sample_ms)]
     pub sample_ms: u64,
-    /// Samples per kernel and core set; the best is reported.
-    #[arg(long, default_value_t = MemoryPlan::HARDWARE.samples)]
+    /// Samples per kernel and core set (1..=10000, a plan's own bound); the best is
+    /// reported.
+    #[arg(long, default_value_t = MemoryPlan::HARDWARE.samples,
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_COUNT)))]
     pub samples: u32,
     /// Largest latency block, MiB (a power of two; tables run 1 KiB ... this).
     #[arg(long, default_value_t = MemoryPlan::HARDWARE.latency_max_bytes >> 20)]
     pub latency_max_mib: u64,
-    /// Dependent reads per latency repeat (rounded down to a multiple of 16, at least 16).
-    #[arg(long, default_value_t = MemoryPlan::HARDWARE.latency_reads)]
+    /// Dependent reads per latency repeat, 1..=1000000000 (a plan's own bound; rounded
+    /// down to a multiple of 16, at least 16).
+    #[arg(long, default_value_t = MemoryPlan::HARDWARE.latency_reads,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_LATENCY_READS))]
     pub latency_reads: u64,
     /// Skip the latency table with transparent huge pages.
     #[arg(long)]
@@ -56,22 +61,17 @@ impl MemoryArgs {
     /// The memory plan these arguments ask for.
     ///
     /// # Errors
-    /// A count or time of 0, a latency size that is not a power of two, naming the option.
+    /// A time of 0, a latency size that is not a power of two, naming the option (the
+    /// counts' ranges are clap's: `0 is not in 1..=1000000000`).
     pub fn plan(&self) -> Result<MemoryPlan> {
         if self.sample_ms == 0 {
             bail!("--sample-ms: must be at least 1 ms");
-        }
-        if self.samples == 0 {
-            bail!("--samples: must be at least 1");
         }
         if !self.latency_max_mib.is_power_of_two() || self.latency_max_mib > 1 << 10 {
             bail!(
                 "--latency-max-mib {}: must be a power of two from 1 to 1024 (MiB)",
                 self.latency_max_mib
             );
-        }
-        if self.latency_reads == 0 {
-            bail!("--latency-reads: must be at least 1");
         }
         if self.buffer_mib == Some(0) {
             bail!("--buffer-mib: must be at least 1 (MiB)");

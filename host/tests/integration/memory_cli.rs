@@ -107,3 +107,28 @@ fn a_bad_option_names_itself() {
         "{stderr}"
     );
 }
+
+/// A count out of range says the range (a plan's own bounds), before anything runs.
+#[test]
+fn a_count_out_of_range_gives_its_range() {
+    for (args, want) in [
+        (
+            ["--latency-reads", "0"],
+            "'--latency-reads <LATENCY_READS>': 0 is not in 1..=1000000000",
+        ),
+        (
+            ["--latency-reads", "5000000000"],
+            "5000000000 is not in 1..=1000000000",
+        ),
+        (
+            ["--samples", "0"],
+            "'--samples <SAMPLES>': 0 is not in 1..=10000",
+        ),
+        (["--samples", "20000"], "20000 is not in 1..=10000"),
+    ] {
+        let out = benchboot(&["memory", args[0], args[1]]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(want), "{args:?}: {stderr}");
+    }
+}
