@@ -119,21 +119,21 @@ pub fn run(args: &CollectArgs) -> Result<()> {
     })?;
     // The lines quote the document, the card's file names and LAVA's results.
     for w in warnings(&c.results) {
-        eprintln!("warning: {}", escape_lines(&w));
+        crate::errln!("warning: {}", escape_lines(&w));
     }
     for n in &c.card {
-        eprintln!("card: {}", escape_lines(n));
+        crate::errln!("card: {}", escape_lines(n));
     }
     for e in &c.earlier {
-        eprintln!("earlier boot: {}", escape_lines(e));
+        crate::errln!("earlier boot: {}", escape_lines(e));
     }
     if let Some(l) = &c.lava {
-        eprintln!("{}", escape_lines(l));
+        crate::errln!("{}", escape_lines(l));
     }
     if args.json {
-        println!("{}", to_json(&c));
+        crate::out::json(&to_json(&c));
     } else {
-        print!("{}", summary(&c));
+        crate::out!("{}", summary(&c));
     }
     Ok(())
 }
@@ -147,7 +147,7 @@ pub fn run_runs(args: &RunsArgs) -> Result<()> {
     if args.reindex {
         let done = store::reindex(&store::default_dir(args.store.as_deref())?)?;
         for l in done.lines() {
-            eprintln!("{l}");
+            crate::errln!("{l}");
         }
     }
     let format = if args.json {
@@ -160,9 +160,10 @@ pub fn run_runs(args: &RunsArgs) -> Result<()> {
             Some(path) => {
                 crate::atomic_file::check_output(path)?;
                 crate::atomic_file::write(path, text)?;
-                eprintln!("wrote {}", path.display());
+                crate::errln!("wrote {}", path.display());
             }
-            None => print!("{text}"),
+            None if format == RunsFormat::Json => crate::out::json(text),
+            None => crate::out::text(crate::out::Stream::Out, text),
         }
         Ok(())
     };
@@ -187,7 +188,7 @@ pub fn run_runs(args: &RunsArgs) -> Result<()> {
                 );
             };
             for f in crate::runs_page::write(&rows, &dir, out)? {
-                eprintln!("wrote {}", f.display());
+                crate::errln!("wrote {}", f.display());
             }
             Ok(())
         }

@@ -72,7 +72,7 @@ pub fn scan_system() -> Result<Vec<Device>> {
     {
         let (devices, notes) = windows::scan(&benchboot_windisk::snapshot());
         for n in notes {
-            eprintln!("note: {}", benchboot_results::text::escape(&n));
+            crate::errln!("note: {}", benchboot_results::text::escape(&n));
         }
         Ok(devices)
     }
@@ -109,9 +109,9 @@ pub fn run(args: &DevicesArgs) -> Result<()> {
     };
     let devices: Vec<Device> = all.into_iter().filter(Device::is_candidate).collect();
     if args.json {
-        println!("{}", to_json(&devices, &limits));
+        crate::out::json(&to_json(&devices, &limits));
     } else {
-        print!("{}", to_table(&devices, &limits));
+        crate::out!("{}", to_table(&devices, &limits));
     }
     Ok(())
 }

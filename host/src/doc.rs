@@ -117,8 +117,7 @@ impl Grid {
 /// The width of the terminal stdout is, in columns; `None` when stdout is not a
 /// terminal (a pipe or a file gets tables at their natural width).
 pub fn terminal_width() -> Option<u16> {
-    use std::io::IsTerminal;
-    if !std::io::stdout().is_terminal() {
+    if !crate::out::is_terminal(crate::out::Stream::Out) {
         return None;
     }
     let mut probe = Table::new();

@@ -109,7 +109,7 @@ pub fn run(args: &LogArgs) -> Result<()> {
         .with_context(|| format!("reading --frames {}", args.frames.display()))?;
     let decoded = decode(&elf, &frames).with_context(|| format!("--elf {}", args.elf.display()))?;
     if decoded.lines.is_empty() && decoded.malformed == 0 {
-        eprintln!(
+        crate::errln!(
             "benchboot log: {} holds no frames ({} bytes): the init had logged nothing \
              when it last saved, or this is not a log.defmt",
             args.frames.display(),
@@ -117,17 +117,17 @@ pub fn run(args: &LogArgs) -> Result<()> {
         );
     }
     for l in &decoded.lines {
-        println!("{}", format_line(l));
+        crate::outln!("{}", format_line(l));
     }
     if decoded.malformed > 0 {
-        eprintln!(
+        crate::errln!(
             "benchboot log: {} frame(s) could not be decoded: is {} the build that ran?",
             decoded.malformed,
             args.elf.display()
         );
     }
     if decoded.trailing_bytes > 0 {
-        eprintln!(
+        crate::errln!(
             "benchboot log: {} ends with {} byte(s) of an incomplete frame",
             args.frames.display(),
             decoded.trailing_bytes

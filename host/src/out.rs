@@ -46,6 +46,22 @@ fn write(stream: Stream, s: &str) {
     };
 }
 
+/// True when `stream` is a terminal (tables fit its width, questions can be asked).
+pub fn is_terminal(stream: Stream) -> bool {
+    use std::io::IsTerminal as _;
+    match stream {
+        Stream::Out => std::io::stdout().is_terminal(),
+        Stream::Err => std::io::stderr().is_terminal(),
+    }
+}
+
+/// Standard output as a byte channel, unescaped: only for `benchboot relay`, whose
+/// standard output is the socket QEMU's guestfwd hands it (never a terminal), carrying
+/// the board's bytes unchanged.
+pub fn relay_channel() -> std::io::Stdout {
+    std::io::stdout()
+}
+
 /// Writes `s` escaped to `stream`, as it is (no line break added).
 pub fn text(stream: Stream, s: &str) {
     write(stream, &escape_lines(s));

@@ -35,7 +35,7 @@ fn serve_on(
     options: &peer::PeerOptions,
     registry: peer::Registry,
 ) -> Result<()> {
-    eprintln!(
+    benchboot::errln!(
         "benchboot peer: listening on {} (the board's network.tests.peer_port must be {}, \
          unless a forward maps it, as QEMU's guestfwd does); every interface unless --listen \
          names one, as iperf3 -s; up to {} boards at once; Ctrl-C stops",
@@ -44,10 +44,10 @@ fn serve_on(
         options.max_sessions
     );
     if let Some(a) = options.board_address {
-        eprintln!("benchboot peer: fetching the board's HTTP object from {a}");
+        benchboot::errln!("benchboot peer: fetching the board's HTTP object from {a}");
     }
     peer::serve_with_registry(listener, Path::new(PROC_STAT), options, registry, |line| {
-        eprintln!("{line}")
+        benchboot::errln!("{line}")
     })
     .context("accepting connections")?;
     Ok(())
@@ -74,7 +74,7 @@ pub fn serve_wifi(
     use benchboot::wifi_join::{self, Os, System};
     let joiner = wifi_join::find_adapter(&System::from_env(), Os::current())?;
     if !listen.ip().is_unspecified() {
-        eprintln!(
+        benchboot::errln!(
             "benchboot peer: warning: --listen {listen} serves that address only; the \
              board's tests over its WiFi AP come in on the address this host gets there \
              (`.2` of the board's AP subnet): use --listen 0.0.0.0:{}",
@@ -83,7 +83,7 @@ pub fn serve_wifi(
     }
     let listener = bind(listen)?;
     let sock = wifi_join::offers::bind(offers)?;
-    eprintln!(
+    benchboot::errln!(
         "benchboot peer: listening for WiFi offers on UDP {} (the board sends them over the \
          results link); joining with {}",
         sock.local_addr()?,
@@ -95,9 +95,9 @@ pub fn serve_wifi(
         .name("wifi-offers".into())
         .spawn(move || {
             let never = std::sync::atomic::AtomicBool::new(false);
-            let log = |l: &str| eprintln!("benchboot peer: {l}");
+            let log = |l: &str| benchboot::errln!("benchboot peer: {l}");
             if let Err(e) = wifi_join::offers::serve(&sock, &joiner, &live, &never, &log) {
-                eprintln!("benchboot peer: the WiFi offer listener stopped: {e}");
+                benchboot::errln!("benchboot peer: the WiFi offer listener stopped: {e}");
             }
         })
         .context("starting the WiFi offer listener")?;
@@ -189,16 +189,16 @@ pub fn net(run: &NetRun) -> Result<()> {
     );
     let json = serde_json::to_string_pretty(&results)?;
     match run.json.as_deref() {
-        Some(p) if p == Path::new("-") => println!("{json}"),
+        Some(p) if p == Path::new("-") => benchboot::out::json(&json),
         Some(p) => {
             benchboot::atomic_file::write(p, &json)?;
-            eprintln!("saved {}", p.display());
-            print!("{}", render::network_report(&results, false));
+            benchboot::errln!("saved {}", p.display());
+            benchboot::out!("{}", render::network_report(&results, false));
         }
-        None => print!("{}", render::network_report(&results, false)),
+        None => benchboot::out!("{}", render::network_report(&results, false)),
     }
     for e in &errors {
-        eprintln!("error: {e}");
+        benchboot::errln!("error: {e}");
     }
     if !errors.is_empty() {
         bail!("{} network test(s) failed", errors.len());

@@ -87,7 +87,7 @@ pub fn run(cmd: &PlanCommand) -> Result<()> {
                 }
                 (None, None) => bail!("give --board NAME or --card CARD"),
             };
-            print!("{}", describe(&plan, &board.description));
+            crate::out!("{}", describe(&plan, &board.description));
         }
         PlanCommand::Write {
             card,
@@ -97,7 +97,7 @@ pub fn run(cmd: &PlanCommand) -> Result<()> {
         } => {
             let text = PlanText::from_arg(file)?;
             let written = write_with(card, &text, board.as_deref(), &boards.catalog())?;
-            println!("{written}");
+            crate::outln!("{written}");
         }
     }
     Ok(())
@@ -215,7 +215,7 @@ fn open_card_image(
     };
     let image = card_image(card, facts.as_deref(), board, catalog)?;
     if let Some(note) = &image.note {
-        eprintln!("note: {note}");
+        crate::errln!("note: {note}");
     }
     Ok((target, image))
 }

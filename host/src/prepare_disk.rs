@@ -593,9 +593,9 @@ pub fn mkfs_command(
 /// See [`plan`], [`flash::confirm_erase`] and [`execute`].
 pub fn run(args: &PrepareDiskArgs) -> Result<()> {
     let plan = plan(args, Path::new("/"))?;
-    print!("{}", plan.describe());
+    crate::out!("{}", plan.describe());
     if args.dry_run {
-        println!("dry run: nothing written");
+        crate::outln!("dry run: nothing written");
         return Ok(());
     }
     let what = match &plan.target {
@@ -603,9 +603,9 @@ pub fn run(args: &PrepareDiskArgs) -> Result<()> {
         Target::File => plan.path.display().to_string(),
     };
     flash::confirm_erase(&what, "partition and format it", args.yes)?;
-    execute(&plan, &mut |line| eprintln!("prepare-disk: {line}"))?;
-    print!("made\n{}", plan.table());
-    println!(
+    execute(&plan, &mut |line| crate::errln!("prepare-disk: {line}"))?;
+    crate::out!("made\n{}", plan.table());
+    crate::outln!(
         "done: a plan finds these as LABEL={}, LABEL={}, LABEL={}, LABEL={}",
         disk_labels::EXT2,
         disk_labels::EXT3,

@@ -378,18 +378,18 @@ pub fn run(args: &ProbeArgs) -> Result<()> {
     let started = std::time::Instant::now();
     let mut report = probe_card(device, dev.logical_block_size, &args.tuning)?;
     if args.full {
-        print!("{}", render(&report));
+        crate::out!("{}", render(&report));
         report.full = Some(full_card(device, dev.logical_block_size, &args.tuning)?);
         if let Some(f) = &report.full {
-            print!("{}", crate::whole_card::lines(f));
+            crate::out!("{}", crate::whole_card::lines(f));
             if let Some(dir) = &args.plots {
                 for p in crate::plot::write_figures(dir, &[crate::whole_card::profile_figure(f)])? {
-                    println!("plot          {}", p.display());
+                    crate::outln!("plot          {}", p.display());
                 }
             }
         }
     } else {
-        print!("{}", render(&report));
+        crate::out!("{}", render(&report));
     }
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&report)? + "\n";
@@ -405,7 +405,7 @@ pub fn run(args: &ProbeArgs) -> Result<()> {
     let verdict = verdict_result(&report, &args.device);
     match (verdict, stored) {
         (Err(v), Err(s)) => {
-            eprintln!("error: {s:#}");
+            crate::errln!("error: {s:#}");
             Err(v)
         }
         (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
@@ -432,7 +432,7 @@ fn store_run(
         )
         .context("keeping the run in the store (the card's verdict is above)")?
         .row;
-    println!(
+    crate::outln!(
         "stored        run {} in {} (benchboot report {} / compare)",
         row.stored_as,
         dir.display(),
@@ -540,7 +540,7 @@ pub fn before_flash(
     image_bytes: u64,
     flags: &FlashProbeFlags,
 ) -> Result<()> {
-    eprintln!(
+    crate::errln!(
         "probing {} for fake capacity first (--probe)",
         path.display()
     );
@@ -549,7 +549,7 @@ pub fn before_flash(
         resolution_mib: None,
     };
     let report = probe_card(path, sector, &tuning)?;
-    print!("{}", render(&report));
+    crate::out!("{}", render(&report));
     match verdict_result(&report, path) {
         Ok(()) => Ok(()),
         Err(e) if flags.force_fake => {
@@ -560,7 +560,7 @@ pub fn before_flash(
                     benchboot_probe::human(image_bytes)
                 );
             }
-            eprintln!("--force-fake: flashing anyway ({e:#})");
+            crate::errln!("--force-fake: flashing anyway ({e:#})");
             Ok(())
         }
         Err(e) => Err(e.context("not flashing it (pass --force-fake to flash a fake card anyway)")),

@@ -41,7 +41,7 @@ pub fn run(to: SocketAddr) -> Result<()> {
     let mut down = stream;
     let mut buf = vec![0u8; 16 * 1024];
     {
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::out::relay_channel().lock();
         loop {
             let n = match down.read(&mut buf) {
                 Ok(0) | Err(_) => break,
@@ -53,7 +53,7 @@ pub fn run(to: SocketAddr) -> Result<()> {
         }
     }
     // stdout is slirp's socket: half-close it so the guest reads the end now.
-    let _ = rustix::net::shutdown(std::io::stdout(), rustix::net::Shutdown::Write);
+    let _ = rustix::net::shutdown(crate::out::relay_channel(), rustix::net::Shutdown::Write);
     let deadline = Instant::now() + CLOSE_WAIT;
     while !upward.is_finished() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));

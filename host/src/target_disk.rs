@@ -76,15 +76,14 @@ pub fn disk_of(arg: &str, found: &crate::identity::Found) -> Result<Device> {
 /// Not confirmed, or no terminal on stdin to ask on (then `--yes` is required); in
 /// both cases nothing has been written.
 pub fn confirm_erase(what: &str, doing: &str, yes: bool) -> Result<()> {
-    use std::io::{BufRead, IsTerminal, Write};
+    use std::io::{BufRead, IsTerminal};
     if yes {
         return Ok(());
     }
     if !std::io::stdin().is_terminal() {
         bail!("no terminal to confirm on: pass --yes to erase {what} without asking");
     }
-    eprint!("erase {what} and {doing}? type yes: ");
-    std::io::stderr().flush()?;
+    crate::err!("erase {what} and {doing}? type yes: ");
     let mut answer = String::new();
     std::io::stdin().lock().read_line(&mut answer)?;
     if answer.trim() != "yes" {
@@ -245,7 +244,7 @@ pub fn lock_volumes(judged: &Device) -> Result<Vec<benchboot_windisk::VolumeLock
         };
         match benchboot_windisk::lock_volume(&p.name) {
             Ok(l) => {
-                eprintln!("locked and dismounted {shown}");
+                crate::errln!("locked and dismounted {shown}");
                 locks.push(l);
             }
             Err(e) => bail!(

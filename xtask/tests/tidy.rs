@@ -23,6 +23,8 @@
 //! - PID 1 writes to its console only through `firmware/src/console.rs` (which prefixes
 //!   and escapes every line): no `println!`, `eprintln!`, `dbg!` or `io::stdout()`
 //!   elsewhere in the firmware;
+//! - the host tool writes to the terminal only through `host/src/out.rs`, which escapes
+//!   every line (`tidy/console.rs`);
 //! - in the host tool, a name from outside (run id, board, label, SSID, a card's file
 //!   name) becomes a path only through `benchboot_results::name::SafeName`
 //!   (`tidy/names.rs`).
@@ -255,6 +257,17 @@ fn outside_names_become_paths_only_through_the_gate() {
         repo()
             .rust()
             .flat_map(|(p, t)| names::paths_from_outside_names(p, t))
+            .collect(),
+    );
+}
+
+#[test]
+fn host_prints_only_through_its_out_module() {
+    assert_clean(
+        "host terminal writes",
+        repo()
+            .rust()
+            .flat_map(|(p, t)| console::host_writes(p, t))
             .collect(),
     );
 }

@@ -206,7 +206,6 @@ impl Steps for System {
     }
 
     fn wait(&mut self, board: &Board, timeout: Duration) -> Result<String> {
-        use std::io::IsTerminal;
         let env = std::env::var(discover::BOARD_ENV).ok();
         let fixed = match (&self.addr, &self.addr_label) {
             (Some(addr), Some(label)) => Some(vec![Candidate {
@@ -226,7 +225,7 @@ impl Steps for System {
             link_words(board)
         ));
         spinner.enable_steady_tick(Duration::from_millis(120));
-        let terminal = std::io::stderr().is_terminal();
+        let terminal = crate::out::is_terminal(crate::out::Stream::Err);
         let start = Instant::now();
         let mut next_note = NOTE_EVERY;
         loop {

@@ -579,7 +579,7 @@ pub fn execute_with(
     let direct = disk.is_direct();
     if let Err(e) = disk.finish() {
         // The card is written and verified: Windows reads its new layout when plugged again.
-        eprintln!(
+        crate::errln!(
             "warning: telling the system the card's layout changed failed ({e}): unplug it \
              and plug it in again to see its new volumes"
         );
@@ -621,14 +621,14 @@ pub fn confirm(plan: &Plan, yes: bool) -> Result<()> {
 /// See [`plan`], [`confirm`] and [`execute`].
 pub fn run(opts: &Options) -> Result<()> {
     let plan = plan(opts, Path::new("/"))?;
-    print!("{}", plan.describe());
+    crate::out!("{}", plan.describe());
     if opts.dry_run {
-        println!("dry run: nothing written");
+        crate::outln!("dry run: nothing written");
         return Ok(());
     }
     confirm(&plan, opts.yes)?;
     let outcome = execute_with_progress(&plan)?;
-    print!("{}", done_lines(&plan, &outcome));
+    crate::out!("{}", done_lines(&plan, &outcome));
     Ok(())
 }
 
@@ -643,9 +643,9 @@ pub fn run_args(args: &FlashArgs) -> Result<()> {
     }
     let opts: Options = args.into();
     let plan = plan(&opts, Path::new("/"))?;
-    print!("{}", plan.describe());
+    crate::out!("{}", plan.describe());
     if opts.dry_run {
-        println!("dry run: nothing written (the card would be probed first)");
+        crate::outln!("dry run: nothing written (the card would be probed first)");
         return Ok(());
     }
     confirm(&plan, opts.yes)?;
@@ -661,13 +661,13 @@ pub fn run_args(args: &FlashArgs) -> Result<()> {
                 &args.probe,
             )?;
         }
-        Target::File { .. } => eprintln!(
+        Target::File { .. } => crate::errln!(
             "--probe: {} is a file: nothing to probe",
             plan.path.display()
         ),
     }
     let outcome = execute_with_progress(&plan)?;
-    print!("{}", done_lines(&plan, &outcome));
+    crate::out!("{}", done_lines(&plan, &outcome));
     Ok(())
 }
 

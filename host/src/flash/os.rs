@@ -170,7 +170,7 @@ pub fn eject(device: &Device) {
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
-        eprintln!(
+        crate::errln!(
             "warning: diskutil eject {} failed: eject the card in Finder before removing it",
             device.path.display()
         );
@@ -249,7 +249,7 @@ fn unmount_unix(device: &Device, mount_points: &[PathBuf]) -> Result<()> {
                     }
                 }
             }
-            eprintln!("unmounted {m}");
+            crate::errln!("unmounted {m}");
         }
         Ok(())
     }

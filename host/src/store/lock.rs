@@ -97,7 +97,7 @@ pub fn acquire(dir: &Path, holder: Holder) -> anyhow::Result<StoreLock> {
             .into());
         }
         if !said {
-            eprintln!(
+            crate::errln!(
                 "waiting for the store {}: another benchboot {}",
                 dir.display(),
                 who(dir)

@@ -373,7 +373,7 @@ impl Store {
         )];
         notes.extend(filled.failure_lines());
         for n in &notes {
-            eprintln!("{n}");
+            crate::errln!("{n}");
         }
         store.notes = notes;
         Ok(Some(store))
@@ -449,7 +449,7 @@ impl Store {
                 .with_context(creating)?;
         }
         for n in &notes {
-            eprintln!("{n}");
+            crate::errln!("{n}");
         }
         Ok(Store {
             dir: dir.to_owned(),
@@ -585,7 +585,7 @@ impl Store {
         }
         let others = self.others_with_id(&row)?;
         if !others.is_empty() {
-            eprintln!(
+            crate::errln!(
                 "note: {} is stored run {}; another run with run id {} is stored as {} \
                  (give that name for it)",
                 benchboot_results::text::escape(query),

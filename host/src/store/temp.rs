@@ -134,7 +134,7 @@ pub fn clean(dir: &Path) -> Vec<String> {
                 super::recover::shown(&path),
                 crate::units::size_label(size)
             );
-            eprintln!("{note}");
+            crate::errln!("{note}");
             notes.push(note);
         }
     }

@@ -261,3 +261,23 @@ fn names_that_look_like_paths_stay_inside_the_store_and_plot_folder() {
         assert!(!name.starts_with('.'), "{}", p.display());
     }
 }
+
+/// A shared plan file cannot drive the terminal of whoever checks it: its
+/// `[[command]]` arguments and its own file name are printed escaped.
+#[test]
+fn plan_check_prints_a_plans_text_and_name_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("evil\u{1b}[31mname.toml");
+    std::fs::write(
+        &file,
+        "[[command]]\nid = \"a\"\npath = \"x\"\n\
+         args = [\"\\u001b[2J\\u001b[Hfake line\", \"\\u202eexe.txt\"]\ntime-limit = \"1 s\"\n",
+    )
+    .unwrap();
+    let (ok, out) = benchboot(&["plan", "check", "--board", "rpi-zero-w", s(&file)]);
+    assert!(ok, "{out}");
+    assert_clean("plan check", &out);
+    assert!(out.contains(r"x \u{1b}[2J\u{1b}[Hfake line"), "{out}");
+    assert!(out.contains(r"\u{202e}exe.txt"), "{out}");
+    assert!(out.contains(r"evil\u{1b}[31mname.toml"), "{out}");
+}
