@@ -259,6 +259,13 @@ impl CardTarget {
         if meta.is_dir() {
             return Ok(CardTarget::Folder(card.to_owned()));
         }
+        // A FIFO would block the open below for ever, `/dev/zero` take the write.
+        benchboot_input::check(
+            card,
+            &meta,
+            "a card or an image of one",
+            benchboot_input::Accept::FileOrDisk,
+        )?;
         refuse_mounted(card)?;
         let mut file = std::fs::OpenOptions::new()
             .read(true)
@@ -278,13 +285,14 @@ impl CardTarget {
     /// its reader, never read whole).
     fn read(&mut self, name: &str) -> Result<Vec<u8>> {
         match self {
-            CardTarget::Folder(dir) => {
-                let mut data = Vec::new();
-                File::open(dir.join(name))?
-                    .take(MAX_FACTS_BYTES + 1)
-                    .read_to_end(&mut data)?;
-                Ok(data)
-            }
+            // A regular file only (a FIFO in the folder is refused, not waited on),
+            // at most MAX_FACTS_BYTES.
+            CardTarget::Folder(dir) => Ok(benchboot_input::read(
+                &dir.join(name),
+                "a file of the card's results partition",
+                MAX_FACTS_BYTES,
+            )
+            .map_err(std::io::Error::from)?),
             CardTarget::Disk { file, offset, len } => {
                 let fs = fat(file, *offset, *len)?;
                 let mut data = Vec::new();

@@ -23,6 +23,16 @@ pub use shared::{
     StandInAp, Unknown, SHARED_FILE,
 };
 
+/// Largest board file (or `shared.toml`) read: 256 KiB. The shipped board files are at
+/// most 6 KiB and `shared.toml` 8 KiB: a board file lists settings, not data.
+pub const MAX_BOARD_FILE_BYTES: u64 = 256 << 10;
+/// Most entries of a board folder ([`list`], `--boards DIR`) looked at: 4096. The
+/// project's `boards/` has a dozen; a folder with more is not one of board files (a
+/// home folder, `/dev`), and listing it whole would make an error line of megabytes.
+pub const MAX_FOLDER_ENTRIES: usize = 4096;
+/// Most board names an error lists ([`BoardError::Unknown`]'s `known`).
+const MAX_NAMES_LISTED: usize = 32;
+
 /// Why a board file could not be used. Each variant names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum BoardError {
@@ -31,6 +41,10 @@ pub enum BoardError {
         file: PathBuf,
         source: std::io::Error,
     },
+    /// A board file that is no regular file (a FIFO, a device) or is too large
+    /// ([`MAX_BOARD_FILE_BYTES`]); the message names the file.
+    #[error("{0}")]
+    Input(#[from] benchboot_input::InputError),
     #[error("{file}: {message}")]
     Parse { file: PathBuf, message: String },
     #[error("{file}: field `{field}`: {message}")]
@@ -705,25 +719,68 @@ pub fn load(dir: &Path, name: &str) -> Result<Board, BoardError> {
     let file = dir.join(format!("{name}.toml"));
     let names = list(dir).unwrap_or_default();
     if !names.iter().any(|n| n == name) {
-        let known = names.join(", ");
+        let known = known_list(&names);
         return Err(BoardError::Unknown {
             name: name.to_owned(),
             from: dir.display().to_string(),
             known,
         });
     }
-    let text = std::fs::read_to_string(&file).map_err(|source| BoardError::Read {
-        file: file.clone(),
-        source,
-    })?;
+    let text = read_board_file(&file)?;
     Board::from_toml(&file, &text, &Shared::load(dir)?)
 }
 
-/// Names of the board files in `dir`, sorted.
+/// The text of the board file (or `shared.toml`) `file`, through the one reader of
+/// named files: a regular file of at most [`MAX_BOARD_FILE_BYTES`], UTF-8.
+///
+/// # Errors
+/// [`BoardError::Input`]: not found, no regular file, too large, not UTF-8.
+pub fn read_board_file(file: &Path) -> Result<String, BoardError> {
+    Ok(benchboot_input::read_text(
+        file,
+        "a board file",
+        MAX_BOARD_FILE_BYTES,
+    )?)
+}
+
+/// `names` joined for a message, at most [`MAX_NAMES_LISTED`] of them and how many
+/// more.
+pub fn known_list(names: &[String]) -> String {
+    let mut s = names
+        .iter()
+        .take(MAX_NAMES_LISTED)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > MAX_NAMES_LISTED {
+        s.push_str(&format!(" and {} more", names.len() - MAX_NAMES_LISTED));
+    }
+    s
+}
+
+/// Names of the board files in `dir`, sorted: the stems of its `*.toml` entries that
+/// are no folders, `shared.toml` and `*.lock.toml` aside.
+///
+/// # Errors
+/// The folder's own, or `InvalidInput` when it has more than [`MAX_FOLDER_ENTRIES`]
+/// entries (it is read no further).
 pub fn list(dir: &Path) -> std::io::Result<Vec<String>> {
     let mut names = Vec::new();
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
+    for (i, entry) in std::fs::read_dir(dir)?.enumerate() {
+        if i == MAX_FOLDER_ENTRIES {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "more than {MAX_FOLDER_ENTRIES} entries: a board folder holds board files \
+                     (the project's has a dozen); give the folder of yours"
+                ),
+            ));
+        }
+        let entry = entry?;
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let path = entry.path();
         if path.extension().is_some_and(|e| e == "toml") {
             if let Some(stem) = path.file_stem().and_then(|s| s.to_str()) {
                 if !stem.ends_with(".lock") && format!("{stem}.toml") != SHARED_FILE {

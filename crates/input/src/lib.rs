@@ -117,17 +117,26 @@ pub fn open(path: &Path, what: &str, accept: Accept) -> Result<(File, Metadata),
         path: path.to_owned(),
         source,
     })?;
+    check(path, &meta, what, accept)?;
+    Ok((file, meta))
+}
+
+/// Judges `meta` (of `path`, as [`open`] does of its handle): for a caller that opens
+/// `path` itself, e.g. to write it (`plan write --card`), after `std::fs::metadata`.
+///
+/// # Errors
+/// [`InputError::NotAFile`] naming what the path is.
+pub fn check(path: &Path, meta: &Metadata, what: &str, accept: Accept) -> Result<(), InputError> {
     let ft = meta.file_type();
-    let kind = kind_of(&ft);
     let ok = ft.is_file() || (accept == Accept::FileOrDisk && is_disk(&ft));
     if !ok {
         return Err(InputError::NotAFile {
             path: path.to_owned(),
-            kind,
+            kind: kind_of(&ft),
             what: what.to_owned(),
         });
     }
-    Ok((file, meta))
+    Ok(())
 }
 
 /// The bytes of the regular file `path`, at most `max_bytes` of them. `what` names the
