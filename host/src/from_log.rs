@@ -277,7 +277,10 @@ mod tests {
             .unwrap()
             .success());
         let e = format!("{:#}", from_log(&fifo, None).unwrap_err());
-        assert!(e.contains("console.log: a FIFO (named pipe), not a regular file"), "{e}");
+        assert!(
+            e.contains("console.log: a FIFO (named pipe), not a regular file"),
+            "{e}"
+        );
     }
 
     #[test]

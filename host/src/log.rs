@@ -130,8 +130,7 @@ pub fn format_line(l: &Line) -> String {
 pub fn run(args: &LogArgs) -> Result<()> {
     // Regular files only, bounded: `--frames /dev/zero` grew to the memory limit and
     // a FIFO waited for ever.
-    let elf = benchboot_input::read(&args.elf, "an init ELF", MAX_ELF_BYTES)
-        .context("--elf")?;
+    let elf = benchboot_input::read(&args.elf, "an init ELF", MAX_ELF_BYTES).context("--elf")?;
     let frames = benchboot_input::read(&args.frames, "a defmt log (log.defmt)", MAX_FRAMES_BYTES)
         .context("--frames")?;
     let mut lines = 0usize;

@@ -285,14 +285,18 @@ impl CardTarget {
     /// its reader, never read whole).
     fn read(&mut self, name: &str) -> Result<Vec<u8>> {
         match self {
-            // A regular file only (a FIFO in the folder is refused, not waited on),
-            // at most MAX_FACTS_BYTES.
-            CardTarget::Folder(dir) => Ok(benchboot_input::read(
-                &dir.join(name),
-                "a file of the card's results partition",
-                MAX_FACTS_BYTES,
-            )
-            .map_err(std::io::Error::from)?),
+            // A regular file only (a FIFO in the folder is refused, not waited on).
+            CardTarget::Folder(dir) => {
+                let (file, _) = benchboot_input::open(
+                    &dir.join(name),
+                    "a file of the card's results partition",
+                    benchboot_input::Accept::File,
+                )
+                .map_err(std::io::Error::from)?;
+                let mut data = Vec::new();
+                file.take(MAX_FACTS_BYTES + 1).read_to_end(&mut data)?;
+                Ok(data)
+            }
             CardTarget::Disk { file, offset, len } => {
                 let fs = fat(file, *offset, *len)?;
                 let mut data = Vec::new();

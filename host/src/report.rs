@@ -240,6 +240,9 @@ mod tests {
             .unwrap()
             .success());
         let e = format!("{:#}", load_path(&fifo).unwrap_err());
-        assert!(e.contains(": a FIFO (named pipe), not a regular file: "), "{e}");
+        assert!(
+            e.contains(": a FIFO (named pipe), not a regular file: "),
+            "{e}"
+        );
     }
 }

@@ -130,7 +130,10 @@ impl Journal {
 ///
 /// # Errors
 /// [`RecordError::TooManyValues`], [`RecordError::Decode`].
-pub fn within_budget(ring: &[u8], e: &Entry) -> Result<benchboot_results::budget::Tally, RecordError> {
+pub fn within_budget(
+    ring: &[u8],
+    e: &Entry,
+) -> Result<benchboot_results::budget::Tally, RecordError> {
     let mut counter = Counter::new(MAX_DOCUMENT_VALUES);
     let mut refused = None;
     document_pieces(ring, e, |piece| match counter.feed(piece) {

@@ -18,8 +18,8 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use benchboot_results::{read_document, read_document_file};
 use benchboot_results::text::is_card_litter;
+use benchboot_results::{read_document, read_document_file};
 
 /// FAT volume label of the results partition (xtask/src/image.rs formats it so).
 pub const RESULTS_LABEL: &str = "BBRESULTS";
@@ -494,7 +494,11 @@ fn open_advice(path: &Path) -> String {
 /// # Errors
 /// Opening's, with how to get read access; [`benchboot_input::InputError::NotAFile`].
 fn open_card(path: &Path) -> Result<File> {
-    match benchboot_input::open(path, "a card or an image of one", benchboot_input::Accept::FileOrDisk) {
+    match benchboot_input::open(
+        path,
+        "a card or an image of one",
+        benchboot_input::Accept::FileOrDisk,
+    ) {
         Ok((f, _)) => Ok(f),
         Err(e @ benchboot_input::InputError::NotAFile { .. }) => Err(e.into()),
         Err(e) => Err(anyhow::Error::new(e).context(open_advice(path))),

@@ -182,6 +182,9 @@ fn a_fifo_or_a_character_device_is_no_card() {
         "{e}"
     );
     let e = format!("{:#}", read_results(Path::new("/dev/zero")).unwrap_err());
-    assert!(e.starts_with("/dev/zero: a character device, not a regular file"), "{e}");
+    assert!(
+        e.starts_with("/dev/zero: a character device, not a regular file"),
+        "{e}"
+    );
     assert!(read_kept_runs(&fifo).is_err());
 }

@@ -150,7 +150,10 @@ pub fn yaml_budget(text: &str, max: usize) -> Result<(), String> {
 /// A byte after which a YAML node may start (so `*` starts an alias, a quote a quoted
 /// scalar).
 fn starts_node(prev: u8) -> bool {
-    matches!(prev, b' ' | b'\t' | b'\n' | b'\r' | b'[' | b'{' | b',' | b':' | b'-' | b'?' | b'!')
+    matches!(
+        prev,
+        b' ' | b'\t' | b'\n' | b'\r' | b'[' | b'{' | b',' | b':' | b'-' | b'?' | b'!'
+    )
 }
 
 fn is_lava_record(line: &str) -> bool {
@@ -312,12 +315,17 @@ mod tests {
         let text = format!("{{\"dt\": \"x\", \"lvl\": \"info\", \"msg\": \"a\"}}\n{record}\n");
         let e = format!("{:#}", parse("job.log", &text).unwrap_err());
         assert!(
-            e.starts_with("job.log: line 2: a YAML alias at byte 16049 (`*name`): LAVA writes none"),
+            e.starts_with(
+                "job.log: line 2: a YAML alias at byte 16049 (`*name`): LAVA writes none"
+            ),
             "{e}"
         );
         let export = format!("- &a {{name: a, suite: s, result: pass}}\n- *a\n");
         let e = format!("{:#}", parse_results_export("t.yaml", &export).unwrap_err());
-        assert!(e.contains("t.yaml: LAVA's results export: a YAML alias at byte 41"), "{e}");
+        assert!(
+            e.contains("t.yaml: LAVA's results export: a YAML alias at byte 41"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -350,6 +358,9 @@ mod tests {
             "x".repeat(MAX_RECORD_BYTES)
         );
         let e = format!("{:#}", parse("job.log", &long).unwrap_err());
-        assert!(e.starts_with("job.log: line 1: a LAVA log record of 65575 bytes"), "{e}");
+        assert!(
+            e.starts_with("job.log: line 1: a LAVA log record of 65575 bytes"),
+            "{e}"
+        );
     }
 }

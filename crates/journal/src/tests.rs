@@ -502,7 +502,10 @@ fn a_document_is_given_in_pieces_and_no_further_than_its_header_says() {
     let doc: Vec<u8> = (0..300_000u32)
         .flat_map(|i| format!("{},", i % 977).into_bytes())
         .collect();
-    for (data, encoding) in [(doc.clone(), Encoding::Deflate), (b"{}".to_vec(), Encoding::Stored)] {
+    for (data, encoding) in [
+        (doc.clone(), Encoding::Deflate),
+        (b"{}".to_vec(), Encoding::Stored),
+    ] {
         let ring = encode(1, "r-1", &data).unwrap();
         let e = scan(&ring).newest().unwrap().clone();
         assert_eq!(e.header.encoding, encoding);

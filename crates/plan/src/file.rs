@@ -419,7 +419,11 @@ pub const MAX_PLAN_FILE_BYTES: u64 = 1 << 20;
 /// naming what the path is when it is no regular file, or `FileTooLarge` naming its
 /// size and the bound.
 pub fn read_bounded(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
-    Ok(benchboot_input::read(path, "a plan file", MAX_PLAN_FILE_BYTES)?)
+    Ok(benchboot_input::read(
+        path,
+        "a plan file",
+        MAX_PLAN_FILE_BYTES,
+    )?)
 }
 
 /// UTF-8 byte-order mark; Notepad writes it, TOML does not need it.

@@ -136,16 +136,15 @@ fn a_user_s_board_that_is_no_regular_file_or_too_large_is_refused() {
         .unwrap()
         .success());
     std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero-board.toml")).unwrap();
-    std::fs::write(
-        dir.path().join("big-board.toml"),
-        vec![b'#'; 1 << 20],
-    )
-    .unwrap();
+    std::fs::write(dir.path().join("big-board.toml"), vec![b'#'; 1 << 20]).unwrap();
     let cat = Catalog::with_dir(Some(dir.path().to_owned()));
     let e = cat.load("fifo-board").unwrap_err().to_string();
     assert!(e.ends_with("fifo-board.toml: a FIFO (named pipe), not a regular file: a board file is read only from a file (a device or a pipe may never end); save it to a file and give that"), "{e}");
     let e = cat.load("zero-board").unwrap_err().to_string();
-    assert!(e.contains("zero-board.toml: a character device, not a regular file"), "{e}");
+    assert!(
+        e.contains("zero-board.toml: a character device, not a regular file"),
+        "{e}"
+    );
     let e = cat.load("big-board").unwrap_err().to_string();
     assert!(e.ends_with("big-board.toml: 1 MiB is more than a board file has (256 KiB at most): check that it is a board file"), "{e}");
     // shared.toml of the folder too.

@@ -246,9 +246,13 @@ fn a_record_that_inflates_to_millions_of_values_is_refused_while_decoded() {
         offset: 1 << 20,
         len: 16 << 20,
     };
-    let j = read(&mut std::io::Cursor::new(&disk), &[p4], Path::new("card.img"))
-        .unwrap()
-        .unwrap();
+    let j = read(
+        &mut std::io::Cursor::new(&disk),
+        &[p4],
+        Path::new("card.img"),
+    )
+    .unwrap()
+    .unwrap();
     let (seq, text) = j.newest().unwrap();
     assert_eq!(seq, 1);
     let Err(RecordError::TooManyValues(t)) = text else {
@@ -258,7 +262,10 @@ fn a_record_that_inflates_to_millions_of_values_is_refused_while_decoded() {
     // `[` and `0` are values 1 and 2; value k + 1 is the `0` at byte 2k - 1.
     assert_eq!((t.max, t.at), (values, 2 * values - 1));
     // Decoding stopped with the piece that held that byte.
-    assert!(t.len > t.at && t.len <= t.at + benchboot_journal::PIECE as u64, "{t:?}");
+    assert!(
+        t.len > t.at && t.len <= t.at + benchboot_journal::PIECE as u64,
+        "{t:?}"
+    );
     assert_eq!(
         text_of(&j),
         "more than 2097152 values (JSON values and keys) by byte 4194303: a results \
@@ -280,10 +287,19 @@ fn identity_and_steps_skip_what_they_do_not_read() {
                 "storage": [{}, 1, "x", [2]], "random": {"a": 1}, "verify": 3}"#;
     assert_eq!(identity(d), Some(("r-1".into(), 7)));
     assert_eq!(steps(d), 4);
-    assert_eq!(identity(r#"{"run_id": "r", "system": {"written_ns": "7"}}"#), Some(("r".into(), 0)));
+    assert_eq!(
+        identity(r#"{"run_id": "r", "system": {"written_ns": "7"}}"#),
+        Some(("r".into(), 0))
+    );
     assert_eq!(identity(r#"{"run_id": "r", "system": {}}"#), None);
     assert_eq!(identity(r#"{"run_id": "r", "system": 5}"#), None);
-    assert_eq!(identity(r#"{"run_id": ["r"], "system": {"written_ns": 1}}"#), None);
-    assert_eq!(identity(r#"{"run_id": "r\"1", "system": {"written_ns": 1}}"#), Some(("r\"1".into(), 1)));
+    assert_eq!(
+        identity(r#"{"run_id": ["r"], "system": {"written_ns": 1}}"#),
+        None
+    );
+    assert_eq!(
+        identity(r#"{"run_id": "r\"1", "system": {"written_ns": 1}}"#),
+        Some(("r\"1".into(), 1))
+    );
     assert_eq!(steps(r#"{"storage": 5, "device_reads": [1, 2]}"#), 2);
 }

@@ -115,7 +115,10 @@ fn a_dense_document_is_refused_where_the_budget_runs_out() {
     );
     let text = String::from_utf8(text).unwrap();
     let err = crate::RunResults::from_json(&text).unwrap_err();
-    assert!(matches!(err, crate::ResultsError::TooManyValues(t) if t == e), "{err}");
+    assert!(
+        matches!(err, crate::ResultsError::TooManyValues(t) if t == e),
+        "{err}"
+    );
 }
 
 /// A shape error quoted the whole offending string: a 1 MiB `run_id` of the wrong
@@ -124,7 +127,11 @@ fn a_dense_document_is_refused_where_the_budget_runs_out() {
 fn error_lines_quote_at_most_a_few_hundred_characters() {
     let doc = crate::tests::sample().to_json();
     let long = "x".repeat(1 << 20);
-    let bad = doc.replacen("\"complete\": false", &format!("\"complete\": \"{long}\""), 1);
+    let bad = doc.replacen(
+        "\"complete\": false",
+        &format!("\"complete\": \"{long}\""),
+        1,
+    );
     assert_ne!(bad, doc);
     let e = crate::RunResults::from_json(&bad).unwrap_err().to_string();
     assert!(e.len() < 400, "{} bytes", e.len());
