@@ -21,7 +21,8 @@ fn count(v: &serde_json::Value) -> u64 {
 
 fuzz_target!(|data: &[u8]| {
     // The budget's pre-scan: any bytes; the same count fed in two pieces as whole;
-    // never fewer values than serde builds from a text it accepts (equal, in fact).
+    // never fewer values than serde builds from a text it accepts (equal but for the
+    // keys an object names twice: serde keeps the last).
     let whole = budget::tally(data, MAX_DOCUMENT_VALUES).expect("16 KiB is within the budget");
     let cut = data.first().map_or(0, |&b| usize::from(b)).min(data.len());
     let mut c = Counter::new(MAX_DOCUMENT_VALUES);
@@ -29,7 +30,7 @@ fuzz_target!(|data: &[u8]| {
     c.feed(&data[cut..]).unwrap();
     assert_eq!(c.tally(), whole);
     if let Ok(v) = serde_json::from_slice::<serde_json::Value>(data) {
-        assert_eq!(count(&v), whole.values, "tally vs serde");
+        assert!(count(&v) <= whole.values, "tally vs serde");
         // A budget one short refuses it, at a byte inside it.
         if whole.values > 0 {
             let e = budget::tally(data, whole.values - 1).unwrap_err();

@@ -320,8 +320,8 @@ mod tests {
             ),
             "{e}"
         );
-        let export = format!("- &a {{name: a, suite: s, result: pass}}\n- *a\n");
-        let e = format!("{:#}", parse_results_export("t.yaml", &export).unwrap_err());
+        let export = "- &a {name: a, suite: s, result: pass}\n- *a\n";
+        let e = format!("{:#}", parse_results_export("t.yaml", export).unwrap_err());
         assert!(
             e.contains("t.yaml: LAVA's results export: a YAML alias at byte 41"),
             "{e}"
