@@ -376,32 +376,73 @@ pub fn read_kept_runs_from(disk: &mut dyn Disk, path: &Path) -> Result<Vec<KeptR
     let (part, label) = find_results_partition(&mut disk)
         .with_context(|| format!("{}: no results partition", path.display()))?;
     let place = describe(path, &part, label.as_deref());
-    let fs = open_fat(&mut disk, &part).with_context(|| format!("{place}: not FAT"))?;
-    let folder_error = |e| vec![KeptRun::read(format!("{place} {KEPT_RUNS_DIR}/"), Err(e))];
-    let dir = match fs.root_dir().open_dir(KEPT_RUNS_DIR) {
-        Ok(d) => d,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Ok(folder_error(e)),
-    };
-    let mut files = Vec::new();
-    for e in dir.iter() {
-        match e {
-            Ok(e) if e.is_file() => files.push(e),
-            Ok(_) => {}
+    let runs = fat_guard(|| {
+        let fs = open_fat(&mut disk, &part)?;
+        let folder_error = |e| vec![KeptRun::read(format!("{place} {KEPT_RUNS_DIR}/"), Err(e))];
+        let dir = match fs.root_dir().open_dir(KEPT_RUNS_DIR) {
+            Ok(d) => d,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Ok(folder_error(e)),
+        };
+        let mut files = Vec::new();
+        for e in dir.iter() {
+            match e {
+                Ok(e) if e.is_file() => files.push(e),
+                Ok(_) => {}
+                Err(e) => return Ok(folder_error(e)),
+            }
         }
-    }
-    files.sort_by_key(|e| e.file_name());
-    Ok(files
-        .into_iter()
+        files.sort_by_key(|e| e.file_name());
         // Each kept run's defmt log (`<run id>.defmt`) lies beside it; a Mac's
         // AppleDouble `._<run id>.json` is no document.
-        .filter(|e| e.file_name().ends_with(".json") && !is_card_litter(&e.file_name()))
-        .map(|e| {
-            let read = read_document(e.to_file());
-            KeptRun::read(format!("{place} {KEPT_RUNS_DIR}/{}", e.file_name()), read)
+        files.retain(|e| e.file_name().ends_with(".json") && !is_card_litter(&e.file_name()));
+        Ok(kept_within_bounds(
+            files
+                .iter()
+                .map(|e| format!("{place} {KEPT_RUNS_DIR}/{}", e.file_name())),
+            |i| read_document(files[i].to_file()),
+        ))
+    });
+    runs.with_context(|| format!("{place}: not FAT"))
+}
+
+/// Most earlier runs read from a card's `runs/`: 256 (PID 1 keeps one per boot; a
+/// card booted daily for most of a year). The runs past it are listed as not read.
+pub const MAX_KEPT_RUNS: usize = 256;
+/// Most bytes of earlier runs' documents read from a card, in all: 256 MiB (each at
+/// most 64 MiB; real ones 0.1-4 MiB). The runs past it are listed as not read.
+pub const MAX_KEPT_BYTES: u64 = 256 << 20;
+
+/// The kept runs named by `sources`, the `i`-th read by `read(i)`, within
+/// [`MAX_KEPT_RUNS`] and [`MAX_KEPT_BYTES`]: those past either bound are errors that
+/// say so, unread.
+fn kept_within_bounds(
+    sources: impl Iterator<Item = String>,
+    mut read: impl FnMut(usize) -> io::Result<Vec<u8>>,
+) -> Vec<KeptRun> {
+    let mut total = 0u64;
+    sources
+        .enumerate()
+        .map(|(i, source)| {
+            let data = if i >= MAX_KEPT_RUNS {
+                Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("not read: more than {MAX_KEPT_RUNS} kept runs (damaged or crafted)"),
+                ))
+            } else if total > MAX_KEPT_BYTES {
+                Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "not read: the kept runs before it pass {} MiB in all",
+                        MAX_KEPT_BYTES >> 20
+                    ),
+                ))
+            } else {
+                read(i).inspect(|d| total += d.len() as u64)
+            };
+            KeptRun::read(source, data)
         })
-        .collect())
+        .collect()
 }
 
 /// [`read_kept_runs`] of a mounted results partition: the `*.json` files of `dir`.
@@ -421,15 +462,9 @@ fn kept_runs_in_folder(dir: &Path) -> Vec<KeptRun> {
         Err(e) => return vec![KeptRun::read(dir.display().to_string(), Err(e))],
     };
     names.sort();
-    names
-        .into_iter()
-        .map(|f| {
-            KeptRun::read(
-                f.display().to_string(),
-                read_document_file(&f).map_err(io::Error::from),
-            )
-        })
-        .collect()
+    kept_within_bounds(names.iter().map(|f| f.display().to_string()), |i| {
+        read_document_file(&names[i]).map_err(io::Error::from)
+    })
 }
 
 /// Sources are stored, so they name the card absolutely (symlinks such as
@@ -596,13 +631,31 @@ pub fn find_results_partition<R: Read + Seek>(disk: &mut R) -> Result<(Partition
 /// # Errors
 /// I/O errors, or no FAT filesystem on `part`.
 pub fn fat_label<R: Read + Seek>(disk: R, part: &Partition) -> io::Result<Option<String>> {
-    let fs = open_fat_within(disk, part, LABEL_READ_BUDGET)?;
-    let label = match fs.read_volume_label_from_root_dir()? {
-        Some(l) => l,
-        None => fs.volume_label(),
-    };
-    let label = label.trim().to_owned();
-    Ok((!label.is_empty() && label != "NO NAME").then_some(label))
+    fat_guard(|| {
+        let fs = open_fat_within(disk, part, LABEL_READ_BUDGET)?;
+        let label = match fs.read_volume_label_from_root_dir()? {
+            Some(l) => l,
+            None => fs.volume_label(),
+        };
+        let label = label.trim().to_owned();
+        Ok((!label.is_empty() && label != "NO NAME").then_some(label))
+    })
+}
+
+/// Runs `f`, which reads a FAT through fatfs, a panic inside it becoming an
+/// [`io::ErrorKind::InvalidData`] error. fatfs 0.3.6 (the newest release) subtracts
+/// unchecked where a damaged card gives it cluster 0 or 1 (a directory entry's first
+/// cluster, a FAT entry of 1: `cluster - 2` in `sector_from_cluster`), which panics
+/// where overflow is checked (debug builds, the fuzz targets); found by the
+/// `card_image` fuzz target. Nothing fatfs holds outlives `f`.
+pub fn fat_guard<T>(f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "the FAT filesystem is damaged (a file or folder points into its reserved \
+             clusters); check it with fsck.vfat -n",
+        ))
+    })
 }
 
 /// Reads the file `name` (a path inside the filesystem, `/`-separated) from the FAT
@@ -614,9 +667,11 @@ pub fn fat_label<R: Read + Seek>(disk: R, part: &Partition) -> io::Result<Option
 /// I/O errors, no FAT filesystem on `part`, [`io::ErrorKind::NotFound`] when the
 /// file is not there, [`io::ErrorKind::FileTooLarge`] past the bound.
 pub fn read_fat_file<R: Read + Seek>(disk: R, part: &Partition, name: &str) -> io::Result<Vec<u8>> {
-    let fs = open_fat(disk, part)?;
-    let file = fs.root_dir().open_file(name)?;
-    read_document(file)
+    fat_guard(|| {
+        let fs = open_fat(disk, part)?;
+        let file = fs.root_dir().open_file(name)?;
+        read_document(file)
+    })
 }
 
 type FatOn<R> = fatfs::FileSystem<fscommon::BufStream<fscommon::StreamSlice<ReadOnly<R>>>>;

@@ -188,3 +188,68 @@ fn a_fifo_or_a_character_device_is_no_card() {
     );
     assert!(read_kept_runs(&fifo).is_err());
 }
+
+/// A `runs/` of 300 files, and of documents passing 256 MiB in all: the runs past
+/// either bound are listed, unread (every one was read, into memory at once).
+#[test]
+fn kept_runs_are_read_within_their_bounds() {
+    let mut reads = 0;
+    let runs = kept_within_bounds((0..300).map(|i| format!("runs/{i}.json")), |_| {
+        reads += 1;
+        Ok(b"{}".to_vec())
+    });
+    assert_eq!((runs.len(), reads), (300, MAX_KEPT_RUNS));
+    let e = format!("{:#}", runs[MAX_KEPT_RUNS].text.as_ref().unwrap_err());
+    assert_eq!(e, "not read: more than 256 kept runs (damaged or crafted)");
+    let mut reads = 0;
+    let runs = kept_within_bounds((0..10).map(|i| format!("runs/{i}.json")), |_| {
+        reads += 1;
+        Ok(vec![b' '; 60 << 20])
+    });
+    // 5 x 60 MiB passes 256 MiB: the sixth and later are not read.
+    assert_eq!(reads, 5);
+    let e = format!("{:#}", runs[5].text.as_ref().unwrap_err());
+    assert_eq!(e, "not read: the kept runs before it pass 256 MiB in all");
+}
+
+/// A FAT whose `results.json` entry names cluster 1 (reserved): fatfs computes
+/// `cluster - 2` unchecked and panicked (debug builds; found by the `card_image` fuzz
+/// target). Now an error that says the filesystem is damaged.
+#[test]
+fn a_file_in_the_reserved_clusters_is_an_error_not_a_panic() {
+    let mut img = io::Cursor::new(vec![0u8; 4 << 20]);
+    fatfs::format_volume(
+        &mut img,
+        fatfs::FormatVolumeOptions::new().volume_label(*b"BBRESULTS  "),
+    )
+    .unwrap();
+    img.set_position(0);
+    {
+        let fs = fatfs::FileSystem::new(&mut img, fatfs::FsOptions::new()).unwrap();
+        let mut f = fs.root_dir().create_file(RESULTS_FILE).unwrap();
+        f.write_all(b"{\"run_id\": \"r-1\"}").unwrap();
+        f.flush().unwrap();
+        drop(f);
+        fs.unmount().unwrap();
+    }
+    let mut d = img.into_inner();
+    // The 8.3 entry of `results.json`: its first cluster (low word at +26) set to 1.
+    let at = d
+        .windows(11)
+        .position(|w| w.starts_with(b"RESULT~1"))
+        .expect("the short name of results.json");
+    d[at + 26..at + 28].copy_from_slice(&1u16.to_le_bytes());
+    let whole = Partition {
+        number: 0,
+        mbr_type: 0,
+        offset: 0,
+        len: d.len() as u64,
+    };
+    let e = read_fat_file(io::Cursor::new(&d), &whole, RESULTS_FILE).unwrap_err();
+    assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+    assert_eq!(
+        e.to_string(),
+        "the FAT filesystem is damaged (a file or folder points into its reserved \
+         clusters); check it with fsck.vfat -n"
+    );
+}
