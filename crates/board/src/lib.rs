@@ -11,27 +11,21 @@ use benchboot_plan::GadgetFunction;
 use serde::Deserialize;
 
 mod catalog;
+mod folder;
 pub mod hardware;
 pub mod lava;
 mod shared;
 mod validate;
 pub use benchboot_wifi::channel::Band;
 pub use catalog::{Catalog, BUILTIN_DIR};
+pub use folder::{
+    known_list, read_board_file, MAX_BOARD_FILE_BYTES, MAX_FOLDER_ENTRIES, MAX_NAMES_LISTED,
+};
 pub use hardware::{Hardware, RawCell, RawFirmwareWaiver, RawHardware, RawWaiver};
 pub use shared::{
     BootConfig, Kernel, Loader, ModuleListError, RadioPackages, RawBlob, Regulatory, Shared,
     StandInAp, Unknown, SHARED_FILE,
 };
-
-/// Largest board file (or `shared.toml`) read: 256 KiB. The shipped board files are at
-/// most 6 KiB and `shared.toml` 8 KiB: a board file lists settings, not data.
-pub const MAX_BOARD_FILE_BYTES: u64 = 256 << 10;
-/// Most entries of a board folder ([`list`], `--boards DIR`) looked at: 4096. The
-/// project's `boards/` has a dozen; a folder with more is not one of board files (a
-/// home folder, `/dev`), and listing it whole would make an error line of megabytes.
-pub const MAX_FOLDER_ENTRIES: usize = 4096;
-/// Most board names an error lists ([`BoardError::Unknown`]'s `known`).
-const MAX_NAMES_LISTED: usize = 32;
 
 /// Why a board file could not be used. Each variant names the file.
 #[derive(Debug, thiserror::Error)]
@@ -728,34 +722,6 @@ pub fn load(dir: &Path, name: &str) -> Result<Board, BoardError> {
     }
     let text = read_board_file(&file)?;
     Board::from_toml(&file, &text, &Shared::load(dir)?)
-}
-
-/// The text of the board file (or `shared.toml`) `file`, through the one reader of
-/// named files: a regular file of at most [`MAX_BOARD_FILE_BYTES`], UTF-8.
-///
-/// # Errors
-/// [`BoardError::Input`]: not found, no regular file, too large, not UTF-8.
-pub fn read_board_file(file: &Path) -> Result<String, BoardError> {
-    Ok(benchboot_input::read_text(
-        file,
-        "a board file",
-        MAX_BOARD_FILE_BYTES,
-    )?)
-}
-
-/// `names` joined for a message, at most [`MAX_NAMES_LISTED`] of them and how many
-/// more.
-pub fn known_list(names: &[String]) -> String {
-    let mut s = names
-        .iter()
-        .take(MAX_NAMES_LISTED)
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .join(", ");
-    if names.len() > MAX_NAMES_LISTED {
-        s.push_str(&format!(" and {} more", names.len() - MAX_NAMES_LISTED));
-    }
-    s
 }
 
 /// Names of the board files in `dir`, sorted: the stems of its `*.toml` entries that
