@@ -17,9 +17,12 @@ declare -A max_len=(
     [dhcp_packet]=1500   # the server's receive buffer (crates/dhcp/src/net.rs RECV_LEN)
     [console_log]=8192   # seeds are 0.2-5.7 KiB (a short document: ~30 chunk lines of 170 B)
     [plan_toml]=4096     # the shipped presets are at most 2.2 KiB, the README's plans less
+    [journal_ring]=16384 # four 4 KiB blocks: seeds of one to three records
+    [card_image]=32768   # seeds 7.5-14 KiB: MBR, FAT12 results partition, EBRs, journal
+    [boards_dir]=24576   # a board file and shared.toml (at most 6 + 9 KiB)
 )
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(results_json board_toml shared_toml plan_json http_request dhcp_packet console_log plan_toml)
+[ ${#targets[@]} -gt 0 ] || targets=(results_json board_toml shared_toml plan_json http_request dhcp_packet console_log plan_toml journal_ring card_image boards_dir)
 for t in "${targets[@]}"; do
     dict=()
     case $t in results_json | plan_json) dict=(-dict=dicts/json.dict) ;; esac

@@ -131,6 +131,140 @@ for head in [
 ]:
     put("http_request", head)
 
+# journal_ring and card_image: records as crates/journal writes them (header with
+# magic, version, encoding, sequence, lengths, CRC-32s; raw deflate; 4 KiB blocks).
+BLOCK = 4096
+
+
+def record(seq, run, doc):
+    z = zlib.compressobj(1, zlib.DEFLATED, -15)
+    payload = z.compress(doc) + z.flush()
+    enc = 1
+    if len(payload) >= len(doc):
+        payload, enc = doc, 0
+    h = bytearray(128)
+    h[0:8] = b"BBJRNL\0\x01"
+    h[8:10] = (1).to_bytes(2, "little")
+    h[10:12] = enc.to_bytes(2, "little")
+    h[16:24] = seq.to_bytes(8, "little")
+    h[24:28] = len(payload).to_bytes(4, "little")
+    h[28:32] = len(doc).to_bytes(4, "little")
+    h[32:36] = zlib.crc32(payload).to_bytes(4, "little")
+    h[36] = len(run)
+    h[37 : 37 + len(run)] = run.encode()
+    h[124:128] = zlib.crc32(bytes(h[:124])).to_bytes(4, "little")
+    rec = bytes(h) + payload
+    return rec + bytes(-len(rec) % BLOCK)
+
+
+small = []
+for f in sorted((ROOT / "host/tests/data").glob("*.json"))[:3]:
+    doc = shorten(json.loads(f.read_text()))
+    doc["plan"] = {}
+    small.append((doc["run_id"], json.dumps(doc, separators=(",", ":")).encode()))
+ring = b"".join(record(i + 1, run, d) for i, (run, d) in enumerate(small))
+put("journal_ring", ring)
+put("journal_ring", ring[: BLOCK + 200] + bytes(BLOCK - 200))  # the first record torn
+put("journal_ring", record(1, "r-1", b'{"run_id":"r-1","system":{"written_ns":1}}'))
+
+
+def fat12(label, files):
+    """A FAT12 volume: 512-byte sectors, a sector per cluster, 2 FATs of 1 sector, 16
+    root entries (the label first), `files` (8.3 name, bytes) each in its own run."""
+    data = [c for _, body in files for c in [body[i : i + 512] for i in range(0, max(len(body), 1), 512)]]
+    total = 4 + len(data) + 4
+    bs = bytearray(512)
+    bs[0:3] = b"\xeb\x3c\x90"
+    bs[3:11] = b"MSWIN4.1"
+    bs[11:13] = (512).to_bytes(2, "little")
+    bs[13] = 1  # sectors per cluster
+    bs[14:16] = (1).to_bytes(2, "little")  # reserved
+    bs[16] = 2  # FATs
+    bs[17:19] = (16).to_bytes(2, "little")  # root entries
+    bs[19:21] = total.to_bytes(2, "little")
+    bs[21] = 0xF8
+    bs[22:24] = (1).to_bytes(2, "little")  # sectors per FAT
+    bs[24:26] = (32).to_bytes(2, "little")
+    bs[26:28] = (2).to_bytes(2, "little")
+    bs[38] = 0x29
+    bs[39:43] = b"\x12\x34\x56\x78"
+    bs[43:54] = label.ljust(11).encode()
+    bs[54:62] = b"FAT12   "
+    bs[510:512] = b"\x55\xaa"
+    fat = [0xFF8, 0xFFF]
+    root = bytearray(512)
+    root[0:11] = label.ljust(11).encode()
+    root[11] = 0x08  # volume label
+    cluster = 2
+    e = 32
+    for i, (name, body) in enumerate(files):
+        n = max(1, -(-len(body) // 512))
+        fat += [cluster + k + 1 for k in range(n - 1)] + [0xFFF]
+        # A long name (one LFN entry, up to 13 characters) before its 8.3 alias.
+        short = ("F%07d" % i + "TXT").encode()
+        ck = 0
+        for b in short:
+            ck = (((ck & 1) << 7) + (ck >> 1) + b) & 0xFF
+        units = [ord(c) for c in name] + [0] + [0xFFFF] * 12
+        lfn = bytearray(32)
+        lfn[0] = 0x41
+        for j, o in enumerate([1, 3, 5, 7, 9, 14, 16, 18, 20, 22, 24, 28, 30]):
+            lfn[o : o + 2] = units[j].to_bytes(2, "little")
+        lfn[11], lfn[13] = 0x0F, ck
+        root[e : e + 32] = lfn
+        e += 32
+        root[e : e + 11] = short
+        root[e + 11] = 0x20
+        root[e + 26 : e + 28] = cluster.to_bytes(2, "little")
+        root[e + 28 : e + 32] = len(body).to_bytes(4, "little")
+        e += 32
+        cluster += n
+    fs = bytearray(512)
+    for i, v in enumerate(fat):
+        o = i * 3 // 2
+        if i % 2 == 0:
+            fs[o] |= v & 0xFF
+            fs[o + 1] |= (v >> 8) & 0x0F
+        else:
+            fs[o] |= (v << 4) & 0xF0
+            fs[o + 1] |= (v >> 4) & 0xFF
+    out = bytes(bs) + bytes(fs) * 2 + bytes(root) + b"".join(c.ljust(512, b"\0") for c in data)
+    return out + bytes(total * 512 - len(out))
+
+
+def mbr(entries):
+    m = bytearray(512)
+    for i, (sys, lba, sectors) in enumerate(entries):
+        e = 446 + 16 * i
+        m[e + 4] = sys
+        m[e + 8 : e + 12] = lba.to_bytes(4, "little")
+        m[e + 12 : e + 16] = sectors.to_bytes(4, "little")
+    m[510:512] = b"\x55\xaa"
+    return bytes(m)
+
+
+run, doc = small[0]
+fat = fat12("BBRESULTS", [("results.json", doc)])
+journal = record(1, run, doc)
+# p1 the FAT results partition at sector 1 (named by its label), p4 the journal, p3 an
+# extended partition with two logical ones (EBR, then a sector of data each).
+fat_s, jr_s = len(fat) // 512, len(journal) // 512
+ext = 1 + fat_s
+logical = mbr([(0x83, 1, 1), (0x05, 2, 2)]) + bytes(512) + mbr([(0x83, 1, 1)]) + bytes(512)
+j_at = ext + 4
+card = mbr([(0x0E, 1, fat_s), (0, 0, 0), (0x0F, ext, 4), (0xDA, j_at, jr_s)]) + fat + logical + journal
+put("card_image", card)
+put("card_image", card[: 512 + len(fat)])  # the journal cut off
+put("card_image", mbr([(0x0E, 1, fat_s)]) + fat)  # no journal, p1 FAT only
+put("card_image", fat)  # a bare FAT volume
+
+# boards_dir: the folder's files, `=== <name>` before each.
+folder = "=== shared.toml\n" + (ROOT / "boards/shared.toml").read_text()
+for f in sorted((ROOT / "boards").glob("*.toml")):
+    if f.name != "shared.toml" and not f.name.endswith(".lock.toml"):
+        put("boards_dir", "=== %s\n%s" % (f.name, f.read_text()))
+        put("boards_dir", folder + "=== %s\n%s" % (f.name, f.read_text()))
+
 # A libFuzzer dictionary for the JSON targets: every key of the documents, the enum
 # values, and the integers at the edges of u32/u64 (rates and sums of huge counts).
 keys = set()

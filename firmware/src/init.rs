@@ -533,7 +533,9 @@ fn keep_previous_run(plan: &Plan, results: &mut RunResults) {
     let current = dir.join(&plan.results.file);
     // The journal's newest record when the FAT copy lags it (a cut between the two
     // writes) or is gone.
-    let fat = std::fs::read(&current).ok();
+    // Bounded (64 MiB, regular files only): the card may have been written by another
+    // computer, and PID 1 has the board's RAM only.
+    let fat = benchboot_results::read_document_file(&current).ok();
     let journal = crate::journal::take_newest();
     let Some(doc) = crate::journal::previous_document(fat, journal.clone()) else {
         return;
@@ -548,7 +550,7 @@ fn keep_previous_run(plan: &Plan, results: &mut RunResults) {
         let mut rel = format!("{RUNS_DIR}/{name}");
         let mut n = 2;
         loop {
-            match std::fs::read(dir.join(&rel)) {
+            match benchboot_results::read_document_file(&dir.join(&rel)) {
                 // Kept already, by a boot cut before its first save.
                 Ok(kept) if kept == doc => return Ok(rel),
                 Ok(_) => {
@@ -569,7 +571,11 @@ fn keep_previous_run(plan: &Plan, results: &mut RunResults) {
         };
         copy(&doc, &dir.join(&rel))?;
         // Its log goes with it: runs/<run id>.defmt (decode with that boot's init.elf).
-        if let Ok(log) = std::fs::read(dir.join(crate::log::FILE)) {
+        if let Ok(log) = benchboot_input::read(
+            &dir.join(crate::log::FILE),
+            "a defmt log",
+            crate::log::MAX_FILE_BYTES,
+        ) {
             let _ = copy(&log, &dir.join(&rel).with_extension("defmt"));
         }
         Ok(rel)

@@ -56,6 +56,10 @@ pub const FILE: &str = "log.defmt";
 /// Bytes of frames kept in RAM (reserved at the first log call): about 26 000 frames
 /// of one number, 5 000 that carry a step name.
 pub const CAPACITY: usize = 256 * 1024;
+/// Largest `log.defmt` PID 1 reads back from the card (to keep it with the previous
+/// run): 16 MiB, 64 times [`CAPACITY`], as the host's `benchboot log --frames`
+/// (host/src/log.rs `MAX_FRAMES_BYTES`).
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
 
 /// Tries of the buffer's mutex per log call before the frame is dropped.
 const TRIES: u32 = 64;

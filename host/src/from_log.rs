@@ -47,30 +47,15 @@ fn read_log(path: &Path) -> Result<String> {
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// The bytes of `path`, refused when more than `limit`: by its size when it has one,
-/// else by reading no more than `limit` + 1 bytes (a device or a pipe has no size:
-/// `--from-log /dev/ttyUSB0` or `/dev/zero` would read for ever).
+/// The bytes of the log file `path`, at most `limit`, through the one reader of named
+/// files: a device or a pipe (`--from-log /dev/ttyUSB0`, `/dev/zero`, a FIFO) is
+/// refused unread (it may never end), a larger file by its size.
 fn read_at_most(path: &Path, limit: u64) -> Result<Vec<u8>> {
-    let too_big = |size: String| {
-        anyhow::anyhow!(
-            "{}: {size} is more than any console log of a run ({} MiB at most): give a \
-             saved capture, not a device or a pipe",
-            path.display(),
-            limit >> 20
-        )
-    };
-    let meta = std::fs::metadata(path).with_context(|| path.display().to_string())?;
-    if meta.len() > limit {
-        return Err(too_big(format!("{} MiB", meta.len() >> 20)));
-    }
-    let file = std::fs::File::open(path).with_context(|| path.display().to_string())?;
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut std::io::Read::take(file, limit + 1), &mut bytes)
-        .with_context(|| path.display().to_string())?;
-    if bytes.len() as u64 > limit {
-        return Err(too_big("what it gives".into()));
-    }
-    Ok(bytes)
+    Ok(benchboot_input::read(
+        path,
+        "a console log of a run",
+        limit,
+    )?)
 }
 
 /// The document of `log` (`run`, or the only one), with `lava` checked against it.
@@ -167,13 +152,22 @@ pub fn from_lava(
             ),
             e => anyhow::anyhow!("GET {url}: {e}"),
         })?;
-        let mut text = String::new();
-        std::io::Read::read_to_string(
-            &mut std::io::Read::take(resp.into_reader(), MAX_LOG_BYTES),
-            &mut text,
+        // One byte past the bound tells a longer answer from one at the bound: it is
+        // refused, never cut silently.
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(resp.into_reader(), MAX_LOG_BYTES + 1),
+            &mut bytes,
         )
         .with_context(|| format!("reading {url}"))?;
-        Ok(text)
+        if bytes.len() as u64 > MAX_LOG_BYTES {
+            bail!(
+                "GET {url}: more than {} MiB: no job of a run logs that much; is it the job \
+                 of a benchboot run?",
+                MAX_LOG_BYTES >> 20
+            );
+        }
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
     };
     let log_text = get("logs")?;
     let source = format!("{base}/scheduler/job/{id}");
@@ -258,19 +252,34 @@ mod tests {
         }
     }
 
-    /// A device has no size: it was read whole (`--from-log /dev/zero` never ended).
-    /// (Unix only: Windows has no such device; the size check below runs everywhere.)
+    /// A device has no size: it was read whole (`--from-log /dev/zero` never ended),
+    /// then 256 MiB of it; a FIFO with no writer waited for ever. Both are refused
+    /// unread. (Unix only: Windows has no such device; the size check below runs
+    /// everywhere.)
     #[cfg(unix)]
     #[test]
-    fn a_log_without_a_size_is_read_no_further_than_the_bound() {
+    fn a_log_without_a_size_is_refused_unread() {
         let e = format!(
             "{:#}",
             read_at_most(Path::new("/dev/zero"), 1 << 20).unwrap_err()
         );
         assert_eq!(
             e,
-            "/dev/zero: what it gives is more than any console log of a run (1 MiB at most): \
-             give a saved capture, not a device or a pipe"
+            "/dev/zero: a character device, not a regular file: a console log of a run is \
+             read only from a file (a device or a pipe may never end); save it to a file and \
+             give that"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("console.log");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        let e = format!("{:#}", from_log(&fifo, None).unwrap_err());
+        assert!(
+            e.contains("console.log: a FIFO (named pipe), not a regular file"),
+            "{e}"
         );
     }
 
@@ -280,7 +289,7 @@ mod tests {
         let f = dir.path().join("two-mib.log");
         std::fs::write(&f, vec![b'x'; 2 << 20]).unwrap();
         let e = format!("{:#}", read_at_most(&f, 1 << 20).unwrap_err());
-        assert!(e.ends_with(": 2 MiB is more than any console log of a run (1 MiB at most): give a saved capture, not a device or a pipe"), "{e}");
+        assert!(e.ends_with(": 2 MiB is more than a console log of a run has (1 MiB at most): check that it is a console log of a run"), "{e}");
         assert_eq!(read_at_most(&f, 2 << 20).unwrap().len(), 2 << 20);
     }
 }

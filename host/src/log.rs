@@ -12,6 +12,15 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use defmt_decoder::{DecodeError, Table};
 
+/// Largest `--elf` read: 64 MiB. The unstripped init is a few MiB (its code, symbols
+/// and the defmt table; the `firmware` profile builds no debug info); a file past
+/// this is not an init.
+pub const MAX_ELF_BYTES: u64 = 64 << 20;
+/// Largest `--frames` read: 16 MiB, 64 times the init's log buffer (firmware/src/log.rs
+/// `CAPACITY`, 256 KiB: the init drops frames past it and writes at most that much
+/// as `log.defmt`).
+pub const MAX_FRAMES_BYTES: u64 = 16 << 20;
+
 /// Arguments of `benchboot log`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Example:
@@ -47,12 +56,28 @@ pub struct Decoded {
     pub trailing_bytes: usize,
 }
 
-/// Decodes `frames` (a stream of rzCOBS defmt frames) with the table of `elf`.
+/// Decodes `frames` (a stream of rzCOBS defmt frames) with the table of `elf`, every
+/// line kept (for tests; `benchboot log` prints each line as it is decoded instead,
+/// [`decode_each`]).
+///
+/// # Errors
+/// As [`decode_each`].
+pub fn decode(elf: &[u8], frames: &[u8]) -> Result<Decoded> {
+    let mut lines = Vec::new();
+    let mut out = decode_each(elf, frames, |l| lines.push(l))?;
+    out.lines = lines;
+    Ok(out)
+}
+
+/// Decodes `frames` with the table of `elf`, giving each line to `each` as it is
+/// decoded: nothing is kept (a frame of a few bytes can name a long format string, so
+/// a file's lines can take far more memory than the file). The result counts the
+/// malformed frames and trailing bytes; its `lines` is empty.
 ///
 /// # Errors
 /// When `elf` is not an ELF file, has no defmt table (a stripped init: the image's own
 /// copy) or was built with another defmt wire version than this decoder reads.
-pub fn decode(elf: &[u8], frames: &[u8]) -> Result<Decoded> {
+pub fn decode_each(elf: &[u8], frames: &[u8], mut each: impl FnMut(Line)) -> Result<Decoded> {
     if !elf.starts_with(b"\x7fELF") {
         anyhow::bail!(
             "not an ELF file: give the unstripped init the image build kept, \
@@ -70,7 +95,7 @@ pub fn decode(elf: &[u8], frames: &[u8]) -> Result<Decoded> {
     let mut out = Decoded::default();
     loop {
         match stream.decode() {
-            Ok(f) => out.lines.push(Line {
+            Ok(f) => each(Line {
                 timestamp: f
                     .display_timestamp()
                     .map(|t| t.to_string())
@@ -103,21 +128,24 @@ pub fn format_line(l: &Line) -> String {
 /// # Errors
 /// When a file cannot be read, or as [`decode`].
 pub fn run(args: &LogArgs) -> Result<()> {
-    let elf = std::fs::read(&args.elf)
-        .with_context(|| format!("reading --elf {}", args.elf.display()))?;
-    let frames = std::fs::read(&args.frames)
-        .with_context(|| format!("reading --frames {}", args.frames.display()))?;
-    let decoded = decode(&elf, &frames).with_context(|| format!("--elf {}", args.elf.display()))?;
-    if decoded.lines.is_empty() && decoded.malformed == 0 {
+    // Regular files only, bounded: `--frames /dev/zero` grew to the memory limit and
+    // a FIFO waited for ever.
+    let elf = benchboot_input::read(&args.elf, "an init ELF", MAX_ELF_BYTES).context("--elf")?;
+    let frames = benchboot_input::read(&args.frames, "a defmt log (log.defmt)", MAX_FRAMES_BYTES)
+        .context("--frames")?;
+    let mut lines = 0usize;
+    let decoded = decode_each(&elf, &frames, |l| {
+        lines += 1;
+        crate::outln!("{}", format_line(&l));
+    })
+    .with_context(|| format!("--elf {}", args.elf.display()))?;
+    if lines == 0 && decoded.malformed == 0 {
         crate::errln!(
             "benchboot log: {} holds no frames ({} bytes): the init had logged nothing \
              when it last saved, or this is not a log.defmt",
             args.frames.display(),
             frames.len()
         );
-    }
-    for l in &decoded.lines {
-        crate::outln!("{}", format_line(l));
     }
     if decoded.malformed > 0 {
         crate::errln!(
@@ -149,6 +177,48 @@ mod tests {
         let ls = std::fs::read("/bin/ls").expect("/bin/ls");
         let err = format!("{:#}", decode(&ls, &[]).unwrap_err());
         assert!(err.contains("no defmt table"), "{err}");
+    }
+
+    /// `--frames /dev/zero` read until the memory ran out; a FIFO waited for ever.
+    #[cfg(unix)]
+    #[test]
+    fn frames_from_a_device_are_refused_unread() {
+        let args = LogArgs {
+            elf: "/bin/ls".into(),
+            frames: "/dev/zero".into(),
+        };
+        let e = format!("{:#}", run(&args).unwrap_err());
+        assert_eq!(
+            e,
+            "--frames: /dev/zero: a character device, not a regular file: \
+             a defmt log (log.defmt) is read only from a file (a device or a pipe may never \
+             end); save it to a file and give that"
+        );
+        let args = LogArgs {
+            elf: "/dev/zero".into(),
+            frames: "/dev/null".into(),
+        };
+        let e = format!("{:#}", run(&args).unwrap_err());
+        assert!(e.starts_with("--elf: /dev/zero: a character device"), "{e}");
+    }
+
+    #[test]
+    fn an_elf_past_the_bound_is_refused_by_its_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let elf = dir.path().join("big.elf");
+        std::fs::File::create(&elf)
+            .unwrap()
+            .set_len(MAX_ELF_BYTES + 1)
+            .unwrap();
+        let args = LogArgs {
+            elf: elf.clone(),
+            frames: "/dev/null".into(),
+        };
+        let e = format!("{:#}", run(&args).unwrap_err());
+        assert!(
+            e.ends_with(": 67108865 bytes is more than an init ELF has (64 MiB at most): check that it is an init ELF"),
+            "{e}"
+        );
     }
 
     #[test]

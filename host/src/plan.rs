@@ -272,6 +272,13 @@ impl CardTarget {
         if meta.is_dir() {
             return Ok(CardTarget::Folder(card.to_owned()));
         }
+        // A FIFO would block the open below for ever, `/dev/zero` take the write.
+        benchboot_input::check(
+            card,
+            &meta,
+            "a card or an image of one",
+            benchboot_input::Accept::FileOrDisk,
+        )?;
         let mut file = std::fs::OpenOptions::new()
             .read(true)
             .write(write)
@@ -290,11 +297,16 @@ impl CardTarget {
     /// its reader, never read whole).
     fn read(&mut self, name: &str) -> Result<Vec<u8>> {
         match self {
+            // A regular file only (a FIFO in the folder is refused, not waited on).
             CardTarget::Folder(dir) => {
+                let (file, _) = benchboot_input::open(
+                    &dir.join(name),
+                    "a file of the card's results partition",
+                    benchboot_input::Accept::File,
+                )
+                .map_err(std::io::Error::from)?;
                 let mut data = Vec::new();
-                File::open(dir.join(name))?
-                    .take(MAX_FACTS_BYTES + 1)
-                    .read_to_end(&mut data)?;
+                file.take(MAX_FACTS_BYTES + 1).read_to_end(&mut data)?;
                 Ok(data)
             }
             CardTarget::Disk { file, offset, len } => {

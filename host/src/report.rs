@@ -121,10 +121,9 @@ pub fn resolve_run_in(run: &str, store: Option<&Path>) -> Result<PathBuf> {
 /// # Errors
 /// Names the file and says what was expected when it is not a benchboot results document.
 pub fn load_path(path: &Path) -> Result<RunResults> {
-    // Bounded: a device or a pipe (`report /dev/zero`) has no end.
-    let bytes = std::fs::File::open(path)
-        .and_then(benchboot_results::read_document)
-        .with_context(|| format!("reading {}", path.display()))?;
+    // A regular file of at most 64 MiB: a device or a pipe (`report /dev/zero`) may
+    // have no end, and is refused unread.
+    let bytes = benchboot_results::read_document_file(path)?;
     let Ok(text) = String::from_utf8(bytes) else {
         bail!(
             "{}: not text, so not a benchboot results document (a JSON file saved by \
@@ -138,7 +137,9 @@ pub fn load_path(path: &Path) -> Result<RunResults> {
                 "\n  expected a benchboot results document (JSON with schema_version, run_id, \
                  plan, storage, ..., as saved by `benchboot fetch`)"
             }
-            ResultsError::BadVersion(_) | ResultsError::Value { .. } => {
+            ResultsError::BadVersion(_)
+            | ResultsError::Value { .. }
+            | ResultsError::TooManyValues(_) => {
                 "\n  read it again from the board (`benchboot fetch`) or the card \
                  (`benchboot collect --from-card`)"
             }
@@ -220,15 +221,30 @@ pub fn run(args: &ReportArgs) -> Result<()> {
 mod tests {
     use super::*;
 
-    /// `benchboot report /dev/zero` read for ever (a device has no end): now it stops one
-    /// byte past the largest document. (Unix only: Windows has no such device.)
+    /// `benchboot report /dev/zero` read for ever (a device has no end), then 64 MiB
+    /// of it; a FIFO with no writer waited for ever: both are refused unread. (Unix
+    /// only: Windows has no such device.)
     #[cfg(unix)]
     #[test]
     fn a_document_without_an_end_is_refused() {
         let e = format!("{:#}", load_path(Path::new("/dev/zero")).unwrap_err());
         assert_eq!(
             e,
-            "reading /dev/zero: more than a results document has (64 MiB at most)"
+            "/dev/zero: a character device, not a regular file: a results document is read \
+             only from a file (a device or a pipe may never end); save it to a file and give \
+             that"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("results.json");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        let e = format!("{:#}", load_path(&fifo).unwrap_err());
+        assert!(
+            e.contains(": a FIFO (named pipe), not a regular file: "),
+            "{e}"
         );
     }
 }

@@ -89,17 +89,19 @@ impl Catalog {
     /// when there is one, else the built-in one), else the built-in file.
     ///
     /// # Errors
-    /// [`BoardError::Unknown`] listing every known board when `name` is none of them; a
-    /// user's file that cannot be read, parsed ([`BoardError::Parse`]: file, line and
+    /// [`BoardError::Unknown`] listing the known boards (the first 32) when `name` is
+    /// none of them; a user's folder of more than [`crate::MAX_FOLDER_ENTRIES`] entries
+    /// ([`BoardError::Read`]); a user's file that cannot be read
+    /// ([`BoardError::Input`]: also a FIFO, a device, one past
+    /// [`crate::MAX_BOARD_FILE_BYTES`]), parsed ([`BoardError::Parse`]: file, line and
     /// column) or used ([`BoardError::Invalid`]: file and field).
     pub fn load(&self, name: &str) -> Result<Board, BoardError> {
         if let Some(dir) = &self.dir {
             if self.user_names()?.iter().any(|n| n == name) {
                 let file = dir.join(format!("{name}.toml"));
-                let text = std::fs::read_to_string(&file).map_err(|source| BoardError::Read {
-                    file: file.clone(),
-                    source,
-                })?;
+                // A regular file of at most MAX_BOARD_FILE_BYTES: a FIFO or a device
+                // in the folder is refused, not waited on.
+                let text = crate::read_board_file(&file)?;
                 let shared = if dir.join(SHARED_FILE).exists() {
                     Shared::load(dir)?
                 } else {
@@ -112,7 +114,7 @@ impl Catalog {
             return Err(BoardError::Unknown {
                 name: name.to_owned(),
                 from: self.describe(),
-                known: self.names()?.join(", "),
+                known: crate::known_list(&self.names()?),
             });
         };
         let file = Path::new(BUILTIN_DIR).join(format!("{name}.toml"));

@@ -11,12 +11,16 @@ use benchboot_plan::GadgetFunction;
 use serde::Deserialize;
 
 mod catalog;
+mod folder;
 pub mod hardware;
 pub mod lava;
 mod shared;
 mod validate;
 pub use benchboot_wifi::channel::Band;
 pub use catalog::{Catalog, BUILTIN_DIR};
+pub use folder::{
+    known_list, read_board_file, MAX_BOARD_FILE_BYTES, MAX_FOLDER_ENTRIES, MAX_NAMES_LISTED,
+};
 pub use hardware::{Hardware, RawCell, RawFirmwareWaiver, RawHardware, RawWaiver};
 pub use shared::{
     BootConfig, Kernel, Loader, ModuleListError, RadioPackages, RawBlob, Regulatory, Shared,
@@ -31,6 +35,10 @@ pub enum BoardError {
         file: PathBuf,
         source: std::io::Error,
     },
+    /// A board file that is no regular file (a FIFO, a device) or is too large
+    /// ([`MAX_BOARD_FILE_BYTES`]); the message names the file.
+    #[error("{0}")]
+    Input(#[from] benchboot_input::InputError),
     #[error("{file}: {message}")]
     Parse { file: PathBuf, message: String },
     #[error("{file}: field `{field}`: {message}")]
@@ -705,25 +713,40 @@ pub fn load(dir: &Path, name: &str) -> Result<Board, BoardError> {
     let file = dir.join(format!("{name}.toml"));
     let names = list(dir).unwrap_or_default();
     if !names.iter().any(|n| n == name) {
-        let known = names.join(", ");
+        let known = known_list(&names);
         return Err(BoardError::Unknown {
             name: name.to_owned(),
             from: dir.display().to_string(),
             known,
         });
     }
-    let text = std::fs::read_to_string(&file).map_err(|source| BoardError::Read {
-        file: file.clone(),
-        source,
-    })?;
+    let text = read_board_file(&file)?;
     Board::from_toml(&file, &text, &Shared::load(dir)?)
 }
 
-/// Names of the board files in `dir`, sorted.
+/// Names of the board files in `dir`, sorted: the stems of its `*.toml` entries that
+/// are no folders, `shared.toml` and `*.lock.toml` aside.
+///
+/// # Errors
+/// The folder's own, or `InvalidInput` when it has more than [`MAX_FOLDER_ENTRIES`]
+/// entries (it is read no further).
 pub fn list(dir: &Path) -> std::io::Result<Vec<String>> {
     let mut names = Vec::new();
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
+    for (i, entry) in std::fs::read_dir(dir)?.enumerate() {
+        if i == MAX_FOLDER_ENTRIES {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "more than {MAX_FOLDER_ENTRIES} entries: a board folder holds board files \
+                     (the project's has a dozen); give the folder of yours"
+                ),
+            ));
+        }
+        let entry = entry?;
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let path = entry.path();
         if path.extension().is_some_and(|e| e == "toml") {
             if let Some(stem) = path.file_stem().and_then(|s| s.to_str()) {
                 if !stem.ends_with(".lock") && format!("{stem}.toml") != SHARED_FILE {

@@ -201,13 +201,11 @@ impl Shared {
     /// Reads `<dir>/shared.toml`.
     ///
     /// # Errors
-    /// [`BoardError::Read`] when the file cannot be read, else as [`Shared::from_toml`].
+    /// [`BoardError::Input`] when the file cannot be read, is no regular file or is
+    /// larger than [`crate::MAX_BOARD_FILE_BYTES`], else as [`Shared::from_toml`].
     pub fn load(dir: &Path) -> Result<Shared, BoardError> {
         let file = dir.join(SHARED_FILE);
-        let text = std::fs::read_to_string(&file).map_err(|source| BoardError::Read {
-            file: file.clone(),
-            source,
-        })?;
+        let text = crate::read_board_file(&file)?;
         Shared::from_toml(&file, &text)
     }
 

@@ -10,7 +10,10 @@
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
-use benchboot_journal::{document, scan, Entry, Scan, MBR_TYPE, PARTITION};
+use benchboot_journal::{document, document_pieces, scan, Entry, Scan, MBR_TYPE, PARTITION};
+use benchboot_results::budget::{Counter, TooManyValues, MAX_DOCUMENT_VALUES};
+use serde::de::IgnoredAny;
+use serde::Deserialize;
 
 use crate::Partition;
 
@@ -43,6 +46,10 @@ pub enum RecordError {
     /// The decoded document is not UTF-8.
     #[error("not UTF-8 text")]
     NotUtf8,
+    /// The document holds more values than any results document
+    /// (`benchboot_results::budget`): refused while it was decoded, never held whole.
+    #[error("{0}")]
+    TooManyValues(TooManyValues),
     /// The header's run id and the document's `run_id` differ (the document's id is
     /// shown escaped: it is outside input).
     #[error("the record of run {record} holds a document of run {}", document.escape_debug())]
@@ -64,12 +71,16 @@ pub enum RecordError {
 }
 
 impl Journal {
-    /// The document of `e`: decoded, UTF-8, and the run its header names (a record's
-    /// header run id and its document's `run_id` must agree).
+    /// The document of `e`: within the value budget of a results document (counted as
+    /// it is decoded, in 64 KiB pieces, before it is decoded whole), decoded, UTF-8, and
+    /// the run its header names (a record's header run id and its document's `run_id`
+    /// must agree).
     ///
     /// # Errors
-    /// [`RecordError::Decode`], [`RecordError::NotUtf8`] or [`RecordError::OtherRun`].
+    /// [`RecordError::TooManyValues`], [`RecordError::Decode`], [`RecordError::NotUtf8`]
+    /// or [`RecordError::OtherRun`].
     pub fn text(&self, e: &Entry) -> Result<String, RecordError> {
+        within_budget(&self.ring, e)?;
         let d = document(&self.ring, e).map_err(RecordError::Decode)?;
         let t = String::from_utf8(d).map_err(|_| RecordError::NotUtf8)?;
         match identity(&t) {
@@ -114,6 +125,31 @@ impl Journal {
     }
 }
 
+/// Counts the values of `e`'s document as it is decoded ([`document_pieces`]: one
+/// 64 KiB buffer), refusing it at the first past [`MAX_DOCUMENT_VALUES`].
+///
+/// # Errors
+/// [`RecordError::TooManyValues`], [`RecordError::Decode`].
+pub fn within_budget(
+    ring: &[u8],
+    e: &Entry,
+) -> Result<benchboot_results::budget::Tally, RecordError> {
+    let mut counter = Counter::new(MAX_DOCUMENT_VALUES);
+    let mut refused = None;
+    document_pieces(ring, e, |piece| match counter.feed(piece) {
+        Ok(()) => true,
+        Err(t) => {
+            refused = Some(t);
+            false
+        }
+    })
+    .map_err(RecordError::Decode)?;
+    match refused {
+        Some(t) => Err(RecordError::TooManyValues(t)),
+        None => Ok(counter.tally()),
+    }
+}
+
 /// The journal partition of `disk` (p4 of MBR type 0xda), read (at most
 /// [`MAX_JOURNAL_BYTES`]) and scanned; `None` when the disk has none (an image built
 /// before the journal, or no benchboot card).
@@ -142,23 +178,207 @@ pub fn read<R: Read + Seek>(
     }))
 }
 
+/// What [`identity`] and [`steps`] read of a document: these fields only, every other
+/// value skipped unbuilt (`IgnoredAny`), so neither builds more than a run id whatever
+/// the text holds (it may be a FAT copy no budget has checked yet). A field of another
+/// type reads as absent, as it did through `serde_json::Value`.
+#[derive(Deserialize)]
+struct Glance {
+    #[serde(default)]
+    run_id: Loose<String>,
+    #[serde(default)]
+    system: Loose<System>,
+    #[serde(default)]
+    storage: Loose<Count>,
+    #[serde(default)]
+    device_reads: Loose<Count>,
+    #[serde(default)]
+    random: Loose<Count>,
+    #[serde(default)]
+    verify: Loose<Count>,
+}
+
+#[derive(Default)]
+struct System {
+    /// `None`: no such key; `Some(None)`: not a whole number.
+    written_ns: Option<Option<u64>>,
+}
+
+/// An array's length, its elements skipped unbuilt.
+struct Count(usize);
+
+/// `Some` when the value is of the type wanted, else `None`, nothing built.
+struct Loose<T>(Option<T>);
+
+impl<T> Default for Loose<T> {
+    fn default() -> Self {
+        Loose(None)
+    }
+}
+
+/// The visitor of each [`Loose`] type: what it takes, anything else skipped.
+struct LooseVisitor<T>(std::marker::PhantomData<T>);
+
+macro_rules! skip_others {
+    () => {
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("any value")
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(Loose(None))
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok(Loose(None))
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(Loose(None))
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(Loose(None))
+        }
+    };
+}
+
+impl<'de> serde::de::Visitor<'de> for LooseVisitor<String> {
+    type Value = Loose<String>;
+    skip_others!();
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(Loose(None))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Loose(Some(v.to_owned())))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+        skip_seq(a).map(|_| Loose(None))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+        skip_map(a).map(|()| Loose(None))
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for LooseVisitor<u64> {
+    type Value = Loose<u64>;
+    skip_others!();
+    fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(Loose(Some(v)))
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(Loose(None))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+        skip_seq(a).map(|_| Loose(None))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+        skip_map(a).map(|()| Loose(None))
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for LooseVisitor<Count> {
+    type Value = Loose<Count>;
+    skip_others!();
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(Loose(None))
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(Loose(None))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+        skip_seq(a).map(|n| Loose(Some(Count(n))))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+        skip_map(a).map(|()| Loose(None))
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for LooseVisitor<System> {
+    type Value = Loose<System>;
+    skip_others!();
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(Loose(None))
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(Loose(None))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+        skip_seq(a).map(|_| Loose(None))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+        let mut sys = System::default();
+        while let Some(k) = a.next_key::<Key>()? {
+            if k.0 {
+                sys.written_ns = Some(a.next_value::<Loose<u64>>()?.0);
+            } else {
+                a.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(Loose(Some(sys)))
+    }
+}
+
+/// Whether a key of `system` is `written_ns` (no key is kept).
+struct Key(bool);
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Key;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key, E> {
+                Ok(Key(v == "written_ns"))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+fn skip_seq<'de, A: serde::de::SeqAccess<'de>>(mut a: A) -> Result<usize, A::Error> {
+    let mut n = 0;
+    while a.next_element::<IgnoredAny>()?.is_some() {
+        n += 1;
+    }
+    Ok(n)
+}
+
+fn skip_map<'de, A: serde::de::MapAccess<'de>>(mut a: A) -> Result<(), A::Error> {
+    while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+    Ok(())
+}
+
+impl<'de, T> Deserialize<'de> for Loose<T>
+where
+    LooseVisitor<T>: serde::de::Visitor<'de, Value = Loose<T>>,
+{
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Loose<T>, D::Error> {
+        d.deserialize_any(LooseVisitor(std::marker::PhantomData))
+    }
+}
+
+fn glance(text: &str) -> Option<Glance> {
+    serde_json::from_str(text).ok()
+}
+
 /// The run id and `system.written_ns` of a results document, when it has them.
 pub fn identity(text: &str) -> Option<(String, u64)> {
-    let v: serde_json::Value = serde_json::from_str(text).ok()?;
-    let id = v.get("run_id")?.as_str()?.to_owned();
-    let ns = v.get("system")?.get("written_ns")?.as_u64().unwrap_or(0);
+    let g = glance(text)?;
+    let id = g.run_id.0?;
+    // As `Value` read it: no `system.written_ns` key is no identity; a key that is no
+    // whole number is 0.
+    let ns = g.system.0?.written_ns?.unwrap_or(0);
     Some((id, ns))
 }
 
 /// Steps a document holds: its storage, device-read, random and verification
 /// measurements (the counts PID 1's `saved` line prints).
 pub fn steps(text: &str) -> usize {
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(text) else {
+    let Some(g) = glance(text) else {
         return 0;
     };
-    ["storage", "device_reads", "random", "verify"]
-        .iter()
-        .filter_map(|k| v.get(k)?.as_array().map(Vec::len))
+    [g.storage, g.device_reads, g.random, g.verify]
+        .into_iter()
+        .filter_map(|c| c.0.map(|c| c.0))
         .sum()
 }
 

@@ -9,14 +9,17 @@
 
 pub mod disk_labels;
 pub mod journal;
+pub mod mbr;
+
+pub use mbr::partitions;
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use benchboot_results::read_document;
 use benchboot_results::text::is_card_litter;
+use benchboot_results::{read_document, read_document_file};
 
 /// FAT volume label of the results partition (xtask/src/image.rs formats it so).
 pub const RESULTS_LABEL: &str = "BBRESULTS";
@@ -24,9 +27,6 @@ pub const RESULTS_LABEL: &str = "BBRESULTS";
 pub const RESULTS_FILE: &str = "results.json";
 /// Partition number of the results partition in benchboot's layout (p2).
 pub const RESULTS_PARTITION: u8 = 2;
-/// Bytes per sector of the MBR.
-const SECTOR: u64 = 512;
-
 /// MBR partition type ids of FAT filesystems: FAT12, FAT16 (< 32 MiB), FAT16, FAT32
 /// (CHS), FAT32 (LBA), FAT16 (LBA).
 pub const FAT_TYPES: [u8; 6] = [0x01, 0x04, 0x06, 0x0b, 0x0c, 0x0e];
@@ -90,7 +90,7 @@ pub fn read_results(path: &Path) -> Result<CardRead> {
     })?;
     if meta.is_dir() {
         let file = path.join(RESULTS_FILE);
-        let data = File::open(&file).and_then(read_document).with_context(|| {
+        let data = read_document_file(&file).with_context(|| {
             format!(
                 "{}: no readable {RESULTS_FILE}: is {} the card's results partition \
                  ({RESULTS_LABEL}, the second one), and did the board's run start?",
@@ -105,7 +105,7 @@ pub fn read_results(path: &Path) -> Result<CardRead> {
             notes: Vec::new(),
         });
     }
-    let mut disk = File::open(path).with_context(|| open_advice(path))?;
+    let mut disk = open_card(path)?;
     read_results_from(&mut disk, path)
 }
 
@@ -376,32 +376,73 @@ pub fn read_kept_runs_from(disk: &mut dyn Disk, path: &Path) -> Result<Vec<KeptR
     let (part, label) = find_results_partition(&mut disk)
         .with_context(|| format!("{}: no results partition", path.display()))?;
     let place = describe(path, &part, label.as_deref());
-    let fs = open_fat(&mut disk, &part).with_context(|| format!("{place}: not FAT"))?;
-    let folder_error = |e| vec![KeptRun::read(format!("{place} {KEPT_RUNS_DIR}/"), Err(e))];
-    let dir = match fs.root_dir().open_dir(KEPT_RUNS_DIR) {
-        Ok(d) => d,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Ok(folder_error(e)),
-    };
-    let mut files = Vec::new();
-    for e in dir.iter() {
-        match e {
-            Ok(e) if e.is_file() => files.push(e),
-            Ok(_) => {}
+    let runs = fat_guard(|| {
+        let fs = open_fat(&mut disk, &part)?;
+        let folder_error = |e| vec![KeptRun::read(format!("{place} {KEPT_RUNS_DIR}/"), Err(e))];
+        let dir = match fs.root_dir().open_dir(KEPT_RUNS_DIR) {
+            Ok(d) => d,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Ok(folder_error(e)),
+        };
+        let mut files = Vec::new();
+        for e in dir.iter() {
+            match e {
+                Ok(e) if e.is_file() => files.push(e),
+                Ok(_) => {}
+                Err(e) => return Ok(folder_error(e)),
+            }
         }
-    }
-    files.sort_by_key(|e| e.file_name());
-    Ok(files
-        .into_iter()
+        files.sort_by_key(|e| e.file_name());
         // Each kept run's defmt log (`<run id>.defmt`) lies beside it; a Mac's
         // AppleDouble `._<run id>.json` is no document.
-        .filter(|e| e.file_name().ends_with(".json") && !is_card_litter(&e.file_name()))
-        .map(|e| {
-            let read = read_document(e.to_file());
-            KeptRun::read(format!("{place} {KEPT_RUNS_DIR}/{}", e.file_name()), read)
+        files.retain(|e| e.file_name().ends_with(".json") && !is_card_litter(&e.file_name()));
+        Ok(kept_within_bounds(
+            files
+                .iter()
+                .map(|e| format!("{place} {KEPT_RUNS_DIR}/{}", e.file_name())),
+            |i| read_document(files[i].to_file()),
+        ))
+    });
+    runs.with_context(|| format!("{place}: not FAT"))
+}
+
+/// Most earlier runs read from a card's `runs/`: 256 (PID 1 keeps one per boot; a
+/// card booted daily for most of a year). The runs past it are listed as not read.
+pub const MAX_KEPT_RUNS: usize = 256;
+/// Most bytes of earlier runs' documents read from a card, in all: 256 MiB (each at
+/// most 64 MiB; real ones 0.1-4 MiB). The runs past it are listed as not read.
+pub const MAX_KEPT_BYTES: u64 = 256 << 20;
+
+/// The kept runs named by `sources`, the `i`-th read by `read(i)`, within
+/// [`MAX_KEPT_RUNS`] and [`MAX_KEPT_BYTES`]: those past either bound are errors that
+/// say so, unread.
+fn kept_within_bounds(
+    sources: impl Iterator<Item = String>,
+    mut read: impl FnMut(usize) -> io::Result<Vec<u8>>,
+) -> Vec<KeptRun> {
+    let mut total = 0u64;
+    sources
+        .enumerate()
+        .map(|(i, source)| {
+            let data = if i >= MAX_KEPT_RUNS {
+                Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("not read: more than {MAX_KEPT_RUNS} kept runs (damaged or crafted)"),
+                ))
+            } else if total > MAX_KEPT_BYTES {
+                Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "not read: the kept runs before it pass {} MiB in all",
+                        MAX_KEPT_BYTES >> 20
+                    ),
+                ))
+            } else {
+                read(i).inspect(|d| total += d.len() as u64)
+            };
+            KeptRun::read(source, data)
         })
-        .collect())
+        .collect()
 }
 
 /// [`read_kept_runs`] of a mounted results partition: the `*.json` files of `dir`.
@@ -421,15 +462,9 @@ fn kept_runs_in_folder(dir: &Path) -> Vec<KeptRun> {
         Err(e) => return vec![KeptRun::read(dir.display().to_string(), Err(e))],
     };
     names.sort();
-    names
-        .into_iter()
-        .map(|f| {
-            KeptRun::read(
-                f.display().to_string(),
-                File::open(&f).and_then(read_document),
-            )
-        })
-        .collect()
+    kept_within_bounds(names.iter().map(|f| f.display().to_string()), |i| {
+        read_document_file(&names[i]).map_err(io::Error::from)
+    })
 }
 
 /// Sources are stored, so they name the card absolutely (symlinks such as
@@ -487,6 +522,24 @@ fn open_advice(path: &Path) -> String {
     )
 }
 
+/// `path` opened read-only as a card (a block device; on macOS `/dev/rdiskN`) or a
+/// file, through the one reader of named files (`benchboot_input::open`): a FIFO, a
+/// socket or another device (`/dev/zero`) is refused, not waited on or read for ever.
+///
+/// # Errors
+/// Opening's, with how to get read access; [`benchboot_input::InputError::NotAFile`].
+fn open_card(path: &Path) -> Result<File> {
+    match benchboot_input::open(
+        path,
+        "a card or an image of one",
+        benchboot_input::Accept::FileOrDisk,
+    ) {
+        Ok((f, _)) => Ok(f),
+        Err(e @ benchboot_input::InputError::NotAFile { .. }) => Err(e.into()),
+        Err(e) => Err(anyhow::Error::new(e).context(open_advice(path))),
+    }
+}
+
 /// `path` opened as a card or an image; `None` for a folder (a mounted results
 /// partition) or a bare results document, which hold no partitions.
 ///
@@ -496,7 +549,7 @@ fn open_disk(path: &Path) -> Result<Option<File>> {
     if path.is_dir() {
         return Ok(None);
     }
-    let mut disk = File::open(path).with_context(|| open_advice(path))?;
+    let mut disk = open_card(path)?;
     if starts_with_brace(&mut disk)? {
         return Ok(None);
     }
@@ -512,43 +565,6 @@ fn starts_with_brace<D: Read + Seek>(f: &mut D) -> Result<bool> {
         .iter()
         .find(|b| !b.is_ascii_whitespace())
         .is_some_and(|&b| b == b'{'))
-}
-
-/// The partitions of an MBR disk, primary then logical, those that start inside the disk
-/// (lengths clipped to its end). Empty when there is no MBR (no `55 AA` signature);
-/// primaries only when the chain of extended boot records is broken.
-///
-/// # Errors
-/// Only I/O errors of `disk`.
-pub fn partitions<R: Read + Seek>(disk: &mut R) -> io::Result<Vec<Partition>> {
-    let disk_len = disk.seek(SeekFrom::End(0))?;
-    let primaries = |h: mbrman::MBRHeader| -> Vec<(usize, mbrman::MBRPartitionEntry)> {
-        h.iter().map(|(i, e)| (i, e.clone())).collect()
-    };
-    let entries = match mbrman::MBRHeader::read_from(disk) {
-        Err(_) => Vec::new(),
-        // mbrman 0.6's `MBR::read_from` panics finding the alignment when every used
-        // entry starts at LBA 0 (`find_alignment` unwraps an empty range): such a table
-        // (a hostile or broken card) is read as its primaries only.
-        Ok(h) if !h.iter().any(|(_, e)| e.is_used() && e.starting_lba > 0) => primaries(h),
-        Ok(h) => match mbrman::MBR::read_from(disk, SECTOR as u32) {
-            Ok(mbr) => mbr.iter().map(|(i, e)| (i, e.clone())).collect(),
-            Err(_) => primaries(h),
-        },
-    };
-    Ok(entries
-        .into_iter()
-        .filter(|(_, e)| e.is_used() && !e.is_extended() && e.sectors > 0)
-        .filter_map(|(i, e)| {
-            let offset = u64::from(e.starting_lba) * SECTOR;
-            (offset < disk_len).then(|| Partition {
-                number: u8::try_from(i).unwrap_or(u8::MAX),
-                mbr_type: e.sys,
-                offset,
-                len: (u64::from(e.sectors) * SECTOR).min(disk_len - offset),
-            })
-        })
-        .collect())
 }
 
 /// Finds the results partition: the first FAT-typed partition whose volume label is
@@ -586,8 +602,10 @@ pub fn find_results_partition<R: Read + Seek>(disk: &mut R) -> Result<(Partition
     let seen = if parts.is_empty() {
         "no MBR partition table and no FAT filesystem".to_owned()
     } else {
-        parts
+        // At most the first eight: the message is one line (a hostile table has 68).
+        let mut seen = parts
             .iter()
+            .take(8)
             .map(|p| {
                 let label = labels
                     .iter()
@@ -597,7 +615,11 @@ pub fn find_results_partition<R: Read + Seek>(disk: &mut R) -> Result<(Partition
                 format!("p{} type {:#04x}{label}", p.number, p.mbr_type)
             })
             .collect::<Vec<_>>()
-            .join("; ")
+            .join("; ");
+        if parts.len() > 8 {
+            seen.push_str(&format!("; and {} more", parts.len() - 8));
+        }
+        seen
     };
     bail!("no results partition (FAT labelled {RESULTS_LABEL}, or a FAT p{RESULTS_PARTITION}): found {seen}")
 }
@@ -609,36 +631,69 @@ pub fn find_results_partition<R: Read + Seek>(disk: &mut R) -> Result<(Partition
 /// # Errors
 /// I/O errors, or no FAT filesystem on `part`.
 pub fn fat_label<R: Read + Seek>(disk: R, part: &Partition) -> io::Result<Option<String>> {
-    let fs = open_fat(disk, part)?;
-    let label = match fs.read_volume_label_from_root_dir()? {
-        Some(l) => l,
-        None => fs.volume_label(),
-    };
-    let label = label.trim().to_owned();
-    Ok((!label.is_empty() && label != "NO NAME").then_some(label))
+    fat_guard(|| {
+        let fs = open_fat_within(disk, part, LABEL_READ_BUDGET)?;
+        let label = match fs.read_volume_label_from_root_dir()? {
+            Some(l) => l,
+            None => fs.volume_label(),
+        };
+        let label = label.trim().to_owned();
+        Ok((!label.is_empty() && label != "NO NAME").then_some(label))
+    })
+}
+
+/// Runs `f`, which reads a FAT through fatfs, a panic inside it becoming an
+/// [`io::ErrorKind::InvalidData`] error. fatfs 0.3.6 (the newest release) subtracts
+/// unchecked where a damaged card gives it cluster 0 or 1 (a directory entry's first
+/// cluster, a FAT entry of 1: `cluster - 2` in `sector_from_cluster`), which panics
+/// where overflow is checked (debug builds, the fuzz targets); found by the
+/// `card_image` fuzz target. Nothing fatfs holds outlives `f`.
+pub fn fat_guard<T>(f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "the FAT filesystem is damaged (a file or folder points into its reserved \
+             clusters); check it with fsck.vfat -n",
+        ))
+    })
 }
 
 /// Reads the file `name` (a path inside the filesystem, `/`-separated) from the FAT
-/// filesystem on `part` of `disk`, read-only: nothing is ever written to `disk`.
+/// filesystem on `part` of `disk`, read-only: nothing is ever written to `disk`. At
+/// most `benchboot_results::MAX_DOCUMENT_BYTES` (64 MiB): the files read from a card
+/// are results documents and smaller (a FAT file can claim 4 GiB).
 ///
 /// # Errors
-/// I/O errors, no FAT filesystem on `part`, or [`io::ErrorKind::NotFound`] when the
-/// file is not there.
+/// I/O errors, no FAT filesystem on `part`, [`io::ErrorKind::NotFound`] when the
+/// file is not there, [`io::ErrorKind::FileTooLarge`] past the bound.
 pub fn read_fat_file<R: Read + Seek>(disk: R, part: &Partition, name: &str) -> io::Result<Vec<u8>> {
-    let fs = open_fat(disk, part)?;
-    let mut data = Vec::new();
-    fs.root_dir().open_file(name)?.read_to_end(&mut data)?;
-    Ok(data)
+    fat_guard(|| {
+        let fs = open_fat(disk, part)?;
+        let file = fs.root_dir().open_file(name)?;
+        read_document(file)
+    })
 }
 
 type FatOn<R> = fatfs::FileSystem<fscommon::BufStream<fscommon::StreamSlice<ReadOnly<R>>>>;
 
+/// Bytes [`fat_label`] may read of one partition: 4 MiB (the boot sector, FSInfo, the
+/// root folder's first clusters and their FAT sectors: the label is its first entry on
+/// every card formatted by mkfs.fat or Windows). Labels are read from every FAT-typed
+/// partition, so a hostile table of 68 partitions over one huge root folder costs 272
+/// MiB of reads, not 68 times the card.
+pub const LABEL_READ_BUDGET: u64 = 4 << 20;
+
 /// Mounts the FAT filesystem of `part` over a read-only, partition-offset view of `disk`,
 /// allowed to read [`read_budget`] bytes in all.
 fn open_fat<R: Read + Seek>(disk: R, part: &Partition) -> io::Result<FatOn<R>> {
+    open_fat_within(disk, part, read_budget(part.len))
+}
+
+/// [`open_fat`] allowed to read `budget` bytes in all.
+fn open_fat_within<R: Read + Seek>(disk: R, part: &Partition, budget: u64) -> io::Result<FatOn<R>> {
     let disk = ReadOnly {
         inner: disk,
-        budget: read_budget(part.len),
+        budget,
         partition_len: part.len,
     };
     let slice = fscommon::StreamSlice::new(disk, part.offset, part.offset + part.len)?;

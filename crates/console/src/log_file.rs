@@ -11,6 +11,22 @@ use crate::lava::LavaResult;
 use anyhow::{bail, Context, Result};
 use yaml_serde::Value;
 
+/// Most lines a log may have: 2^22 = 4,194,304. A LAVA job log of the standard plan
+/// is some tens of thousands of lines (kernel boot, progress, figures, the document's
+/// chunks: 64 MiB of JSON, the most a document has, compresses to some 150,000 chunk
+/// lines). Each line kept costs 32 bytes besides its text, so 256 MiB of empty lines
+/// (the byte bound of `collect --from-log`) would have built 8.6 GB.
+pub const MAX_LINES: usize = 1 << 22;
+/// Longest LAVA log record (one line), bytes: 64 KiB. A record carries one line of the
+/// board's console (PID 1's longest are the document chunks, some 170 bytes) or one
+/// result; YAML builds some 50 bytes per node, so a record is bounded in what it
+/// builds by its length.
+pub const MAX_RECORD_BYTES: usize = 64 << 10;
+/// Most YAML nodes of LAVA's results export (`parse_results_export`), counted from
+/// above: 2^20. A run's export is one mapping of some ten keys per figure and verdict,
+/// a few thousand cases.
+pub const MAX_EXPORT_NODES: usize = 1 << 20;
+
 /// What a log holds.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ConsoleLog {
@@ -25,6 +41,13 @@ pub struct ConsoleLog {
 /// # Errors
 /// A LAVA log with a line that is no record (naming file and line).
 pub fn parse(file: &str, text: &str) -> Result<ConsoleLog> {
+    if let Some((n, _)) = text.lines().enumerate().nth(MAX_LINES) {
+        bail!(
+            "{file}: more than {MAX_LINES} lines (line {}): a console log of a run has some \
+             tens of thousands; give the log of one run",
+            n + 1
+        );
+    }
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     if !is_lava_record(first) {
         return Ok(ConsoleLog {
@@ -46,6 +69,16 @@ pub fn parse(file: &str, text: &str) -> Result<ConsoleLog> {
             continue;
         }
         let record = line.strip_prefix("- ").unwrap_or(line);
+        if record.len() > MAX_RECORD_BYTES {
+            bail!(
+                "{file}: line {n}: a LAVA log record of {} bytes, more than any has ({} KiB \
+                 at most): the file is damaged or crafted",
+                record.len(),
+                MAX_RECORD_BYTES >> 10
+            );
+        }
+        yaml_budget(record, MAX_RECORD_BYTES)
+            .map_err(|why| anyhow::anyhow!("{file}: line {n}: {why}"))?;
         let v: Value = yaml_serde::from_str(record).with_context(|| {
             format!(
                 "{file}: line {n}: not a LAVA log record ({{\"dt\": ..., \"lvl\": ..., \"msg\": \
@@ -64,6 +97,63 @@ pub fn parse(file: &str, text: &str) -> Result<ConsoleLog> {
         }
     }
     Ok(out)
+}
+
+/// What YAML `text` may build, checked before the parser builds it: at most `max`
+/// nodes and no alias. Nodes are counted from above, with no YAML lexer: every node
+/// but the first follows one of `\n , [ { : - ?` (a block entry, a key, a value, a
+/// flow item), so their count, quotes or not, bounds the nodes. An alias (`*name`)
+/// makes the parser build its anchor's node again at each use (`[*a, *a, ...]` over
+/// a long `&a` list builds its square: a billion values from a line of 64 KiB);
+/// neither LAVA's logs nor its exports use one, so one is refused.
+///
+/// # Errors
+/// Why, in words.
+pub fn yaml_budget(text: &str, max: usize) -> Result<(), String> {
+    let mut nodes = 1usize;
+    let mut quote: Option<u8> = None;
+    let mut escaped = false;
+    let mut prev = b' ';
+    let bytes = text.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        if matches!(b, b'\n' | b',' | b'[' | b'{' | b':' | b'-' | b'?') {
+            nodes += 1;
+            if nodes > max {
+                return Err(format!(
+                    "more than {max} YAML nodes by byte {i}: damaged or crafted"
+                ));
+            }
+        }
+        match quote {
+            // A backslash escapes the next byte in a double-quoted scalar.
+            Some(b'"') if escaped => escaped = false,
+            Some(b'"') if b == b'\\' => escaped = true,
+            // `''` inside a single-quoted scalar is one quote: it closes and opens again.
+            Some(q) if b == q => quote = None,
+            Some(_) => {}
+            None if matches!(b, b'"' | b'\'') && (starts_node(prev) || prev == b'\'') => {
+                quote = Some(b)
+            }
+            None if b == b'*' && starts_node(prev) => {
+                return Err(format!(
+                    "a YAML alias at byte {i} (`*name`): LAVA writes none; the file is \
+                     damaged or crafted"
+                ));
+            }
+            None => {}
+        }
+        prev = b;
+    }
+    Ok(())
+}
+
+/// A byte after which a YAML node may start (so `*` starts an alias, a quote a quoted
+/// scalar).
+fn starts_node(prev: u8) -> bool {
+    matches!(
+        prev,
+        b' ' | b'\t' | b'\n' | b'\r' | b'[' | b'{' | b',' | b':' | b'-' | b'?' | b'!'
+    )
 }
 
 fn is_lava_record(line: &str) -> bool {
@@ -103,6 +193,8 @@ fn result(msg: &Value) -> Option<LavaResult> {
 /// # Errors
 /// Text that is no such list (naming `file`).
 pub fn parse_results_export(file: &str, text: &str) -> Result<Vec<LavaResult>> {
+    yaml_budget(text, MAX_EXPORT_NODES)
+        .map_err(|why| anyhow::anyhow!("{file}: LAVA's results export: {why}"))?;
     let v: Value = yaml_serde::from_str(text)
         .with_context(|| format!("{file}: not YAML (LAVA's results export)"))?;
     let list = v.as_sequence().with_context(|| {
@@ -194,5 +286,81 @@ mod tests {
         assert_eq!((r[1].measurement, r[1].units.clone()), (None, None));
         let e = format!("{:#}", parse_results_export("t.yaml", "a: 1").unwrap_err());
         assert!(e.contains("a YAML list of test cases"), "{e}");
+    }
+
+    /// 4 MiB of empty lines: each kept as a line of 32 bytes and more; 256 MiB of them
+    /// (the byte bound) built 8.6 GB.
+    #[test]
+    fn a_log_of_more_lines_than_any_run_is_refused() {
+        let text = "\n".repeat(MAX_LINES + 1);
+        let e = format!("{:#}", parse("cap.txt", &text).unwrap_err());
+        assert_eq!(
+            e,
+            "cap.txt: more than 4194304 lines (line 4194305): a console log of a run has \
+             some tens of thousands; give the log of one run"
+        );
+        assert_eq!(parse("cap.txt", &text[1..]).unwrap().lines.len(), MAX_LINES);
+    }
+
+    /// `[*a, *a, ...]` over `&a [0, 0, ...]`: on one line of 48 KiB, the parser built
+    /// 8,000 copies of a list of 8,000 (64 million values).
+    #[test]
+    fn yaml_aliases_are_refused_before_the_parser_expands_them() {
+        let list = vec!["0"; 8000].join(",");
+        let uses = vec!["*a"; 8000].join(",");
+        let record = format!(
+            "{{\"dt\": \"x\", \"lvl\": \"results\", \"a\": &a [{list}], \"msg\": [{uses}]}}"
+        );
+        assert!(record.len() < MAX_RECORD_BYTES);
+        let text = format!("{{\"dt\": \"x\", \"lvl\": \"info\", \"msg\": \"a\"}}\n{record}\n");
+        let e = format!("{:#}", parse("job.log", &text).unwrap_err());
+        assert!(
+            e.starts_with(
+                "job.log: line 2: a YAML alias at byte 16049 (`*name`): LAVA writes none"
+            ),
+            "{e}"
+        );
+        let export = "- &a {name: a, suite: s, result: pass}\n- *a\n";
+        let e = format!("{:#}", parse_results_export("t.yaml", export).unwrap_err());
+        assert!(
+            e.contains("t.yaml: LAVA's results export: a YAML alias at byte 41"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn stars_and_quotes_inside_scalars_are_no_aliases() {
+        for ok in [
+            r#"{"dt": "x", "lvl": "target", "msg": "benchboot: a *b, 'c' \"*d\" \\"}"#,
+            r#"{'msg': 'it''s *x', "lvl": "info", "x": a*b}"#,
+            r#"{"measurement": ! "1.5", "lvl": "results"}"#,
+        ] {
+            assert_eq!(yaml_budget(ok, 100), Ok(()), "{ok}");
+        }
+        assert!(yaml_budget("[*x]", 100).is_err());
+        assert!(yaml_budget("{k: *x}", 100).is_err());
+    }
+
+    #[test]
+    fn an_export_of_more_nodes_than_any_run_is_refused() {
+        let export = "- 0\n".repeat(MAX_EXPORT_NODES / 2);
+        let e = format!("{:#}", parse_results_export("t.yaml", &export).unwrap_err());
+        assert!(
+            e.starts_with("t.yaml: LAVA's results export: more than 1048576 YAML nodes by byte"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_record_longer_than_any_is_refused_by_its_length() {
+        let long = format!(
+            "{{\"dt\": \"x\", \"lvl\": \"target\", \"msg\": \"{}\"}}",
+            "x".repeat(MAX_RECORD_BYTES)
+        );
+        let e = format!("{:#}", parse("job.log", &long).unwrap_err());
+        assert!(
+            e.starts_with("job.log: line 1: a LAVA log record of 65575 bytes"),
+            "{e}"
+        );
     }
 }

@@ -146,8 +146,12 @@ impl PlanText {
             return Ok(p);
         }
         let bytes = benchboot_plan::file::read_bounded(std::path::Path::new(arg)).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::InvalidData {
-                // Past the size bound: the message names the file and the bound.
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::FileTooLarge | std::io::ErrorKind::InvalidInput
+            ) {
+                // Past the size bound, or no regular file: the message names the file
+                // and what it is.
                 anyhow::Error::new(e)
             } else {
                 anyhow::Error::new(e).context(format!(

@@ -377,6 +377,73 @@ pub fn document(ring: &[u8], e: &Entry) -> Result<Vec<u8>, Error> {
     Ok(doc)
 }
 
+/// Bytes [`document_pieces`] decodes at a time: 64 KiB.
+pub const PIECE: usize = 64 << 10;
+
+/// The document `e` holds, decoded from `ring` piece by piece ([`PIECE`] bytes at a
+/// time into one buffer) and given to `each`, which returns false to stop: a reader
+/// can judge a document (its value budget) without holding it decoded, so a record
+/// that inflates to 64 MiB costs 64 KiB until it is accepted. Returns the bytes given.
+///
+/// # Errors
+/// [`Error::Corrupt`] when the payload runs past the ring, its checksum fails, deflate
+/// fails, or it decodes to more than its header's length. (A shorter document is not
+/// an error here: [`document`] says so.)
+pub fn document_pieces(
+    ring: &[u8],
+    e: &Entry,
+    mut each: impl FnMut(&[u8]) -> bool,
+) -> Result<u64, Error> {
+    use miniz_oxide::inflate::stream::{inflate, InflateState};
+    use miniz_oxide::{DataFormat, MZError, MZFlush, MZStatus};
+    let h = &e.header;
+    let corrupt = |why: String| Error::Corrupt {
+        seq: h.seq,
+        offset: e.offset,
+        why,
+    };
+    let start = e.offset as usize + HEADER_LEN;
+    let payload = ring
+        .get(start..start + h.stored_len as usize)
+        .ok_or_else(|| corrupt("the payload runs past the ring".into()))?;
+    if crc32fast::hash(payload) != h.payload_crc {
+        return Err(corrupt("the payload's checksum fails".into()));
+    }
+    if h.encoding == Encoding::Stored {
+        for piece in payload.chunks(PIECE) {
+            if !each(piece) {
+                break;
+            }
+        }
+        return Ok(payload.len() as u64);
+    }
+    let mut state = InflateState::new_boxed(DataFormat::Raw);
+    let mut buf = vec![0u8; PIECE];
+    let (mut input, mut given) = (payload, 0u64);
+    loop {
+        let r = inflate(&mut state, input, &mut buf, MZFlush::None);
+        input = &input[r.bytes_consumed..];
+        given += r.bytes_written as u64;
+        if given > u64::from(h.raw_len) {
+            return Err(corrupt(format!(
+                "decodes to more than the {} bytes the header says",
+                h.raw_len
+            )));
+        }
+        if r.bytes_written > 0 && !each(&buf[..r.bytes_written]) {
+            return Ok(given);
+        }
+        match r.status {
+            Ok(MZStatus::StreamEnd) => return Ok(given),
+            Ok(_) if r.bytes_consumed > 0 || r.bytes_written > 0 => {}
+            Ok(_) | Err(MZError::Buf) => {
+                return Err(corrupt("deflate: the payload ends early".into()))
+            }
+            Err(e) => return Err(corrupt(format!("deflate: {e:?}"))),
+        }
+    }
+}
+
 /// Where one append went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Appended {

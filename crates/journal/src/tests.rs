@@ -493,3 +493,60 @@ fn many_runs_are_grouped_in_linear_time_and_ties_go_to_the_later_record() {
     assert_eq!(s.newest().unwrap().offset, BLOCK);
     assert_eq!(s.newest_per_run()[0].offset, BLOCK);
 }
+
+/// Pieces in order are the document; a reader that stops early gets no more; a
+/// header claiming fewer bytes than the payload inflates to is corrupt before the
+/// excess is given.
+#[test]
+fn a_document_is_given_in_pieces_and_no_further_than_its_header_says() {
+    let doc: Vec<u8> = (0..300_000u32)
+        .flat_map(|i| format!("{},", i % 977).into_bytes())
+        .collect();
+    for (data, encoding) in [
+        (doc.clone(), Encoding::Deflate),
+        (b"{}".to_vec(), Encoding::Stored),
+    ] {
+        let ring = encode(1, "r-1", &data).unwrap();
+        let e = scan(&ring).newest().unwrap().clone();
+        assert_eq!(e.header.encoding, encoding);
+        let mut got = Vec::new();
+        let mut pieces = 0;
+        let n = document_pieces(&ring, &e, |p| {
+            assert!(p.len() <= PIECE);
+            pieces += 1;
+            got.extend_from_slice(p);
+            true
+        })
+        .unwrap();
+        assert_eq!((n, &got), (data.len() as u64, &data));
+        assert_eq!(got, document(&ring, &e).unwrap());
+        if encoding == Encoding::Deflate {
+            assert!(pieces >= data.len() / PIECE, "{pieces}");
+            let mut calls = 0;
+            let n = document_pieces(&ring, &e, |_| {
+                calls += 1;
+                calls < 2
+            })
+            .unwrap();
+            assert_eq!((calls, n), (2, 2 * PIECE as u64));
+        }
+    }
+    // The same payload under a header that says 1,000 bytes.
+    let ring = encode(1, "r-1", &doc).unwrap();
+    let mut h = parse_header(&ring).unwrap();
+    h.raw_len = 1000;
+    let mut lying = ring.clone();
+    lying[..HEADER_LEN].copy_from_slice(&header_bytes(&h));
+    let e = scan(&lying).newest().unwrap().clone();
+    let mut given = 0;
+    let err = document_pieces(&lying, &e, |p| {
+        given += p.len();
+        true
+    })
+    .unwrap_err();
+    assert_eq!(given, 0);
+    assert_eq!(
+        err.to_string(),
+        "journal record 1 at byte 0: decodes to more than the 1000 bytes the header says"
+    );
+}

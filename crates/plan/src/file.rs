@@ -428,29 +428,20 @@ pub struct NotUtf8 {
 /// steps, not data). A bigger file is refused before it is read into memory.
 pub const MAX_PLAN_FILE_BYTES: u64 = 1 << 20;
 
-/// The bytes of the plan file at `path`, at most [`MAX_PLAN_FILE_BYTES`] of them.
+/// The bytes of the plan file at `path`, at most [`MAX_PLAN_FILE_BYTES`] of them,
+/// through the one reader of named files (`benchboot_input::read`): a FIFO, a device
+/// or a folder is refused unread.
 ///
 /// # Errors
-/// The file's own (not found, not readable), or `InvalidData` naming its size and
-/// the bound when it is larger.
+/// The file's own (not found, not readable: that `io::ErrorKind`), `InvalidInput`
+/// naming what the path is when it is no regular file, or `FileTooLarge` naming its
+/// size and the bound.
 pub fn read_bounded(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?
-        .take(MAX_PLAN_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_PLAN_FILE_BYTES {
-        let size = std::fs::metadata(path).map_or(0, |m| m.len());
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!(
-                "{} is {size} bytes; a plan file is at most {MAX_PLAN_FILE_BYTES} (1 MiB): \
-                 is it the plan?",
-                path.display()
-            ),
-        ));
-    }
-    Ok(bytes)
+    Ok(benchboot_input::read(
+        path,
+        "a plan file",
+        MAX_PLAN_FILE_BYTES,
+    )?)
 }
 
 /// UTF-8 byte-order mark; Notepad writes it, TOML does not need it.
@@ -733,13 +724,27 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(got.0.unwrap(), 1 << 20);
         let e = got.1.unwrap_err();
-        assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
+        assert_eq!(e.kind(), std::io::ErrorKind::FileTooLarge);
         assert_eq!(
             e.to_string(),
             format!(
-                "{} is 17179869184 bytes; a plan file is at most 1048576 (1 MiB): is it the plan?",
+                "{}: 16 GiB is more than a plan file has (1 MiB at most): check that it is a \
+                 plan file",
                 big.display()
             )
+        );
+    }
+
+    /// `plan check /dev/zero` read 1 MiB of zeros, then said the file "is 0 bytes".
+    #[cfg(unix)]
+    #[test]
+    fn a_device_is_refused_as_one_unread() {
+        let e = read_bounded(std::path::Path::new("/dev/zero")).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+        assert_eq!(
+            e.to_string(),
+            "/dev/zero: a character device, not a regular file: a plan file is read only \
+             from a file (a device or a pipe may never end); save it to a file and give that"
         );
     }
 

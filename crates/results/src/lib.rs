@@ -16,6 +16,7 @@ use benchboot_plan::{Filesystem, Mode, Plan, PlanFileError};
 use serde::{Deserialize, Serialize};
 
 pub mod a1;
+pub mod budget;
 pub mod command;
 pub mod counters;
 pub mod figures;
@@ -69,6 +70,18 @@ pub fn read_document(r: impl std::io::Read) -> std::io::Result<Vec<u8>> {
     Ok(data)
 }
 
+/// The results document saved at `path`, a file a person names (`report FILE`, a
+/// mounted card's `results.json`), through the one reader of named files
+/// (`benchboot_input::read`): a regular file of at most [`MAX_DOCUMENT_BYTES`]; a FIFO,
+/// a device or a folder is refused unread.
+///
+/// # Errors
+/// As `benchboot_input::read`: not found, not a regular file, larger than the bound,
+/// a read error; each message names the file.
+pub fn read_document_file(path: &std::path::Path) -> Result<Vec<u8>, benchboot_input::InputError> {
+    benchboot_input::read(path, "a results document", MAX_DOCUMENT_BYTES)
+}
+
 /// Why a results document could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ResultsError {
@@ -85,6 +98,10 @@ pub enum ResultsError {
     UnsupportedVersion { found: u64 },
     #[error("results: schema {SCHEMA_MAJOR}.x document does not match: {0}")]
     Shape(String),
+    /// Past the value budget ([`budget::MAX_DOCUMENT_VALUES`]), refused before anything
+    /// was built from it.
+    #[error("results: {0}")]
+    TooManyValues(#[from] budget::TooManyValues),
     /// A value the board cannot have written ([`RunResults::check_values`]).
     #[error("results: {field}: {why}; the document is damaged or was not written by benchboot")]
     Value { field: String, why: String },
@@ -508,7 +525,9 @@ impl RunResults {
     /// # Errors
     /// [`ResultsError::UnsupportedVersion`] for another major version,
     /// [`ResultsError::NoVersion`] when the field is missing,
-    /// [`ResultsError::BadVersion`] when it is not a whole number, else
+    /// [`ResultsError::BadVersion`] when it is not a whole number,
+    /// [`ResultsError::TooManyValues`] past the value budget (checked first, before
+    /// anything is built: [`budget`]), else
     /// [`ResultsError::Json`]/[`ResultsError::Shape`], then
     /// [`ResultsError::Value`] from [`RunResults::check_values`].
     ///
@@ -516,23 +535,35 @@ impl RunResults {
     /// skipped: JSON (RFC 8259 §8.1) lets a parser ignore one.
     pub fn from_json(text: &str) -> Result<RunResults, ResultsError> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| ResultsError::Json(e.to_string()))?;
-        let major = value
-            .get("schema_version")
+        budget::tally(text.as_bytes(), budget::MAX_DOCUMENT_VALUES)?;
+        /// The version alone: every other field is skipped unbuilt (serde's
+        /// `IgnoredAny`), so checking the version costs no more memory than it takes.
+        #[derive(Deserialize)]
+        struct Probe {
+            #[serde(default)]
+            schema_version: Option<serde_json::Value>,
+        }
+        let probe: Probe = serde_json::from_str(text).map_err(|e| match e.classify() {
+            serde_json::error::Category::Data => ResultsError::NoVersion,
+            _ => ResultsError::Json(budget::clip(&e.to_string(), budget::MAX_QUOTED_CHARS).into()),
+        })?;
+        let major = probe
+            .schema_version
+            .as_ref()
             .and_then(|v| v.get("major"))
             .ok_or(ResultsError::NoVersion)?;
         let major = major
             .as_u64()
-            .ok_or_else(|| ResultsError::BadVersion(major.to_string()))?;
+            .ok_or_else(|| ResultsError::BadVersion(budget::clip(&major.to_string(), 40).into()))?;
         if major != u64::from(SCHEMA_MAJOR) {
             return Err(ResultsError::UnsupportedVersion { found: major });
         }
-        // Parsed again from the text, not from `value`, so a shape error says where
+        // Parsed from the text, not from a `Value`, so a shape error says where
         // (line and column), e.g. `invalid type: string "many", expected a sequence at
         // line 12 column 14`.
-        let results: RunResults =
-            serde_json::from_str(text).map_err(|e| ResultsError::Shape(e.to_string()))?;
+        let results: RunResults = serde_json::from_str(text).map_err(|e| {
+            ResultsError::Shape(budget::clip(&e.to_string(), budget::MAX_QUOTED_CHARS).into())
+        })?;
         results.check_values()?;
         Ok(results)
     }

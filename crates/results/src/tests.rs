@@ -25,7 +25,7 @@ fn measurement(
     }
 }
 
-fn sample() -> RunResults {
+pub(crate) fn sample() -> RunResults {
     let mut r = RunResults::new(
         "rpi-zero-w-abc".into(),
         Plan::example(),

@@ -97,9 +97,10 @@ pub fn fill(conn: &Connection, dir: &Path, salvage: &Salvage) -> Filled {
 }
 
 fn index_one(conn: &Connection, dir: &Path, path: &Path, salvage: &Salvage) -> Result<()> {
-    let f = std::fs::File::open(path)?;
-    let meta = f.metadata()?;
-    // Bounded ([`benchboot_results::MAX_DOCUMENT_BYTES`]), as every document reader is.
+    // A regular file, bounded ([`benchboot_results::MAX_DOCUMENT_BYTES`]), as every
+    // document reader is: a FIFO left in the store is refused, not waited on.
+    let (f, meta) =
+        benchboot_input::open(path, "a results document", benchboot_input::Accept::File)?;
     let bytes = benchboot_results::read_document(f)?;
     let text = String::from_utf8(bytes).map_err(|_| anyhow!("not UTF-8 text"))?;
     let r = RunResults::from_json(&text).map_err(|e| anyhow!("not a results document: {e}"))?;

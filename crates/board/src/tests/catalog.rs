@@ -123,3 +123,61 @@ fn unknown_builtin_board_lists_the_built_in_ones() {
         );
     }
 }
+
+/// `--boards DIR` holding a FIFO named as a board (it waited for ever), a device link
+/// and a board file of 1 MiB: each refused by name, as what it is.
+#[cfg(unix)]
+#[test]
+fn a_user_s_board_that_is_no_regular_file_or_too_large_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(std::process::Command::new("mkfifo")
+        .arg(dir.path().join("fifo-board.toml"))
+        .status()
+        .unwrap()
+        .success());
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero-board.toml")).unwrap();
+    std::fs::write(dir.path().join("big-board.toml"), vec![b'#'; 1 << 20]).unwrap();
+    let cat = Catalog::with_dir(Some(dir.path().to_owned()));
+    let e = cat.load("fifo-board").unwrap_err().to_string();
+    assert!(e.ends_with("fifo-board.toml: a FIFO (named pipe), not a regular file: a board file is read only from a file (a device or a pipe may never end); save it to a file and give that"), "{e}");
+    let e = cat.load("zero-board").unwrap_err().to_string();
+    assert!(
+        e.contains("zero-board.toml: a character device, not a regular file"),
+        "{e}"
+    );
+    let e = cat.load("big-board").unwrap_err().to_string();
+    assert!(e.ends_with("big-board.toml: 1 MiB is more than a board file has (256 KiB at most): check that it is a board file"), "{e}");
+    // shared.toml of the folder too.
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("shared.toml")).unwrap();
+    std::fs::write(dir.path().join("ok.toml"), "x").unwrap();
+    let e = cat.load("ok").unwrap_err().to_string();
+    assert!(e.contains("shared.toml: a character device"), "{e}");
+}
+
+/// A folder of 5,000 entries (a home folder, /dev given by mistake) is refused after
+/// 4,096; one of 100 board names is listed in a line of 32 of them.
+#[test]
+fn a_user_s_folder_is_read_no_further_than_its_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..100 {
+        std::fs::write(dir.path().join(format!("b{i:03}.toml")), "").unwrap();
+    }
+    let cat = Catalog::with_dir(Some(dir.path().to_owned()));
+    let e = cat.load("nosuch").unwrap_err().to_string();
+    assert!(e.contains("known boards: b000, b001, "), "{e}");
+    assert!(
+        e.ends_with(&format!(
+            "b031 and {} more",
+            100 + Catalog::builtin_names().len() - 32
+        )),
+        "{e}"
+    );
+    for i in 100..5000 {
+        std::fs::write(dir.path().join(format!("x{i}.txt")), "").unwrap();
+    }
+    let e = cat.load("nosuch").unwrap_err().to_string();
+    assert!(
+        e.ends_with(": cannot read board file: more than 4096 entries: a board folder holds board files (the project's has a dozen); give the folder of yours"),
+        "{e}"
+    );
+}

@@ -198,3 +198,108 @@ fn the_journal_takes_every_document_a_reader_takes() {
         benchboot_results::MAX_DOCUMENT_BYTES
     );
 }
+
+/// A ring in memory, for the journal's own [`Writer`].
+struct Mem(Vec<u8>);
+
+impl benchboot_journal::Device for Mem {
+    fn len(&self) -> u64 {
+        self.0.len() as u64
+    }
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        buf.copy_from_slice(&self.0[offset as usize..offset as usize + buf.len()]);
+        Ok(())
+    }
+    fn write_at(&mut self, offset: u64, buf: &[u8]) -> std::io::Result<()> {
+        self.0[offset as usize..offset as usize + buf.len()].copy_from_slice(buf);
+        Ok(())
+    }
+    fn sync(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A record of some 290 KiB that inflates to 64 MiB of JSON (`[0,0,...]`, 33 million
+/// values): read whole and parsed as a `serde_json::Value` it took 2.2 GB and 23 s.
+/// Now it is refused while it is decoded: the value budget runs out after 2^21
+/// values, 4 MiB into the text, and nothing but one 64 KiB piece was held decoded.
+#[test]
+fn a_record_that_inflates_to_millions_of_values_is_refused_while_decoded() {
+    let max = benchboot_results::MAX_DOCUMENT_BYTES as usize;
+    let mut doc = Vec::with_capacity(max);
+    doc.extend_from_slice(b"[0");
+    doc.resize(max - 1, 0);
+    for pair in doc[2..].chunks_exact_mut(2) {
+        pair.copy_from_slice(b",0");
+    }
+    doc[max - 2] = b']';
+    doc.truncate(max - 1);
+    let (mut w, _, _) = Writer::open(Mem(vec![0u8; 16 << 20])).unwrap();
+    let put = w.append("r-1", &doc).unwrap();
+    assert!(put.bytes < 320 << 10, "{} bytes", put.bytes);
+    drop(doc);
+    let mut disk = vec![0u8; 1 << 20];
+    disk.extend_from_slice(&w.into_inner().0);
+    let p4 = Partition {
+        number: 4,
+        mbr_type: 0xda,
+        offset: 1 << 20,
+        len: 16 << 20,
+    };
+    let j = read(
+        &mut std::io::Cursor::new(&disk),
+        &[p4],
+        Path::new("card.img"),
+    )
+    .unwrap()
+    .unwrap();
+    let (seq, text) = j.newest().unwrap();
+    assert_eq!(seq, 1);
+    let Err(RecordError::TooManyValues(t)) = text else {
+        panic!("{:?}", text.map(|t| t.len()))
+    };
+    let values = benchboot_results::budget::MAX_DOCUMENT_VALUES;
+    // `[` and `0` are values 1 and 2; value k + 1 is the `0` at byte 2k - 1.
+    assert_eq!((t.max, t.at), (values, 2 * values - 1));
+    // Decoding stopped with the piece that held that byte.
+    assert!(
+        t.len > t.at && t.len <= t.at + benchboot_journal::PIECE as u64,
+        "{t:?}"
+    );
+    assert_eq!(
+        text_of(&j),
+        "more than 2097152 values (JSON values and keys) by byte 4194303: a results \
+         document holds some hundred thousand; this one is damaged or crafted"
+    );
+    let runs = j.runs();
+    assert!(matches!(runs[0].2, Err(RecordError::TooManyValues(_))));
+}
+
+fn text_of(j: &Journal) -> String {
+    j.newest().unwrap().1.unwrap_err().to_string()
+}
+
+/// What [`identity`] and [`steps`] read without building the document: the fields of
+/// another type read as absent, as through `serde_json::Value`.
+#[test]
+fn identity_and_steps_skip_what_they_do_not_read() {
+    let d = r#"{"run_id": "r-1", "x": [[{"a": 1}], "s"], "system": {"a": [1], "written_ns": 7},
+                "storage": [{}, 1, "x", [2]], "random": {"a": 1}, "verify": 3}"#;
+    assert_eq!(identity(d), Some(("r-1".into(), 7)));
+    assert_eq!(steps(d), 4);
+    assert_eq!(
+        identity(r#"{"run_id": "r", "system": {"written_ns": "7"}}"#),
+        Some(("r".into(), 0))
+    );
+    assert_eq!(identity(r#"{"run_id": "r", "system": {}}"#), None);
+    assert_eq!(identity(r#"{"run_id": "r", "system": 5}"#), None);
+    assert_eq!(
+        identity(r#"{"run_id": ["r"], "system": {"written_ns": 1}}"#),
+        None
+    );
+    assert_eq!(
+        identity(r#"{"run_id": "r\"1", "system": {"written_ns": 1}}"#),
+        Some(("r\"1".into(), 1))
+    );
+    assert_eq!(steps(r#"{"storage": 5, "device_reads": [1, 2]}"#), 2);
+}
