@@ -26,9 +26,10 @@ use std::path::{Path, PathBuf};
 /// Why a named file was not read.
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
-    /// The file could not be opened (not found, no permission, ...).
-    #[error("{}: {source}", path.display())]
-    Open { path: PathBuf, source: io::Error },
+    /// The file could not be opened (not found, no permission, ...). The OS's error
+    /// is in the message, not a `source` (a chain printer would repeat it).
+    #[error("reading {}: {io}", path.display())]
+    Open { path: PathBuf, io: io::Error },
     /// Not a regular file (or, for [`open`] with [`Accept::FileOrDisk`], not a disk
     /// either): `kind` says what it is, e.g. `a FIFO (named pipe)`.
     #[error(
@@ -56,8 +57,8 @@ pub enum InputError {
         what: String,
     },
     /// A read error after the file was opened.
-    #[error("reading {}: {source}", path.display())]
-    Read { path: PathBuf, source: io::Error },
+    #[error("reading {}: {io}", path.display())]
+    Read { path: PathBuf, io: io::Error },
 }
 
 impl InputError {
@@ -66,7 +67,7 @@ impl InputError {
     /// for a file of the wrong kind, `FileTooLarge`, or the read's own.
     pub fn kind(&self) -> io::ErrorKind {
         match self {
-            InputError::Open { source, .. } | InputError::Read { source, .. } => source.kind(),
+            InputError::Open { io, .. } | InputError::Read { io, .. } => io.kind(),
             InputError::NotAFile { .. } => io::ErrorKind::InvalidInput,
             InputError::TooLarge { .. } => io::ErrorKind::FileTooLarge,
         }
@@ -109,13 +110,13 @@ pub enum Accept {
 /// # Errors
 /// [`InputError::Open`], or [`InputError::NotAFile`] naming what the path is.
 pub fn open(path: &Path, what: &str, accept: Accept) -> Result<(File, Metadata), InputError> {
-    let file = open_nonblocking(path).map_err(|source| InputError::Open {
+    let file = open_nonblocking(path).map_err(|io| InputError::Open {
         path: path.to_owned(),
-        source,
+        io,
     })?;
-    let meta = file.metadata().map_err(|source| InputError::Read {
+    let meta = file.metadata().map_err(|io| InputError::Read {
         path: path.to_owned(),
-        source,
+        io,
     })?;
     check(path, &meta, what, accept)?;
     Ok((file, meta))
@@ -160,9 +161,9 @@ pub fn read(path: &Path, what: &str, max_bytes: u64) -> Result<Vec<u8>, InputErr
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
     file.take(max_bytes.saturating_add(1))
         .read_to_end(&mut bytes)
-        .map_err(|source| InputError::Read {
+        .map_err(|io| InputError::Read {
             path: path.to_owned(),
-            source,
+            io,
         })?;
     if bytes.len() as u64 > max_bytes {
         return Err(too_large(None));
@@ -179,7 +180,7 @@ pub fn read_text(path: &Path, what: &str, max_bytes: u64) -> Result<String, Inpu
     let bytes = read(path, what, max_bytes)?;
     String::from_utf8(bytes).map_err(|e| InputError::Read {
         path: path.to_owned(),
-        source: io::Error::new(
+        io: io::Error::new(
             io::ErrorKind::InvalidData,
             format!(
                 "not UTF-8 text (byte {} of the file): is it {what}?",

@@ -80,7 +80,13 @@ fn a_folder_is_refused_as_one() {
 fn a_missing_file_is_an_open_error_naming_it() {
     let e = read(Path::new("/no/such/plan.toml"), "a plan file", 1).unwrap_err();
     assert_eq!(e.kind(), io::ErrorKind::NotFound);
-    assert!(e.to_string().starts_with("/no/such/plan.toml: "), "{e}");
+    assert!(
+        e.to_string().starts_with("reading /no/such/plan.toml: "),
+        "{e}"
+    );
+    // The OS's words are in the message once: no `source` for a chain printer (anyhow's
+    // `{:#}`) to print a second time.
+    assert!(std::error::Error::source(&e).is_none());
 }
 
 #[test]
