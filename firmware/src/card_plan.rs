@@ -39,7 +39,7 @@ pub fn choose_plan(
     let whole = |file: &str, line: Option<usize>, message: String| PlanFileError {
         file: file.to_owned(),
         line,
-        key: "(file)".into(),
+        key: benchboot_plan::file::WHOLE_FILE.into(),
         message,
     };
     let text = text.map_err(|e| whole(CARD_PLAN_NAME, None, format!("cannot read it: {e}")))?;
@@ -243,7 +243,7 @@ mod tests {
         assert_eq!(
             r.plan_error.map(|e| e.to_string()).as_deref(),
             Some(
-                "plan.toml (card): (file): cannot read it: plan.toml is not UTF-8 (looks like \
+                "plan.toml (card): cannot read it: plan.toml is not UTF-8 (looks like \
                  UTF-16 (little-endian, with a byte-order mark)): save it as UTF-8"
             )
         );

@@ -96,7 +96,8 @@ pub fn check_output(path: &Path) -> Result<()> {
     }
     if !meta.is_file() {
         anyhow::bail!(
-            "-o {}: is not a regular file (a link, a pipe or a device), and writing it would              replace it; name a new file, or leave -o out to print",
+            "-o {}: is not a regular file (a link, a pipe or a device), and writing it would \
+             replace it; name a new file, or leave -o out to print",
             path.display()
         );
     }
@@ -120,6 +121,23 @@ pub fn lock(f: &std::fs::File) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn an_output_that_is_not_a_regular_file_is_one_plain_sentence() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("link.html");
+        std::os::unix::fs::symlink("/etc/passwd", &link).unwrap();
+        let e = format!("{:#}", check_output(&link).unwrap_err());
+        assert_eq!(
+            e,
+            format!(
+                "-o {}: is not a regular file (a link, a pipe or a device), and writing it \
+                 would replace it; name a new file, or leave -o out to print",
+                link.display()
+            )
+        );
+    }
 
     #[test]
     fn writes_the_whole_file_and_leaves_no_temp_file() {

@@ -12,31 +12,29 @@ pub use crate::discover::{discover, BOARD_ENV};
 /// Downloads `http://<addr>/results.json` and checks its schema version.
 ///
 /// # Errors
-/// Network errors (with the address), a non-200 answer, or a document this version of
+/// Network errors in words (with the address), a non-200 answer (no redirect is
+/// followed: [`crate::http_get`]), more than a document's bound, or a document this version of
 /// benchboot cannot read (the message says to update benchboot).
 pub fn fetch(addr: &str, timeout: Duration) -> Result<(RunResults, String)> {
     let url = format!("http://{addr}/results.json");
     let sock = crate::discover::parse_addr(addr)?;
-    // The address is resolved here (IPv6 link-local zones included, which URLs cannot
-    // carry): ureq connects to it whatever the URL's host says.
-    let agent = ureq::AgentBuilder::new()
-        .timeout(timeout)
-        .resolver(move |_: &str| Ok(vec![sock]))
-        .build();
-    // A zone (fe80::1%usb0) cannot go in a URL: such addresses are named `board` there.
+    // A zone (fe80::1%usb0) cannot go in a URL: such addresses are named `board` there,
+    // and the request goes to the address resolved here whatever the URL's host says.
     let host = match sock {
         std::net::SocketAddr::V6(v6) if v6.scope_id() != 0 => format!("board:{}", sock.port()),
         _ => sock.to_string(),
     };
-    let resp = agent
-        .get(&format!("http://{host}/results.json"))
-        .call()
-        .with_context(|| {
-            format!("GET {url}: is the board up and its ready line printed? is the address right?")
-        })?;
-    // Bounded as every document reader is ([`benchboot_results::read_document`]).
-    let bytes = benchboot_results::read_document(resp.into_reader())
-        .with_context(|| format!("reading {url}: the board's answer"))?;
+    // Bounded as every document reader is ([`benchboot_results::MAX_DOCUMENT_BYTES`]).
+    let bytes = crate::http_get::get(&crate::http_get::Get {
+        url: &format!("http://{host}/results.json"),
+        shown: &url,
+        timeout,
+        at: Some(sock),
+        token: None,
+        max_bytes: benchboot_results::MAX_DOCUMENT_BYTES,
+        what: "a results document",
+        hint: ": is the board up and its ready line printed? is the address right?",
+    })?;
     let text = String::from_utf8(bytes).map_err(|e| {
         anyhow::anyhow!(
             "{url}: not UTF-8 text (byte {})",

@@ -11,6 +11,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use benchboot_console::document::{self, Found};
 use benchboot_console::lava::{self, Checked, LavaResult};
+use benchboot_results::text::escape;
 use benchboot_results::RunResults;
 
 use crate::console_log::{self, ConsoleLog};
@@ -76,6 +77,18 @@ fn rebuild(
             doc.lines.0, doc.lines.1, doc.run_id
         )
     })?;
+    // The begin line names the run the chunks belong to; the document must be that run,
+    // or a log could store (and replace) another run than the one picked with --run.
+    if results.run_id != doc.run_id {
+        bail!(
+            "{source}: lines {}-{}: the begin line says run {} but its document is run {}: \
+             the log is damaged or not PID 1's; nothing was stored",
+            doc.lines.0,
+            doc.lines.1,
+            escape(&doc.run_id),
+            escape(&results.run_id)
+        );
+    }
     let checked = lava.map(|l| lava::check(&results, l));
     Ok(FromLog {
         got: Got {
@@ -141,32 +154,28 @@ pub fn from_lava(
     let (base, id) = job_url(src)?;
     let get = |path: &str| -> Result<String> {
         let url = format!("{base}/api/v0.2/jobs/{id}/{path}/");
-        let mut req = ureq::AgentBuilder::new().timeout(timeout).build().get(&url);
-        if let Some(t) = token {
-            req = req.set("Authorization", &format!("Token {t}"));
-        }
-        let resp = req.call().map_err(|e| match e {
-            ureq::Error::Status(401 | 403 | 404, _) => anyhow::anyhow!(
-                "GET {url}: {e}: is the job id right, and the job public (else give --token, \
-                 a LAVA API token of a user who can see it)?"
-            ),
-            e => anyhow::anyhow!("GET {url}: {e}"),
+        // No redirect followed, the answer refused past the bound (never cut silently).
+        let bytes = crate::http_get::get(&crate::http_get::Get {
+            url: &url,
+            shown: &url,
+            timeout,
+            at: None,
+            token,
+            max_bytes: MAX_LOG_BYTES,
+            what: "a benchboot run's job log",
+            hint: ": is the server's address right?",
+        })
+        .map_err(|e| {
+            let s = format!("{e:#}");
+            if [" 401 ", " 403 ", " 404 "].iter().any(|c| s.contains(c)) {
+                anyhow::anyhow!(
+                    "{s}: is the job id right, and the job public (else give --token, a LAVA \
+                     API token of a user who can see it)?"
+                )
+            } else {
+                e
+            }
         })?;
-        // One byte past the bound tells a longer answer from one at the bound: it is
-        // refused, never cut silently.
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(
-            &mut std::io::Read::take(resp.into_reader(), MAX_LOG_BYTES + 1),
-            &mut bytes,
-        )
-        .with_context(|| format!("reading {url}"))?;
-        if bytes.len() as u64 > MAX_LOG_BYTES {
-            bail!(
-                "GET {url}: more than {} MiB: no job of a run logs that much; is it the job \
-                 of a benchboot run?",
-                MAX_LOG_BYTES >> 20
-            );
-        }
         Ok(String::from_utf8_lossy(&bytes).into_owned())
     };
     let log_text = get("logs")?;

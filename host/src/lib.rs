@@ -19,6 +19,7 @@ pub mod from_log;
 pub mod got;
 pub mod host_run;
 pub mod html;
+pub mod http_get;
 #[cfg(unix)]
 pub mod identity;
 pub mod log;

@@ -91,20 +91,26 @@ pub fn decode_each(elf: &[u8], frames: &[u8], mut each: impl FnMut(Line)) -> Res
              target/images/<board>.init.elf, not the stripped copy in the image",
         )?;
     let mut stream = table.new_stream_decoder();
-    stream.received(frames);
     let mut out = Decoded::default();
-    loop {
-        match stream.decode() {
-            Ok(f) => each(Line {
-                timestamp: f
-                    .display_timestamp()
-                    .map(|t| t.to_string())
-                    .unwrap_or_default(),
-                level: f.level().map(|l| l.as_str().to_owned()).unwrap_or_default(),
-                message: f.display_message().to_string(),
-            }),
-            Err(DecodeError::Malformed) => out.malformed += 1,
-            Err(DecodeError::UnexpectedEof) => break,
+    // One frame (up to and with its 0x00 separator) given to the decoder at a time: its
+    // buffer then holds one frame, and removing a decoded frame from its front moves
+    // nothing else. The whole file at once made every frame move the rest of the
+    // buffer: quadratic (800,000 four-byte frames took 31 s, 16 MiB of them minutes).
+    for frame in frames.split_inclusive(|&b| b == 0) {
+        stream.received(frame);
+        loop {
+            match stream.decode() {
+                Ok(f) => each(Line {
+                    timestamp: f
+                        .display_timestamp()
+                        .map(|t| t.to_string())
+                        .unwrap_or_default(),
+                    level: f.level().map(|l| l.as_str().to_owned()).unwrap_or_default(),
+                    message: f.display_message().to_string(),
+                }),
+                Err(DecodeError::Malformed) => out.malformed += 1,
+                Err(DecodeError::UnexpectedEof) => break,
+            }
         }
     }
     out.trailing_bytes = frames.len() - frames.iter().rposition(|&b| b == 0).map_or(0, |i| i + 1);

@@ -344,16 +344,33 @@ fn unsupported(command: &str, instead: &str) -> anyhow::Error {
 /// exits with status 1: a person's mistake is a message, never a backtrace
 /// (also under `RUST_BACKTRACE=1`). Usage errors exit with clap's status 2.
 fn main() -> ExitCode {
+    quiet_caught_fat_panics();
     let cli = Cli::parse();
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // Messages quote their input (a run id, a board name, a log line): escaped.
-            let message = format!("{e:#}");
+            let message = benchboot::out::without_os_error_codes(&format!("{e:#}"));
             benchboot::errln!("error: {message}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// A panic inside fatfs is caught by `benchboot_card::fat_guard` and becomes an error
+/// naming the damage (fatfs subtracts unchecked on a damaged card's cluster 0 or 1):
+/// its default panic message, printed before the error, is dropped. Every other panic
+/// is printed as before.
+fn quiet_caught_fat_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let in_fatfs = info
+            .location()
+            .is_some_and(|l| l.file().replace('\\', "/").contains("/fatfs-"));
+        if !in_fatfs {
+            default(info);
+        }
+    }));
 }
 
 fn run(command: Command) -> Result<()> {

@@ -62,6 +62,30 @@ pub fn relay_channel() -> std::io::Stdout {
     std::io::stdout()
 }
 
+/// `message` without std's ` (os error N)` after the OS's own words (`No such file or
+/// directory (os error 2)` is `No such file or directory`): the number says nothing the
+/// words do not, on Linux and macOS. Windows keeps it (its hints name the codes).
+pub fn without_os_error_codes(message: &str) -> String {
+    if cfg!(windows) {
+        return message.to_owned();
+    }
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(i) = rest.find(" (os error ") {
+        let tail = &rest[i + " (os error ".len()..];
+        let digits = tail.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && tail[digits..].starts_with(')') {
+            out.push_str(&rest[..i]);
+            rest = &tail[digits + 1..];
+        } else {
+            out.push_str(&rest[..i + 1]);
+            rest = &rest[i + 1..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Writes `s` escaped to `stream`, as it is (no line break added).
 pub fn text(stream: Stream, s: &str) {
     write(stream, &escape_lines(s));
@@ -122,6 +146,18 @@ mod tests {
         );
         assert_eq!(escaped(&once), once);
         assert_eq!(escaped("plain\ntext\n"), "plain\ntext\n");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn os_error_codes_are_left_out_and_nothing_else() {
+        assert_eq!(
+            without_os_error_codes(
+                "reading a.json: No such file or directory (os error 2): x (os error) (os error 7x)"
+            ),
+            "reading a.json: No such file or directory: x (os error) (os error 7x)"
+        );
+        assert_eq!(without_os_error_codes("plain"), "plain");
     }
 
     #[test]

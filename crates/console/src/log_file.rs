@@ -198,7 +198,18 @@ pub fn parse_results_export(file: &str, text: &str) -> Result<Vec<LavaResult>> {
     let v: Value = yaml_serde::from_str(text)
         .with_context(|| format!("{file}: not YAML (LAVA's results export)"))?;
     let list = v.as_sequence().with_context(|| {
-        format!("{file}: LAVA's results export is a YAML list of test cases; this is not")
+        let got = match &v {
+            Value::Mapping(_) => "a mapping (key: value)",
+            Value::String(_) => "a text",
+            Value::Number(_) => "a number",
+            Value::Bool(_) => "true or false",
+            Value::Null => "nothing (empty or null)",
+            _ => "a tagged value",
+        };
+        format!(
+            "{file}: LAVA's results export is a YAML list of test cases (`- {{name: ..., \
+             result: ...}}`); this is {got}: is it the job's `yaml` results export?"
+        )
     })?;
     list.iter()
         .enumerate()
@@ -285,7 +296,13 @@ mod tests {
         assert_eq!(r[0].measurement, Some(1.5));
         assert_eq!((r[1].measurement, r[1].units.clone()), (None, None));
         let e = format!("{:#}", parse_results_export("t.yaml", "a: 1").unwrap_err());
-        assert!(e.contains("a YAML list of test cases"), "{e}");
+        assert!(
+            e.ends_with(
+                "a YAML list of test cases (`- {name: ..., result: ...}`); this is a \
+                 mapping (key: value): is it the job's `yaml` results export?"
+            ),
+            "{e}"
+        );
     }
 
     /// 4 MiB of empty lines: each kept as a line of 32 bytes and more; 256 MiB of them

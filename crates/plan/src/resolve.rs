@@ -658,7 +658,7 @@ pub fn resolve(
         crate::PlanError::Invalid { field, message } => {
             crate::locate::invalid_in_file(file, text, &field, message, card_len)
         }
-        other => err("(file)", None, other.to_string()),
+        other => err(crate::file::WHOLE_FILE, None, other.to_string()),
     })?;
     Ok(plan)
 }

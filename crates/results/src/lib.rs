@@ -82,6 +82,50 @@ pub fn read_document_file(path: &std::path::Path) -> Result<Vec<u8>, benchboot_i
     benchboot_input::read(path, "a results document", MAX_DOCUMENT_BYTES)
 }
 
+/// serde_json's message without its ` at line L column C` tail (said apart).
+fn serde_json_message(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" at line ") {
+        Some(i) => s[..i].to_owned(),
+        None => s,
+    }
+}
+
+/// serde's words for a number's Rust type in plain words: `expected u32` is `expected
+/// a whole number from 0 to 4294967295`.
+fn plain_serde(msg: &str) -> String {
+    const TYPES: &[(&str, &str)] = &[
+        ("expected u8", "expected a whole number from 0 to 255"),
+        ("expected u16", "expected a whole number from 0 to 65535"),
+        (
+            "expected u32",
+            "expected a whole number from 0 to 4294967295",
+        ),
+        (
+            "expected u64",
+            "expected a whole number from 0 to 18446744073709551615",
+        ),
+        (
+            "expected i32",
+            "expected a whole number from -2147483648 to 2147483647",
+        ),
+        ("expected i64", "expected a whole number"),
+        ("expected f64", "expected a number"),
+        ("expected f32", "expected a number"),
+    ];
+    let mut out = msg.to_owned();
+    for (rust, words) in TYPES {
+        if let Some(i) = out.find(rust) {
+            let end = i + rust.len();
+            // `expected u32` only, not a longer word that starts the same.
+            if !out[end..].starts_with(|c: char| c.is_ascii_alphanumeric()) {
+                out.replace_range(i..end, words);
+            }
+        }
+    }
+    out
+}
+
 /// Why a results document could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ResultsError {
@@ -558,11 +602,21 @@ impl RunResults {
         if major != u64::from(SCHEMA_MAJOR) {
             return Err(ResultsError::UnsupportedVersion { found: major });
         }
-        // Parsed from the text, not from a `Value`, so a shape error says where
-        // (line and column), e.g. `invalid type: string "many", expected a sequence at
-        // line 12 column 14`.
-        let results: RunResults = serde_json::from_str(text).map_err(|e| {
-            ResultsError::Shape(budget::clip(&e.to_string(), budget::MAX_QUOTED_CHARS).into())
+        // Parsed from the text, not from a `Value`, so a shape error says where: the
+        // key path and the line and column, e.g. `at storage[3].bytes: invalid type:
+        // string "many", expected a whole number (line 12 column 14)`.
+        let mut de = serde_json::Deserializer::from_str(text);
+        let results: RunResults = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            let at = e.path().to_string();
+            let inner = e.into_inner();
+            let msg = format!(
+                "at {}: {} (line {} column {})",
+                budget::clip(&at, 120),
+                plain_serde(&serde_json_message(&inner)),
+                inner.line(),
+                inner.column()
+            );
+            ResultsError::Shape(budget::clip(&msg, budget::MAX_QUOTED_CHARS).into())
         })?;
         results.check_values()?;
         Ok(results)

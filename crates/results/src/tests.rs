@@ -477,3 +477,34 @@ fn command_runs_round_trip_and_older_documents_have_none() {
     );
     assert_eq!(RunResults::from_json(&text).unwrap(), r);
 }
+
+/// A document of the right version but the wrong shape says where (the key path, line
+/// and column) and what in words: never a Rust type name.
+#[test]
+fn a_shape_error_names_the_key_and_says_the_range_in_words() {
+    let r = RunResults::new(
+        "r".into(),
+        benchboot_plan::Plan::example(),
+        SystemInfo::default(),
+    );
+    let mut v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+    v["schema_version"]["minor"] = serde_json::json!(u64::MAX);
+    let e = RunResults::from_json(&v.to_string())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with(
+            "results: schema 1.x document does not match: at schema_version.minor: invalid \
+             value: integer `18446744073709551615`, expected a whole number from 0 to \
+             4294967295 (line 1 column "
+        ),
+        "{e}"
+    );
+    assert!(!e.contains("u32"), "{e}");
+    v["schema_version"]["minor"] = 1.into();
+    v["storage"] = serde_json::json!([{ "bytes": "many" }]);
+    let e = RunResults::from_json(&v.to_string())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("does not match: at storage[0]"), "{e}");
+}

@@ -40,6 +40,11 @@ fn a_missing_file_is_a_message_naming_it_not_a_backtrace() {
         "No such file or directory"
     };
     assert!(stderr.contains(os_words), "{stderr}");
+    // Once, and in words only (no ` (os error 2)` on Linux and macOS).
+    assert_eq!(stderr.matches(os_words).count(), 1, "{stderr}");
+    if !cfg!(windows) {
+        assert!(!stderr.contains("(os error"), "{stderr}");
+    }
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert_no_backtrace(&stderr);
     assert!(out.stdout.is_empty());

@@ -767,3 +767,55 @@ fn a_card_read_in_whole_sectors_only_gives_the_same_runs() {
             .is_empty());
     }
 }
+
+/// A card whose `results.json` points into the FAT's reserved clusters: `collect` says
+/// the filesystem is damaged, with no panic message before it (fatfs subtracts
+/// unchecked there; the panic is caught, and the host prints nothing of it).
+#[test]
+fn a_damaged_fat_is_one_error_line_not_a_panic_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(
+        dir.path(),
+        &[
+            fat(1, 4, Some("BOOT"), vec![]),
+            fat(
+                5,
+                4,
+                Some("BBRESULTS"),
+                vec![("results.json", results_text())],
+            ),
+        ],
+        &[],
+    );
+    // The 8.3 entry of `results.json` in p2: its first cluster (low word at +26) set
+    // to 1, a reserved cluster.
+    let mut d = std::fs::read(&img).unwrap();
+    let p2 = (5 * MIB) as usize;
+    let at = p2
+        + d[p2..]
+            .windows(11)
+            .position(|w| w.starts_with(b"RESULT~1"))
+            .expect("the short name of results.json");
+    d[at + 26..at + 28].copy_from_slice(&1u16.to_le_bytes());
+    std::fs::write(&img, &d).unwrap();
+    let store = dir.path().join("store");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_benchboot"))
+        .args(["collect", "--from-card"])
+        .arg(&img)
+        .arg("--store")
+        .arg(&store)
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "error: reading results.json from {} p2 (BBRESULTS): the FAT filesystem is \
+             damaged (a file or folder points into its reserved clusters); check it with \
+             fsck.vfat -n",
+            img.display()
+        )
+    );
+}

@@ -424,3 +424,34 @@ fn from_a_lava_server() {
         "{asked:?}"
     );
 }
+
+/// A begin line that names another run than its document holds: refused, naming both,
+/// nothing stored (before, `--run other` stored run `handmade-a`, replacing a copy).
+#[test]
+fn a_begin_line_naming_another_run_is_refused() {
+    let r = doc();
+    let mut lines = vec![format!("start run=other board={}", r.board)];
+    lines.extend(document::encode("other", DOC.as_bytes()));
+    let dir = tempfile::tempdir().unwrap();
+    let log = write(dir.path(), "other.log", &capture(&lines));
+    let store = dir.path().join("store");
+    let out = benchboot(&[
+        "collect",
+        "--from-log",
+        &log,
+        "--run",
+        "other",
+        "--store",
+        store.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "the begin line says run other but its document is run {}",
+            r.run_id
+        )),
+        "{err}"
+    );
+    assert!(!store.exists(), "a store was made");
+}
