@@ -102,8 +102,7 @@ pub fn serve_wifi(
         .spawn(move || {
             let never = std::sync::atomic::AtomicBool::new(false);
             let log = |l: &str| benchboot::errln!("benchboot peer: {l}");
-            if let Err(e) = wifi_join::offers::serve(&sock, &joiner, &live, &links, &never, &log)
-            {
+            if let Err(e) = wifi_join::offers::serve(&sock, &joiner, &live, &links, &never, &log) {
                 benchboot::errln!("benchboot peer: the WiFi offer listener stopped: {e}");
             }
         })

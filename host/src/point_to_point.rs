@@ -72,9 +72,7 @@ pub fn link_to(host: &[HostAddr], peer: IpAddr) -> Option<HostAddr> {
     let IpAddr::V4(peer) = peer.to_canonical() else {
         return None;
     };
-    host.iter()
-        .copied()
-        .find(|h| h.other_end() == Some(peer))
+    host.iter().copied().find(|h| h.other_end() == Some(peer))
 }
 
 /// True when `a` and `b` are two different addresses of one /30: the board's gadget

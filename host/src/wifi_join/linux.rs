@@ -147,7 +147,8 @@ pub fn join_steps(device: &str, offer: &ValidOffer) -> Vec<Step> {
 pub fn join(sys: &System, nmcli: &Path, steps: &[Step]) -> Outcome {
     let mut said = String::new();
     for step in steps {
-        let out = sys.output_with_input(nmcli, &step.args, step.input.as_deref().map(str::as_bytes));
+        let out =
+            sys.output_with_input(nmcli, &step.args, step.input.as_deref().map(str::as_bytes));
         match out {
             Ok(out) if out.status.success() => {
                 said = String::from_utf8_lossy(&out.stdout).trim().to_owned();

@@ -208,7 +208,11 @@ struct LinkCache {
 }
 
 impl LinkCache {
-    fn now<'a>(&'a mut self, links: &'a HostLinks, now: Instant) -> Result<&'a [HostAddr], &'a str> {
+    fn now<'a>(
+        &'a mut self,
+        links: &'a HostLinks,
+        now: Instant,
+    ) -> Result<&'a [HostAddr], &'a str> {
         match links {
             HostLinks::Given(v) => return Ok(v),
             HostLinks::System => {
@@ -295,12 +299,13 @@ pub fn serve(
         let Some((offer, from)) = next(sock)? else {
             continue;
         };
+        let sessions = live.sessions_at(from.ip());
         let verdict = match cache.now(links, Instant::now()) {
-            Ok(host) => admit(&offer, from.ip(), &live.sessions_at(from.ip()), host),
-            Err(e) => Err(format!(
-                "this host's addresses cannot be read ({e}), so no offer can be told from a \
-                 stranger's: join the board's network by hand"
-            )),
+            Ok(host) => admit(&offer, from.ip(), &sessions, host),
+            // No address of this host is known: no sender is the other end of one of
+            // its links, and the refusal says so after the gate's own words.
+            Err(e) => admit(&offer, from.ip(), &sessions, &[])
+                .map_err(|why| format!("this host's addresses cannot be read ({e}): {why}")),
         };
         let admitted = match verdict {
             Ok(a) => a,

@@ -165,7 +165,10 @@ fn an_ssid_or_passphrase_a_board_does_not_make_is_refused_before_any_tool() {
         ("-o", "`-o`"),
     ] {
         let e = ValidOffer::new(&offer(bad, None)).unwrap_err();
-        assert!(e.contains(&format!("the SSID {shown} {ssid_rule}")), "{bad:?}: {e}");
+        assert!(
+            e.contains(&format!("the SSID {shown} {ssid_rule}")),
+            "{bad:?}: {e}"
+        );
     }
     let long = "b".repeat(33);
     assert!(ValidOffer::new(&offer(&long, None)).is_err());
@@ -174,7 +177,13 @@ fn an_ssid_or_passphrase_a_board_does_not_make_is_refused_before_any_tool() {
         ..offer("x", None)
     };
     assert!(ValidOffer::new(&ssid_bytes).is_err());
-    for bad in ["short", &"a".repeat(64), "pass\u{1b}word", "pässword1", "tab\tword"] {
+    for bad in [
+        "short",
+        &"a".repeat(64),
+        "pass\u{1b}word",
+        "pässword1",
+        "tab\tword",
+    ] {
         assert_eq!(
             ValidOffer::new(&offer("bb-x", Some(bad))).unwrap_err(),
             "the passphrase is not a WPA2 one (8 to 63 printable ASCII characters, IEEE \
@@ -533,8 +542,13 @@ fn an_offer_is_let_in_only_from_the_board_on_a_point_to_point_link_of_this_host(
     let ip = |s: &str| s.parse::<std::net::IpAddr>().unwrap();
     let o = offer("bb-rpi-4b-ch1-20", Some("0123456789abcdef"));
     // The right one.
-    let a = offers::admit(&o, ip("10.55.0.1"), &[live(Some("rpi-4b"), "10.55.0.2")], &hosts)
-        .unwrap();
+    let a = offers::admit(
+        &o,
+        ip("10.55.0.1"),
+        &[live(Some("rpi-4b"), "10.55.0.2")],
+        &hosts,
+    )
+    .unwrap();
     assert_eq!(
         (a.board.as_str(), a.link.to_string(), a.offer.ssid()),
         ("rpi-4b", "10.55.0.2/30".to_owned(), "bb-rpi-4b-ch1-20")
@@ -576,8 +590,13 @@ fn an_offer_is_let_in_only_from_the_board_on_a_point_to_point_link_of_this_host(
         "{lo}"
     );
     // From the /30's broadcast address: no host's.
-    assert!(offers::admit(&o, ip("10.55.0.3"), &[live(Some("rpi-4b"), "10.55.0.2")], &hosts)
-        .is_err());
+    assert!(offers::admit(
+        &o,
+        ip("10.55.0.3"),
+        &[live(Some("rpi-4b"), "10.55.0.2")],
+        &hosts
+    )
+    .is_err());
     // From the right /30, naming another board.
     assert_eq!(
         offers::admit(
@@ -590,8 +609,13 @@ fn an_offer_is_let_in_only_from_the_board_on_a_point_to_point_link_of_this_host(
         "the SSID is not one of the board's own (bb-rpi-zero-w-...) that holds the session \
          from 10.55.0.1"
     );
-    assert!(offers::admit(&o, ip("10.55.0.1"), &[live(Some("rpi-4"), "10.55.0.2")], &hosts)
-        .is_err());
+    assert!(offers::admit(
+        &o,
+        ip("10.55.0.1"),
+        &[live(Some("rpi-4"), "10.55.0.2")],
+        &hosts
+    )
+    .is_err());
     // From the right /30, the session come in on another address of this host.
     assert_eq!(
         offers::admit(
@@ -628,8 +652,13 @@ fn an_offer_is_let_in_only_from_the_board_on_a_point_to_point_link_of_this_host(
     .starts_with("the SSID `bb-rpi-4b-\\u{1b}[2J\\u{7}` is not one a board makes"));
     // A direct cable's /31 works the same.
     let p31 = host(&["10.57.0.0/31"]);
-    assert!(offers::admit(&o, ip("10.57.0.1"), &[live(Some("rpi-4b"), "10.57.0.0")], &p31)
-        .is_ok());
+    assert!(offers::admit(
+        &o,
+        ip("10.57.0.1"),
+        &[live(Some("rpi-4b"), "10.57.0.0")],
+        &p31
+    )
+    .is_ok());
 }
 
 /// Strangers' offers: from an address that is not the other end of this host's link
@@ -731,14 +760,19 @@ fn a_strangers_own_session_does_not_let_its_offer_in() {
     .unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
     while registry.sessions_at(stranger_ip.into()).is_empty() {
-        assert!(Instant::now() < deadline, "the stranger's session never opened");
+        assert!(
+            Instant::now() < deadline,
+            "the stranger's session never opened"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     let (to, stop, lines, server) = listener(joiner, registry);
     let stranger = UdpSocket::bind((stranger_ip, 0)).unwrap();
     stranger
         .send_to(
-            offer("bb-rpi-4b-ch1-20", Some("password123")).encode().as_bytes(),
+            offer("bb-rpi-4b-ch1-20", Some("password123"))
+                .encode()
+                .as_bytes(),
             to,
         )
         .unwrap();
@@ -895,4 +929,3 @@ fn offers_sent_over_loopback_are_joined_once_each() {
     assert!(lines[2].contains("`bb-rpi-4b-ch36-80` (WPA2, 5180 MHz, 80 MHz wide"));
     assert_eq!(lines.len(), 4, "{lines:?}");
 }
-

@@ -185,7 +185,11 @@ impl Running {
 fn a_strangers_session_and_offer_never_make_the_host_join() {
     let mut peer = Running::start(&["--listen", "127.0.0.1:0", "--wifi-offer-port", "0"]);
     let (offers, at) = peer.addresses("127.0.0.1");
-    assert_eq!(offers.ip(), Ipv4Addr::LOCALHOST, "offers bound to every interface");
+    assert_eq!(
+        offers.ip(),
+        Ipv4Addr::LOCALHOST,
+        "offers bound to every interface"
+    );
     let stranger = Ipv4Addr::new(127, 0, 0, 3);
     let session = {
         let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
