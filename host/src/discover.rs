@@ -157,13 +157,9 @@ pub fn on_link(board: Ipv4Addr) -> bool {
         return false;
     }
     match sock.local_addr() {
-        Ok(SocketAddr::V4(local)) => same_slash_30(*local.ip(), board),
+        Ok(SocketAddr::V4(local)) => crate::point_to_point::same_slash_30(*local.ip(), board),
         _ => false,
     }
-}
-
-fn same_slash_30(a: Ipv4Addr, b: Ipv4Addr) -> bool {
-    u32::from(a) & !3 == u32::from(b) & !3 && a != b
 }
 
 /// One round over `list`, in order: a TCP connect (1 s timeout) to each candidate,
@@ -253,22 +249,6 @@ mod tests {
             .all(|c| c.needs_link && !c.addr.ip().is_loopback()));
         let err = format!("{:#}", candidates(Some("nonsense"), &[]).unwrap_err());
         assert!(err.contains("BENCHBOOT_BOARD=nonsense"), "{err}");
-    }
-
-    #[test]
-    fn gadget_addresses_need_a_local_link() {
-        assert!(same_slash_30(
-            Ipv4Addr::new(10, 55, 0, 2),
-            Ipv4Addr::new(10, 55, 0, 1)
-        ));
-        assert!(!same_slash_30(
-            Ipv4Addr::new(10, 55, 0, 6),
-            Ipv4Addr::new(10, 55, 0, 1)
-        ));
-        assert!(!same_slash_30(
-            Ipv4Addr::new(192, 0, 2, 2),
-            Ipv4Addr::new(10, 55, 0, 1)
-        ));
     }
 
     // A /sys/class/net-shaped tree with symlinks: Linux's layout.

@@ -28,6 +28,7 @@ pub mod memory;
 pub mod out;
 pub mod plan;
 pub mod plot;
+pub mod point_to_point;
 #[cfg(unix)]
 pub mod prepare_disk;
 pub mod probe;

@@ -126,17 +126,24 @@ enum Command {
         /// replaces the host and port of the URL the board asks this peer to fetch.
         #[arg(long)]
         board_address: Option<std::net::SocketAddr>,
-        /// Join the WiFi networks the board offers over the results link (UDP 5203;
-        /// the board as access point, one network per channel it sweeps) with this
-        /// host's WiFi adapter: nmcli on Linux, networksetup on macOS; Windows: join
-        /// by hand. Only an offer from the address of a board holding a session with
-        /// this peer, for that board's own SSID (bb-<board>-...), is taken; others are
-        /// refused with the reason. The peer keeps serving on every interface meanwhile.
+        /// Join the WiFi networks the board offers over the results link (UDP 5203 on
+        /// the --listen address; the board as access point, one network per channel it
+        /// sweeps) with this host's WiFi adapter: nmcli on Linux, networksetup on
+        /// macOS; Windows: join by hand. Only an offer from the board at the other end
+        /// of a point-to-point link of this host (the gadget link's /30, a direct
+        /// cable's), holding a session with this peer over that link, for that board's
+        /// own SSID (bb-<board>-...), is taken; others are refused with the reason (a
+        /// board on a LAN: join by hand). The peer keeps serving on every interface.
         #[arg(long)]
         wifi: bool,
-        /// ADDRESS:PORT the WiFi offers are listened for on (UDP).
-        #[arg(long, hide = true, default_value = "0.0.0.0:5203")]
-        wifi_offers: std::net::SocketAddr,
+        /// UDP port the WiFi offers are listened for on, at the --listen address.
+        #[arg(long, hide = true, default_value_t = benchboot_netbench::wifi_offer::WIFI_OFFER_PORT)]
+        wifi_offer_port: u16,
+        /// This host's addresses as ADDRESS/PREFIX (10.55.0.2/30), instead of reading
+        /// them from the system: for tests over loopback, where no link is
+        /// point-to-point.
+        #[arg(long, hide = true, value_delimiter = ',')]
+        wifi_host_addresses: Vec<benchboot::point_to_point::HostAddr>,
         /// Highest UDP load offered or taken, bit/s with k, M or G: 1G, the fastest
         /// link of any board (Gigabit Ethernet on the Pi 4 B and Banana Pi M1); at most
         /// 100G, the plan's own limit (loopback benchmarks).
@@ -464,7 +471,8 @@ fn run(command: Command) -> Result<()> {
             announce,
             board_address,
             wifi,
-            wifi_offers,
+            wifi_offer_port,
+            wifi_host_addresses,
             max_udp_bitrate,
         } => {
             let options = benchboot_netbench::peer::PeerOptions {
@@ -474,7 +482,13 @@ fn run(command: Command) -> Result<()> {
                 ..Default::default()
             };
             if wifi {
-                peer::serve_wifi(listen, wifi_offers, &options)?;
+                use benchboot::wifi_join::offers::HostLinks;
+                let links = if wifi_host_addresses.is_empty() {
+                    HostLinks::System
+                } else {
+                    HostLinks::Given(wifi_host_addresses)
+                };
+                peer::serve_wifi(listen, wifi_offer_port, links, &options)?;
             } else {
                 peer::serve(listen, &options)?;
             }

@@ -61,28 +61,34 @@ pub fn serve(listen: SocketAddr, options: &peer::PeerOptions) -> Result<()> {
 
 /// `benchboot peer --wifi`: finds this host's WiFi adapter (an error, before anything
 /// is waited for, when there is none), listens for the boards' WiFi offers on UDP
-/// `offers` and joins each new one that a board with a live session on this peer sent
-/// for its own SSID ([`benchboot::wifi_join::offers::admit`], asking the peer's
-/// [`peer::Registry`]), and serves the peer on `listen` as [`serve`] does. The board's tests over its AP come in on the address
-/// this host leases there, so `listen` should be every interface (`0.0.0.0`, the
-/// default); another address is served with a warning.
+/// `offer_port` of `listen`'s address (every interface by default, never more than
+/// `--listen` names) and joins each new one that [`benchboot::wifi_join::offers::admit`]
+/// lets in: from the board at the other end of a point-to-point link of this host
+/// (`links`: this host's addresses, read from the system unless given), holding a live
+/// session on this peer that came in on this host's end of that link and named the
+/// board whose SSID it is (asking the peer's [`peer::Registry`]); and serves the peer on
+/// `listen` as [`serve`] does. The board's tests over its AP come in on the address this
+/// host leases there, so `listen` should be every interface (`0.0.0.0`, the default);
+/// another address is served with a warning.
 pub fn serve_wifi(
     listen: SocketAddr,
-    offers: SocketAddr,
+    offer_port: u16,
+    links: benchboot::wifi_join::offers::HostLinks,
     options: &peer::PeerOptions,
 ) -> Result<()> {
     use benchboot::wifi_join::{self, Os, System};
     let joiner = wifi_join::find_adapter(&System::from_env(), Os::current())?;
     if !listen.ip().is_unspecified() {
         benchboot::errln!(
-            "benchboot peer: warning: --listen {listen} serves that address only; the \
-             board's tests over its WiFi AP come in on the address this host gets there \
-             (`.2` of the board's AP subnet): use --listen 0.0.0.0:{}",
+            "benchboot peer: warning: --listen {listen} serves that address only, and the \
+             WiFi offers are listened for there only; the board's tests over its WiFi AP \
+             come in on the address this host gets there (`.2` of the board's AP subnet): \
+             use --listen 0.0.0.0:{}",
             listen.port()
         );
     }
     let listener = bind(listen)?;
-    let sock = wifi_join::offers::bind(offers)?;
+    let sock = wifi_join::offers::bind(SocketAddr::new(listen.ip(), offer_port))?;
     benchboot::errln!(
         "benchboot peer: listening for WiFi offers on UDP {} (the board sends them over the \
          results link); joining with {}",
@@ -96,7 +102,7 @@ pub fn serve_wifi(
         .spawn(move || {
             let never = std::sync::atomic::AtomicBool::new(false);
             let log = |l: &str| benchboot::errln!("benchboot peer: {l}");
-            if let Err(e) = wifi_join::offers::serve(&sock, &joiner, &live, &never, &log) {
+            if let Err(e) = wifi_join::offers::serve(&sock, &joiner, &live, &links, &never, &log) {
                 benchboot::errln!("benchboot peer: the WiFi offer listener stopped: {e}");
             }
         })

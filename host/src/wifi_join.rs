@@ -8,8 +8,10 @@
 //! what a tool prints, build its arguments) and tested on every host: [`linux`]
 //! (`nmcli`, else the `iw` / `wpa_supplicant` commands to type), [`macos`]
 //! (`networksetup`), [`windows`] (not supported yet: what to do by hand). [`offers`]
-//! listens for the offers and decides which to join. Programs are looked up on the
-//! PATH given in [`System`], so tests put fake tools first.
+//! listens for the offers and decides which to join ([`offers::admit`], the one gate).
+//! A joiner takes only a [`ValidOffer`]: an SSID and passphrase of the shapes a board
+//! makes, checked before any tool sees them. Programs are looked up on the PATH given
+//! in [`System`], so tests put fake tools first.
 
 pub mod linux;
 pub mod macos;
@@ -54,11 +56,39 @@ impl System {
     /// # Errors
     /// When it cannot be started.
     pub fn output(&self, program: &Path, args: &[String]) -> io::Result<Output> {
-        std::process::Command::new(program)
-            .args(args)
+        self.output_with_input(program, args, None)
+    }
+
+    /// [`System::output`], writing `input` to its standard input (then closing it):
+    /// a secret passed this way is not on its command line, which every local user
+    /// can read (`/proc/PID/cmdline`). No input: standard input is `/dev/null`.
+    ///
+    /// # Errors
+    /// When it cannot be started or its input cannot be written.
+    pub fn output_with_input(
+        &self,
+        program: &Path,
+        args: &[String],
+        input: Option<&[u8]>,
+    ) -> io::Result<Output> {
+        use std::process::Stdio;
+        let mut cmd = std::process::Command::new(program);
+        cmd.args(args)
             .env("PATH", &self.path)
-            .stdin(std::process::Stdio::null())
-            .output()
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let Some(input) = input else {
+            return cmd.stdin(Stdio::null()).output();
+        };
+        let mut child = cmd.stdin(Stdio::piped()).spawn()?;
+        // A few dozen bytes: they fit in the pipe, so writing before reading the
+        // output cannot block on a child that writes first.
+        let written = match child.stdin.take() {
+            Some(mut stdin) => io::Write::write_all(&mut stdin, input),
+            None => Ok(()),
+        };
+        let out = child.wait_with_output()?;
+        written.map(|()| out)
     }
 }
 
@@ -101,7 +131,9 @@ impl Os {
 /// How this host joins an offered network.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Joiner {
-    /// NetworkManager: `nmcli device wifi connect SSID [password P] ifname DEVICE`.
+    /// NetworkManager: `nmcli device wifi connect SSID ifname DEVICE` for an open
+    /// network, a profile activated with the passphrase on standard input for WPA2
+    /// ([`linux::join_steps`]).
     Nmcli {
         nmcli: PathBuf,
         device: String,
@@ -130,10 +162,76 @@ pub enum Outcome {
     ByHand(String),
 }
 
-/// The offer's SSID as text; `None` when it is not UTF-8 (the board's own SSIDs are
-/// ASCII: `bb-<board>-ch1-20`).
-pub fn ssid_text(o: &WifiOffer) -> Option<&str> {
-    std::str::from_utf8(&o.ssid).ok()
+/// Longest SSID, bytes (IEEE 802.11-2020 §9.4.2.2).
+pub const MAX_SSID: usize = 32;
+/// Shortest and longest WPA2 passphrase, characters, each printable ASCII 0x20..=0x7e
+/// (IEEE 802.11i-2004 Annex H.4.1).
+pub const PASSPHRASE_LEN: std::ops::RangeInclusive<usize> = 8..=63;
+
+/// An offer whose SSID and passphrase have the shapes a board makes: the SSID 1 to
+/// [`MAX_SSID`] ASCII letters, digits and `-`, not starting with `-` (the plan makes
+/// `bb-<board>-ch<channel>-<width>`, `plan::wifi::ap_ssid_prefix`), the passphrase
+/// (if any) [`PASSPHRASE_LEN`] printable ASCII characters (the board makes 16 hex
+/// digits). Nothing else reaches a tool's arguments, its input or a command printed
+/// to type: [`Joiner::join`] takes only this.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValidOffer {
+    offer: WifiOffer,
+    ssid: String,
+}
+
+impl ValidOffer {
+    /// Checks `offer`'s SSID and passphrase.
+    ///
+    /// # Errors
+    /// Which one is not of its shape and what the shape is (the SSID escaped, the
+    /// passphrase never shown).
+    pub fn new(offer: &WifiOffer) -> Result<ValidOffer, String> {
+        // Not starting with '-': no tool may take it for an option.
+        let ssid_ok = offer.ssid.first().is_some_and(u8::is_ascii_alphanumeric)
+            && offer.ssid.len() <= MAX_SSID
+            && offer
+                .ssid
+                .iter()
+                .all(|b| b.is_ascii_alphanumeric() || *b == b'-');
+        if !ssid_ok {
+            return Err(format!(
+                "the SSID {} is not one a board makes (1 to {MAX_SSID} ASCII letters, digits \
+                 and '-', not starting with '-', as bb-<board>-ch<channel>-<width>)",
+                offers::ssid_shown(offer)
+            ));
+        }
+        if let Some(p) = &offer.passphrase {
+            if !PASSPHRASE_LEN.contains(&p.len()) || !p.bytes().all(|b| (0x20..=0x7e).contains(&b))
+            {
+                return Err(format!(
+                    "the passphrase is not a WPA2 one ({} to {} printable ASCII characters, \
+                     IEEE 802.11i)",
+                    PASSPHRASE_LEN.start(),
+                    PASSPHRASE_LEN.end()
+                ));
+            }
+        }
+        Ok(ValidOffer {
+            ssid: String::from_utf8_lossy(&offer.ssid).into_owned(),
+            offer: offer.clone(),
+        })
+    }
+
+    /// The SSID: ASCII letters, digits and `-`.
+    pub fn ssid(&self) -> &str {
+        &self.ssid
+    }
+
+    /// The WPA2 passphrase (printable ASCII); `None`: an open network.
+    pub fn passphrase(&self) -> Option<&str> {
+        self.offer.passphrase.as_deref()
+    }
+
+    /// The whole offer (channel, width, the board's address on its AP).
+    pub fn offer(&self) -> &WifiOffer {
+        &self.offer
+    }
 }
 
 /// `WPA2` / `open`.
@@ -171,24 +269,18 @@ impl Joiner {
     }
 
     /// Joins the network `offer` names (blocks until the tool returns).
-    pub fn join(&self, offer: &WifiOffer) -> Outcome {
-        let Some(ssid) = ssid_text(offer) else {
-            return Outcome::ByHand(format!(
-                "the offered SSID is not text ({} bytes): join it by hand",
-                offer.ssid.len()
-            ));
-        };
+    pub fn join(&self, offer: &ValidOffer) -> Outcome {
         match self {
             Joiner::Nmcli { nmcli, device, sys } => {
-                linux::join(sys, nmcli, &linux::connect_args(device, ssid, offer))
+                linux::join(sys, nmcli, &linux::join_steps(device, offer))
             }
-            Joiner::Iw { interface } => Outcome::ByHand(linux::by_hand(interface, ssid, offer)),
+            Joiner::Iw { interface } => Outcome::ByHand(linux::by_hand(interface, offer)),
             Joiner::Networksetup {
                 program,
                 device,
                 sys,
-            } => macos::join(sys, program, &macos::join_args(device, ssid, offer)),
-            Joiner::ByHand { os } => Outcome::ByHand(windows::by_hand(*os, ssid, offer)),
+            } => macos::join(sys, program, &macos::join_args(device, offer)),
+            Joiner::ByHand { os } => Outcome::ByHand(windows::by_hand(*os, offer)),
         }
     }
 }

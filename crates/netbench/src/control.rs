@@ -117,6 +117,57 @@ pub enum Request {
     Bye,
 }
 
+/// Longest part of a board's URL [`Request::words`] shows, characters.
+const URL_SHOWN: usize = 120;
+
+impl Request {
+    /// The request in words for the peer's log: `test 3: TCP board-to-host, 4
+    /// streams, 10000 ms after a 1000 ms warm-up`, `test 1: an HTTP object of 1048576
+    /// bytes from the peer`. A URL is shown in backticks, cut to 120 characters; the
+    /// log escapes its control characters.
+    pub fn words(&self) -> String {
+        match self {
+            Request::Throughput {
+                test,
+                direction,
+                streams,
+                omit_ms,
+                duration_ms,
+                interval_ms,
+            } => format!(
+                "test {test}: TCP {}, {streams} stream(s), {duration_ms} ms after a \
+                 {omit_ms} ms warm-up, {interval_ms} ms intervals",
+                direction.name()
+            ),
+            Request::Stop { test } => format!("test {test}: stop"),
+            Request::Latency { test, samples } => {
+                format!("test {test}: latency, {samples} round trips")
+            }
+            Request::HttpFromPeer { test, bytes } => {
+                format!("test {test}: an HTTP object of {bytes} bytes from the peer")
+            }
+            Request::HttpFromBoard { test, url } => {
+                let shown: String = url.chars().take(URL_SHOWN).collect();
+                let cut = if shown.len() < url.len() { "..." } else { "" };
+                format!("test {test}: fetch `{shown}{cut}` from the board over HTTP")
+            }
+            Request::Udp {
+                test,
+                direction,
+                bitrate,
+                datagram_bytes,
+                omit_ms,
+                duration_ms,
+            } => format!(
+                "test {test}: UDP {} at {bitrate} bit/s in {datagram_bytes}-byte datagrams, \
+                 {duration_ms} ms after a {omit_ms} ms warm-up",
+                direction.name()
+            ),
+            Request::Bye => "goodbye".into(),
+        }
+    }
+}
+
 /// What the peer answers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Reply {
@@ -334,7 +385,11 @@ impl Control {
         match got {
             Ok(true) => serde_json::from_slice(&self.line).map_err(|e| {
                 let shown = String::from_utf8_lossy(&self.line[..self.line.len().min(120)]);
-                NetError::Protocol(format!("unexpected message `{shown}`: {e}"))
+                NetError::Protocol(format!(
+                    "a line this benchboot cannot read, `{shown}` ({}): run the benchboot \
+                     that matches the image",
+                    unreadable(&e)
+                ))
             }),
             Ok(false) => Err(NetError::Closed("control".into())),
             Err(e) => Err(NetError::io(what, e)),
@@ -370,6 +425,28 @@ impl Control {
             r => Ok(r),
         }
     }
+}
+
+/// Why serde_json could not read a message, in words: `the value `BoardToHost` is not
+/// one this benchboot knows (it knows `board-to-host` or `host-to-board`), line 1
+/// column 42`.
+fn unreadable(e: &serde_json::Error) -> String {
+    let at = format!("line {} column {}", e.line(), e.column());
+    let said = e.to_string();
+    let said = said
+        .strip_suffix(&format!(" at {at}"))
+        .unwrap_or(&said)
+        .to_owned();
+    let said = match said.strip_prefix("unknown variant ") {
+        Some(rest) => match rest.split_once(", expected ") {
+            Some((got, known)) => {
+                format!("the value {got} is not one this benchboot knows (it knows {known})")
+            }
+            None => format!("the value {rest} is not one this benchboot knows"),
+        },
+        None => said,
+    };
+    format!("{said}, {at}")
 }
 
 /// An unexpected reply, named.

@@ -8,10 +8,11 @@
 //! `benchboot-wifi 1 ssid=<hex> security=wpa2|open psk=<hex>|- freq=<MHz> width=<MHz> board=<IPv4>\n`.
 //! `board` is the board's address on its AP (its DHCP server leases the host `.2`).
 //!
-//! A datagram can come from anyone: the host acts on an offer only from the address of
-//! a board with a live session on its peer, and only for that board's own SSIDs
-//! ([`WifiOffer::is_of_board`]); `benchboot peer --wifi` (the host's `wifi_join::offers`)
-//! holds that gate.
+//! A datagram can come from anyone: the host acts on an offer only from the far end of
+//! a point-to-point link of its own (a /30 or /31 it holds an address in) where a board
+//! holds a live session on its peer, come in on the host's end of that link, and only
+//! for that board's own SSIDs ([`WifiOffer::is_of_board`]); `benchboot peer --wifi`
+//! (the host's `wifi_join::offers::admit`) holds that gate.
 
 use std::net::Ipv4Addr;
 

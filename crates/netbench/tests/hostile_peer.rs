@@ -182,7 +182,7 @@ fn runs_over_the_plan_and_link_bounds_are_refused_with_the_reason() {
     let _ = r.read_to_end(&mut rest);
     let log = lines.lock().unwrap().join("\n");
     assert!(
-        log.contains("bitrate: 18446744073709551615")
+        log.contains("test 2: UDP host-to-board at 18446744073709551615 bit/s in 1448-byte")
             && log.contains("is more than 1000000000 bit/s")
             && log.contains("ended after")
             && log.contains("goodbye from the board"),
@@ -621,4 +621,81 @@ fn a_board_completes_beside_hostile_sessions_a_flood_and_large_objects() {
         log.contains("wait for their first line, the most from one address"),
         "{log}"
     );
+}
+
+/// The log tells each request in words, never as Rust's `Debug` of the message: a
+/// refused request (`test 1: an HTTP object of ... bytes from the peer: invalid: ...`),
+/// a line the peer cannot read (a direction spelled as the Rust variant), and a hello
+/// whose board name holds control characters, escaped once in the reply and the log.
+#[test]
+fn the_log_tells_requests_in_words_and_a_bad_board_name_escaped_once() {
+    let (peer, lines) = start_peer(short());
+    let (mut c, mut r, _) = hello(peer);
+    c.write_all(&encode(&Request::HttpFromPeer {
+        test: 1,
+        bytes: u64::MAX,
+    }))
+    .unwrap();
+    let m = error_of(&mut r);
+    assert!(m.starts_with("invalid: http bytes must be 1 ..= "), "{m}");
+    c.write_all(
+        b"{\"Throughput\":{\"test\":3,\"direction\":\"BoardToHost\",\"streams\":1,\
+          \"omit_ms\":0,\"duration_ms\":100,\"interval_ms\":100}}\n",
+    )
+    .unwrap();
+    assert!(closed_within(&mut r, Duration::from_secs(10)));
+    let mut evil = TcpStream::connect(peer).unwrap();
+    evil.write_all(b"{\"Hello\":{\"version\":1,\"board\":\"\\u001b[31mx\"}}\n")
+        .unwrap();
+    let mut er = BufReader::new(evil.try_clone().unwrap());
+    er.get_ref()
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let refusal = error_of(&mut er);
+    assert_eq!(
+        refusal,
+        "refused: `\\u{1b}[31mx` is not a board name: it holds a control or non-ASCII \
+         character"
+    );
+    eventually("every line logged", || {
+        let l = lines.lock().unwrap();
+        l.iter().any(|l| l.contains("ended after"))
+            && l.iter().any(|l| l.contains("is not a board name"))
+    });
+    let lines = lines.lock().unwrap();
+    let line = |what: &str| {
+        lines
+            .iter()
+            .find(|l| l.contains(what))
+            .unwrap_or_else(|| panic!("no `{what}` in {lines:#?}"))
+            .clone()
+    };
+    assert!(
+        line("test 1:").ends_with(&format!(
+            ": test 1: an HTTP object of {} bytes from the peer: invalid: http bytes must \
+             be 1 ..= 1073741824, not {}",
+            u64::MAX,
+            u64::MAX
+        )),
+        "{lines:#?}"
+    );
+    let ended = line("ended after");
+    assert!(
+        ended.contains(
+            "(the value `BoardToHost` is not one this benchboot knows (it knows \
+             `board-to-host` or `host-to-board`), line 1 column "
+        ) && ended.ends_with("): run the benchboot that matches the image"),
+        "{ended}"
+    );
+    assert!(
+        line("is not a board name").ends_with(&format!(": {refusal}")),
+        "{lines:#?}"
+    );
+    for l in lines.iter() {
+        assert!(
+            !l.contains("HttpFromPeer {") && !l.contains("unknown variant"),
+            "{l}"
+        );
+        assert!(!l.contains("\\\\u"), "escaped twice: {l}");
+    }
 }

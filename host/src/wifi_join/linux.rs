@@ -1,6 +1,8 @@
 //! Linux: NetworkManager's `nmcli` finds the WiFi adapter (`nmcli -t -f DEVICE,TYPE
 //! device`: `DEVICE:TYPE` lines, `:` and `\` in a field escaped with `\`) and joins
-//! (`nmcli device wifi connect SSID [password P] ifname DEVICE`). Without `nmcli` the
+//! ([`join_steps`]: an open network with `nmcli device wifi connect SSID ifname
+//! DEVICE`; a WPA2 one through a profile whose passphrase nmcli reads from its standard
+//! input, never from its command line). Without `nmcli` the
 //! wireless interfaces are the ones with a `wireless/` folder under `/sys/class/net`,
 //! and the commands to type are printed: `iw dev IF connect SSID FREQ` for an open
 //! network (iw alone cannot do WPA2), `wpa_supplicant` for WPA2, then a DHCP client.
@@ -8,9 +10,8 @@
 use std::path::Path;
 
 use anyhow::{bail, Result};
-use benchboot_netbench::wifi_offer::WifiOffer;
 
-use super::{shell_quote, Joiner, Outcome, System};
+use super::{shell_quote, Joiner, Outcome, System, ValidOffer};
 
 /// The arguments that list the devices.
 pub const LIST_ARGS: [&str; 4] = ["-t", "-f", "DEVICE,TYPE", "device"];
@@ -60,35 +61,116 @@ pub fn wifi_device(devices: &[(String, String)]) -> Option<&str> {
         .map(|(d, _)| d.as_str())
 }
 
-/// The join command's arguments: `device wifi connect SSID [password P] ifname DEVICE`.
-pub fn connect_args(device: &str, ssid: &str, offer: &WifiOffer) -> Vec<String> {
-    let mut a: Vec<String> = ["device", "wifi", "connect", ssid]
-        .map(String::from)
-        .to_vec();
-    if let Some(p) = &offer.passphrase {
-        a.extend(["password".to_owned(), p.clone()]);
-    }
-    a.extend(["ifname".to_owned(), device.to_owned()]);
-    a
+/// One `nmcli` run of a join.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    pub args: Vec<String>,
+    /// Written to its standard input (the passphrase file `passwd-file /dev/stdin`
+    /// reads); `None`: `/dev/null`.
+    pub input: Option<String>,
+    /// When false its failure is ignored (deleting a profile that may not exist).
+    pub must_succeed: bool,
 }
 
-/// Runs `nmcli` with `args`.
-pub fn join(sys: &System, nmcli: &Path, args: &[String]) -> Outcome {
-    match sys.output(nmcli, args) {
-        Ok(out) if out.status.success() => {
-            Outcome::Joined(String::from_utf8_lossy(&out.stdout).trim().to_owned())
-        }
-        Ok(out) => {
-            let err = String::from_utf8_lossy(&out.stderr).trim().to_owned();
-            let said = if err.is_empty() {
-                String::from_utf8_lossy(&out.stdout).trim().to_owned()
-            } else {
-                err
-            };
-            Outcome::Failed(format!("nmcli {}: {said}", out.status))
-        }
-        Err(e) => Outcome::Failed(format!("cannot run {}: {e}", nmcli.display())),
+/// Where nmcli reads the passphrase file of `connection up ... passwd-file`: its own
+/// standard input (a pipe: nmcli reads any file to its end, `nm_utils_fd_get_contents`).
+pub const PASSWD_FILE: &str = "/dev/stdin";
+
+/// The `nmcli` runs that join `offer` on `device`:
+///
+/// - open: `device wifi connect SSID ifname DEVICE`;
+/// - WPA2: `nmcli device wifi connect` takes the passphrase only as an argument
+///   (`password P`), which every local user can read in `/proc/PID/cmdline`, so a
+///   profile named after the SSID is made without it and activated with it on standard
+///   input: `connection delete id SSID` (an older one; may fail), `connection add type
+///   wifi ifname DEVICE con-name SSID ssid SSID autoconnect no wifi-sec.key-mgmt
+///   wpa-psk wifi-sec.psk-flags 2` (2: not saved, asked at each activation), then
+///   `connection up id SSID ifname DEVICE passwd-file /dev/stdin` reading
+///   `802-11-wireless-security.psk:PASSPHRASE` (nmcli(1), `connection up`).
+pub fn join_steps(device: &str, offer: &ValidOffer) -> Vec<Step> {
+    let ssid = offer.ssid();
+    let step = |args: &[&str], input: Option<String>, must_succeed: bool| Step {
+        args: args.iter().map(|a| (*a).to_owned()).collect(),
+        input,
+        must_succeed,
+    };
+    match offer.passphrase() {
+        None => vec![step(
+            &["device", "wifi", "connect", ssid, "ifname", device],
+            None,
+            true,
+        )],
+        Some(p) => vec![
+            step(&["connection", "delete", "id", ssid], None, false),
+            step(
+                &[
+                    "connection",
+                    "add",
+                    "type",
+                    "wifi",
+                    "ifname",
+                    device,
+                    "con-name",
+                    ssid,
+                    "ssid",
+                    ssid,
+                    "autoconnect",
+                    "no",
+                    "wifi-sec.key-mgmt",
+                    "wpa-psk",
+                    "wifi-sec.psk-flags",
+                    "2",
+                ],
+                None,
+                true,
+            ),
+            step(
+                &[
+                    "connection",
+                    "up",
+                    "id",
+                    ssid,
+                    "ifname",
+                    device,
+                    "passwd-file",
+                    PASSWD_FILE,
+                ],
+                Some(format!("802-11-wireless-security.psk:{p}\n")),
+                true,
+            ),
+        ],
     }
+}
+
+/// Runs `nmcli` for each of `steps` in turn, stopping at the first that must succeed
+/// and fails; joined with the last one's words.
+pub fn join(sys: &System, nmcli: &Path, steps: &[Step]) -> Outcome {
+    let mut said = String::new();
+    for step in steps {
+        let out =
+            sys.output_with_input(nmcli, &step.args, step.input.as_deref().map(str::as_bytes));
+        match out {
+            Ok(out) if out.status.success() => {
+                said = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+            }
+            Ok(_) if !step.must_succeed => {}
+            Ok(out) => {
+                let err = String::from_utf8_lossy(&out.stderr).trim().to_owned();
+                let words = if err.is_empty() {
+                    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+                } else {
+                    err
+                };
+                return Outcome::Failed(format!(
+                    "`nmcli {}` failed ({}): {words}",
+                    step.args.join(" "),
+                    out.status
+                ));
+            }
+            Err(e) => return Outcome::Failed(format!("cannot run {}: {e}", nmcli.display())),
+        }
+    }
+    Outcome::Joined(said)
 }
 
 /// The interfaces under `sys_class_net` with a `wireless/` folder (or a `phy80211`
@@ -163,16 +245,20 @@ pub fn find(sys: &System) -> Result<Joiner> {
 /// The commands to join by hand without NetworkManager: `iw` for an open network, a
 /// `wpa_supplicant` for WPA2 (iw cannot do the handshake), then a DHCP lease (the
 /// board's AP leases the host `.2`).
-pub fn by_hand(interface: &str, ssid: &str, offer: &WifiOffer) -> String {
+pub fn by_hand(interface: &str, offer: &ValidOffer) -> String {
+    let ssid = offer.ssid();
     let i = shell_quote(interface);
     let s = shell_quote(ssid);
     let mut lines = vec![format!(
         "nmcli is not installed, so join `{ssid}` ({} MHz, {}) by hand:",
-        offer.freq_mhz,
-        super::security_word(offer)
+        offer.offer().freq_mhz,
+        super::security_word(offer.offer())
     )];
-    match &offer.passphrase {
-        None => lines.push(format!("  sudo iw dev {i} connect {s} {}", offer.freq_mhz)),
+    match offer.passphrase() {
+        None => lines.push(format!(
+            "  sudo iw dev {i} connect {s} {}",
+            offer.offer().freq_mhz
+        )),
         Some(p) => {
             lines.push(format!(
                 "  wpa_passphrase {s} {} > /tmp/benchboot-wifi.conf",

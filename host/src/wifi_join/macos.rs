@@ -7,9 +7,8 @@
 use std::path::Path;
 
 use anyhow::{bail, Result};
-use benchboot_netbench::wifi_offer::WifiOffer;
 
-use super::{Joiner, Outcome, System};
+use super::{Joiner, Outcome, System, ValidOffer};
 
 /// The arguments that list the hardware ports.
 pub const LIST_ARGS: [&str; 1] = ["-listallhardwareports"];
@@ -38,14 +37,18 @@ pub fn wifi_device(ports: &[(String, String)]) -> Option<&str> {
         .map(|(_, d)| d.as_str())
 }
 
-/// `-setairportnetwork DEVICE SSID [PASSWORD]`.
-pub fn join_args(device: &str, ssid: &str, offer: &WifiOffer) -> Vec<String> {
+/// `-setairportnetwork DEVICE SSID [PASSWORD]`. `networksetup` takes the password
+/// only as an argument (it has no form that reads it from standard input or a file),
+/// so on macOS the passphrase is on the command line for the seconds the command runs,
+/// readable by local users (`ps`); it is the board's own for that one test and opens
+/// only the board's AP.
+pub fn join_args(device: &str, offer: &ValidOffer) -> Vec<String> {
     let mut a = vec![
         "-setairportnetwork".to_owned(),
         device.to_owned(),
-        ssid.to_owned(),
+        offer.ssid().to_owned(),
     ];
-    a.extend(offer.passphrase.clone());
+    a.extend(offer.passphrase().map(str::to_owned));
     a
 }
 

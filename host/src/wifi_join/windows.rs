@@ -2,12 +2,11 @@
 //! what to do by hand; the peer keeps serving on every interface, so once the person
 //! has joined, the board's tests reach it.
 
-use benchboot_netbench::wifi_offer::WifiOffer;
-
-use super::{security_word, Os};
+use super::{security_word, Os, ValidOffer};
 
 /// What the person is told for one offer.
-pub fn by_hand(os: Os, ssid: &str, offer: &WifiOffer) -> String {
+pub fn by_hand(os: Os, valid: &ValidOffer) -> String {
+    let (ssid, offer) = (valid.ssid(), valid.offer());
     let os = match os {
         Os::Windows => "Windows",
         Os::Linux => "Linux",

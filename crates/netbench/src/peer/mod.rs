@@ -31,14 +31,17 @@
 //!   [`benchboot_plan::network::MAX_OMIT_MS`]) and the UDP load by the fastest link of
 //!   any board ([`LINK_MAX_BITRATE`], [`PeerOptions::max_udp_bitrate`]); a request over a
 //!   bound is answered with the reason;
-//! - every session is logged (address, the board it declared, each request, what was
-//!   sent, how it ended) with control characters escaped
+//! - every session is logged (address, the board it declared, each request in words
+//!   ([`crate::control::Request::words`]), what was sent, how it ended) with control
+//!   characters escaped once
 //!   ([`benchboot_results::text::escape`]); connections closed for a bound are logged
 //!   at most once per [`REFUSAL_LINE_EVERY`] ([`Throttle`]).
 //!
 //! The [`Registry`] of live sessions is the peer's to own and to share: `benchboot peer
-//! --wifi` hands it to its WiFi offer listener, which takes an offer only from the
-//! address of a live session whose board's name the offered SSID carries.
+//! --wifi` hands it to its WiFi offer listener, which takes an offer only from the far
+//! end of a point-to-point link of the host holding a live session that came in on the
+//! host's end of that link ([`LiveSession::local`]) and named the board whose name the
+//! offered SSID carries.
 //!
 //! UDP runs use one UDP socket bound to the same address and port number as the TCP
 //! listener (as `iperf3 -s` does), one run at a time; the board's hello datagram tells
@@ -48,7 +51,7 @@ mod registry;
 mod session;
 mod throttle;
 
-pub use registry::Registry;
+pub use registry::{LiveSession, Registry};
 pub use throttle::Throttle;
 
 use std::io::{self, BufReader};
@@ -401,6 +404,10 @@ fn classify(
     if conn.set_write_timeout(Some(tcp::IO_TIMEOUT)).is_err() {
         return None;
     }
+    // The address of this host the connection came in on: a session is tied to it.
+    let Ok(local) = conn.local_addr().map(|a| a.ip().to_canonical()) else {
+        return None;
+    };
     let mut r = BufReader::new(conn);
     let mut line = Vec::new();
     if !matches!(
@@ -457,14 +464,16 @@ fn classify(
             {
                 Ok(b) => b,
                 Err(e) => {
+                    // `e.shown` is escaped already (and the log leaves escapes as they
+                    // are): the name reaches the board and the log escaped once.
                     refuse(
                         &mut ctl,
-                        format!("refused: {:?} is not a board name: {}", e.shown, e.rule),
+                        format!("refused: `{}` is not a board name: {}", e.shown, e.rule),
                     );
                     return None;
                 }
             };
-            match shared.registry.register(ip, board, &shared.options) {
+            match shared.registry.register(ip, local, board, &shared.options) {
                 Ok(reg) => Some((ctl, reg)),
                 Err(message) => {
                     refuse(&mut ctl, message);

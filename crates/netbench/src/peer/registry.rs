@@ -4,8 +4,9 @@
 //! address, and the RAM held for HTTP objects against one budget.
 //!
 //! [`Registry`] is the handle. The peer's own threads register and route through it;
-//! `benchboot peer --wifi`'s offer listener asks it which boards have a live session
-//! from an address ([`Registry::boards_at`]); tests read its accounting
+//! `benchboot peer --wifi`'s offer listener asks it which sessions are live from an
+//! address, the board each named and the address of this host each came in on
+//! ([`Registry::sessions_at`]); tests read its accounting
 //! ([`Registry::http_held`], [`Registry::http_peak`]). Every count it keeps is released
 //! by a guard's `Drop` ([`Registered`], [`PendingGuard`], [`HttpHold`]), so no path out
 //! of a thread, a panic included, leaks a place.
@@ -65,9 +66,21 @@ struct Budget {
     next_ticket: u64,
 }
 
+/// One live session as [`Registry::sessions_at`] tells it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveSession {
+    /// The board name its hello declared (`None`: it declared none).
+    pub board: Option<SafeName>,
+    /// The address of this host its control connection came in on (the accepted
+    /// connection's local address; an IPv4-mapped IPv6 address as its IPv4 one).
+    pub local: IpAddr,
+}
+
 /// A live session, as the classifier routes its connections.
 pub(super) struct Slot {
     pub(super) ip: IpAddr,
+    /// The address of this host its control connection came in on.
+    pub(super) local: IpAddr,
     /// The board name its hello declared.
     pub(super) board: Option<SafeName>,
     pub(super) data: SyncSender<DataConn>,
@@ -96,15 +109,24 @@ impl Registry {
     }
 
     /// The live sessions from `ip` (an IPv4-mapped IPv6 address counts as its IPv4
-    /// address), each with the board name its hello declared (`None`: it declared
-    /// none). Empty when no session from `ip` is open.
-    pub fn boards_at(&self, ip: IpAddr) -> Vec<Option<SafeName>> {
+    /// address): the board name each hello declared and the address of this host each
+    /// came in on. Empty when no session from `ip` is open.
+    pub fn sessions_at(&self, ip: IpAddr) -> Vec<LiveSession> {
         let ip = ip.to_canonical();
         self.slots()
             .values()
             .filter(|s| s.ip == ip)
-            .map(|s| s.board.clone())
+            .map(|s| LiveSession {
+                board: s.board.clone(),
+                local: s.local,
+            })
             .collect()
+    }
+
+    /// The board names the live sessions from `ip` declared ([`Registry::sessions_at`]
+    /// without the local addresses), `None` for a session that declared none.
+    pub fn boards_at(&self, ip: IpAddr) -> Vec<Option<SafeName>> {
+        self.sessions_at(ip).into_iter().map(|s| s.board).collect()
     }
 
     /// Sessions open now.
@@ -164,11 +186,12 @@ impl Registry {
         })
     }
 
-    /// Registers a new session from `ip` that declared `board`, or says why not
-    /// (`busy: ...`, which the board retries).
+    /// Registers a new session from `ip`, come in on this host's `local` address, that
+    /// declared `board`, or says why not (`busy: ...`, which the board retries).
     pub(super) fn register(
         &self,
         ip: IpAddr,
+        local: IpAddr,
         board: Option<SafeName>,
         o: &PeerOptions,
     ) -> Result<Registered, String> {
@@ -198,6 +221,7 @@ impl Registry {
             id,
             Slot {
                 ip,
+                local: local.to_canonical(),
                 board,
                 data: data_tx,
                 http: http_tx,
@@ -366,6 +390,31 @@ mod tests {
         );
         drop((b, again));
         assert_eq!(r.pending(), 0);
+    }
+
+    #[test]
+    fn a_session_is_told_with_its_board_and_the_local_address_it_came_in_on() {
+        let r = Registry::new();
+        let o = PeerOptions::default();
+        let board = SafeName::new(benchboot_results::name::NameKind::Board, "rpi-4b").ok();
+        let mapped: IpAddr = "::ffff:10.0.0.2".parse().unwrap();
+        let held = r.register(A, mapped, board.clone(), &o).unwrap();
+        let unnamed = r.register(A, B, None, &o).unwrap();
+        let mut live = r.sessions_at(A);
+        live.sort_by_key(|s| s.board.is_none());
+        assert_eq!(
+            live,
+            [
+                LiveSession { board, local: B },
+                LiveSession {
+                    board: None,
+                    local: B
+                }
+            ]
+        );
+        assert!(r.sessions_at(B).is_empty());
+        drop((held, unnamed));
+        assert!(r.sessions_at(A).is_empty());
     }
 
     #[test]

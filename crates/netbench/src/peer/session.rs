@@ -85,9 +85,8 @@ impl Session<'_> {
                 }
                 Err(e) => return e.to_string(),
             };
-            // Debug of the request: strings quoted, controls escaped (and the log
-            // escapes whatever is left).
-            let asked = format!("{req:?}");
+            // The request in words; the log escapes what the board wrote in it.
+            let asked = req.words();
             let result = match req {
                 Request::Throughput {
                     test,
@@ -240,7 +239,8 @@ impl Session<'_> {
                 Request::Stop { test: t } if t == test => {}
                 other => {
                     return Err(NetError::Protocol(format!(
-                        "expected Stop for test {test}, got {other:?}"
+                        "expected the board's stop of test {test}, got {}",
+                        other.words()
                     )))
                 }
             }
