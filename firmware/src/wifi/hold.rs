@@ -1,7 +1,8 @@
 //! The board's sessions with the peer over its results link while it offers its AP.
-//! `benchboot peer --wifi` takes an offer only from the address of a board holding a
-//! live session on its peer that named the board (the host's `wifi_join::offers::admit`
-//! asks the peer's registry), so while the offer goes out PID 1 holds one session to
+//! `benchboot peer --wifi` takes an offer only from the board at the far end of one of
+//! the host's point-to-point links (a gadget link's or a direct cable's /30) holding a
+//! live session, come in on that link, that named the board the SSID is of (the host's
+//! `wifi_join::offers::admit` asks the peer's registry), so while the offer goes out PID 1 holds one session to
 //! every peer it met on a results link, its hello naming the plan's board, and opens it
 //! again when the peer closed it (a session that runs no test is closed after the
 //! peer's idle timeout, 120 s, as long as an AP waits).
