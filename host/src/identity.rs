@@ -25,7 +25,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 
 use crate::devices::{self, Device, MountEntry, Partition};
 
@@ -206,7 +206,7 @@ fn what(path: &Path, root: &Path) -> Result<What> {
                 What::Nowhere { folder }
             });
         }
-        Err(e) => return Err(e).with_context(|| path.display().to_string()),
+        Err(e) => bail!("{}: {}", path.display(), benchboot_input::os_words(&e)),
     };
     let ft = meta.file_type();
     // macOS names each disk twice: /dev/disk4 (block) and /dev/rdisk4 (character).

@@ -59,6 +59,28 @@ pub fn create_store(dir: &Path) -> Result<()> {
     })
 }
 
+/// Refuses a store `dir` whose `runs` is there and no folder (for `runs --reindex`,
+/// which would index nothing).
+///
+/// # Errors
+/// What `runs` is, and to move it away.
+pub fn check_runs(dir: &Path) -> Result<()> {
+    let runs = dir.join(super::RUNS_DIR);
+    match not_a_folder(&runs) {
+        Some(kind) => Err(anyhow!("{}", runs_is(dir, &runs, kind))),
+        None => Ok(()),
+    }
+}
+
+fn runs_is(dir: &Path, runs: &Path, kind: &str) -> String {
+    format!(
+        "the results store's runs folder {} is {kind}, not a folder: move it out of {} (the \
+         store keeps each run's document in runs/), or give --store DIR elsewhere",
+        runs.display(),
+        dir.display()
+    )
+}
+
 /// The store's `runs/` folder in `dir` (the store's folder, there), made when missing.
 ///
 /// # Errors
@@ -66,13 +88,7 @@ pub fn create_store(dir: &Path) -> Result<()> {
 pub fn create_runs(dir: &Path) -> Result<()> {
     let runs = dir.join(super::RUNS_DIR);
     create(&runs, |p| {
-        format!(
-            "the results store's runs folder {} is {}, not a folder: move it out of {} (the \
-             store keeps each run's document in runs/), or give --store DIR elsewhere",
-            p.display(),
-            not_a_folder(p).unwrap_or("no folder"),
-            dir.display()
-        )
+        runs_is(dir, p, not_a_folder(p).unwrap_or("no folder"))
     })
 }
 

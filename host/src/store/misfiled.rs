@@ -6,6 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
+use benchboot_results::name::SafeName;
+
 use super::recover::shown;
 use super::{same_run, RUNS_DIR};
 
@@ -24,15 +26,14 @@ pub fn identity(path: &Path) -> Option<(u64, u64)> {
     }
 }
 
-/// The name of the document `path` of run `id` (`bytes`, read) that does not carry
-/// that id, in words with the fix: `<id>.json` when nothing holds that name; when a
+/// The name of the document `path` of run `id` (`bytes`, read; `id` through the one
+/// gate) that does not carry that id, in words with the fix: `<id>.json` when nothing holds that name; when a
 /// file does, that this is the same file (remove this name), a copy of it (remove it),
 /// or the first `<id>.<n>.json` nothing holds (the name `collect` gives a second run
 /// with one id).
-pub fn misnamed(path: &Path, id: &str, bytes: &[u8]) -> String {
+pub fn misnamed(path: &Path, id: &SafeName, bytes: &[u8]) -> String {
     let runs = path.parent().unwrap_or(Path::new(""));
-    let named = |n: &str| runs.join(format!("{n}.json"));
-    let right = named(id);
+    let right = id.path_in(runs, "json");
     let taken = |p: &Path| std::fs::symlink_metadata(p).is_ok();
     let rm = format!("`rm {}`", shown(path));
     if !taken(&right) {
@@ -49,9 +50,8 @@ pub fn misnamed(path: &Path, id: &str, bytes: &[u8]) -> String {
         return format!("its run id is `{id}`, and it is a copy of {id}.json: remove it ({rm})");
     }
     let free = (2..=same_run::MAX_SAME_ID)
-        .filter_map(|n| same_run::copy_name(id, n).ok())
-        .map(|n| n.as_str().to_owned())
-        .find(|n| !taken(&named(n)));
+        .filter_map(|n| same_run::copy_name(id.as_str(), n).ok())
+        .find(|n| !taken(&n.path_in(runs, "json")));
     match free {
         Some(n) => format!(
             "its run id is `{id}`, as {id}.json's: rename it to {n}.json (the name collect \
@@ -105,6 +105,12 @@ pub fn strangers(dir: &Path) -> Vec<(PathBuf, String)> {
         .collect();
     out.sort();
     out
+}
+
+/// The name of `p` in its folder, for a message (control characters escaped).
+pub fn name_of(p: &Path) -> String {
+    p.file_name()
+        .map_or_else(String::new, |n| shown(n.as_ref()))
 }
 
 /// The documents indexed so far, by identity ([`identity`]).

@@ -96,7 +96,7 @@ pub fn fill(conn: &Connection, dir: &Path, salvage: &Salvage) -> Filled {
             let why = format!(
                 "it is {} under a second name (a hard link: the same file): remove this name \
                  (`rm {}`)",
-                shown(Path::new(first.file_name().unwrap_or_default())),
+                misfiled::name_of(first),
                 shown(&path)
             );
             filled.failed.push((path, why));
@@ -123,13 +123,13 @@ fn index_one(conn: &Connection, dir: &Path, path: &Path, salvage: &Salvage) -> R
     let bytes = benchboot_results::read_document(f)?;
     let text = String::from_utf8(bytes).map_err(|_| anyhow!("not UTF-8 text"))?;
     let r = RunResults::from_json(&text).map_err(|e| anyhow!("not a results document: {e}"))?;
-    run_file_name(&r.run_id)?;
+    let id = run_file_name(&r.run_id)?;
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     if !same_run::is_name_of(&stem, &r.run_id) {
-        anyhow::bail!("{}", misfiled::misnamed(path, &r.run_id, text.as_bytes()));
+        anyhow::bail!("{}", misfiled::misnamed(path, &id, text.as_bytes()));
     }
     let name = run_file_name(&stem)?;
     let (collected_at, source) = salvage.get(&stem).cloned().unwrap_or_else(|| {
@@ -382,6 +382,7 @@ pub fn reindex(dir: &Path) -> Result<Reindexed> {
     if !dir.is_dir() {
         return Err(StoreError::NoStore(dir.to_owned()).into());
     }
+    super::folder::check_runs(dir)?;
     check_writable(dir, "the index was not rebuilt")?;
     let locked = lock::acquire(dir, lock::Holder::Reindex).context("the index was not rebuilt")?;
     let temp_notes = super::temp::clean(dir);

@@ -603,6 +603,8 @@ fn a_store_or_runs_folder_that_is_no_folder_is_said_to_be_what_it_is() {
         )
     );
     assert_eq!(std::fs::read(d.join("runs")).unwrap(), b"notes");
+    // A reindex would index nothing: it says so too.
+    assert_eq!(format!("{:#}", store::reindex(d).unwrap_err()), e);
     // The store itself a file, for writing, reading and reindexing alike.
     let file = d.join("store.txt");
     std::fs::write(&file, b"").unwrap();
@@ -665,7 +667,7 @@ fn reindex_says_what_each_entry_it_leaves_out_is_and_never_to_rename_over_a_file
     std::os::unix::fs::symlink("handmade-a.json", runs.join("link.json")).unwrap();
     rustix::fs::mknodat(
         rustix::fs::CWD,
-        &runs.join("fifo.json"),
+        runs.join("fifo.json"),
         rustix::fs::FileType::Fifo,
         rustix::fs::Mode::from_raw_mode(0o600),
         0,
