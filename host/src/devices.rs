@@ -38,7 +38,7 @@ pub use disk::{human_bytes, Device, Holder, Mount, Partition, Transport};
 #[cfg(unix)]
 pub use linux::dev_key;
 pub use linux::{
-    parse_mountinfo, parse_swaps, scan_linux, stat_key, MountEntry, StatKey, SwapArea,
+    parse_mountinfo, parse_swaps, scan_linux, stat_key, unescape, MountEntry, StatKey, SwapArea,
 };
 pub use output::{to_json, to_table};
 pub use rules::{Limits, Refusal, Use, Verdict, DEFAULT_SIZE_LIMIT, SYSTEM_MOUNTS};

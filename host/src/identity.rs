@@ -11,7 +11,8 @@
 //! made with mknod, `/dev/sdb` itself are the same disk. A regular file is judged by
 //! its `(st_dev, st_ino)` against every loop device's backing file (stat of
 //! `loop/backing_file`; a removed one through `losetup`'s `BACK-INO`) and every active
-//! swap file. The filesystem under a file, a folder or a file about to be created is
+//! swap file; across an overlay, against the files a loop device reads through it and
+//! the upper copy a write reaches ([`stacked`]). The filesystem under a file, a folder or a file about to be created is
 //! judged by its `statfs(2)` magic ([`KERNEL_FILESYSTEMS`]) and by the mountinfo entry
 //! of its `st_dev` (devtmpfs, whose magic is tmpfs's). macOS: a device node by
 //! `st_rdev` against `/dev/<disk>` of each disk and volume `diskutil` lists; devfs by
@@ -24,9 +25,11 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 
 use crate::devices::{self, Device, MountEntry, Partition};
+
+pub mod stacked;
 
 /// One file, by identity: the `major:minor` of the filesystem holding it (`st_dev`)
 /// and its inode number.
@@ -139,10 +142,27 @@ pub enum FileUse {
     Loop(Box<Device>),
     /// It is an active swap file.
     Swap,
-    /// This loop device's backing file was removed, lay on the same filesystem and
-    /// could not be identified (`losetup` could not say its inode): it may be this file
-    /// under another name.
+    /// This loop device's backing file was removed, lay on the same filesystem (or on
+    /// an overlay over it) and could not be identified (`losetup` could not say its
+    /// inode): it may be this file under another name.
     MaybeLoop(Box<Device>),
+    /// Through the overlay mounted at `overlay`, this is the file the loop device reads
+    /// as `backing`: a file of one of its layers, or the upper copy a write reaches
+    /// ([`stacked`]).
+    Stacked {
+        device: Box<Device>,
+        backing: PathBuf,
+        overlay: PathBuf,
+    },
+    /// The loop device reads `backing` on the overlay mounted at `overlay`, whose
+    /// `layers` are named so that they cannot be found (relative to where `mount` ran),
+    /// and this file has its inode number: it may be that file in a layer.
+    MaybeLayer {
+        device: Box<Device>,
+        backing: PathBuf,
+        overlay: PathBuf,
+        layers: Vec<String>,
+    },
 }
 
 /// A path as given, and what it is.
@@ -186,7 +206,7 @@ fn what(path: &Path, root: &Path) -> Result<What> {
                 What::Nowhere { folder }
             });
         }
-        Err(e) => return Err(e).with_context(|| path.display().to_string()),
+        Err(e) => bail!("{}: {}", path.display(), benchboot_input::os_words(&e)),
     };
     let ft = meta.file_type();
     // macOS names each disk twice: /dev/disk4 (block) and /dev/rdisk4 (character).
@@ -213,7 +233,7 @@ fn what(path: &Path, root: &Path) -> Result<What> {
         return Ok(What::Other { kind });
     }
     let fs = fs_of(path, Some(&id.dev));
-    let uses = file_uses(&id, root)?;
+    let uses = file_uses(path, &id, root)?;
     Ok(What::File { id, fs, uses })
 }
 
@@ -312,9 +332,11 @@ fn fs_of(path: &Path, dev: Option<&str>) -> Fs {
     }
 }
 
-/// What holds the regular file `id`: the loop devices backed by it and active swap
-/// files (Linux; nothing elsewhere).
-fn file_uses(id: &FileId, root: &Path) -> Result<Vec<FileUse>> {
+/// What holds the regular file `path` (stat'ed as `id`): the loop devices that read it
+/// (their backing file, or through an overlay a file of one of its layers, or the
+/// overlay's file over the upper copy a write to `path` reaches: [`stacked`]) and
+/// active swap files (Linux; nothing elsewhere).
+fn file_uses(path: &Path, id: &FileId, root: &Path) -> Result<Vec<FileUse>> {
     if !cfg!(target_os = "linux") {
         return Ok(Vec::new());
     }
@@ -322,6 +344,7 @@ fn file_uses(id: &FileId, root: &Path) -> Result<Vec<FileUse>> {
     let all = scan(root)?;
     let mut asked: Option<Vec<(String, FileId)>> = None;
     let table = mountinfo(root);
+    let written = stacked::writes(&mountinfo(Path::new("/")), path, id);
     for d in all.iter().filter(|d| d.backing_file.is_some()) {
         let text = d.backing_file.as_deref().unwrap_or(Path::new(""));
         let text = text.to_string_lossy();
@@ -340,17 +363,44 @@ fn file_uses(id: &FileId, root: &Path) -> Result<Vec<FileUse>> {
                 .find(|(name, _)| *name == d.name)
                 .map(|(_, b)| b.clone()),
         };
-        match backing {
-            Some(b) if b == *id => uses.push(FileUse::Loop(Box::new(d.clone()))),
-            Some(_) => {}
+        let reads = stacked::reads(root, &table, Path::new(path), backing.as_ref());
+        let device = || Box::new(d.clone());
+        match &backing {
+            Some(b) if b == id => uses.push(FileUse::Loop(device())),
+            Some(b) => {
+                let through = reads.overlay.as_ref().or(written.overlay.as_ref());
+                if let Some(overlay) = through {
+                    if reads.ids.iter().any(|r| written.ids.contains(r)) {
+                        uses.push(FileUse::Stacked {
+                            device: device(),
+                            backing: PathBuf::from(path),
+                            overlay: overlay.clone(),
+                        });
+                    } else if !reads.unresolved.is_empty()
+                        && written.ids.iter().any(|w| w.ino == b.ino && w.dev != b.dev)
+                    {
+                        uses.push(FileUse::MaybeLayer {
+                            device: device(),
+                            backing: PathBuf::from(path),
+                            overlay: overlay.clone(),
+                            layers: reads.unresolved.clone(),
+                        });
+                    }
+                }
+            }
             None => {
-                // Unknown: it may be this file if it lay on the same filesystem.
+                // Unknown: it may be this file if it lay on the same filesystem, or on
+                // one of the layers of the overlay it lay on.
                 let on = table
                     .iter()
                     .filter(|m| Path::new(path).starts_with(&m.mount_point))
                     .max_by_key(|m| m.mount_point.components().count());
-                if on.is_some_and(|m| m.dev == id.dev) {
-                    uses.push(FileUse::MaybeLoop(Box::new(d.clone())));
+                let reaches = |dev: &String| written.ids.iter().any(|w| w.dev == *dev);
+                if on.is_some_and(|m| reaches(&m.dev))
+                    || reads.layer_devs.iter().any(reaches)
+                    || !reads.unresolved.is_empty()
+                {
+                    uses.push(FileUse::MaybeLoop(device()));
                 }
             }
         }
@@ -538,31 +588,25 @@ impl Found {
 
 /// One [`FileUse`] of file `given`, in words, with what to do.
 fn use_words(u: &FileUse, given: &str) -> String {
-    let mounts = |d: &Device| -> Vec<String> {
-        d.mounts
-            .iter()
-            .map(|m| m.mount_point.display().to_string())
-            .collect()
-    };
     match u {
         FileUse::Loop(d) => {
             let node = d.path.display();
-            let m = mounts(d);
-            if m.is_empty() {
-                format!(
-                    "it is the backing file of loop device {node}: writing it would change \
-                     that disk under whoever uses it; detach it first (`losetup -d {node}`)"
-                )
-            } else {
-                format!(
-                    "it is the backing file of loop device {node}, mounted at {}: writing it \
-                     would destroy that filesystem; unmount it and detach {node} first \
-                     (`umount {}`, `losetup -d {node}`)",
-                    m.join(", "),
-                    m.join(" "),
-                )
-            }
+            loop_words(d, &format!("it is the backing file of loop device {node}"))
         }
+        FileUse::Stacked {
+            device,
+            backing,
+            overlay,
+        } => loop_words(
+            device,
+            &format!(
+                "through the overlay mounted at {}, it is the backing file of loop device {} \
+                 ({})",
+                overlay.display(),
+                device.path.display(),
+                backing.display()
+            ),
+        ),
         FileUse::Swap => format!(
             "it is an active swap file: writing it would corrupt what is swapped out; \
              `swapoff {given}` first, or name another file"
@@ -580,6 +624,47 @@ fn use_words(u: &FileUse, given: &str) -> String {
                  run as root); detach it first (`losetup -d {node}`)"
             )
         }
+        FileUse::MaybeLayer {
+            device,
+            backing,
+            overlay,
+            layers,
+        } => {
+            let node = device.path.display();
+            format!(
+                "loop device {node} reads {} on the overlay mounted at {}, whose layers are \
+                 named relative to where it was mounted ({}), so they cannot be found: this \
+                 file has the same inode number and may be that file in a layer; detach it \
+                 first (`losetup -d {node}`), or mount the overlay with absolute layer paths",
+                backing.display(),
+                overlay.display(),
+                layers.join(", ")
+            )
+        }
+    }
+}
+
+/// A loop device's use of a file, `what` it is to it, and what to do: detach it, after
+/// unmounting what is mounted from it.
+fn loop_words(d: &Device, what: &str) -> String {
+    let node = d.path.display();
+    let m: Vec<String> = d
+        .mounts
+        .iter()
+        .map(|m| m.mount_point.display().to_string())
+        .collect();
+    if m.is_empty() {
+        format!(
+            "{what}: writing it would change that disk under whoever uses it; detach it \
+             first (`losetup -d {node}`)"
+        )
+    } else {
+        format!(
+            "{what}, mounted at {}: writing it would destroy that filesystem; unmount it and \
+             detach {node} first (`umount {}`, `losetup -d {node}`)",
+            m.join(", "),
+            m.join(" "),
+        )
     }
 }
 

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::{list, Board, BoardError, Shared, SHARED_FILE};
+use crate::{Board, BoardError, Shared, SHARED_FILE};
 
 include!(concat!(env!("OUT_DIR"), "/builtin_boards.rs"));
 
@@ -44,14 +44,12 @@ impl Catalog {
     /// The user's folder's board names, sorted; none without a folder.
     ///
     /// # Errors
-    /// [`BoardError::Read`] naming the folder when it cannot be listed.
+    /// [`BoardError::Folder`] naming the folder when it cannot be listed
+    /// ([`crate::folder::user_folder`]).
     fn user_names(&self) -> Result<Vec<String>, BoardError> {
         match &self.dir {
             None => Ok(Vec::new()),
-            Some(dir) => list(dir).map_err(|source| BoardError::Read {
-                file: dir.clone(),
-                source,
-            }),
+            Some(dir) => crate::folder::user_folder(dir),
         }
     }
 
@@ -59,7 +57,7 @@ impl Catalog {
     /// each once.
     ///
     /// # Errors
-    /// [`BoardError::Read`] when the user's folder cannot be listed.
+    /// [`BoardError::Folder`] when the user's folder cannot be listed.
     pub fn names(&self) -> Result<Vec<String>, BoardError> {
         let mut names = self.user_names()?;
         names.extend(Catalog::builtin_names());
@@ -90,8 +88,8 @@ impl Catalog {
     ///
     /// # Errors
     /// [`BoardError::Unknown`] listing the known boards (the first 32) when `name` is
-    /// none of them; a user's folder of more than [`crate::MAX_FOLDER_ENTRIES`] entries
-    /// ([`BoardError::Read`]); a user's file that cannot be read
+    /// none of them; a user's folder that is none or has more than
+    /// [`crate::MAX_FOLDER_ENTRIES`] entries ([`BoardError::Folder`]); a user's file that cannot be read
     /// ([`BoardError::Input`]: also a FIFO, a device, one past
     /// [`crate::MAX_BOARD_FILE_BYTES`]), parsed ([`BoardError::Parse`]: file, line and
     /// column) or used ([`BoardError::Invalid`]: file and field).

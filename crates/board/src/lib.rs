@@ -30,11 +30,11 @@ pub use shared::{
 /// Why a board file could not be used. Each variant names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum BoardError {
-    #[error("{file}: cannot read board file: {source}")]
-    Read {
-        file: PathBuf,
-        source: std::io::Error,
-    },
+    /// The user's board folder (`--boards DIR`) cannot be listed: no folder (a file, a
+    /// device, nothing there), more than [`MAX_FOLDER_ENTRIES`] entries, or the OS's
+    /// error; `message` says which and what to do.
+    #[error("--boards {}{message}", dir.display())]
+    Folder { dir: PathBuf, message: String },
     /// A board file that is no regular file (a FIFO, a device) or is too large
     /// ([`MAX_BOARD_FILE_BYTES`]); the message names the file.
     #[error("{0}")]
@@ -724,6 +724,15 @@ pub fn load(dir: &Path, name: &str) -> Result<Board, BoardError> {
     Board::from_toml(&file, &text, &Shared::load(dir)?)
 }
 
+/// Why a board folder was not listed.
+#[derive(Debug)]
+pub(crate) enum Unlisted {
+    /// More than [`MAX_FOLDER_ENTRIES`] entries.
+    TooMany,
+    /// The OS's error, of the folder or an entry.
+    Io(std::io::Error),
+}
+
 /// Names of the board files in `dir`, sorted: the stems of its `*.toml` entries that
 /// are no folders, `shared.toml` and `*.lock.toml` aside.
 ///
@@ -731,18 +740,26 @@ pub fn load(dir: &Path, name: &str) -> Result<Board, BoardError> {
 /// The folder's own, or `InvalidInput` when it has more than [`MAX_FOLDER_ENTRIES`]
 /// entries (it is read no further).
 pub fn list(dir: &Path) -> std::io::Result<Vec<String>> {
+    names(dir).map_err(|e| match e {
+        Unlisted::Io(e) => e,
+        Unlisted::TooMany => std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "more than {MAX_FOLDER_ENTRIES} entries: a board folder holds board files \
+                 (the project's has a dozen); give the folder of yours"
+            ),
+        ),
+    })
+}
+
+/// [`list`], its errors told apart.
+pub(crate) fn names(dir: &Path) -> Result<Vec<String>, Unlisted> {
     let mut names = Vec::new();
-    for (i, entry) in std::fs::read_dir(dir)?.enumerate() {
+    for (i, entry) in std::fs::read_dir(dir).map_err(Unlisted::Io)?.enumerate() {
         if i == MAX_FOLDER_ENTRIES {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                format!(
-                    "more than {MAX_FOLDER_ENTRIES} entries: a board folder holds board files \
-                     (the project's has a dozen); give the folder of yours"
-                ),
-            ));
+            return Err(Unlisted::TooMany);
         }
-        let entry = entry?;
+        let entry = entry.map_err(Unlisted::Io)?;
         if entry.file_type().is_ok_and(|t| t.is_dir()) {
             continue;
         }

@@ -80,6 +80,28 @@ impl From<InputError> for io::Error {
     }
 }
 
+/// What the OS said of `e`, in its words only: std's `Display` of an OS error adds
+/// `(os error N)` (`No such file or directory (os error 2)`), a number for no reader of
+/// a message; the first letter lowered, as messages start (`no such file or
+/// directory`; Windows's closing period dropped). Errors that are not the OS's are as
+/// `Display` says.
+pub fn os_words(e: &io::Error) -> String {
+    let text = e.to_string();
+    let Some(code) = e.raw_os_error() else {
+        return text;
+    };
+    // Windows ends its words with a period.
+    let words = text
+        .strip_suffix(&format!(" (os error {code})"))
+        .unwrap_or(&text)
+        .trim_end_matches('.');
+    let mut chars = words.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => format!("error {code} of the OS"),
+    }
+}
+
 /// `N GiB`, `N MiB` or `N KiB` when `n` is a whole number of them, else `N bytes`.
 pub fn size_text(n: u64) -> String {
     if n >= 1 << 30 && n.is_multiple_of(1 << 30) {
@@ -205,7 +227,12 @@ fn open_nonblocking(path: &Path) -> io::Result<File> {
 }
 
 /// How a file type is named in messages.
-fn kind_of(ft: &std::fs::FileType) -> &'static str {
+/// What a file of type `ft` is, in words for a message: `a FIFO (named pipe)`, `a
+/// folder`, `a symbolic link` (of `symlink_metadata`), `a regular file`, ...
+pub fn kind_of(ft: &std::fs::FileType) -> &'static str {
+    if ft.is_symlink() {
+        return "a symbolic link";
+    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;

@@ -112,3 +112,18 @@ fn sizes_are_named_in_their_unit() {
     assert_eq!(size_text(1000), "1000 bytes");
     assert_eq!(size_text((1 << 20) + 1), "1048577 bytes");
 }
+
+#[test]
+fn the_oss_words_come_without_its_number() {
+    let gone = std::fs::File::open("/nonexistent/benchboot").unwrap_err();
+    assert!(gone.to_string().ends_with(" (os error 2)"), "{gone}");
+    assert_eq!(os_words(&gone), "no such file or directory");
+    #[cfg(unix)]
+    assert_eq!(
+        os_words(&io::Error::from_raw_os_error(libc::ELOOP)),
+        "too many levels of symbolic links"
+    );
+    // Not the OS's: as it is.
+    let own = io::Error::new(io::ErrorKind::InvalidData, "Not UTF-8 text");
+    assert_eq!(os_words(&own), "Not UTF-8 text");
+}

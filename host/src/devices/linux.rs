@@ -40,14 +40,19 @@ impl Transport {
 pub struct MountEntry {
     /// `major:minor` of the mounted device.
     pub dev: String,
+    /// The folder of the filesystem that is mounted (`/` unless a part of it is bound).
+    pub root: PathBuf,
     pub mount_point: PathBuf,
     pub fstype: String,
     pub source: String,
+    /// The filesystem's own options as the kernel shows them, still escaped (`\054` for
+    /// a comma inside a value): `rw,lowerdir=/l,upperdir=/u,workdir=/w` of an overlay.
+    pub options: String,
 }
 
 /// Parses `/proc/self/mountinfo`: `36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3
-/// /dev/root rw`; octal escapes (`\040` for a space) are decoded. Malformed lines are
-/// skipped.
+/// /dev/root rw`; octal escapes (`\040` for a space) are decoded, except in
+/// [`MountEntry::options`]. Malformed lines are skipped.
 pub fn parse_mountinfo(text: &str) -> Vec<MountEntry> {
     text.lines()
         .filter_map(|line| {
@@ -56,9 +61,11 @@ pub fn parse_mountinfo(text: &str) -> Vec<MountEntry> {
             let mut right = right.split(' ');
             Some(MountEntry {
                 dev: left.get(2)?.to_string(),
+                root: PathBuf::from(unescape(left.get(3)?)),
                 mount_point: PathBuf::from(unescape(left.get(4)?)),
                 fstype: right.next()?.to_string(),
                 source: unescape(right.next().unwrap_or("")),
+                options: right.next().unwrap_or("").to_owned(),
             })
         })
         .collect()
@@ -88,7 +95,7 @@ pub fn parse_swaps(text: &str) -> Vec<SwapArea> {
 }
 
 /// Decodes the kernel's `\ooo` octal escapes in mount tables.
-fn unescape(s: &str) -> String {
+pub fn unescape(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;

@@ -196,3 +196,17 @@ fn files_and_folders_of_proc_sysfs_and_dev_are_the_kernels() {
         }
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn a_path_that_cannot_be_stated_is_said_in_the_oss_words_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("card.img");
+    std::fs::write(&file, b"x").unwrap();
+    let below = file.join("x");
+    let e = lookup(&below, Path::new("/")).unwrap_err();
+    assert_eq!(
+        format!("{e:#}"),
+        format!("{}: not a directory", below.display())
+    );
+}

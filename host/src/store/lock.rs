@@ -12,7 +12,7 @@
 //! `<pid> <what>` into the file, so a waiter can say who it waits for.
 
 use std::fs::File;
-use std::io::{Read as _, Write as _};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -111,24 +111,65 @@ pub fn acquire(dir: &Path, holder: Holder) -> anyhow::Result<StoreLock> {
 /// Takes the store's lock for `holder` if no one holds it, without waiting.
 ///
 /// # Errors
-/// The lock file cannot be created or opened (with its path).
+/// The lock file cannot be created or opened, or is a link, a folder, a FIFO or a device
+/// (with its path and the fix).
 pub fn try_acquire(dir: &Path, holder: Holder) -> anyhow::Result<Option<StoreLock>> {
     let path = dir.join(LOCK_FILE);
-    let Some(mut file) = open_locked(&path).map_err(|e| {
-        anyhow::anyhow!(
-            "the store's lock file {}: {e}: give --store DIR for a writable folder, or make \
-             it writable (chmod u+w)",
-            path.display()
-        )
-    })?
-    else {
+    let Some(mut file) = open_locked(&path).map_err(|e| lock_error(&path, &e))? else {
         return Ok(None);
     };
+    // A FIFO or a device where the lock file should be: flock(2) may take it, but a
+    // waiter reading who holds it could wait for ever.
+    if let Some(kind) = file
+        .metadata()
+        .ok()
+        .filter(|m| !m.is_file())
+        .map(|m| benchboot_input::kind_of(&m.file_type()))
+    {
+        anyhow::bail!(
+            "the store's lock file {} is {kind}, not a file benchboot made: remove it (`rm \
+             {}`); it is made again",
+            path.display(),
+            path.display()
+        );
+    }
     // Who holds it, for a waiter; the lock does not depend on it.
     let _ = file
         .set_len(0)
         .and_then(|()| writeln!(file, "{} {}", std::process::id(), holder.tag()));
     Ok(Some(StoreLock { file }))
+}
+
+/// Why the lock file at `path` could not be opened, in words, with the fix: a symbolic
+/// link or a folder in its place is named as one (remove it), a read-only one says to
+/// make it writable, anything else in the OS's words.
+fn lock_error(path: &Path, e: &std::io::Error) -> anyhow::Error {
+    let shown = path.display();
+    let is = std::fs::symlink_metadata(path).ok().map(|m| m.file_type());
+    if is.is_some_and(|t| t.is_symlink()) {
+        let to = std::fs::read_link(path).unwrap_or_default();
+        return anyhow::anyhow!(
+            "the store's lock file {shown} is a symbolic link (to {}): benchboot never follows \
+             one there, so that no link makes it write elsewhere; remove it (`rm {shown}`); \
+             it is made again",
+            to.display()
+        );
+    }
+    if is.is_some_and(|t| t.is_dir()) {
+        return anyhow::anyhow!(
+            "the store's lock file {shown} is a folder: move it out of the store; benchboot \
+             makes the file again"
+        );
+    }
+    let words = benchboot_input::os_words(e);
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::PermissionDenied | K::ReadOnlyFilesystem => anyhow::anyhow!(
+            "the store's lock file {shown}: {words}: give --store DIR for a writable folder, \
+             or make it writable (chmod u+w)"
+        ),
+        _ => anyhow::anyhow!("the store's lock file {shown}: {words}: give --store DIR elsewhere"),
+    }
 }
 
 /// `None`: another handle holds the lock.
@@ -186,8 +227,9 @@ fn open_locked(path: &Path) -> std::io::Result<Option<File>> {
 /// `(pid 4242) is rebuilding the index (...)`; `is writing to it` when it cannot be read
 /// or says nothing this benchboot knows.
 fn who(dir: &Path) -> String {
-    let mut text = String::new();
-    let _ = File::open(dir.join(LOCK_FILE)).and_then(|f| f.take(64).read_to_string(&mut text));
+    // Through the one reader: a FIFO planted there is not waited on.
+    let text = benchboot_input::read_text(&dir.join(LOCK_FILE), "the store's lock file", 64)
+        .unwrap_or_default();
     let said = text.trim_end().split_once(' ').and_then(|(pid, tag)| {
         let pid = pid
             .parse::<u32>()
@@ -247,6 +289,64 @@ mod tests {
                  (`collect`), and has held it for over 60 s: try again once it is done",
                 dir.path().display(),
                 std::process::id()
+            )
+        );
+    }
+
+    /// The error of a lock not taken, as printed.
+    fn refused(r: anyhow::Result<Option<StoreLock>>) -> String {
+        match r {
+            Ok(l) => panic!("taken: {l:?}"),
+            Err(e) => format!("{e:#}"),
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_a_fifo_or_a_folder_in_the_lock_files_place_is_named_with_the_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = dir.path().join(LOCK_FILE);
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::write(&elsewhere, b"mine").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &lock).unwrap();
+        assert_eq!(
+            refused(try_acquire(dir.path(), Holder::Store)),
+            format!(
+                "the store's lock file {l} is a symbolic link (to {e}): benchboot never \
+                 follows one there, so that no link makes it write elsewhere; remove it (`rm \
+                 {l}`); it is made again",
+                l = lock.display(),
+                e = elsewhere.display()
+            )
+        );
+        assert_eq!(std::fs::read(&elsewhere).unwrap(), b"mine");
+        std::fs::remove_file(&lock).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &lock,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        assert_eq!(
+            refused(try_acquire(dir.path(), Holder::Store)),
+            format!(
+                "the store's lock file {l} is a FIFO (named pipe), not a file benchboot made: \
+                 remove it (`rm {l}`); it is made again",
+                l = lock.display()
+            )
+        );
+        // A waiter asking who holds it is not held up by the FIFO either.
+        assert_eq!(who(dir.path()), "is writing to it");
+        std::fs::remove_file(&lock).unwrap();
+        std::fs::create_dir(&lock).unwrap();
+        assert_eq!(
+            refused(try_acquire(dir.path(), Holder::Store)),
+            format!(
+                "the store's lock file {} is a folder: move it out of the store; benchboot \
+                 makes the file again",
+                lock.display()
             )
         );
     }

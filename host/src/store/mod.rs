@@ -17,7 +17,9 @@ use benchboot_results::name::{NameKind, SafeName};
 use benchboot_results::RunResults;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 
+mod folder;
 pub mod lock;
+mod misfiled;
 mod put;
 pub mod recover;
 mod rows;
@@ -288,29 +290,20 @@ impl Store {
     /// ([`recover`]). Each of these is a line of [`Store::notes`], also printed on stderr.
     ///
     /// # Errors
-    /// The folder cannot be created; the store is read-only (the message names the path
+    /// The folder or its `runs/` cannot be created (a file, a device or a dangling link
+    /// in its place is named as what it is); the store is read-only (the message names the path
     /// and the fix); another benchboot holds the lock past [`lock::LOCK_WAIT`]; the
     /// database is damaged (the message names `benchboot runs --reindex`); or it was
     /// made by a newer benchboot.
     pub fn open(dir: &Path) -> Result<Store> {
-        let create = |d: &Path| {
-            std::fs::create_dir_all(d)
-                .map_err(|e| recover::read_only_error(d, e))
-                .with_context(|| {
-                    format!(
-                        "creating the results store {}: give --store DIR elsewhere",
-                        d.display()
-                    )
-                })
-        };
-        create(dir)?;
+        folder::create_store(dir)?;
         recover::check_writable(dir, "nothing was stored")?;
         let locked = lock::acquire(dir, lock::Holder::Store).context("nothing was stored")?;
         let notes = temp::clean(dir);
         // The runs folder only once the database is known good: a refused store is
         // left as it was found.
         let mut store = Self::connect(dir, Mode::Write)?;
-        create(&dir.join(RUNS_DIR))?;
+        folder::create_runs(dir)?;
         locked.release();
         store.notes.splice(0..0, notes);
         Ok(store)
@@ -325,8 +318,10 @@ impl Store {
     /// writable and no other benchboot holds its lock.
     ///
     /// # Errors
-    /// As [`Store::open`], except that a read-only store is not one.
+    /// `dir` is there and no folder; as [`Store::open`], except that a read-only store
+    /// is not one.
     pub fn open_existing(dir: &Path) -> Result<Option<Store>> {
+        folder::check_store(dir)?;
         let db = dir.join(DB_FILE);
         let has_db = db.is_file();
         if !has_db && recover::documents(dir).is_empty() {

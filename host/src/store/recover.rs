@@ -14,7 +14,7 @@ use benchboot_results::RunResults;
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use super::rows::{insert, row_of, SCHEMA, STORE_VERSION};
-use super::{lock, run_file_name, same_run, StoreError, DB_FILE, RUNS_DIR};
+use super::{lock, misfiled, run_file_name, same_run, StoreError, DB_FILE, RUNS_DIR};
 
 /// Where and when each run was collected (`collected_at`, unix s; `source`), by its name
 /// in the store ([`super::RunRow::stored_as`]): what a rebuilt index keeps from the old
@@ -83,16 +83,35 @@ pub fn shown(p: &Path) -> String {
 /// Adds a row for each document of the store in `dir` to `conn` (tables made).
 /// `collected_at` and `source` come from `salvage`, else the file's modification time
 /// (set when `collect` placed it) and [`REINDEXED_SOURCE`]. A document that cannot be
-/// read, is not a results document, or whose file name is not its run id (or `<run
-/// id>.<n>`, [`same_run::is_name_of`]) is listed in [`Filled::failed`], not indexed.
+/// read, is not a results document, whose file name is not its run id (or `<run
+/// id>.<n>`, [`same_run::is_name_of`]), or that is a second name of another (a hard
+/// link) is listed in [`Filled::failed`], not indexed, with every entry of `runs/` that
+/// is no document ([`misfiled::strangers`]), sorted by file.
 pub fn fill(conn: &Connection, dir: &Path, salvage: &Salvage) -> Filled {
     let mut filled = Filled::default();
+    let mut indexed = misfiled::Indexed::default();
     for path in documents(dir) {
+        // Indexed already under another name: the same file, by identity.
+        if let Some(first) = indexed.twin(&path) {
+            let why = format!(
+                "it is {} under a second name (a hard link: the same file): remove this name \
+                 (`rm {}`)",
+                misfiled::name_of(first),
+                shown(&path)
+            );
+            filled.failed.push((path, why));
+            continue;
+        }
         match index_one(conn, dir, &path, salvage) {
-            Ok(()) => filled.documents += 1,
+            Ok(()) => {
+                filled.documents += 1;
+                indexed.add(&path);
+            }
             Err(e) => filled.failed.push((path, format!("{e:#}"))),
         }
     }
+    filled.failed.extend(misfiled::strangers(dir));
+    filled.failed.sort();
     filled
 }
 
@@ -104,17 +123,13 @@ fn index_one(conn: &Connection, dir: &Path, path: &Path, salvage: &Salvage) -> R
     let bytes = benchboot_results::read_document(f)?;
     let text = String::from_utf8(bytes).map_err(|_| anyhow!("not UTF-8 text"))?;
     let r = RunResults::from_json(&text).map_err(|e| anyhow!("not a results document: {e}"))?;
-    run_file_name(&r.run_id)?;
+    let id = run_file_name(&r.run_id)?;
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     if !same_run::is_name_of(&stem, &r.run_id) {
-        anyhow::bail!(
-            "its run id is `{}`: rename it to {}.json, or collect it again",
-            benchboot_results::text::escape(&r.run_id),
-            r.run_id
-        );
+        anyhow::bail!("{}", misfiled::misnamed(path, &id, text.as_bytes()));
     }
     let name = run_file_name(&stem)?;
     let (collected_at, source) = salvage.get(&stem).cloned().unwrap_or_else(|| {
@@ -209,7 +224,10 @@ fn why_read_only(p: &Path, m: &std::fs::Metadata) -> Option<String> {
     }
     match rustix::fs::access(p, rustix::fs::Access::WRITE_OK) {
         Err(rustix::io::Errno::ROFS) => Some("a read-only file system".into()),
-        Err(e) => Some(format!("not writable by this user: {e}")),
+        Err(e) => Some(format!(
+            "not writable by this user: {}",
+            benchboot_input::os_words(&e.into())
+        )),
         Ok(()) => None,
     }
 }
@@ -241,11 +259,18 @@ pub fn read_only_error(path: &Path, e: std::io::Error) -> anyhow::Error {
     use std::io::ErrorKind as K;
     match e.kind() {
         K::ReadOnlyFilesystem | K::PermissionDenied => anyhow!(
-            "{} is read-only ({e}): nothing was stored: {READ_ONLY_FIX}",
-            path.display()
+            "{} is read-only ({}): nothing was stored: {READ_ONLY_FIX}",
+            path.display(),
+            benchboot_input::os_words(&e)
         ),
-        _ => e.into(),
+        _ => said(e, format!("writing {}", path.display())),
     }
+}
+
+/// An I/O error while `doing` something, the OS's words without its number
+/// ([`benchboot_input::os_words`]): `creating /s/benchboot.db: permission denied`.
+pub fn said(e: std::io::Error, doing: String) -> anyhow::Error {
+    anyhow!("{doing}: {}", benchboot_input::os_words(&e))
 }
 
 /// A database error of the store in `dir` before anything was written, as the
@@ -350,12 +375,14 @@ impl Reindexed {
 /// `benchboot.db.damaged-<YYYYMMDDTHHMMSSZ>` with its journal files, never deleted.
 ///
 /// # Errors
-/// No store in `dir`, the store is read-only, another benchboot holds the lock past
+/// No store in `dir` (or it is no folder), the store is read-only, another benchboot holds the lock past
 /// [`lock::LOCK_WAIT`], or the new database cannot be written.
 pub fn reindex(dir: &Path) -> Result<Reindexed> {
+    super::folder::check_store(dir)?;
     if !dir.is_dir() {
         return Err(StoreError::NoStore(dir.to_owned()).into());
     }
+    super::folder::check_runs(dir)?;
     check_writable(dir, "the index was not rebuilt")?;
     let locked = lock::acquire(dir, lock::Holder::Reindex).context("the index was not rebuilt")?;
     let temp_notes = super::temp::clean(dir);
@@ -373,11 +400,11 @@ pub fn reindex(dir: &Path) -> Result<Reindexed> {
     // leaves it alone ([`super::temp`]).
     let built = std::fs::File::create(&tmp)
         .and_then(|f| super::temp::lock(&f).map(|()| f))
-        .with_context(|| format!("creating {}", tmp.display()))
+        .map_err(|e| said(e, format!("creating {}", tmp.display())))
         .and_then(|locked| {
             let filled = build(&tmp, dir, &salvage)?;
             std::fs::rename(&tmp, &db)
-                .with_context(|| format!("renaming {} to {}", tmp.display(), db.display()))?;
+                .map_err(|e| said(e, format!("renaming {} to {}", tmp.display(), db.display())))?;
             drop(locked);
             Ok(filled)
         });
@@ -444,8 +471,12 @@ fn move_aside(dir: &Path) -> Result<PathBuf> {
             continue;
         }
         let to = dir.join(format!("{DB_FILE}{suffix}.{stamp}"));
-        std::fs::rename(&from, &to)
-            .with_context(|| format!("moving {} aside to {}", from.display(), to.display()))?;
+        std::fs::rename(&from, &to).map_err(|e| {
+            said(
+                e,
+                format!("moving {} aside to {}", from.display(), to.display()),
+            )
+        })?;
         aside.get_or_insert(to);
     }
     aside.ok_or_else(|| {

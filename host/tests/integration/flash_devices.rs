@@ -371,6 +371,9 @@ fn mountinfo_and_swaps_parse() {
         ("ext3", "/dev/root")
     );
     assert_eq!(m[1].mount_point, Path::new("/media/my card"));
+    // The mounted folder and the filesystem's own options (an overlay's layers).
+    assert_eq!(m[0].root, Path::new("/mnt1"));
+    assert_eq!(m[0].options, "rw,errors=continue");
     let s = devices::parse_swaps(
         "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n/dev/sda3 partition\t8388604\t0\t-2\n",
     );

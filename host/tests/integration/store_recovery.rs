@@ -140,8 +140,9 @@ fn reindex_on_demand_keeps_where_runs_came_from_and_lists_bad_documents() {
             d.display()
         ),
         format!(
-            "  {}: not indexed: its run id is `a-1`: rename it to a-1.json, or collect it again",
-            d.join("runs").join("c-3.json").display()
+            "  {c3}: not indexed: its run id is `a-1`, and it is a copy of a-1.json: remove it \
+             (`rm {c3}`)",
+            c3 = d.join("runs").join("c-3.json").display()
         ),
     ];
     if cfg!(unix) {
@@ -575,4 +576,150 @@ fn a_previous_versions_store_is_indexed_again_keeping_where_runs_came_from() {
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .unwrap();
     assert_eq!(version, store::STORE_VERSION);
+}
+
+/// The error of a store that was not opened, as printed.
+fn refused<T>(r: anyhow::Result<T>) -> String {
+    match r {
+        Ok(_) => panic!("opened"),
+        Err(e) => format!("{e:#}"),
+    }
+}
+
+#[test]
+fn a_store_or_runs_folder_that_is_no_folder_is_said_to_be_what_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // `runs` is a file: said, and nothing half-made inside it.
+    std::fs::write(d.join("runs"), b"notes").unwrap();
+    let e = refused(Store::open(d));
+    assert_eq!(
+        e,
+        format!(
+            "the results store's runs folder {} is a file, not a folder: move it out of {} \
+             (the store keeps each run's document in runs/), or give --store DIR elsewhere",
+            d.join("runs").display(),
+            d.display()
+        )
+    );
+    assert_eq!(std::fs::read(d.join("runs")).unwrap(), b"notes");
+    // A reindex would index nothing: it says so too.
+    assert_eq!(format!("{:#}", store::reindex(d).unwrap_err()), e);
+    // The store itself a file, for writing, reading and reindexing alike.
+    let file = d.join("store.txt");
+    std::fs::write(&file, b"").unwrap();
+    let is_a_file = format!(
+        "the results store {} is a file, not a folder: give --store DIR for a folder",
+        file.display()
+    );
+    assert_eq!(refused(Store::open(&file)), is_a_file);
+    assert_eq!(refused(Store::open_existing(&file)), is_a_file);
+    assert_eq!(
+        format!("{:#}", store::reindex(&file).unwrap_err()),
+        is_a_file
+    );
+    // Below a file: that file is named.
+    let below = file.join("benchboot");
+    assert_eq!(
+        refused(Store::open(&below)),
+        format!(
+            "the results store {}: {} is a file, not a folder: give --store DIR elsewhere",
+            below.display(),
+            file.display()
+        )
+    );
+    // `--store /dev/null` on the command line.
+    #[cfg(unix)]
+    for args in [
+        &["runs", "--store", "/dev/null"][..],
+        &["runs", "--reindex", "--store", "/dev/null"][..],
+    ] {
+        let out = benchboot(args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(
+                "the results store /dev/null is a character device, not a folder: give \
+                 --store DIR for a folder"
+            ),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("os error"), "{stderr}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn reindex_says_what_each_entry_it_leaves_out_is_and_never_to_rename_over_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    stored(d, &["handmade-a"]);
+    let runs = d.join("runs");
+    let doc = runs.join("handmade-a.json");
+    // Second names of the document, sorted before and after it.
+    std::fs::hard_link(&doc, runs.join("a.json")).unwrap();
+    std::fs::hard_link(&doc, runs.join("hard.json")).unwrap();
+    // Another run carrying its id.
+    let mut other = RunResults::new("handmade-a".into(), Plan::example(), SystemInfo::default());
+    other.board = "rpi-4b".into();
+    std::fs::write(runs.join("other-a.json"), other.to_json()).unwrap();
+    // No documents: a link, a FIFO, a folder, a file of notes.
+    std::os::unix::fs::symlink("handmade-a.json", runs.join("link.json")).unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        runs.join("fifo.json"),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    std::fs::create_dir(runs.join("old.json")).unwrap();
+    std::fs::write(runs.join("notes.txt"), b"").unwrap();
+    let done = store::reindex(d).unwrap();
+    let at = |n: &str| runs.join(n).display().to_string();
+    assert_eq!(
+        done.lines(),
+        [
+            format!(
+                "rebuilt the index of {} from 1 documents in runs/",
+                d.display()
+            ),
+            format!(
+                "  {a}: not indexed: its run id is `handmade-a`, and it is handmade-a.json under \
+                 a second name (a hard link: the same file): remove this name (`rm {a}`)",
+                a = at("a.json")
+            ),
+            format!(
+                "  {}: not indexed: a FIFO (named pipe), not a document: remove it",
+                at("fifo.json")
+            ),
+            format!(
+                "  {h}: not indexed: it is handmade-a.json under a second name (a hard link: \
+                 the same file): remove this name (`rm {h}`)",
+                h = at("hard.json")
+            ),
+            format!(
+                "  {}: not indexed: a symbolic link (to handmade-a.json), which the store never \
+                 follows: put the document itself in its place, or remove the link",
+                at("link.json")
+            ),
+            format!(
+                "  {}: not indexed: not named <run id>.json, as every document in runs/ is: \
+                 rename it if it is a results document, else move it out of runs/",
+                at("notes.txt")
+            ),
+            format!(
+                "  {}: not indexed: a folder, not a document: move it out of runs/",
+                at("old.json")
+            ),
+            format!(
+                "  {}: not indexed: its run id is `handmade-a`, as handmade-a.json's: rename it \
+                 to handmade-a.2.json (the name collect gives another run with one id), or \
+                 collect it again",
+                at("other-a.json")
+            ),
+        ]
+    );
+    let s = Store::open_existing(d).unwrap().unwrap();
+    assert_eq!(ids(&s), ["handmade-a"]);
 }

@@ -3,7 +3,8 @@
 //! device with its first partition mounted, a symlink and a second device node to
 //! that disk, its partition by path and by a label-style link, the image file itself
 //! and a hard link to it, a loop device over a file on the card, a removed backing
-//! file, a swap file, a file attached after flash's plan, and files of proc and sysfs.
+//! file, a swap file, a file attached after flash's plan, files of proc and sysfs, and
+//! the layers of an overlay a loop device reads through (mounted with `overlay`).
 //! Each case was accepted (or refused for another reason) before the lookup went by
 //! identity. The last test keeps the invariant: every open for writing in `host/src`
 //! is listed with the function its path comes from, which looks the path up.
@@ -118,10 +119,44 @@ impl Kernel {
         dev
     }
 
+    /// Attaches `file` read-only (`losetup -r`): through an overlay, nothing is copied
+    /// up.
+    fn attach_read_only(&mut self, file: &Path) -> PathBuf {
+        let dev = PathBuf::from(run(
+            "losetup",
+            &["--find", "--show", "--read-only", s(file)],
+        ));
+        self.loops.push(dev.clone());
+        dev
+    }
+
+    /// Mounts an overlay of `lower` under `upper` at `at` (`options` besides the
+    /// layers), `mount` run in `cwd`: relative layer names are relative to it.
+    fn overlay(&mut self, cwd: &Path, layers: [&str; 3], options: &str, at: &Path) {
+        std::fs::create_dir_all(at).unwrap();
+        let [lower, upper, work] = layers;
+        let opts = format!("lowerdir={lower},upperdir={upper},workdir={work}{options}");
+        let tool = prepare_disk::find_tool("mount").unwrap();
+        let out = Command::new(tool)
+            .current_dir(cwd)
+            .args(["-t", "overlay", "overlay", "-o", &opts, s(at)])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "mount overlay {opts}: {out:?}");
+        self.mounts.push(at.to_owned());
+    }
+
     fn mount(&mut self, dev: &Path, at: &Path) {
         std::fs::create_dir_all(at).unwrap();
         run("mount", &[s(dev), s(at)]);
         self.mounts.push(at.to_owned());
+    }
+
+    /// Detaches loop device `dev` (before its overlay is unmounted: it holds a file
+    /// there).
+    fn detach(&mut self, dev: &Path) {
+        run("losetup", &["-d", s(dev)]);
+        self.loops.retain(|l| l != dev);
     }
 
     fn umount(&mut self, at: &Path) {
@@ -503,6 +538,168 @@ fn an_active_swap_file_is_refused() {
             )
         );
     }
+}
+
+/// An overlay's folders under `dir`: `lower` (with a card image in `sub/card.img`),
+/// `upper`, `work`, and `merged`, where nothing is mounted yet.
+fn overlay_folders(dir: &Path) -> PathBuf {
+    for d in ["lower/sub", "upper", "work", "merged"] {
+        std::fs::create_dir_all(dir.join(d)).unwrap();
+    }
+    let image = card(dir, "qemu-virt-arm64");
+    let lower = dir.join("lower/sub/card.img");
+    std::fs::rename(image, &lower).unwrap();
+    lower
+}
+
+#[test]
+fn a_layer_of_an_overlay_a_loop_device_reads_is_refused() {
+    let Some(_serial) = can_run("a_layer_of_an_overlay_a_loop_device_reads_is_refused") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap();
+    let lower = overlay_folders(&dir);
+    let merged = dir.join("merged");
+    let mut kernel = Kernel::default();
+    let abs = |d: &str| dir.join(d).to_str().unwrap().to_owned();
+    // redirect_dir: a folder of a lower layer can be renamed through the overlay.
+    kernel.overlay(
+        &dir,
+        [&abs("lower"), &abs("upper"), &abs("work")],
+        ",redirect_dir=on",
+        &merged,
+    );
+    // Read-only: the loop device reads the lower layer's file, nothing is copied up; the
+    // loop device and the lower file stat with the same inode, on other devices.
+    let through = merged.join("sub/card.img");
+    let dev = kernel.attach_read_only(&through);
+    let why = |backing: &Path| {
+        format!(
+            "through the overlay mounted at {merged}, it is the backing file of loop device \
+             {dev} ({backing}): writing it would change that disk under whoever uses it; \
+             detach it first (`losetup -d {dev}`)",
+            merged = merged.display(),
+            dev = dev.display(),
+            backing = backing.display()
+        )
+    };
+    let e = err(flash::check_destination(&lower, false, Path::new("/")));
+    assert_eq!(
+        e,
+        format!(
+            "refusing to write --device {}:\n  - {}",
+            lower.display(),
+            why(&through)
+        )
+    );
+    let e = err(write(&lower, &quick()));
+    assert_eq!(
+        e,
+        format!(
+            "refusing to write --card {}:\n  - {}",
+            lower.display(),
+            why(&through)
+        )
+    );
+    // A hard link to the lower file, in a folder outside the overlay: the same inode.
+    let alias = dir.join("alias.img");
+    std::fs::hard_link(&lower, &alias).unwrap();
+    let e = err(flash::check_destination(&alias, false, Path::new("/")));
+    assert!(e.ends_with(&why(&through)), "{e}");
+    kernel.detach(&dev);
+
+    // A renamed folder: the loop device's name for the file is nowhere in the lower
+    // layer, where the file is found by its inode.
+    std::fs::rename(merged.join("sub"), merged.join("moved")).unwrap();
+    let renamed = merged.join("moved/card.img");
+    let dev = kernel.attach_read_only(&renamed);
+    assert!(!dir.join("lower/moved").exists());
+    let e = err(flash::check_destination(&lower, false, Path::new("/")));
+    assert!(
+        e.contains(&format!(
+            "through the overlay mounted at {}, it is the backing file of loop device {} ({})",
+            merged.display(),
+            dev.display(),
+            renamed.display()
+        )),
+        "{e}"
+    );
+    kernel.detach(&dev);
+
+    // The other way: a file only in the upper layer, attached there; a write to it
+    // through the overlay reaches that file.
+    let upper = dir.join("upper/up.img");
+    std::fs::write(&upper, vec![0x5a; 1 << 20]).unwrap();
+    let dev = kernel.attach_read_only(&upper);
+    let e = err(flash::check_destination(
+        &merged.join("up.img"),
+        false,
+        Path::new("/"),
+    ));
+    assert_eq!(
+        e,
+        format!(
+            "refusing to write --device {}:\n  - through the overlay mounted at {}, it is the \
+             backing file of loop device {dev} ({}): writing it would change that disk under \
+             whoever uses it; detach it first (`losetup -d {dev}`)",
+            merged.join("up.img").display(),
+            merged.display(),
+            upper.display(),
+            dev = dev.display()
+        )
+    );
+    kernel.detach(&dev);
+    // A file of the lower layer no loop device reads is written as ever.
+    let other = dir.join("lower/other.img");
+    std::fs::write(&other, b"").unwrap();
+    flash::check_destination(&other, false, Path::new("/")).unwrap();
+    assert_eq!(card_plan(&lower), OLD_PLAN);
+}
+
+#[test]
+fn an_overlay_with_relative_layers_is_judged_by_inode() {
+    let Some(_serial) = can_run("an_overlay_with_relative_layers_is_judged_by_inode") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap();
+    let lower = overlay_folders(&dir);
+    let merged = dir.join("merged");
+    let mut kernel = Kernel::default();
+    // As `mount -o lowerdir=lower,...` in `dir` names them: the kernel shows the names
+    // as given, relative to a folder it does not say.
+    kernel.overlay(&dir, ["lower", "upper", "work"], "", &merged);
+    let through = merged.join("sub/card.img");
+    let dev = kernel.attach_read_only(&through);
+    let e = err(flash::check_destination(&lower, false, Path::new("/")));
+    assert_eq!(
+        e,
+        format!(
+            "refusing to write --device {lower}:\n  - loop device {dev} reads {through} on the \
+             overlay mounted at {merged}, whose layers are named relative to where it was \
+             mounted (upper, lower), so they cannot be found: this file has the same inode \
+             number and may be that file in a layer; detach it first (`losetup -d {dev}`), or \
+             mount the overlay with absolute layer paths",
+            lower = lower.display(),
+            dev = dev.display(),
+            through = through.display(),
+            merged = merged.display()
+        )
+    );
+    let args = PrepareDiskArgs {
+        device: lower.clone(),
+        dry_run: true,
+        allow_large: false,
+        yes: true,
+    };
+    assert!(err(prepare_disk::plan(&args, Path::new("/"))).contains("may be that file in a layer"));
+    // Another file of the lower layer has another inode.
+    let other = dir.join("lower/other.img");
+    std::fs::write(&other, b"").unwrap();
+    flash::check_destination(&other, false, Path::new("/")).unwrap();
+    assert_eq!(card_plan(&lower), OLD_PLAN);
+    kernel.detach(&dev);
 }
 
 #[test]

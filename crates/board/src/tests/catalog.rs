@@ -104,9 +104,47 @@ fn a_missing_user_folder_is_named() {
         .load("rpi-zero-w")
         .unwrap_err()
         .to_string();
-    assert!(
-        err.starts_with(&format!("{}: cannot read", gone.display())),
-        "{err}"
+    assert_eq!(
+        err,
+        format!(
+            "--boards {}: no such folder: --boards takes a folder of board files (<name>.toml)",
+            gone.display()
+        )
+    );
+}
+
+/// `--boards quick.toml`: a board file where its folder belongs is said to be one, with
+/// the folder to give instead; a device is said as what it is.
+#[test]
+fn a_file_given_as_the_board_folder_is_said_to_be_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("quick.toml");
+    std::fs::write(&file, zero_w_text()).unwrap();
+    let err = Catalog::with_dir(Some(file.clone()))
+        .load("rpi-zero-w")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        format!(
+            "--boards {} is a file: --boards takes a folder of board files (<name>.toml), not \
+             one board file; give the folder that holds it (--boards {}) or copy the file \
+             into a folder of its own",
+            file.display(),
+            dir.path().display()
+        )
+    );
+    // A name without a folder (tests run in crates/board): the current one holds it.
+    let err = crate::folder::user_folder(Path::new("Cargo.toml")).unwrap_err();
+    assert!(err.to_string().contains("(--boards .)"), "{err}");
+    #[cfg(unix)]
+    assert_eq!(
+        Catalog::with_dir(Some("/dev/null".into()))
+            .names()
+            .unwrap_err()
+            .to_string(),
+        "--boards /dev/null is a character device: --boards takes a folder of board files \
+         (<name>.toml)"
     );
 }
 
@@ -176,8 +214,13 @@ fn a_user_s_folder_is_read_no_further_than_its_bound() {
         std::fs::write(dir.path().join(format!("x{i}.txt")), "").unwrap();
     }
     let e = cat.load("nosuch").unwrap_err().to_string();
-    assert!(
-        e.ends_with(": cannot read board file: more than 4096 entries: a board folder holds board files (the project's has a dozen); give the folder of yours"),
-        "{e}"
+    assert_eq!(
+        e,
+        format!(
+            "--boards {} holds more than 4096 entries, the most a board folder is read to \
+             (the project's has a dozen board files): give the folder of your board files, or \
+             move what is not one out of it",
+            dir.path().display()
+        )
     );
 }
