@@ -216,93 +216,44 @@ impl<T> Default for Loose<T> {
     }
 }
 
-/// The visitor of each [`Loose`] type: what it takes, anything else skipped.
-struct LooseVisitor<T>(std::marker::PhantomData<T>);
-
-macro_rules! skip_others {
-    () => {
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("any value")
-        }
-        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-            Ok(Loose(None))
-        }
-        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-            Ok(Loose(None))
-        }
-        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-            Ok(Loose(None))
-        }
-        fn visit_unit<E>(self) -> Result<Self::Value, E> {
-            Ok(Loose(None))
-        }
-    };
-}
-
-impl<'de> serde::de::Visitor<'de> for LooseVisitor<String> {
-    type Value = Loose<String>;
-    skip_others!();
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(Loose(None))
+/// What each [`Loose`] type takes from a JSON value; every other value is skipped
+/// unbuilt and reads as `None`.
+trait Wanted: Sized {
+    fn from_u64(_: u64) -> Option<Self> {
+        None
     }
-    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Loose(Some(v.to_owned())))
+    fn from_str(_: &str) -> Option<Self> {
+        None
     }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
-        skip_seq(a).map(|_| Loose(None))
+    /// From an array of `n` elements (already skipped).
+    fn from_len(_: usize) -> Option<Self> {
+        None
     }
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
-        skip_map(a).map(|()| Loose(None))
+    fn from_map<'de, A: serde::de::MapAccess<'de>>(a: A) -> Result<Option<Self>, A::Error> {
+        skip_map(a).map(|()| None)
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for LooseVisitor<u64> {
-    type Value = Loose<u64>;
-    skip_others!();
-    fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
-        Ok(Loose(Some(v)))
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(Loose(None))
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
-        skip_seq(a).map(|_| Loose(None))
-    }
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
-        skip_map(a).map(|()| Loose(None))
+impl Wanted for String {
+    fn from_str(v: &str) -> Option<Self> {
+        Some(v.to_owned())
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for LooseVisitor<Count> {
-    type Value = Loose<Count>;
-    skip_others!();
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(Loose(None))
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(Loose(None))
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
-        skip_seq(a).map(|n| Loose(Some(Count(n))))
-    }
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
-        skip_map(a).map(|()| Loose(None))
+impl Wanted for u64 {
+    fn from_u64(v: u64) -> Option<Self> {
+        Some(v)
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for LooseVisitor<System> {
-    type Value = Loose<System>;
-    skip_others!();
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(Loose(None))
+impl Wanted for Count {
+    fn from_len(n: usize) -> Option<Self> {
+        Some(Count(n))
     }
-    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(Loose(None))
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
-        skip_seq(a).map(|_| Loose(None))
-    }
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+}
+
+impl Wanted for System {
+    fn from_map<'de, A: serde::de::MapAccess<'de>>(mut a: A) -> Result<Option<Self>, A::Error> {
         let mut sys = System::default();
         while let Some(k) = a.next_key::<Key>()? {
             if k.0 {
@@ -311,7 +262,41 @@ impl<'de> serde::de::Visitor<'de> for LooseVisitor<System> {
                 a.next_value::<IgnoredAny>()?;
             }
         }
-        Ok(Loose(Some(sys)))
+        Ok(Some(sys))
+    }
+}
+
+/// The one visitor of every [`Loose`] type.
+struct LooseVisitor<T>(std::marker::PhantomData<T>);
+
+impl<'de, T: Wanted> serde::de::Visitor<'de> for LooseVisitor<T> {
+    type Value = Loose<T>;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(Loose(None))
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(Loose(None))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(Loose(None))
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(Loose(None))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(Loose(T::from_u64(v)))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Loose(T::from_str(v)))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+        skip_seq(a).map(|n| Loose(T::from_len(n)))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+        T::from_map(a).map(Loose)
     }
 }
 
@@ -347,10 +332,7 @@ fn skip_map<'de, A: serde::de::MapAccess<'de>>(mut a: A) -> Result<(), A::Error>
     Ok(())
 }
 
-impl<'de, T> Deserialize<'de> for Loose<T>
-where
-    LooseVisitor<T>: serde::de::Visitor<'de, Value = Loose<T>>,
-{
+impl<'de, T: Wanted> Deserialize<'de> for Loose<T> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Loose<T>, D::Error> {
         d.deserialize_any(LooseVisitor(std::marker::PhantomData))
     }

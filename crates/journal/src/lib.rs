@@ -347,32 +347,22 @@ pub fn scan(ring: &[u8]) -> Scan {
 /// [`Error::Corrupt`] when the payload does not decode to exactly the header's length
 /// (a record whose checksum holds but that was written wrong, or a crafted one).
 pub fn document(ring: &[u8], e: &Entry) -> Result<Vec<u8>, Error> {
+    let mut doc = Vec::new();
+    document_pieces(ring, e, |piece| {
+        doc.extend_from_slice(piece);
+        true
+    })?;
     let h = &e.header;
-    let corrupt = |why: String| Error::Corrupt {
-        seq: h.seq,
-        offset: e.offset,
-        why,
-    };
-    let start = e.offset as usize + HEADER_LEN;
-    let payload = ring
-        .get(start..start + h.stored_len as usize)
-        .ok_or_else(|| corrupt("the payload runs past the ring".into()))?;
-    if crc32fast::hash(payload) != h.payload_crc {
-        return Err(corrupt("the payload's checksum fails".into()));
-    }
-    let doc = match h.encoding {
-        Encoding::Stored => payload.to_vec(),
-        Encoding::Deflate => {
-            miniz_oxide::inflate::decompress_to_vec_with_limit(payload, h.raw_len as usize)
-                .map_err(|e| corrupt(format!("deflate: {:?}", e.status)))?
-        }
-    };
     if doc.len() != h.raw_len as usize {
-        return Err(corrupt(format!(
-            "decodes to {} bytes, the header says {}",
-            doc.len(),
-            h.raw_len
-        )));
+        return Err(Error::Corrupt {
+            seq: h.seq,
+            offset: e.offset,
+            why: format!(
+                "decodes to {} bytes, the header says {}",
+                doc.len(),
+                h.raw_len
+            ),
+        });
     }
     Ok(doc)
 }

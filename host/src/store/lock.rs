@@ -4,7 +4,8 @@
 //! writes its row into a database a reindex is about to replace, and a reindex never
 //! lists `runs/` while a document goes in without its row.
 //!
-//! Unix: `flock(2)` on the file; Windows: the file opened with no sharing. Either way
+//! Unix: `flock(2)` on the file; Windows: the file opened for writing, sharing reads
+//! only (no second writer can open it; a waiter can still read who holds it). Either way
 //! the lock goes with the holder's file handle, so a killed holder frees it at once, and
 //! a waiter is never fooled by a stale file. Readers (`runs`, `report`, `compare`) take
 //! no lock: SQLite shows them the database before or after a write, and a reindex
@@ -195,14 +196,16 @@ fn open_locked(path: &Path) -> std::io::Result<Option<File>> {
 #[cfg(windows)]
 fn open_locked(path: &Path) -> std::io::Result<Option<File>> {
     use std::os::windows::fs::OpenOptionsExt as _;
-    /// ERROR_SHARING_VIOLATION: another handle has the file open without sharing.
+    /// ERROR_SHARING_VIOLATION: another handle has the file open without sharing writes.
     const SHARING_VIOLATION: i32 = 32;
+    /// FILE_SHARE_READ (winnt.h): others may open it to read, never to write.
+    const SHARE_READ: u32 = 0x1;
     match File::options()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
-        .share_mode(0)
+        .share_mode(SHARE_READ)
         .open(path)
     {
         Ok(f) => Ok(Some(f)),
@@ -260,7 +263,6 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let held = try_acquire(dir.path(), Holder::Reindex).unwrap().unwrap();
         assert!(try_acquire(dir.path(), Holder::Store).unwrap().is_none());
-        #[cfg(unix)]
         assert_eq!(
             who(dir.path()),
             format!(
@@ -273,7 +275,6 @@ mod tests {
         assert!(again.is_some());
     }
 
-    #[cfg(unix)]
     #[test]
     fn a_busy_store_says_who_and_what_to_do() {
         let dir = tempfile::tempdir().unwrap();

@@ -283,7 +283,7 @@ fn a_row_that_fails_after_the_document_is_stored_says_so() {
         .unwrap();
     let (r, text) = doc("rpi-zero-w-0009", true, 1);
     let err = format!("{:#}", s.put(&r, &text, "x", 1).unwrap_err());
-    let file = dir.path().join("runs/rpi-zero-w-0009.json");
+    let file = dir.path().join("runs").join("rpi-zero-w-0009.json");
     assert_eq!(
         err,
         format!(
@@ -312,7 +312,12 @@ fn a_file_the_index_does_not_list_is_never_overwritten() {
     assert_eq!(stored.row.stored_as, "rpi-zero-w-0010.2");
     assert_eq!(
         stored.beside,
-        ["runs/rpi-zero-w-0010.json: a file the index does not list (`benchboot runs --reindex` lists it)"]
+        [format!(
+            "{}: a file the index does not list (`benchboot runs --reindex` lists it)",
+            std::path::Path::new("runs")
+                .join("rpi-zero-w-0010.json")
+                .display()
+        )]
     );
     assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "kept by hand");
     assert_eq!(

@@ -66,6 +66,15 @@ fn listed(store: &Path) -> Vec<String> {
     ids
 }
 
+/// Sets its flag when dropped.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 /// Collects one after another while `runs --reindex` runs over and over: every collect
 /// succeeds and says where it stored its run, every reindex succeeds, and in the end
 /// the index lists every run collected (a reindex that listed `runs/` before a
@@ -83,6 +92,9 @@ fn reindex_racing_collects_loses_no_run() {
     }
     let done = AtomicBool::new(false);
     std::thread::scope(|scope| {
+        // Set when this body ends, also by a failed assertion: the reindexer stops and
+        // the failure is reported instead of the scope waiting on it for ever.
+        let stop = StopOnDrop(&done);
         let reindexer = scope.spawn(|| {
             let mut runs = 0;
             while !done.load(Ordering::Relaxed) {
@@ -102,14 +114,14 @@ fn reindex_racing_collects_loses_no_run() {
             assert!(
                 stdout.contains(&format!(
                     "stored in {}",
-                    store.join(format!("runs/{id}.json")).display()
+                    store.join("runs").join(format!("{id}.json")).display()
                 )),
                 "{stdout}"
             );
             assert!(!stderr.contains("read-only"), "{stderr}");
             ids.push(id);
         }
-        done.store(true, Ordering::Relaxed);
+        drop(stop);
         let reindexed = reindexer.join().unwrap();
         assert!(reindexed > 0);
     });
