@@ -16,6 +16,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use benchboot_plan::{plan_name, plan_path, Plan, BOARD_LINK_LOCAL, CARD_PLAN_FILE, MODULES_DIR};
+use benchboot_results::name::SafeName;
 use benchboot_results::{RunResults, Severity};
 use rustix::mount::MountFlags;
 
@@ -483,21 +484,16 @@ pub fn saved_line(r: &RunResults) -> String {
 /// Where earlier boots' documents are kept on the results partition.
 pub const RUNS_DIR: &str = "runs";
 
-/// The name the previous boot's document gets under [`RUNS_DIR`]: its `run_id` (only
-/// `[A-Za-z0-9._-]`, at most 64 characters) + `.json`, or `unreadable.json` when it is
-/// not a results document (a cut during its very first write). Pure.
+/// The name the previous boot's document gets under [`RUNS_DIR`]: its `run_id` made a
+/// file name at the one gate, [`SafeName::lossy`] (what the gate does not allow becomes
+/// `_`, at most [`benchboot_results::name::MAX_LEN`] bytes, never hidden, an option or
+/// a Windows device name: the card may have been written by another computer and is
+/// read on Windows too) + `.json`, or `unreadable.json` when it holds no run id (a cut
+/// during its very first write). Pure.
 pub fn kept_name(doc: &[u8]) -> String {
-    let id: String = run_id_of(doc)
-        .unwrap_or_default()
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
-        .take(64)
-        .collect();
-    let id = id.trim_start_matches('.');
-    if id.is_empty() {
-        "unreadable.json".into()
-    } else {
-        format!("{id}.json")
+    match run_id_of(doc).filter(|id| !id.is_empty()) {
+        Some(id) => SafeName::lossy(&id).with_ext("json"),
+        None => "unreadable.json".into(),
     }
 }
 
@@ -740,15 +736,21 @@ mod tests {
             kept_name(br#"{"run_id":"rpi-zero-w-0123abcd4567","x":1}"#),
             "rpi-zero-w-0123abcd4567.json"
         );
-        // No path tricks, no hidden files, bounded.
-        assert_eq!(kept_name(br#"{"run_id":"../../etc/x y"}"#), "etcxy.json");
-        assert_eq!(kept_name(br#"{"run_id":"..."}"#), "unreadable.json");
+        // No path tricks, no hidden files, no device names, bounded.
+        assert_eq!(
+            kept_name(br#"{"run_id":"../../etc/x y"}"#),
+            "_._.._etc_x_y.json"
+        );
+        assert_eq!(kept_name(br#"{"run_id":"..."}"#), "_._.json");
+        assert_eq!(kept_name(br#"{"run_id":"nul"}"#), "_nul.json");
+        assert_eq!(kept_name(br#"{"run_id":"-rf"}"#), "_rf.json");
+        assert_eq!(kept_name(br#"{"run_id":""}"#), "unreadable.json");
         assert_eq!(kept_name(&[b'{'; 10]), "unreadable.json");
         assert_eq!(kept_name(b""), "unreadable.json");
-        let long = format!(r#"{{"run_id":"{}"}}"#, "a".repeat(100));
+        let long = format!(r#"{{"run_id":"{}"}}"#, "a".repeat(300));
         assert_eq!(
             kept_name(long.as_bytes()),
-            format!("{}.json", "a".repeat(64))
+            format!("{}.json", "a".repeat(benchboot_results::name::MAX_LEN))
         );
     }
 }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use benchboot_plan::{Bus, DeviceRef, Filesystem, Plan, StorageTarget, BUS_PREFIX};
+use benchboot_results::name::{NameKind, SafeName};
 use benchboot_results::{
     Direction, HealthScope, RandomOp, RunResults, Severity, StorageMeasurement,
 };
@@ -265,7 +266,13 @@ fn resolve(
         }
         Filesystem::Dir => (PathBuf::from(&target.device), None),
         fs => {
-            let mnt = PathBuf::from(TARGETS_MNT).join(&target.label);
+            // The plan's check refused any other label already; the gate again here,
+            // so this path cannot depend on that check.
+            let mnt = PathBuf::from(TARGETS_MNT).join(
+                SafeName::new(NameKind::Label, &target.label)
+                    .map_err(|e| e.to_string())?
+                    .as_str(),
+            );
             sys::mount(
                 &target.device,
                 &mnt.to_string_lossy(),

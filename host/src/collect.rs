@@ -17,8 +17,9 @@ use crate::store::{self, Outcome, RunRow, Store};
 #[derive(Debug, Clone, clap::Args)]
 pub struct CollectArgs {
     /// HOST:PORT of the board's results server. Default: find the board
-    /// ($BENCHBOOT_BOARD, then the gadget links 10.55.0.1/.5/.9:8080, then a QEMU board
-    /// forwarded to 127.0.0.1:18080).
+    /// ($BENCHBOOT_BOARD, then the gadget links 10.55.0.1/.5/.9:8080, then the board's
+    /// link-local address on each USB network link). Never 127.0.0.1, where any local
+    /// user can listen: name a QEMU board (--addr 127.0.0.1:18080).
     #[arg(long, conflicts_with_all = ["from_card", "from_log", "from_lava"])]
     pub addr: Option<String>,
     /// Read the card instead (boards without a USB OTG port): its block device
@@ -347,7 +348,7 @@ pub fn collect(opts: &Options) -> Result<Collected> {
 
 /// Stores one earlier boot's document; says what happened to it in one line, in words.
 /// A copy of the run just stored from `results.json` (the same run as `current`:
-/// [`store::RunIdentity::differences`]) is not stored again: the card's live document
+/// [`store::same_run::is_same_run`]) is not stored again: the card's live document
 /// is the one the board last wrote. Another run under the current run's id is stored
 /// as any other ([`Store::put`] keeps both).
 fn store_kept(store: &mut Store, kept: &card::KeptRun, current: &RunResults) -> String {
@@ -355,14 +356,8 @@ fn store_kept(store: &mut Store, kept: &card::KeptRun, current: &RunResults) -> 
         Ok(t) => t,
         Err(e) => return format!("{}: not read: {e:#}", kept.source),
     };
-    let same_run = |r: &RunResults| {
-        r.run_id == current.run_id
-            && store::RunIdentity::of(r)
-                .differences(&store::RunIdentity::of(current))
-                .is_empty()
-    };
     match RunResults::from_json(text) {
-        Ok(r) if same_run(&r) => format!(
+        Ok(r) if store::same_run::is_same_run(&r, current) => format!(
             "{}: run {} is the current run, stored from results.json; this copy is not stored",
             kept.source, current.run_id
         ),
@@ -393,9 +388,7 @@ pub fn from_network(addr: Option<&str>, timeout: Duration, progress: bool) -> Re
             wait_for(a, timeout)
         }
         None => {
-            spinner.set_message(
-                "waiting for a board on a USB gadget link (or QEMU's 127.0.0.1 forward)",
-            );
+            spinner.set_message("waiting for a board on a USB gadget link");
             fetch::discover(timeout)
         }
     };

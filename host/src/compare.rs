@@ -292,15 +292,9 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
     // A run against itself shows only ratios of 1.00: say so instead of a report. The
     // same run is the store's rule (run id, board, start, boot card): two runs that
     // share only a run id are compared.
-    let same = |a: &RunResults, b: &RunResults| {
-        use crate::store::same_run::RunIdentity;
-        a.run_id == b.run_id
-            && RunIdentity::of(a)
-                .differences(&RunIdentity::of(b))
-                .is_empty()
-    };
     for (j, (pj, rj)) in runs.iter().enumerate() {
-        if let Some((pi, _)) = runs[..j].iter().find(|(_, ri)| same(ri, rj)) {
+        let same = |(_, ri): &&(_, RunResults)| crate::store::same_run::is_same_run(ri, rj);
+        if let Some((pi, _)) = runs[..j].iter().find(same) {
             let how = if pi == pj {
                 format!("{} is given twice", pi.display())
             } else {

@@ -34,9 +34,7 @@ use crate::report::{self, Format};
 pub use guide::{
     console, console_pins, instructions, span, usb_device_port, what_to_check, Card, Console, Peer,
 };
-pub use system::{
-    field_candidates, image_path, source_tree, source_tree_from, wired_interfaces, System,
-};
+pub use system::{image_path, source_tree, source_tree_from, wired_interfaces, System};
 
 /// The board's address on its results link, gadget (first function) or Ethernet.
 pub const BOARD_ADDR: Ipv4Addr = Ipv4Addr::new(10, 55, 0, 1);

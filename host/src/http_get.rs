@@ -32,15 +32,6 @@ pub struct Get<'a> {
     pub hint: &'a str,
 }
 
-/// `e`'s words without std's ` (os error N)` tail.
-fn plain_io(e: &std::io::Error) -> String {
-    let s = e.to_string();
-    match s.rfind(" (os error ") {
-        Some(i) if s.ends_with(')') => s[..i].to_owned(),
-        _ => s,
-    }
-}
-
 /// A transport failure in words: what happened, never ureq's chain.
 fn transport_words(t: &ureq::Transport, timeout: Duration) -> String {
     use std::io::ErrorKind as K;
@@ -61,7 +52,7 @@ fn transport_words(t: &ureq::Transport, timeout: Duration) -> String {
         (ureq::ErrorKind::InvalidUrl | ureq::ErrorKind::UnknownScheme, _) => {
             "not an http:// or https:// address".into()
         }
-        (_, Some(_)) => plain_io(io.unwrap_or_else(|| unreachable!())),
+        (_, Some(_)) => benchboot_input::os_words(io.unwrap_or_else(|| unreachable!())),
         (kind, None) => t.message().map_or_else(|| kind.to_string(), str::to_owned),
     }
 }
@@ -94,25 +85,31 @@ pub fn get(g: &Get<'_>) -> Result<Vec<u8>> {
         }
     };
     if resp.status() != 200 {
-        let to = resp.header("location").unwrap_or("nowhere");
-        bail!(
-            "GET {url}: the server answered {} {}, a redirect to {}: benchboot follows no \
-             redirect; give that address if it is the one you mean",
-            resp.status(),
-            escaped(resp.status_text()),
-            escaped(to)
-        );
+        let (code, text) = (resp.status(), escaped(resp.status_text()));
+        match resp.header("location") {
+            Some(to) => bail!(
+                "GET {url}: the server answered {code} {text}, a redirect to {}: benchboot \
+                 follows no redirect; give that address if it is the one you mean",
+                escaped(to)
+            ),
+            None => bail!("GET {url}: the server answered {code} {text}, not 200 OK"),
+        }
     }
     let mut body = Vec::new();
     resp.into_reader()
         .take(g.max_bytes + 1)
         .read_to_end(&mut body)
-        .map_err(|e| anyhow::anyhow!("GET {url}: reading the answer: {}", plain_io(&e)))?;
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "GET {url}: reading the answer: {}",
+                benchboot_input::os_words(&e)
+            )
+        })?;
     if body.len() as u64 > g.max_bytes {
         bail!(
-            "GET {url}: the answer is over {} MiB, more than {} can be: is this the right \
+            "GET {url}: the answer is over {}, more than {} can be: is this the right \
              address?",
-            g.max_bytes >> 20,
+            benchboot_input::size_text(g.max_bytes),
             g.what
         );
     }
@@ -197,7 +194,17 @@ mod tests {
         let addr = serve(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello");
         assert_eq!(get_from(&addr, 5).unwrap(), b"hello");
         let e = format!("{:#}", get_from(&addr, 4).unwrap_err());
-        assert!(e.contains("more than a results document can be"), "{e}");
+        assert!(
+            e.contains("the answer is over 4 bytes, more than a results document can be"),
+            "{e}"
+        );
+        // Not 200 and no redirect: said as what it is.
+        let addr = serve(b"HTTP/1.1 204 No Content\r\n\r\n");
+        let e = format!("{:#}", get_from(&addr, 4).unwrap_err());
+        assert!(
+            e.ends_with("the server answered 204 No Content, not 200 OK"),
+            "{e}"
+        );
         let addr = serve(b"HTTP/1.1 404 Not \x1b[2JFound\r\nContent-Length: 0\r\n\r\n");
         let e = format!("{:#}", get_from(&addr, 4).unwrap_err());
         assert!(

@@ -30,8 +30,9 @@ enum Command {
     ///           benchboot fetch --addr 127.0.0.1:8080 --out run.json
     Fetch {
         /// HOST:PORT of the board's results server. Default: find the board
-        /// ($BENCHBOOT_BOARD, then the gadget links 10.55.0.1/.5/.9:8080, then a QEMU
-        /// board forwarded to 127.0.0.1:18080).
+        /// ($BENCHBOOT_BOARD, then the gadget links 10.55.0.1/.5/.9:8080, then the
+        /// board's link-local address on each USB network link). Never 127.0.0.1, where
+        /// any local user can listen: name a QEMU board (--addr 127.0.0.1:18080).
         #[arg(long)]
         addr: Option<String>,
         /// Where to save the JSON (default: benchboot-results/<run id>.json).

@@ -8,7 +8,7 @@
 //! the window or fake a line. Escaping is idempotent: text escaped earlier (the
 //! report's cells) comes through unchanged.
 //!
-//! The tidy test (`xtask/tests/tidy.rs`, rule `host_prints_only_through_out`) refuses
+//! The tidy test (`xtask/tests/tidy.rs`, rule `host_prints_only_through_its_out_module`) refuses
 //! `print!`, `println!`, `eprint!`, `eprintln!`, `dbg!`, `io::stdout` and `io::stderr`
 //! anywhere else in `host/src/` but test files. A write that fails (a closed pipe:
 //! `benchboot report | head`) is dropped instead of panicking as `println!` does.

@@ -409,8 +409,10 @@ pub fn read_kept_runs_from(disk: &mut dyn Disk, path: &Path) -> Result<Vec<KeptR
 /// Most earlier runs read from a card's `runs/`: 256 (PID 1 keeps one per boot; a
 /// card booted daily for most of a year). The runs past it are listed as not read.
 pub const MAX_KEPT_RUNS: usize = 256;
-/// Most bytes of earlier runs' documents read from a card, in all: 256 MiB (each at
-/// most 64 MiB; real ones 0.1-4 MiB). The runs past it are listed as not read.
+/// Bytes of earlier runs' documents after which no more are read from a card: 256 MiB
+/// (the document that passes it is the last read, so at most 256 MiB + one document of
+/// at most 64 MiB are held; real ones are 0.1-4 MiB). The runs past it are listed as
+/// not read.
 pub const MAX_KEPT_BYTES: u64 = 256 << 20;
 
 /// The kept runs named by `sources`, the `i`-th read by `read(i)`, within

@@ -226,7 +226,6 @@ fn open_nonblocking(path: &Path) -> io::Result<File> {
     File::open(path)
 }
 
-/// How a file type is named in messages.
 /// What a file of type `ft` is, in words for a message: `a FIFO (named pipe)`, `a
 /// folder`, `a symbolic link` (of `symlink_metadata`), `a regular file`, ...
 pub fn kind_of(ft: &std::fs::FileType) -> &'static str {

@@ -260,11 +260,57 @@ fn read_request(
     Ok((method.to_owned(), path.to_owned()))
 }
 
+/// Writes `blob` to `s` by `deadline`: up to [`WRITE_CHUNK`] bytes a call and, once less
+/// than [`tcp::IO_TIMEOUT`] is left, a write timeout of what is left, so a client that
+/// reads slowly but steadily cannot stretch one write past it.
+///
+/// # Errors
+/// [`NetError::Timeout`] at the deadline; the socket's error otherwise.
+fn send_by(s: &mut TcpStream, blob: &[u8], deadline: Instant) -> Result<(), NetError> {
+    let too_slow = || {
+        NetError::Timeout(format!(
+            "http: sending the object ({} bytes) to a client this slow",
+            blob.len()
+        ))
+    };
+    let mut rest = blob;
+    while !rest.is_empty() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(too_slow());
+        }
+        if left < tcp::IO_TIMEOUT {
+            s.set_write_timeout(Some(left))
+                .ctx("http: sending the object")?;
+        }
+        let n = rest.len().min(WRITE_CHUNK);
+        match s.write(&rest[..n]) {
+            Ok(0) => {
+                return Err(io::Error::from(io::ErrorKind::WriteZero))
+                    .ctx("http: sending the object")
+            }
+            Ok(n) => rest = &rest[n..],
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) && Instant::now() >= deadline =>
+            {
+                return Err(too_slow())
+            }
+            Err(e) => return Err(e).ctx("http: sending the object"),
+        }
+    }
+    Ok(())
+}
+
 /// Answers one connection: `GET /blob` gets `blob` (then the server waits for the client
 /// to close, so the CPU span covers the delivery) → `Some`; anything else, or anything
 /// at all without a `blob`, a 404 → `None`. All of it ends by `deadline` (give
-/// [`transfer_time`] of the object): a client that reads slowly, or never closes, is
-/// cut off there with an error ([`tcp::IO_TIMEOUT`] past it at most).
+/// [`transfer_time`] of the object): a client that reads too slowly to have the object
+/// by then is cut off with [`NetError::Timeout`]; one that has it but never closes is
+/// left at the deadline (the object was served).
 pub fn answer(
     mut r: BufReader<TcpStream>,
     first: Option<Vec<u8>>,
@@ -291,15 +337,7 @@ pub fn answer(
     let before = cpu.read();
     s.write_all(head.as_bytes())
         .ctx("http: sending the object")?;
-    for chunk in blob.chunks(WRITE_CHUNK) {
-        if Instant::now() > deadline {
-            return Err(NetError::Timeout(format!(
-                "http: sending the object ({} bytes) to a client this slow",
-                blob.len()
-            )));
-        }
-        s.write_all(chunk).ctx("http: sending the object")?;
-    }
+    send_by(&mut s, blob, deadline)?;
     // Wait for the client to close (it has read everything then); a client that stays
     // silent ends the wait after the read timeout, one that keeps sending at the
     // deadline.
@@ -471,6 +509,39 @@ mod tests {
             300_000
         );
         assert_eq!(server.finish().unwrap().bytes, 300_000);
+    }
+
+    /// A client that reads slowly but steadily (4 KiB every 20 ms, ~200 KiB/s) is cut
+    /// off at the deadline: a write that makes a little progress each time cannot
+    /// stretch past it (a 32 MiB object at that pace would hold the server for minutes).
+    #[test]
+    fn a_slow_steady_reader_is_cut_off_at_the_deadline() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let done = Arc::new(AtomicBool::new(false));
+        let stop = done.clone();
+        let reader = thread::spawn(move || {
+            let mut c = TcpStream::connect(addr).unwrap();
+            c.write_all(b"GET /blob HTTP/1.1\r\n\r\n").unwrap();
+            let mut buf = [0u8; 4096];
+            while !stop.load(Relaxed) && c.read(&mut buf).is_ok_and(|n| n > 0) {
+                thread::sleep(Duration::from_millis(20));
+            }
+        });
+        let (s, _) = listener.accept().unwrap();
+        let object = vec![7u8; 32 << 20];
+        let mut cpu = procstat::Reader::new(Path::new("/proc/stat"));
+        let start = Instant::now();
+        let deadline = start + Duration::from_millis(500);
+        let r = answer(BufReader::new(s), None, Some(&object), &mut cpu, deadline);
+        let took = start.elapsed();
+        match r {
+            Err(NetError::Timeout(why)) => assert!(why.contains("this slow"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        done.store(true, Relaxed);
+        reader.join().unwrap();
+        assert!(took < Duration::from_secs(3), "{took:?}");
     }
 
     #[test]

@@ -23,7 +23,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// The longest name, in bytes: well under every file system's 255 and leaves room for
-/// an extension and the store's temp-file decoration (`.<name>.<pid>.tmp`).
+/// an extension and the store's temp-file decoration (`.<name>.<pid>.benchboot.tmp`).
 pub const MAX_LEN: usize = 128;
 
 /// What the name is, for messages: "run id", "board name", ...
@@ -197,11 +197,6 @@ impl SafeName {
     pub fn path_in(&self, dir: &Path, ext: &str) -> PathBuf {
         dir.join(self.with_ext(ext))
     }
-
-    /// `self` with `suffix` after it (`-card-profile`, `-2`), through [`SafeName::lossy`].
-    pub fn suffixed(&self, suffix: &str) -> SafeName {
-        SafeName::lossy(&format!("{}{suffix}", self.0))
-    }
 }
 
 impl fmt::Display for SafeName {
@@ -336,10 +331,5 @@ mod tests {
             n.path_in(Path::new("/s/runs"), "json"),
             Path::new("/s/runs/rpi-4b-1.json")
         );
-        assert_eq!(
-            n.suffixed("-card-profile").as_str(),
-            "rpi-4b-1-card-profile"
-        );
-        assert_eq!(n.suffixed("/../x").as_str(), "rpi-4b-1_.._x");
     }
 }

@@ -4,18 +4,17 @@
 //! interfaces, where the board can answer).
 
 use benchboot_results::name::{NameKind, SafeName};
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use benchboot_board::Board;
-use benchboot_plan::QEMU_RESULTS_FORWARD;
 
 use super::guide::{link_words, span};
 use super::Steps;
 use crate::collect::{self, Collected};
-use crate::discover::{self, Candidate, UsbLink};
+use crate::discover::{self, Candidate};
 use crate::flash::{self, Destination};
 
 /// How long the download of the results may take once the board answers.
@@ -24,25 +23,6 @@ const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(120);
 const NOTE_EVERY: Duration = Duration::from_secs(600);
 /// The system-wide CPU counters the peer samples.
 const PROC_STAT: &str = "/proc/stat";
-
-/// The places a field-tested board can answer: [`discover::candidates`] without QEMU's
-/// 127.0.0.1 forward (another QEMU run on this machine must not pass for the board),
-/// unless `$BENCHBOOT_BOARD` (`env`) names it.
-///
-/// # Errors
-/// `env` is not a `HOST:PORT` that resolves.
-pub fn field_candidates(env: Option<&str>, usb: &[UsbLink]) -> Result<Vec<Candidate>> {
-    let qemu = SocketAddr::from((Ipv4Addr::LOCALHOST, QEMU_RESULTS_FORWARD));
-    let mut list = discover::candidates(env, usb)?;
-    // $BENCHBOOT_BOARD comes first; naming the forward keeps that one entry only.
-    let mut named = env.is_some_and(|e| !e.is_empty());
-    list.retain(|c| {
-        let keep = c.addr != qemu || named;
-        named = false;
-        keep
-    });
-    Ok(list)
-}
 
 /// The benchboot source tree at `start` or above it: a folder holding `Cargo.toml`,
 /// `xtask/Cargo.toml` and `boards/shared.toml`.
@@ -233,7 +213,7 @@ impl Steps for System {
                 Some(l) => l.clone(),
                 None => {
                     let usb = discover::usb_net_interfaces(&self.root.join("sys/class/net"));
-                    field_candidates(env.as_deref(), &usb)?
+                    discover::candidates(env.as_deref(), &usb)?
                 }
             };
             if let Some(found) = discover::probe_round(&list) {

@@ -587,7 +587,7 @@ fn the_qemu_forward_is_never_taken_for_the_board() {
         ifindex: 7,
     }];
     let labels = |env: Option<&str>| -> Vec<String> {
-        field_candidates(env, &usb)
+        crate::discover::candidates(env, &usb)
             .unwrap()
             .into_iter()
             .map(|c| c.label)

@@ -7,10 +7,12 @@
 //! Unix: `flock(2)` on the file; Windows: the file opened for writing, sharing reads
 //! only (no second writer can open it; a waiter can still read who holds it). Either way
 //! the lock goes with the holder's file handle, so a killed holder frees it at once, and
-//! a waiter is never fooled by a stale file. Readers (`runs`, `report`, `compare`) take
-//! no lock: SQLite shows them the database before or after a write, and a reindex
-//! replaces it by a rename, which an open reader does not see. The holder writes
-//! `<pid> <what>` into the file, so a waiter can say who it waits for.
+//! a waiter is never fooled by a stale file. Readers (`runs`, `report`, `compare`) never
+//! wait for it: SQLite shows them the database before or after a write, and a reindex
+//! replaces it by a rename, which an open reader does not see; a reader of a writable
+//! store takes it only to tidy stale temp files, and only when it is free at once
+//! ([`Holder::Tidy`]). The holder writes `<pid> <what>` into the file, so a waiter can
+//! say who it waits for.
 
 use std::fs::File;
 use std::io::Write as _;

@@ -13,6 +13,16 @@ use benchboot_results::name::{NameKind, SafeName};
 use benchboot_results::RunResults;
 use serde::Serialize;
 
+/// True when `a` and `b` are copies of one run: one run id and no
+/// [`RunIdentity::differences`] (the store's rule; `compare` refuses such a pair, and
+/// `collect` does not store a kept copy of the run it just stored).
+pub fn is_same_run(a: &RunResults, b: &RunResults) -> bool {
+    a.run_id == b.run_id
+        && RunIdentity::of(a)
+            .differences(&RunIdentity::of(b))
+            .is_empty()
+}
+
 /// The most documents the store keeps under one run id (the first and its copies
 /// `.2`...): a run id holds a random boot id, so more than one is already a copied or
 /// forged document; the bound keeps a hostile card from filling the store under one id.

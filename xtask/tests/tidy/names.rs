@@ -1,6 +1,7 @@
 //! A name from outside becomes a path only through the one gate,
 //! `benchboot_results::name::SafeName` (`crates/results/src/name.rs`). In the host tool
-//! (`host/src/`, the code that reads documents, logs, cards and the network), a call that
+//! (`host/src/`, the code that reads documents, logs, cards and the network) and in PID 1
+//! (`firmware/src/`, which reads a card another computer may have written), a call that
 //! builds a path (`join`, `PathBuf::from`, `Path::new`, `with_file_name`,
 //! `set_file_name`, `with_extension`) whose arguments name a run id, board, label, SSID
 //! or card file name (the words `run_id`, `board`, `label`, `ssid`, `file_name` in its
@@ -61,10 +62,11 @@ fn close_of(code: &[u8], open: usize) -> usize {
     code.len()
 }
 
-/// The path-building calls of one file of `host/src/` that take an outside name past
-/// the gate.
+/// The path-building calls of one file of `host/src/` or `firmware/src/` that take an
+/// outside name past the gate.
 pub fn paths_from_outside_names(path: &str, text: &str) -> Vec<Violation> {
-    if !path.starts_with("host/src/") || !path.ends_with(".rs") || is_test_file(path) {
+    let gated = path.starts_with("host/src/") || path.starts_with("firmware/src/");
+    if !gated || !path.ends_with(".rs") || is_test_file(path) {
         return Vec::new();
     }
     let code = lex::lex(text).code;

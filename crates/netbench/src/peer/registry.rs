@@ -427,16 +427,15 @@ mod tests {
         // Larger than the budget alone: refused at once.
         let e = r.reserve_http(1001, 1000, far, &never).err().unwrap();
         assert!(e.contains("more than this peer holds at once"), "{e}");
-        // A second large one waits; so does a small one that comes later; when the
-        // first is freed the small one is let in first, then the large one as well
-        // once it fits.
-        let order = Arc::new(Mutex::new(Vec::new()));
+        // A second large one waits; so does a small one that comes later. When the
+        // first is freed the small one is let in first (300 of 1000), and the large one
+        // (800) only once that is freed too: the order is the registry's, not the
+        // threads'.
         let admitted = Arc::new(AtomicUsize::new(0));
-        let spawn = |bytes: u64, name: &'static str| {
-            let (r, order, admitted) = (r.clone(), order.clone(), admitted.clone());
+        let spawn = |bytes: u64| {
+            let (r, admitted) = (r.clone(), admitted.clone());
             std::thread::spawn(move || {
                 let hold = r.reserve_http(bytes, 1000, far, &|| false).unwrap();
-                order.lock().unwrap().push(name);
                 admitted.fetch_add(1, Ordering::SeqCst);
                 hold
             })
@@ -447,18 +446,29 @@ mod tests {
                 std::thread::sleep(Duration::from_millis(1));
             }
         };
-        let large = spawn(500, "large");
+        let large = spawn(800);
         waiting(1);
-        let small = spawn(300, "small");
+        let small = spawn(300);
         waiting(2);
         assert_eq!(admitted.load(Ordering::SeqCst), 0);
         drop(big);
         let small = small.join().unwrap();
+        assert_eq!(r.http_held(), 300);
+        assert_eq!(
+            lock(&r.inner.http)
+                .waiting
+                .iter()
+                .map(|w| w.0)
+                .collect::<Vec<_>>(),
+            [800],
+            "the large one waits"
+        );
+        assert_eq!(admitted.load(Ordering::SeqCst), 1);
+        drop(small);
         let large = large.join().unwrap();
-        assert_eq!(*order.lock().unwrap(), ["small", "large"]);
         assert_eq!(r.http_held(), 800);
         assert_eq!(r.http_peak(), 800);
-        drop((small, large));
+        drop(large);
         assert_eq!(r.http_held(), 0);
         // A waiter whose board hung up gives up, holding nothing.
         let full = r.reserve_http(1000, 1000, far, &never).unwrap();
