@@ -204,11 +204,7 @@ mod tests {
         let e = choose("\n[storage]\nrepetitions = 0\n").unwrap_err();
         assert_eq!(
             (e.line, e.key.as_str(), e.message.as_str()),
-            (
-                Some(3),
-                "storage.repetitions",
-                "0 is outside 1..=4294967295"
-            )
+            (Some(3), "storage.repetitions", "must be at least 1")
         );
         // Not TOML at all.
         let e = choose("storage = [").unwrap_err();

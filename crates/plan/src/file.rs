@@ -358,7 +358,8 @@ impl<'de> Deserialize<'de> for BlockSize {
 
 /// A count from 1 to `MAX` (repetitions, samples, reads): a value outside, a negative
 /// one or one past `u64` included, is refused with the range (`0 is outside
-/// 1..=10000`), so the fix is in the message.
+/// 1..=10000`), so the fix is in the message; below 1 where `MAX` is only `u32`'s own,
+/// `must be at least 1`, as the plan's check says it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Count<const MAX: u32 = { u32::MAX }>(pub u32);
 
@@ -379,6 +380,8 @@ impl<'de, const MAX: u32> Deserialize<'de> for Count<MAX> {
             fn visit_i128<E: serde::de::Error>(self, n: i128) -> Result<Self::Value, E> {
                 match u32::try_from(n) {
                     Ok(c) if (1..=MAX).contains(&c) => Ok(Count(c)),
+                    // A count bounded only by its type: the range's end says nothing.
+                    _ if n < 1 && MAX == u32::MAX => Err(E::custom("must be at least 1")),
                     _ => Err(E::custom(format!("{n} is outside 1..={MAX}"))),
                 }
             }

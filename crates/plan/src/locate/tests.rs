@@ -40,7 +40,7 @@ const BAD: &[(&str, &str, usize, &str)] = &[
     ("[memory]\nlatency-reads = 5000000000\n", "memory.latency-reads", 2, "5000000000 is outside 1..=1000000000"),
     ("[memory]\nlatency-reads = 0\n", "memory.latency-reads", 2, "0 is outside 1..=1000000000"),
     ("[memory]\nlatency-reads = -3\n", "memory.latency-reads", 2, "-3 is outside 1..=1000000000"),
-    ("[storage]\nrepetitions = 0\n", "storage.repetitions", 2, "0 is outside 1..=4294967295"),
+    ("[storage]\nrepetitions = 0\n", "storage.repetitions", 2, "must be at least 1"),
     ("[memory]\n\nlatency-reads = 99999999999999999999\n", "memory.latency-reads", 3, "too large"),
     ("[memory]\nlatency-reads = 2000000000\n", "memory.latency-reads", 2, "outside 1..=1000000000"),
     ("[memory]\nlatency-repeats = 100000\n", "memory.latency-repeats", 2, "outside 1..=10000"),
