@@ -310,7 +310,7 @@ fn send_by(s: &mut TcpStream, blob: &[u8], deadline: Instant) -> Result<(), NetE
 /// at all without a `blob`, a 404 → `None`. All of it ends by `deadline` (give
 /// [`transfer_time`] of the object): a client that reads too slowly to have the object
 /// by then is cut off with [`NetError::Timeout`]; one that has it but never closes is
-/// left at the deadline (the object was served).
+/// left at the deadline, or at most [`tcp::IO_TIMEOUT`] past it (the object was served).
 pub fn answer(
     mut r: BufReader<TcpStream>,
     first: Option<Vec<u8>>,
