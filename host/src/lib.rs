@@ -29,6 +29,7 @@ pub mod out;
 pub mod plan;
 pub mod plot;
 pub mod point_to_point;
+pub mod power;
 #[cfg(unix)]
 pub mod prepare_disk;
 pub mod probe;

@@ -19,6 +19,7 @@ pub mod a1;
 pub mod budget;
 pub mod command;
 pub mod counters;
+pub mod energy;
 pub mod figures;
 pub mod health;
 pub mod isolation;
@@ -31,6 +32,7 @@ pub mod text;
 pub mod wifi;
 
 pub use a1::{a1_verdict, A1Verdict};
+pub use energy::{BootStages, EnergyMarks};
 pub use command::{CommandHealth, CommandMeasurement, CommandRun};
 pub use health::{Condition, Health, HealthScope, Reading, StepHealth, Throttled};
 pub use isolation::{InterruptDelta, Isolation, KernelModule};
@@ -42,7 +44,7 @@ pub use summary::{iops, mib_per_s, Summary};
 /// Major version: bumped on any change an old reader would misread.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: bumped when fields are added that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 12;
+pub const SCHEMA_MINOR: u32 = 13;
 
 /// Largest results document any reader takes, bytes (64 MiB): one of a long hardware
 /// plan is a few MiB; PID 1's console carries no more either
@@ -244,6 +246,14 @@ pub struct RunResults {
     /// documents: a reader derives it from [`RunResults::health`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub health_facts: Vec<health::FactState>,
+    /// The idle baselines, sync patterns and on-board power samples a power trace is
+    /// tied to the steps by ([`energy`], schema 1.13; empty in older documents).
+    #[serde(default, skip_serializing_if = "EnergyMarks::is_empty")]
+    pub energy: EnergyMarks,
+    /// The boot's stages ([`energy::BootStages`], schema 1.13; "not recorded" in older
+    /// documents).
+    #[serde(default)]
+    pub boot: BootStages,
 }
 
 /// The boot card as PID 1 found it: by the MBR disk signature the image wrote
@@ -561,6 +571,8 @@ impl RunResults {
             plan_error: None,
             boot_card: None,
             health_facts: Vec::new(),
+            energy: EnergyMarks::default(),
+            boot: BootStages::default(),
         }
     }
 
