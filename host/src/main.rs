@@ -324,6 +324,10 @@ PATH and the results store is root's: build first as yourself, pass --image (and
   benchboot plan write --card target/images/qemu-virt-arm64.img quick"
     )]
     Plan(benchboot::plan::PlanCommand),
+    /// Power traces: record one from a meter, attach one to a stored run; `benchboot
+    /// report` then shows the energy of each step.
+    #[command(subcommand)]
+    Power(benchboot::power::PowerCommand),
     /// Print the init's log: decode the defmt frames it stored (`log.defmt` on the card's
     /// results partition) with the unstripped init the image build kept.
     Log(benchboot::log::LogArgs),
@@ -565,6 +569,7 @@ fn run(command: Command) -> Result<()> {
         }
         Command::Log(args) => benchboot::log::run(&args)?,
         Command::Plan(cmd) => benchboot::plan::run(&cmd)?,
+        Command::Power(cmd) => benchboot::power::run(&cmd)?,
         Command::Collect(args) => benchboot::collect::run(&args)?,
         Command::Runs(args) => benchboot::collect::run_runs(&args)?,
         Command::Show { file } => {

@@ -7,8 +7,9 @@
 //! Another run that carries a stored run's id (a copied or forged document: another
 //! board, boot card or start) is kept beside it as `<run id>.<n>` ([`same_run`]).
 //! Every write holds the store's lock ([`lock`]); the folder holds only benchboot's
-//! own names: `benchboot.db` (and SQLite's `-journal`), `benchboot.lock`, `runs/`, and
-//! the temp files of [`crate::atomic_file::temp_path`], the only files it removes.
+//! own names: `benchboot.db` (and SQLite's `-journal`), `benchboot.lock`, `runs/`,
+//! `power/` (a run's power trace, `power/<name>.json`: [`crate::power::trace_file`]),
+//! and the temp files of [`crate::atomic_file::temp_path`], the only files it removes.
 
 use std::path::{Path, PathBuf};
 
