@@ -548,6 +548,7 @@ pub fn compare_figures(c: &Comparison) -> Vec<PlotFigure> {
                 x_axis: XAxis::Log2Bytes,
                 y_max: None,
                 legend_right: false,
+                bands: Vec::new(),
                 series: c
                     .entries
                     .iter()
