@@ -64,7 +64,7 @@ fn is_ours(name: &str, in_runs: bool) -> bool {
 /// every other name are not.
 pub fn temp_files(dir: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
-    let power = dir.join(crate::power::trace_file::POWER_DIR);
+    let power = dir.join(super::POWER_DIR);
     for (d, in_runs) in [
         (dir.to_owned(), false),
         (dir.join(RUNS_DIR), true),
@@ -134,7 +134,7 @@ pub fn clean(dir: &Path) -> Vec<String> {
             let folder = path.parent().and_then(Path::file_name);
             let what = if path.parent() == Some(dir) {
                 "an interrupted `runs --reindex`"
-            } else if folder.is_some_and(|f| f == crate::power::trace_file::POWER_DIR) {
+            } else if folder.is_some_and(|f| f == super::POWER_DIR) {
                 "an interrupted `power import`"
             } else {
                 "an interrupted `collect`"
@@ -186,7 +186,7 @@ mod tests {
     #[test]
     fn a_power_traces_temp_file_is_found_in_power() {
         let dir = tempfile::tempdir().unwrap();
-        let power = dir.path().join(crate::power::trace_file::POWER_DIR);
+        let power = dir.path().join(crate::store::POWER_DIR);
         std::fs::create_dir_all(&power).unwrap();
         let tmp = power.join(".r-1.json.4242.benchboot.tmp");
         std::fs::write(&tmp, "{").unwrap();
