@@ -32,8 +32,8 @@ pub mod text;
 pub mod wifi;
 
 pub use a1::{a1_verdict, A1Verdict};
-pub use energy::{BootStages, EnergyMarks};
 pub use command::{CommandHealth, CommandMeasurement, CommandRun};
+pub use energy::{BootStages, EnergyMarks};
 pub use health::{Condition, Health, HealthScope, Reading, StepHealth, Throttled};
 pub use isolation::{InterruptDelta, Isolation, KernelModule};
 pub use memory::{ClockCheck, MemoryResults};
