@@ -5,7 +5,9 @@
 //! [`align`] finds where the board's clock falls on the meter's (the sync patterns
 //! PID 1 runs, or the console lines' arrival times); [`integrate`] gives each step's
 //! joules, watts above idle, J/GiB and nJ/bit with their uncertainty, from the step
-//! windows [`windows`] reads out of a results document.
+//! windows [`windows`] reads out of a results document. [`marks`] is the console lines
+//! PID 1 prints at each mark and their parser; [`schedule`] the sync pattern's slot times
+//! and the boot stages' arithmetic PID 1 uses.
 //!
 //! Units are in names: `_s` seconds, `_w` watts, `_j` joules, `_ns` nanoseconds.
 #![forbid(unsafe_code)]
@@ -13,6 +15,8 @@
 use serde::{Deserialize, Serialize};
 
 pub mod decode;
+pub mod marks;
+pub mod schedule;
 
 /// Most samples a trace holds: 2^22, 11.6 hours at 100 samples/s (each sample 32 bytes,
 /// 128 MiB). Readers stop with an error past it, never grow without bound.
