@@ -12,7 +12,17 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod align;
 pub mod decode;
+pub mod integrate;
+mod series;
+#[cfg(test)]
+mod synth;
+pub mod windows;
+
+pub use align::{align, AlignError, AlignMethod, Alignment, SyncFound};
+pub use integrate::{energy_report, integrate, EnergyReport, Figure, StepEnergy, StepFigure};
+pub use windows::{windows, Window, WindowKind};
 
 /// Most samples a trace holds: 2^22, 11.6 hours at 100 samples/s (each sample 32 bytes,
 /// 128 MiB). Readers stop with an error past it, never grow without bound.
