@@ -65,8 +65,10 @@ pub const ASSUMED_SKEW: f64 = 200e-6;
 pub const MAX_SLOTS: usize = 256;
 /// Most sync patterns a run may record.
 pub const MAX_PATTERNS: usize = 16;
-/// Most candidate starts one scan evaluates: past it the coarse step grows.
-const MAX_CANDIDATES: f64 = 16_777_216.0;
+/// Most slot boundaries one scan evaluates (candidate starts × (slots + 1)): past it
+/// the coarse step grows, so a hostile trace (days long, a tiny period) or code costs
+/// bounded time.
+const MAX_EVALUATIONS: f64 = 268_435_456.0;
 /// Most distinct places a pattern may match before the search gives up as ambiguous.
 const MAX_PEAKS: usize = 64;
 /// The least latency a console line has: a 60-character line at 115200 baud takes
@@ -392,8 +394,9 @@ fn scan(s: &Series, p: &Pattern, lo: f64, hi: f64) -> Result<Scan, String> {
         ));
     }
     let mut step = (s.period_s / 2.0).min(p.slot_s / 10.0);
-    if (hi - lo) / step > MAX_CANDIDATES {
-        step = (hi - lo) / MAX_CANDIDATES;
+    let most = MAX_EVALUATIONS / (p.slots.len() + 1) as f64;
+    if (hi - lo) / step > most {
+        step = (hi - lo) / most;
     }
     let fine_step = step / 10.0;
     let per_slot = (p.slot_s / s.period_s).max(1.0);
