@@ -402,7 +402,7 @@ fn launch(board: &Board, opts: &Options) -> Result<Launched> {
                 .trim_end_matches(['\r', '\n'])
                 .to_owned();
             if let Some(stamps) = &stamps {
-                if let Some(board_ns) = benchboot_energy::marks::board_ns(&line) {
+                if let Some(board_ns) = benchboot_energy::marks::parse(&line).map(|m| m.t_ns()) {
                     let at = started.elapsed().as_secs_f64();
                     if let Ok(mut s) = stamps.lock() {
                         s.push((at, board_ns));

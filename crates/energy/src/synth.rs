@@ -234,6 +234,7 @@ impl Run {
             bytes: 8 << 20,
             nanos: 1_000_000_000,
             stopped_by: StopReason::Bytes,
+            begin_ns: None,
         };
         for rep in 0..2 {
             r.storage.push(st(4096, Direction::Write, rep));
