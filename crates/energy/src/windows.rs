@@ -18,6 +18,9 @@ pub enum WindowKind {
     /// One block size of one storage target in one mode, write and read, every
     /// repetition ([`HealthScope::Storage`]).
     Storage,
+    /// One timed write or read pass of a storage cell, from the measurement's own
+    /// `begin_ns` and `nanos` (schema 1.13): joules per GiB written or read alone.
+    StoragePass,
     /// The cached and buffered reads of one disk.
     DeviceRead,
     /// One random-I/O run.
@@ -35,10 +38,11 @@ pub enum WindowKind {
 }
 
 impl WindowKind {
-    /// `storage`, `device-read`, `random`, `verify`, `memory`, `network`, `idle`, `sync`.
+    /// `storage`, `storage-pass`, `device-read`, `random`, `verify`, `memory`, `network`, `idle`, `sync`.
     pub fn name(self) -> &'static str {
         match self {
             WindowKind::Storage => "storage",
+            WindowKind::StoragePass => "storage-pass",
             WindowKind::DeviceRead => "device-read",
             WindowKind::Random => "random",
             WindowKind::Verify => "verify",
@@ -81,8 +85,10 @@ impl Window {
     }
 }
 
-/// Every window of `results`: the health steps in the document's order, then the idle
-/// phases, then the sync patterns. Windows whose end precedes their begin are left out.
+/// Every window of `results`: the health steps in the document's order (each storage
+/// cell followed by its timed passes, where the measurements carry `begin_ns`: step
+/// `<cell>.<write|read>.<repetition>`), then the idle phases, then the sync patterns.
+/// Windows whose end precedes their begin are left out.
 pub fn windows(results: &RunResults) -> Vec<Window> {
     let mut out = Vec::new();
     for h in &results.health {
@@ -96,6 +102,14 @@ pub fn windows(results: &RunResults) -> Vec<Window> {
             bytes_read: read,
             bits,
         });
+        if let HealthScope::Storage {
+            target,
+            mode,
+            block_size,
+        } = &h.scope
+        {
+            out.extend(passes(results, &h.step, target, *mode, *block_size));
+        }
     }
     for i in &results.energy.idle {
         out.push(Window {
@@ -121,6 +135,37 @@ pub fn windows(results: &RunResults) -> Vec<Window> {
     }
     out.retain(|w| w.end_ns >= w.begin_ns);
     out
+}
+
+/// The timed passes of one storage cell that say when they began.
+fn passes<'a>(
+    r: &'a RunResults,
+    step: &'a str,
+    target: &'a str,
+    mode: benchboot_plan::Mode,
+    block_size: u64,
+) -> impl Iterator<Item = Window> + 'a {
+    r.storage
+        .iter()
+        .filter(move |m| {
+            m.target == target && m.requested_mode == mode && m.block_size == block_size
+        })
+        .filter_map(move |m| {
+            let begin_ns = m.begin_ns?;
+            let (name, written, read) = match m.direction {
+                Direction::Write => ("write", m.bytes, 0),
+                Direction::Read => ("read", 0, m.bytes),
+            };
+            Some(Window {
+                step: format!("{step}.{name}.{}", m.repetition),
+                kind: WindowKind::StoragePass,
+                begin_ns,
+                end_ns: begin_ns.saturating_add(m.nanos),
+                bytes_written: written,
+                bytes_read: read,
+                bits: 0,
+            })
+        })
 }
 
 fn sum(it: impl Iterator<Item = u64>) -> u64 {
@@ -265,6 +310,38 @@ mod tests {
         assert_eq!(idle.kind, WindowKind::Idle);
         assert_eq!(idle.seconds(), run.idle[0].1 - run.idle[0].0);
         assert_eq!(by("sync end").kind, WindowKind::Sync);
+    }
+
+    /// Passes that say when they began get a window each, right after their cell, with
+    /// the bytes of their one direction; the other block size's pass stays out.
+    #[test]
+    fn timed_passes_split_a_cell_by_direction() {
+        let mut r = synth::Run::standard().results();
+        let cell = r.health[0].clone();
+        for (i, m) in r.storage.iter_mut().enumerate() {
+            m.begin_ns = Some(cell.before.at_ns + 10_000_000 + i as u64 * 1_500_000_000);
+        }
+        let w = windows(&r);
+        let steps: Vec<&str> = w.iter().take(5).map(|w| w.step.as_str()).collect();
+        assert_eq!(
+            steps,
+            [
+                "storage.ext4.sync.bs4096",
+                "storage.ext4.sync.bs4096.write.0",
+                "storage.ext4.sync.bs4096.read.0",
+                "storage.ext4.sync.bs4096.write.1",
+                "storage.ext4.sync.bs4096.read.1",
+            ]
+        );
+        let read1 = &w[4];
+        assert_eq!(read1.kind, WindowKind::StoragePass);
+        assert_eq!(
+            (read1.bytes_written, read1.bytes_read, read1.seconds()),
+            (0, 8 << 20, 1.0)
+        );
+        assert_eq!(read1.begin_ns, cell.before.at_ns + 10_000_000 + 3 * 1_500_000_000);
+        assert_eq!(w[1].bytes_written, 8 << 20);
+        assert!(!w.iter().any(|w| w.step.contains("bs512")));
     }
 
     #[test]
