@@ -52,6 +52,7 @@ pub fn host_plan(storage: StoragePlan, memory: Option<MemoryPlan>) -> Plan {
         },
         memory,
         card_check: None,
+        energy: benchboot_plan::EnergyPlan::OFF,
         supervision: Supervision::default(),
         faults: Vec::new(),
         commands: Vec::new(),

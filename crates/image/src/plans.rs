@@ -11,8 +11,8 @@ use benchboot_plan::presets::{preset, preset_file, DEFAULT_PRESET};
 use benchboot_plan::resolve::{unavailable_reason, EthernetFacts, UsbEthernetFacts};
 use benchboot_plan::wifi::WifiStandIn;
 use benchboot_plan::{
-    resolve, seed_block_sizes, CardCheckPlan, DeviceReadPlan, Fault, Filesystem, GadgetPlan,
-    ImageFacts, MemoryPlan, Mode, NetTests, NetworkPlan, Plan, PlanSource, RandomPlan,
+    resolve, seed_block_sizes, CardCheckPlan, DeviceReadPlan, EnergyPlan, Fault, Filesystem,
+    GadgetPlan, ImageFacts, MemoryPlan, Mode, NetTests, NetworkPlan, Plan, PlanSource, RandomPlan,
     ResultsTarget, StoragePlan, StorageTarget, Supervision, Topology, WiredKind, WiredPlan,
     DEFAULT_PLAN, MIB, RESULTS_PORT,
 };
@@ -101,6 +101,11 @@ pub fn base(board: &Board, layout: &Layout, modules: Vec<String>, emulated: bool
             MemoryPlan::HARDWARE
         }),
         card_check: None,
+        energy: if emulated {
+            EnergyPlan::QEMU
+        } else {
+            EnergyPlan::HARDWARE
+        },
         supervision: Supervision::default(),
         faults: Vec::new(),
         commands: Vec::new(),
@@ -383,13 +388,15 @@ pub fn qemu_card(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
 }
 
 /// The QEMU plan for tests of supervision and persistence (faults, watchdog, power
-/// cuts): no memory step and no full-card check, which these boots would repeat to no
+/// cuts): no memory step, no full-card check and no energy marks, which these boots would repeat to no
 /// purpose (the QEMU plan's own boots check both) and in which a power cut would land
 /// instead of among the saved storage steps.
 fn qemu_storage_only(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
     let mut p = qemu(board, layout, modules);
     p.memory = None;
     p.card_check = None;
+    // The watchdog plan's 7 s stall limit and the cuts' timing are the runs' own.
+    p.energy = EnergyPlan::OFF;
     p
 }
 

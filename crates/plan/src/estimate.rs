@@ -35,6 +35,31 @@ pub struct StepEstimate {
 /// Every step of `plan`, in run order.
 pub fn estimate(plan: &Plan) -> Vec<StepEstimate> {
     let mut out = Vec::new();
+    let e = &plan.energy;
+    if !e.is_off() {
+        let links = energy_links(plan);
+        let mut parts = Vec::new();
+        if e.sync {
+            parts.push(format!(
+                "sync pattern {} at the start and the end, {} slots",
+                crate::energy::SYNC_CODE,
+                fmt_millis(e.slot_ms)
+            ));
+        }
+        if e.idle_ms > 0 {
+            parts.push(format!(
+                "idle {} with radios off and on each of {}",
+                fmt_millis(e.idle_ms),
+                count(links as usize, "measured link")
+            ));
+        }
+        out.push(StepEstimate {
+            step: "energy".into(),
+            what: parts.join("; "),
+            at_most_ms: e.estimate_ms(links),
+            unbounded: None,
+        });
+    }
     if let Some(m) = &plan.memory {
         out.push(StepEstimate {
             step: "memory".into(),
@@ -244,6 +269,18 @@ pub fn estimate(plan: &Plan) -> Vec<StepEstimate> {
     out
 }
 
+/// How many times a measured link comes up (each has an idle phase): the gadget's
+/// link when it has tests, each wired link the board has, each WiFi entry not skipped.
+fn energy_links(plan: &Plan) -> u64 {
+    let n = &plan.network;
+    let gadget = u64::from(n.gadget.is_some() && n.tests.is_some());
+    let wired = n.wired.iter().filter(|w| w.unavailable.is_none()).count() as u64;
+    let wifi = n.wifi.as_ref().map_or(0, |w| {
+        w.entries.iter().filter(|e| e.skip.is_none()).count() as u64
+    });
+    gadget + wired + wifi
+}
+
 /// Sum of the steps' bounds, ms (saturating: a plan's caps can name any u64).
 pub fn total_ms(steps: &[StepEstimate]) -> u64 {
     sum(steps.iter().map(|s| s.at_most_ms))
@@ -297,5 +334,24 @@ mod tests {
         assert_eq!(steps[1].at_most_ms, 2_000);
         assert_eq!(total_ms(steps), 18_000);
         assert!(steps[2].unbounded.as_deref().unwrap().contains("8 MiB"));
+    }
+
+    #[test]
+    fn energy_marks_come_first_with_their_bound() {
+        let mut plan = Plan::example();
+        plan.energy = crate::EnergyPlan::HARDWARE;
+        plan.network.gadget = Some(crate::GadgetPlan::default_for("rpi-zero-w"));
+        plan.network.tests = Some(crate::NetTests::hardware());
+        let steps = estimate(&plan);
+        assert_eq!(steps[0].step, "energy");
+        // 2 patterns x 13 x 1 s, idle 30 s with radios off and on the gadget's link.
+        assert_eq!(steps[0].at_most_ms, 26_000 + 60_000);
+        assert!(
+            steps[0].what.contains("1111100110101") && steps[0].what.contains("1 measured link"),
+            "{}",
+            steps[0].what
+        );
+        plan.energy = crate::EnergyPlan::OFF;
+        assert_eq!(estimate(&plan)[0].step, "memory");
     }
 }

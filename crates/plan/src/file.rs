@@ -51,6 +51,59 @@ pub struct PlanFile {
     pub card_check: Option<CardCheckSection>,
     /// Your own workloads, run in order after the storage steps.
     pub command: Option<Vec<CommandSection>>,
+    /// The idle phases and sync patterns a host's power meter is aligned by.
+    pub energy: Option<EnergySection>,
+}
+
+/// `[energy]`: what PID 1 runs so a power trace taken on the host can be tied to the
+/// steps ([`crate::EnergyPlan`]).
+///
+/// ```toml
+/// [energy]
+/// idle = "30 s"          # each idle phase; "0 s": none
+/// sync = true            # the busy/idle pattern (Barker 13) at the start and the end
+/// sync-slot = "1 s"      # one slot of the pattern, 100 ms ..= 10 s
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct EnergySection {
+    /// Length of each idle phase, at most 10 min; `"0 s"` turns them off.
+    pub idle: Option<IdleLength>,
+    /// Run the sync patterns at the run's start and end.
+    pub sync: Option<bool>,
+    /// Length of one sync slot, 100 ms ..= 10 s.
+    pub sync_slot: Option<SlotLength>,
+    /// An on-board power sensor (`axp20x-usb`, `ina226 i2c-1 0x40 0.1ohm`): reserved,
+    /// refused until PID 1 reads one.
+    pub sensor: Option<Spanned<String>>,
+}
+
+/// An idle phase's length: 0 ..= [`crate::energy::MAX_IDLE_MS`] ms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdleLength(pub u64);
+
+impl<'de> Deserialize<'de> for IdleLength {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let Millis(ms) = Millis::deserialize(d)?;
+        if ms > crate::energy::MAX_IDLE_MS {
+            return Err(serde::de::Error::custom(crate::energy::idle_problem(ms)));
+        }
+        Ok(IdleLength(ms))
+    }
+}
+
+/// A sync slot's length: [`crate::energy::MIN_SLOT_MS`] ..= [`crate::energy::MAX_SLOT_MS`] ms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlotLength(pub u64);
+
+impl<'de> Deserialize<'de> for SlotLength {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let Millis(ms) = Millis::deserialize(d)?;
+        if !(crate::energy::MIN_SLOT_MS..=crate::energy::MAX_SLOT_MS).contains(&ms) {
+            return Err(serde::de::Error::custom(crate::energy::slot_problem(ms)));
+        }
+        Ok(SlotLength(ms))
+    }
 }
 
 /// `[memory]`: memory bandwidth and latency (tinymembench's method), before storage.
@@ -567,6 +620,7 @@ impl PlanFile {
             memory: merge_opt(self.memory, parent.memory, MemorySection::over),
             card_check: merge_opt(self.card_check, parent.card_check, CardCheckSection::over),
             command: self.command.or(parent.command),
+            energy: merge_opt(self.energy, parent.energy, EnergySection::over),
         }
     }
 }
@@ -597,6 +651,13 @@ impl StorageSection {
             or_fields!(c, p; enabled, targets, block_size, region, duration, queue_depths);
             c
         });
+        self
+    }
+}
+
+impl EnergySection {
+    fn over(mut self, p: EnergySection) -> EnergySection {
+        or_fields!(self, p; idle, sync, sync_slot, sensor);
         self
     }
 }

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod boot_disk;
 pub mod card_check;
+pub mod energy;
 pub mod estimate;
 pub mod file;
 pub mod guard;
@@ -28,6 +29,7 @@ pub mod units;
 pub mod wifi;
 
 pub use card_check::CardCheckPlan;
+pub use energy::EnergyPlan;
 pub use file::{NotUtf8, PlanFile, PlanFileError};
 pub use memory::MemoryPlan;
 pub use network::{
@@ -96,6 +98,10 @@ pub struct Plan {
     /// space), after the storage steps; `None` (the default): not run. Schema 1.10.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub card_check: Option<CardCheckPlan>,
+    /// The idle phases and sync patterns a power trace is aligned by (plan file
+    /// `[energy]`; schema 1.13); plans before it: [`EnergyPlan::OFF`].
+    #[serde(default, skip_serializing_if = "EnergyPlan::is_off")]
+    pub energy: EnergyPlan,
     /// How PID 1 bounds each benchmark worker and feeds the hardware watchdog
     /// (plans before schema 1.5 have none: the defaults).
     #[serde(default)]
@@ -561,6 +567,7 @@ impl Plan {
             },
             memory: Some(MemoryPlan::HARDWARE),
             card_check: None,
+            energy: EnergyPlan::OFF,
             supervision: Supervision::default(),
             faults: Vec::new(),
             commands: Vec::new(),
@@ -728,6 +735,12 @@ impl Plan {
             field: field.to_string(),
             message,
         })?;
+        self.energy
+            .check()
+            .map_err(|(field, message)| PlanError::Invalid {
+                field: field.into(),
+                message,
+            })?;
         if let Some(c) = &self.card_check {
             c.check().map_err(|(field, message)| PlanError::Invalid {
                 field: field.into(),

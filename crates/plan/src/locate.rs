@@ -102,6 +102,8 @@ pub fn file_key(field: &str, card_len: usize) -> String {
         ("card_check.cache_flush_bytes", "card-check.cache-flush"),
         ("card_check.time_limit_ms", "card-check.time-limit"),
         ("memory.sample_ms", "memory.sample"),
+        ("energy.idle_ms", "energy.idle"),
+        ("energy.slot_ms", "energy.sync-slot"),
         ("memory.latency_max_bytes", "memory.latency-max"),
         ("memory.latency_reads", "memory.latency-reads"),
         ("memory.latency_repeats", "memory.latency-repeats"),

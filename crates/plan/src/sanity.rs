@@ -23,6 +23,7 @@ pub use crate::limits::{MAX_COUNT, MAX_LATENCY_READS};
 fn step_field(plan: &Plan, step: &str) -> String {
     match step {
         "memory" => "memory.latency_reads".into(),
+        "energy" => "energy.idle_ms".into(),
         "storage" => "storage.time_cap_ms".into(),
         "device-reads" => "storage.device_reads.buffered_ms".into(),
         "random" => "storage.random.duration_ms".into(),

@@ -32,8 +32,8 @@ pub mod text;
 pub mod wifi;
 
 pub use a1::{a1_verdict, A1Verdict};
-pub use energy::{BootStages, EnergyMarks};
 pub use command::{CommandHealth, CommandMeasurement, CommandRun};
+pub use energy::{BootStages, EnergyMarks};
 pub use health::{Condition, Health, HealthScope, Reading, StepHealth, Throttled};
 pub use isolation::{InterruptDelta, Isolation, KernelModule};
 pub use memory::{ClockCheck, MemoryResults};
@@ -386,6 +386,11 @@ pub struct StorageMeasurement {
     /// Length of the timed region (CLOCK_MONOTONIC), ns.
     pub nanos: u64,
     pub stopped_by: StopReason,
+    /// `CLOCK_BOOTTIME` when this pass (the write, or the read) began, ns, as the storage
+    /// worker read it just before the timed region: energy is split by direction on it
+    /// (schema 1.13; `None` in older documents and host runs' copies without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub begin_ns: Option<u64>,
 }
 
 fn default_mode() -> IoMode {

@@ -22,6 +22,7 @@ fn measurement(
         bytes,
         nanos,
         stopped_by: StopReason::Bytes,
+        begin_ns: None,
     }
 }
 
@@ -507,4 +508,18 @@ fn a_shape_error_names_the_key_and_says_the_range_in_words() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("does not match: at storage[0]"), "{e}");
+}
+
+#[test]
+fn a_pass_begin_is_kept_and_older_documents_read_without_it() {
+    let mut m = measurement("ext4", 4096, Direction::Write, Mode::Sync, 1 << 20, 1_000);
+    let old = serde_json::to_value(&m).unwrap();
+    assert!(old.get("begin_ns").is_none(), "{old}");
+    let back: StorageMeasurement = serde_json::from_value(old).unwrap();
+    assert_eq!(back.begin_ns, None);
+    m.begin_ns = Some(12_345_678_901);
+    let v = serde_json::to_value(&m).unwrap();
+    assert_eq!(v["begin_ns"], 12_345_678_901u64);
+    let back: StorageMeasurement = serde_json::from_value(v).unwrap();
+    assert_eq!(back, m);
 }

@@ -22,6 +22,13 @@ impl Clock for MonotonicClock {
     }
 }
 
+/// `clock_gettime(CLOCK_BOOTTIME)`, ns: the clock of the results' step windows and energy
+/// marks ([`benchboot_results::StorageMeasurement::begin_ns`]).
+pub fn boottime_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Boottime);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
 /// When a timed loop stops: at `bytes` bytes or `time_ns` nanoseconds, whichever first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Caps {

@@ -212,6 +212,7 @@ pub fn measure_pair(
     let mut sink = SyncFile(file);
     // The stamps' tag names the pass: block size, repetition and mode.
     let tag = block_size ^ (u64::from(repetition) << 40) ^ (u64::from(mode == Mode::Direct) << 63);
+    let write_begin = crate::engine::boottime_ns();
     let w = timed_write(&mut sink, &mut buf, tag, caps, &mut MonotonicClock)?;
     // A read right after a write would be served from the page cache.
     cache.drop_caches(&sink.0)?;
@@ -221,9 +222,10 @@ pub fn measure_pair(
         bytes: w.bytes,
         time_ns: caps.time_ns,
     };
+    let read_begin = crate::engine::boottime_ns();
     let r = timed_read(&mut source, &mut buf, read_caps, &mut MonotonicClock)?;
     drop(source);
-    let m = |direction, t: Timed| StorageMeasurement {
+    let m = |direction, t: Timed, begin_ns| StorageMeasurement {
         target: place.target.label.clone(),
         filesystem: place.target.filesystem,
         block_size,
@@ -235,8 +237,12 @@ pub fn measure_pair(
         bytes: t.bytes,
         nanos: t.nanos,
         stopped_by: t.stopped_by,
+        begin_ns: Some(begin_ns),
     };
-    Ok(vec![m(Direction::Write, w), m(Direction::Read, r)])
+    Ok(vec![
+        m(Direction::Write, w, write_begin),
+        m(Direction::Read, r, read_begin),
+    ])
 }
 
 /// `hdparm -T` and `-t` on one disk: cached re-reads of the first chunk, then sequential

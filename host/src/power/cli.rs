@@ -14,7 +14,7 @@ pub enum PowerCommand {
     /// (`power/<run>.json`), shown by `benchboot report` with the energy of each step.
     #[command(after_help = "Examples:
   benchboot power import rpi-4b-1a2b trace.json
-  benchboot power import rpi-4b-1a2b trace.json --replace --position wall")]
+  benchboot power import rpi-4b-1a2b um25c.csv --replace --position wall")]
     Import(ImportArgs),
 }
 
@@ -23,7 +23,8 @@ pub enum PowerCommand {
 pub struct ImportArgs {
     /// The stored run: its run id (or its start) from `benchboot runs`.
     pub run: String,
-    /// The trace: a .json as `benchboot power record` writes it.
+    /// The trace: a .json as `benchboot power record` writes it, or a meter's .csv (header
+    /// `time_s,watts` or `time_s,volts,amps`).
     pub trace: PathBuf,
     /// Replace the trace the run has already.
     #[arg(long)]

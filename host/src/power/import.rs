@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context as _, Result};
+use benchboot_energy::decode::csv;
 use benchboot_energy::Trace;
 use benchboot_results::name::{NameKind, SafeName};
 
@@ -16,7 +17,7 @@ use crate::store::{lock, Store, StoreError};
 pub struct Import {
     /// A stored run's name (its run id, or a prefix of exactly one).
     pub run: String,
-    /// The trace: `.json` as `benchboot power record` writes it.
+    /// The trace: `.json` as `benchboot power record` writes it, or a meter's `.csv`.
     pub file: PathBuf,
     /// Replace a trace the run has already.
     pub replace: bool,
@@ -36,7 +37,9 @@ pub struct Imported {
     pub replaced: bool,
 }
 
-/// Reads the trace in `file` by its extension: `.json` ([`trace_file::read`]).
+/// Reads the trace in `file` by its extension: `.json` ([`trace_file::read`]), `.csv`
+/// (`benchboot_energy::decode::csv`, at most its `MAX_FILE_BYTES`, read through
+/// `benchboot_input`; the trace's clock is the file's own, aligned by the sync patterns).
 ///
 /// # Errors
 /// Another extension (the message lists those read), or the reader's error.
@@ -47,9 +50,23 @@ pub fn read_source(file: &Path) -> Result<Trace> {
         .map(str::to_ascii_lowercase);
     match ext.as_deref() {
         Some("json") => trace_file::read(file),
+        Some("csv") => {
+            let text = benchboot_input::read_text(
+                file,
+                "a power trace (CSV: time_s,watts or time_s,volts,amps)",
+                csv::MAX_FILE_BYTES,
+            )?;
+            let shown = file.file_name().map(|n| n.to_string_lossy().into_owned());
+            let meter = format!("csv {}", shown.unwrap_or_default());
+            let trace = csv::trace(&meter, text.strip_prefix('\u{feff}').unwrap_or(&text))
+                .map_err(|e| anyhow!("{}: {e}", file.display()))?;
+            trace_file::check(&trace)
+                .map_err(|e| anyhow!("{}: {e}: give a CSV of at least two rows", file.display()))?;
+            Ok(trace)
+        }
         _ => bail!(
             "{}: not a trace this benchboot reads: give a .json trace `benchboot power \
-             record` wrote",
+             record` wrote, or a meter's .csv (header time_s,watts or time_s,volts,amps)",
             file.display()
         ),
     }

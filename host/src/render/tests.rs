@@ -25,6 +25,7 @@ fn m(
         bytes,
         nanos,
         stopped_by: StopReason::Bytes,
+        begin_ns: None,
     }
 }
 

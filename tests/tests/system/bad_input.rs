@@ -243,6 +243,7 @@ fn valid_results() -> String {
         bytes: 1 << 20,
         nanos: 50_000_000,
         stopped_by: benchboot_results::StopReason::Bytes,
+        begin_ns: None,
     });
     r.to_json()
 }

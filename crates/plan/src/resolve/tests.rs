@@ -89,7 +89,12 @@ fn quick_is_short() {
         (m.samples, m.latency_reads, m.latency_repeats),
         (3, 1_000_000, 1)
     );
-    let bound = crate::estimate::total_ms(&crate::estimate::estimate(&p));
+    // The measurements within 15 min; the energy marks on top: two 13 s patterns, 30 s
+    // idle with radios off and on each of the 3 WiFi entries of this image.
+    let steps = crate::estimate::estimate(&p);
+    assert_eq!(steps[0].step, "energy");
+    assert_eq!(steps[0].at_most_ms, 26_000 + 4 * 30_000);
+    let bound = crate::estimate::total_ms(&steps[1..]);
     assert!(bound < 15 * 60_000, "quick's bound is {bound} ms");
 }
 
@@ -697,4 +702,70 @@ fn two_targets_on_one_place_are_refused_naming_both() {
             "{text}: {e}"
         );
     }
+}
+
+#[test]
+fn energy_defaults_by_tier_and_keys_override_them() {
+    // A hardware image: 30 s idle phases, the sync patterns in 1 s slots.
+    let p = run("extends = \"quick\"\n").unwrap();
+    assert_eq!(p.energy, crate::EnergyPlan::HARDWARE);
+    // A QEMU image: 0.5 s and 0.25 s.
+    let mut q = base();
+    q.emulated = true;
+    let p = resolve("my.toml", "extends = \"quick\"\n", &q, &image()).unwrap();
+    assert_eq!(p.energy, crate::EnergyPlan::QEMU);
+    assert_eq!((p.energy.idle_ms, p.energy.slot_ms), (500, 250));
+    // The file's keys win; "0 s" turns the idle phases off.
+    let p = run("[energy]\nidle = \"0 s\"\nsync-slot = \"250 ms\"\n").unwrap();
+    assert_eq!(p.energy.idle_ms, 0);
+    assert_eq!(p.energy.slot_ms, 250);
+    assert!(p.energy.sync);
+    let p = run("[energy]\nsync = false\nidle = \"0s\"\n").unwrap();
+    assert!(p.energy.is_off());
+    // What the file set, the JSON plan carries and reads back.
+    let p = run("[energy]\nidle = \"45 s\"\n").unwrap();
+    let back = Plan::from_json(&serde_json::to_string(&p).unwrap()).unwrap();
+    assert_eq!(back.energy.idle_ms, 45_000);
+}
+
+#[test]
+fn energy_refusals_name_line_and_key() {
+    let e = run("extends = \"quick\"\n\n[energy]\nidle = \"11 min\"\n").unwrap_err();
+    assert_eq!((e.line, e.key.as_str()), (Some(4), "energy.idle"), "{e}");
+    assert!(e.message.contains("10 min"), "{e}");
+    let e = run("[energy]\nsync = true\nsync-slot = \"50 ms\"\n").unwrap_err();
+    assert_eq!(
+        (e.line, e.key.as_str()),
+        (Some(3), "energy.sync-slot"),
+        "{e}"
+    );
+    assert!(e.message.contains("100 ms"), "{e}");
+    let e = run("[energy]\nsync-slot = \"11 s\"\n").unwrap_err();
+    assert_eq!(e.key, "energy.sync-slot", "{e}");
+    let e = run("[energy]\nidle = 30\n").unwrap_err();
+    assert_eq!((e.line, e.key.as_str()), (Some(2), "energy.idle"), "{e}");
+    let e = run("[energy]\nidle = \"1 s\"\nslot = \"1 s\"\n").unwrap_err();
+    assert_eq!(e.line, Some(3), "{e}");
+    assert!(e.message.contains("unknown field"), "{e}");
+    let e = run("[energy]\n\nsensor = \"axp20x-usb\"\n").unwrap_err();
+    assert_eq!((e.line, e.key.as_str()), (Some(3), "energy.sensor"), "{e}");
+    assert!(e.message.contains("no on-board power sensor"), "{e}");
+}
+
+#[test]
+fn a_json_plan_out_of_energy_bounds_is_refused_with_its_field() {
+    let mut p = base();
+    p.energy = crate::EnergyPlan {
+        slot_ms: 20,
+        ..crate::EnergyPlan::HARDWARE
+    };
+    match p.validate() {
+        Err(crate::PlanError::Invalid { field, .. }) => assert_eq!(field, "energy.slot_ms"),
+        other => panic!("{other:?}"),
+    }
+    // An older plan's JSON (no `energy`) reads, and runs none.
+    let mut v = serde_json::to_value(base()).unwrap();
+    v.as_object_mut().unwrap().remove("energy");
+    let old = Plan::from_json(&v.to_string()).unwrap();
+    assert!(old.energy.is_off());
 }

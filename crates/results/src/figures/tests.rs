@@ -31,6 +31,7 @@ fn storage_ids_name_the_cell_and_rates_are_mib_per_s() {
         bytes: 3 << 20,
         nanos: 1_500_000_000,
         stopped_by: StopReason::Bytes,
+        begin_ns: None,
     };
     // The id carries the mode asked for: a fallback cell keeps its place; the context
     // says what ran.

@@ -134,3 +134,22 @@ fn an_unknown_run_an_empty_trace_and_another_format_are_refused() {
     );
     assert!(!store.path().join("power").exists());
 }
+
+#[test]
+fn a_csv_trace_is_imported_on_its_own_clock() {
+    let store = store_with_run();
+    let src = tempfile::tempdir().unwrap();
+    let csv = src.path().join("um25c.csv");
+    std::fs::write(&csv, "time_s,watts\n10.0,2.5\n10.1,2.75\n10.2,3.0\n").unwrap();
+    let what = Import {
+        run: "handmade-a".into(),
+        file: csv,
+        replace: false,
+        position: None,
+    };
+    assert_eq!(import(store.path(), &what).unwrap().samples, 3);
+    let t = trace_file::read(&store.path().join("power/handmade-a.json")).unwrap();
+    assert_eq!(t.meter, "csv um25c.csv");
+    assert_eq!(t.clock, Clock::Own);
+    assert_eq!(t.samples[1], Sample::watts(10.1, 2.75));
+}
