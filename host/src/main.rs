@@ -209,7 +209,15 @@ enum Command {
     /// Print the tables of a saved results file.
     ///
     /// Example: benchboot show benchboot-results/rpi-zero-w-0123abcd.json
-    Show { file: PathBuf },
+    ///
+    /// Example: benchboot show run.json --power trace.json   (with the energy of each step)
+    Show {
+        file: PathBuf,
+        /// The power trace recorded during the run (JSON, as `benchboot power record`
+        /// writes it): adds the energy section.
+        #[arg(long, value_name = "TRACE.json")]
+        power: Option<PathBuf>,
+    },
     /// Wait for a board, download its results and keep them in the local results store.
     ///
     /// A board serves its results once its run is done; a board without a USB OTG port
@@ -572,9 +580,11 @@ fn run(command: Command) -> Result<()> {
         Command::Power(cmd) => benchboot::power::run(&cmd)?,
         Command::Collect(args) => benchboot::collect::run(&args)?,
         Command::Runs(args) => benchboot::collect::run_runs(&args)?,
-        Command::Show { file } => {
+        Command::Show { file, power } => {
             let results = benchboot::report::load_path(&file)?;
-            benchboot::out!("{}", render::report(&results));
+            let energy = benchboot::power::energy::Energy::find(&file, power.as_deref(), &results)?;
+            let doc = render::document_full(&results, energy.as_ref(), &[]);
+            benchboot::out!("{}", doc.text());
         }
     }
     Ok(())

@@ -344,6 +344,9 @@ pub fn document(c: &Comparison) -> Doc {
         ));
         d.push(Block::List(alone));
     }
+    if let Some(e) = &c.energy {
+        d.extend(super::energy::blocks(e, base));
+    }
     d
 }
 

@@ -3,10 +3,12 @@
 //! [`MAX_POINTS`] points (each the mean of its slice of time, with the slice's lowest and
 //! highest reading as its range), so a trace of millions of samples stays a small SVG.
 
-use benchboot_energy::Trace;
+use benchboot_energy::{windows, Trace, WindowKind};
+use benchboot_results::RunResults;
 
 use crate::chart::{emulated_prefix, file_stem, Band, Chart, FigureSection, PlotFigure, Point};
 use crate::chart::{Series, XAxis};
+use crate::power::energy::Energy;
 
 /// The most points the trace is drawn with.
 pub const MAX_POINTS: usize = 600;
@@ -81,6 +83,31 @@ pub fn figure(
         section: FigureSection::Energy,
         log_y_toggle: false,
     }
+}
+
+/// The figure of a run's energy section: its trace over the board's clock (board s =
+/// (meter s − offset) ÷ rate) with every step, idle phase and sync pattern as a band
+/// (the storage cells' timed passes fall inside their cell and are left out). `None`
+/// when the trace is not aligned: no board time to draw it on.
+pub fn energy_figure(e: &Energy, r: &RunResults) -> Option<PlotFigure> {
+    let a = &e.report.as_ref().ok()?.alignment;
+    let (offset_s, rate) = (a.offset_s, a.rate);
+    let bands = windows(r)
+        .into_iter()
+        .filter(|w| w.kind != WindowKind::StoragePass)
+        .map(|w| Band {
+            label: w.step,
+            x0: w.begin_ns as f64 / 1e9,
+            x1: w.end_ns as f64 / 1e9,
+        })
+        .collect();
+    Some(figure(
+        &e.trace,
+        |m| (m - offset_s) / rate,
+        bands,
+        &r.run_id,
+        e.emulated,
+    ))
 }
 
 #[cfg(test)]

@@ -16,6 +16,13 @@ pub enum PowerCommand {
   benchboot power import rpi-4b-1a2b trace.json
   benchboot power import rpi-4b-1a2b um25c.csv --replace --position wall")]
     Import(ImportArgs),
+    /// Print the energy of each step of a run from a results file and a trace file:
+    /// idle power, the run's joules, the alignment, J, W above idle, J/GiB, nJ/bit.
+    /// Exits non-zero when the trace cannot be tied to the run's steps.
+    #[command(after_help = "Examples:
+  benchboot power show target/results/qemu-virt-arm64-qemu.json target/results/qemu-virt-arm64-qemu.power.json
+  benchboot power show run.json trace.json")]
+    Show(super::show::ShowArgs),
 }
 
 /// `benchboot power import` arguments.
@@ -58,6 +65,7 @@ pub fn run(cmd: &PowerCommand) -> Result<()> {
             )?;
             crate::outln!("{}", import::summary(&done));
         }
+        PowerCommand::Show(a) => super::show::run(a)?,
     }
     Ok(())
 }
