@@ -2,3 +2,4 @@
 pub mod meter;
 
 pub use meter::Meter;
+pub mod meters;
