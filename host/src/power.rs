@@ -8,3 +8,4 @@ pub mod trace_file;
 
 pub use cli::{run, PowerCommand};
 pub use meter::Meter;
+pub mod meters;
