@@ -7,7 +7,8 @@
 //! (the one unsound by design, [`segfault`], is the crash the `faults` plan asks of a
 //! worker) but two private `unsafe fn`s, each with its `# Safety` contract: `fork`
 //! (whose only caller, `spawn_child`, keeps it for the whole crate, saying how) and
-//! `ethtool_ioctl`. Nothing here calls a module of this crate but the pure
+//! `ethtool_ioctl`. The ARM generic timer's registers are read here too, by inline `asm!`
+//! ([`generic_timer`]). Nothing here calls a module of this crate but the pure
 //! [`crate::netlink`].
 //!
 //! Each wrapper names the C call it makes; see its man page for the details.
@@ -41,6 +42,115 @@ pub fn load_module(path: &Path) -> io::Result<()> {
 pub fn boottime_ns() -> u64 {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::Boottime);
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// `CLOCK_MONOTONIC` in ns (the kernel's clock from its start, without suspend).
+pub fn monotonic_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// `clock_nanosleep(CLOCK_BOOTTIME, TIMER_ABSTIME)` until `CLOCK_BOOTTIME` reads `ns`
+/// (at once when it has passed); a signal's interruption sleeps on to the same instant.
+pub fn sleep_until_boottime(ns: u64) {
+    let t = rustix::time::Timespec {
+        tv_sec: (ns / 1_000_000_000) as _,
+        tv_nsec: (ns % 1_000_000_000) as _,
+    };
+    loop {
+        match rustix::thread::clock_nanosleep_absolute(rustix::thread::ClockId::Boottime, &t) {
+            Err(rustix::io::Errno::INTR) => continue,
+            // Any other refusal (a kernel without CLOCK_BOOTTIME sleeps): a relative sleep.
+            Err(_) => {
+                let now = boottime_ns();
+                if now < ns {
+                    std::thread::sleep(std::time::Duration::from_nanos(ns - now));
+                }
+                return;
+            }
+            Ok(()) => return,
+        }
+    }
+}
+
+/// The clocksources this kernel registered
+/// (`/sys/devices/system/clocksource/clocksource0/available_clocksource`).
+pub const AVAILABLE_CLOCKSOURCE: &str =
+    "/sys/devices/system/clocksource/clocksource0/available_clocksource";
+
+/// The ARM generic timer's virtual count and frequency, read from user space right
+/// around `CLOCK_MONOTONIC`: `(CNTVCT, CNTFRQ in Hz, CLOCK_MONOTONIC ns)`, the count the
+/// midpoint of one read before and one after the clock's; or why not. Only where the
+/// kernel registered the timer as a clocksource (`arch_sys_counter` in
+/// [`AVAILABLE_CLOCKSOURCE`]): the kernel then lets user space read the virtual counter
+/// (drivers/clocksource/arm_arch_timer.c `arch_counter_set_user_access` sets
+/// CNTKCTL.PL0VCTEN, which makes CNTFRQ readable at PL0 too). On a CPU without the timer
+/// (the BCM2835's ARM1176, the AM335x's Cortex-A8) the instructions are undefined: they
+/// are never run there.
+pub fn generic_timer() -> Result<(u64, u64, u64), String> {
+    let sources = std::fs::read_to_string(AVAILABLE_CLOCKSOURCE)
+        .map_err(|e| format!("{AVAILABLE_CLOCKSOURCE}: {e}"))?;
+    if !sources.split_whitespace().any(|s| s == "arch_sys_counter") {
+        return Err(format!(
+            "no ARM generic timer: the kernel's clocksources are `{}` (no arch_sys_counter; \
+             the BCM2835's ARM1176 and the AM335x's Cortex-A8 have none)",
+            sources.trim()
+        ));
+    }
+    let (first, freq) = read_generic_timer()?;
+    let monotonic = monotonic_ns();
+    let (second, _) = read_generic_timer()?;
+    Ok((first + second.saturating_sub(first) / 2, freq, monotonic))
+}
+
+#[cfg(target_arch = "aarch64")]
+fn read_generic_timer() -> Result<(u64, u64), String> {
+    let (count, freq): (u64, u64);
+    // SAFETY: CNTVCT_EL0 and CNTFRQ_EL0 are readable at EL0 under Linux on arm64 (the
+    // kernel enables EL0 access to the virtual counter, or traps and emulates it on
+    // cores with an erratum); the reads touch no memory and no flags. The ISB keeps the
+    // counter read from being taken early.
+    unsafe {
+        core::arch::asm!(
+            "isb",
+            "mrs {c}, cntvct_el0",
+            "mrs {f}, cntfrq_el0",
+            c = out(reg) count,
+            f = out(reg) freq,
+            options(nomem, nostack, preserves_flags),
+        );
+    }
+    Ok((count, freq))
+}
+
+#[cfg(target_arch = "arm")]
+fn read_generic_timer() -> Result<(u64, u64), String> {
+    let (lo, hi, freq): (u32, u32, u32);
+    // SAFETY: called only when the kernel registered the generic timer as a
+    // clocksource ([`generic_timer`]), which enables PL0 reads of CNTVCT (64-bit,
+    // `mrrc p15, 1, <lo>, <hi>, c14`) and with them of CNTFRQ
+    // (`mrc p15, 0, <r>, c14, c0, 0`); the reads touch no memory and no flags. No ISB:
+    // the ARMv6 build (arm-unknown-linux-musleabihf) has no such instruction, and a few
+    // cycles of reordering are nothing against a figure in seconds.
+    unsafe {
+        core::arch::asm!(
+            "mrrc p15, 1, {lo}, {hi}, c14",
+            "mrc p15, 0, {f}, c14, c0, 0",
+            lo = out(reg) lo,
+            hi = out(reg) hi,
+            f = out(reg) freq,
+            options(nomem, nostack, preserves_flags),
+        );
+    }
+    Ok(((u64::from(hi) << 32) | u64::from(lo), u64::from(freq)))
+}
+
+#[cfg(not(any(target_arch = "aarch64", target_arch = "arm")))]
+fn read_generic_timer() -> Result<(u64, u64), String> {
+    Err(format!(
+        "no ARM generic timer on {} (a host build)",
+        std::env::consts::ARCH
+    ))
 }
 
 /// `IOCTL_MBOX_PROPERTY` of the Raspberry Pi `vcio` driver: `_IOWR(100, 0, char *)`
