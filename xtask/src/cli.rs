@@ -66,6 +66,12 @@ pub enum Verb {
         /// PID 1 at boot (plan `qemu-card`). Figures stay emulated.
         #[arg(long)]
         card_plan: Option<String>,
+        /// `emulated`: record a power trace beside the run from a model of QEMU's CPU
+        /// time (idle W + W per busy core), align it with the board's sync patterns and
+        /// print the energy per step, EMULATED. A real meter is read by `benchboot power
+        /// record` (README, "Energy").
+        #[arg(long, value_parser = ["emulated"])]
+        meter: Option<String>,
     },
     /// Benchmarks (not tests): `storage` runs benchboot, dd and fio side by side;
     /// `memory` benchboot's memory engine and tinymembench; `net` benchboot's TCP engine
@@ -242,11 +248,19 @@ mod tests {
             parse(&args);
         }
         let Verb::Qemu {
-            timeout, card_plan, ..
+            timeout,
+            card_plan,
+            meter,
+            ..
         } = parse(&["qemu", "--board", "rpi-3b"])
         else {
             panic!("not qemu")
         };
-        assert_eq!((timeout, card_plan), (900, None));
+        assert_eq!((timeout, card_plan, meter), (900, None, None));
+        let Verb::Qemu { meter, .. } = parse(&["qemu", "--board", "x", "--meter", "emulated"])
+        else {
+            panic!("not qemu")
+        };
+        assert_eq!(meter.as_deref(), Some("emulated"));
     }
 }

@@ -55,9 +55,11 @@ fn run(verb: Verb) -> Result<()> {
             board,
             timeout,
             card_plan,
+            meter,
         } => {
             let mut opts = xtask::qemu::Options::new(std::time::Duration::from_secs(timeout));
             opts.card_plan = card_plan;
+            opts.meter = meter.is_some();
             xtask::qemu::run_with(&xtask::load_board(&board)?, &opts).map(drop)
         }
         Verb::Bench { what } => match what {

@@ -28,6 +28,8 @@ use benchboot_plan::{QEMU_RESULTS_FORWARD, RESULTS_PORT};
 mod devices;
 pub use devices::{usb_disk_args, with_console, UsbDisk, UsbTransport};
 
+pub mod meter;
+
 mod wired;
 use wired::{wired_stand_ins, WiredStandIns};
 
@@ -61,6 +63,9 @@ pub struct Run {
     /// address: `fetch` never guesses a loopback port); false when they came from the
     /// card.
     pub fetched: bool,
+    /// What the emulated meter recorded ([`Options::meter`]), its trace saved beside the
+    /// results as `<board>-qemu.power.json`.
+    pub meter: Option<(meter::Recorded, PathBuf)>,
 }
 
 /// Kills QEMU when dropped, whatever happened.
@@ -207,6 +212,10 @@ pub struct Options {
     /// them ([`run_with`]); `panic=1` is added, so a PID 1 that dies ends QEMU at once.
     /// `qemu.boot = "kernel"` boards with a network only.
     pub console: Option<String>,
+    /// Run the emulated meter ([`meter`]) beside QEMU: a power trace that follows
+    /// QEMU's CPU time, the console's mark lines stamped on arrival, aligned and
+    /// integrated by `benchboot power show` after the run.
+    pub meter: bool,
 }
 
 impl Options {
@@ -221,6 +230,7 @@ impl Options {
             card_plan: None,
             usb_disks: Vec::new(),
             console: None,
+            meter: false,
         }
     }
 }
@@ -233,6 +243,7 @@ struct Launched {
     console_log: PathBuf,
     sd: PathBuf,
     port: u16,
+    meter: Option<meter::EmulatedMeter>,
     built: image::Built,
     qemu_card: Option<image::Built>,
     /// The wired tests' peer on this machine, ended with QEMU.
@@ -369,6 +380,10 @@ fn launch(board: &Board, opts: &Options) -> Result<Launched> {
         .spawn()
         .with_context(|| format!("starting {} (apt-get install qemu-system-arm)", q.system))?;
     let mut guard = Guard(child);
+    let meter = opts
+        .meter
+        .then(|| meter::EmulatedMeter::start(guard.0.id(), started));
+    let stamps = meter.as_ref().map(|m| std::sync::Arc::clone(&m.console));
     let stdout = guard.0.stdout.take().context("no QEMU stdout")?;
     let console_log = work.join("console.log");
     let mut log = std::fs::File::create(&console_log)?;
@@ -386,6 +401,14 @@ fn launch(board: &Board, opts: &Options) -> Result<Launched> {
             let line = String::from_utf8_lossy(&buf)
                 .trim_end_matches(['\r', '\n'])
                 .to_owned();
+            if let Some(stamps) = &stamps {
+                if let Some(board_ns) = benchboot_energy::marks::parse(&line).map(|m| m.t_ns()) {
+                    let at = started.elapsed().as_secs_f64();
+                    if let Ok(mut s) = stamps.lock() {
+                        s.push((at, board_ns));
+                    }
+                }
+            }
             let _ = writeln!(log, "{line}");
             eprintln!("  | {line}");
             if tx.send(line).is_err() {
@@ -400,6 +423,7 @@ fn launch(board: &Board, opts: &Options) -> Result<Launched> {
         console_log,
         sd,
         port,
+        meter,
         built,
         qemu_card,
         _peer: stand_ins.peer,
@@ -494,6 +518,23 @@ impl Launched {
         boot_to_ready: Duration,
         fetched: bool,
     ) -> Run {
+        let meter = self.meter.map(|m| {
+            let recorded = m.finish();
+            let path = results.with_extension("power.json");
+            match serde_json::to_vec(&recorded.trace)
+                .map_err(anyhow::Error::from)
+                .and_then(|t| crate::write_atomically(&path, &t))
+            {
+                Ok(()) => eprintln!(
+                    "qemu: EMULATED power trace ({} readings, {} console marks) saved to {}",
+                    recorded.trace.samples.len(),
+                    recorded.trace.console.len(),
+                    path.display()
+                ),
+                Err(e) => eprintln!("qemu: the emulated trace was not saved: {e:#}"),
+            }
+            (recorded, path)
+        });
         Run {
             image: self.built.image,
             manifest: self.built.manifest,
@@ -504,6 +545,7 @@ impl Launched {
             boot_to_init,
             boot_to_ready,
             fetched,
+            meter,
         }
     }
 

@@ -2,21 +2,33 @@
 //!
 //! Pure: no I/O but what a caller hands in. The host's meters (`host/src/power`) and
 //! PID 1's on-board sensors produce [`Trace`]s through the decoders of [`decode`];
-//! [`align`] finds where the board's clock falls on the meter's (the sync patterns
-//! PID 1 runs, or the console lines' arrival times); [`integrate`] gives each step's
+//! [`mod@align`] finds where the board's clock falls on the meter's (the sync patterns
+//! PID 1 runs, or the console lines' arrival times); [`mod@integrate`] gives each step's
 //! joules, watts above idle, J/GiB and nJ/bit with their uncertainty, from the step
-//! windows [`windows`] reads out of a results document. [`marks`] is the console lines
-//! PID 1 prints at each mark and their parser; [`schedule`] the sync pattern's slot times
-//! and the boot stages' arithmetic PID 1 uses.
+//! windows [`mod@windows`] reads out of a results document; [`energy_report`] does all
+//! three. A sensor PID 1 read itself becomes a trace through [`onboard_trace`].
+//! [`marks`] is the console lines PID 1 prints at each mark and their parser;
+//! [`schedule`] the sync pattern's slot times and the boot stages' arithmetic PID 1 uses.
 //!
 //! Units are in names: `_s` seconds, `_w` watts, `_j` joules, `_ns` nanoseconds.
 #![forbid(unsafe_code)]
 
+use benchboot_results::energy::OnboardTrace;
 use serde::{Deserialize, Serialize};
 
+pub mod align;
 pub mod decode;
+pub mod integrate;
 pub mod marks;
 pub mod schedule;
+mod series;
+#[cfg(test)]
+mod synth;
+pub mod windows;
+
+pub use align::{align, AlignError, AlignMethod, Alignment, SyncFound};
+pub use integrate::{energy_report, integrate, EnergyReport, Figure, StepEnergy, StepFigure};
+pub use windows::{windows, Window, WindowKind};
 
 /// Most samples a trace holds: 2^22, 11.6 hours at 100 samples/s (each sample 32 bytes,
 /// 128 MiB). Readers stop with an error past it, never grow without bound.
@@ -103,4 +115,126 @@ pub struct Trace {
     /// [`Clock::Host`] traces whose recorder read the console.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub console: Vec<(f64, u64)>,
+}
+
+/// The samples of a sensor PID 1 read itself as a [`Trace`] on the board's clock
+/// ([`Clock::Board`]: no alignment needed). The period is the median spacing of the
+/// samples (1 s with fewer than two); samples out of order or repeated are kept as
+/// they are, for [`align()`] and [`integrate()`] to refuse with a reason.
+pub fn onboard_trace(o: &OnboardTrace) -> Trace {
+    let mut gaps: Vec<f64> = o
+        .samples
+        .windows(2)
+        .take(MAX_SAMPLES)
+        .map(|p| p[1].0.saturating_sub(p[0].0) as f64 / 1e9)
+        .collect();
+    let period_s = if gaps.is_empty() {
+        1.0
+    } else {
+        let mid = gaps.len() / 2;
+        *gaps.select_nth_unstable_by(mid, f64::total_cmp).1
+    };
+    Trace {
+        meter: o.sensor.clone(),
+        clock: Clock::Board,
+        emulated: false,
+        resolution_w: o.resolution_w,
+        period_s,
+        position: None,
+        samples: o
+            .samples
+            .iter()
+            .take(MAX_SAMPLES + 1)
+            .map(|&(ns, w)| Sample::watts(ns as f64 / 1e9, w))
+            .collect(),
+        counter_j: None,
+        console: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synth::{Meter, Run};
+
+    #[test]
+    fn an_onboard_sensor_needs_no_alignment_and_integrates_within_its_uncertainty() {
+        let run = Run::standard();
+        let t = Meter {
+            clock: Clock::Board,
+            offset_s: 0.0,
+            rate: 1.0,
+            ..Meter::usb(8)
+        }
+        .trace(&run);
+        let o = OnboardTrace {
+            sensor: "ina226 i2c-1 0x40".into(),
+            resolution_w: t.resolution_w,
+            samples: t
+                .samples
+                .iter()
+                .map(|s| ((s.t_s * 1e9).round() as u64, s.watts))
+                .collect(),
+        };
+        let mut results = run.results();
+        results.energy.onboard = Some(o.clone());
+        let trace = onboard_trace(&o);
+        assert!((trace.period_s - 0.01).abs() < 1e-6);
+        let rep = energy_report(&trace, &results).unwrap();
+        assert_eq!(rep.alignment.method, AlignMethod::SameClock);
+        for (st, e) in run.steps.iter().zip(&rep.steps) {
+            let f = e.figure.as_ref().unwrap();
+            assert!((f.energy_j - run.energy(st.begin_s, st.end_s)).abs() <= f.uncertainty_j);
+        }
+        // Hostile: out of order, one sample.
+        let mut bad = o.clone();
+        bad.samples.swap(0, 1);
+        assert!(energy_report(&onboard_trace(&bad), &results).is_err());
+        bad.samples.truncate(1);
+        assert_eq!(onboard_trace(&bad).period_s, 1.0);
+        assert!(energy_report(&onboard_trace(&bad), &results).is_err());
+    }
+
+    #[test]
+    fn a_host_trace_whose_patterns_are_missing_falls_back_to_the_console_and_says_so() {
+        let run = Run::standard();
+        let m = Meter {
+            clock: Clock::Host,
+            ..Meter::usb(9)
+        };
+        let mut trace = m.trace(&run);
+        let mut b = 6.0;
+        while b < run.end_s - 1.0 {
+            trace.console.push((m.meter_s(b) + 0.008, (b * 1e9) as u64));
+            b += 2.0;
+        }
+        let mut results = run.results();
+        for s in &mut results.energy.sync {
+            s.code = "1010101010101".into();
+        }
+        let rep = energy_report(&trace, &results).unwrap();
+        assert_eq!(
+            rep.alignment.method,
+            AlignMethod::Console {
+                lines: trace.console.len()
+            }
+        );
+        assert!(
+            rep.notes[0].starts_with("sync pattern `start` not found"),
+            "{:?}",
+            rep.notes
+        );
+        assert!(rep.notes[0].ends_with("aligned by the console stamps instead"));
+        // Console-aligned to ~10 ms: the long steps still have figures within their ±.
+        let st = &run.steps[0];
+        let f = rep.steps[0].figure.as_ref().unwrap();
+        assert!((f.energy_j - run.energy(st.begin_s, st.end_s)).abs() <= f.uncertainty_j);
+        // Without stamps, the same document is refused, naming the pattern.
+        trace.console.clear();
+        let e = energy_report(&trace, &results).unwrap_err();
+        assert!(
+            matches!(e, AlignError::SyncNotFound { ref pattern, .. } if pattern == "start"),
+            "{e}"
+        );
+    }
 }

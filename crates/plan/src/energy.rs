@@ -48,12 +48,13 @@ impl EnergyPlan {
         sensor: None,
     };
 
-    /// The QEMU plans': 2 s idle phases, 0.5 s slots (the emulated meter models power
-    /// from QEMU's CPU time; a short pattern tests the protocol, not a meter).
+    /// The QEMU plans': 0.5 s idle phases, 0.25 s slots (the emulated meter reads QEMU's
+    /// CPU time 100 times a second: 50 readings per phase, 25 per slot; a short pattern
+    /// tests the protocol, not a meter, and every QEMU boot of the tests pays for it).
     pub const QEMU: EnergyPlan = EnergyPlan {
-        idle_ms: 2_000,
+        idle_ms: 500,
         sync: true,
-        slot_ms: 500,
+        slot_ms: 250,
         sensor: None,
     };
 
@@ -155,8 +156,8 @@ mod tests {
     fn estimates_count_two_patterns_and_one_idle_per_link() {
         // 2 x 13 x 1 s + (1 + 2) x 30 s.
         assert_eq!(EnergyPlan::HARDWARE.estimate_ms(2), 26_000 + 90_000);
-        // 2 x 13 x 0.5 s + 1 x 2 s.
-        assert_eq!(EnergyPlan::QEMU.estimate_ms(0), 13_000 + 2_000);
+        // 2 x 13 x 0.25 s + 1 x 0.5 s.
+        assert_eq!(EnergyPlan::QEMU.estimate_ms(0), 6_500 + 500);
         assert_eq!(EnergyPlan::OFF.estimate_ms(3), 0);
         let no_idle = EnergyPlan {
             idle_ms: 0,

@@ -16,6 +16,7 @@ mod arm32_units;
 mod bad_input;
 mod browser;
 mod cross_targets;
+mod energy;
 mod host_cross;
 mod lava;
 mod log_decode;

@@ -14,9 +14,15 @@ use benchboot_tests::checks;
 fn virt_gadget_links_dhcp_and_network_tests() {
     let _slot = benchboot_tests::qemu_slot(module_path!());
     let board = xtask::load_board("qemu-virt-arm64").unwrap();
-    let run = xtask::qemu::run(&board, Duration::from_secs(900)).unwrap();
+    // With the emulated meter beside QEMU: the energy path end to end (energy.rs).
+    let opts = xtask::qemu::Options {
+        meter: true,
+        ..xtask::qemu::Options::new(Duration::from_secs(900))
+    };
+    let run = xtask::qemu::run_with(&board, &opts).unwrap();
     let r = RunResults::from_json(&std::fs::read_to_string(&run.results).unwrap()).unwrap();
     assert!(r.emulated && r.complete);
+    crate::energy::assert_energy(&run, &r);
     assert_eq!(r.system.machine, "aarch64");
     // The only errors are the QEMU plan's two wired links that cannot run (bad input):
     // one line each, and the rest of the plan ran.

@@ -709,12 +709,12 @@ fn energy_defaults_by_tier_and_keys_override_them() {
     // A hardware image: 30 s idle phases, the sync patterns in 1 s slots.
     let p = run("extends = \"quick\"\n").unwrap();
     assert_eq!(p.energy, crate::EnergyPlan::HARDWARE);
-    // A QEMU image: 2 s and 0.5 s.
+    // A QEMU image: 0.5 s and 0.25 s.
     let mut q = base();
     q.emulated = true;
     let p = resolve("my.toml", "extends = \"quick\"\n", &q, &image()).unwrap();
     assert_eq!(p.energy, crate::EnergyPlan::QEMU);
-    assert_eq!((p.energy.idle_ms, p.energy.slot_ms), (2_000, 500));
+    assert_eq!((p.energy.idle_ms, p.energy.slot_ms), (500, 250));
     // The file's keys win; "0 s" turns the idle phases off.
     let p = run("[energy]\nidle = \"0 s\"\nsync-slot = \"250 ms\"\n").unwrap();
     assert_eq!(p.energy.idle_ms, 0);

@@ -1,0 +1,1029 @@
+//! Where the board's clock falls on the meter's: `meter s = offset_s + rate × board s`.
+//!
+//! Three ways, most precise first:
+//! - **Same clock** ([`Clock::Board`]): a sensor PID 1 read itself; offset 0, rate 1.
+//! - **Sync patterns** ([`SyncMark`]): slot `i` of a pattern ran every CPU busy when
+//!   `code[i]` is `'1'`, idle when `'0'`. Each pattern is looked for in the trace by
+//!   correlating the slot means of the power (from the cumulative integral, so one
+//!   candidate start costs O(slots), O(slots × log n) when refining) with the code,
+//!   over the whole trace (or around where the console stamps put it) at a step of
+//!   `min(period/2, slot/10)`, then on a grid ten times finer around the best with a
+//!   parabola through the top three. Two patterns give offset and rate; one gives the
+//!   offset with rate 1.
+//! - **Console stamps** (`Trace::console`): the lower envelope of `host − board`; a
+//!   line's latency only ever delays it.
+//!
+//! ## Accepting a match
+//! A pattern is found where the Pearson correlation of its slot means with the code is
+//! at least [`MIN_CORRELATION`] (0.9) *and* the busy − idle contrast is at least
+//! [`MIN_CONTRAST_SIGMAS`] (10) times the noise of one slot mean (the readings' noise,
+//! estimated from successive differences, over √(samples per slot)) and at least two
+//! resolution steps. Why both: a correlation of 0.9 over 13 slots already means the
+//! two levels stand about 4.5 of their own scatters apart, but pure noise scanned over
+//! an hour of candidate starts reaches 0.9 somewhere; its contrast is then a few
+//! slot-noises, never ten. Two patterns (or more) must then agree: their meter times
+//! must be as far apart as their board times, to within [`MAX_SKEW`] (1000 ppm; cheap
+//! crystals are 20-100 ppm) and two slots. A place that matches as well but that no
+//! mark explains, or two ways of assigning the matches to the marks that explain
+//! equally many, is refused as ambiguous ([`AlignError::SyncNotFound`]).
+//!
+//! ## `error_s`
+//! For one found pattern: half the fine search step, plus a quarter of the meter's
+//! period (linear interpolation of a meter's averaged readings places an edge up to
+//! that far off, the same way at every edge when the slot is a whole number of
+//! periods), plus twice the timing scatter the fit leaves (`σ_res × slot / (contrast ×
+//! √edges)`, `σ_res` the scatter of the slot means about the two levels, `edges` the
+//! slot boundaries where the power steps), plus how long the board overran the pattern
+//! (`end_ns` past `begin_ns + slots × slot_ns`). With two patterns, the alignment
+//! interpolates between them: anywhere between the two starts its error is at most the
+//! larger of the two (plus the residual of the line when there are more than two);
+//! outside, it grows with the distance times the rate's error. With one pattern the
+//! rate is taken as 1, and the error adds [`ASSUMED_SKEW`] (200 ppm) times the trace's
+//! length: the farthest any window can be from the pattern.
+//!
+//! A meter's reading is the mean over its interval, ending at or centred on its
+//! time stamp depending on the meter. A sync alignment is found in the same trace the
+//! steps are integrated from, so that convention cancels; for the console it does not,
+//! and its error adds half a period.
+
+use serde::{Deserialize, Serialize};
+
+use benchboot_results::energy::{EnergyMarks, SyncMark};
+
+use crate::series::Series;
+use crate::{Clock, Trace};
+
+/// Least Pearson correlation of slot means with the code for a match.
+pub const MIN_CORRELATION: f64 = 0.9;
+/// Least busy − idle contrast of a match, in noises of one slot mean.
+pub const MIN_CONTRAST_SIGMAS: f64 = 10.0;
+/// Widest clock rate difference the pattern pairing accepts (1000 ppm).
+pub const MAX_SKEW: f64 = 1e-3;
+/// Rate difference assumed when one pattern gives the offset alone (200 ppm).
+pub const ASSUMED_SKEW: f64 = 200e-6;
+/// Most slots a pattern may have (a longer code is refused, not scanned).
+pub const MAX_SLOTS: usize = 256;
+/// Most sync patterns a run may record.
+pub const MAX_PATTERNS: usize = 16;
+/// Most slot boundaries one scan evaluates (candidate starts × (slots + 1)): past it
+/// the coarse step grows, so a hostile trace (days long, a tiny period) or code costs
+/// bounded time.
+const MAX_EVALUATIONS: f64 = 268_435_456.0;
+/// Most distinct places a pattern may match before the search gives up as ambiguous.
+const MAX_PEAKS: usize = 64;
+/// The least latency a console line has: a 60-character line at 115200 baud takes
+/// 5 ms to arrive after its board stamp.
+pub const CONSOLE_FLOOR_S: f64 = 0.005;
+
+/// How a trace's clock relates to the board's: `meter s = offset_s + rate × board s`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Alignment {
+    /// Meter time at board time 0, s.
+    pub offset_s: f64,
+    /// Meter seconds per board second: 1 + the skew.
+    pub rate: f64,
+    /// How far off a board time's meter time may be, s, anywhere between the first and
+    /// the last alignment point (module docs: how each method states it).
+    pub error_s: f64,
+    pub method: AlignMethod,
+}
+
+impl Alignment {
+    /// Meter time of board `CLOCK_BOOTTIME` `board_ns`, s.
+    pub fn meter_s(&self, board_ns: u64) -> f64 {
+        self.offset_s + self.rate * (board_ns as f64 / 1e9)
+    }
+
+    /// Skew, parts per million (`(rate − 1) × 10^6`).
+    pub fn skew_ppm(&self) -> f64 {
+        (self.rate - 1.0) * 1e6
+    }
+}
+
+/// What the alignment rests on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum AlignMethod {
+    /// The trace is on the board's clock.
+    SameClock,
+    /// Sync patterns found in the trace.
+    Sync { found: Vec<SyncFound> },
+    /// The lower envelope of `lines` console stamps.
+    Console { lines: usize },
+}
+
+/// One sync pattern found in the trace.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SyncFound {
+    /// The mark's `at` (`start`, `end`).
+    pub at: String,
+    /// Its index in `EnergyMarks::sync`.
+    pub index: usize,
+    /// Meter time of its first slot's start, s.
+    pub meter_s: f64,
+    /// Pearson correlation of the slot means with the code, -1..=1.
+    pub correlation: f64,
+    /// Mean of the busy slots − mean of the idle slots, W.
+    pub contrast_w: f64,
+    /// Noise of one slot mean the contrast was held against, W.
+    pub slot_noise_w: f64,
+    /// This pattern's own timing error, s (module docs).
+    pub error_s: f64,
+}
+
+/// Why a trace could not be aligned.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AlignError {
+    #[error("power trace: {0}")]
+    Trace(String),
+    #[error("sync pattern `{pattern}`: {why}")]
+    BadMark { pattern: String, why: String },
+    #[error("sync pattern `{pattern}` not found in the power trace: {why}")]
+    SyncNotFound { pattern: String, why: String },
+    #[error("console stamps: {0}")]
+    Console(String),
+    #[error("{0}")]
+    Nothing(String),
+}
+
+/// Aligns `trace` with the board's clock through `marks` (module docs).
+///
+/// # Errors
+/// [`AlignError::Trace`] for a trace that is not one (fewer than 2 samples, times not
+/// strictly increasing, NaN); [`AlignError::BadMark`] for a pattern no board writes;
+/// [`AlignError::SyncNotFound`] when the patterns are not (unambiguously) in the
+/// trace; [`AlignError::Console`] for unusable stamps; [`AlignError::Nothing`] when the
+/// trace has its own clock and the run no sync pattern.
+pub fn align(trace: &Trace, marks: &EnergyMarks) -> Result<Alignment, AlignError> {
+    let s = Series::new(trace)?;
+    match trace.clock {
+        Clock::Board => Ok(Alignment {
+            offset_s: 0.0,
+            rate: 1.0,
+            error_s: s.period_s / 2.0,
+            method: AlignMethod::SameClock,
+        }),
+        _ if !marks.sync.is_empty() => {
+            let prior = match trace.clock {
+                Clock::Host if !trace.console.is_empty() => console(trace).ok(),
+                _ => None,
+            };
+            sync(&s, &marks.sync, prior.as_ref())
+        }
+        Clock::Host if !trace.console.is_empty() => console(trace),
+        _ => Err(AlignError::Nothing(
+            "the run recorded no sync pattern and the trace has no console stamps: \
+             nothing ties the meter's clock to the board's"
+                .into(),
+        )),
+    }
+}
+
+/// The alignment from the console stamps alone (module docs): the lower envelope of
+/// `host − board` (a line fit with a rate once the stamps span 60 s or more).
+///
+/// # Errors
+/// [`AlignError::Console`] without stamps or with a time that is not finite;
+/// [`AlignError::Trace`] as [`align`].
+pub fn console(trace: &Trace) -> Result<Alignment, AlignError> {
+    let s = Series::new(trace)?;
+    let n = trace.console.len();
+    if n == 0 {
+        return Err(AlignError::Console("none recorded".into()));
+    }
+    if n > crate::MAX_SAMPLES {
+        return Err(AlignError::Console(format!(
+            "{n} lines: more than a trace holds"
+        )));
+    }
+    let mut p: Vec<(f64, f64)> = Vec::with_capacity(n);
+    for (i, &(h, b)) in trace.console.iter().enumerate() {
+        if !h.is_finite() {
+            return Err(AlignError::Console(format!("line {i}: host time {h} s")));
+        }
+        let b = b as f64 / 1e9;
+        p.push((b, h - b));
+    }
+    p.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.total_cmp(&y.1)));
+    let span = p[n - 1].0 - p[0].0;
+    // Offset alone: the fastest line.
+    let mut best = (p.iter().map(|q| q.1).fold(f64::INFINITY, f64::min), 0.0);
+    if span >= 60.0 {
+        // Lower convex hull of (board, host − board); the hull edge under which the
+        // lines sit least far on average is the envelope (the lines' latencies are
+        // ≥ 0, so every admissible line is under every point).
+        let mut hull: Vec<(f64, f64)> = Vec::new();
+        for &q in &p {
+            while hull.len() >= 2 {
+                let (a, b) = (hull[hull.len() - 2], hull[hull.len() - 1]);
+                if (b.0 - a.0) * (q.1 - a.1) - (b.1 - a.1) * (q.0 - a.0) <= 0.0 {
+                    hull.pop();
+                } else {
+                    break;
+                }
+            }
+            hull.push(q);
+        }
+        let (sb, sd) = p
+            .iter()
+            .fold((0.0, 0.0), |acc, q| (acc.0 + q.0, acc.1 + q.1));
+        let mut least = f64::INFINITY;
+        for e in hull.windows(2) {
+            let (a, b) = (e[0], e[1]);
+            if b.0 - a.0 <= 0.0 {
+                continue;
+            }
+            let slope = (b.1 - a.1) / (b.0 - a.0);
+            if slope.abs() > MAX_SKEW {
+                continue;
+            }
+            let icpt = a.1 - slope * a.0;
+            let sum = sd - n as f64 * icpt - slope * sb;
+            if sum < least {
+                least = sum;
+                best = (icpt, slope);
+            }
+        }
+    }
+    let (offset_s, slope) = best;
+    let mut resid: Vec<f64> = p.iter().map(|q| q.1 - (offset_s + slope * q.0)).collect();
+    let mid = resid.len() / 2;
+    let (_, median, _) = resid.select_nth_unstable_by(mid, f64::total_cmp);
+    let error_s = median.max(0.0).max(CONSOLE_FLOOR_S) + s.period_s / 2.0;
+    if !(offset_s.is_finite() && error_s.is_finite()) {
+        return Err(AlignError::Console(
+            "the stamps give no finite offset".into(),
+        ));
+    }
+    Ok(Alignment {
+        offset_s,
+        rate: 1.0 + slope,
+        error_s,
+        method: AlignMethod::Console { lines: n },
+    })
+}
+
+/// A pattern's code and timing, checked.
+struct Pattern {
+    slots: Vec<bool>,
+    slot_s: f64,
+    begin_s: f64,
+    overrun_s: f64,
+    /// Boundaries where the power steps (in the code, and the outer edges of busy end slots).
+    edges: usize,
+}
+
+fn pattern(m: &SyncMark) -> Result<Pattern, AlignError> {
+    let bad = |why: String| {
+        Err(AlignError::BadMark {
+            pattern: m.at.clone(),
+            why,
+        })
+    };
+    let slots = m.slots();
+    if slots.len() > MAX_SLOTS {
+        return bad(format!("{} slots: more than {MAX_SLOTS}", slots.len()));
+    }
+    if !slots.iter().any(|&b| b) || slots.iter().all(|&b| b) {
+        return bad(format!(
+            "code `{}` needs both busy (1) and idle (0) slots",
+            m.code.chars().take(40).collect::<String>()
+        ));
+    }
+    if m.slot_ns == 0 {
+        return bad("slot of 0 ns".into());
+    }
+    let nominal = (m.slot_ns as f64) * slots.len() as f64;
+    let overrun = m.end_ns as f64 - m.begin_ns as f64 - nominal;
+    if overrun < 0.0 {
+        return bad(format!(
+            "ended {:.3} s after it began, before its {} slots of {:.3} s could",
+            (m.end_ns as f64 - m.begin_ns as f64) / 1e9,
+            slots.len(),
+            m.slot_ns as f64 / 1e9
+        ));
+    }
+    let inner = slots.windows(2).filter(|p| p[0] != p[1]).count();
+    let outer = usize::from(slots[0]) + usize::from(slots[slots.len() - 1]);
+    Ok(Pattern {
+        edges: 2 * inner + outer,
+        slots,
+        slot_s: m.slot_ns as f64 / 1e9,
+        begin_s: m.begin_ns as f64 / 1e9,
+        overrun_s: overrun / 1e9,
+    })
+}
+
+/// The slot statistics of the pattern starting at meter time `m`.
+#[derive(Debug, Clone, Copy)]
+struct Score {
+    m: f64,
+    r: f64,
+    contrast: f64,
+    /// Scatter of the slot means about their two levels, W.
+    resid: f64,
+}
+
+fn score(p: &Pattern, means: &[f64], m: f64) -> Score {
+    let n = means.len() as f64;
+    let ones = p.slots.iter().filter(|&&b| b).count() as f64;
+    let xbar = ones / n;
+    let ybar = means.iter().sum::<f64>() / n;
+    let (mut sxy, mut syy, mut sxx, mut busy, mut idle) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    for (&x, &y) in p.slots.iter().zip(means) {
+        let xc = f64::from(u8::from(x)) - xbar;
+        sxy += xc * (y - ybar);
+        syy += (y - ybar) * (y - ybar);
+        sxx += xc * xc;
+        if x {
+            busy += y;
+        } else {
+            idle += y;
+        }
+    }
+    let r = if syy > 0.0 {
+        sxy / (sxx * syy).sqrt()
+    } else {
+        0.0
+    };
+    let (busy, idle) = (busy / ones, idle / (n - ones));
+    let ss: f64 = p
+        .slots
+        .iter()
+        .zip(means)
+        .map(|(&x, &y)| (y - if x { busy } else { idle }).powi(2))
+        .sum();
+    let resid = (ss / (n - 2.0).max(1.0)).sqrt();
+    Score {
+        m,
+        r: if r.is_finite() { r } else { 0.0 },
+        contrast: busy - idle,
+        resid,
+    }
+}
+
+/// Slot means of the pattern at `m`, through binary search.
+fn means_at(s: &Series, p: &Pattern, m: f64, out: &mut Vec<f64>) {
+    out.clear();
+    let mut prev = s.cum_at(m);
+    for i in 1..=p.slots.len() {
+        let c = s.cum_at(m + i as f64 * p.slot_s);
+        out.push((c - prev) / p.slot_s);
+        prev = c;
+    }
+}
+
+/// What one scan saw: every place passing the thresholds (refined), and the best
+/// correlation anywhere (for the message when nothing passes).
+struct Scan {
+    peaks: Vec<Score>,
+    best: Option<Score>,
+    min_contrast: f64,
+    fine_step: f64,
+    slot_noise: f64,
+}
+
+fn scan(s: &Series, p: &Pattern, lo: f64, hi: f64) -> Result<Scan, String> {
+    let len_s = p.slot_s * p.slots.len() as f64;
+    let (lo, hi) = (lo.max(s.first()), hi.min(s.last() - len_s));
+    if hi.is_nan() || lo.is_nan() || hi < lo {
+        return Err(format!(
+            "the trace ({:.1} s) does not hold the pattern ({:.1} s) where it was looked for",
+            s.last() - s.first(),
+            len_s
+        ));
+    }
+    let mut step = (s.period_s / 2.0).min(p.slot_s / 10.0);
+    let most = MAX_EVALUATIONS / (p.slots.len() + 1) as f64;
+    if (hi - lo) / step > most {
+        step = (hi - lo) / most;
+    }
+    let fine_step = step / 10.0;
+    let per_slot = (p.slot_s / s.period_s).max(1.0);
+    let noise = s.noise_w(0, s.w.len());
+    let slot_noise = noise / per_slot.sqrt();
+    let min_contrast = (MIN_CONTRAST_SIGMAS * slot_noise).max(2.0 * s.resolution_w);
+    let passes = |sc: &Score| sc.r >= MIN_CORRELATION && sc.contrast >= min_contrast;
+    let k_max = ((hi - lo) / step).floor() as u64;
+    let mut cursors: Vec<_> = (0..=p.slots.len()).map(|_| s.cursor()).collect();
+    let mut cums = vec![0.0; p.slots.len() + 1];
+    let mut means = Vec::with_capacity(p.slots.len());
+    let mut best: Option<Score> = None;
+    let mut coarse: Vec<Score> = Vec::new();
+    for k in 0..=k_max {
+        let m = lo + k as f64 * step;
+        for (j, c) in cursors.iter_mut().enumerate() {
+            cums[j] = c.cum_at(m + j as f64 * p.slot_s);
+        }
+        means.clear();
+        means.extend(cums.windows(2).map(|c| (c[1] - c[0]) / p.slot_s));
+        let sc = score(p, &means, m);
+        if best.is_none_or(|b| sc.r > b.r) {
+            best = Some(sc);
+        }
+        if passes(&sc) {
+            // A new place once more than a slot from the last one kept.
+            match coarse.last_mut() {
+                Some(last) if sc.m - last.m < p.slot_s => {
+                    if sc.r > last.r {
+                        *last = sc;
+                    }
+                }
+                _ => {
+                    if coarse.len() >= MAX_PEAKS {
+                        return Err(format!(
+                            "it matches at more than {MAX_PEAKS} places: the trace does not single it out"
+                        ));
+                    }
+                    coarse.push(sc);
+                }
+            }
+        }
+    }
+    let peaks = coarse
+        .iter()
+        .map(|c| refine(s, p, c.m, step, fine_step))
+        .filter(|sc| passes(sc))
+        .collect();
+    Ok(Scan {
+        peaks,
+        best,
+        min_contrast,
+        fine_step,
+        slot_noise,
+    })
+}
+
+/// The best start within `step` of `m`, on a grid of `fine` and a parabola through the
+/// top three.
+fn refine(s: &Series, p: &Pattern, m: f64, step: f64, fine: f64) -> Score {
+    let mut means = Vec::with_capacity(p.slots.len());
+    let n = (step / fine).round() as i64;
+    let grid: Vec<Score> = (-n..=n)
+        .map(|i| {
+            let x = m + i as f64 * fine;
+            means_at(s, p, x, &mut means);
+            score(p, &means, x)
+        })
+        .collect();
+    let (bi, b) = grid
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.r.total_cmp(&b.1.r))
+        .map_or((0, grid[0]), |(i, sc)| (i, *sc));
+    let mut x = b.m;
+    if bi > 0 && bi + 1 < grid.len() {
+        let (l, c, r) = (grid[bi - 1].r, b.r, grid[bi + 1].r);
+        let den = l - 2.0 * c + r;
+        if den < 0.0 {
+            x += (0.5 * (l - r) / den * fine).clamp(-fine / 2.0, fine / 2.0);
+        }
+    }
+    means_at(s, p, x, &mut means);
+    let sc = score(p, &means, x);
+    if sc.r >= b.r - 1e-9 {
+        sc
+    } else {
+        b
+    }
+}
+
+/// One mark's candidates: found places, with each one's error.
+struct Candidates {
+    found: Vec<SyncFound>,
+    why_not: String,
+}
+
+fn candidates(
+    s: &Series,
+    m: &SyncMark,
+    index: usize,
+    p: &Pattern,
+    range: (f64, f64),
+) -> Result<Candidates, AlignError> {
+    if p.slot_s < 2.0 * s.period_s {
+        return Err(AlignError::SyncNotFound {
+            pattern: m.at.clone(),
+            why: format!(
+                "its slots ({:.3} s) are shorter than 2 samples of this meter ({} s): \
+                 the pattern cannot show in the trace",
+                p.slot_s, s.period_s
+            ),
+        });
+    }
+    let sc = scan(s, p, range.0, range.1).map_err(|why| AlignError::SyncNotFound {
+        pattern: m.at.clone(),
+        why,
+    })?;
+    let why_not = match sc.best {
+        Some(b) => format!(
+            "the best match (meter {:.3} s) has correlation {:.2} and contrast {:.3} W; \
+             a match needs ≥ {MIN_CORRELATION} and ≥ {:.3} W ({MIN_CONTRAST_SIGMAS} × \
+             the noise of a slot mean, {:.4} W)",
+            b.m, b.r, b.contrast, sc.min_contrast, sc.slot_noise
+        ),
+        None => "no candidate start".into(),
+    };
+    let found = sc
+        .peaks
+        .iter()
+        .map(|x| {
+            let timing = 2.0 * x.resid * p.slot_s / (x.contrast * (p.edges.max(1) as f64).sqrt());
+            SyncFound {
+                at: m.at.clone(),
+                index,
+                meter_s: x.m,
+                correlation: x.r,
+                contrast_w: x.contrast,
+                slot_noise_w: sc.slot_noise,
+                error_s: sc.fine_step / 2.0 + s.period_s / 4.0 + timing + p.overrun_s,
+            }
+        })
+        .collect();
+    Ok(Candidates { found, why_not })
+}
+
+fn sync(
+    s: &Series,
+    marks: &[SyncMark],
+    prior: Option<&Alignment>,
+) -> Result<Alignment, AlignError> {
+    if marks.len() > MAX_PATTERNS {
+        return Err(AlignError::BadMark {
+            pattern: marks[0].at.clone(),
+            why: format!("{} sync patterns: more than {MAX_PATTERNS}", marks.len()),
+        });
+    }
+    let pats: Vec<Pattern> = marks.iter().map(pattern).collect::<Result<_, _>>()?;
+    let whole = (f64::NEG_INFINITY, f64::INFINITY);
+    if let Some(a) = prior {
+        // Around where the console puts each pattern (a console line is only ever late:
+        // the pattern can be earlier than the envelope says, never much later).
+        let ranges: Vec<(f64, f64)> = pats
+            .iter()
+            .map(|p| {
+                let at = a.offset_s + a.rate * p.begin_s;
+                let w = 5.0 + 10.0 * a.error_s + p.slot_s * p.slots.len() as f64;
+                (at - w, at + w)
+            })
+            .collect();
+        if let Ok(al) = sync_in(s, marks, &pats, &ranges) {
+            return Ok(al);
+        }
+    }
+    sync_in(s, marks, &pats, &vec![whole; pats.len()])
+}
+
+fn sync_in(
+    s: &Series,
+    marks: &[SyncMark],
+    pats: &[Pattern],
+    ranges: &[(f64, f64)],
+) -> Result<Alignment, AlignError> {
+    // Scans of the same code and slot over the same range are shared.
+    let mut done: Vec<(usize, Candidates)> = Vec::new();
+    let mut cands: Vec<Vec<SyncFound>> = Vec::new();
+    let mut why: Vec<String> = Vec::new();
+    for (i, (m, p)) in marks.iter().zip(pats).enumerate() {
+        let same = done.iter().find(|(j, _)| {
+            marks[*j].code == m.code && marks[*j].slot_ns == m.slot_ns && ranges[*j] == ranges[i]
+        });
+        let c = match same {
+            Some((_, c)) => Candidates {
+                found: c
+                    .found
+                    .iter()
+                    .map(|f| SyncFound {
+                        at: m.at.clone(),
+                        index: i,
+                        error_s: f.error_s - pats[f.index].overrun_s + p.overrun_s,
+                        ..f.clone()
+                    })
+                    .collect(),
+                why_not: c.why_not.clone(),
+            },
+            None => candidates(s, m, i, p, ranges[i])?,
+        };
+        cands.push(c.found.clone());
+        why.push(c.why_not.clone());
+        if same.is_none() {
+            done.push((i, c));
+        }
+    }
+    // Assign places to marks: anchor each mark at each of its places, and see which
+    // other marks then have a place where their board time puts them.
+    struct Choice {
+        picks: Vec<Option<usize>>,
+        support: usize,
+        contradictions: usize,
+        r: f64,
+    }
+    let mut choices: Vec<Choice> = Vec::new();
+    for (i, ci) in cands.iter().enumerate() {
+        for (a, anchor) in ci.iter().enumerate() {
+            let mut picks = vec![None; marks.len()];
+            picks[i] = Some(a);
+            let mut contradictions = 0;
+            for (j, cj) in cands.iter().enumerate() {
+                if j == i {
+                    continue;
+                }
+                let db = pats[j].begin_s - pats[i].begin_s;
+                let want = anchor.meter_s + db;
+                let tol = db.abs() * MAX_SKEW + 2.0 * pats[j].slot_s;
+                let hit = cj
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, f)| (f.meter_s - want).abs() <= tol)
+                    .max_by(|x, y| x.1.correlation.total_cmp(&y.1.correlation));
+                match hit {
+                    Some((b, _)) => picks[j] = Some(b),
+                    None => {
+                        let len = pats[j].slot_s * pats[j].slots.len() as f64;
+                        if want - tol >= s.first() && want + tol + len <= s.last() {
+                            contradictions += 1;
+                        }
+                    }
+                }
+            }
+            let support = picks.iter().flatten().count();
+            let r = picks
+                .iter()
+                .enumerate()
+                .filter_map(|(j, p)| p.map(|b| cands[j][b].correlation))
+                .sum();
+            choices.push(Choice {
+                picks,
+                support,
+                contradictions,
+                r,
+            });
+        }
+    }
+    let Some(top) = choices.iter().max_by(|x, y| {
+        x.support
+            .cmp(&y.support)
+            .then(y.contradictions.cmp(&x.contradictions))
+            .then(x.r.total_cmp(&y.r))
+    }) else {
+        return Err(AlignError::SyncNotFound {
+            pattern: marks[0].at.clone(),
+            why: why[0].clone(),
+        });
+    };
+    let rivals: Vec<&Choice> = choices
+        .iter()
+        .filter(|c| {
+            c.support == top.support
+                && c.contradictions == top.contradictions
+                && c.picks != top.picks
+        })
+        .collect();
+    if !rivals.is_empty() {
+        let j = top.picks.iter().position(Option::is_some).unwrap_or(0);
+        return Err(AlignError::SyncNotFound {
+            pattern: marks[j].at.clone(),
+            why: format!(
+                "it matches at more than one place consistent with the run's other patterns \
+                 ({} ways of placing {} of {} patterns): ambiguous",
+                rivals.len() + 1,
+                top.support,
+                marks.len()
+            ),
+        });
+    }
+    let found: Vec<SyncFound> = top
+        .picks
+        .iter()
+        .enumerate()
+        .filter_map(|(j, p)| p.map(|b| cands[j][b].clone()))
+        .collect();
+    // A place as good as a chosen one that no mark explains makes the choice a guess.
+    for f in &found {
+        let unexplained = cands[f.index].iter().find(|c| {
+            !found
+                .iter()
+                .any(|g| (g.meter_s - c.meter_s).abs() < pats[f.index].slot_s)
+                && c.contrast_w >= 0.5 * f.contrast_w
+                && c.contrast_w <= 2.0 * f.contrast_w
+        });
+        if let Some(c) = unexplained {
+            return Err(AlignError::SyncNotFound {
+                pattern: f.at.clone(),
+                why: format!(
+                    "it matches at meter {:.3} s (correlation {:.2}) and at {:.3} s \
+                     (correlation {:.2}), and the run's other patterns do not say which: \
+                     ambiguous",
+                    f.meter_s, f.correlation, c.meter_s, c.correlation
+                ),
+            });
+        }
+    }
+    let err_max = found.iter().map(|f| f.error_s).fold(0.0, f64::max);
+    let (offset_s, rate, error_s) = if found.len() >= 2 {
+        // Least squares line through (board begin, meter found).
+        let pts: Vec<(f64, f64)> = found
+            .iter()
+            .map(|f| (pats[f.index].begin_s, f.meter_s))
+            .collect();
+        let n = pts.len() as f64;
+        let bx = pts.iter().map(|p| p.0).sum::<f64>() / n;
+        let my = pts.iter().map(|p| p.1).sum::<f64>() / n;
+        let sxx: f64 = pts.iter().map(|p| (p.0 - bx).powi(2)).sum();
+        let sxy: f64 = pts.iter().map(|p| (p.0 - bx) * (p.1 - my)).sum();
+        if sxx <= 0.0 {
+            return Err(AlignError::BadMark {
+                pattern: found[0].at.clone(),
+                why: "two patterns recorded at the same board time".into(),
+            });
+        }
+        let rate = sxy / sxx;
+        let offset = my - rate * bx;
+        let resid = pts
+            .iter()
+            .map(|p| (p.1 - offset - rate * p.0).abs())
+            .fold(0.0, f64::max);
+        (offset, rate, err_max + resid)
+    } else {
+        let f = &found[0];
+        let span = s.last() - s.first();
+        (
+            f.meter_s - pats[f.index].begin_s,
+            1.0,
+            err_max + ASSUMED_SKEW * span,
+        )
+    };
+    if !(offset_s.is_finite() && rate.is_finite() && (rate - 1.0).abs() <= MAX_SKEW) {
+        return Err(AlignError::SyncNotFound {
+            pattern: found[0].at.clone(),
+            why: format!(
+                "the patterns found give a clock rate of {rate}, more than {} ppm from 1",
+                MAX_SKEW * 1e6
+            ),
+        });
+    }
+    Ok(Alignment {
+        offset_s,
+        rate,
+        error_s,
+        method: AlignMethod::Sync { found },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synth::{Lcg, Meter, Run};
+
+    /// The largest miss of `a` against the meter's true clock over the run, s.
+    fn miss(a: &Alignment, m: &Meter, run: &Run) -> f64 {
+        let mut worst: f64 = 0.0;
+        let mut b = run.sync[0].0;
+        while b <= run.sync[1].0 {
+            let got = a.meter_s((b * 1e9).round() as u64);
+            worst = worst.max((got - m.meter_s(b)).abs());
+            b += 1.0;
+        }
+        worst
+    }
+
+    fn found(a: &Alignment) -> usize {
+        match &a.method {
+            AlignMethod::Sync { found } => found.len(),
+            _ => 0,
+        }
+    }
+
+    #[test]
+    fn a_100_hz_meter_gives_offset_and_skew_within_the_stated_error() {
+        let run = Run::standard();
+        let m = Meter::usb(1);
+        let a = align(&m.trace(&run), &run.results().energy).unwrap();
+        assert_eq!(found(&a), 2);
+        let off = (a.offset_s - m.offset_s).abs();
+        let skew = (a.rate - m.rate) * 1e6;
+        eprintln!(
+            "100 Hz: offset off by {:.2} ms, skew {:.1} ppm (true 50), error_s {:.2} ms, worst miss {:.2} ms",
+            off * 1e3,
+            a.skew_ppm(),
+            a.error_s * 1e3,
+            miss(&a, &m, &run) * 1e3
+        );
+        assert!(miss(&a, &m, &run) <= a.error_s, "{a:?}");
+        // The skew itself: two ends each within error_s over ~120 s apart.
+        let span = run.sync[1].0 - run.sync[0].0;
+        assert!(
+            skew.abs() * 1e-6 * span <= 2.0 * a.error_s,
+            "{skew} ppm off"
+        );
+        // A 100 Hz meter places the board's clock to a few ms.
+        assert!(a.error_s < 0.01, "{}", a.error_s);
+        let AlignMethod::Sync { found } = &a.method else {
+            unreachable!()
+        };
+        for f in found {
+            // A little less: the meter smears each edge over its period.
+            assert!(
+                (f.contrast_w - (run.busy_w - run.base_w)).abs() < 0.05,
+                "{f:?}"
+            );
+            assert!(f.correlation > 0.99, "{f:?}");
+        }
+        assert_eq!((found[0].at.as_str(), found[1].index), ("start", 1));
+    }
+
+    #[test]
+    fn over_many_seeds_the_miss_stays_within_error_s() {
+        let run = Run::standard();
+        let (mut worst_ratio, mut worst_err): (f64, f64) = (0.0, 0.0);
+        for seed in 0..150 {
+            let mut rng = Lcg(seed * 7 + 3);
+            let m = Meter {
+                period_s: 0.1,
+                offset_s: 100.0 + 5000.0 * rng.next_f64(),
+                rate: 1.0 + (rng.next_f64() - 0.5) * 200e-6,
+                noise_w: 0.01 + 0.05 * rng.next_f64(),
+                jitter_s: 0.005 * rng.next_f64(),
+                resolution_w: 0.01,
+                drop: 0.03,
+                ..Meter::usb(seed)
+            };
+            let a = align(&m.trace(&run), &run.results().energy)
+                .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+            assert_eq!(found(&a), 2, "seed {seed}");
+            let x = miss(&a, &m, &run);
+            assert!(
+                x <= a.error_s,
+                "seed {seed}: missed by {x} s, error_s {}",
+                a.error_s
+            );
+            worst_ratio = worst_ratio.max(x / a.error_s);
+            worst_err = worst_err.max(a.error_s);
+        }
+        eprintln!(
+            "10 Hz, 150 seeds: worst miss / error_s {worst_ratio:.2}, largest error_s {:.1} ms",
+            worst_err * 1e3
+        );
+    }
+
+    #[test]
+    fn a_1_hz_plug_finds_2_s_slots_and_refuses_half_second_ones() {
+        let run = Run::new(2.0, 0.0);
+        let m = Meter::plug(5);
+        let a = align(&m.trace(&run), &run.results().energy).unwrap();
+        eprintln!(
+            "1 Hz, 2 s slots: error_s {:.0} ms, miss {:.0} ms, skew {:.0} ppm",
+            a.error_s * 1e3,
+            miss(&a, &m, &run) * 1e3,
+            a.skew_ppm()
+        );
+        assert_eq!(found(&a), 2);
+        assert!(miss(&a, &m, &run) <= a.error_s);
+        let run = Run::standard();
+        let e = align(&m.trace(&run), &run.results().energy).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "sync pattern `start` not found in the power trace: its slots (0.500 s) are \
+             shorter than 2 samples of this meter (1 s): the pattern cannot show in the trace"
+        );
+    }
+
+    #[test]
+    fn one_pattern_gives_rate_1_and_an_error_that_covers_the_skew() {
+        let run = Run::standard();
+        let m = Meter::usb(2);
+        let mut marks = run.results().energy;
+        marks.sync.pop();
+        // The trace shows both patterns, the document only one: which is it?
+        let e = align(&m.trace(&run), &marks).unwrap_err();
+        assert!(e.to_string().contains("ambiguous"), "{e}");
+        // A run whose end pattern never ran (the board stopped early).
+        let end = run.sync[1].0;
+        let run = Run {
+            pieces: run.pieces.iter().copied().filter(|p| p.0 < end).collect(),
+            ..Run::standard()
+        };
+        let a = align(&m.trace(&run), &marks).unwrap();
+        assert_eq!(a.rate, 1.0);
+        assert_eq!(found(&a), 1);
+        let x = miss(&a, &m, &run);
+        // 50 ppm over ~120 s: 6 ms; the error allows 200 ppm over the trace.
+        assert!(x > 0.004 && x <= a.error_s, "{x} {}", a.error_s);
+    }
+
+    #[test]
+    fn noise_alone_or_a_trace_of_another_run_is_not_aligned() {
+        let run = Run::standard();
+        let marks = run.results().energy;
+        // A flat, noisy trace.
+        let flat = Run {
+            pieces: Vec::new(),
+            ..Run::standard()
+        };
+        let e = align(&Meter::usb(3).trace(&flat), &marks).unwrap_err();
+        assert!(matches!(e, AlignError::SyncNotFound { .. }), "{e}");
+        assert!(e.to_string().contains("the best match"), "{e}");
+        // Another run: every long step 7 s longer, the end pattern 42 s later.
+        let other = Run::new(0.5, 7.0);
+        for seed in 0..5 {
+            let e = align(&Meter::usb(seed).trace(&other), &marks).unwrap_err();
+            assert!(e.to_string().contains("ambiguous"), "{e}");
+        }
+    }
+
+    #[test]
+    fn console_stamps_give_the_offset_within_their_error_and_a_prior() {
+        let run = Run::standard();
+        let m = Meter {
+            clock: Clock::Host,
+            ..Meter::usb(4)
+        };
+        let mut trace = m.trace(&run);
+        let mut rng = Lcg(99);
+        let mut b = 6.0;
+        while b < run.end_s - 1.0 {
+            let late = CONSOLE_FLOOR_S + 0.02 * -(1.0 - rng.next_f64()).ln();
+            trace.console.push((m.meter_s(b) + late, (b * 1e9) as u64));
+            b += 0.7;
+        }
+        let c = console(&trace).unwrap();
+        assert_eq!(
+            c.method,
+            AlignMethod::Console {
+                lines: trace.console.len()
+            }
+        );
+        let x = miss(&c, &m, &run);
+        eprintln!(
+            "console: error_s {:.1} ms, miss {:.1} ms",
+            c.error_s * 1e3,
+            x * 1e3
+        );
+        assert!(x <= c.error_s && c.error_s < 0.05, "{x} {c:?}");
+        // With no sync marks, the console is the method.
+        assert_eq!(align(&trace, &EnergyMarks::default()).unwrap(), c);
+        // With both, the sync patterns win (found near the console's prior).
+        let a = align(&trace, &run.results().energy).unwrap();
+        assert_eq!(found(&a), 2);
+        assert!(a.error_s < c.error_s);
+    }
+
+    #[test]
+    fn same_clock_and_hostile_inputs() {
+        let run = Run::standard();
+        let mut t = Meter {
+            clock: Clock::Board,
+            ..Meter::usb(1)
+        }
+        .trace(&run);
+        let a = align(&t, &EnergyMarks::default()).unwrap();
+        assert_eq!(
+            (a.offset_s, a.rate, a.method),
+            (0.0, 1.0, AlignMethod::SameClock)
+        );
+        t.clock = Clock::Own;
+        assert!(matches!(
+            align(&t, &EnergyMarks::default()),
+            Err(AlignError::Nothing(_))
+        ));
+        t.samples[5].watts = f64::NAN;
+        assert!(matches!(
+            align(&t, &EnergyMarks::default()),
+            Err(AlignError::Trace(_))
+        ));
+        let t = Meter::usb(1).trace(&run);
+        let good = run.results().energy;
+        type Break = fn(&mut SyncMark);
+        let broken: [(&str, Break); 6] = [
+            ("slot of 0 ns", |m| m.slot_ns = 0),
+            ("needs both", |m| m.code = String::new()),
+            ("needs both", |m| m.code = "1111".into()),
+            ("more than 256", |m| m.code = "10".repeat(10_000)),
+            ("before its 13 slots", |m| m.end_ns = m.begin_ns),
+            ("before its 13 slots", |m| m.begin_ns = u64::MAX),
+        ];
+        for (want, f) in broken {
+            let mut marks = good.clone();
+            f(&mut marks.sync[1]);
+            let e = align(&t, &marks).unwrap_err();
+            assert!(e.to_string().contains(want), "{want}: {e}");
+        }
+        let mut marks = good.clone();
+        marks.sync = vec![marks.sync[0].clone(); 17];
+        assert!(align(&t, &marks)
+            .unwrap_err()
+            .to_string()
+            .contains("more than 16"));
+        // A slot so long the pattern outlasts the trace; huge times.
+        let mut marks = good.clone();
+        marks.sync[0].slot_ns = u64::MAX / 20;
+        marks.sync[0].end_ns = u64::MAX;
+        assert!(align(&t, &marks).is_err());
+        let mut c = t.clone();
+        c.clock = Clock::Host;
+        c.console = vec![(f64::NAN, 1)];
+        assert!(console(&c).is_err());
+        c.console = vec![(1e300, u64::MAX), (-1e300, 0)];
+        let _ = console(&c);
+    }
+}

@@ -1,0 +1,197 @@
+//! The emulated meter of `cargo xtask qemu --meter emulated`: a power "reading" every
+//! 10 ms that follows the QEMU process's CPU time, so the board's own sync patterns,
+//! idle phases and busy steps really appear in the trace.
+//!
+//! The model is `IDLE_W + W_PER_CORE × (CPU seconds QEMU used / seconds elapsed)`: one
+//! busy emulated core keeps about one host core busy under TCG. The figures are a model of
+//! QEMU, EMULATED, never a board's; what they prove is the path: the board's marks, the
+//! alignment (the sync patterns found in a trace on the host's clock), the integration
+//! and the rendering.
+//!
+//! CPU time is read from `/proc/<pid>/task/<tid>/schedstat` (first field: ns on a CPU,
+//! Documentation/scheduler/sched-stats.rst), per thread, each thread's last value kept
+//! when it ends (QEMU's worker threads come and go), so the sum never runs backwards.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use benchboot_energy::{Clock, Sample, Trace};
+
+/// The model's idle power, W (a small board's idle, of the order of a Pi 3's).
+pub const IDLE_W: f64 = 1.5;
+/// The model's power per busy host core of QEMU, W.
+pub const W_PER_CORE: f64 = 1.0;
+/// Time between readings.
+pub const PERIOD: Duration = Duration::from_millis(10);
+/// Most readings kept: 4 hours at 100 per second (the QEMU runs' timeouts are far
+/// shorter).
+const MAX_READINGS: usize = 4 * 3600 * 100;
+
+/// The QEMU process's CPU time at one moment: `(s since the run's origin, CPU ns)`.
+pub type CpuReading = (f64, u64);
+
+/// A running emulated meter; [`EmulatedMeter::finish`] stops it.
+pub struct EmulatedMeter {
+    pid: u32,
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<Vec<CpuReading>>>,
+    /// Console lines with a board time, as they arrived: `(s since origin, board ns)`.
+    pub console: Arc<Mutex<Vec<(f64, u64)>>>,
+}
+
+/// What an emulated meter recorded.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    /// The raw CPU readings (the model's truth: [`model_joules`]).
+    pub cpu: Vec<CpuReading>,
+    /// The trace the readings give, with the console's stamps.
+    pub trace: Trace,
+}
+
+impl EmulatedMeter {
+    /// Starts reading process `pid` every [`PERIOD`], stamped as seconds since `origin`.
+    pub fn start(pid: u32, origin: Instant) -> EmulatedMeter {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let handle = std::thread::spawn(move || {
+            let mut per_thread: BTreeMap<String, u64> = BTreeMap::new();
+            let mut out = Vec::new();
+            let mut next = Instant::now();
+            while !flag.load(Ordering::Relaxed) && out.len() < MAX_READINGS {
+                if !read_threads(pid, &mut per_thread) {
+                    break; // QEMU is gone
+                }
+                let t = origin.elapsed().as_secs_f64();
+                out.push((t, per_thread.values().sum()));
+                next += PERIOD;
+                std::thread::sleep(next.saturating_duration_since(Instant::now()));
+            }
+            out
+        });
+        EmulatedMeter {
+            pid,
+            stop,
+            handle: Some(handle),
+            console: Arc::new(Mutex::new(Vec::new())),
+        }
+    }
+
+    /// Stops the meter and returns its readings as a trace.
+    pub fn finish(mut self) -> Recorded {
+        self.stop.store(true, Ordering::Relaxed);
+        let cpu = self
+            .handle
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default();
+        let console = self.console.lock().map(|c| c.clone()).unwrap_or_default();
+        let trace = model_trace(&cpu, self.pid, console);
+        Recorded { cpu, trace }
+    }
+}
+
+/// Adds every thread's CPU ns now to `per_thread` (threads that ended keep their last
+/// value). False when the process is gone.
+fn read_threads(pid: u32, per_thread: &mut BTreeMap<String, u64>) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    for task in tasks.flatten() {
+        let path = task.path().join("schedstat");
+        if let Some(ns) = schedstat_ns(&path) {
+            per_thread.insert(task.file_name().to_string_lossy().into_owned(), ns);
+        }
+    }
+    true
+}
+
+/// The first field of a schedstat file: ns spent on a CPU.
+fn schedstat_ns(path: &Path) -> Option<u64> {
+    std::fs::read_to_string(path)
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// The model's power between two readings, W.
+fn watts(a: CpuReading, b: CpuReading) -> Option<f64> {
+    let dt = b.0 - a.0;
+    (dt > 0.0).then(|| IDLE_W + W_PER_CORE * (b.1.saturating_sub(a.1) as f64 / 1e9) / dt)
+}
+
+/// The trace of `cpu`: one sample per interval between readings, at its middle, the
+/// model's mean power over it.
+pub fn model_trace(cpu: &[CpuReading], pid: u32, console: Vec<(f64, u64)>) -> Trace {
+    let samples = cpu
+        .windows(2)
+        .filter_map(|w| watts(w[0], w[1]).map(|p| Sample::watts((w[0].0 + w[1].0) / 2.0, p)))
+        .collect();
+    Trace {
+        meter: format!(
+            "emulated (QEMU pid {pid}: {IDLE_W} W + {W_PER_CORE} W per busy host core)"
+        ),
+        clock: Clock::Host,
+        emulated: true,
+        // The CPU counter's ns over a 10 ms interval: far below a real meter's step.
+        resolution_w: 0.001,
+        period_s: PERIOD.as_secs_f64(),
+        position: Some("a model of QEMU's CPU time, no meter".into()),
+        samples,
+        counter_j: None,
+        console,
+    }
+}
+
+/// The model's exact energy from `a_s` to `b_s` (seconds since the origin), J: idle
+/// power times the length plus [`W_PER_CORE`] times the CPU seconds QEMU used (the
+/// counter interpolated at both ends). `None` outside the readings.
+pub fn model_joules(cpu: &[CpuReading], a_s: f64, b_s: f64) -> Option<f64> {
+    let at = |t: f64| -> Option<f64> {
+        let i = cpu.partition_point(|r| r.0 < t);
+        let (lo, hi) = (cpu.get(i.checked_sub(1)?)?, cpu.get(i)?);
+        let f = (t - lo.0) / (hi.0 - lo.0);
+        Some(lo.1 as f64 + f * (hi.1 as f64 - lo.1 as f64))
+    };
+    Some(IDLE_W * (b_s - a_s) + W_PER_CORE * (at(b_s)? - at(a_s)?) / 1e9)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Half a core for a second, then idle: 2 W then 1.5 W; the trace's samples sit
+    /// mid-interval and the exact energy matches the model's arithmetic.
+    #[test]
+    fn the_model_follows_cpu_time() {
+        let cpu = vec![(0.0, 0), (1.0, 500_000_000), (2.0, 500_000_000)];
+        let t = model_trace(&cpu, 7, Vec::new());
+        let got: Vec<(f64, f64)> = t.samples.iter().map(|s| (s.t_s, s.watts)).collect();
+        assert_eq!(got, vec![(0.5, 2.0), (1.5, 1.5)]);
+        assert!(t.emulated && t.meter.contains("pid 7"));
+        let j = model_joules(&cpu, 0.5, 1.5).unwrap();
+        assert!((j - (1.5 + 0.25)).abs() < 1e-9, "{j}");
+        assert_eq!(model_joules(&cpu, -1.0, 1.0), None);
+    }
+
+    /// This process's own threads are read, and the sum grows as it works.
+    #[test]
+    fn reads_a_live_process() {
+        let mut per = BTreeMap::new();
+        assert!(read_threads(std::process::id(), &mut per));
+        let before: u64 = per.values().sum();
+        let mut x = 0u64;
+        for i in 0..20_000_000u64 {
+            x = x.wrapping_add(i * i);
+        }
+        std::hint::black_box(x);
+        assert!(read_threads(std::process::id(), &mut per));
+        assert!(per.values().sum::<u64>() > before);
+        assert!(!read_threads(u32::MAX, &mut per));
+    }
+}
