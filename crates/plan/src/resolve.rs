@@ -784,16 +784,14 @@ fn energy(
     };
     let Some(e) = e else { return Ok(p) };
     if let Some(s) = &e.sensor {
-        let span = own.and_then(|o| o.sensor.as_ref()).map(Spanned::span);
-        return Err((
-            "sensor",
-            span,
-            format!(
-                "`{}`: this init reads no on-board power sensor yet; remove the key (a meter \
-                 on the host records the trace)",
-                s.get_ref()
-            ),
-        ));
+        let text = s.get_ref();
+        p.sensor = if text.is_empty() {
+            None
+        } else {
+            let span = own.and_then(|o| o.sensor.as_ref()).map(Spanned::span);
+            let sensor = crate::energy::Sensor::parse(text).map_err(|m| ("sensor", span, m))?;
+            Some(sensor.to_string())
+        };
     }
     if let Some(v) = e.idle {
         p.idle_ms = v.0;
