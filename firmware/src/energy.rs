@@ -7,7 +7,8 @@
 //! The plan's marks ([`benchboot_plan::EnergyPlan`]) are set once ([`set_plan`]) when the
 //! plan is final; until then, and with the marks off, nothing is printed or run. The
 //! boot stages' instants (the first step's begin, the results link up) are kept here
-//! and written into the document at every save ([`fill_boot`]).
+//! and written into the document at every save ([`fill`]), with the on-board sensor's
+//! samples ([`crate::onboard`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -30,9 +31,15 @@ static FIRST_STEP_NS: AtomicU64 = AtomicU64::new(0);
 /// `CLOCK_BOOTTIME` when the results link came up, ns (0: not yet).
 static LINK_NS: AtomicU64 = AtomicU64::new(0);
 
-/// The energy marks of the plan PID 1 runs; the first call wins.
-pub fn set_plan(plan: &EnergyPlan) {
-    let _ = PLAN.set(plan.clone());
+/// The energy marks of the plan PID 1 runs; the first call wins, and starts the
+/// on-board sensor's sampler when the plan names one ([`crate::onboard`]).
+pub fn set_plan(plan: &EnergyPlan, results: &mut RunResults) {
+    if PLAN.set(plan.clone()).is_err() {
+        return;
+    }
+    if let Some(sensor) = &plan.sensor {
+        crate::onboard::start(sensor, results);
+    }
 }
 
 /// The plan's marks when they are on.
@@ -76,9 +83,11 @@ pub fn results_link_up() {
     let _ = LINK_NS.compare_exchange(0, sys::boottime_ns(), Ordering::Relaxed, Ordering::Relaxed);
 }
 
-/// Writes the boot stages known so far into `results.boot`: PID 1's start to the first
-/// step and to the results link.
-pub fn fill_boot(results: &mut RunResults) {
+/// Writes what is known so far into the document: the on-board sensor's samples
+/// ([`crate::onboard::fill`]) and the boot stages, PID 1's start to the first step and
+/// to the results link.
+pub fn fill(results: &mut RunResults) {
+    crate::onboard::fill(results);
     let init = INIT_NS.load(Ordering::Relaxed);
     if init == 0 {
         return;

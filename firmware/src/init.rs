@@ -113,7 +113,7 @@ pub fn run() -> ! {
         ));
     } else {
         // The energy marks: the start pattern, then an idle phase with no link up.
-        crate::energy::set_plan(&plan.energy);
+        crate::energy::set_plan(&plan.energy, &mut results);
         crate::energy::sync(SyncAt::Start, &mut results);
         crate::energy::idle("radios-off", &mut results);
         if !plan.energy.is_off() {
@@ -388,7 +388,7 @@ fn persist(plan: &Plan, results: &mut RunResults, mounted: bool) {
             );
         }
     }
-    crate::energy::fill_boot(results);
+    crate::energy::fill(results);
     results.system.written_ns = sys::boottime_ns();
     let json = results.to_json();
     // The journal first (crates/journal): from its sync on, a cut loses nothing of this

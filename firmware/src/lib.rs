@@ -39,6 +39,7 @@ pub mod memory;
 pub mod modalias;
 pub mod netlink;
 pub mod network;
+pub mod onboard;
 pub mod radio;
 pub mod steps;
 #[allow(unsafe_code)]
