@@ -1,4 +1,4 @@
-//! What PID 1 does so a power trace can be tied to its steps (issue 44): the mark lines
+//! What PID 1 does so a power trace can be tied to its steps: the mark lines
 //! at every step's window edges, the sync patterns at the run's start and end, the idle
 //! phases (radios off, then each measured link up), and the boot's stages. The line
 //! formats and the slot arithmetic are `benchboot_energy::{marks, schedule}`, tested on

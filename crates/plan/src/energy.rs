@@ -1,8 +1,8 @@
 //! The energy marks of a plan ([`EnergyPlan`]): the idle phases and the busy/idle sync
 //! patterns PID 1 runs so a power trace taken by a meter on the host can be aligned with
-//! the run's steps and an idle baseline subtracted (issue 44; method:
-//! `/work/shared/notes/energy.md`, "Aligning a trace"). Plan file `[energy]`
-//! ([`crate::file::EnergySection`]).
+//! the run's steps (by a power signature, or by the console lines' arrival) and an idle
+//! baseline subtracted, and the on-board sensor it may read itself ([`Sensor`]). Plan
+//! file `[energy]` ([`crate::file::EnergySection`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -224,7 +224,7 @@ impl EnergyPlan {
     /// Length of one sync pattern, ms (0 when `sync` is off).
     pub fn pattern_ms(&self) -> u64 {
         if self.sync {
-            crate::estimate::product(&[SYNC_CODE.len() as u64, self.slot_ms])
+            (SYNC_CODE.len() as u64).saturating_mul(self.slot_ms)
         } else {
             0
         }
@@ -234,10 +234,9 @@ impl EnergyPlan {
     /// patterns, the `radios-off` idle phase and one idle phase per link.
     pub fn estimate_ms(&self, links: u64) -> u64 {
         let phases = if self.idle_ms > 0 { 1 + links } else { 0 };
-        crate::estimate::sum([
-            crate::estimate::product(&[2, self.pattern_ms()]),
-            crate::estimate::product(&[phases, self.idle_ms]),
-        ])
+        self.pattern_ms()
+            .saturating_mul(2)
+            .saturating_add(phases.saturating_mul(self.idle_ms))
     }
 
     /// Why this energy plan cannot run, if it cannot: (field, message), as
