@@ -48,9 +48,9 @@ fn run_one(c: &CommandStep, dir: &Path, mounted: bool, results: &mut RunResults)
         c.time_limit_ms
     ));
     let (run, health) = if mounted {
-        let before = health::take();
+        let before = health::take_for(&step);
         let run = worker::run_program(&path, &c.args, dir, limit);
-        let after = health::take_after();
+        let after = health::take_after_for(&step);
         let health = CommandHealth {
             interrupts: interrupts::reading(&before.interrupts, &after.interrupts),
             before: before.health,

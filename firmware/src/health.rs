@@ -40,6 +40,8 @@ use benchboot_results::{
     Condition, Health, HealthScope, Reading, RunResults, Severity, StepHealth, Throttled,
 };
 
+use benchboot_energy::marks::Edge;
+
 use crate::console::say;
 use crate::mailbox::{self, Property, CLOCK_ARM, CLOCK_CORE};
 use crate::{interrupts, sys};
@@ -328,6 +330,21 @@ pub fn take_after() -> Snapshot {
     Snapshot { health, interrupts }
 }
 
+/// [`take`], then the step's begin mark (`mark begin <step> t_ns=<n>`,
+/// [`crate::energy::step_mark`]): the window opens right after the before-snapshot.
+pub fn take_for(step: &str) -> Snapshot {
+    let s = take();
+    crate::energy::step_mark(Edge::Begin, step);
+    s
+}
+
+/// The step's end mark (`mark end <step> t_ns=<n>`), then [`take_after`]: the window
+/// closes right before the after-snapshot.
+pub fn take_after_for(step: &str) -> Snapshot {
+    crate::energy::step_mark(Edge::End, step);
+    take_after()
+}
+
 /// Records `before`/`after` as the health of `step`, with the interrupts raised between
 /// them; says on the console what was flagged during it.
 pub fn record(
@@ -372,9 +389,9 @@ pub fn around<T>(
     scope: HealthScope,
     work: impl FnOnce(&mut RunResults) -> T,
 ) -> T {
-    let before = take();
+    let before = take_for(step);
     let out = work(results);
-    let after = take_after();
+    let after = take_after_for(step);
     record(results, step, scope, before, after);
     out
 }

@@ -15,6 +15,7 @@ use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
+use benchboot_energy::marks::SyncAt;
 use benchboot_plan::{plan_name, plan_path, Plan, BOARD_LINK_LOCAL, CARD_PLAN_FILE, MODULES_DIR};
 use benchboot_results::name::SafeName;
 use benchboot_results::{RunResults, Severity};
@@ -64,6 +65,7 @@ pub fn run() -> ! {
         benchboot_storage::system::system_info(started),
     );
     results.system.kernel_cmdline = device::kernel_cmdline(Path::new(device::PROC));
+    crate::energy::boot_started(started, plan.emulated, &mut results);
     // A console= naming no tty: fds 0-2 are /dev/null, the run goes on (console.rs).
     if let Some(why) = crate::console::missing_console(&cmdline) {
         results.event("console", Severity::Warning, why);
@@ -110,6 +112,13 @@ pub fn run() -> ! {
              in results.json, plan_error) and boot again"
         ));
     } else {
+        // The energy marks: the start pattern, then an idle phase with no link up.
+        crate::energy::set_plan(&plan.energy, &mut results);
+        crate::energy::sync(SyncAt::Start, &mut results);
+        crate::energy::idle("radios-off", &mut results);
+        if !plan.energy.is_off() {
+            persist(&plan, &mut results, results_ok);
+        }
         if !plan.faults.is_empty() {
             faults::run_worker_faults(&mut results);
             persist(&plan, &mut results, results_ok);
@@ -151,6 +160,9 @@ pub fn run() -> ! {
     crate::network::run_gadget(&link_plan, &mut results);
     crate::wired::run_wired(&link_plan, &mut results);
     crate::wifi::run_wifi(&link_plan, &mut results);
+    // The end pattern, after the last network test (nothing when the plan was refused:
+    // the marks were never set).
+    crate::energy::sync(SyncAt::End, &mut results);
     take_census("after-network", &mut results);
     crate::modalias::scan("end", &mut results);
     check_modules(&mut results);
@@ -376,6 +388,7 @@ fn persist(plan: &Plan, results: &mut RunResults, mounted: bool) {
             );
         }
     }
+    crate::energy::fill(results);
     results.system.written_ns = sys::boottime_ns();
     let json = results.to_json();
     // The journal first (crates/journal): from its sync on, a cut loses nothing of this
@@ -659,6 +672,7 @@ fn bring_up_network(plan: &Plan, results: &mut RunResults) -> Option<&'static [T
     if bound.is_empty() {
         return None;
     }
+    crate::energy::results_link_up();
     Some(LISTENERS.get_or_init(|| bound))
 }
 

@@ -9,7 +9,7 @@
 //! children use.
 //!
 //! Modules call downwards only, from [`init`] over the steps ([`steps`], [`commands`], [`network`],
-//! [`faults`]) and their helpers to [`wait`] and [`worker`], then [`console`],
+//! [`faults`], the energy marks of [`energy`]) and their helpers to [`wait`] and [`worker`], then [`console`],
 //! [`heart`] and [`sys`] at the bottom.
 
 #![deny(unsafe_code)]
@@ -22,6 +22,7 @@ pub mod census;
 pub mod commands;
 pub mod console;
 pub mod device;
+pub mod energy;
 pub mod faults;
 pub mod gadget;
 pub mod health;
@@ -38,6 +39,7 @@ pub mod memory;
 pub mod modalias;
 pub mod netlink;
 pub mod network;
+pub mod onboard;
 pub mod radio;
 pub mod steps;
 #[allow(unsafe_code)]

@@ -255,8 +255,12 @@ fn composite(plan: &Plan, g: &GadgetPlan, udc: &str, serial: &str, results: &mut
         );
     }
     results.network.links.extend(links.iter().cloned());
+    if first.is_some() {
+        crate::energy::results_link_up();
+    }
     if let (Some((i, lease)), Some(tests)) = (first, &plan.network.tests) {
         let l = &links[i];
+        crate::energy::idle_on_link(&l.board_interface, results);
         run_tests(
             &l.function,
             l.board_address,
@@ -389,6 +393,7 @@ fn one_function(
     }
     results.network.links.push(link.clone());
     if let (Some(l), Some(tests)) = (lease, &plan.network.tests) {
+        crate::energy::idle_on_link(&link.board_interface, results);
         run_tests(
             &link.function,
             link.board_address,
@@ -631,13 +636,14 @@ pub(crate) fn run_tests(
         &[NetDirection::BoardToHost, NetDirection::HostToBoard],
         Path::new(PROC_STAT),
         &mut |stage, test| {
+            let step = network_step(label, test);
             if stage == Stage::Before {
-                pending = Some(health::take());
+                pending = Some(health::take_for(&step));
             }
             watch(stage, test);
             if stage == Stage::After {
                 if let Some(before) = pending.take() {
-                    snapshots.push((*test, before, health::take_after()));
+                    snapshots.push((*test, before, health::take_after_for(&step)));
                 }
             }
         },

@@ -7,7 +7,9 @@
 //! (the one unsound by design, [`segfault`], is the crash the `faults` plan asks of a
 //! worker) but two private `unsafe fn`s, each with its `# Safety` contract: `fork`
 //! (whose only caller, `spawn_child`, keeps it for the whole crate, saying how) and
-//! `ethtool_ioctl`. Nothing here calls a module of this crate but the pure
+//! `ethtool_ioctl`. i2c-dev's `I2C_SLAVE` ioctl is here ([`i2c_open`]); the ARM generic
+//! timer's registers are read here too, by inline `asm!`
+//! ([`generic_timer`]). Nothing here calls a module of this crate but the pure
 //! [`crate::netlink`].
 //!
 //! Each wrapper names the C call it makes; see its man page for the details.
@@ -41,6 +43,104 @@ pub fn load_module(path: &Path) -> io::Result<()> {
 pub fn boottime_ns() -> u64 {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::Boottime);
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+mod clock;
+pub use clock::{generic_timer, monotonic_ns, sleep_until_boottime, AVAILABLE_CLOCKSOURCE};
+
+/// The generic timer's `(CNTVCT, CNTFRQ)`; run only where [`generic_timer`] found it.
+#[cfg(target_arch = "aarch64")]
+fn read_generic_timer() -> Result<(u64, u64), String> {
+    let (count, freq): (u64, u64);
+    // SAFETY: CNTVCT_EL0 and CNTFRQ_EL0 are readable at EL0 under Linux on arm64 (the
+    // kernel enables EL0 access to the virtual counter, or traps and emulates it on
+    // cores with an erratum); the reads touch no memory and no flags. The ISB keeps the
+    // counter read from being taken early.
+    unsafe {
+        core::arch::asm!(
+            "isb",
+            "mrs {c}, cntvct_el0",
+            "mrs {f}, cntfrq_el0",
+            c = out(reg) count,
+            f = out(reg) freq,
+            options(nomem, nostack, preserves_flags),
+        );
+    }
+    Ok((count, freq))
+}
+
+#[cfg(target_arch = "arm")]
+fn read_generic_timer() -> Result<(u64, u64), String> {
+    let (lo, hi, freq): (u32, u32, u32);
+    // SAFETY: called only when the kernel registered the generic timer as a
+    // clocksource ([`generic_timer`]), which enables PL0 reads of CNTVCT (64-bit,
+    // `mrrc p15, 1, <lo>, <hi>, c14`) and with them of CNTFRQ
+    // (`mrc p15, 0, <r>, c14, c0, 0`); the reads touch no memory and no flags. No ISB:
+    // the ARMv6 build (arm-unknown-linux-musleabihf) has no such instruction, and a few
+    // cycles of reordering are nothing against a figure in seconds.
+    unsafe {
+        core::arch::asm!(
+            "mrrc p15, 1, {lo}, {hi}, c14",
+            "mrc p15, 0, {f}, c14, c0, 0",
+            lo = out(reg) lo,
+            hi = out(reg) hi,
+            f = out(reg) freq,
+            options(nomem, nostack, preserves_flags),
+        );
+    }
+    Ok(((u64::from(hi) << 32) | u64::from(lo), u64::from(freq)))
+}
+
+#[cfg(not(any(target_arch = "aarch64", target_arch = "arm")))]
+fn read_generic_timer() -> Result<(u64, u64), String> {
+    Err(format!(
+        "no ARM generic timer on {} (a host build)",
+        std::env::consts::ARCH
+    ))
+}
+
+/// `I2C_SLAVE` of i2c-dev: the 7-bit address later `read(2)`/`write(2)` on the file talk
+/// to (include/uapi/linux/i2c-dev.h, 0x0703; Documentation/i2c/dev-interface.rst).
+const I2C_SLAVE: libc::Ioctl = 0x0703 as libc::Ioctl;
+
+/// `/dev/i2c-<bus>` opened read-write and pointed at `address` (`ioctl(I2C_SLAVE)`).
+///
+/// # Errors
+/// No such bus (the `i2c-dev` driver not loaded, or no such adapter), or the kernel's
+/// refusal of the address (EBUSY: a kernel driver holds it).
+pub fn i2c_open(bus: u8, address: u8) -> io::Result<std::fs::File> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(format!("/dev/i2c-{bus}"))?;
+    // SAFETY: I2C_SLAVE takes the address by value (an unsigned long) and touches no
+    // memory of this process; the fd is open for the whole call.
+    let r = unsafe {
+        libc::ioctl(
+            std::os::fd::AsRawFd::as_raw_fd(&file),
+            I2C_SLAVE,
+            libc::c_ulong::from(address),
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(file)
+}
+
+/// One 16-bit register of an I2C device opened by [`i2c_open`]: `write(2)` of the
+/// register pointer, then `read(2)` of two bytes, most significant first (the INA2xx
+/// register protocol, TI SBOS547 "Serial Interface").
+///
+/// # Errors
+/// The adapter's error (ENXIO/EREMOTEIO: no device answered at the address).
+pub fn i2c_read_word(file: &std::fs::File, register: u8) -> io::Result<u16> {
+    use std::io::{Read, Write};
+    let mut f = file;
+    f.write_all(&[register])?;
+    let mut b = [0u8; 2];
+    f.read_exact(&mut b)?;
+    Ok(u16::from_be_bytes(b))
 }
 
 /// `IOCTL_MBOX_PROPERTY` of the Raspberry Pi `vcio` driver: `_IOWR(100, 0, char *)`

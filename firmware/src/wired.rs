@@ -458,6 +458,7 @@ fn measure(
     tests: &NetTests,
     results: &mut RunResults,
 ) {
+    crate::energy::idle_on_link(ifname, results);
     let spans = tests_with_counters(
         &record.name,
         ifname,

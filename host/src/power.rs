@@ -11,3 +11,4 @@ pub mod trace_file;
 
 pub use cli::{run, PowerCommand};
 pub use meter::Meter;
+pub mod meters;

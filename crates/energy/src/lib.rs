@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 pub mod align;
 mod bound;
 pub mod decode;
+mod error;
 pub mod integrate;
 pub mod marks;
 pub mod schedule;

@@ -339,7 +339,10 @@ mod tests {
             (read1.bytes_written, read1.bytes_read, read1.seconds()),
             (0, 8 << 20, 1.0)
         );
-        assert_eq!(read1.begin_ns, cell.before.at_ns + 10_000_000 + 3 * 1_500_000_000);
+        assert_eq!(
+            read1.begin_ns,
+            cell.before.at_ns + 10_000_000 + 3 * 1_500_000_000
+        );
         assert_eq!(w[1].bytes_written, 8 << 20);
         assert!(!w.iter().any(|w| w.step.contains("bs512")));
     }

@@ -1,8 +1,8 @@
 //! The energy marks of a plan ([`EnergyPlan`]): the idle phases and the busy/idle sync
 //! patterns PID 1 runs so a power trace taken by a meter on the host can be aligned with
-//! the run's steps and an idle baseline subtracted (issue 44; method:
-//! `/work/shared/notes/energy.md`, "Aligning a trace"). Plan file `[energy]`
-//! ([`crate::file::EnergySection`]).
+//! the run's steps (by a power signature, or by the console lines' arrival) and an idle
+//! baseline subtracted, and the on-board sensor it may read itself ([`Sensor`]). Plan
+//! file `[energy]` ([`crate::file::EnergySection`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -33,10 +33,159 @@ pub struct EnergyPlan {
     pub sync: bool,
     /// Length of one slot of the sync pattern, ms ([`MIN_SLOT_MS`] ..= [`MAX_SLOT_MS`]).
     pub slot_ms: u64,
-    /// An on-board power sensor PID 1 samples itself, as the plan file names it
-    /// (`axp20x-usb`, `ina226 i2c-1 0x40 0.1ohm`); reserved: this init reads none yet.
+    /// An on-board power sensor PID 1 samples itself from the start of the run, as the
+    /// plan file names it ([`Sensor::parse`]: `axp20x-usb`, `ina226 i2c-1 0x40 0.1ohm`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sensor: Option<String>,
+}
+
+/// How often PID 1 reads an on-board sensor: every 250 ms, ms (4 readings a second: 120
+/// in a 30 s idle phase, 4 in a 1 s sync slot; the AXP209's ADC updates at 25 Hz by
+/// default, an INA226 at its 1.1 ms conversion time).
+pub const ONBOARD_PERIOD_MS: u64 = 250;
+
+/// Most on-board samples a run keeps: 57,600 (4 hours at [`ONBOARD_PERIOD_MS`]; about
+/// 2 MiB of the results document, written at every save). The sampler stops there and
+/// says so.
+pub const MAX_ONBOARD_SAMPLES: usize = 57_600;
+
+/// An on-board power sensor, as a plan file names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sensor {
+    /// `axp20x-usb`: the AXP20x PMIC's USB input (Banana Pi M1), through the kernel's
+    /// power-supply class: `/sys/class/power_supply/axp20x-usb/{voltage_now,current_now}`.
+    Axp20xUsb,
+    /// `ina219|ina226 i2c-<bus> 0x<address> <shunt>ohm`: a TI current monitor on
+    /// `/dev/i2c-<bus>` at a 7-bit address, its shunt in µΩ.
+    Ina2xx {
+        /// `true`: INA226; `false`: INA219.
+        ina226: bool,
+        bus: u8,
+        address: u8,
+        shunt_uohm: u64,
+    },
+}
+
+/// The power-supply class folder of [`Sensor::Axp20xUsb`].
+pub const AXP20X_USB_DIR: &str = "/sys/class/power_supply/axp20x-usb";
+
+impl Sensor {
+    /// Parses a plan's sensor text: `axp20x-usb`, or `ina226 i2c-1 0x40 0.1ohm`
+    /// (chip `ina219` or `ina226`; bus `i2c-<n>`, n 0..=255; a 7-bit address
+    /// `0x03`..=`0x77`, hex; the shunt in ohms, `0.1ohm`, or milliohms, `100mohm`,
+    /// 1 µΩ ..= 1 kΩ). Words are separated by blanks.
+    ///
+    /// # Errors
+    /// What is wrong with which word, and what to write.
+    pub fn parse(text: &str) -> Result<Sensor, String> {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let form = "write `axp20x-usb`, or `ina226 i2c-1 0x40 0.1ohm` (chip, bus, address, shunt)";
+        match words.as_slice() {
+            ["axp20x-usb"] => Ok(Sensor::Axp20xUsb),
+            [chip, bus, address, shunt] => {
+                let ina226 = match *chip {
+                    "ina226" => true,
+                    "ina219" => false,
+                    other => {
+                        return Err(format!(
+                            "`{other}` is no sensor this init reads: ina219 or ina226"
+                        ))
+                    }
+                };
+                let bus = bus
+                    .strip_prefix("i2c-")
+                    .and_then(|n| n.parse::<u8>().ok())
+                    .ok_or_else(|| format!("`{bus}` is no I2C bus: write i2c-<n>, e.g. i2c-1"))?;
+                let address = address
+                    .strip_prefix("0x")
+                    .and_then(|a| u8::from_str_radix(a, 16).ok())
+                    .filter(|a| (0x03..=0x77).contains(a))
+                    .ok_or_else(|| {
+                        format!(
+                            "`{address}` is no 7-bit I2C address: write 0x03 ..= 0x77, e.g. 0x40"
+                        )
+                    })?;
+                let shunt_uohm = parse_shunt(shunt).ok_or_else(|| {
+                    format!(
+                        "`{shunt}` is no shunt resistance: write it in ohm or mohm, e.g. 0.1ohm                          or 100mohm (1 µΩ ..= 1 kΩ)"
+                    )
+                })?;
+                Ok(Sensor::Ina2xx {
+                    ina226,
+                    bus,
+                    address,
+                    shunt_uohm,
+                })
+            }
+            _ => Err(format!("`{text}`: {form}")),
+        }
+    }
+
+    /// The device file PID 1 reads: the power-supply folder, or `/dev/i2c-<bus>`.
+    pub fn path(&self) -> String {
+        match self {
+            Sensor::Axp20xUsb => AXP20X_USB_DIR.into(),
+            Sensor::Ina2xx { bus, .. } => format!("/dev/i2c-{bus}"),
+        }
+    }
+}
+
+impl std::fmt::Display for Sensor {
+    /// The text [`Sensor::parse`] reads back: `axp20x-usb`, `ina226 i2c-1 0x40 0.1ohm`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Sensor::Axp20xUsb => f.write_str("axp20x-usb"),
+            Sensor::Ina2xx {
+                ina226,
+                bus,
+                address,
+                shunt_uohm,
+            } => {
+                let chip = if *ina226 { "ina226" } else { "ina219" };
+                let whole = shunt_uohm / 1_000_000;
+                let frac = shunt_uohm % 1_000_000;
+                let ohm = if frac == 0 {
+                    format!("{whole}")
+                } else {
+                    format!("{whole}.{}", format!("{frac:06}").trim_end_matches('0'))
+                };
+                write!(f, "{chip} i2c-{bus} 0x{address:02x} {ohm}ohm")
+            }
+        }
+    }
+}
+
+/// `0.1ohm`, `100mohm`, `2 ohm` (no blank inside: the words are split on blanks) to µΩ:
+/// a decimal with at most 6 places (ohm) or 3 (mohm), 1 ..= 10^9 µΩ.
+fn parse_shunt(text: &str) -> Option<u64> {
+    let (number, scale_places): (&str, u32) = if let Some(n) = text.strip_suffix("mohm") {
+        (n, 3)
+    } else {
+        (text.strip_suffix("ohm")?, 6)
+    };
+    let (whole, frac) = number.split_once('.').unwrap_or((number, ""));
+    if whole.is_empty() && frac.is_empty() {
+        return None;
+    }
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || !digits(frac) || frac.len() > scale_places as usize || whole.len() > 9 {
+        return None;
+    }
+    let whole: u64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().ok()?
+    };
+    let frac_value: u64 = if frac.is_empty() {
+        0
+    } else {
+        frac.parse().ok()?
+    };
+    let scale = 10u64.pow(scale_places);
+    let frac_scaled = frac_value * 10u64.pow(scale_places - frac.len() as u32);
+    // 10^6 per ohm, 10^3 per milliohm: µΩ either way.
+    let uohm = whole.checked_mul(scale)?.checked_add(frac_scaled)?;
+    (1..=1_000_000_000).contains(&uohm).then_some(uohm)
 }
 
 impl EnergyPlan {
@@ -67,15 +216,15 @@ impl EnergyPlan {
         sensor: None,
     };
 
-    /// True when PID 1 runs no idle phase and no sync pattern.
+    /// True when PID 1 runs no idle phase, no sync pattern and reads no sensor.
     pub fn is_off(&self) -> bool {
-        self.idle_ms == 0 && !self.sync
+        self.idle_ms == 0 && !self.sync && self.sensor.is_none()
     }
 
     /// Length of one sync pattern, ms (0 when `sync` is off).
     pub fn pattern_ms(&self) -> u64 {
         if self.sync {
-            crate::estimate::product(&[SYNC_CODE.len() as u64, self.slot_ms])
+            (SYNC_CODE.len() as u64).saturating_mul(self.slot_ms)
         } else {
             0
         }
@@ -85,10 +234,9 @@ impl EnergyPlan {
     /// patterns, the `radios-off` idle phase and one idle phase per link.
     pub fn estimate_ms(&self, links: u64) -> u64 {
         let phases = if self.idle_ms > 0 { 1 + links } else { 0 };
-        crate::estimate::sum([
-            crate::estimate::product(&[2, self.pattern_ms()]),
-            crate::estimate::product(&[phases, self.idle_ms]),
-        ])
+        self.pattern_ms()
+            .saturating_mul(2)
+            .saturating_add(phases.saturating_mul(self.idle_ms))
     }
 
     /// Why this energy plan cannot run, if it cannot: (field, message), as
@@ -99,6 +247,9 @@ impl EnergyPlan {
         }
         if !(MIN_SLOT_MS..=MAX_SLOT_MS).contains(&self.slot_ms) {
             return Err(("energy.slot_ms", slot_problem(self.slot_ms)));
+        }
+        if let Some(s) = &self.sensor {
+            Sensor::parse(s).map_err(|e| ("energy.sensor", e))?;
         }
         Ok(())
     }
@@ -191,6 +342,79 @@ mod tests {
             };
             assert_eq!(p.check(), Ok(()));
         }
+    }
+
+    #[test]
+    fn sensors_parse_and_print_back() {
+        assert_eq!(Sensor::parse("axp20x-usb"), Ok(Sensor::Axp20xUsb));
+        assert_eq!(
+            Sensor::Axp20xUsb.path(),
+            "/sys/class/power_supply/axp20x-usb"
+        );
+        let ina = Sensor::parse("ina226 i2c-1 0x40 0.1ohm").unwrap();
+        assert_eq!(
+            ina,
+            Sensor::Ina2xx {
+                ina226: true,
+                bus: 1,
+                address: 0x40,
+                shunt_uohm: 100_000
+            }
+        );
+        assert_eq!(ina.to_string(), "ina226 i2c-1 0x40 0.1ohm");
+        assert_eq!(ina.path(), "/dev/i2c-1");
+        let ina = Sensor::parse("  ina219\ti2c-0   0x45 100mohm ").unwrap();
+        assert_eq!(ina.to_string(), "ina219 i2c-0 0x45 0.1ohm");
+        for (text, uohm) in [
+            ("2ohm", 2_000_000),
+            ("0.000001ohm", 1),
+            (".5ohm", 500_000),
+            ("2.5mohm", 2_500),
+            ("1000ohm", 1_000_000_000),
+        ] {
+            let s = Sensor::parse(&format!("ina226 i2c-2 0x40 {text}")).unwrap();
+            assert!(
+                matches!(s, Sensor::Ina2xx { shunt_uohm, .. } if shunt_uohm == uohm),
+                "{text}: {s:?}"
+            );
+            assert_eq!(Sensor::parse(&s.to_string()), Ok(s), "{text}");
+        }
+    }
+
+    #[test]
+    fn bad_sensors_say_what_to_write() {
+        for (text, says) in [
+            ("", "axp20x-usb"),
+            ("axp20x", "axp20x-usb"),
+            ("ina3221 i2c-1 0x40 0.1ohm", "ina219 or ina226"),
+            ("ina226 i2c1 0x40 0.1ohm", "i2c-<n>"),
+            ("ina226 i2c-256 0x40 0.1ohm", "i2c-<n>"),
+            ("ina226 i2c-1 40 0.1ohm", "7-bit"),
+            ("ina226 i2c-1 0x78 0.1ohm", "7-bit"),
+            ("ina226 i2c-1 0x02 0.1ohm", "7-bit"),
+            ("ina226 i2c-1 0x40 0.1", "shunt"),
+            ("ina226 i2c-1 0x40 0ohm", "shunt"),
+            ("ina226 i2c-1 0x40 0.0000001ohm", "shunt"),
+            ("ina226 i2c-1 0x40 1001ohm", "shunt"),
+            ("ina226 i2c-1 0x40 -1ohm", "shunt"),
+            ("ina226 i2c-1 0x40 .ohm", "shunt"),
+            ("ina226 i2c-1 0x40 99999999999999999999ohm", "shunt"),
+            ("ina226 i2c-1 0x40 0.1ohm extra", "axp20x-usb"),
+        ] {
+            let e = Sensor::parse(text).unwrap_err();
+            assert!(e.contains(says), "{text}: {e}");
+        }
+        let p = EnergyPlan {
+            sensor: Some("ina226 i2c-1 0x40".into()),
+            ..EnergyPlan::HARDWARE
+        };
+        assert_eq!(p.check().unwrap_err().0, "energy.sensor");
+        let sensor_only = EnergyPlan {
+            sensor: Some("axp20x-usb".into()),
+            ..EnergyPlan::OFF
+        };
+        assert!(!sensor_only.is_off());
+        assert_eq!(sensor_only.check(), Ok(()));
     }
 
     #[test]

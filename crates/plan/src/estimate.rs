@@ -53,6 +53,12 @@ pub fn estimate(plan: &Plan) -> Vec<StepEstimate> {
                 count(links as usize, "measured link")
             ));
         }
+        if let Some(sensor) = &e.sensor {
+            parts.push(format!(
+                "on-board sensor {sensor} read every {} for the whole run",
+                fmt_millis(crate::energy::ONBOARD_PERIOD_MS)
+            ));
+        }
         out.push(StepEstimate {
             step: "energy".into(),
             what: parts.join("; "),

@@ -73,8 +73,8 @@ pub struct EnergySection {
     pub sync: Option<bool>,
     /// Length of one sync slot, 100 ms ..= 10 s.
     pub sync_slot: Option<SlotLength>,
-    /// An on-board power sensor (`axp20x-usb`, `ina226 i2c-1 0x40 0.1ohm`): reserved,
-    /// refused until PID 1 reads one.
+    /// An on-board power sensor PID 1 samples itself (`axp20x-usb`, `ina226 i2c-1 0x40
+    /// 0.1ohm`, [`crate::energy::Sensor::parse`]); `""`: none.
     pub sensor: Option<Spanned<String>>,
 }
 

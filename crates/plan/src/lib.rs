@@ -735,12 +735,6 @@ impl Plan {
             field: field.to_string(),
             message,
         })?;
-        self.energy
-            .check()
-            .map_err(|(field, message)| PlanError::Invalid {
-                field: field.into(),
-                message,
-            })?;
         if let Some(c) = &self.card_check {
             c.check().map_err(|(field, message)| PlanError::Invalid {
                 field: field.into(),

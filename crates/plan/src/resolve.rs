@@ -14,8 +14,8 @@ use crate::file::{line_of, CommandSection, DiskSection, PlanFile, PlanFileError,
 use crate::network::{NetTests, Topology, WiredKind, WiredPlan};
 use crate::presets::{preset, preset_file, DEFAULT_PRESET, PRESETS};
 use crate::{
-    Bus, CardCheckPlan, CommandStep, DeviceReadPlan, EnergyPlan, MemoryPlan, Plan, RandomPlan,
-    StorageTarget, BUS_PREFIX,
+    Bus, CardCheckPlan, CommandStep, DeviceReadPlan, MemoryPlan, Plan, RandomPlan, StorageTarget,
+    BUS_PREFIX,
 };
 
 /// Where the xtask puts [`ImageFacts`] in the initramfs (JSON).
@@ -634,7 +634,7 @@ pub fn resolve(
             .map_err(|(k, sp, msg)| err(&format!("card-check.{k}"), sp, msg))?;
     }
 
-    plan.energy = energy(
+    plan.energy = energy::energy(
         merged.energy.as_ref(),
         own.energy.as_ref(),
         &base.energy,
@@ -672,7 +672,10 @@ pub fn resolve(
 }
 
 /// A refusal of a `[memory]` key: (key, its span in this file, why).
-type MemoryRefusal = (&'static str, Option<std::ops::Range<usize>>, String);
+type MemoryRefusal = Refusal;
+
+/// A refusal of a section's key: (key, its span in this file, why).
+pub(crate) type Refusal = (&'static str, Option<std::ops::Range<usize>>, String);
 
 /// `[memory]` over the base plan's memory step (the hardware default when it has none).
 fn memory(
@@ -769,44 +772,6 @@ fn card_check(
     Ok(Some(p))
 }
 
-/// `[energy]` over the base plan's energy marks, or over the hardware or QEMU defaults
-/// ([`EnergyPlan::HARDWARE`], [`EnergyPlan::QEMU`]) when the base plan has none.
-fn energy(
-    e: Option<&crate::file::EnergySection>,
-    own: Option<&crate::file::EnergySection>,
-    base: &EnergyPlan,
-    emulated: bool,
-) -> Result<EnergyPlan, MemoryRefusal> {
-    let mut p = match (base.is_off(), emulated) {
-        (false, _) => base.clone(),
-        (true, true) => EnergyPlan::QEMU,
-        (true, false) => EnergyPlan::HARDWARE,
-    };
-    let Some(e) = e else { return Ok(p) };
-    if let Some(s) = &e.sensor {
-        let span = own.and_then(|o| o.sensor.as_ref()).map(Spanned::span);
-        return Err((
-            "sensor",
-            span,
-            format!(
-                "`{}`: this init reads no on-board power sensor yet; remove the key (a meter \
-                 on the host records the trace)",
-                s.get_ref()
-            ),
-        ));
-    }
-    if let Some(v) = e.idle {
-        p.idle_ms = v.0;
-    }
-    if let Some(v) = e.sync {
-        p.sync = v;
-    }
-    if let Some(v) = e.sync_slot {
-        p.slot_ms = v.0;
-    }
-    Ok(p)
-}
-
 fn command_step(c: &CommandSection) -> CommandStep {
     CommandStep {
         id: c.id.0.clone(),
@@ -817,6 +782,7 @@ fn command_step(c: &CommandSection) -> CommandStep {
 }
 
 mod disk;
+mod energy;
 mod example;
 use disk::disk_target;
 

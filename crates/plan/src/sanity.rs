@@ -44,6 +44,7 @@ fn repeated<T: PartialEq>(xs: &[T]) -> Option<(usize, &T)> {
 
 /// Refusals beyond [`crate::Plan::validate`]'s field checks: (field, why).
 pub(crate) fn check(plan: &Plan) -> Result<(), (String, String)> {
+    plan.energy.check().map_err(|(f, m)| (f.to_owned(), m))?;
     let s = &plan.storage;
     if let Some((i, b)) = repeated(&s.block_sizes) {
         return Err((

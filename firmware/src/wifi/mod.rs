@@ -415,6 +415,8 @@ fn measure(cx: &mut Ctx, peer: Ipv4Addr, r: &mut WifiEntryResult) {
             .ok()
             .and_then(|s| s.into_iter().next())
     };
+    // The idle phase with the link up, before the station is read and the tests run.
+    crate::energy::idle_on_link(&iface.name, results);
     let before = first(radio);
     if let Some(s) = &before {
         r.absent = s.absent().iter().map(|a| (*a).to_owned()).collect();

@@ -78,7 +78,8 @@ pub fn record(
     origin: Instant,
     stop: &AtomicBool,
 ) -> Result<Recorded> {
-    let counter_start = meter.counter_j();
+    // The meter's counter at its first reading (a plug knows it only once it answered).
+    let mut counter_start = meter.counter_j();
     let mut trace = Trace {
         meter: meter.name(),
         clock: Clock::Host,
@@ -114,6 +115,9 @@ pub fn record(
             Err(e) => break Stopped::Meter(format!("{e:#}")),
         };
         done.dropped += keep(&mut trace.samples, read);
+        if counter_start.is_none() {
+            counter_start = meter.counter_j();
+        }
         if saved_at.elapsed() >= save_interval(rec.save_every, trace.samples.len()) {
             save(&rec.out, &trace, &mut done)?;
             saved_at = Instant::now();

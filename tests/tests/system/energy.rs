@@ -15,7 +15,11 @@ pub fn assert_energy(run: &Run, r: &RunResults) {
     let (recorded, trace_path) = run.meter.as_ref().expect("the run had the emulated meter");
     assert!(trace_path.is_file(), "{}", trace_path.display());
     let trace = &recorded.trace;
-    assert!(trace.emulated && trace.samples.len() > 1000, "{}", trace.meter);
+    assert!(
+        trace.emulated && trace.samples.len() > 1000,
+        "{}",
+        trace.meter
+    );
     // The board's marks: two Barker-13 patterns, the radios-off baseline and one idle
     // phase per link it brought up.
     let sync = &r.energy.sync;
@@ -28,7 +32,11 @@ pub fn assert_energy(run: &Run, r: &RunResults) {
     assert_eq!(phases.first(), Some(&"radios-off"), "{phases:?}");
     assert!(phases.iter().any(|p| p.starts_with("link ")), "{phases:?}");
     // The console carried every mark; the host stamped them on arrival.
-    assert!(trace.console.len() >= 2 * r.health.len(), "{}", trace.console.len());
+    assert!(
+        trace.console.len() >= 2 * r.health.len(),
+        "{}",
+        trace.console.len()
+    );
 
     let by_sync = align(trace, &r.energy).expect("the sync patterns are in the trace");
     let AlignMethod::Sync { found } = &by_sync.method else {
@@ -85,7 +93,11 @@ pub fn assert_energy(run: &Run, r: &RunResults) {
         (ok, all, off)
     };
     let (ok, all, off) = within(&by_sync);
-    assert!(all >= 10, "only {all} steps have a figure: {:?}", report.steps);
+    assert!(
+        all >= 10,
+        "only {all} steps have a figure: {:?}",
+        report.steps
+    );
     assert_eq!(ok, all, "outside their uncertainty: {off:?}");
     // A broken alignment (the board's clock put 0.5 s late) is caught: the model's
     // energy moves out of the figures' stated uncertainty for many steps.
@@ -94,7 +106,10 @@ pub fn assert_energy(run: &Run, r: &RunResults) {
         ..by_sync.clone()
     };
     let (ok, all, _) = within(&shifted);
-    assert!(ok < all, "a 0.5 s shift went unnoticed ({ok} of {all} within)");
+    assert!(
+        ok < all,
+        "a 0.5 s shift went unnoticed ({ok} of {all} within)"
+    );
 }
 
 /// The model's energy over a board window placed on the host's clock by `a`, J.

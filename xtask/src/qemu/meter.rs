@@ -133,9 +133,7 @@ pub fn model_trace(cpu: &[CpuReading], pid: u32, console: Vec<(f64, u64)>) -> Tr
         .filter_map(|w| watts(w[0], w[1]).map(|p| Sample::watts((w[0].0 + w[1].0) / 2.0, p)))
         .collect();
     Trace {
-        meter: format!(
-            "emulated (QEMU pid {pid}: {IDLE_W} W + {W_PER_CORE} W per busy host core)"
-        ),
+        meter: format!("emulated (QEMU pid {pid}: {IDLE_W} W + {W_PER_CORE} W per busy host core)"),
         clock: Clock::Host,
         emulated: true,
         // The CPU counter's ns over a 10 ms interval: far below a real meter's step.

@@ -747,9 +747,20 @@ fn energy_refusals_name_line_and_key() {
     let e = run("[energy]\nidle = \"1 s\"\nslot = \"1 s\"\n").unwrap_err();
     assert_eq!(e.line, Some(3), "{e}");
     assert!(e.message.contains("unknown field"), "{e}");
-    let e = run("[energy]\n\nsensor = \"axp20x-usb\"\n").unwrap_err();
+    let e = run("[energy]\n\nsensor = \"ina226 i2c-1 0x40\"\n").unwrap_err();
     assert_eq!((e.line, e.key.as_str()), (Some(3), "energy.sensor"), "{e}");
-    assert!(e.message.contains("no on-board power sensor"), "{e}");
+    assert!(e.message.contains("axp20x-usb"), "{e}");
+    let e = run("[energy]\nsensor = \"ina226 i2c-1 0x99 0.1ohm\"\n").unwrap_err();
+    assert_eq!((e.line, e.key.as_str()), (Some(2), "energy.sensor"), "{e}");
+    assert!(e.message.contains("7-bit"), "{e}");
+    // A sensor named is kept in its canonical spelling; "" is none.
+    let p = run("[energy]\nsensor = \"ina226  i2c-1 0x40 100mohm\"\n").unwrap();
+    assert_eq!(p.energy.sensor.as_deref(), Some("ina226 i2c-1 0x40 0.1ohm"));
+    let p = run("[energy]\nsensor = \"axp20x-usb\"\nidle = \"0 s\"\nsync = false\n").unwrap();
+    assert_eq!(p.energy.sensor.as_deref(), Some("axp20x-usb"));
+    assert!(!p.energy.is_off());
+    let p = run("[energy]\nsensor = \"\"\n").unwrap();
+    assert_eq!(p.energy.sensor, None);
 }
 
 #[test]
