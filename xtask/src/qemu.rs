@@ -467,23 +467,7 @@ impl Launched {
         boot_to_ready: Duration,
         fetched: bool,
     ) -> Run {
-        let meter = self.meter.map(|m| {
-            let recorded = m.finish();
-            let path = results.with_extension("power.json");
-            match serde_json::to_vec(&recorded.trace)
-                .map_err(anyhow::Error::from)
-                .and_then(|t| crate::write_atomically(&path, &t))
-            {
-                Ok(()) => eprintln!(
-                    "qemu: EMULATED power trace ({} readings, {} console marks) saved to {}",
-                    recorded.trace.samples.len(),
-                    recorded.trace.console.len(),
-                    path.display()
-                ),
-                Err(e) => eprintln!("qemu: the emulated trace was not saved: {e:#}"),
-            }
-            (recorded, path)
-        });
+        let meter = self.meter.map(|m| m.finish_beside(&results));
         Run {
             image: self.built.image,
             manifest: self.built.manifest,
@@ -663,7 +647,20 @@ pub fn run_with(board: &Board, opts: &Options) -> Result<Run> {
             bail!("benchboot show {} failed ({status})", results.display());
         }
     }
-    Ok(l.into_run(results, boot_to_init, boot_to_ready, networked))
+    let run = l.into_run(results, boot_to_init, boot_to_ready, networked);
+    if let Some((_, trace)) = &run.meter {
+        // The energy per step, EMULATED: `benchboot power show` aligns and integrates.
+        let status = Command::new(&host)
+            .args(["power", "show"])
+            .arg(&run.results)
+            .arg(trace)
+            .status()
+            .with_context(|| format!("running {}", host.display()))?;
+        if !status.success() {
+            eprintln!("qemu: the emulated trace gave no energy figures ({status}): see above");
+        }
+    }
+    Ok(run)
 }
 
 /// What a boot that QEMU ended by itself left (a guest reset or power-off, which

@@ -2,18 +2,23 @@
 //! 10 ms that follows the QEMU process's CPU time, so the board's own sync patterns,
 //! idle phases and busy steps really appear in the trace.
 //!
-//! The model is `IDLE_W + W_PER_CORE × (CPU seconds QEMU used / seconds elapsed)`: one
-//! busy emulated core keeps about one host core busy under TCG. The figures are a model of
+//! The model is `IDLE_W + W_PER_CORE × (CPU seconds QEMU's vCPU threads used / seconds
+//! elapsed)`: one busy emulated core keeps about one host core busy under TCG, an idle
+//! one (WFI) sleeps. Only the vCPU threads (named `CPU <n>/TCG` by QEMU) count: its I/O
+//! and main-loop threads work for the host side of the emulated devices (the console,
+//! the network stand-ins), which no board's CPU does, and blurred the board's idle slots
+//! by half a watt in the first runs. The figures are a model of
 //! QEMU, EMULATED, never a board's; what they prove is the path: the board's marks, the
 //! alignment (the sync patterns found in a trace on the host's clock), the integration
 //! and the rendering.
 //!
 //! CPU time is read from `/proc/<pid>/task/<tid>/schedstat` (first field: ns on a CPU,
-//! Documentation/scheduler/sched-stats.rst), per thread, each thread's last value kept
-//! when it ends (QEMU's worker threads come and go), so the sum never runs backwards.
+//! Documentation/scheduler/sched-stats.rst), per vCPU thread (`comm` starting `CPU `;
+//! every thread when none is named so), each thread's last value kept when it ends, so
+//! the sum never runs backwards.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -80,6 +85,26 @@ impl EmulatedMeter {
         }
     }
 
+    /// Stops the meter and saves its trace beside `results` as `<stem>.power.json`
+    /// (a failure to save is said, not fatal: the run's results stand).
+    pub fn finish_beside(self, results: &Path) -> (Recorded, PathBuf) {
+        let recorded = self.finish();
+        let path = results.with_extension("power.json");
+        match serde_json::to_vec(&recorded.trace)
+            .map_err(anyhow::Error::from)
+            .and_then(|t| crate::write_atomically(&path, &t))
+        {
+            Ok(()) => eprintln!(
+                "qemu: EMULATED power trace ({} readings, {} console marks) saved to {}",
+                recorded.trace.samples.len(),
+                recorded.trace.console.len(),
+                path.display()
+            ),
+            Err(e) => eprintln!("qemu: the emulated trace was not saved: {e:#}"),
+        }
+        (recorded, path)
+    }
+
     /// Stops the meter and returns its readings as a trace.
     pub fn finish(mut self) -> Recorded {
         self.stop.store(true, Ordering::Relaxed);
@@ -94,18 +119,27 @@ impl EmulatedMeter {
     }
 }
 
-/// Adds every thread's CPU ns now to `per_thread` (threads that ended keep their last
-/// value). False when the process is gone.
+/// Adds every vCPU thread's CPU ns now to `per_thread` (every thread's when the process
+/// names none `CPU <n>/...`; threads that ended keep their last value). False when the
+/// process is gone.
 fn read_threads(pid: u32, per_thread: &mut BTreeMap<String, u64>) -> bool {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return false;
     };
+    let mut all = Vec::new();
+    let mut vcpus = Vec::new();
     for task in tasks.flatten() {
-        let path = task.path().join("schedstat");
-        if let Some(ns) = schedstat_ns(&path) {
-            per_thread.insert(task.file_name().to_string_lossy().into_owned(), ns);
+        let Some(ns) = schedstat_ns(&task.path().join("schedstat")) else {
+            continue;
+        };
+        let tid = task.file_name().to_string_lossy().into_owned();
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if comm.starts_with("CPU ") {
+            vcpus.push((tid.clone(), ns));
         }
+        all.push((tid, ns));
     }
+    per_thread.extend(if vcpus.is_empty() { all } else { vcpus });
     true
 }
 
