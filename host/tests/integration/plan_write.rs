@@ -210,8 +210,13 @@ fn plan_check_prints_every_step_with_its_bound() {
         text.contains("10 s per cell and direction (write, read): at most 5 h 24 min"),
         "{text}"
     );
-    // + the memory step's bound (MemoryPlan::HARDWARE: 6 min 56 s).
-    assert!(text.contains("total: at most 5 h 30 min"), "{text}");
+    // + the memory step's bound (MemoryPlan::HARDWARE: 6 min 56 s) + the energy marks
+    // (two 13 s sync patterns, 30 s idle with radios off: 56 s).
+    assert!(
+        text.contains("energy  sync pattern 1111100110101"),
+        "{text}"
+    );
+    assert!(text.contains("total: at most 5 h 31 min"), "{text}");
     assert!(text.contains("optional targets"), "{text}");
     assert!(
         text.contains(
