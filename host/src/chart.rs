@@ -61,6 +61,18 @@ pub struct Chart {
     /// Legend in the upper right corner instead of the upper left.
     pub legend_right: bool,
     pub series: Vec<Series>,
+    /// Shaded x ranges drawn under the series, each labelled (a run's steps on a power
+    /// trace); empty for most charts.
+    pub bands: Vec<Band>,
+}
+
+/// A shaded x range of a [`Chart`]: `x0` to `x1` (x axis units), `label` written at its
+/// top.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Band {
+    pub label: String,
+    pub x0: f64,
+    pub x1: f64,
 }
 
 /// The report section a figure belongs with (the page puts it after that section's
@@ -70,6 +82,8 @@ pub enum FigureSection {
     Memory,
     Storage,
     Network,
+    /// The energy section: a power trace over the run's steps.
+    Energy,
 }
 
 /// One figure: `panels` in `columns` columns under `title`, written as `<stem>.png` and

@@ -4,6 +4,7 @@
 //! spread (min–max ranges apart or not, and a Mann–Whitney U test where the sample
 //! sizes allow one). Output as tables, Markdown, tidy CSV or JSON; overlaid plots.
 
+pub mod energy;
 pub mod memory;
 pub mod output;
 pub mod rank_test;
@@ -17,6 +18,7 @@ use benchboot_results::RunResults;
 use serde::{Deserialize, Serialize};
 
 pub use crate::figure::{Key, LinkClass, Section, Stat};
+use crate::power::energy::Energy;
 use crate::reference::{self, LinkMatch, RefData, RefLink, Reference};
 use crate::report::{Format, OutputArgs};
 use memory::EMULATED_CAVEAT;
@@ -175,6 +177,10 @@ pub struct Comparison {
     /// in `rows` (section `card`).
     #[serde(skip)]
     pub card_passes: Vec<(String, benchboot_probe::full::FullReport)>,
+    /// The runs' energy, where some run has a power trace ([`energy`]; set by [`run`]
+    /// from the traces stored with the runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy: Option<energy::EnergyComparison>,
 }
 
 /// Every comparable figure of a run ([`Key::of`]: each row gathers its repetitions;
@@ -565,6 +571,7 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
         entries: infos,
         rows,
         card_passes,
+        energy: None,
     })
 }
 
@@ -587,6 +594,25 @@ pub struct CompareArgs {
     pub output: OutputArgs,
 }
 
+/// The energy comparison of `runs` (their entries first in `entries`): each run's trace
+/// as `benchboot report` finds it ([`Energy::find`]); a trace that cannot be read is
+/// named with the reason, the comparison goes on.
+pub(crate) fn energy_of(
+    runs: &[(PathBuf, RunResults)],
+    entries: &[EntryInfo],
+) -> Option<energy::EnergyComparison> {
+    let found: Vec<Result<Option<Energy>, String>> = runs
+        .iter()
+        .map(|(path, r)| Energy::find(path, None, r).map_err(|e| format!("{e:#}")))
+        .collect();
+    let pairs: Vec<_> = entries
+        .iter()
+        .zip(&found)
+        .map(|(e, f)| (e, f.as_ref().map(Option::as_ref).map_err(String::as_str)))
+        .collect();
+    energy::comparison(&pairs)
+}
+
 /// Runs `benchboot compare`: prints the comparison; plot paths go to stderr.
 pub fn run(args: &CompareArgs) -> Result<()> {
     if args.list_references {
@@ -604,7 +630,8 @@ pub fn run(args: &CompareArgs) -> Result<()> {
         .iter()
         .map(|n| reference::find(n))
         .collect::<Result<Vec<_>>>()?;
-    let c = compare(&runs, &refs)?;
+    let mut c = compare(&runs, &refs)?;
+    c.energy = energy_of(&runs, &c.entries);
     let text = match (args.output.format(), &args.output.out) {
         // On a terminal the tables fit its width (long cells wrapped).
         (Format::Table, None) => output::document(&c).text_width(crate::doc::terminal_width()),

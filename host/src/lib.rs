@@ -38,6 +38,7 @@ pub mod reference;
 pub mod relay;
 pub mod render;
 pub mod report;
+pub mod results_file;
 pub mod runs_page;
 #[cfg(unix)]
 pub mod storage;

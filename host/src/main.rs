@@ -209,7 +209,15 @@ enum Command {
     /// Print the tables of a saved results file.
     ///
     /// Example: benchboot show benchboot-results/rpi-zero-w-0123abcd.json
-    Show { file: PathBuf },
+    ///
+    /// Example: benchboot show run.json --power trace.json   (with the energy of each step)
+    Show {
+        file: PathBuf,
+        /// The power trace recorded during the run (JSON, as `benchboot power record`
+        /// writes it): adds the energy section.
+        #[arg(long, value_name = "TRACE.json")]
+        power: Option<PathBuf>,
+    },
     /// Wait for a board, download its results and keep them in the local results store.
     ///
     /// A board serves its results once its run is done; a board without a USB OTG port
@@ -324,6 +332,10 @@ PATH and the results store is root's: build first as yourself, pass --image (and
   benchboot plan write --card target/images/qemu-virt-arm64.img quick"
     )]
     Plan(benchboot::plan::PlanCommand),
+    /// Power traces: record one from a meter, attach one to a stored run; `benchboot
+    /// report` then shows the energy of each step.
+    #[command(subcommand)]
+    Power(benchboot::power::PowerCommand),
     /// Print the init's log: decode the defmt frames it stored (`log.defmt` on the card's
     /// results partition) with the unstripped init the image build kept.
     Log(benchboot::log::LogArgs),
@@ -565,11 +577,14 @@ fn run(command: Command) -> Result<()> {
         }
         Command::Log(args) => benchboot::log::run(&args)?,
         Command::Plan(cmd) => benchboot::plan::run(&cmd)?,
+        Command::Power(cmd) => benchboot::power::run(&cmd)?,
         Command::Collect(args) => benchboot::collect::run(&args)?,
         Command::Runs(args) => benchboot::collect::run_runs(&args)?,
-        Command::Show { file } => {
+        Command::Show { file, power } => {
             let results = benchboot::report::load_path(&file)?;
-            benchboot::out!("{}", render::report(&results));
+            let energy = benchboot::power::energy::Energy::find(&file, power.as_deref(), &results)?;
+            let doc = render::document_full(&results, energy.as_ref(), &[]);
+            benchboot::out!("{}", doc.text());
         }
     }
     Ok(())

@@ -28,8 +28,12 @@ use crate::render::{
 use crate::units::block_size_label;
 
 pub mod memory;
+pub mod power;
 
-pub use crate::chart::{Chart, FigureSection, PlotFigure, Point, Series, XAxis};
+pub use crate::chart::{Band, Chart, FigureSection, PlotFigure, Point, Series, XAxis};
+
+/// The most points a series is drawn with a dot on each.
+const DOTS_UP_TO: usize = 200;
 
 /// Font family name the plots use (registered once from the bundled DejaVu Sans).
 const FONT: &str = "sans-serif";
@@ -109,8 +113,17 @@ fn draw_chart<DB: DrawingBackend>(
     let chart = if log_y { log10_chart(&clean) } else { clean };
     let chart = &chart;
     let points = || chart.series.iter().flat_map(|s| s.points.iter());
-    let (mut x0, mut x1) =
-        points().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.x), b.max(p.x)));
+    let bands: Vec<&Band> = chart
+        .bands
+        .iter()
+        .filter(|b| b.x0.is_finite() && b.x1.is_finite() && b.x1 > b.x0)
+        .collect();
+    let (mut x0, mut x1) = points()
+        .map(|p| (p.x, p.x))
+        .chain(bands.iter().map(|b| (b.x0, b.x1)))
+        .fold((f64::MAX, f64::MIN), |(a, b), (lo, hi)| {
+            (a.min(lo), b.max(hi))
+        });
     if x0 > x1 {
         (x0, x1) = (0.0, 1.0);
     }
@@ -189,6 +202,29 @@ fn draw_chart<DB: DrawingBackend>(
         .axis_desc_style((FONT, 14))
         .light_line_style(RGBColor(235, 235, 235))
         .draw()?;
+    // Bands under the lines, alternately shaded; a label where the band is wide enough
+    // for a few characters (about 7 px each).
+    let px_per_x = f64::from(area.dim_in_pixel().0) * 0.85 / (x1 - x0 + 2.0 * pad);
+    for (i, b) in bands.iter().enumerate() {
+        let shade = if i % 2 == 0 {
+            RGBColor(210, 225, 245)
+        } else {
+            RGBColor(235, 225, 245)
+        };
+        c.draw_series(std::iter::once(Rectangle::new(
+            [(b.x0, y0), (b.x1, y1)],
+            shade.mix(0.6).filled(),
+        )))?;
+        let room = ((b.x1 - b.x0) * px_per_x / 7.0) as usize;
+        let label: String = escape(&b.label).chars().take(room).collect();
+        if room >= 3 {
+            c.draw_series(std::iter::once(Text::new(
+                label,
+                (b.x0, y1 - (y1 - y0) * 0.01),
+                (FONT, 11).into_font(),
+            )))?;
+        }
+    }
     for (i, s) in chart.series.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
         let line: Vec<(f64, f64)> = s.points.iter().map(|p| (p.x, p.y)).collect();
@@ -197,7 +233,11 @@ fn draw_chart<DB: DrawingBackend>(
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
             });
-        c.draw_series(line.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+        // A dense series (a power trace) is a line: a dot per point would hide it and
+        // swell the page.
+        if line.len() <= DOTS_UP_TO {
+            c.draw_series(line.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+        }
         c.draw_series(
             s.points
                 .iter()
@@ -339,6 +379,7 @@ pub fn storage_chart(r: &RunResults, mode: Mode, dir: Direction) -> Chart {
         x_axis: XAxis::Log2Bytes,
         y_max: None,
         legend_right: false,
+        bands: Vec::new(),
         series,
     }
 }
@@ -416,6 +457,7 @@ pub fn report_figures(r: &RunResults) -> Vec<PlotFigure> {
             x_axis: XAxis::Linear,
             y_max: None,
             legend_right: false,
+            bands: Vec::new(),
             series: runs
                 .iter()
                 .map(|t| Series {
@@ -458,6 +500,7 @@ pub fn report_figures(r: &RunResults) -> Vec<PlotFigure> {
             x_axis: XAxis::Linear,
             y_max: Some(100.0),
             legend_right: true,
+            bands: Vec::new(),
             series: cpu,
         };
         let title = format!(
@@ -498,6 +541,7 @@ mod tests {
             x_axis: XAxis::Log2Bytes,
             y_max: None,
             legend_right: false,
+            bands: Vec::new(),
             series: vec![Series {
                 label: "s".into(),
                 points: vec![

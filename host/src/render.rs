@@ -15,6 +15,7 @@ use benchboot_results::{
 use crate::chart::{FigureSection, PlotFigure};
 use crate::context::{self, context, context_grid, warnings};
 use crate::doc::{Block, Doc, Grid};
+use crate::power::energy::Energy;
 use crate::units::{block_size_label, duration_label_ms, size_label};
 
 pub mod clock;
@@ -380,7 +381,7 @@ pub fn has_storage(r: &RunResults) -> bool {
 /// The whole report of `r`: title, EMULATED banner, PLAN REFUSED and LINK BELOW ITS
 /// RATING alerts, context, warnings, memory (the step PID 1 runs first), the clock
 /// checks, storage tables, device reads, IOPS and A1, network, WiFi, verification,
-/// disks and census.
+/// disks and census (the energy section: [`document_full`]).
 pub fn document(r: &RunResults) -> Doc {
     document_with_figures(r, &[])
 }
@@ -388,6 +389,12 @@ pub fn document(r: &RunResults) -> Doc {
 /// [`document`] with `figures` placed as [`Block::Figure`]s after the tables of their
 /// section (memory, storage, network and WiFi), in their order: the HTML page's content.
 pub fn document_with_figures(r: &RunResults, figures: &[PlotFigure]) -> Doc {
+    document_full(r, None, figures)
+}
+
+/// [`document_with_figures`] with the energy section of `energy` (a power trace of the
+/// run: [`crate::power::energy`]) after the network and WiFi sections, its figure after it.
+pub fn document_full(r: &RunResults, energy: Option<&Energy>, figures: &[PlotFigure]) -> Doc {
     let of = |section: FigureSection| {
         figures
             .iter()
@@ -448,6 +455,10 @@ pub fn document_with_figures(r: &RunResults, figures: &[PlotFigure]) -> Doc {
     }
     d.extend(wifi::blocks::wifi_blocks(&r.network, r.emulated));
     d.extend(of(FigureSection::Network));
+    if let Some(e) = energy {
+        d.extend(crate::power::energy::blocks(e));
+        d.extend(of(FigureSection::Energy));
+    }
     let commands = command_lines(r);
     if !commands.is_empty() {
         d.push(Block::Heading("Your commands".into()));

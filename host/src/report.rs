@@ -1,6 +1,7 @@
 //! `benchboot report RUN`: one run's tables (the seeds' storage tables, device reads,
 //! IOPS + A1, network), context and warnings, as terminal tables, Markdown, tidy CSV
-//! or JSON, and plots. A QEMU run is marked EMULATED in every one of them.
+//! or JSON, and plots; with a power trace, the energy of each step
+//! ([`crate::power::energy`]). A QEMU run is marked EMULATED in every one of them.
 
 pub mod summary;
 pub mod tidy;
@@ -8,9 +9,11 @@ pub mod tidy;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context as _, Result};
-use benchboot_results::{ResultsError, RunResults};
+use benchboot_results::RunResults;
 
-use crate::render::document;
+use crate::power::energy::Energy;
+use crate::render::document_full;
+pub use crate::results_file::load_path;
 
 /// Output format of `report` and `compare`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -39,6 +42,11 @@ pub struct ReportArgs {
     /// $XDG_DATA_HOME/benchboot, else ~/.local/share/benchboot.
     #[arg(long, value_name = "DIR")]
     pub store: Option<PathBuf>,
+    /// The power trace recorded during the run (JSON, as `benchboot power record` writes
+    /// it): adds the energy section. Default: the trace `benchboot power import` stored
+    /// with the run, else the board's own sensor's samples, if any.
+    #[arg(long, value_name = "TRACE.json")]
+    pub power: Option<PathBuf>,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -116,44 +124,6 @@ pub fn resolve_run_in(run: &str, store: Option<&Path>) -> Result<PathBuf> {
     })
 }
 
-/// Reads and checks the results document at `path`.
-///
-/// # Errors
-/// Names the file and says what was expected when it is not a benchboot results document.
-pub fn load_path(path: &Path) -> Result<RunResults> {
-    // A regular file of at most 64 MiB: a device or a pipe (`report /dev/zero`) may
-    // have no end, and is refused unread.
-    let bytes = benchboot_results::read_document_file(path)?;
-    let Ok(text) = String::from_utf8(bytes) else {
-        bail!(
-            "{}: not text, so not a benchboot results document (a JSON file saved by \
-             `benchboot fetch` / `collect`)",
-            path.display()
-        );
-    };
-    let results = RunResults::from_json(&text).map_err(|e| {
-        let hint = match &e {
-            ResultsError::Json(_) | ResultsError::NoVersion | ResultsError::Shape(_) => {
-                "\n  expected a benchboot results document (JSON with schema_version, run_id, \
-                 plan, storage, ..., as saved by `benchboot fetch`)"
-            }
-            ResultsError::BadVersion(_)
-            | ResultsError::Value { .. }
-            | ResultsError::TooManyValues(_) => {
-                "\n  read it again from the board (`benchboot fetch`) or the card \
-                 (`benchboot collect --from-card`)"
-            }
-            // The error itself says to update benchboot.
-            ResultsError::UnsupportedVersion { .. } => "",
-        };
-        anyhow::anyhow!("{}: {e}{hint}", path.display())
-    })?;
-    if let Some(note) = results.newer_schema_note() {
-        crate::errln!("note: {}: {note}", path.display());
-    }
-    Ok(results)
-}
-
 /// [`resolve_run_in`] the default store.
 ///
 /// # Errors
@@ -182,34 +152,47 @@ pub fn load_run(run: &str) -> Result<(PathBuf, RunResults)> {
 
 /// `r` in `format`.
 pub fn render(r: &RunResults, format: Format) -> Result<String> {
+    render_with(r, None, format)
+}
+
+/// `r` in `format`, with the energy section of `energy` in the tables, Markdown and the
+/// HTML page (with its plot); CSV and JSON leave it out.
+pub fn render_with(r: &RunResults, energy: Option<&Energy>, format: Format) -> Result<String> {
     Ok(match format {
-        Format::Table => document(r).text(),
-        Format::Markdown => document(r).markdown(),
+        Format::Table => document_full(r, energy, &[]).text(),
+        Format::Markdown => document_full(r, energy, &[]).markdown(),
         Format::Csv => tidy::to_csv(&tidy::rows(r))?,
         Format::Json => {
             let s = serde_json::to_string_pretty(&summary::summary(r))?;
             // C1 and bidi characters as JSON escapes: the same values, safe to print.
             benchboot_results::text::escape_json(&s).into_owned() + "\n"
         }
-        Format::Html => crate::html::page(&crate::render::document_with_figures(
-            r,
-            &crate::plot::report_figures(r),
-        ))?,
+        Format::Html => {
+            let mut figures = crate::plot::report_figures(r);
+            figures.extend(energy.and_then(|e| crate::plot::power::energy_figure(e, r)));
+            crate::html::page(&document_full(r, energy, &figures))?
+        }
     })
 }
 
 /// Runs `benchboot report`: prints the report; plots go to `--plots` (their paths on
 /// stderr, so stdout stays parseable).
 pub fn run(args: &ReportArgs) -> Result<()> {
-    let (_, r) = load_run_in(&args.run, args.store.as_deref())?;
+    let (path, r) = load_run_in(&args.run, args.store.as_deref())?;
+    let energy = Energy::find(&path, args.power.as_deref(), &r)?;
+    let energy = energy.as_ref();
     let text = match (args.output.format(), &args.output.out) {
         // On a terminal the tables fit its width (long cells wrapped).
-        (Format::Table, None) => document(&r).text_width(crate::doc::terminal_width()),
-        (format, _) => render(&r, format)?,
+        (Format::Table, None) => {
+            document_full(&r, energy, &[]).text_width(crate::doc::terminal_width())
+        }
+        (format, _) => render_with(&r, energy, format)?,
     };
     args.output.emit(&text)?;
     if let Some(dir) = &args.output.plots {
-        let files = crate::plot::report_plots(&r, dir)?;
+        let mut files = crate::plot::report_plots(&r, dir)?;
+        let power = energy.and_then(|e| crate::plot::power::energy_figure(e, &r));
+        files.extend(crate::plot::write_figures(dir, &Vec::from_iter(power))?);
         for f in files {
             crate::errln!("plot {}", f.display());
         }

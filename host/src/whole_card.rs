@@ -151,6 +151,7 @@ pub fn profile_figure(f: &FullReport) -> PlotFigure {
             x_axis: XAxis::Linear,
             y_max: None,
             legend_right: true,
+            bands: Vec::new(),
             series: vec![
                 series(
                     format!("write, {} at a time", benchboot_probe::human(f.io_bytes)),
@@ -220,6 +221,7 @@ pub fn compare_figure(passes: &[(String, FullReport)], emulated: bool) -> Option
         x_axis: XAxis::Linear,
         y_max: None,
         legend_right: false,
+        bands: Vec::new(),
         series: passes
             .iter()
             .map(|(label, f)| Series {

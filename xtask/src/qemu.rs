@@ -30,6 +30,9 @@ pub use devices::{usb_disk_args, with_console, UsbDisk, UsbTransport};
 
 pub mod meter;
 
+mod options;
+pub use options::Options;
+
 mod wired;
 use wired::{wired_stand_ins, WiredStandIns};
 
@@ -179,60 +182,6 @@ fn kernel_boot_args(board: &Board, q: &Qemu, card: &Path, work: &Path) -> Result
 /// ([`run_with`] with the defaults).
 pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
     run_with(board, &Options::new(timeout))
-}
-
-/// How [`run_with`] and [`cut`] boot a board.
-#[derive(Debug, Clone)]
-pub struct Options {
-    /// Give up when the awaited line has not come by then (from QEMU start).
-    pub timeout: Duration,
-    /// The plan PID 1 runs (`benchboot.plan=<name>`, a plan of the initramfs: `qemu`,
-    /// `faults`, `powercut`; [`benchboot_image::plans`]).
-    pub plan: String,
-    /// Boot this card as it is (a card an earlier boot wrote to: the reboot after a
-    /// cut) instead of a fresh copy of the built image.
-    pub card: Option<PathBuf>,
-    /// More QEMU arguments, after the board's (e.g. a watchdog device).
-    pub extra_args: Vec<String>,
-    /// Disk images attached besides the card (virtio machines: `virtio-blk-device`s,
-    /// `/dev/vdb`, `/dev/vdc`... in this order; the card stays `/dev/vda`).
-    pub extra_disks: Vec<PathBuf>,
-    /// A plan file (or preset name) written onto the card before the boot with
-    /// `benchboot plan write`; the boot then runs plan `qemu-card`, which takes it.
-    pub card_plan: Option<String>,
-    /// Disk images plugged into QEMU's xHCI as USB disks, in this order on its ports
-    /// ([`UsbDisk`]; `virt` machines only: qemu-xhci is a PCI device). The guest sees
-    /// them as `/dev/sdX` once xhci-pci, the transport and sd_mod are loaded, in an order
-    /// of the kernel's: a plan names them by filesystem label.
-    pub usb_disks: Vec<UsbDisk>,
-    /// Replaces every `console=` of the kernel command line with `console=<name>` (e.g.
-    /// `ttyNONE0`, a tty no kernel has: PID 1 then starts with no console and fds 0-2
-    /// on /dev/null). Nothing comes on the serial port, so the ready line is not awaited
-    /// there: the results are fetched over QEMU's network as soon as the board serves
-    /// them ([`run_with`]); `panic=1` is added, so a PID 1 that dies ends QEMU at once.
-    /// `qemu.boot = "kernel"` boards with a network only.
-    pub console: Option<String>,
-    /// Run the emulated meter ([`meter`]) beside QEMU: a power trace that follows
-    /// QEMU's CPU time, the console's mark lines stamped on arrival, aligned and
-    /// integrated by `benchboot power show` after the run.
-    pub meter: bool,
-}
-
-impl Options {
-    /// The QEMU plan on a fresh copy of the image.
-    pub fn new(timeout: Duration) -> Options {
-        Options {
-            timeout,
-            plan: "qemu".into(),
-            card: None,
-            extra_args: Vec::new(),
-            extra_disks: Vec::new(),
-            card_plan: None,
-            usb_disks: Vec::new(),
-            console: None,
-            meter: false,
-        }
-    }
 }
 
 /// A QEMU that is running a board, its console read line by line on a thread.

@@ -17,7 +17,9 @@ use benchboot_results::energy::OnboardTrace;
 use serde::{Deserialize, Serialize};
 
 pub mod align;
+mod bound;
 pub mod decode;
+mod error;
 pub mod integrate;
 pub mod marks;
 pub mod schedule;
@@ -104,7 +106,8 @@ pub struct Trace {
     /// Where the meter sits, in words (`between supply and board`, `at the wall`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub position: Option<String>,
-    /// The readings, in time order.
+    /// The readings, in time order; at most [`MAX_SAMPLES`] (a reader refuses more).
+    #[serde(deserialize_with = "bound::at_most_max_samples")]
     pub samples: Vec<Sample>,
     /// The meter's own energy counter at the first and last sample, J, where it has one
     /// (Shelly `total`, Tasmota `Total`, the RDTech meters' mWh of the selected group).
@@ -113,7 +116,12 @@ pub struct Trace {
     /// Console lines with a board time (`benchboot: mark ...`, `benchboot: sync ...`) as
     /// they arrived on the recording host: `(host s, board CLOCK_BOOTTIME ns)`; only for
     /// [`Clock::Host`] traces whose recorder read the console.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// At most [`MAX_SAMPLES`] (a reader refuses more).
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "bound::at_most_max_samples"
+    )]
     pub console: Vec<(f64, u64)>,
 }
 

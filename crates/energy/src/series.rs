@@ -2,7 +2,7 @@
 //! cumulative integral of power (trapezoids) so the energy between any two times costs
 //! O(log n), or O(1) amortised through a [`Cursor`] walking forward.
 
-use crate::align::AlignError;
+use crate::error::AlignError;
 use crate::{Trace, MAX_SAMPLES};
 
 pub(crate) struct Series {

@@ -344,6 +344,9 @@ pub fn document(c: &Comparison) -> Doc {
         ));
         d.push(Block::List(alone));
     }
+    if let Some(e) = &c.energy {
+        d.extend(super::energy::blocks(e, base));
+    }
     d
 }
 
@@ -548,6 +551,7 @@ pub fn compare_figures(c: &Comparison) -> Vec<PlotFigure> {
                 x_axis: XAxis::Log2Bytes,
                 y_max: None,
                 legend_right: false,
+                bands: Vec::new(),
                 series: c
                     .entries
                     .iter()

@@ -153,8 +153,10 @@ fn tests_words(peer: &Peer, link: &str) -> String {
 /// board file's console device and speed), the results link (gadget: the USB device
 /// port to this computer, DHCP gives this computer 10.55.0.2; Ethernet: a cable to
 /// this computer, DHCP again, or the `ip addr add 10.55.0.2/30` command for a host that
-/// does not ask, `wired` naming the candidates), the peer, and that the results also land on the card's results
-/// partition, with the `collect --from-card` command.
+/// does not ask, `wired` naming the candidates), the peer, where a power meter goes and
+/// what each position measures ([`crate::power::position::guide_paragraph`]), and that
+/// the results also land on the card's results partition, with the `collect
+/// --from-card` command.
 pub fn instructions(board: &Board, card: &Card, peer: &Peer, wired: &[String]) -> String {
     let name = &board.description;
     let insert = match card {
@@ -223,10 +225,11 @@ pub fn instructions(board: &Board, card: &Card, peer: &Peer, wired: &[String]) -
         None => connect,
     };
     format!(
-        "  1. {insert}\n  2. Optional: {}.\n  3. {connect}\n{then}\nThe results also land on \
+        "  1. {insert}\n  2. Optional: {}.\n  3. {connect}\n{then}\n{}The results also land on \
          the card's results partition (BBRESULTS): if nothing answers here, power the board \
          off, put the card back in this computer and run\n  {}\n",
         console_line(board),
+        crate::power::position::guide_paragraph(),
         card.collect_command()
     )
 }

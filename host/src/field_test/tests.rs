@@ -684,3 +684,23 @@ fn console_speeds_parse() {
     b.boot.console = "ttyAMA0".into();
     assert_eq!(console(&b), at("ttyAMA0", None));
 }
+
+#[test]
+fn the_instructions_say_where_the_power_meter_goes_and_what_it_measures() {
+    let card = Card::Disk(PathBuf::from("/dev/sdb"));
+    let text = instructions(&board("rpi-4b"), &card, &Peer::External, &[]);
+    assert!(
+        text.contains(
+            "Energy (optional): put a power meter between the supply and the board's power \
+             input (a USB-C or micro-USB meter in the board's power cable); a meter between \
+             the supply and the board's power input (a USB meter in the board's cable) \
+             measures the board alone. A plug at the wall works too, but a meter at the wall \
+             measures the board and its supply's losses too"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("  benchboot power import RUN trace.json\n"),
+        "{text}"
+    );
+}

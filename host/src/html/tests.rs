@@ -11,6 +11,7 @@ fn chart() -> Chart {
         x_axis: XAxis::Log2Bytes,
         y_max: None,
         legend_right: false,
+        bands: Vec::new(),
         series: vec![Series {
             label: "ext4".into(),
             points: vec![

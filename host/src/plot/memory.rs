@@ -36,6 +36,7 @@ pub fn latency_chart(t: &LatencyTable) -> Chart {
         x_axis: XAxis::Log2Bytes,
         y_max: None,
         legend_right: false,
+        bands: Vec::new(),
         series: vec![
             series("single random read", false),
             series("dual random read (per step)", true),

@@ -24,6 +24,11 @@ pub trait Meter {
     /// The transport failed or the meter sent what its decoder refuses; the recorder
     /// stops and keeps what it has.
     fn read(&mut self, origin: Instant) -> anyhow::Result<Vec<Sample>>;
+    /// True when the power is a model, not a measurement (the QEMU meter): the trace
+    /// and every figure from it are marked EMULATED.
+    fn emulated(&self) -> bool {
+        false
+    }
     /// The meter's own energy counter now, J, where it has one.
     fn counter_j(&mut self) -> Option<f64> {
         None

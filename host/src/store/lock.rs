@@ -37,16 +37,19 @@ pub enum Holder {
     Reindex,
     /// A reader tidying the store (stale temp files) on the way in.
     Tidy,
+    /// Attaching a power trace to a stored run (`power import`).
+    Power,
 }
 
 impl Holder {
-    const ALL: [Holder; 3] = [Holder::Store, Holder::Reindex, Holder::Tidy];
+    const ALL: [Holder; 4] = [Holder::Store, Holder::Reindex, Holder::Tidy, Holder::Power];
 
     fn tag(self) -> &'static str {
         match self {
             Holder::Store => "store",
             Holder::Reindex => "reindex",
             Holder::Tidy => "tidy",
+            Holder::Power => "power",
         }
     }
 
@@ -55,6 +58,7 @@ impl Holder {
             Holder::Store => "storing a run (`collect`)",
             Holder::Reindex => "rebuilding the index (`runs --reindex`)",
             Holder::Tidy => "removing stale temp files",
+            Holder::Power => "attaching a power trace to a run (`power import`)",
         }
     }
 }

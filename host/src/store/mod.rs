@@ -7,8 +7,9 @@
 //! Another run that carries a stored run's id (a copied or forged document: another
 //! board, boot card or start) is kept beside it as `<run id>.<n>` ([`same_run`]).
 //! Every write holds the store's lock ([`lock`]); the folder holds only benchboot's
-//! own names: `benchboot.db` (and SQLite's `-journal`), `benchboot.lock`, `runs/`, and
-//! the temp files of [`crate::atomic_file::temp_path`], the only files it removes.
+//! own names: `benchboot.db` (and SQLite's `-journal`), `benchboot.lock`, `runs/`,
+//! `power/` (a run's power trace, `power/<name>.json`, written by `power import`),
+//! and the temp files of [`crate::atomic_file::temp_path`], the only files it removes.
 
 use std::path::{Path, PathBuf};
 
@@ -38,6 +39,9 @@ pub const STORE_ENV: &str = "BENCHBOOT_STORE";
 pub const DB_FILE: &str = "benchboot.db";
 /// The folder of raw JSON files inside the store folder.
 pub const RUNS_DIR: &str = "runs";
+/// The folder of the runs' power traces inside the store folder (`<name>.json`, named
+/// as the run's document in [`RUNS_DIR`]).
+pub const POWER_DIR: &str = "power";
 /// Why a run could not be found in the store (wrapped in [`anyhow::Error`]; downcast to
 /// tell the cases apart).
 #[derive(Debug, thiserror::Error)]

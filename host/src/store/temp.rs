@@ -1,8 +1,9 @@
 //! Temp files of the store: a document is written as
 //! `runs/.<name>.json.<pid>.benchboot.tmp` and renamed into place
 //! ([`crate::atomic_file`]), a rebuilt index as `.benchboot.db.<pid>.benchboot.tmp`
-//! (with SQLite's `-journal` beside it while it is built). A killed `collect` or
-//! `runs --reindex` leaves its temp file behind; opening the store removes it.
+//! (with SQLite's `-journal` beside it while it is built), a run's power trace as
+//! `power/.<name>.json.<pid>.benchboot.tmp`. A killed `collect`, `runs --reindex` or
+//! `power import` leaves its temp file behind; opening the store removes it.
 //!
 //! Only those names: the exact shape [`crate::atomic_file::temp_path`] makes, for a
 //! file benchboot writes in that folder (`benchboot.db` in the store, a document name
@@ -57,12 +58,18 @@ fn is_ours(name: &str, in_runs: bool) -> bool {
     temp_target(db_temp).is_some_and(|(target, _)| target == DB_FILE)
 }
 
-/// The temp files of the store in `dir` (in it and in `runs/`): regular files whose
+/// The temp files of the store in `dir` (in it, in `runs/` and in `power/`, whose
+/// files are named as `runs/`'s are): regular files whose
 /// names are benchboot's own temp names there (see the module); links, folders and
 /// every other name are not.
 pub fn temp_files(dir: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
-    for (d, in_runs) in [(dir.to_owned(), false), (dir.join(RUNS_DIR), true)] {
+    let power = dir.join(super::POWER_DIR);
+    for (d, in_runs) in [
+        (dir.to_owned(), false),
+        (dir.join(RUNS_DIR), true),
+        (power, true),
+    ] {
         let Ok(entries) = std::fs::read_dir(&d) else {
             continue;
         };
@@ -124,8 +131,11 @@ pub fn clean(dir: &Path) -> Vec<String> {
         }
         let size = std::fs::metadata(&path).map_or(0, |m| m.len());
         if std::fs::remove_file(&path).is_ok() {
+            let folder = path.parent().and_then(Path::file_name);
             let what = if path.parent() == Some(dir) {
                 "an interrupted `runs --reindex`"
+            } else if folder.is_some_and(|f| f == super::POWER_DIR) {
+                "an interrupted `power import`"
             } else {
                 "an interrupted `collect`"
             };
@@ -171,5 +181,16 @@ mod tests {
         ] {
             assert!(!is_ours(name, in_runs), "{name} in runs: {in_runs}");
         }
+    }
+
+    #[test]
+    fn a_power_traces_temp_file_is_found_in_power() {
+        let dir = tempfile::tempdir().unwrap();
+        let power = dir.path().join(crate::store::POWER_DIR);
+        std::fs::create_dir_all(&power).unwrap();
+        let tmp = power.join(".r-1.json.4242.benchboot.tmp");
+        std::fs::write(&tmp, "{").unwrap();
+        std::fs::write(power.join("notes.tmp"), "").unwrap();
+        assert_eq!(temp_files(dir.path()), [tmp]);
     }
 }

@@ -224,3 +224,39 @@ fn html_output_names_the_file_to_pass() {
         format!("wrote {}", page.display())
     );
 }
+
+/// `benchboot power show` with a trace nothing ties to the run: exit status 1, both
+/// files and the reason named, nothing on stdout.
+#[test]
+fn power_show_refuses_a_trace_that_does_not_align() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.power.json");
+    let samples: Vec<String> = (0..100)
+        .map(|i| format!(r#"{{"t_s":{},"watts":2.0}}"#, f64::from(i) / 10.0))
+        .collect();
+    std::fs::write(
+        &trace,
+        format!(
+            r#"{{"meter":"m","clock":"own","emulated":true,"resolution_w":0.001,"period_s":0.1,"samples":[{}]}}"#,
+            samples.join(",")
+        ),
+    )
+    .unwrap();
+    let results = "tests/data/handmade-a.json";
+    let out = benchboot(&["power", "show", results, trace.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "error: {} cannot be tied to the steps of {results} (run ",
+            trace.display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the run recorded no sync pattern and the trace has no console stamps"),
+        "{stderr}"
+    );
+    assert_no_backtrace(&stderr);
+    assert!(out.stdout.is_empty());
+}

@@ -36,6 +36,7 @@ mod hostile_text;
 mod memory_cli;
 mod peer_wifi;
 mod plan_write;
+mod power_record;
 #[cfg(unix)]
 mod prepare_disk;
 #[cfg(unix)]
