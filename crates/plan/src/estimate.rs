@@ -47,10 +47,13 @@ pub fn estimate(plan: &Plan) -> Vec<StepEstimate> {
             ));
         }
         if e.idle_ms > 0 {
+            let on_links = match links {
+                0 => String::new(),
+                n => format!(" and on each of {}", count(n as usize, "measured link")),
+            };
             parts.push(format!(
-                "idle {} with radios off and on each of {}",
-                fmt_millis(e.idle_ms),
-                count(links as usize, "measured link")
+                "idle {} with radios off{on_links}",
+                fmt_millis(e.idle_ms)
             ));
         }
         if let Some(sensor) = &e.sensor {

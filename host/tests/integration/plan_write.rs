@@ -210,8 +210,16 @@ fn plan_check_prints_every_step_with_its_bound() {
         text.contains("10 s per cell and direction (write, read): at most 5 h 24 min"),
         "{text}"
     );
-    // + the memory step's bound (MemoryPlan::HARDWARE: 6 min 56 s).
-    assert!(text.contains("total: at most 5 h 30 min"), "{text}");
+    // + the memory step's bound (MemoryPlan::HARDWARE: 6 min 56 s) + the energy marks
+    // (two 13 s sync patterns, 30 s idle with radios off: 56 s).
+    assert!(
+        text.contains(
+            "sync pattern 1111100110101 at the start and the end, 1 s slots; idle 30 s with \
+             radios off: at most 56 s"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("total: at most 5 h 31 min"), "{text}");
     assert!(text.contains("optional targets"), "{text}");
     assert!(
         text.contains(
