@@ -113,6 +113,43 @@ pub struct Context {
     /// The full-card check's verdict line (`None`: not run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub card_check: Option<String>,
+    /// The boot's stages in words ([`boot_line`]; `None`: not recorded, documents
+    /// before 1.13).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boot: Option<String>,
+}
+
+/// The boot's stages in words: each measured stage in seconds, each other stage with
+/// why it has no figure; `None` when the document recorded none (before schema 1.13).
+pub fn boot_line(r: &RunResults) -> Option<String> {
+    use benchboot_results::Reading;
+    let b = &r.boot;
+    let stages = [
+        ("before the kernel's clock", &b.before_kernel_ns),
+        ("kernel to PID 1", &b.kernel_to_init_ns),
+        ("PID 1 to the first step", &b.init_to_first_step_ns),
+        ("PID 1 to the results link", &b.init_to_link_ns),
+    ];
+    let recorded = |s: &Reading<u64>| s != &Reading::default();
+    if !stages.iter().any(|(_, s)| recorded(s)) {
+        return None;
+    }
+    let p = benchboot_results::health::facts::printable;
+    let words: Vec<String> = stages
+        .iter()
+        .map(|(name, s)| match s {
+            Reading::Ok { value, source } => {
+                let emulated = if r.emulated && source.contains("QEMU") {
+                    " (EMULATED: QEMU's own start)"
+                } else {
+                    ""
+                };
+                format!("{name} {:.2} s{emulated}", *value as f64 / 1e9)
+            }
+            Reading::Unavailable { reason } => format!("{name}: not measured ({})", p(reason)),
+        })
+        .collect();
+    Some(words.join("; "))
 }
 
 /// The SD cards of `r` in words, `<disk>: <summary>` each.
@@ -233,6 +270,7 @@ pub fn context(r: &RunResults) -> Context {
         cards: card_lines(r),
         card_check: card_check_line(r),
         boot_card: boot_card_line(r),
+        boot: boot_line(r),
     }
 }
 

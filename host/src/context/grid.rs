@@ -89,6 +89,9 @@ pub fn context_grid(c: &Context) -> Grid {
     if let Some(card) = &c.boot_card {
         rows.push(("boot card".into(), card.clone()));
     }
+    if let Some(boot) = &c.boot {
+        rows.push(("boot time by stage".into(), boot.clone()));
+    }
     if let Some(check) = &c.card_check {
         rows.push(("card check".into(), check.clone()));
     }

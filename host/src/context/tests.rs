@@ -521,3 +521,31 @@ fn the_card_check_line_carries_the_whole_card_pass_and_its_fall() {
     assert!(line.contains("full pass: stopped before the end"), "{line}");
     assert!(line.ends_with("falls at 0 B: 40.0 -> 4.0 MiB/s"), "{line}");
 }
+
+/// The boot's stages in the context: seconds for each measured stage, QEMU's own start
+/// marked EMULATED, a stage with no figure with its reason; nothing for old documents.
+#[test]
+fn the_context_gives_the_boot_time_by_stage() {
+    use benchboot_results::Reading;
+    let mut r = run(Vec::new());
+    assert_eq!(context(&r).boot, None);
+    r.boot.kernel_to_init_ns = Reading::ok(1_920_000_000, "CLOCK_BOOTTIME at PID 1's start");
+    r.boot.init_to_first_step_ns = Reading::ok(4_200_000_000, "CLOCK_BOOTTIME");
+    r.boot.before_kernel_ns = Reading::unavailable("BCM2835: no ARM generic timer");
+    r.boot.init_to_link_ns = Reading::unavailable("no results link\u{1b}[2J");
+    let line = context(&r).boot.unwrap();
+    assert_eq!(
+        line,
+        "before the kernel's clock: not measured (BCM2835: no ARM generic timer); \
+         kernel to PID 1 1.92 s; PID 1 to the first step 4.20 s; \
+         PID 1 to the results link: not measured (no results link\\u{1b}[2J)"
+    );
+    r.emulated = true;
+    r.boot.before_kernel_ns = Reading::ok(310_000_000, "CNTVCT/CNTFRQ under QEMU");
+    assert!(context(&r)
+        .boot
+        .unwrap()
+        .starts_with("before the kernel's clock 0.31 s (EMULATED: QEMU's own start);"));
+    let g = context_grid(&context(&r));
+    assert!(value(&g, "boot time by stage").starts_with("before the kernel's clock 0.31 s"));
+}
