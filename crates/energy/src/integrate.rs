@@ -114,6 +114,9 @@ pub struct EnergyReport {
     pub run: Option<StepEnergy>,
     /// The meter's own counter from its first to its last reading, J.
     pub counter_j: Option<f64>,
+    /// When the board was powered, `(board s, ± s)` (negative: before the kernel's clock
+    /// started), or why the trace cannot tell ([`crate::power_on`]).
+    pub power_on: Result<(f64, f64), String>,
     /// The trace's integral over the same span, J (to hold beside `counter_j`).
     pub trace_j: f64,
     pub notes: Vec<String>,
@@ -397,9 +400,11 @@ pub fn energy_report(trace: &Trace, results: &RunResults) -> Result<EnergyReport
                 .into(),
         );
     }
+    let power_on = crate::power_on::power_on(trace, &alignment, idle_w.as_ref().map(|f| f.value));
     Ok(EnergyReport {
         meter: trace.meter.clone(),
         emulated: trace.emulated,
+        power_on,
         alignment,
         idle_w,
         idle_phases,

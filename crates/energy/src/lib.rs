@@ -22,6 +22,7 @@ pub mod decode;
 mod error;
 pub mod integrate;
 pub mod marks;
+pub mod power_on;
 pub mod schedule;
 mod series;
 #[cfg(test)]

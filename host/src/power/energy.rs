@@ -398,6 +398,22 @@ pub fn counter_line(rep: &EnergyReport) -> Option<String> {
     ))
 }
 
+/// Power-on, the boot's first stage, as the trace shows it (or why it cannot).
+pub fn power_on_line(rep: &EnergyReport) -> String {
+    match &rep.power_on {
+        Ok((at, pm)) if *at <= 0.0 => format!(
+            "power-on: {:.2} s ± {:.2} before the kernel's clock started (the trace's first \
+             rise)",
+            -at, pm
+        ),
+        Ok((at, pm)) => format!(
+            "power-on: the trace's first rise is {at:.2} s ± {pm:.2} after the kernel's clock \
+             started: not the board's power-on (a reset, or a trace of another boot)"
+        ),
+        Err(why) => format!("power-on: not shown: {why}"),
+    }
+}
+
 /// The energy crate's notes the lines above do not already say.
 fn notes(rep: &EnergyReport) -> Vec<String> {
     rep.notes
@@ -463,6 +479,7 @@ pub fn blocks(e: &Energy) -> Vec<Block> {
         out.push(Block::Grid(idle_grid(rep)));
     }
     let mut tail: Vec<String> = counter_line(rep).into_iter().collect();
+    tail.push(power_on_line(rep));
     tail.extend(notes(rep));
     if !tail.is_empty() {
         out.push(Block::List(tail));
