@@ -232,7 +232,7 @@ const PER: [PerColumn; 4] = [
 /// network tests; not the timed passes): s, samples, mean W, W above idle, J ±, J above
 /// idle ±, and the J/GiB and nJ/bit columns some step has. A step without a figure
 /// gives the reason in its energy cell.
-pub fn step_grid(rep: &EnergyReport) -> Grid {
+pub fn step_grid(rep: &EnergyReport, reasons: &mut Reasons) -> Grid {
     let steps: Vec<&StepEnergy> = rep
         .steps
         .iter()
@@ -274,7 +274,7 @@ pub fn step_grid(rep: &EnergyReport) -> Grid {
             }
             Err(why) => {
                 row.extend(["—".to_owned(), "—".to_owned()]);
-                row.push(format!("no figure: {why}"));
+                row.push(reasons.cell(why));
                 row.push("—".into());
                 row.extend(per.iter().map(|_| "—".to_owned()));
             }
@@ -287,7 +287,7 @@ pub fn step_grid(rep: &EnergyReport) -> Grid {
 /// The timed passes of each storage cell folded into one row: how many passes each way
 /// have a figure and their J/GiB, median (min–max); a cell none of whose passes has a
 /// figure gives the first pass's reason. `None` when the run recorded no pass times.
-pub fn pass_grid(rep: &EnergyReport) -> Option<Grid> {
+pub fn pass_grid(rep: &EnergyReport, reasons: &mut Reasons) -> Option<Grid> {
     // (cell, [write passes, read passes])
     let mut cells: Vec<(String, [Vec<&StepEnergy>; 2])> = Vec::new();
     for s in &rep.steps {
@@ -341,7 +341,7 @@ pub fn pass_grid(rep: &EnergyReport) -> Option<Grid> {
                 None => passes
                     .iter()
                     .find_map(|p| p.figure.as_ref().err())
-                    .map_or("—".into(), |why| format!("no figure: {why}")),
+                    .map_or("—".into(), |why| reasons.cell(why)),
             });
         }
         g.push(row);
@@ -349,8 +349,51 @@ pub fn pass_grid(rep: &EnergyReport) -> Option<Grid> {
     Some(g)
 }
 
+/// Why steps have no figure, each reason once: a table cell says `no figure [n]` and the
+/// reasons follow the tables as `[n] reason` (a reason in the cell made the energy
+/// column as wide as the sentence). A reason's leading length (`0.082 s: `) is left out,
+/// since the row's `s` column says it.
+#[derive(Debug, Default)]
+pub struct Reasons(Vec<String>);
+
+impl Reasons {
+    /// The cell for a step with no figure because of `why`.
+    pub fn cell(&mut self, why: &str) -> String {
+        let key = strip_length(why).to_owned();
+        let n = match self.0.iter().position(|r| *r == key) {
+            Some(i) => i + 1,
+            None => {
+                self.0.push(key);
+                self.0.len()
+            }
+        };
+        format!("no figure [{n}]")
+    }
+
+    /// `[n] reason`, in the order the cells first named them.
+    pub fn lines(&self) -> Vec<String> {
+        self.0
+            .iter()
+            .enumerate()
+            .map(|(i, r)| format!("[{}] no figure: {r}", i + 1))
+            .collect()
+    }
+}
+
+/// `why` without a leading `<number> s: `.
+fn strip_length(why: &str) -> &str {
+    let Some((head, rest)) = why.split_once(" s: ") else {
+        return why;
+    };
+    if !head.is_empty() && head.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        rest
+    } else {
+        why
+    }
+}
+
 /// One row per idle phase: s, samples, mean W, W above radios-off, J ±.
-pub fn idle_grid(rep: &EnergyReport) -> Grid {
+pub fn idle_grid(rep: &EnergyReport, reasons: &mut Reasons) -> Grid {
     let mut g = Grid::new(
         [
             "idle phase",
@@ -374,7 +417,7 @@ pub fn idle_grid(rep: &EnergyReport) -> Grid {
             }
             Err(why) => {
                 row.extend(["—".to_owned(), "—".to_owned()]);
-                row.push(format!("no figure: {why}"));
+                row.push(reasons.cell(why));
             }
         }
         g.push(row);
@@ -465,8 +508,9 @@ pub fn blocks(e: &Energy) -> Vec<Block> {
     out.push(Block::Heading(
         "Energy per step (J ± its uncertainty; above idle: over the radios-off power)".into(),
     ));
-    out.push(Block::Grid(step_grid(rep)));
-    if let Some(g) = pass_grid(rep) {
+    let mut reasons = Reasons::default();
+    out.push(Block::Grid(step_grid(rep, &mut reasons)));
+    if let Some(g) = pass_grid(rep, &mut reasons) {
         out.push(Block::Heading(
             "Energy per GiB of each storage cell's timed passes, median (min–max)".into(),
         ));
@@ -476,9 +520,10 @@ pub fn blocks(e: &Energy) -> Vec<Block> {
         out.push(Block::Heading(
             "Idle phases (PID 1 asleep; above radios-off: what the link up costs)".into(),
         ));
-        out.push(Block::Grid(idle_grid(rep)));
+        out.push(Block::Grid(idle_grid(rep, &mut reasons)));
     }
-    let mut tail: Vec<String> = counter_line(rep).into_iter().collect();
+    let mut tail: Vec<String> = reasons.lines();
+    tail.extend(counter_line(rep));
     tail.push(power_on_line(rep));
     tail.extend(notes(rep));
     if !tail.is_empty() {

@@ -35,7 +35,7 @@ fn the_rows_of_a_known_trace_are_exact() {
         alignment_line(rep),
         "alignment: none needed, the trace is on the board's clock (error ± 50.0 ms)"
     );
-    let g = step_grid(rep);
+    let g = step_grid(rep, &mut Reasons::default());
     assert_eq!(
         g.header,
         [
@@ -83,7 +83,7 @@ fn the_rows_of_a_known_trace_are_exact() {
                 "6",
                 "—",
                 "—",
-                "no figure: 0.5 s: shorter than 10 samples of this meter (10 samples/s)",
+                "no figure [1]",
                 "—",
                 "—",
                 "—"
@@ -103,7 +103,7 @@ fn the_rows_of_a_known_trace_are_exact() {
     );
     // The passes fold under their cell: 30 J over 1 GiB each way; the 0.5 s write has
     // no figure.
-    let p = pass_grid(rep).unwrap();
+    let p = pass_grid(rep, &mut Reasons::default()).unwrap();
     assert_eq!(
         p.rows,
         [row(&[
@@ -114,7 +114,7 @@ fn the_rows_of_a_known_trace_are_exact() {
             "30.0"
         ])]
     );
-    let i = idle_grid(rep);
+    let i = idle_grid(rep, &mut Reasons::default());
     assert_eq!(
         i.rows,
         [
@@ -143,8 +143,11 @@ fn the_rows_of_a_known_trace_are_exact() {
     };
     assert_eq!(
         tail,
-        ["power-on: not shown: the trace starts with the board already drawing 2.000 W: \
-          start the meter before powering the board"]
+        [
+            "[1] no figure: shorter than 10 samples of this meter (10 samples/s)",
+            "power-on: not shown: the trace starts with the board already drawing 2.000 W: \
+             start the meter before powering the board"
+        ]
     );
 }
 
@@ -156,11 +159,14 @@ fn a_pass_cell_without_any_figure_gives_the_reason() {
         m.nanos = 500_000_000;
     }
     let e = Energy::of(fixture::trace(), "t".into(), &r);
-    let p = pass_grid(report(&e)).unwrap();
+    let mut reasons = Reasons::default();
+    let p = pass_grid(report(&e), &mut reasons).unwrap();
     assert_eq!(p.rows[0][1], "0 of 2");
+    assert_eq!(p.rows[0][2], "no figure [1]");
+    // Every pass's reason is the same sentence but for its length: one note.
     assert_eq!(
-        p.rows[0][2],
-        "no figure: 0.5 s: shorter than 10 samples of this meter (10 samples/s)"
+        reasons.lines(),
+        ["[1] no figure: shorter than 10 samples of this meter (10 samples/s)"]
     );
 }
 
