@@ -20,9 +20,10 @@ declare -A max_len=(
     [journal_ring]=16384 # four 4 KiB blocks: seeds of one to three records
     [card_image]=32768   # seeds 7.5-14 KiB: MBR, FAT12 results partition, EBRs, journal
     [boards_dir]=24576   # a board file and shared.toml (at most 6 + 9 KiB)
+    [power_trace]=16384  # a trace JSON of a few hundred samples, a CSV, a frame, a body
 )
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(results_json board_toml shared_toml plan_json http_request dhcp_packet console_log plan_toml journal_ring card_image boards_dir)
+[ ${#targets[@]} -gt 0 ] || targets=(results_json board_toml shared_toml plan_json http_request dhcp_packet console_log plan_toml journal_ring card_image boards_dir power_trace)
 for t in "${targets[@]}"; do
     dict=()
     case $t in results_json | plan_json) dict=(-dict=dicts/json.dict) ;; esac
