@@ -350,16 +350,12 @@ fn launch(board: &Board, opts: &Options) -> Result<Launched> {
             let line = String::from_utf8_lossy(&buf)
                 .trim_end_matches(['\r', '\n'])
                 .to_owned();
-            if let Some(stamps) = &stamps {
-                if let Some(board_ns) = benchboot_energy::marks::parse(&line).map(|m| m.t_ns()) {
-                    let at = started.elapsed().as_secs_f64();
-                    if let Ok(mut s) = stamps.lock() {
-                        s.push((at, board_ns));
-                    }
-                }
-            }
+            let mark = meter::stamp(stamps.as_deref(), &line, started);
             let _ = writeln!(log, "{line}");
-            eprintln!("  | {line}");
+            // The energy marks (two per step) stay in console.log, not on the terminal.
+            if !mark {
+                eprintln!("  | {line}");
+            }
             if tx.send(line).is_err() {
                 break;
             }

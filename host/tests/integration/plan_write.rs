@@ -139,7 +139,7 @@ fn plan_check_and_plan_write_print_the_warnings() {
     assert_eq!(
         warnings,
         [
-            "  warning: my.toml:5: storage.time-cap: the time caps allow up to 80 h 11 min in \
+            "  warning: my.toml:5: storage.time-cap: the time caps allow up to 80 h 14 min in \
              total (over 24 h); is that meant?",
             "  warning: my.toml:3: storage.byte-cap: 4 KiB is below the largest block size, \
              1 MiB: a cell of a larger block moves one block, past the cap (one call: no \

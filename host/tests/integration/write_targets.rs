@@ -869,7 +869,7 @@ fn sources(dir: &Path, base: &Path, out: &mut Vec<(String, String)>) {
             }
         } else if name.ends_with(".rs") && name != "tests.rs" {
             let text = std::fs::read_to_string(&p).unwrap();
-            let text = match text.find("#[cfg(test)]\nmod tests {") {
+            let text = match test_module(&text) {
                 Some(i) => text[..i].to_owned(),
                 None => text,
             };
@@ -882,6 +882,21 @@ fn sources(dir: &Path, base: &Path, out: &mut Vec<(String, String)>) {
             out.push((rel, text));
         }
     }
+}
+
+/// Where the inline test module starts: a `mod tests {` line under a `#[cfg(...)]` line
+/// that names `test` (`#[cfg(test)]`, `#[cfg(all(test, unix))]`).
+fn test_module(text: &str) -> Option<usize> {
+    let mut at = 0;
+    let mut last = "";
+    for line in text.split_inclusive('\n') {
+        if line.starts_with("mod tests {") && last.starts_with("#[cfg(") && last.contains("test") {
+            return Some(at - last.len());
+        }
+        at += line.len();
+        last = line;
+    }
+    None
 }
 
 /// The text of top-level or impl function `name` in `text`, to its closing brace.

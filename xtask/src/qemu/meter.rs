@@ -119,6 +119,18 @@ impl EmulatedMeter {
     }
 }
 
+/// When `line` is one of PID 1's energy mark lines: its board time, stamped with its
+/// arrival (seconds since `origin`) into `stamps` when a meter runs. True for a mark line.
+pub fn stamp(stamps: Option<&Mutex<Vec<(f64, u64)>>>, line: &str, origin: Instant) -> bool {
+    let Some(board_ns) = benchboot_energy::marks::parse(line).map(|m| m.t_ns()) else {
+        return false;
+    };
+    if let Some(Ok(mut s)) = stamps.map(Mutex::lock) {
+        s.push((origin.elapsed().as_secs_f64(), board_ns));
+    }
+    true
+}
+
 /// Adds every vCPU thread's CPU ns now to `per_thread` (every thread's when the process
 /// names none `CPU <n>/...`; threads that ended keep their last value). False when the
 /// process is gone.
@@ -209,6 +221,23 @@ mod tests {
         let j = model_joules(&cpu, 0.5, 1.5).unwrap();
         assert!((j - (1.5 + 0.25)).abs() < 1e-9, "{j}");
         assert_eq!(model_joules(&cpu, -1.0, 1.0), None);
+    }
+
+    /// A mark line is stamped (when a meter runs) and said to be one; other lines not.
+    #[test]
+    fn mark_lines_are_stamped_on_arrival() {
+        let stamps = Mutex::new(Vec::new());
+        let origin = Instant::now();
+        assert!(stamp(
+            Some(&stamps),
+            "benchboot: mark begin memory t_ns=42",
+            origin
+        ));
+        assert!(!stamp(Some(&stamps), "benchboot: saved storage=1", origin));
+        assert!(stamp(None, "benchboot: idle radios-off end t_ns=7", origin));
+        let got = stamps.into_inner().unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].1, 42);
     }
 
     /// This process's own threads are read, and the sum grows as it works.

@@ -268,7 +268,21 @@ impl Hidraw {
     /// It cannot be opened; permission denied says how to get access.
     pub fn open(path: &str) -> Result<Hidraw> {
         match super::fdio::open_rw(std::path::Path::new(path)) {
-            Ok(fd) => Ok(Hidraw { fd }),
+            Ok(fd) => {
+                // Judged by what was opened, not by its name: a report written to
+                // anything but a hidraw node (a disk, under a hidraw-looking name) would
+                // overwrite its first bytes.
+                let subsystem = hidraw_subsystem(&fd);
+                if subsystem.as_deref() != Some("hidraw") {
+                    bail!(
+                        "{path}: not a hidraw device (its subsystem: {}); nothing was written",
+                        subsystem
+                            .as_deref()
+                            .unwrap_or("none: not a character device")
+                    );
+                }
+                Ok(Hidraw { fd })
+            }
             Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => bail!(
                 "{path}: permission denied: install a udev rule giving your user the FNIRSI \
                  ids (baryluk/fnirsi-usb-power-data-logger udev/90-usb-power-meter.rules) \
@@ -277,6 +291,19 @@ impl Hidraw {
             Err(e) => bail!("{path}: {}", benchboot_input::os_words(&e)),
         }
     }
+}
+
+/// The kernel subsystem of the character device `fd` is open on
+/// (`/sys/dev/char/<major>:<minor>/subsystem`), `None` for anything else.
+#[cfg(target_os = "linux")]
+fn hidraw_subsystem(fd: &std::os::fd::OwnedFd) -> Option<String> {
+    let st = rustix::fs::fstat(fd).ok()?;
+    if !rustix::fs::FileType::from_raw_mode(st.st_mode).is_char_device() {
+        return None;
+    }
+    let (major, minor) = (rustix::fs::major(st.st_rdev), rustix::fs::minor(st.st_rdev));
+    let link = std::fs::read_link(format!("/sys/dev/char/{major}:{minor}/subsystem")).ok()?;
+    Some(link.file_name()?.to_string_lossy().into_owned())
 }
 
 #[cfg(target_os = "linux")]
@@ -310,6 +337,24 @@ impl HidTransport for Hidraw {
 mod tests {
     use super::*;
     use std::collections::VecDeque;
+
+    /// Only a hidraw node is written to: /dev/null (a character device of `mem`) and a
+    /// regular file are refused after opening, by what they are.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn only_a_hidraw_node_is_opened_for_reports() {
+        let e = Hidraw::open("/dev/null").err().unwrap().to_string();
+        assert!(
+            e.contains("not a hidraw device (its subsystem: mem)"),
+            "{e}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("disk.img");
+        std::fs::write(&f, [0u8; 512]).unwrap();
+        let e = Hidraw::open(f.to_str().unwrap()).err().unwrap().to_string();
+        assert!(e.contains("not a character device"), "{e}");
+        assert_eq!(std::fs::read(&f).unwrap(), [0u8; 512]);
+    }
 
     /// Replays reports; records what was written.
     struct Replay {
