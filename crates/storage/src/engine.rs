@@ -23,9 +23,15 @@ impl Clock for MonotonicClock {
 }
 
 /// `clock_gettime(CLOCK_BOOTTIME)`, ns: the clock of the results' step windows and energy
-/// marks ([`benchboot_results::StorageMeasurement::begin_ns`]).
+/// marks ([`benchboot_results::StorageMeasurement::begin_ns`]). macOS has no
+/// `CLOCK_BOOTTIME` (`benchboot storage` runs there too): its `CLOCK_MONOTONIC`, the clock
+/// of that run's own windows.
 pub fn boottime_ns() -> u64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::Boottime);
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    let id = rustix::time::ClockId::Boottime;
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    let id = rustix::time::ClockId::Monotonic;
+    let t = rustix::time::clock_gettime(id);
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
