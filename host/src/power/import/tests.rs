@@ -48,7 +48,7 @@ fn a_trace_is_stored_beside_the_run_and_replaced_only_when_asked() {
         position: Some("at the wall".into()),
     };
     let done = import(store.path(), &what).unwrap();
-    let path = store.path().join("power/handmade-a.json");
+    let path = store.path().join("power").join("handmade-a.json");
     assert_eq!(
         done,
         Imported {
@@ -148,7 +148,7 @@ fn a_csv_trace_is_imported_on_its_own_clock() {
         position: None,
     };
     assert_eq!(import(store.path(), &what).unwrap().samples, 3);
-    let t = trace_file::read(&store.path().join("power/handmade-a.json")).unwrap();
+    let t = trace_file::read(&store.path().join("power").join("handmade-a.json")).unwrap();
     assert_eq!(t.meter, "csv um25c.csv");
     assert_eq!(t.clock, Clock::Own);
     assert_eq!(t.samples[1], Sample::watts(10.1, 2.75));
