@@ -24,8 +24,8 @@ pub struct CollectArgs {
     pub addr: Option<String>,
     /// Read the card instead (boards without a USB OTG port): its block device
     /// (/dev/sdb, needs root), an image file, or the folder its results partition
-    /// (BBRESULTS) is mounted on.
-    #[arg(long, value_name = "PATH", conflicts_with_all = ["from_log", "from_lava"])]
+    /// (BBRESULTS) is mounted on; or a results JSON saved elsewhere (`--from-file`).
+    #[arg(long, visible_alias = "from-file", value_name = "PATH", conflicts_with_all = ["from_log", "from_lava"])]
     pub from_card: Option<PathBuf>,
     /// Rebuild the run from a saved console log instead: a serial capture or a LAVA job
     /// log holding the document PID 1 prints at the end of its run (every chunk

@@ -578,7 +578,8 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
 /// `benchboot compare` arguments.
 #[derive(Debug, Clone, clap::Args)]
 pub struct CompareArgs {
-    /// Runs: results JSON files. The first is the baseline of every ratio.
+    /// Runs: results JSON files or stored run ids (or their start) from `benchboot runs`.
+    /// The first is the baseline of every ratio.
     pub runs: Vec<String>,
     /// Also compare with a built-in reference (repeatable); see --list-references.
     #[arg(long = "reference", value_name = "NAME")]

@@ -206,13 +206,16 @@ enum Command {
         #[arg(long)]
         json: Option<PathBuf>,
     },
-    /// Print the tables of a saved results file.
+    /// Print the tables of a saved results file or a stored run (as `report` does).
     ///
     /// Example: benchboot show benchboot-results/rpi-zero-w-0123abcd.json
     ///
+    /// Example: benchboot show rpi-zero-w-0123   (a stored run id, or its start)
+    ///
     /// Example: benchboot show run.json --power trace.json   (with the energy of each step)
     Show {
-        file: PathBuf,
+        /// A results JSON file, or a run id (or its start) from `benchboot runs`.
+        run: String,
         /// The power trace recorded during the run (JSON, as `benchboot power record`
         /// writes it): adds the energy section.
         #[arg(long, value_name = "TRACE.json")]
@@ -227,6 +230,7 @@ enum Command {
   benchboot collect --addr 127.0.0.1:18080    (a QEMU board, cargo xtask qemu)
   sudo benchboot collect --from-card /dev/sdb (the card, read-only)
   benchboot collect --from-card /media/$USER/BBRESULTS
+  benchboot collect --from-file saved/results.json   (a results document saved elsewhere)
   benchboot collect --json | jq -r .json_path")]
     Collect(benchboot::collect::CollectArgs),
     /// List the runs in the local results store.
@@ -246,6 +250,7 @@ enum Command {
     /// Compare runs side by side, or with built-in references: ratios, spread, rank test.
     #[command(after_help = "Examples:
   benchboot compare pi-zero.json banana-pi.json
+  benchboot compare rpi-zero-w-0123 rpi-zero-w-4567   (stored run ids from `benchboot runs`)
   benchboot compare run.json --reference pi-model-b-usb-hdd --plots plots/
   benchboot compare a.json b.json --format csv > compare.csv
   benchboot compare --list-references")]
@@ -580,7 +585,8 @@ fn run(command: Command) -> Result<()> {
         Command::Power(cmd) => benchboot::power::run(&cmd)?,
         Command::Collect(args) => benchboot::collect::run(&args)?,
         Command::Runs(args) => benchboot::collect::run_runs(&args)?,
-        Command::Show { file, power } => {
+        Command::Show { run, power } => {
+            let file = benchboot::report::resolve_run(&run)?;
             let results = benchboot::report::load_path(&file)?;
             let energy = benchboot::power::energy::Energy::find(&file, power.as_deref(), &results)?;
             let doc = render::document_full(&results, energy.as_ref(), &[]);

@@ -69,7 +69,7 @@ pub enum Verb {
         /// `emulated`: record a power trace beside the run from a model of QEMU's CPU
         /// time (idle W + W per busy core), align it with the board's sync patterns and
         /// print the energy per step, EMULATED. A real meter is read by `benchboot power
-        /// record` (README, "Energy").
+        /// record` (docs/energy.md).
         #[arg(long, value_parser = ["emulated"])]
         meter: Option<String>,
     },
@@ -82,7 +82,7 @@ pub enum Verb {
         what: Bench,
     },
     /// Write a board's LAVA job definitions (flasher, TFTP, qemu routes) and the files
-    /// they name into target/images/<board>.lava/ (ARCHITECTURE.md, README "Board farms").
+    /// they name into target/images/<board>.lava/ (ARCHITECTURE.md, docs/lava.md).
     Lava {
         /// A board file's name in boards/ (e.g. rpi-3b).
         #[arg(long)]

@@ -13,9 +13,12 @@ use crate::Plan;
 /// `1 target`, `3 targets`.
 fn count(n: usize, what: &str) -> String {
     if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
+        return format!("1 {what}");
+    }
+    // English plural of the nouns used here: "entry" -> "entries", "key" -> "keys".
+    match what.strip_suffix('y') {
+        Some(stem) if !stem.ends_with(['a', 'e', 'i', 'o', 'u']) => format!("{n} {stem}ies"),
+        _ => format!("{n} {what}s"),
     }
 }
 
@@ -308,6 +311,14 @@ pub(crate) fn sum(xs: impl IntoIterator<Item = u64>) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_say_the_plural_in_english() {
+        assert_eq!(count(3, "WiFi entry"), "3 WiFi entries");
+        assert_eq!(count(1, "WiFi entry"), "1 WiFi entry");
+        assert_eq!(count(2, "key"), "2 keys");
+        assert_eq!(count(0, "target"), "0 targets");
+    }
 
     #[test]
     fn the_bound_is_the_sum_of_the_time_caps() {

@@ -249,12 +249,12 @@ fn the_presets_look_for_the_labels_prepare_disk_writes() {
 }
 
 #[test]
-fn the_readme_plan_example_is_a_valid_plan() {
-    let readme = include_str!("../../../README.md");
+fn the_plan_example_in_docs_is_a_valid_plan() {
+    let readme = include_str!("../../../docs/plans.md");
     let plans = readme
-        .split("## Plans")
+        .split("# Plans")
         .nth(1)
-        .expect("README has a Plans section");
+        .expect("docs/plans.md has a Plans heading");
     let text = plans
         .split("```toml\n")
         .nth(1)
