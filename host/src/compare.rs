@@ -8,6 +8,7 @@ pub mod energy;
 pub mod memory;
 pub mod output;
 pub mod rank_test;
+pub mod verdict;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -181,6 +182,22 @@ pub struct Comparison {
     /// from the traces stored with the runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy: Option<energy::EnergyComparison>,
+    /// Figures left out of the rows, one line each with the reason (memory latency when
+    /// a run is emulated: [`emulated_latency_line`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_compared: Vec<String>,
+}
+
+/// The line that replaces the memory latency rows of a comparison with an emulated run:
+/// QEMU's TCG has no cache hierarchy to time, so its latencies are noise (mostly 0.0 ns
+/// over L1), not compared. `emulated`: the letters of the emulated runs.
+pub fn emulated_latency_line(emulated: &[String]) -> String {
+    format!(
+        "Memory latency: not compared, {} {} EMULATED (QEMU): TCG has no caches to time, its \
+         latencies are noise (mostly 0.0 ns over L1); benchboot report shows them",
+        verdict::and_list(emulated),
+        if emulated.len() == 1 { "is" } else { "are" }
+    )
 }
 
 /// Every comparable figure of a run ([`Key::of`]: each row gathers its repetitions;
@@ -506,7 +523,7 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
         )
     });
     let mut caveats: Vec<String> = Vec::new();
-    let rows = keys
+    let rows: Vec<Row> = keys
         .into_iter()
         .map(|k| {
             let found: Vec<Option<(Stat, Option<String>)>> = entries
@@ -551,6 +568,18 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
         })
         .collect();
     let infos: Vec<EntryInfo> = entries.into_iter().map(|e| e.info).collect();
+    // An emulated run's latencies are TCG noise: no row compares them.
+    let emulated: Vec<String> = infos
+        .iter()
+        .filter(|e| e.emulated)
+        .map(|e| e.letter.clone())
+        .collect();
+    let mut not_compared = Vec::new();
+    let mut rows: Vec<Row> = rows;
+    if !emulated.is_empty() && rows.iter().any(|r| r.key.section == Section::MemoryLatency) {
+        rows.retain(|r| r.key.section != Section::MemoryLatency);
+        not_compared.push(emulated_latency_line(&emulated));
+    }
     let card_passes = infos
         .iter()
         .zip(runs)
@@ -572,6 +601,7 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
         rows,
         card_passes,
         energy: None,
+        not_compared,
     })
 }
 

@@ -253,6 +253,8 @@ pub fn document(c: &Comparison) -> Doc {
     if let Some(n) = &c.notice {
         d.push(Block::Alert(n.clone()));
     }
+    // The verdicts in words first, the tables after.
+    d.extend(super::verdict::blocks(c));
     if let Some(w) = &c.plan_warning {
         d.push(Block::Alert(format!("DIFFERENT PLANS: {w}")));
     }
@@ -338,6 +340,7 @@ pub fn document(c: &Comparison) -> Doc {
             None => alone.push(title),
         }
     }
+    d.extend(c.not_compared.iter().map(|l| Block::Text(l.clone())));
     if !alone.is_empty() {
         d.push(Block::Heading(
             "Measured by one entry only (nothing to compare; see benchboot report)".into(),

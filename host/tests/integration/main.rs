@@ -20,6 +20,7 @@ mod collect_journal;
 mod collect_log;
 mod collect_net;
 mod collect_store;
+mod compare_verdict;
 mod fake_board;
 mod fetch;
 #[cfg(unix)]
