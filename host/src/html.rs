@@ -146,7 +146,7 @@ fn lines(s: &str) -> String {
 }
 
 /// The page of `doc`: its title from the first [`Block::Title`], a contents line of its
-/// headings, every block, the plots inline (each [`PlotFigure`] as SVG; with
+/// headings (under a [`Block::Facts`] right after the title), every block, the plots inline (each [`PlotFigure`] as SVG; with
 /// `log_y_toggle` a second SVG on a log10 y axis behind a checkbox).
 ///
 /// # Errors
@@ -231,7 +231,13 @@ pub fn page(doc: &Doc) -> Result<String> {
         }
         nav.push_str("</nav>\n");
     }
-    let at = body.find("</h1>\n").map_or(0, |i| i + "</h1>\n".len());
+    let mut at = body.find("</h1>\n").map_or(0, |i| i + "</h1>\n".len());
+    // A headline right under the title stays first: the contents line goes below it.
+    if body[at..].starts_with(FACTS_OPEN) {
+        at += body[at..]
+            .find(FACTS_CLOSE)
+            .map_or(0, |i| i + FACTS_CLOSE.len());
+    }
     body.insert_str(at, &nav);
     out.push_str(&body);
     writeln!(out, "<script>{SCRIPT}</script>\n</body>\n</html>")?;
@@ -284,11 +290,15 @@ fn table(g: &Grid, id: &str) -> String {
     out
 }
 
+/// How a [`Facts`] block opens and closes on the page.
+const FACTS_OPEN: &str = "<section class=\"facts\">";
+const FACTS_CLOSE: &str = "</section>\n";
+
 /// A [`Facts`] block: its lead as alerts (or a bold paragraph), its figures as a
 /// `<dl class="facts">` (label, then the figure and its note; an emulated figure's note
 /// opens with the EMULATED mark).
 fn facts(f: &Facts) -> String {
-    let mut out = String::from("<section class=\"facts\">\n");
+    let mut out = format!("{FACTS_OPEN}\n");
     for l in &f.lead {
         if f.alert {
             let _ = writeln!(
@@ -319,7 +329,7 @@ fn facts(f: &Facts) -> String {
         }
         out.push_str("</dl>\n");
     }
-    out.push_str("</section>\n");
+    out.push_str(FACTS_CLOSE);
     out
 }
 

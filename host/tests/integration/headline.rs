@@ -110,7 +110,12 @@ fn the_html_report_opens_with_the_headline() {
     let h1 = page.find("</h1>").unwrap();
     let facts = page.find("<section class=\"facts\">").unwrap();
     let first_h2 = page.find("<h2").unwrap();
-    assert!(h1 < facts && facts < first_h2, "{h1} {facts} {first_h2}");
+    let nav = page.find("<nav>").unwrap();
+    // Title, headline, then the contents line and the sections.
+    assert!(
+        h1 < facts && facts < nav && nav < first_h2,
+        "{h1} {facts} {nav} {first_h2}"
+    );
     let section = &page[facts..first_h2];
     assert!(section.contains(
         "<p class=\"alert\" role=\"alert\"><strong>EMULATED (QEMU): these figures say nothing \
