@@ -13,6 +13,8 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, ContentArrangemen
 
 use crate::chart::PlotFigure;
 
+pub mod facts;
+
 /// A table: a header row and rows of cells, all text. Columns from `left_columns` on
 /// are right-aligned (numbers).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -148,6 +150,9 @@ pub enum Block {
     /// Lines whose columns line up (tinymembench's `label : figure` shape): printed as
     /// they are, in Markdown a fenced `text` block.
     Pre(Vec<String>),
+    /// Key figures, one a line after a lead (the headline that opens a report:
+    /// [`facts::Facts`]).
+    Facts(facts::Facts),
     /// A plot, drawn inline by the HTML page only: the terminal and Markdown leave it
     /// out (`--plots DIR` writes it as files).
     Figure(Box<PlotFigure>),
@@ -210,6 +215,10 @@ impl Doc {
                         out.push('\n');
                     }
                 }
+                Block::Facts(f) => {
+                    out.push_str(&f.text(width));
+                    out.push('\n');
+                }
                 Block::Figure(_) => {}
             }
         }
@@ -247,6 +256,7 @@ impl Doc {
                     }
                     out.push_str("```\n\n");
                 }
+                Block::Facts(f) => out.push_str(&f.markdown()),
                 Block::Figure(_) => {}
             }
         }

@@ -18,6 +18,7 @@ use anyhow::Result;
 use benchboot_results::text::{escape, escape_lines};
 
 use crate::chart::PlotFigure;
+use crate::doc::facts::{Facts, EMULATED_MARK};
 use crate::doc::{Block, Doc, Grid, Tone};
 use crate::plot::svg_string;
 
@@ -41,6 +42,11 @@ table.sortable th[aria-sort=descending]::after{content:" \25BC"}
 td.significant{background:#dafbe1;font-weight:600}
 td.undecided{color:var(--muted)}
 pre{background:var(--head);padding:.5rem .75rem;overflow-x:auto;font-size:.85rem}
+dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:.5rem 0 1.5rem}
+dl.facts dt{font-weight:600}dl.facts dd{margin:0}
+.facts .fig{font-variant-numeric:tabular-nums;font-weight:600;white-space:nowrap}
+.facts .note{color:var(--muted)}.facts .emu{color:var(--alert-line)}
+@media (max-width:30rem){dl.facts{grid-template-columns:1fr}dl.facts dd{margin-bottom:.4rem}}
 figure{margin:1rem 0;page-break-inside:avoid}
 figure svg{max-width:100%;height:auto;display:block}
 figcaption{color:var(--muted);font-size:.85rem}
@@ -140,7 +146,7 @@ fn lines(s: &str) -> String {
 }
 
 /// The page of `doc`: its title from the first [`Block::Title`], a contents line of its
-/// headings, every block, the plots inline (each [`PlotFigure`] as SVG; with
+/// headings (under a [`Block::Facts`] right after the title), every block, the plots inline (each [`PlotFigure`] as SVG; with
 /// `log_y_toggle` a second SVG on a log10 y axis behind a checkbox).
 ///
 /// # Errors
@@ -191,6 +197,7 @@ pub fn page(doc: &Doc) -> Result<String> {
                 }
                 body.push_str("</pre>\n");
             }
+            Block::Facts(f) => body.push_str(&facts(f)),
             Block::Figure(f) => {
                 figures += 1;
                 body.push_str(&figure(f, figures)?);
@@ -224,7 +231,13 @@ pub fn page(doc: &Doc) -> Result<String> {
         }
         nav.push_str("</nav>\n");
     }
-    let at = body.find("</h1>\n").map_or(0, |i| i + "</h1>\n".len());
+    let mut at = body.find("</h1>\n").map_or(0, |i| i + "</h1>\n".len());
+    // A headline right under the title stays first: the contents line goes below it.
+    if body[at..].starts_with(FACTS_OPEN) {
+        at += body[at..]
+            .find(FACTS_CLOSE)
+            .map_or(0, |i| i + FACTS_CLOSE.len());
+    }
     body.insert_str(at, &nav);
     out.push_str(&body);
     writeln!(out, "<script>{SCRIPT}</script>\n</body>\n</html>")?;
@@ -274,6 +287,49 @@ fn table(g: &Grid, id: &str) -> String {
         out.push_str("</tr>\n");
     }
     out.push_str("</tbody>\n</table></div>\n");
+    out
+}
+
+/// How a [`Facts`] block opens and closes on the page.
+const FACTS_OPEN: &str = "<section class=\"facts\">";
+const FACTS_CLOSE: &str = "</section>\n";
+
+/// A [`Facts`] block: its lead as alerts (or a bold paragraph), its figures as a
+/// `<dl class="facts">` (label, then the figure and its note; an emulated figure's note
+/// opens with the EMULATED mark).
+fn facts(f: &Facts) -> String {
+    let mut out = format!("{FACTS_OPEN}\n");
+    for l in &f.lead {
+        if f.alert {
+            let _ = writeln!(
+                out,
+                "<p class=\"alert\" role=\"alert\"><strong>{}</strong></p>",
+                text(l)
+            );
+        } else {
+            let _ = writeln!(out, "<p><strong>{}</strong></p>", text(l));
+        }
+    }
+    if !f.rows.is_empty() {
+        out.push_str("<dl class=\"facts\">\n");
+        for r in &f.rows {
+            let mark = if r.emulated {
+                let sep = if r.note.is_empty() { "" } else { "; " };
+                format!("<strong class=\"emu\">{EMULATED_MARK}</strong>{sep}")
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "<dt>{}</dt><dd><span class=\"fig\">{}</span> <span class=\"note\">{mark}{}</span></dd>",
+                text(&r.label),
+                text(&r.figure),
+                text(&r.note)
+            );
+        }
+        out.push_str("</dl>\n");
+    }
+    out.push_str(FACTS_CLOSE);
     out
 }
 

@@ -17,6 +17,7 @@ pub mod figure;
 pub mod flash;
 pub mod from_log;
 pub mod got;
+pub mod headline;
 pub mod host_run;
 pub mod html;
 pub mod http_get;

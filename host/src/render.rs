@@ -378,7 +378,8 @@ pub fn has_storage(r: &RunResults) -> bool {
         || !r.random.is_empty()
 }
 
-/// The whole report of `r`: title, EMULATED banner, PLAN REFUSED and LINK BELOW ITS
+/// The whole report of `r`: title, the headline ([`crate::headline`]: EMULATED first
+/// for a QEMU run), PLAN REFUSED and LINK BELOW ITS
 /// RATING alerts, context, warnings, memory (the step PID 1 runs first), the clock
 /// checks, storage tables, device reads, IOPS and A1, network, WiFi, verification,
 /// disks and census (the energy section: [`document_full`]).
@@ -406,9 +407,9 @@ pub fn document_full(r: &RunResults, energy: Option<&Energy>, figures: &[PlotFig
         "benchboot report: run {} on {}",
         r.run_id, r.board
     )));
-    if r.emulated {
-        d.push(Block::Alert(context::EMULATED_NOTICE.into()));
-    }
+    // The headline first: the verdict in words (EMULATED for a QEMU run), then the
+    // figures a person reads in ten seconds.
+    d.push(crate::headline::block(r, energy));
     if let Some(e) = &r.plan_error {
         d.push(Block::Alert(format!(
             "PLAN REFUSED: the card's plan file was refused and nothing was measured: {e}. \

@@ -3,31 +3,36 @@
 //! report page, written beside FILE as `<run id>.html`. What a board-comparison page does
 //! for boards, for a user's own runs.
 //!
-//! The headline figures ([`headlines`]) are picked from the run's figures
-//! ([`benchboot_results::figures::figures`]) by fixed rules, each stated in the column
-//! head, so two runs' cells are the same measurement where both plans had it.
+//! The headline figures ([`headlines`]) are the report's headline's
+//! ([`crate::headline`]): fixed rules, each stated in the column head, pick the target
+//! that has the figure (the card's ext4, else raw), so two runs' cells are the same
+//! measurement where both plans had it. The card column names the card by its
+//! registers (manufacturer, name, size), not by its kernel name.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
-use benchboot_results::figures::{figures, Figure, Metric};
-use benchboot_results::{RunResults, Summary};
+use benchboot_results::RunResults;
 
 use crate::doc::{Block, Doc, Grid};
+use crate::headline::{headline, Latency, LinkTcp};
 use crate::plot::file_stem;
 use crate::store::RunRow;
 use crate::units::{block_size_label, utc};
 
 /// The headline columns, in order, with what each cell holds.
 pub const HEADLINE_COLUMNS: [&str; 7] = [
-    "seq. write MiB/s (largest block, first target, direct if planned)",
+    "seq. write MiB/s (largest block; the card's ext4, else raw; direct if run)",
     "seq. read MiB/s (same cell)",
-    "4 KiB random read IOPS (lowest queue depth, first target)",
+    "4 KiB random read IOPS (lowest queue depth; the card's ext4, else raw)",
     "TCP board→host Mbit/s (best link and streams)",
     "TCP host→board Mbit/s (best link and streams)",
-    "memcpy MB/s (libc, first core set)",
+    "memcpy MB/s (libc, one core)",
     "latency ns over L1 (largest block, 4 KiB pages)",
 ];
+
+/// The latency cell of a QEMU run, which has no latency figure.
+pub const LATENCY_UNDER_QEMU: &str = "— (EMULATED: not measurable under QEMU, TCG has no caches)";
 
 /// One headline cell: the figure and where it was measured (`4 MiB ext4 direct`).
 #[derive(Debug, Clone, PartialEq)]
@@ -52,90 +57,91 @@ impl Headline {
     }
 }
 
-fn median(fs: &[&Figure]) -> Option<f64> {
-    let v: Vec<f64> = fs.iter().map(|f| f.value).collect();
-    Summary::of(&v).map(|s| s.median)
-}
-
 /// The run's headline figures, one per [`HEADLINE_COLUMNS`] entry (`None`: the plan had
-/// no such measurement):
-/// - sequential write and read: the median of the repetitions at the plan's largest
-///   block size on its first target, mode direct when the plan has it, else sync;
-/// - 4 KiB random reads: the first target's read IOPS at the lowest queue depth;
+/// no such measurement, or, for latency, a QEMU run), taken from the report's headline
+/// ([`crate::headline::headline`], whose rules pick the target):
+/// - sequential write and read: the median of the repetitions at the largest block size
+///   run on the card's ext4 target, else its raw one, else the first target with
+///   figures; mode direct when that cell ran direct, else sync;
+/// - 4 KiB random reads: the same choice of target, among those with random I/O, at
+///   the lowest queue depth (median);
 /// - TCP: the highest Mbit/s of any link and stream count, per direction;
-/// - memcpy: libc memcpy on the first core set measured, MB/s;
+/// - memcpy: libc memcpy on one core, MB/s;
 /// - latency: single random reads over L1 at the largest block, 4 KiB pages, ns.
 pub fn headlines(r: &RunResults) -> Vec<Option<Headline>> {
-    let all = figures(r);
-    let of = |m: Metric| all.iter().filter(move |f| f.metric == m);
-    let target = r.plan.storage.targets.first().map(|t| t.label.clone());
-    let block = r.plan.storage.block_sizes.iter().max().copied();
-    let mode = if of(Metric::Storage).any(|f| f.context.mode == "direct") {
-        "direct"
-    } else {
-        "sync"
-    };
-    let seq = |dir: &str| -> Option<Headline> {
-        let (t, bs) = (target.as_deref()?, block?);
-        let fs: Vec<&Figure> = of(Metric::Storage)
-            .filter(|f| {
-                let c = &f.context;
-                c.target == t && c.block_size == bs && c.mode == mode && c.direction == dir
-            })
-            .collect();
+    columns(&headline(r, None))
+}
+
+fn columns(h: &crate::headline::Headline) -> Vec<Option<Headline>> {
+    let seq = |v: Option<f64>| -> Option<Headline> {
+        let s = h.sequential.as_ref()?;
         Some(Headline {
-            value: median(&fs)?,
-            detail: format!("{} {t} {mode}", block_size_label(bs)),
+            value: v?,
+            detail: format!("{} {} {}", block_size_label(s.block_size), s.target, s.mode),
         })
     };
     let iops = || -> Option<Headline> {
-        let t = target.as_deref()?;
-        let f = of(Metric::Random)
-            .filter(|f| {
-                f.context.target == t
-                    && f.context.block_size == 4096
-                    && f.context.direction == "read"
-            })
-            .min_by_key(|f| f.context.param)?;
+        let x = h.random.as_ref()?;
         Some(Headline {
-            value: f.value,
-            detail: format!("{t} qd{}", f.context.param),
+            value: x.read?,
+            detail: format!("{} qd{}", x.target, x.queue_depth),
         })
     };
-    let tcp = |dir: &str| -> Option<Headline> {
-        let f = of(Metric::Tcp)
-            .filter(|f| f.context.direction == dir)
-            .max_by(|a, b| a.value.total_cmp(&b.value))?;
+    let tcp = |pick: fn(&LinkTcp) -> Option<(f64, u32)>| -> Option<Headline> {
+        let (l, (v, streams)) = h
+            .tcp
+            .iter()
+            .filter_map(|l| Some((l, pick(l)?)))
+            .max_by(|a, b| a.1 .0.total_cmp(&b.1 .0))?;
         Some(Headline {
-            value: f.value,
-            detail: format!("{} x{}", f.context.target, f.context.param),
+            value: v,
+            detail: format!("{} x{streams}", l.link),
         })
     };
     let memcpy = || -> Option<Headline> {
-        let f = of(Metric::MemoryBandwidth).find(|f| f.context.mode == "libc-memcpy")?;
+        let (v, set) = h.memcpy.as_ref()?.one.clone()?;
         Some(Headline {
-            value: f.value,
-            detail: f.context.target.clone(),
+            value: v,
+            detail: set,
         })
     };
     let latency = || -> Option<Headline> {
-        let f = of(Metric::MemoryLatency)
-            .filter(|f| f.context.mode == "base")
-            .max_by_key(|f| f.context.block_size)?;
-        Some(Headline {
-            value: f.value,
-            detail: block_size_label(f.context.block_size),
-        })
+        match h.latency.as_ref()? {
+            Latency::Measured { ns, block_size, .. } => Some(Headline {
+                value: *ns,
+                detail: block_size_label(*block_size),
+            }),
+            Latency::NotUnderQemu => None,
+        }
     };
     vec![
-        seq("write"),
-        seq("read"),
+        seq(h.sequential.as_ref().and_then(|s| s.write)),
+        seq(h.sequential.as_ref().and_then(|s| s.read)),
         iops(),
-        tcp("board-to-host"),
-        tcp("host-to-board"),
+        tcp(|l| l.board_to_host),
+        tcp(|l| l.host_to_board),
         memcpy(),
         latency(),
     ]
+}
+
+/// The card and headline cells of a run's row: the card by its registers
+/// ([`crate::headline::CardIdentity::short`]), then [`HEADLINE_COLUMNS`] ("—" where the
+/// run has no figure; [`LATENCY_UNDER_QEMU`] for a QEMU run's latency).
+pub fn row_cells(r: &RunResults) -> Vec<String> {
+    let h = headline(r, None);
+    let mut cells = vec![h.card.as_ref().map_or("—".into(), |c| c.short())];
+    cells.extend(
+        columns(&h)
+            .iter()
+            .map(|c| c.as_ref().map_or("—".into(), Headline::text)),
+    );
+    if matches!(h.latency, Some(Latency::NotUnderQemu)) {
+        if let Some(last) = cells.last_mut() {
+            *last = LATENCY_UNDER_QEMU.into();
+        }
+    }
+    cells
 }
 
 /// A stored run as the page shows it: its row, and its document or why it could not be
@@ -218,29 +224,20 @@ pub fn document(runs: &[PageRun<'_>], store: &Path) -> Doc {
         if row.emulated {
             state.push_str(", EMULATED");
         }
-        let (card, heads) = match &run.results {
-            Ok(r) => (
-                r.boot_card
-                    .as_ref()
-                    .map(|c| c.found.clone().unwrap_or_else(|| c.nominal.clone()))
-                    .unwrap_or_else(|| "—".into()),
-                headlines(r),
-            ),
-            Err(e) => (format!("document unreadable: {e}"), vec![None; 7]),
-        };
         let mut cells = vec![
             row.stored_as.clone(),
             row.board.clone(),
             utc(row.collected_at),
             row.kernel.clone(),
             state,
-            card,
         ];
-        cells.extend(
-            heads
-                .iter()
-                .map(|h| h.as_ref().map_or("—".into(), Headline::text)),
-        );
+        match &run.results {
+            Ok(r) => cells.extend(row_cells(r)),
+            Err(e) => {
+                cells.push(format!("document unreadable: {e}"));
+                cells.extend(HEADLINE_COLUMNS.map(|_| "—".to_owned()));
+            }
+        }
         g.links.push(run.page.clone());
         g.push(cells);
     }
@@ -347,13 +344,14 @@ mod tests {
             .map(|h| h.as_ref().map_or("—".into(), Headline::text))
             .collect();
         // ext4 is the first target, 1 MiB the largest block; the four direct
-        // repetitions wrote 40, 42, 44, 46 and read 60, 63, 66, 69 MiB/s.
+        // repetitions wrote 40, 42, 44, 46 and read 60, 63, 66, 69 MiB/s; the four
+        // random reads at QD1 did 1600, 1610, 1620, 1630 IOPS (median 1615).
         assert_eq!(
             texts,
             [
                 "43.00 (1 MiB ext4 direct)",
                 "64.50 (1 MiB ext4 direct)",
-                "1600 (ext4 qd1)",
+                "1615 (ext4 qd1)",
                 "1000 (eth x1)",
                 "108 (ecm x1)",
                 "400 (cpu0)",

@@ -32,6 +32,7 @@ mod flash_diskutil;
 mod flash_raw;
 #[cfg(unix)]
 mod flash_write;
+mod headline;
 mod hostile_text;
 #[cfg(unix)]
 mod memory_cli;

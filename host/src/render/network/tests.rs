@@ -404,11 +404,16 @@ fn degraded_link_is_an_alert_heading_the_report_and_a_warning() {
           USB 2.0 high speed (480): a full-speed port or hub caps everything"
         ]
     );
-    // It heads the report: right after the title.
-    assert!(matches!(&doc.blocks[1], Block::Alert(_)));
+    // It heads the report: right after the title and the headline.
+    let Block::Facts(headline) = &doc.blocks[1] else {
+        panic!("{:?}", doc.blocks[1]);
+    };
+    assert!(matches!(&doc.blocks[2], Block::Alert(_)));
     let text = report(&r);
-    assert!(text
-        .starts_with("benchboot report: run run-w on bananapi-m1\nLINK BELOW ITS RATING: usb-eth"));
+    assert!(text.starts_with(&format!(
+        "benchboot report: run run-w on bananapi-m1\n{}\nLINK BELOW ITS RATING: usb-eth",
+        headline.text(None)
+    )));
     assert!(!text.contains("LINK BELOW ITS RATING: eth:"));
     let kinds: Vec<String> = crate::context::warnings(&r)
         .into_iter()
