@@ -129,8 +129,12 @@ fn figures_are_inline_svg_with_the_log_toggle_where_asked() {
             .count(),
         1
     );
-    assert!(html
-        .contains("<div class=\"log\"><svg role=\"img\" aria-label=\"board: write throughput\""));
+    assert!(html.contains(
+        "<figcaption id=\"f1-title\">board: write throughput</figcaption>"
+    ));
+    assert!(html.contains("<div class=\"plot log\"><svg role=\"img\" aria-labelledby=\"f1-title\""));
+    // Titled once: the caption above the plot, not again inside the SVG (two figures).
+    assert_eq!(html.matches("board: write throughput").count(), 2);
     assert!(html.contains("MiB/s (2^20 B/s) (log10 scale)"));
     let without_ns = html.replace("http://www.w3.org/2000/svg", "");
     assert!(!without_ns.contains("http:") && !without_ns.contains("https:"));
