@@ -51,7 +51,7 @@ figcaption{font-weight:600;margin:0 0 .25rem}
 .fig .logy:checked~.lin{display:none}
 .fig label{font-size:.85rem;color:var(--muted)}
 table.stacked{font-size:.85rem}
-table.stacked th{min-width:4.5rem;font-weight:600}
+table.stacked th,table.stacked th.num{min-width:4.5rem;white-space:normal}
 table.stacked td.num{white-space:normal}
 table.stacked td{overflow-wrap:anywhere}
 .back{font-size:.9rem;margin:.25rem 0}

@@ -159,13 +159,14 @@ fn report_runs_and_compare_pages_in_headless_chromium() {
         );
     }
     // The bar charts across runs: one per headline column, chosen by a select; picking
-    // the last shows that chart alone, stating its unit and which way is better.
+    // the second (sequential read) shows that chart alone, stating its unit and which
+    // way is better, the best run first: virt read 595 MiB/s on ext2, rpi 108.
     let picked = measure(
         &index,
         1400,
         900,
         r#"var s=document.getElementById("bars-pick");
-        var o=s.options[s.options.length-1];s.value=o.value;s.dispatchEvent(new Event("change"));
+        var o=s.options[1];s.value=o.value;s.dispatchEvent(new Event("change"));
         var shown=Array.prototype.filter.call(document.querySelectorAll(".bars"),function(b){return b.getClientRects().length>0;});
         window.benchbootMeasure=JSON.stringify({options:s.options.length,picked:o.value,
           shown:shown.map(function(b){return b.id;}),text:shown.length?shown[0].textContent:""});"#,
@@ -177,8 +178,11 @@ fn report_runs_and_compare_pages_in_headless_chromium() {
             f.check(
                 v["options"] == 7
                     && v["shown"] == serde_json::json!([v["picked"]])
-                    && text.contains("lower is better")
-                    && text.contains(" ns"),
+                    && text.contains("(MiB/s, higher is better)")
+                    && matches!(
+                        (text.find("595 MiB/s"), text.find("108 MiB/s")),
+                        (Some(a), Some(b)) if a < b
+                    ),
                 format!("runs page bar charts: {json}"),
             );
         }
