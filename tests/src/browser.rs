@@ -393,6 +393,32 @@ fn decode(s: &str) -> String {
         .replace("&amp;", "&")
 }
 
+/// Writes to `out` the rows of the PNG `png` in `ranges` (pixel rows, half-open, in
+/// order), one under the other: a tall page's top and one of its parts in one picture.
+///
+/// # Errors
+/// The file is not a PNG this decoder reads, or `out` cannot be written.
+pub fn png_rows(png: &Path, ranges: &[std::ops::Range<u32>], out: &Path) -> Result<()> {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(png)?));
+    let mut reader = decoder.read_info()?;
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf)?;
+    let row = info.line_size;
+    let mut data = Vec::new();
+    let mut height = 0u32;
+    for r in ranges {
+        let (a, b) = (r.start.min(info.height), r.end.min(info.height));
+        data.extend_from_slice(&buf[a as usize * row..b as usize * row]);
+        height += b - a;
+    }
+    let mut enc = png::Encoder::new(std::io::BufWriter::new(std::fs::File::create(out)?), info.width, height);
+    enc.set_color(info.color_type);
+    enc.set_depth(info.bit_depth);
+    enc.set_compression(png::Compression::Best);
+    enc.write_header()?.write_image_data(&data)?;
+    Ok(())
+}
+
 /// How many distinct colours a PNG has, counted up to `cap` (a blank page has one).
 ///
 /// # Errors

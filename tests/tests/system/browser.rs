@@ -117,11 +117,26 @@ fn report_runs_and_compare_pages_in_headless_chromium() {
         check_plot_text(&mut f, page);
     }
 
-    // A screenshot of a current (schema 1.13) report: a page of text, tables and plots
-    // has hundreds of colours (anti-aliasing); a blank or failed page has one or two.
+    // A screenshot of a current (schema 1.13) report, its top and its first plot (the
+    // README's picture): a page of text, tables and plots has hundreds of colours
+    // (anti-aliasing); a blank or failed page has one or two.
+    let full = work.path().join("report-full.png");
+    // The top down to the first section, then the first figure.
+    let tops: Vec<u32> = measure(
+        &current_page,
+        1280,
+        900,
+        "var y=function(id){return Math.round(document.getElementById(id).getBoundingClientRect().top+window.scrollY);};\
+         window.benchbootMeasure=y('s1')+','+y('f1');",
+    )
+    .unwrap()
+    .split(',')
+    .map(|v| v.parse().unwrap())
+    .collect();
+    let (section, top) = (tops[0], tops[1]);
+    screenshot(&file_url(&current_page, None).unwrap(), &full, 1280, top + 1000).unwrap();
     let png = work.path().join("report.png");
-    let url = file_url(&current_page, None).unwrap();
-    screenshot(&url, &png, 1280, 2400).unwrap();
+    browser::png_rows(&full, &[0..section, top.saturating_sub(16)..top + 960], &png).unwrap();
     let colours = png_colours(&png, 10_000).unwrap();
     assert!(colours > 200, "screenshot has {colours} colours: blank?");
     if let Some(to) = std::env::var_os("BENCHBOOT_SCREENSHOT") {
