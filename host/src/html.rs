@@ -45,7 +45,7 @@ figure{margin:1.5rem 0;page-break-inside:avoid}
 figure .plot{overflow-x:auto}
 figure svg{display:block;max-width:none;height:auto}
 figcaption{font-weight:600;margin:0 0 .25rem}
-.badge{display:inline-block;background:var(--alert-line);color:#fff;font-size:.75rem;font-weight:700;letter-spacing:.03em;padding:0 .4em;border-radius:3px;margin-right:.4em;vertical-align:.1em}
+.badge{display:inline-block;white-space:nowrap;overflow-wrap:normal;background:var(--alert-line);color:#fff;font-size:.75rem;font-weight:700;letter-spacing:.03em;padding:0 .4em;border-radius:3px;margin-right:.4em;vertical-align:.1em}
 .fig .log{display:none}
 .fig .logy:checked~.log{display:block}
 .fig .logy:checked~.lin{display:none}

@@ -328,7 +328,8 @@ fn draw_all<DB: DrawingBackend>(
                     style.clone(),
                 ))?;
             }
-            root.split_vertically(16 + lines.len() as u32 * TITLE_LINE).1
+            root.split_vertically(16 + lines.len() as u32 * TITLE_LINE)
+                .1
         }
         None => root.clone(),
     };

@@ -254,9 +254,13 @@ pub fn measure(file: &Path, width: u32, height: u32, script: &str) -> Result<Str
     )?;
     let work = tempfile::tempdir()?;
     let mut c = base_command(&work.path().join("profile"))?;
-    c.arg(format!("--window-size={},{}", width.max(500) + 20, height + 20))
-        .arg("--dump-dom")
-        .arg(file_url(&frame, None)?);
+    c.arg(format!(
+        "--window-size={},{}",
+        width.max(500) + 20,
+        height + 20
+    ))
+    .arg("--dump-dom")
+    .arg(file_url(&frame, None)?);
     let out = run(c, "a measurement");
     let _ = std::fs::remove_file(&copy);
     let _ = std::fs::remove_file(&frame);
@@ -411,7 +415,11 @@ pub fn png_rows(png: &Path, ranges: &[std::ops::Range<u32>], out: &Path) -> Resu
         data.extend_from_slice(&buf[a as usize * row..b as usize * row]);
         height += b - a;
     }
-    let mut enc = png::Encoder::new(std::io::BufWriter::new(std::fs::File::create(out)?), info.width, height);
+    let mut enc = png::Encoder::new(
+        std::io::BufWriter::new(std::fs::File::create(out)?),
+        info.width,
+        height,
+    );
     enc.set_color(info.color_type);
     enc.set_depth(info.bit_depth);
     enc.set_compression(png::Compression::Best);

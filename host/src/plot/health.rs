@@ -109,8 +109,9 @@ mod tests {
     /// snapshot, the steps as bands; QEMU's run: no figure.
     #[test]
     fn clock_temperature_and_flags_over_time() {
-        let r = crate::report::load_path(std::path::Path::new("tests/data/handmade-throttled.json"))
-            .unwrap();
+        let r =
+            crate::report::load_path(std::path::Path::new("tests/data/handmade-throttled.json"))
+                .unwrap();
         let f = health_figure(&r, None).unwrap();
         let titles: Vec<&str> = f.panels.iter().map(|p| p.title.as_str()).collect();
         assert_eq!(
@@ -120,11 +121,13 @@ mod tests {
         assert_eq!(f.panels[0].series[0].points.len(), 40);
         assert_eq!(f.panels[0].bands.len(), r.health.len());
         let svg = crate::plot::svg_string(&f, false).unwrap();
-        assert!(svg.contains("SoC temperature") && svg.contains("throttling"), "svg");
-        let qemu = crate::report::load_path(std::path::Path::new(
-            "tests/data/qemu-virt-arm64-1.13.json",
-        ))
-        .unwrap();
+        assert!(
+            svg.contains("SoC temperature") && svg.contains("throttling"),
+            "svg"
+        );
+        let qemu =
+            crate::report::load_path(std::path::Path::new("tests/data/qemu-virt-arm64-1.13.json"))
+                .unwrap();
         assert!(health_figure(&qemu, None).is_none());
     }
 }

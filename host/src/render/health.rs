@@ -104,12 +104,9 @@ pub fn pick(snaps: &[Snapshot<'_>], max: usize) -> Vec<usize> {
             .max_by(|a, b| a.1.total_cmp(&b.1))
             .map(|x| x.0)
     };
-    for i in [
-        by(&|s| s.temp_c(), true),
-        by(&|s| s.clock_mhz(), false),
-    ]
-    .into_iter()
-    .flatten()
+    for i in [by(&|s| s.temp_c(), true), by(&|s| s.clock_mhz(), false)]
+        .into_iter()
+        .flatten()
     {
         add(i, &mut out);
     }
@@ -257,6 +254,9 @@ mod tests {
             t.starts_with("EMULATED (QEMU): no CPU clock or temperature to show over 500 snapshot(s): clock: /sys/devices/system/cpu/cpu0/cpufreq absent"),
             "{t}"
         );
-        assert!(t.contains("temperature: /sys/class/thermal: no thermal zone"), "{t}");
+        assert!(
+            t.contains("temperature: /sys/class/thermal: no thermal zone"),
+            "{t}"
+        );
     }
 }

@@ -56,12 +56,17 @@ fn number(v: f64) -> String {
 /// column, its style and script): every text through [`text`]. Empty when no run has
 /// any figure.
 pub fn html(columns: &[BarColumn], runs: &[BarRun]) -> String {
-    let has = |i: usize| runs.iter().any(|r| matches!(r.values.get(i), Some(Some(_))));
+    let has = |i: usize| {
+        runs.iter()
+            .any(|r| matches!(r.values.get(i), Some(Some(_))))
+    };
     if !(0..columns.len()).any(has) {
         return String::new();
     }
     let mut out = format!("<style>{CSS}</style>\n<h2 id=\"bars\">Bar charts across runs</h2>\n");
-    out.push_str("<p id=\"bars-choose\"><label for=\"bars-pick\">Figure: </label><select id=\"bars-pick\">");
+    out.push_str(
+        "<p id=\"bars-choose\"><label for=\"bars-pick\">Figure: </label><select id=\"bars-pick\">",
+    );
     for (i, c) in columns.iter().enumerate() {
         let _ = write!(out, "<option value=\"bars-{i}\">{}</option>", text(&c.name));
     }
@@ -103,7 +108,11 @@ pub fn html(columns: &[BarColumn], runs: &[BarRun]) -> String {
             };
             let (bar, value) = match v {
                 Some((v, detail)) if v.is_finite() => {
-                    let pct = if max > 0.0 { (v / max * 100.0).clamp(0.0, 100.0) } else { 0.0 };
+                    let pct = if max > 0.0 {
+                        (v / max * 100.0).clamp(0.0, 100.0)
+                    } else {
+                        0.0
+                    };
                     let class = if run.emulated { "bar emulated" } else { "bar" };
                     let detail = if detail.is_empty() {
                         String::new()
@@ -147,8 +156,18 @@ mod tests {
             emulated: label == "q",
             values: vec![v.map(|v| (v, "64 MiB".into()))],
         };
-        let html = html(&columns, &[run("a", Some(200.0)), run("none", None), run("q", Some(100.0))]);
-        assert!(html.contains("<h3>latency &lt;ns&gt; (ns, lower is better)</h3>"), "{html}");
+        let html = html(
+            &columns,
+            &[
+                run("a", Some(200.0)),
+                run("none", None),
+                run("q", Some(100.0)),
+            ],
+        );
+        assert!(
+            html.contains("<h3>latency &lt;ns&gt; (ns, lower is better)</h3>"),
+            "{html}"
+        );
         let (q, a, none) = (
             html.find(">q</span>").unwrap(),
             html.find(">a</span>").unwrap(),

@@ -134,9 +134,20 @@ fn report_runs_and_compare_pages_in_headless_chromium() {
     .map(|v| v.parse().unwrap())
     .collect();
     let (section, top) = (tops[0], tops[1]);
-    screenshot(&file_url(&current_page, None).unwrap(), &full, 1280, top + 1000).unwrap();
+    screenshot(
+        &file_url(&current_page, None).unwrap(),
+        &full,
+        1280,
+        top + 1000,
+    )
+    .unwrap();
     let png = work.path().join("report.png");
-    browser::png_rows(&full, &[0..section, top.saturating_sub(16)..top + 960], &png).unwrap();
+    browser::png_rows(
+        &full,
+        &[0..section, top.saturating_sub(16)..top + 960],
+        &png,
+    )
+    .unwrap();
     let colours = png_colours(&png, 10_000).unwrap();
     assert!(colours > 200, "screenshot has {colours} colours: blank?");
     if let Some(to) = std::env::var_os("BENCHBOOT_SCREENSHOT") {
