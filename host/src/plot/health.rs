@@ -130,4 +130,46 @@ mod tests {
                 .unwrap();
         assert!(health_figure(&qemu, None).is_none());
     }
+
+    /// With an aligned power trace the figure gains a power panel on the same board
+    /// time as the health snapshots and the steps: QEMU's run with its emulated meter,
+    /// given a temperature per snapshot (QEMU has none) so there is a figure to draw.
+    #[test]
+    fn the_power_trace_shares_the_time_axis() {
+        let path = std::path::Path::new("tests/data/qemu-virt-arm64-1.13.json");
+        let mut r = crate::report::load_path(path).unwrap();
+        for (i, h) in r.health.iter_mut().enumerate() {
+            for s in [&mut h.before, &mut h.after] {
+                s.temperature_millicelsius =
+                    benchboot_results::Reading::ok(40_000 + i as i64 * 10, "test");
+            }
+        }
+        let e = Energy::find(
+            path,
+            Some(std::path::Path::new(
+                "tests/data/qemu-virt-arm64-1.13.power.json",
+            )),
+            &r,
+        )
+        .unwrap()
+        .unwrap();
+        assert!(e.report.is_ok(), "{:?}", e.report.as_ref().err());
+        let f = health_figure(&r, Some(&e)).unwrap();
+        assert!(f.title.starts_with("EMULATED"), "{}", f.title);
+        let titles: Vec<&str> = f.panels.iter().map(|p| p.title.as_str()).collect();
+        assert_eq!(titles[0], "SoC temperature");
+        assert!(titles[1].starts_with("power, W (meter "), "{titles:?}");
+        assert_eq!(f.panels[0].bands, f.panels[1].bands);
+        // The trace's points lie over the steps: most of them between the first
+        // snapshot and the last.
+        let snaps = snapshots(&r);
+        let (t0, t1) = (snaps[0].at_s(), snaps[snaps.len() - 1].at_s());
+        let power = &f.panels[1].series[0].points;
+        let inside = power.iter().filter(|p| p.x >= t0 && p.x <= t1).count();
+        assert!(
+            inside * 10 >= power.len() * 8,
+            "{inside} of {}",
+            power.len()
+        );
+    }
 }
