@@ -7,7 +7,10 @@
 //! - **Readable without JavaScript.** Tables are plain `<table>`s; the log-y toggle of
 //!   the throughput plots is a CSS checkbox. The script only adds sorting: click a column
 //!   head, or open the page with `#sort=<table id>.<column>.<asc|desc>` (column from 0).
-//! - **Printable.** `@media print` hides the toggles and keeps tables and figures whole.
+//! - **Printable, and readable on a phone.** `@media print` hides the toggles and keeps
+//!   tables and figures whole, plots fitted to the paper. On a screen a plot keeps its
+//!   own width (its smallest text about 11 px) and scrolls sideways in its box; a
+//!   [`Grid::stacked`](crate::doc::Grid) table shows a block per row on a narrow screen.
 //! - **Hostile text.** Every string from a document goes through
 //!   [`benchboot_results::text::escape`] (control and bidi characters written out) and
 //!   then HTML's five entities, so a board name cannot open a tag or a script.
