@@ -84,6 +84,8 @@ pub enum FigureSection {
     Network,
     /// The energy section: a power trace over the run's steps.
     Energy,
+    /// Health over time: clock, temperature and flags over the run's steps.
+    Health,
 }
 
 /// One figure: `panels` in `columns` columns under `title`, written as `<stem>.png` and

@@ -28,6 +28,9 @@ pub struct Grid {
     pub links: Vec<Option<String>>,
     /// Cells with a [`Tone`], as (row, column, tone): the HTML page colours them.
     pub tones: Vec<(usize, usize, Tone)>,
+    /// A wide table the HTML page lets wrap, and on a narrow screen shows as one block
+    /// per row (each cell a `column: value` line) instead of scrolling sideways.
+    pub stacked: bool,
 }
 
 /// How a cell's figure reads against the rank test (compare's ratio cells).
@@ -48,6 +51,7 @@ impl Grid {
             left_columns: 1,
             links: Vec::new(),
             tones: Vec::new(),
+            stacked: false,
         }
     }
 

@@ -7,7 +7,10 @@
 //! - **Readable without JavaScript.** Tables are plain `<table>`s; the log-y toggle of
 //!   the throughput plots is a CSS checkbox. The script only adds sorting: click a column
 //!   head, or open the page with `#sort=<table id>.<column>.<asc|desc>` (column from 0).
-//! - **Printable.** `@media print` hides the toggles and keeps tables and figures whole.
+//! - **Printable, and readable on a phone.** `@media print` hides the toggles and keeps
+//!   tables and figures whole, plots fitted to the paper. On a screen a plot keeps its
+//!   own width (its smallest text about 11 px) and scrolls sideways in its box; a
+//!   [`Grid::stacked`](crate::doc::Grid) table shows a block per row on a narrow screen.
 //! - **Hostile text.** Every string from a document goes through
 //!   [`benchboot_results::text::escape`] (control and bidi characters written out) and
 //!   then HTML's five entities, so a board name cannot open a tag or a script.
@@ -20,7 +23,7 @@ use benchboot_results::text::{escape, escape_lines};
 use crate::chart::PlotFigure;
 use crate::doc::facts::{Facts, EMULATED_MARK};
 use crate::doc::{Block, Doc, Grid, Tone};
-use crate::plot::svg_string;
+use crate::plot::svg_untitled;
 
 /// The page's stylesheet (light, system fonts, numbers right-aligned and tabular).
 const CSS: &str = r#"
@@ -47,14 +50,28 @@ dl.facts dt{font-weight:600}dl.facts dd{margin:0}
 .facts .fig{font-variant-numeric:tabular-nums;font-weight:600;white-space:nowrap}
 .facts .note{color:var(--muted)}.facts .emu{color:var(--alert-line)}
 @media (max-width:30rem){dl.facts{grid-template-columns:1fr}dl.facts dd{margin-bottom:.4rem}}
-figure{margin:1rem 0;page-break-inside:avoid}
-figure svg{max-width:100%;height:auto;display:block}
-figcaption{color:var(--muted);font-size:.85rem}
+figure{margin:1.5rem 0;page-break-inside:avoid}
+figure .plot{overflow-x:auto}
+figure svg{display:block;max-width:none;height:auto}
+figcaption{font-weight:600;margin:0 0 .25rem}
+.badge{display:inline-block;white-space:nowrap;overflow-wrap:normal;background:var(--alert-line);color:#fff;font-size:.75rem;font-weight:700;letter-spacing:.03em;padding:0 .4em;border-radius:3px;margin-right:.4em;vertical-align:.1em}
 .fig .log{display:none}
 .fig .logy:checked~.log{display:block}
 .fig .logy:checked~.lin{display:none}
 .fig label{font-size:.85rem;color:var(--muted)}
-@media print{nav,.fig input,.fig label{display:none}body{max-width:none}table,figure{page-break-inside:avoid}}
+table.stacked{font-size:.85rem}
+table.stacked th,table.stacked th.num{min-width:4.5rem;white-space:normal}
+table.stacked td.num{white-space:normal}
+table.stacked td{overflow-wrap:anywhere}
+.back{font-size:.9rem;margin:.25rem 0}
+@media (max-width:62rem){
+table.stacked thead{display:none}
+table.stacked,table.stacked tbody,table.stacked tr,table.stacked td{display:block;width:100%}
+table.stacked tr{border:1px solid var(--line);margin:0 0 .75rem;padding:.25rem 0}
+table.stacked td,table.stacked td.num{border:0;text-align:left;padding:.1rem .5rem}
+table.stacked td::before{content:attr(data-label) ": ";color:var(--muted);font-weight:600}
+}
+@media print{nav,.fig input,.fig label,.noprint{display:none}body{max-width:none;padding:0}table,figure{page-break-inside:avoid}figure .plot{overflow:visible}figure svg{max-width:100%}.fig .log{display:none!important}.fig .lin{display:block!important}}
 "#;
 
 /// Sorting: a click on a column head sorts the table's rows by that column. A cell that
@@ -255,8 +272,10 @@ fn table(g: &Grid, id: &str) -> String {
             " class=\"num\""
         }
     };
-    let mut out =
-        format!("<div class=\"scroll\"><table class=\"sortable\" id=\"{id}\">\n<thead><tr>");
+    let stacked = if g.stacked { " stacked" } else { "" };
+    let mut out = format!(
+        "<div class=\"scroll\"><table class=\"sortable{stacked}\" id=\"{id}\">\n<thead><tr>"
+    );
     for (i, h) in g.header.iter().enumerate() {
         let _ = write!(out, "<th scope=\"col\"{}>{}</th>", class(i), lines(h));
     }
@@ -273,14 +292,20 @@ fn table(g: &Grid, id: &str) -> String {
                 Some(Tone::Undecided) => classes.push("undecided"),
                 None => {}
             }
-            let attr = if classes.is_empty() {
+            let mut attr = if classes.is_empty() {
                 String::new()
             } else {
                 format!(" class=\"{}\"", classes.join(" "))
             };
+            if g.stacked {
+                let head = g.header.get(i).map_or("", String::as_str);
+                let _ = write!(attr, " data-label=\"{}\"", text(&head.replace('\n', " ")));
+            }
+            // EMULATED in a cell (a run's state, a series of QEMU figures) as a badge.
+            let cell = lines(cell).replace("EMULATED", "<span class=\"badge\">EMULATED</span>");
             let content = match (i, g.links.get(r).and_then(Option::as_ref)) {
-                (0, Some(href)) => format!("<a href=\"{}\">{}</a>", text(href), lines(cell)),
-                _ => lines(cell),
+                (0, Some(href)) => format!("<a href=\"{}\">{cell}</a>", text(href)),
+                _ => cell,
             };
             let _ = write!(out, "<td{attr}>{content}</td>");
         }
@@ -333,34 +358,50 @@ fn facts(f: &Facts) -> String {
     out
 }
 
-/// One plot as `<figure>`: the SVG drawn with linear y axes and, for a figure with
-/// `log_y_toggle`, the same on a log10 y axis, shown by a checkbox (CSS, no script).
+/// `title` as HTML, the word EMULATED (and the prefix [`crate::chart::emulated_prefix`]
+/// writes) as a badge in front.
+pub fn title_with_badge(title: &str) -> String {
+    let prefix = crate::chart::emulated_prefix(true);
+    match title.strip_prefix(prefix) {
+        Some(rest) => format!(
+            "<span class=\"badge\">EMULATED</span>(QEMU, not hardware) {}",
+            text(rest)
+        ),
+        None => text(title),
+    }
+}
+
+/// One plot as `<figure>`, titled once: its caption (EMULATED first, as a badge) above
+/// the SVG, which is drawn without a title of its own ([`svg_untitled`]), with linear y
+/// axes and, for a figure with `log_y_toggle`, the same on a log10 y axis, shown by a
+/// checkbox (CSS, no script). The SVG keeps its own width and scrolls sideways on a
+/// narrow screen, so its text is never drawn smaller than [`crate::plot::SMALL_FONT`]
+/// gives (about 11 px).
 fn figure(f: &PlotFigure, n: usize) -> Result<String> {
     let svg = |log_y: bool| -> Result<String> {
-        let s = svg_string(f, log_y)?;
-        // An accessible name for the image: the figure's title.
+        let s = svg_untitled(f, log_y)?;
+        // An accessible name for the image: the figure's caption.
         Ok(s.replacen(
             "<svg ",
-            &format!("<svg role=\"img\" aria-label=\"{}\" ", text(&f.title)),
+            &format!("<svg role=\"img\" aria-labelledby=\"f{n}-title\" "),
             1,
         ))
     };
-    let mut out = format!("<figure class=\"fig\" id=\"f{n}\">\n");
+    let mut out = format!(
+        "<figure class=\"fig\" id=\"f{n}\">\n<figcaption id=\"f{n}-title\">{}</figcaption>\n",
+        title_with_badge(&f.title)
+    );
     if f.log_y_toggle {
         let _ = writeln!(
             out,
             "<input type=\"checkbox\" class=\"logy\" id=\"f{n}-log\"><label for=\"f{n}-log\">log y axis (the small block sizes)</label>"
         );
-        let _ = writeln!(out, "<div class=\"lin\">{}</div>", svg(false)?);
-        let _ = writeln!(out, "<div class=\"log\">{}</div>", svg(true)?);
+        let _ = writeln!(out, "<div class=\"plot lin\">{}</div>", svg(false)?);
+        let _ = writeln!(out, "<div class=\"plot log\">{}</div>", svg(true)?);
     } else {
-        let _ = writeln!(out, "<div>{}</div>", svg(false)?);
+        let _ = writeln!(out, "<div class=\"plot\">{}</div>", svg(false)?);
     }
-    let _ = writeln!(
-        out,
-        "<figcaption>{}</figcaption>\n</figure>",
-        text(&f.title)
-    );
+    out.push_str("</figure>\n");
     Ok(out)
 }
 

@@ -18,6 +18,7 @@ use benchboot_results::text::escape;
 use benchboot_results::{Direction, RunResults};
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{register_font, FontStyle};
 
 pub use crate::chart::{emulated_prefix, file_stem};
@@ -27,6 +28,7 @@ use crate::render::{
 };
 use crate::units::block_size_label;
 
+pub mod health;
 pub mod memory;
 pub mod power;
 
@@ -37,6 +39,15 @@ const DOTS_UP_TO: usize = 200;
 
 /// Font family name the plots use (registered once from the bundled DejaVu Sans).
 const FONT: &str = "sans-serif";
+
+/// The smallest font size a plot's text is given (tick labels, legends, step bands), in
+/// plotters' units: its SVG writes `font-size` as this ÷ 1.24, so 14 is 11.3 px at the
+/// SVG's own width (the HTML page never draws a plot narrower than that: it scrolls).
+pub const SMALL_FONT: u32 = 14;
+
+/// The figure title's font size (plotters' units) and the height of one of its lines, px.
+const TITLE_FONT: u32 = 22;
+const TITLE_LINE: u32 = 30;
 
 fn fonts() {
     static ONCE: Once = Once::new();
@@ -162,12 +173,12 @@ fn draw_chart<DB: DrawingBackend>(
             (FONT, 18).into_font().style(FontStyle::Bold),
         )
         .margin(12)
-        .x_label_area_size(44)
-        .y_label_area_size(64)
+        .x_label_area_size(48)
+        .y_label_area_size(72)
         .build_cartesian_2d((x0 - pad)..(x1 + pad), y0..y1)?;
-    // Every tick labelled where there is room (about 48 px per label), else every 2nd...
+    // Every tick labelled where there is room (about 56 px per label), else every 2nd...
     let ticks = (x1 - x0).round().max(1.0);
-    let step = ((48.0 * ticks / f64::from(area.dim_in_pixel().0.max(1))).ceil()).max(1.0);
+    let step = ((56.0 * ticks / f64::from(area.dim_in_pixel().0.max(1))).ceil()).max(1.0);
     let fmt_x = |x: &f64| -> String {
         match chart.x_axis {
             XAxis::Log2Bytes => {
@@ -198,12 +209,15 @@ fn draw_chart<DB: DrawingBackend>(
         .y_desc(escape(&chart.y_desc))
         .x_labels(x_labels)
         .x_label_formatter(&fmt_x)
-        .label_style((FONT, 12))
-        .axis_desc_style((FONT, 14))
+        .label_style((FONT, SMALL_FONT))
+        .axis_desc_style((FONT, SMALL_FONT + 2))
         .light_line_style(RGBColor(235, 235, 235))
+        // No light lines between the labelled ones: on a log2 axis of 20 block sizes
+        // plotters drew some 1,300 of them per panel, most of a comparison page's bytes.
+        .max_light_lines(0)
         .draw()?;
     // Bands under the lines, alternately shaded; a label where the band is wide enough
-    // for a few characters (about 7 px each).
+    // for a few characters (about 8 px each).
     let px_per_x = f64::from(area.dim_in_pixel().0) * 0.85 / (x1 - x0 + 2.0 * pad);
     for (i, b) in bands.iter().enumerate() {
         let shade = if i % 2 == 0 {
@@ -215,13 +229,13 @@ fn draw_chart<DB: DrawingBackend>(
             [(b.x0, y0), (b.x1, y1)],
             shade.mix(0.6).filled(),
         )))?;
-        let room = ((b.x1 - b.x0) * px_per_x / 7.0) as usize;
+        let room = ((b.x1 - b.x0) * px_per_x / 8.0) as usize;
         let label: String = escape(&b.label).chars().take(room).collect();
         if room >= 3 {
             c.draw_series(std::iter::once(Text::new(
                 label,
                 (b.x0, y1 - (y1 - y0) * 0.01),
-                (FONT, 11).into_font(),
+                (FONT, SMALL_FONT).into_font(),
             )))?;
         }
     }
@@ -252,7 +266,7 @@ fn draw_chart<DB: DrawingBackend>(
             } else {
                 SeriesLabelPosition::UpperLeft
             })
-            .label_font((FONT, 12))
+            .label_font((FONT, SMALL_FONT))
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .draw()?;
@@ -260,18 +274,65 @@ fn draw_chart<DB: DrawingBackend>(
     Ok(())
 }
 
+/// `title` in lines of at most `width` px of bold text at [`TITLE_FONT`] (about 0.62 of
+/// the font size a character), broken at blanks; a word longer than a line is cut into
+/// pieces. Nothing is left out, so nothing is clipped.
+pub fn title_lines(title: &str, width: u32) -> Vec<String> {
+    let per_line = ((f64::from(width) - 24.0) / (f64::from(TITLE_FONT) * 0.62)).max(8.0) as usize;
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in title.split(' ') {
+        let mut word: Vec<char> = word.chars().collect();
+        while word.len() > per_line {
+            if !line.is_empty() {
+                lines.push(std::mem::take(&mut line));
+            }
+            lines.push(word.drain(..per_line).collect());
+        }
+        let word: String = word.into_iter().collect();
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > per_line {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&word);
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
 fn draw_all<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
-    title: &str,
+    title: Option<&str>,
     panels: &[Chart],
     columns: usize,
     log_y: bool,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     root.fill(&WHITE)?;
-    let body = root.titled(
-        &escape(title),
-        (FONT, 22).into_font().style(FontStyle::Bold),
-    )?;
+    let body = match title {
+        Some(title) => {
+            let lines = title_lines(&escape(title), root.dim_in_pixel().0);
+            let center = root.dim_in_pixel().0 as i32 / 2;
+            let style = (FONT, TITLE_FONT)
+                .into_font()
+                .style(FontStyle::Bold)
+                .into_text_style(&root)
+                .pos(Pos::new(HPos::Center, VPos::Top));
+            for (i, l) in lines.iter().enumerate() {
+                root.draw(&Text::new(
+                    l.clone(),
+                    (center, 8 + (i as u32 * TITLE_LINE) as i32),
+                    style.clone(),
+                ))?;
+            }
+            root.split_vertically(16 + lines.len() as u32 * TITLE_LINE)
+                .1
+        }
+        None => root.clone(),
+    };
     let cols = columns.clamp(1, panels.len().max(1));
     let rows = panels.len().div_ceil(cols).max(1);
     for (area, chart) in body.split_evenly((rows, cols)).iter().zip(panels) {
@@ -280,11 +341,24 @@ fn draw_all<DB: DrawingBackend>(
     root.present()
 }
 
-/// Pixel size of a figure of `n` panels in `columns` columns.
-fn size(n: usize, columns: usize) -> (u32, u32) {
+/// Pixel size of a figure of `n` panels in `columns` columns, with `title_lines` lines
+/// of title above them (0: untitled, the HTML page's heading names it).
+fn size(n: usize, columns: usize, title_lines: usize) -> (u32, u32) {
     let cols = columns.clamp(1, n.max(1));
     let rows = n.div_ceil(cols).max(1);
-    ((560 * cols).max(960) as u32, (60 + 420 * rows) as u32)
+    let title = if title_lines == 0 {
+        0
+    } else {
+        16 + TITLE_LINE as usize * title_lines
+    };
+    ((560 * cols).max(960) as u32, (title + 420 * rows) as u32)
+}
+
+/// The pixel size of `f` drawn with its title, and the title's lines.
+fn titled_size(f: &PlotFigure) -> (u32, u32) {
+    let width = size(f.panels.len(), f.columns, 0).0;
+    let lines = title_lines(&escape(&f.title), width).len();
+    size(f.panels.len(), f.columns, lines)
 }
 
 /// Draws each figure into `<dir>/<stem>.png` and `.svg` (linear y axes); returns the
@@ -304,11 +378,11 @@ pub fn write_figures(dir: &Path, figures: &[PlotFigure]) -> Result<Vec<PathBuf>>
         .with_context(|| format!("creating the plot folder {}", dir.display()))?;
     let mut out = Vec::new();
     for f in figures {
-        let wh = size(f.panels.len(), f.columns);
+        let wh = titled_size(f);
         let png = dir.join(format!("{}.png", f.stem));
         draw_all(
             BitMapBackend::new(&png, wh).into_drawing_area(),
-            &f.title,
+            Some(&f.title),
             &f.panels,
             f.columns,
             false,
@@ -324,18 +398,35 @@ pub fn write_figures(dir: &Path, figures: &[PlotFigure]) -> Result<Vec<PathBuf>>
     Ok(out)
 }
 
-/// `figure` as one SVG document (UTF-8 text), the y axes linear or, with `log_y`, log10.
-/// Text is drawn as `<text>` in the `sans-serif` family, so a browser uses its own font.
+/// `figure` as one SVG document (UTF-8 text), its title above the panels (wrapped into
+/// lines that fit: [`title_lines`]), the y axes linear or, with `log_y`, log10. Text is
+/// drawn as `<text>` in the `sans-serif` family, so a browser uses its own font.
 ///
 /// # Errors
 /// When plotters fails to draw (it does not for finite data; the error is passed on).
 pub fn svg_string(figure: &PlotFigure, log_y: bool) -> Result<String> {
+    svg_of(figure, log_y, true)
+}
+
+/// [`svg_string`] without the figure's title, for a page whose own heading names it.
+///
+/// # Errors
+/// As [`svg_string`].
+pub fn svg_untitled(figure: &PlotFigure, log_y: bool) -> Result<String> {
+    svg_of(figure, log_y, false)
+}
+
+fn svg_of(figure: &PlotFigure, log_y: bool, titled: bool) -> Result<String> {
     fonts();
+    let wh = if titled {
+        titled_size(figure)
+    } else {
+        size(figure.panels.len(), figure.columns, 0)
+    };
     let mut out = String::new();
     draw_all(
-        SVGBackend::with_string(&mut out, size(figure.panels.len(), figure.columns))
-            .into_drawing_area(),
-        &figure.title,
+        SVGBackend::with_string(&mut out, wh).into_drawing_area(),
+        titled.then_some(figure.title.as_str()),
         &figure.panels,
         figure.columns,
         log_y,
@@ -523,6 +614,7 @@ pub fn report_figures(r: &RunResults) -> Vec<PlotFigure> {
         });
     }
     out.extend(memory::memory_figure(r));
+    out.extend(health::health_figure(r, None));
     out
 }
 
@@ -564,6 +656,26 @@ mod tests {
         }
         c.series[0].points.clear();
         assert!(svg_string(&figure(&c), true).unwrap().contains("<svg"));
+    }
+
+    /// A long EMULATED title (it was drawn on one line and clipped at both ends, the
+    /// word EMULATED first to go) is broken at blanks into lines of at most 68
+    /// characters at 960 px; nothing is lost, and EMULATED opens the first line.
+    #[test]
+    fn long_titles_wrap_instead_of_clipping() {
+        let title = "EMULATED (QEMU, not hardware) — qemu-virt-arm64: network link ncm \
+                     (USB gadget NCM, usb0 to the host) (QEMU's virtual network)";
+        let lines = title_lines(title, 960);
+        assert_eq!(
+            lines,
+            [
+                "EMULATED (QEMU, not hardware) — qemu-virt-arm64: network link ncm",
+                "(USB gadget NCM, usb0 to the host) (QEMU's virtual network)"
+            ]
+        );
+        assert!(lines.iter().all(|l| l.chars().count() <= 68));
+        assert_eq!(title_lines(&"x".repeat(150), 960).len(), 3);
+        assert_eq!(title_lines("", 960), [""]);
     }
 
     #[test]
@@ -632,10 +744,19 @@ mod tests {
             ]
         );
         let svg = std::fs::read_to_string(dir.path().join("run-wifi-net-wifi-ch1-20.svg")).unwrap();
+        // The title is wrapped into lines that fit, each drawn whole.
+        let title = report_figures(&r)
+            .into_iter()
+            .find(|f| f.stem == "run-wifi-net-wifi-ch1-20")
+            .unwrap()
+            .title;
         assert!(
-            svg.contains("network link wifi-ch1-20 (WiFi 2.4 GHz ch 1 20 MHz, board as AP)"),
-            "title"
+            title.ends_with("network link wifi-ch1-20 (WiFi 2.4 GHz ch 1 20 MHz, board as AP)"),
+            "{title}"
         );
+        for line in title_lines(&title, 960) {
+            assert!(svg.contains(&format!(">\n{line}\n</text>")), "{line}");
+        }
         assert!(
             svg.contains("host → board, 1 stream(s)") && svg.contains("board → host, 4 stream(s)")
         );

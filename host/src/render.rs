@@ -19,6 +19,7 @@ use crate::power::energy::Energy;
 use crate::units::{block_size_label, duration_label_ms, size_label};
 
 pub mod clock;
+pub mod health;
 pub mod memory;
 pub mod network;
 pub mod wifi;
@@ -456,6 +457,8 @@ pub fn document_full(r: &RunResults, energy: Option<&Energy>, figures: &[PlotFig
     }
     d.extend(wifi::blocks::wifi_blocks(&r.network, r.emulated));
     d.extend(of(FigureSection::Network));
+    d.extend(health::health_blocks(r));
+    d.extend(of(FigureSection::Health));
     if let Some(e) = energy {
         d.extend(crate::power::energy::blocks(e));
         d.extend(of(FigureSection::Energy));

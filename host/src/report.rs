@@ -169,6 +169,11 @@ pub fn render_with(r: &RunResults, energy: Option<&Energy>, format: Format) -> R
         }
         Format::Html => {
             let mut figures = crate::plot::report_figures(r);
+            if let Some(e) = energy {
+                // Health over time with the power trace on the same time axis.
+                figures.retain(|f| f.section != crate::chart::FigureSection::Health);
+                figures.extend(crate::plot::health::health_figure(r, Some(e)));
+            }
             figures.extend(energy.and_then(|e| crate::plot::power::energy_figure(e, r)));
             crate::html::page(&document_full(r, energy, &figures))?
         }

@@ -9,6 +9,8 @@
 //! measurement where both plans had it. The card column names the card by its
 //! registers (manufacturer, name, size), not by its kernel name.
 
+pub mod bars;
+
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
@@ -33,6 +35,23 @@ pub const HEADLINE_COLUMNS: [&str; 7] = [
 
 /// The latency cell of a QEMU run, which has no latency figure.
 pub const LATENCY_UNDER_QEMU: &str = "— (EMULATED: not measurable under QEMU, TCG has no caches)";
+
+/// The unit of each [`HEADLINE_COLUMNS`] entry and whether a higher value is better
+/// (the bar charts' heads: [`bars`]).
+pub const HEADLINE_UNITS: [(&str, bool); 7] = [
+    ("MiB/s", true),
+    ("MiB/s", true),
+    ("IOPS", true),
+    ("Mbit/s", true),
+    ("Mbit/s", true),
+    ("MB/s", true),
+    ("ns", false),
+];
+
+/// `name (rule)` as two lines, so a wide table's head wraps at the rule.
+fn two_lines(s: &str) -> String {
+    s.replacen(" (", "\n(", 1)
+}
 
 /// One headline cell: the figure and where it was measured (`4 MiB ext4 direct`).
 #[derive(Debug, Clone, PartialEq)]
@@ -213,9 +232,10 @@ pub fn document(runs: &[PageRun<'_>], store: &Path) -> Doc {
     ]
     .map(String::from)
     .to_vec();
-    header.extend(HEADLINE_COLUMNS.map(String::from));
+    header.extend(HEADLINE_COLUMNS.map(two_lines));
     let mut g = Grid::new(header);
     g.left_columns = 6;
+    g.stacked = true;
     let mut order: Vec<&PageRun<'_>> = runs.iter().collect();
     order.sort_by_key(|r| std::cmp::Reverse(r.row.collected_at));
     for run in order {
@@ -232,7 +252,11 @@ pub fn document(runs: &[PageRun<'_>], store: &Path) -> Doc {
             state,
         ];
         match &run.results {
-            Ok(r) => cells.extend(row_cells(r)),
+            Ok(r) => {
+                let mut row = row_cells(r).into_iter();
+                cells.extend(row.next());
+                cells.extend(row.map(|c| two_lines(&c)));
+            }
             Err(e) => {
                 cells.push(format!("document unreadable: {e}"));
                 cells.extend(HEADLINE_COLUMNS.map(|_| "—".to_owned()));
@@ -243,6 +267,37 @@ pub fn document(runs: &[PageRun<'_>], store: &Path) -> Doc {
     }
     d.push(Block::Grid(g));
     d
+}
+
+/// The bar charts of the runs page ([`bars::html`]): one per [`HEADLINE_COLUMNS`] entry,
+/// a bar per readable run, newest first before sorting.
+pub fn bar_charts(runs: &[PageRun<'_>]) -> String {
+    let columns: Vec<bars::BarColumn> = HEADLINE_COLUMNS
+        .iter()
+        .zip(HEADLINE_UNITS)
+        .map(|(name, (unit, higher))| bars::BarColumn {
+            name: (*name).to_owned(),
+            unit,
+            higher_is_better: higher,
+        })
+        .collect();
+    let mut order: Vec<&PageRun<'_>> = runs.iter().filter(|r| r.results.is_ok()).collect();
+    order.sort_by_key(|r| std::cmp::Reverse(r.row.collected_at));
+    let runs: Vec<bars::BarRun> = order
+        .into_iter()
+        .filter_map(|run| {
+            let r = run.results.as_ref().ok()?;
+            Some(bars::BarRun {
+                label: run.row.stored_as.clone(),
+                emulated: run.row.emulated,
+                values: headlines(r)
+                    .into_iter()
+                    .map(|h| h.map(|h| (h.value, h.detail)))
+                    .collect(),
+            })
+        })
+        .collect();
+    bars::html(&columns, &runs)
 }
 
 /// Writes the runs page to `out` and every readable run's report beside it
@@ -272,10 +327,20 @@ pub fn write(rows: &[RunRow], store: &Path, out: &Path) -> Result<Vec<PathBuf>> 
             pages.push((dir.join(name), html));
         }
     }
-    pages.push((
-        out.to_path_buf(),
-        crate::html::page(&document(&runs, store))?,
-    ));
+    for (_, html) in &mut pages {
+        let at = html.find("<body>\n").map_or(0, |i| i + "<body>\n".len());
+        html.insert_str(
+            at,
+            &format!(
+                "<p class=\"back noprint\"><a href=\"{}\">← all runs</a></p>\n",
+                crate::html::text(&index)
+            ),
+        );
+    }
+    let mut page = crate::html::page(&document(&runs, store))?;
+    let at = page.rfind("<script>").unwrap_or(page.len());
+    page.insert_str(at, &bar_charts(&runs));
+    pages.push((out.to_path_buf(), page));
     let mut written = Vec::new();
     for (path, html) in pages {
         crate::atomic_file::write(&path, &html)?;

@@ -217,6 +217,137 @@ pub fn screenshot(url: &str, png: &Path, width: u32, height: u32) -> Result<()> 
     Ok(())
 }
 
+/// Opens a copy of the page `file` in a frame `width` x `height` CSS px (headless
+/// chromium's window is at least 500 px wide, so a phone's 400 px is a frame's width:
+/// the page's media queries see it as its viewport) with `script` appended (an inline
+/// script, as the page's own CSP allows; it runs after the page's own), and returns
+/// what the script left in `window.benchbootMeasure` (a string, typically JSON): the
+/// harness for measuring the laid-out page (`getBoundingClientRect`, computed styles)
+/// at a given width. The copy sits beside `file`, so relative links still work.
+///
+/// # Errors
+/// chromium is missing, fails, or the script left nothing (it threw: the text says).
+pub fn measure(file: &Path, width: u32, height: u32, script: &str) -> Result<String> {
+    let page = std::fs::read_to_string(file).with_context(|| format!("{}", file.display()))?;
+    let harness = format!(
+        "<script>(function(){{try{{{script}}}catch(e){{window.benchbootMeasure='error: '+e;}}\
+         parent.postMessage(String(window.benchbootMeasure),'*');}})();</script>"
+    );
+    let at = page.rfind("</body>").unwrap_or(page.len());
+    let name = file
+        .file_name()
+        .map_or("page.html".into(), |n| n.to_string_lossy().into_owned());
+    let copy = file.with_file_name(format!(".measure-{name}"));
+    let frame = file.with_file_name(format!(".frame-{name}"));
+    std::fs::write(&copy, format!("{}{harness}{}", &page[..at], &page[at..]))?;
+    std::fs::write(
+        &frame,
+        format!(
+            "<!DOCTYPE html><html><body style=\"margin:0\">\
+             <script>window.addEventListener('message',function(e){{\
+             var o=document.createElement('pre');o.id='benchboot-measure';\
+             o.textContent=e.data;document.body.appendChild(o);}});</script>\
+             <iframe src=\"{}\" width=\"{width}\" height=\"{height}\" style=\"border:0\"></iframe>\
+             </body></html>",
+            file_url(&copy, None)?
+        ),
+    )?;
+    let work = tempfile::tempdir()?;
+    let mut c = base_command(&work.path().join("profile"))?;
+    c.arg(format!(
+        "--window-size={},{}",
+        width.max(500) + 20,
+        height + 20
+    ))
+    .arg("--dump-dom")
+    .arg(file_url(&frame, None)?);
+    let out = run(c, "a measurement");
+    let _ = std::fs::remove_file(&copy);
+    let _ = std::fs::remove_file(&frame);
+    let out = out?;
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let tag = "<pre id=\"benchboot-measure\">";
+    let start = dom.find(tag).with_context(|| {
+        format!(
+            "the measuring script left nothing: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })?;
+    let rest = &dom[start + tag.len()..];
+    let text = decode(&rest[..rest.find("</pre>").unwrap_or(rest.len())]);
+    if text.starts_with("error: ") {
+        bail!("the measuring script threw: {text}");
+    }
+    Ok(text)
+}
+
+/// The measuring script of [`smallest_plot_text`]: every `<text>` with text of every
+/// visible inline SVG, its font size (computed, SVG user units) times the SVG's scale
+/// (rendered width over its viewBox width): the smallest, as `{"px":..,"text":..,
+/// "width":<window inner width>,"svgs":<visible SVGs>}`.
+pub const SMALLEST_TEXT_JS: &str = r#"
+var min=1e9,what="",svgs=0;
+Array.prototype.forEach.call(document.querySelectorAll("svg"),function(svg){
+  var r=svg.getBoundingClientRect();if(r.width===0||r.height===0)return;svgs++;
+  var vb=svg.viewBox&&svg.viewBox.baseVal&&svg.viewBox.baseVal.width?svg.viewBox.baseVal.width:+svg.getAttribute("width");
+  var scale=r.width/vb;
+  Array.prototype.forEach.call(svg.querySelectorAll("text"),function(t){
+    if(!t.textContent.trim())return;
+    var px=parseFloat(getComputedStyle(t).fontSize)*scale;
+    if(px<min){min=px;what=t.textContent;}
+  });
+});
+window.benchbootMeasure=JSON.stringify({px:min,text:what,width:window.innerWidth,svgs:svgs});
+"#;
+
+/// The smallest rendered font size, CSS px, of any text in the visible plots of page
+/// `file` at window width `width` ([`SMALLEST_TEXT_JS`]): (px, that text, the window's
+/// inner width, the number of visible SVGs).
+///
+/// # Errors
+/// As [`measure`], or its answer is not the JSON expected.
+pub fn smallest_plot_text(file: &Path, width: u32) -> Result<(f64, String, f64, u64)> {
+    let v: serde_json::Value = serde_json::from_str(&measure(file, width, 900, SMALLEST_TEXT_JS)?)?;
+    Ok((
+        v["px"].as_f64().context("px")?,
+        v["text"].as_str().unwrap_or_default().to_owned(),
+        v["width"].as_f64().context("width")?,
+        v["svgs"].as_u64().context("svgs")?,
+    ))
+}
+
+/// The measuring script of [`cells_off_screen`]: every visible cell (`th`, `td`) of
+/// table `#t1` whose right edge is past the window's inner width (scrolled out of a
+/// box or past the page), as `{"width":..,"cells":N,"off":["text",...]}`.
+pub const OFF_SCREEN_JS: &str = r##"
+var w=document.documentElement.clientWidth,off=[],n=0;
+Array.prototype.forEach.call(document.querySelectorAll("#t1 th,#t1 td"),function(c){
+  var r=c.getBoundingClientRect();if(r.width===0||r.height===0)return;n++;
+  if(r.right>w+1||r.left<-1)off.push(c.textContent.trim().slice(0,40));
+});
+window.benchbootMeasure=JSON.stringify({width:w,cells:n,off:off});
+"##;
+
+/// The visible cells of table `t1` of page `file` lying (partly) outside a `width` px
+/// window ([`OFF_SCREEN_JS`]): (the page's client width, visible cells, the texts of
+/// those off-screen).
+///
+/// # Errors
+/// As [`measure`], or its answer is not the JSON expected.
+pub fn cells_off_screen(file: &Path, width: u32) -> Result<(f64, u64, Vec<String>)> {
+    let v: serde_json::Value = serde_json::from_str(&measure(file, width, 900, OFF_SCREEN_JS)?)?;
+    Ok((
+        v["width"].as_f64().context("width")?,
+        v["cells"].as_u64().context("cells")?,
+        v["off"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.as_str().map(String::from))
+            .collect(),
+    ))
+}
+
 /// The rows of the table with id `id` in `dom`, each as its cells' text (tags removed,
 /// entities `&amp;` `&lt;` `&gt;` `&quot;` `&#39;` decoded). Header rows (`<th>` only)
 /// are left out.
@@ -264,6 +395,36 @@ fn decode(s: &str) -> String {
         .replace("&quot;", "\"")
         .replace("&#39;", "'")
         .replace("&amp;", "&")
+}
+
+/// Writes to `out` the rows of the PNG `png` in `ranges` (pixel rows, half-open, in
+/// order), one under the other: a tall page's top and one of its parts in one picture.
+///
+/// # Errors
+/// The file is not a PNG this decoder reads, or `out` cannot be written.
+pub fn png_rows(png: &Path, ranges: &[std::ops::Range<u32>], out: &Path) -> Result<()> {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(png)?));
+    let mut reader = decoder.read_info()?;
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf)?;
+    let row = info.line_size;
+    let mut data = Vec::new();
+    let mut height = 0u32;
+    for r in ranges {
+        let (a, b) = (r.start.min(info.height), r.end.min(info.height));
+        data.extend_from_slice(&buf[a as usize * row..b as usize * row]);
+        height += b - a;
+    }
+    let mut enc = png::Encoder::new(
+        std::io::BufWriter::new(std::fs::File::create(out)?),
+        info.width,
+        height,
+    );
+    enc.set_color(info.color_type);
+    enc.set_depth(info.bit_depth);
+    enc.set_compression(png::Compression::Best);
+    enc.write_header()?.write_image_data(&data)?;
+    Ok(())
 }
 
 /// How many distinct colours a PNG has, counted up to `cap` (a blank page has one).

@@ -129,8 +129,10 @@ fn figures_are_inline_svg_with_the_log_toggle_where_asked() {
             .count(),
         1
     );
-    assert!(html
-        .contains("<div class=\"log\"><svg role=\"img\" aria-label=\"board: write throughput\""));
+    assert!(html.contains("<figcaption id=\"f1-title\">board: write throughput</figcaption>"));
+    assert!(html.contains("<div class=\"plot log\"><svg role=\"img\" aria-labelledby=\"f1-title\""));
+    // Titled once: the caption above the plot, not again inside the SVG (two figures).
+    assert_eq!(html.matches("board: write throughput").count(), 2);
     assert!(html.contains("MiB/s (2^20 B/s) (log10 scale)"));
     let without_ns = html.replace("http://www.w3.org/2000/svg", "");
     assert!(!without_ns.contains("http:") && !without_ns.contains("https:"));
@@ -167,4 +169,49 @@ fn hostile_labels_inside_a_figure_stay_text() {
     assert_eq!(html.matches("<script>").count(), 1, "only the page's own");
     assert!(!html.contains('\u{1b}'));
     assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;\\u{1b}[31m"));
+}
+
+/// A stacked grid (the runs page's): its class, every cell labelled with its column
+/// head for the narrow layout (escaped), EMULATED as a badge; an EMULATED figure's
+/// caption opens with the badge, the rest of its title escaped.
+#[test]
+fn stacked_tables_label_their_cells_and_emulated_is_a_badge() {
+    let mut g = Grid::new(vec![
+        "run <id>".into(),
+        "state".into(),
+        "MiB/s\n(rule)".into(),
+    ]);
+    g.left_columns = 2;
+    g.stacked = true;
+    g.push(vec![
+        "r1".into(),
+        "complete, EMULATED".into(),
+        "99.51\n(1 MiB)".into(),
+    ]);
+    let html = table(&g, "t1");
+    assert!(
+        html.contains("<table class=\"sortable stacked\" id=\"t1\">"),
+        "{html}"
+    );
+    assert!(html
+        .contains("<td data-label=\"state\">complete, <span class=\"badge\">EMULATED</span></td>"));
+    assert!(
+        html.contains("<td data-label=\"run &lt;id&gt;\">r1</td>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<td class=\"num\" data-label=\"MiB/s (rule)\">99.51<br>\n(1 MiB)</td>"),
+        "{html}"
+    );
+    g.stacked = false;
+    assert!(!table(&g, "t1").contains("data-label"));
+    let mut f = figure(false);
+    f.title = format!("{}b<a>: latency", crate::chart::emulated_prefix(true));
+    let html = page(&Doc {
+        blocks: vec![Block::Figure(Box::new(f))],
+    })
+    .unwrap();
+    assert!(html.contains(
+        "<figcaption id=\"f1-title\"><span class=\"badge\">EMULATED</span>(QEMU, not hardware) b&lt;a&gt;: latency</figcaption>"
+    ), "{html}");
 }

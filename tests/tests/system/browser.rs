@@ -3,8 +3,12 @@
 //! `tests/data/`), the runs page of a store holding both (and each run's page beside
 //! it), and their comparison. Each page: no request leaves the file, no console error,
 //! the DOM holds every table and SVG; sorting a column reorders the rows; a screenshot
-//! is not blank (and is the README's picture:
-//! `BENCHBOOT_SCREENSHOT=$PWD/docs/snapshots/report.png` writes it there). The QEMU tiers
+//! is not blank (and is the README's picture, from the schema 1.13 run:
+//! `BENCHBOOT_SCREENSHOT=$PWD/docs/snapshots/report.png` writes it there). Measured in
+//! the laid-out page ([`browser::measure`]): every plot's text at least 11 px at a
+//! phone's 400 px and at 1280 px; the runs page's cells all on screen at 1400 px and
+//! at 400 px (stacked there); its bar charts switch with the select; each run's page
+//! links back; the comparison page under 1 MiB. The QEMU tiers
 //! open their own fresh run's report the same way (`qemu_smoke`, `qemu_virt`).
 
 use std::path::{Path, PathBuf};
@@ -13,9 +17,41 @@ use benchboot::doc::{Block, Doc};
 use benchboot::report::{load_path, render, Format};
 use benchboot_results::RunResults;
 use benchboot_tests::browser::{
-    self, assert_page, console_errors, dom, file_url, png_colours, requests_leaving, screenshot,
-    table_rows,
+    self, assert_page, cells_off_screen, console_errors, dom, file_url, measure, png_colours,
+    requests_leaving, screenshot, smallest_plot_text, table_rows,
 };
+
+/// The smallest font a plot's text may render at, CSS px, at a phone's width (400 px)
+/// and on a desktop (1280 px).
+const MIN_PLOT_TEXT_PX: f64 = 11.0;
+
+/// What the page checks found wrong: every check runs and prints its figure, then the
+/// test fails naming each failure.
+#[derive(Default)]
+struct Failures(Vec<String>);
+
+impl Failures {
+    fn check(&mut self, ok: bool, what: String) {
+        eprintln!("{} {what}", if ok { "ok  " } else { "FAIL" });
+        if !ok {
+            self.0.push(what);
+        }
+    }
+}
+
+/// Every plot's text of page `file` at 400 and 1280 px is at least [`MIN_PLOT_TEXT_PX`].
+fn check_plot_text(f: &mut Failures, file: &Path) {
+    for width in [400, 1280] {
+        let (px, text, inner, svgs) = smallest_plot_text(file, width).unwrap();
+        f.check(
+            px >= MIN_PLOT_TEXT_PX && svgs > 0,
+            format!(
+                "{} at {width} px (inner width {inner}): smallest plot text {px:.1} px ({text:?}) in {svgs} SVG(s)",
+                file.file_name().unwrap().to_string_lossy()
+            ),
+        );
+    }
+}
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -77,13 +113,45 @@ fn report_runs_and_compare_pages_in_headless_chromium() {
     assert_eq!(expected(&report_doc(&rpi)), (7, 8));
     assert_eq!(expected(&report_doc(&virt)), (13, 11));
     let rpi_page = check_report_page(&rpi, work.path());
-    check_report_page(&virt, work.path());
+    let virt_page = check_report_page(&virt, work.path());
+    let current = load_path(&data("qemu-virt-arm64-1.13.json")).unwrap();
+    let current_page = check_report_page(&current, work.path());
+    let mut f = Failures::default();
+    for page in [&rpi_page, &virt_page, &current_page] {
+        check_plot_text(&mut f, page);
+    }
 
-    // A screenshot of the report: a page of text, tables and plots has hundreds of
-    // colours (anti-aliasing); a blank or failed page has one or two.
+    // A screenshot of a current (schema 1.13) report, its top and its first plot (the
+    // README's picture): a page of text, tables and plots has hundreds of colours
+    // (anti-aliasing); a blank or failed page has one or two.
+    let full = work.path().join("report-full.png");
+    // The top down to the first section, then the first figure.
+    let tops: Vec<u32> = measure(
+        &current_page,
+        1280,
+        900,
+        "var y=function(id){return Math.round(document.getElementById(id).getBoundingClientRect().top+window.scrollY);};\
+         window.benchbootMeasure=y('s1')+','+y('f1');",
+    )
+    .unwrap()
+    .split(',')
+    .map(|v| v.parse().unwrap())
+    .collect();
+    let (section, top) = (tops[0], tops[1]);
+    screenshot(
+        &file_url(&current_page, None).unwrap(),
+        &full,
+        1280,
+        top + 1000,
+    )
+    .unwrap();
     let png = work.path().join("report.png");
-    let url = file_url(&rpi_page, None).unwrap();
-    screenshot(&url, &png, 1280, 2400).unwrap();
+    browser::png_rows(
+        &full,
+        &[0..section, top.saturating_sub(16)..top + 960],
+        &png,
+    )
+    .unwrap();
     let colours = png_colours(&png, 10_000).unwrap();
     assert!(colours > 200, "screenshot has {colours} colours: blank?");
     if let Some(to) = std::env::var_os("BENCHBOOT_SCREENSHOT") {
@@ -111,6 +179,53 @@ fn report_runs_and_compare_pages_in_headless_chromium() {
     // Newest first, as written; every headline column has the figure or a dash.
     assert_eq!(ids, [virt.run_id.as_str(), rpi.run_id.as_str()]);
     assert!(rows.iter().all(|r| r.len() == 13), "{rows:?}");
+    // Every column of the runs table on screen at 1400 px, and at 400 px (a phone) no
+    // cell off-screen either: the narrow layout stacks them.
+    for width in [1400, 400] {
+        let (inner, cells, off) = cells_off_screen(&index, width).unwrap();
+        f.check(
+            off.is_empty() && cells >= 13,
+            format!("runs page at {width} px (client width {inner}): {cells} cells shown, off-screen: {off:?}"),
+        );
+    }
+    // The bar charts across runs: one per headline column, chosen by a select; picking
+    // the second (sequential read) shows that chart alone, stating its unit and which
+    // way is better, the best run first: virt read 595 MiB/s on ext2, rpi 108.
+    let picked = measure(
+        &index,
+        1400,
+        900,
+        r#"var s=document.getElementById("bars-pick");
+        var o=s.options[1];s.value=o.value;s.dispatchEvent(new Event("change"));
+        var shown=Array.prototype.filter.call(document.querySelectorAll(".bars"),function(b){return b.getClientRects().length>0;});
+        window.benchbootMeasure=JSON.stringify({options:s.options.length,picked:o.value,
+          shown:shown.map(function(b){return b.id;}),text:shown.length?shown[0].textContent:""});"#,
+    );
+    match picked {
+        Ok(json) => {
+            let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+            let text = v["text"].as_str().unwrap_or_default();
+            f.check(
+                v["options"] == 7
+                    && v["shown"] == serde_json::json!([v["picked"]])
+                    && text.contains("(MiB/s, higher is better)")
+                    && matches!(
+                        (text.find("595 MiB/s"), text.find("108 MiB/s")),
+                        (Some(a), Some(b)) if a < b
+                    ),
+                format!("runs page bar charts: {json}"),
+            );
+        }
+        Err(e) => f.check(false, format!("runs page bar charts: {e:#}")),
+    }
+    // Each run's page links back to the index.
+    for p in &written[..2] {
+        let html = std::fs::read_to_string(p).unwrap();
+        f.check(
+            html.contains("<a href=\"index.html\""),
+            format!("{} links back to index.html", p.display()),
+        );
+    }
     assert!(
         rows[1][6].ends_with("direct)"),
         "rpi's sequential write: {:?}",
@@ -163,6 +278,12 @@ fn report_runs_and_compare_pages_in_headless_chromium() {
     assert!(ct >= 2 && cs >= 2, "{ct} {cs}");
     let loaded = assert_page(&file, ct, cs);
     assert!(loaded.dom.contains("<h1>benchboot compare: A = "), "title");
+    f.check(
+        page.len() < 1 << 20,
+        format!("compare page: {} bytes (under 1 MiB)", page.len()),
+    );
+    check_plot_text(&mut f, &file);
+    assert!(f.0.is_empty(), "{} check(s) failed: {:#?}", f.0.len(), f.0);
 }
 
 fn expected_of(id: &str, rpi: &RunResults, virt: &RunResults) -> (usize, usize) {
