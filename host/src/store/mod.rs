@@ -264,8 +264,9 @@ pub fn dir_from(
         .or_else(|| set(home).map(|h| h.join(".local/share/benchboot")))
 }
 
-/// Maps `run` to a results file, for `report`/`compare`: a path to an existing file is
-/// returned as it is; otherwise `run` is a stored run's name (its run id, or `<run
+/// Maps `run` to a results file, for `report`/`compare`/`show`: a path to an existing
+/// file, or anything with a path separator or ending in `.json`, is returned as it is
+/// (reading it then names a missing file); otherwise `run` is a stored run's name (its run id, or `<run
 /// id>.<n>` for another run kept beside one with that id), or a prefix of exactly one,
 /// in the store `store` (`--store DIR`; `None`: [`default_dir`]), opened for reading
 /// ([`Store::open_existing`]). An exact name wins over longer names it prefixes.
@@ -275,7 +276,11 @@ pub fn dir_from(
 /// damaged, or the stored file is gone.
 pub fn resolve(run: &str, store: Option<&Path>) -> Result<PathBuf> {
     let p = Path::new(run);
-    if p.is_file() {
+    // A file, or what can only be a path (a run id has no separator and no `.json`):
+    // the caller's read then names the file with the OS's reason.
+    let looks_like_a_path = run.contains(['/', std::path::MAIN_SEPARATOR])
+        || run.to_ascii_lowercase().ends_with(".json");
+    if p.is_file() || looks_like_a_path {
         return Ok(p.to_owned());
     }
     let dir = default_dir(store)?;

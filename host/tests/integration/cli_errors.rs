@@ -74,7 +74,7 @@ fn a_usage_error_exits_with_clap_status_2() {
     let out = benchboot(&["show"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("<FILE>"), "{stderr}");
+    assert!(stderr.contains("<RUN>"), "{stderr}");
     assert_no_backtrace(&stderr);
 }
 
