@@ -65,8 +65,14 @@ fn median(fs: &[&Figure]) -> Option<f64> {
 /// - TCP: the highest Mbit/s of any link and stream count, per direction;
 /// - memcpy: libc memcpy on the first core set measured, MB/s;
 /// - latency: single random reads over L1 at the largest block, 4 KiB pages, ns.
+///
+/// An emulated run has none the emulator cannot give (latency: QEMU has no caches,
+/// [`Metric::emulator_gives`]).
 pub fn headlines(r: &RunResults) -> Vec<Option<Headline>> {
-    let all = figures(r);
+    let all: Vec<Figure> = figures(r)
+        .into_iter()
+        .filter(|f| !r.emulated || f.metric.emulator_gives())
+        .collect();
     let of = |m: Metric| all.iter().filter(move |f| f.metric == m);
     let target = r.plan.storage.targets.first().map(|t| t.label.clone());
     let block = r.plan.storage.block_sizes.iter().max().copied();

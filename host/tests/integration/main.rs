@@ -20,6 +20,7 @@ mod collect_journal;
 mod collect_log;
 mod collect_net;
 mod collect_store;
+mod emulated_everywhere;
 mod fake_board;
 mod fetch;
 #[cfg(unix)]
