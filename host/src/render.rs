@@ -22,6 +22,7 @@ use crate::units::{block_size_label, duration_label_ms, size_label};
 pub mod clock;
 pub mod memory;
 pub mod network;
+pub mod not_run;
 pub mod wifi;
 pub use network::*;
 
@@ -432,6 +433,10 @@ pub fn document_full(r: &RunResults, energy: Option<&Energy>, figures: &[PlotFig
     }
     if r.plan_error.is_none() {
         d.push(Block::Text(format!("plan: {}", r.plan.source.describe())));
+        let not_run = not_run::not_run_lines(r);
+        if !not_run.is_empty() {
+            d.push(Block::List(not_run));
+        }
     }
     d.push(Block::Heading("Context".into()));
     d.push(Block::Grid(context_grid(&context(r))));

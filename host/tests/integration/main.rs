@@ -48,6 +48,7 @@ mod report_plots;
 mod report_snapshots;
 mod store_lock;
 mod store_recovery;
+mod terminal_width;
 #[cfg(target_os = "linux")]
 mod write_targets;
 
