@@ -44,6 +44,10 @@ pub fn latency_chart(t: &LatencyTable) -> Chart {
     }
 }
 
+/// Why an emulated run has no latency plot.
+pub const NO_PLOT: &str =
+    "EMULATED: QEMU (TCG) models no caches, there is no latency over L1 to plot";
+
 /// The latency figure of a run (`<run>-memory-latency`): one panel per page kind; `None`
 /// when the run has no latency table, or is emulated (QEMU's TCG models no caches: the
 /// section's text says so where the plot would be,

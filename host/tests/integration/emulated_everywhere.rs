@@ -251,7 +251,17 @@ fn every_output_of_an_emulated_run_marks_it_and_shows_nothing_the_emulator_canno
 
     // The plots: each SVG marked; no latency plot (TCG has no caches to show).
     let plots = path("plots");
-    benchboot(&["report", DOC, "--power", POWER, "--plots", &s(&plots)]);
+    let out = Command::new(env!("CARGO_BIN_EXE_benchboot"))
+        .args(["report", DOC, "--power", POWER, "--plots", &s(&plots)])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    if !said.contains("no memory latency plot: EMULATED") {
+        all.push(format!(
+            "plots: no word why there is no latency plot: {said}"
+        ));
+    }
     let files: Vec<PathBuf> = std::fs::read_dir(&plots)
         .unwrap()
         .map(|e| e.unwrap().path())

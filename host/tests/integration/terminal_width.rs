@@ -90,6 +90,7 @@ fn piped_text_fits_columns_and_never_splits_a_number_or_a_word() {
         .iter()
         .map(|d| (format!("report {d}"), vec!["report".into(), d.to_string()]))
         .collect();
+    outputs.push(("show".into(), vec!["show".into(), DOCS[0].into()]));
     outputs.push((
         "compare".into(),
         ["compare", DOCS[1], DOCS[2]].map(String::from).to_vec(),
