@@ -38,7 +38,10 @@ pub fn run_memory(plan: &Plan, results: &mut RunResults) {
     let Some((memory, checks)) = out else {
         return;
     };
-    console::figures(&benchboot_console::figures::memory(&memory));
+    console::figures(&benchboot_console::figures::memory(
+        &memory,
+        results.emulated,
+    ));
     for p in &memory.problems {
         results.event(STEP, Severity::Warning, p.clone());
     }
@@ -74,7 +77,9 @@ fn push_check(results: &mut RunResults, mut c: ClockCheck) {
     c.firmware_hz = health::property(&mut Vcio::default(), Property::ClockRateMeasured(CLOCK_ARM))
         .ok()
         .map(u64::from);
-    console::figure(&benchboot_console::figures::clock(&c));
+    if let Some(f) = benchboot_console::figures::clock(&c, results.emulated) {
+        console::figure(&f);
+    }
     // Under QEMU the loop measures TCG, not a clock: nothing to compare.
     if !results.emulated {
         for m in c.mismatches() {

@@ -14,6 +14,7 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, ContentArrangemen
 use crate::chart::PlotFigure;
 
 pub mod facts;
+pub mod fit;
 
 /// A table: a header row and rows of cells, all text. Columns from `left_columns` on
 /// are right-aligned (numbers).
@@ -31,6 +32,9 @@ pub struct Grid {
     /// A wide table the HTML page lets wrap, and on a narrow screen shows as one block
     /// per row (each cell a `column: value` line) instead of scrolling sideways.
     pub stacked: bool,
+    /// Columns a narrow terminal may leave out ([`fit::table`]): each gives a figure
+    /// another column gives in another unit (MB/s and MiB/s beside Mbit/s).
+    pub narrow_drop: Vec<usize>,
 }
 
 /// How a cell's figure reads against the rank test (compare's ratio cells).
@@ -52,6 +56,7 @@ impl Grid {
             links: Vec::new(),
             tones: Vec::new(),
             stacked: false,
+            narrow_drop: Vec::new(),
         }
     }
 
@@ -120,15 +125,31 @@ impl Grid {
     }
 }
 
-/// The width of the terminal stdout is, in columns; `None` when stdout is not a
-/// terminal (a pipe or a file gets tables at their natural width).
+/// The width text written to a pipe or a file is fitted to without `COLUMNS`.
+pub const DEFAULT_WIDTH: u16 = 100;
+
+/// The width, in columns, standard output's tables and text are fitted to
+/// ([`Doc::text_width`]): the terminal's when stdout is one, else `COLUMNS` when it is
+/// a number of at least 20, else [`DEFAULT_WIDTH`].
 pub fn terminal_width() -> Option<u16> {
-    if !crate::out::is_terminal(crate::out::Stream::Out) {
-        return None;
-    }
-    let mut probe = Table::new();
-    probe.set_content_arrangement(ContentArrangement::Dynamic);
-    probe.width()
+    let probe = || {
+        let mut probe = Table::new();
+        probe.set_content_arrangement(ContentArrangement::Dynamic);
+        probe.width()
+    };
+    let tty = crate::out::is_terminal(crate::out::Stream::Out)
+        .then(probe)
+        .flatten();
+    Some(tty.unwrap_or_else(|| width_of(std::env::var("COLUMNS").ok().as_deref())))
+}
+
+/// The width `COLUMNS` (`columns`) asks for: a number of at least 20, else
+/// [`DEFAULT_WIDTH`].
+pub fn width_of(columns: Option<&str>) -> u16 {
+    columns
+        .and_then(|c| c.trim().parse::<u16>().ok())
+        .filter(|&w| w >= 20)
+        .unwrap_or(DEFAULT_WIDTH)
 }
 
 impl fmt::Display for Grid {
@@ -183,40 +204,41 @@ impl Doc {
         self.text_width(None)
     }
 
-    /// [`Doc::text`] with every table fitted to `width` columns (long cells wrapped at
-    /// word boundaries, comfy-table's dynamic arrangement); `None`: natural width. Text
-    /// paragraphs are not wrapped (the terminal does that).
+    /// [`Doc::text`] fitted to `width` columns ([`fit`]): tables never split a number or
+    /// a word (narrow: unit columns left out, the rest in tables of their own below),
+    /// paragraphs and list items wrapped at spaces; `None`: natural width.
     pub fn text_width(&self, width: Option<u16>) -> String {
         let mut out = String::new();
+        // One piece of text, escaped, wrapped at spaces to the width (continuation lines
+        // start with `indent`).
+        let wrapped = |s: &str, indent: &str| -> String {
+            let s = escape_lines(s);
+            match width {
+                Some(w) => fit::wrap(&s, usize::from(w), indent).join("\n") + "\n",
+                None => format!("{s}\n"),
+            }
+        };
         for b in &self.blocks {
             match b {
                 Block::Title(s) | Block::Alert(s) | Block::Text(s) => {
-                    out.push_str(&escape_lines(s));
-                    out.push('\n');
+                    out.push_str(&wrapped(s, ""));
                 }
                 Block::Heading(s) => {
                     out.push('\n');
-                    out.push_str(&escape_lines(s));
-                    out.push('\n');
+                    out.push_str(&wrapped(s, ""));
                 }
                 Block::List(items) => {
                     for i in items {
-                        out.push_str(&format!("- {}\n", escape_lines(i)));
+                        out.push_str(&wrapped(&format!("- {i}"), "  "));
                     }
                 }
-                Block::Grid(g) => {
-                    let mut t = g.table();
-                    if let Some(w) = width {
-                        t.set_content_arrangement(ContentArrangement::Dynamic)
-                            .set_width(w);
-                    }
-                    out.push_str(&t.to_string());
-                    out.push('\n');
-                }
+                Block::Grid(g) => match width {
+                    Some(w) => out.push_str(&fit::table(g, usize::from(w))),
+                    None => out.push_str(&format!("{}\n", g.table())),
+                },
                 Block::Pre(lines) => {
                     for l in lines {
-                        out.push_str(&escape_lines(l));
-                        out.push('\n');
+                        out.push_str(&wrapped(l, "  "));
                     }
                 }
                 Block::Facts(f) => {

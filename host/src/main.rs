@@ -590,7 +590,7 @@ fn run(command: Command) -> Result<()> {
             let results = benchboot::report::load_path(&file)?;
             let energy = benchboot::power::energy::Energy::find(&file, power.as_deref(), &results)?;
             let doc = render::document_full(&results, energy.as_ref(), &[]);
-            benchboot::out!("{}", doc.text());
+            benchboot::out!("{}", doc.text_width(benchboot::doc::terminal_width()));
         }
     }
     Ok(())

@@ -9,7 +9,8 @@ use benchboot_plan::Mode;
 use benchboot_results::figures::{self, Figure};
 use benchboot_results::health::conditions_during;
 use benchboot_results::{
-    a1_verdict, DeviceReadKind, Direction, HealthScope, RandomOp, RunResults, StepHealth, Summary,
+    a1_verdict, A1Outcome, DeviceReadKind, Direction, HealthScope, RandomOp, RunResults,
+    StepHealth, Summary, A1_EMULATED,
 };
 
 use crate::chart::{FigureSection, PlotFigure};
@@ -22,6 +23,7 @@ pub mod clock;
 pub mod health;
 pub mod memory;
 pub mod network;
+pub mod not_run;
 pub mod wifi;
 pub use network::*;
 
@@ -199,20 +201,29 @@ pub fn a1_lines(r: &RunResults) -> String {
     {
         let claim = card_claim(r, target);
         match a1_verdict(r, target) {
-            Some(v) => out.push_str(&format!(
-                "A1 ({target}): {} — sequential write {:.0} KB/s (>= 10,000), random write {:.0} IOPS (>= 500), \
-                 random read {:.0} IOPS (>= 1,500), 4 KiB at QD1{}\n",
-                if v.passes { "PASS" } else { "FAIL" },
-                v.seq_write_bps / 1000.0,
-                v.random_write_iops,
-                v.random_read_iops,
-                match (&claim, v.passes) {
-                    (Some(c), false) => format!("; the card claims {c} (SSR), measures below A1"),
-                    (Some(c), true) => format!("; the card claims {c} (SSR)"),
-                    (None, _) => String::new(),
-                }
+            Some(v) => {
+                let outcome = v.outcome(r.emulated);
+                out.push_str(&format!(
+                    "A1 ({target}): {}{} — {}, 4 KiB at QD1{}\n",
+                    outcome.word(),
+                    if outcome == A1Outcome::Emulated {
+                        format!(", {A1_EMULATED}")
+                    } else {
+                        String::new()
+                    },
+                    v.figures_text(),
+                    match (&claim, outcome) {
+                        (Some(c), A1Outcome::Fail) => {
+                            format!("; the card claims {c} (SSR), measures below A1")
+                        }
+                        (Some(c), _) => format!("; the card claims {c} (SSR)"),
+                        (None, _) => String::new(),
+                    }
+                ))
+            }
+            None => out.push_str(&format!(
+                "A1 ({target}): no verdict, a deciding figure is missing\n"
             )),
-            None => out.push_str(&format!("A1 ({target}): no verdict, a deciding figure is missing\n")),
         }
     }
     out
@@ -424,6 +435,10 @@ pub fn document_full(r: &RunResults, energy: Option<&Energy>, figures: &[PlotFig
     }
     if r.plan_error.is_none() {
         d.push(Block::Text(format!("plan: {}", r.plan.source.describe())));
+        let not_run = not_run::not_run_lines(r);
+        if !not_run.is_empty() {
+            d.push(Block::List(not_run));
+        }
     }
     d.push(Block::Heading("Context".into()));
     d.push(Block::Grid(context_grid(&context(r))));

@@ -201,6 +201,9 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         for f in files {
             crate::errln!("plot {}", f.display());
         }
+        if r.emulated && r.memory.as_ref().is_some_and(|m| !m.latency.is_empty()) {
+            crate::errln!("no memory latency plot: {}", crate::plot::memory::NO_PLOT);
+        }
     }
     Ok(())
 }

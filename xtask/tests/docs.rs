@@ -51,7 +51,11 @@ fn every_relative_link_in_the_documents_resolves() {
             }
         }
     }
-    assert!(broken.is_empty(), "links to nothing:\n{}", broken.join("\n"));
+    assert!(
+        broken.is_empty(),
+        "links to nothing:\n{}",
+        broken.join("\n")
+    );
 }
 
 #[test]
@@ -67,7 +71,10 @@ fn every_topic_in_docs_is_linked_from_the_readme() {
         })
         .filter(|rel| !links.contains(rel))
         .collect();
-    assert!(missing.is_empty(), "docs the README does not link: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "docs the README does not link: {missing:?}"
+    );
 }
 
 #[test]

@@ -11,10 +11,10 @@ use benchboot_results::network::NetworkResults;
 use benchboot_results::RunResults;
 
 pub use benchboot_results::figures::{
-    card_check, clock, command, command_step, device_read, device_read_step, memory, network_step,
-    random, random_step, storage, storage_cell, storage_step, verify, wifi_entry, Context, Figure,
-    Metric,
+    card_check, command, command_step, device_read, device_read_step, network_step, random,
+    random_step, storage, storage_cell, storage_step, verify, wifi_entry, Context, Figure, Metric,
 };
+use benchboot_results::memory::{ClockCheck, MemoryResults};
 
 /// The network figures the console carries: Mbit/s per throughput run, HTTP GET and UDP
 /// run (+ its loss, %), the median round trip in µs (`network.<link>.rtt.median`).
@@ -22,16 +22,34 @@ pub fn network(n: &NetworkResults) -> Vec<Figure> {
     on_console(benchboot_results::figures::network(n))
 }
 
+/// The memory figures the console carries: the bandwidths (MB/s), and the latency rows
+/// (ns over L1) unless the run is emulated (`emulated`: QEMU's TCG models no caches,
+/// [`Metric::emulator_gives`]).
+pub fn memory(m: &MemoryResults, emulated: bool) -> Vec<Figure> {
+    for_run(benchboot_results::figures::memory(m), emulated)
+}
+
+/// The clock check's figure (MHz), `None` for an emulated run (TCG has no clock).
+pub fn clock(c: &ClockCheck, emulated: bool) -> Option<Figure> {
+    for_run(vec![benchboot_results::figures::clock(c)], emulated)
+        .into_iter()
+        .next()
+}
+
 /// Every figure of `r` the console carries, in the order PID 1 measures them (compare
-/// as a set).
+/// as a set): under emulation none the emulator cannot give ([`Metric::emulator_gives`]).
 pub fn all(r: &RunResults) -> Vec<Figure> {
-    on_console(benchboot_results::figures::figures(r))
+    for_run(benchboot_results::figures::figures(r), r.emulated)
 }
 
 fn on_console(figures: Vec<Figure>) -> Vec<Figure> {
+    for_run(figures, false)
+}
+
+fn for_run(figures: Vec<Figure>, emulated: bool) -> Vec<Figure> {
     figures
         .into_iter()
-        .filter(|f| f.metric.on_console())
+        .filter(|f| f.metric.on_console() && (!emulated || f.metric.emulator_gives()))
         .collect()
 }
 

@@ -8,12 +8,12 @@
 //! | `start run=<id> board=<name>` | once, first |
 //! | `sync start t_ns=<n> slot_ns=<n> code=<bits>`, `idle <phase> begin\|end t_ns=<n>` | the energy marks' start pattern and idle phases, when the plan has them (`benchboot_energy::marks`) |
 //! | `mark begin\|end <step> t_ns=<n>` | at each step window's edges, with the energy marks on |
-//! | `case=<id> value=<number> units=<unit>` | each figure, as it is measured ([`figures`]) |
+//! | `case=<id> value=<number> units=<unit>` | each figure, as it is measured ([`figures`]); an emulated run prints none of memory latency or the CPU clock (QEMU has neither caches nor a clock of its own) |
 //! | `sync end ...` | the end pattern, after the last network test |
 //! | `figures end run=<id> count=<n>` | after the last figure (network included) |
 //! | `document begin run=<id> ...`, `document <i>/<n> <base64> <crc32>`, `document end run=<id>` | the whole results document ([`document`]) |
 //! | `verdicts begin run=<id>` | then the verdicts of the whole run ([`verdicts`]) |
-//! | `verdict=<id> result=pass\|fail\|skip [why=<text>]` | one per verdict |
+//! | `verdict=<id> result=pass\|fail\|skip [why=<text>]` | one per verdict; under QEMU the A1 verdicts are `skip` with `why=EMULATED, ...` |
 //! | `verdicts end run=<id> pass=<n> fail=<n> skip=<n>` | last: a farm stops reading here |
 //! | `ready ...` | results served (or on the card only) |
 //!

@@ -4,7 +4,7 @@
 //! All of them come from the finished results document ([`all`]), so they are printed
 //! once, in one block a second LAVA monitor reads, and the host derives the same list.
 
-use benchboot_results::{a1_verdict, RunResults, Severity};
+use benchboot_results::{a1_verdict, A1Outcome, RunResults, Severity, A1_EMULATED};
 
 /// pass, fail or skip (LAVA's result values; LAVA's fourth, `unknown`, is not used).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +64,8 @@ fn pass_fail(id: impl Into<String>, pass: bool, why: impl FnOnce() -> String) ->
 ///   first message);
 /// - `verify.<target>`: the pattern read back as written;
 /// - `a1.<target>`: the Raspberry Pi A1 floors (sequential write, random 4 KiB read and
-///   write at QD1), where all three were measured;
+///   write at QD1), where all three were measured (skip under QEMU, its why starting
+///   `EMULATED`: a virtual disk is no card; the figures in MB/s as the report has them);
 /// - `card.check`: the full-card check found a genuine card; `card.full`: its
 ///   whole-card pass (plan `full = true`) read every sector back as written (skip:
 ///   it stopped at its time limit with nothing bad in what it covered);
@@ -129,15 +130,16 @@ pub fn all(r: &RunResults) -> Vec<Verdict> {
     a1_targets.dedup();
     for t in a1_targets {
         if let Some(a) = a1_verdict(r, t) {
-            out.push(pass_fail(format!("a1.{t}"), a.passes, || {
-                format!(
-                    "sequential write {:.1} MB/s, random write {:.0} IOPS, random read {:.0} IOPS \
-                     (A1: 10 MB/s, 500, 1500)",
-                    a.seq_write_bps / 1e6,
-                    a.random_write_iops,
-                    a.random_read_iops
-                )
-            }));
+            let id = format!("a1.{t}");
+            out.push(match a.outcome(r.emulated) {
+                A1Outcome::Pass => verdict(id, Outcome::Pass, None),
+                A1Outcome::Fail => verdict(id, Outcome::Fail, Some(a.figures_text())),
+                A1Outcome::Emulated => verdict(
+                    id,
+                    Outcome::Skip,
+                    Some(format!("EMULATED, {A1_EMULATED}: {}", a.figures_text())),
+                ),
+            });
         }
     }
     if let Some(c) = &r.card_check {
@@ -226,6 +228,53 @@ mod tests {
             assert_eq!(get(&format!("clock.{}", c.at)).outcome, Outcome::Skip);
         }
         assert!(v.iter().all(|x| x.outcome != Outcome::Fail), "{v:#?}");
+    }
+
+    /// The A1 verdicts of a QEMU run are skipped as EMULATED with the figures in MB/s
+    /// (the report's unit); the same run taken for hardware passes. Its console carries
+    /// no latency or clock figure; as hardware it would.
+    #[test]
+    fn an_emulated_a1_is_skipped_and_no_figure_the_emulator_cannot_give_is_printed() {
+        let text = include_str!("../../../host/tests/data/qemu-virt-arm64-1.13.json");
+        let mut r = RunResults::from_json(text).unwrap();
+        let v = all(&r);
+        let a1: Vec<&Verdict> = v.iter().filter(|x| x.id.starts_with("a1.")).collect();
+        assert_eq!(a1.len(), 2, "{v:#?}");
+        for a in &a1 {
+            assert_eq!(a.outcome, Outcome::Skip, "{a:?}");
+            assert!(
+                a.why
+                    .as_deref()
+                    .unwrap()
+                    .starts_with("EMULATED, not judged"),
+                "{a:?}"
+            );
+        }
+        let raw = v.iter().find(|x| x.id == "a1.raw").unwrap();
+        // 432,960,949 B/s in the document: 433.0 MB/s.
+        assert!(
+            raw.why
+                .as_deref()
+                .unwrap()
+                .contains("sequential write 433.0 MB/s"),
+            "{raw:?}"
+        );
+        // The 3 fails are the run's error events (no USB Ethernet adapter under QEMU);
+        // the 8 skips: the 2 A1 verdicts, 4 clock checks, 2 WiFi entries the plan ruled out.
+        let end = crate::lines::verdicts_end(&r.run_id, &v);
+        assert!(end.ends_with("pass=14 fail=3 skip=8"), "{end}");
+        let not_given = |r: &RunResults| {
+            crate::figures::all(r)
+                .iter()
+                .filter(|f| !f.metric.emulator_gives())
+                .count()
+        };
+        assert_eq!(not_given(&r), 0);
+        r.emulated = false;
+        assert_eq!(not_given(&r), 34 + 4, "34 latency rows, 4 clock checks");
+        let v = all(&r);
+        let raw = v.iter().find(|x| x.id == "a1.raw").unwrap();
+        assert_eq!((raw.outcome, raw.why.as_deref()), (Outcome::Pass, None));
     }
 
     #[test]

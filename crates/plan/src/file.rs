@@ -596,7 +596,8 @@ impl PlanFile {
                          text",
                         u32::from(c)
                     ),
-                    _ => "not TOML here: check this line against the plan example in docs/plans.md".into(),
+                    _ => "not TOML here: check this line against the plan example in docs/plans.md"
+                        .into(),
                 };
             }
             PlanFileError {

@@ -26,6 +26,58 @@ pub struct A1Verdict {
     pub passes: bool,
 }
 
+/// What an A1 verdict says once the run's emulation is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum A1Outcome {
+    Pass,
+    Fail,
+    /// An emulated run: QEMU's virtual disk is no card, so the floors are not judged.
+    Emulated,
+}
+
+impl A1Outcome {
+    /// `PASS`, `FAIL`, `EMULATED`: the word every output prints.
+    pub fn word(self) -> &'static str {
+        match self {
+            A1Outcome::Pass => "PASS",
+            A1Outcome::Fail => "FAIL",
+            A1Outcome::Emulated => "EMULATED",
+        }
+    }
+}
+
+/// Why an emulated run's A1 verdict is not judged.
+pub const A1_EMULATED: &str = "not judged: QEMU's virtual disk is no card";
+
+impl A1Verdict {
+    /// [`A1Outcome::Emulated`] for an emulated run (`emulated`), else pass or fail.
+    pub fn outcome(&self, emulated: bool) -> A1Outcome {
+        match (emulated, self.passes) {
+            (true, _) => A1Outcome::Emulated,
+            (false, true) => A1Outcome::Pass,
+            (false, false) => A1Outcome::Fail,
+        }
+    }
+
+    /// The sequential write in MB/s (10^6 B/s), the unit every output gives it in.
+    pub fn seq_write_mb_per_s(&self) -> f64 {
+        self.seq_write_bps / 1e6
+    }
+
+    /// The three deciding figures with their floors, as the report and the console
+    /// print them: `sequential write 433.0 MB/s (>= 10 MB/s), random write 2643 IOPS
+    /// (>= 500), random read 3009 IOPS (>= 1,500)`; MB = 10^6 bytes.
+    pub fn figures_text(&self) -> String {
+        format!(
+            "sequential write {:.1} MB/s (>= 10 MB/s), random write {:.0} IOPS (>= 500), \
+             random read {:.0} IOPS (>= 1,500)",
+            self.seq_write_mb_per_s(),
+            self.random_write_iops,
+            self.random_read_iops
+        )
+    }
+}
+
 /// The A1 verdict for `target`, or `None` when a deciding figure was not measured.
 pub fn a1_verdict(r: &RunResults, target: &str) -> Option<A1Verdict> {
     let seq = r

@@ -80,6 +80,14 @@ impl Metric {
     pub fn on_console(self) -> bool {
         !matches!(self, Metric::TcpBoardCpuSystem | Metric::TcpBoardCpuSoftirq)
     }
+
+    /// Whether an emulator gives a figure of this metric at all: not memory latency
+    /// over L1 (QEMU's TCG models no caches) nor the CPU clock (TCG has no clock of its
+    /// own). An emulated run's figures of the others carry its EMULATED mark; these are
+    /// left out of the console and shown as words, never numbers, by the host.
+    pub fn emulator_gives(self) -> bool {
+        !matches!(self, Metric::MemoryLatency | Metric::Clock)
+    }
 }
 
 /// Where a figure was measured. Empty strings and zeros mean "does not apply".

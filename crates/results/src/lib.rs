@@ -31,7 +31,7 @@ pub mod summary;
 pub mod text;
 pub mod wifi;
 
-pub use a1::{a1_verdict, A1Verdict};
+pub use a1::{a1_verdict, A1Outcome, A1Verdict, A1_EMULATED};
 pub use command::{CommandHealth, CommandMeasurement, CommandRun};
 pub use energy::{BootStages, EnergyMarks};
 pub use health::{Condition, Health, HealthScope, Reading, StepHealth, Throttled};

@@ -18,7 +18,8 @@ pub const EMULATED_CAVEAT: &str =
 
 /// Every memory figure of `r`: bandwidth per kernel and core set (all samples, the best
 /// as central figure), latency per page kind, chain and block size (each repeat's ns
-/// over L1, the fastest as central figure).
+/// over L1, the fastest as central figure); an emulated run has no latency over L1
+/// (QEMU's TCG models no caches), so none is compared.
 pub fn run_figures(r: &RunResults) -> Vec<(Key, Stat)> {
     let mut out = Vec::new();
     let Some(m) = &r.memory else {
@@ -31,7 +32,7 @@ pub fn run_figures(r: &RunResults) -> Vec<(Key, Stat)> {
             out.extend(Stat::best_of(&speeds, best).map(|s| (key, s)));
         }
     }
-    for t in &m.latency {
+    for t in m.latency.iter().filter(|_| !r.emulated) {
         for row in &t.rows {
             let Some((single, dual)) = t.extra_ns(row) else {
                 continue;

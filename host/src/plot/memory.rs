@@ -5,7 +5,7 @@
 use benchboot_results::memory::LatencyTable;
 use benchboot_results::RunResults;
 
-use super::{emulated_prefix, file_stem, Chart, FigureSection, PlotFigure, Point, Series, XAxis};
+use super::{file_stem, Chart, FigureSection, PlotFigure, Point, Series, XAxis};
 use crate::render::memory::{pages_label, repeat_extra_ns};
 
 /// The chart of one latency table: x = log2(block bytes), y = ns over L1.
@@ -44,17 +44,24 @@ pub fn latency_chart(t: &LatencyTable) -> Chart {
     }
 }
 
+/// Why an emulated run has no latency plot.
+pub const NO_PLOT: &str =
+    "EMULATED: QEMU (TCG) models no caches, there is no latency over L1 to plot";
+
 /// The latency figure of a run (`<run>-memory-latency`): one panel per page kind; `None`
-/// when the run has no latency table.
+/// when the run has no latency table, or is emulated (QEMU's TCG models no caches: the
+/// section's text says so where the plot would be,
+/// [`crate::render::memory::EMULATED_LATENCY`]).
 pub fn memory_figure(r: &RunResults) -> Option<PlotFigure> {
+    if r.emulated {
+        return None;
+    }
     let m = r.memory.as_ref().filter(|m| !m.latency.is_empty())?;
     Some(PlotFigure {
         stem: format!("{}-memory-latency", file_stem(&r.run_id)),
         title: format!(
-            "{}{}: memory latency by block size (tinymembench's method){}",
-            emulated_prefix(r.emulated),
-            r.board,
-            if r.emulated { " (QEMU's TCG)" } else { "" }
+            "{}: memory latency by block size (tinymembench's method)",
+            r.board
         ),
         panels: m.latency.iter().map(latency_chart).collect(),
         columns: 1,

@@ -146,8 +146,9 @@ pub fn bandwidth_lines(m: &MemoryResults, mark: &str) -> Vec<String> {
 
 /// Under a latency table of an emulated run: why its "over L1" columns are empty.
 pub const EMULATED_LATENCY: &str = "QEMU (TCG) models no caches: a read costs the same at \
-     every block size, so there is no latency over L1 to see (the columns say `no caches`); \
-     the raw ns/read columns are the speed of the machine running QEMU";
+     every block size, so there is no latency over L1 to see (the columns say `no caches`) \
+     and no latency plot is drawn; the raw ns/read columns are the speed of the machine \
+     running QEMU";
 
 /// One latency table: rows = block size, columns = single and dual random read in ns
 /// over L1 (tinymembench's figures: the fastest repeat less the baseline) and the raw

@@ -383,6 +383,8 @@ pub fn link_table(n: &NetworkResults, health: &[StepHealth], link: &str) -> Grid
     let udp_columns = !udp.is_empty();
     let mut g = Grid::new(link_header(udp_columns));
     g.left_columns = 3;
+    // MB/s and MiB/s: the Mbit/s column's figure in other units.
+    g.narrow_drop = vec![3, 4];
     let rows = tcp
         .into_iter()
         .map(|t| DirectionRow::tcp(t, health))

@@ -219,6 +219,8 @@ fn repetitions_show_median_and_spread() {
 #[test]
 fn a_card_that_claims_a2_and_measures_below_a1_is_one_line() {
     let mut r = results();
+    // A card's registers: a board's run (an emulated one's A1 is not judged).
+    r.emulated = false;
     let mut ssr = [0u8; 64];
     (ssr[0], ssr[8], ssr[14], ssr[15], ssr[21]) = (0x80, 0x04, 0x30, 30, 0x02);
     let card = benchboot_sdcard::decode(&benchboot_sdcard::RawRegisters {
@@ -266,8 +268,17 @@ fn a_card_that_claims_a2_and_measures_below_a1_is_one_line() {
     let a1 = a1_lines(&r);
     assert!(
         a1.contains("A1 (ext4): FAIL")
+            && a1.contains("sequential write 20.0 MB/s (>= 10 MB/s)")
             && a1.contains("random write 300 IOPS")
             && a1.contains("; the card claims A2 (SSR), measures below A1"),
+        "{a1}"
+    );
+    r.emulated = true;
+    let a1 = a1_lines(&r);
+    assert!(
+        a1.starts_with("A1 (ext4): EMULATED, not judged: QEMU's virtual disk is no card — ")
+            && !a1.contains("FAIL")
+            && !a1.contains("below A1"),
         "{a1}"
     );
     let ctx = context_grid(&context(&r)).to_string();

@@ -21,6 +21,7 @@ mod collect_log;
 mod collect_net;
 mod collect_store;
 mod compare_verdict;
+mod emulated_everywhere;
 mod fake_board;
 mod fetch;
 #[cfg(unix)]
@@ -49,6 +50,7 @@ mod report_plots;
 mod report_snapshots;
 mod store_lock;
 mod store_recovery;
+mod terminal_width;
 #[cfg(target_os = "linux")]
 mod write_targets;
 

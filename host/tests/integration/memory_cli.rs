@@ -6,9 +6,12 @@ use std::process::{Command, Output};
 
 use benchboot::report::load_path;
 
+/// The tool's output for `args`, tables at their natural width (`COLUMNS` far wider
+/// than any: these tests read the content, `terminal_width` the fitting).
 fn benchboot(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_benchboot"))
         .args(args)
+        .env("COLUMNS", "10000")
         .output()
         .expect("benchboot runs")
 }

@@ -210,6 +210,7 @@ fn loop_devices_fake_and_genuine() {
     assert!(id.starts_with("host-probe-"), "{id}");
     let plots = work.path().join("plots");
     let o = Command::new(&tool)
+        .env("COLUMNS", "10000")
         .args(["report", &id, "--store", store_arg, "--plots"])
         .arg(&plots)
         .output()
@@ -254,6 +255,7 @@ fn loop_devices_fake_and_genuine() {
     }
     let stalls_id = stored_run(&text);
     let o = Command::new(&tool)
+        .env("COLUMNS", "10000")
         .args(["compare", &id, &stalls_id, "--store", store_arg, "--plots"])
         .arg(&plots)
         .output()

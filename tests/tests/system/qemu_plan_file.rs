@@ -88,7 +88,12 @@ const BROKEN: &str = "extends = \"quick\"\n[storage]\nrepetitions = 0\n";
 
 fn benchboot(args: &[&str]) -> String {
     let tool = xtask::qemu::build_host_tool(false).unwrap();
-    let out = Command::new(&tool).args(args).output().unwrap();
+    // Tables at their natural width: the test reads the content.
+    let out = Command::new(&tool)
+        .args(args)
+        .env("COLUMNS", "10000")
+        .output()
+        .unwrap();
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),

@@ -227,6 +227,7 @@ fn assert_usb_adapter_on_a_lan(run: &Run, r: &RunResults) {
     let shown = std::process::Command::new(xtask::qemu::build_host_tool(false).unwrap())
         .arg("show")
         .arg(&run.results)
+        .env("COLUMNS", "10000")
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&shown.stdout);

@@ -63,8 +63,9 @@ pub struct ClockCell {
     pub mismatches: Vec<String>,
 }
 
-/// The memory summary of `m`.
-pub fn memory_summary(m: &MemoryResults) -> MemorySummary {
+/// The memory summary of `m`; for an emulated run (`emulated`) the latency over L1 is
+/// left out (`null`: QEMU's TCG models no caches), the raw ns per read kept.
+pub fn memory_summary(m: &MemoryResults, emulated: bool) -> MemorySummary {
     MemorySummary {
         cpu: m.cpu.clone(),
         buffer_bytes: m.buffer_bytes,
@@ -90,7 +91,7 @@ pub fn memory_summary(m: &MemoryResults) -> MemorySummary {
             .iter()
             .flat_map(|t| {
                 t.rows.iter().map(move |row| {
-                    let extra = t.extra_ns(row);
+                    let extra = t.extra_ns(row).filter(|_| !emulated);
                     LatencyCell {
                         pages: t.pages,
                         core: t.core,
@@ -124,7 +125,7 @@ pub fn clock_cell(c: &ClockCheck) -> ClockCell {
 /// The memory summary of `r` and its clock checks.
 pub fn of_run(r: &RunResults) -> (Option<MemorySummary>, Vec<ClockCell>) {
     (
-        r.memory.as_ref().map(memory_summary),
+        r.memory.as_ref().map(|m| memory_summary(m, r.emulated)),
         r.clock_checks.iter().map(clock_cell).collect(),
     )
 }

@@ -68,7 +68,8 @@ pub fn memory_rows(r: &RunResults) -> Vec<TidyRow> {
                 let mut x = row();
                 x.block_size_bytes = Some(lr.block_bytes);
                 x.ns = lr.single_ns.iter().copied().min().unwrap_or(0);
-                if let Some((single, dual)) = t.extra_ns(lr) {
+                // QEMU's TCG models no caches: no latency over L1 to give.
+                if let Some((single, dual)) = t.extra_ns(lr).filter(|_| !r.emulated) {
                     x.latency_single_ns = Some(single);
                     x.latency_dual_ns = Some(dual);
                 }
