@@ -162,6 +162,9 @@ pub fn printable(raw: &str) -> String {
     out.trim().to_string()
 }
 
+/// The emulated meter's stamps of the mark lines: (seconds since QEMU started, board ns).
+pub type Stamps = Arc<Mutex<Vec<(f64, u64)>>>;
+
 /// Reads QEMU's console `stdout` on a thread: every line (stray non-UTF-8 bytes read
 /// lossily, line ends cut) into `log` and to `tx`, the energy marks stamped into
 /// `stamps` ([`super::meter::stamp`]), the [`Filter`]'s lines on stderr. Returns the
@@ -169,7 +172,7 @@ pub fn printable(raw: &str) -> String {
 pub fn spawn_reader(
     stdout: impl Read + Send + 'static,
     mut log: std::fs::File,
-    stamps: Option<Arc<Mutex<Vec<(f64, u64)>>>>,
+    stamps: Option<Stamps>,
     started: Instant,
     tx: mpsc::Sender<String>,
 ) -> Arc<Mutex<Tally>> {
