@@ -259,9 +259,14 @@ pub fn cargo_env(targets: &[&HostTarget]) -> Result<Vec<(String, String)>> {
         env.push((format!("AR_{}", t.triple.replace('-', "_")), ar.clone()));
         env.push((format!("CARGO_TARGET_{}_LINKER", t.env_key()), cc));
         // cc-rs's C (SQLite, ring): the same folders mapped in `__FILE__` and debug info.
+        // zig compiles C at -O0 with UBSan on, whose source locations keep the paths
+        // unmapped: the profile's unoptimised C goes without it, as a release build does.
         env.push((
             format!("CFLAGS_{}", t.triple.replace('-', "_")),
-            remap_flags().replace("--remap-path-prefix=", "-ffile-prefix-map="),
+            format!(
+                "{} -fno-sanitize=undefined",
+                remap_flags().replace("--remap-path-prefix=", "-ffile-prefix-map=")
+            ),
         ));
         let mut flags = remap_flags();
         if t.is_macos() {
@@ -565,7 +570,10 @@ mod tests {
             c.contains(&format!("-ffile-prefix-map={root}=benchboot")),
             "{c}"
         );
-        assert!(!c.contains("--remap"), "{c}");
+        assert!(
+            !c.contains("--remap") && c.ends_with(" -fno-sanitize=undefined"),
+            "{c}"
+        );
     }
 
     #[test]
