@@ -10,8 +10,9 @@
 //! Reproducible: archive entries sorted, owner 0, modes 0755 / 0644, every time
 //! `SOURCE_DATE_EPOCH` ([`reproducible::source_date_epoch`]); gzip with no name and no
 //! time; the host binaries built with the build paths remapped (`host_cross::cargo_env`);
-//! the images reproducible by construction ([`reproducible`]). Two runs give the same
-//! `SHA256SUMS`.
+//! the images reproducible by construction ([`reproducible`]); each target built by a
+//! cargo run of its own (one run unifies features across its targets). Two runs give
+//! the same `SHA256SUMS`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -129,7 +130,12 @@ pub fn run(opts: &Options) -> Result<Vec<PathBuf>> {
     crate::write_atomically(&opts.out.join(GETTING_STARTED_FILE), guide.as_bytes())?;
     if !opts.hosts.is_empty() {
         let t0 = Instant::now();
-        let built = host_cross::build(&opts.hosts)?;
+        // One cargo run per target: cargo unifies features across the targets of one
+        // run, so a binary would depend on which other targets were asked for.
+        let mut built = Vec::new();
+        for t in &opts.hosts {
+            built.extend(host_cross::build(&[t])?);
+        }
         eprintln!(
             "dist: host tool for {} target(s) built in {:.0} s",
             opts.hosts.len(),
