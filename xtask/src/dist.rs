@@ -67,7 +67,7 @@ benchboot: boot a single-board computer from an SD card, measure it, read the re
 7. Report:   benchboot report <run id>            (the id collect prints)
              benchboot report <run id> --format html -o report.html
 
-The full guide: README.md of https://github.com/benchboot/benchboot.
+The full guide, and how to build all of this yourself: README.md in benchboot's sources.
 ";
 
 /// What `cargo xtask dist` builds.
