@@ -33,7 +33,7 @@ pub fn require_chromium(test: &str) -> bool {
     crate::missing(
         test,
         "chromium is not installed",
-        "run `cargo xtask setup` (it installs Debian's chromium)",
+        "run `cargo xtask setup --tests` (it installs Debian's chromium)",
     );
     false
 }
@@ -50,7 +50,7 @@ pub struct Loaded {
 }
 
 fn base_command(profile: &Path) -> Result<Command> {
-    let bin = chromium().context("chromium is not installed (cargo xtask setup)")?;
+    let bin = chromium().context("chromium is not installed (cargo xtask setup --tests)")?;
     let mut c = Command::new(bin);
     c.args([
         "--headless",

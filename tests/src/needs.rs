@@ -40,8 +40,8 @@ pub fn require_machine(test: &str, system: &str, machine: &str) -> bool {
     missing(
         test,
         &format!("{system} is not installed or has no `{machine}` machine"),
-        "run `cargo xtask setup` (on bookworm it installs QEMU 10 from bookworm-backports, \
-         which has bpim2u and raspi4b)",
+        "run `cargo xtask setup --tests` (on bookworm it installs QEMU 10 from \
+         bookworm-backports, which has bpim2u and raspi4b)",
     );
     false
 }

@@ -20,11 +20,16 @@ pub struct Cli {
 #[allow(rustdoc::invalid_html_tags)]
 #[derive(Debug, Subcommand)]
 pub enum Verb {
-    /// Install what the build and tests need (apt, pip, rustup components).
+    /// Install what the main job (`cargo xtask qemu --board rpi-zero-w`) needs: QEMU,
+    /// the image tools, zig, rust-src. `--tests` adds what the tests and benches need.
     Setup {
         /// Print the commands instead of running them.
         #[arg(long)]
         dry_run: bool,
+        /// Also install what the tests (`.ci/run`), the benches and `cargo xtask dist`
+        /// need: chromium, wine, MinGW, cross compilers, LAVA, fio, iperf3, QEMU 10.
+        #[arg(long)]
+        tests: bool,
     },
     /// Cross-build the static init for a board (or a bare target) and gate it.
     Firmware {
@@ -39,7 +44,8 @@ pub enum Verb {
     /// check each binary is a Mach-O / PE executable of its machine.
     Host {
         /// A target triple (repeat it): aarch64-apple-darwin, x86_64-apple-darwin,
-        /// x86_64-pc-windows-gnu. Default: all three.
+        /// x86_64-pc-windows-gnu, or a static Linux one (x86_64-unknown-linux-musl,
+        /// aarch64-unknown-linux-musl). Default: the first three.
         #[arg(long)]
         target: Vec<String>,
     },
@@ -104,6 +110,23 @@ pub enum Verb {
         /// Write the job files only (no image build, no artefacts, no SHA-256s).
         #[arg(long)]
         jobs_only: bool,
+    },
+    /// Build what a release carries into target/dist/: the host tool per OS (.tar.gz),
+    /// an image per board (.img.xz), GETTING-STARTED.txt and SHA256SUMS, reproducibly
+    /// (SOURCE_DATE_EPOCH, or 2024-01-01).
+    Dist {
+        /// Boards whose image goes in, comma-separated (`none`: no image). Default: every
+        /// board file.
+        #[arg(long, value_delimiter = ',', value_name = "BOARD,...")]
+        boards: Option<Vec<String>>,
+        /// Host targets whose tool goes in, comma-separated triples (`none`: no host
+        /// tool). Default: Linux x86_64 and aarch64 (musl), macOS aarch64 and x86_64,
+        /// Windows x86_64.
+        #[arg(long, value_delimiter = ',', value_name = "TRIPLE,...")]
+        hosts: Option<Vec<String>>,
+        /// Another folder than target/dist.
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
     },
     /// Refresh boards/packages.lock.toml from the Debian mirror's current index.
     Lock,
@@ -225,6 +248,10 @@ mod tests {
         // README and .ci/run call xtask so.
         for line in [
             "setup",
+            "setup --tests",
+            "dist",
+            "dist --boards rpi-zero-w,rpi-3b --hosts x86_64-unknown-linux-musl --out /tmp/d",
+            "dist --boards none --hosts none",
             "image --board rpi-zero-w",
             "image --board rpi-zero-w --plan quick",
             "qemu --board rpi-zero-w",
@@ -262,5 +289,19 @@ mod tests {
             panic!("not qemu")
         };
         assert_eq!(meter.as_deref(), Some("emulated"));
+        let Verb::Dist { boards, hosts, out } =
+            parse(&["dist", "--boards", "rpi-zero-w,rpi-3b", "--hosts", "none"])
+        else {
+            panic!("not dist")
+        };
+        assert_eq!(boards.unwrap(), ["rpi-zero-w", "rpi-3b"]);
+        assert_eq!((hosts.unwrap(), out), (vec!["none".to_string()], None));
+        assert!(matches!(
+            parse(&["setup", "--tests"]),
+            Verb::Setup {
+                tests: true,
+                dry_run: false
+            }
+        ));
     }
 }

@@ -58,6 +58,31 @@ pub const TARGETS: [HostTarget; 3] = [
     },
 ];
 
+/// The host tool for Linux, static (musl, with zig's libc): runs on any distribution.
+pub const LINUX_TARGETS: [HostTarget; 2] = [
+    HostTarget {
+        triple: "x86_64-unknown-linux-musl",
+        zig_target: "x86_64-linux-musl",
+        format: BinaryFormat::Elf,
+        arch: Architecture::X86_64,
+    },
+    HostTarget {
+        triple: "aarch64-unknown-linux-musl",
+        zig_target: "aarch64-linux-musl",
+        format: BinaryFormat::Elf,
+        arch: Architecture::Aarch64,
+    },
+];
+
+/// Every target a release carries the host tool for (`cargo xtask dist`): Linux first.
+pub const DIST_TARGETS: [HostTarget; 5] = [
+    LINUX_TARGETS[0],
+    LINUX_TARGETS[1],
+    TARGETS[0],
+    TARGETS[1],
+    TARGETS[2],
+];
+
 /// The cargo profile of the cross builds (Cargo.toml `[profile.cross-host]`).
 pub const PROFILE: &str = "cross-host";
 
@@ -67,13 +92,13 @@ impl HostTarget {
     /// # Errors
     /// An unknown triple, with the list of known ones.
     pub fn of(triple: &str) -> Result<&'static HostTarget> {
-        TARGETS
+        DIST_TARGETS
             .iter()
             .find(|t| t.triple == triple)
             .with_context(|| {
-                let known: Vec<_> = TARGETS.iter().map(|t| t.triple).collect();
+                let known: Vec<_> = DIST_TARGETS.iter().map(|t| t.triple).collect();
                 format!(
-                    "--target {triple}: not a cross host target; use one of {}",
+                    "{triple}: not a cross host target; use one of {}",
                     known.join(", ")
                 )
             })
@@ -162,6 +187,10 @@ pub fn wrapper(t: &HostTarget) -> Result<PathBuf> {
     let path = dir.join(format!("host-{}-cc", t.triple));
     let (drop, map) = if t.is_macos() {
         ("--target=*", "")
+    } else if t.format == BinaryFormat::Elf {
+        // musl: zig links its own C runtime and libc statically; rustc's self-contained
+        // copies of crt1.o, crti.o, crtbegin.o... would define `_start` twice.
+        ("--target=*|*/self-contained/*.o", "")
     } else {
         (
             "--target=*|-Wl,-Bdynamic|-Wl,-Bstatic|-lgcc|-l:libpthread.a|-lmsvcrt",
@@ -215,7 +244,9 @@ pub fn macos_stubs() -> Result<PathBuf> {
 }
 
 /// The environment of a cargo build for `targets`: C compiler, archiver, linker and, for macOS,
-/// the stub folder as library and framework search path.
+/// the stub folder as library and framework search path; every target's rustflags remap
+/// the checkout to `benchboot` and cargo's home to `cargo` ([`remap_flags`]), so no path
+/// of this machine is in a binary (`cargo xtask dist` is reproducible across folders).
 ///
 /// # Errors
 /// Writing a wrapper or the stubs.
@@ -227,15 +258,49 @@ pub fn cargo_env(targets: &[&HostTarget]) -> Result<Vec<(String, String)>> {
         env.push((format!("CC_{}", t.triple.replace('-', "_")), cc.clone()));
         env.push((format!("AR_{}", t.triple.replace('-', "_")), ar.clone()));
         env.push((format!("CARGO_TARGET_{}_LINKER", t.env_key()), cc));
+        // cc-rs's C (SQLite, ring): the same folders mapped in `__FILE__` and debug info.
+        // zig compiles C at -O0 with UBSan on, whose source locations keep the paths
+        // unmapped: the profile's unoptimised C goes without it, as a release build does.
+        env.push((
+            format!("CFLAGS_{}", t.triple.replace('-', "_")),
+            format!(
+                "{} -fno-sanitize=undefined",
+                remap_flags().replace("--remap-path-prefix=", "-ffile-prefix-map=")
+            ),
+        ));
+        let mut flags = remap_flags();
         if t.is_macos() {
             let stubs = macos_stubs()?.display().to_string();
-            env.push((
-                format!("CARGO_TARGET_{}_RUSTFLAGS", t.env_key()),
-                format!("-L{stubs} -Clink-arg=-F{stubs}"),
-            ));
+            flags.push_str(&format!(" -L{stubs} -Clink-arg=-F{stubs}"));
         }
+        env.push((format!("CARGO_TARGET_{}_RUSTFLAGS", t.env_key()), flags));
     }
     Ok(env)
+}
+
+/// `--remap-path-prefix` for the checkout (`benchboot`), cargo's home (`cargo`, where
+/// the registry's sources are) and rustup's (`rustup`, std's sources with rust-src):
+/// the paths panics and debug info name. Paths with a space are left alone (rustflags
+/// split on spaces).
+pub fn remap_flags() -> String {
+    let home = |var: &str, dot: &str| {
+        std::env::var_os(var)
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(dot)))
+    };
+    let mut flags = Vec::new();
+    for (from, to) in [
+        (Some(crate::repo_root()), "benchboot"),
+        (home("CARGO_HOME", ".cargo"), "cargo"),
+        (home("RUSTUP_HOME", ".rustup"), "rustup"),
+    ] {
+        if let Some(from) = from.map(|p| p.display().to_string()) {
+            if !from.contains(' ') {
+                flags.push(format!("--remap-path-prefix={from}={to}"));
+            }
+        }
+    }
+    flags.join(" ")
 }
 
 /// Builds `benchboot` for `targets` in one cargo run and checks each binary
@@ -251,7 +316,7 @@ pub fn build(targets: &[&HostTarget]) -> Result<Vec<PathBuf>> {
         ensure!(
             installed.iter().any(|i| i == t.triple),
             "the Rust standard library for {} is not installed: run `rustup target add {}` \
-             (or `cargo xtask setup`)",
+             (or `cargo xtask setup --tests`)",
             t.triple,
             t.triple
         );
@@ -261,7 +326,7 @@ pub fn build(targets: &[&HostTarget]) -> Result<Vec<PathBuf>> {
     {
         bail!(
             "x86_64-w64-mingw32-dlltool is missing (rustc needs it for the Windows imports): \
-             apt-get install binutils-mingw-w64-x86-64 (or `cargo xtask setup`)"
+             apt-get install binutils-mingw-w64-x86-64 (or `cargo xtask setup --tests`)"
         );
     }
     let mut cmd = std::process::Command::new(std::env::var("CARGO").unwrap_or("cargo".into()));
@@ -308,6 +373,18 @@ pub fn check_binary(data: &[u8], t: &HostTarget) -> Result<()> {
         t.format,
         t.arch
     );
+    if file.format() == BinaryFormat::Elf {
+        // A static-pie is ET_DYN; static means no program interpreter.
+        ensure!(
+            matches!(
+                file.kind(),
+                object::ObjectKind::Executable | object::ObjectKind::Dynamic
+            ) && file.section_by_name(".interp").is_none(),
+            "is a {:?} with a program interpreter, not a static executable",
+            file.kind()
+        );
+        return Ok(());
+    }
     ensure!(
         file.kind() == object::ObjectKind::Executable,
         "is a {:?}, not an executable",
@@ -354,7 +431,7 @@ __declspec(dllexport) BOOL WINAPI ProcessPrng(PBYTE data, SIZE_T len) {
 pub fn wine_prefix() -> Result<PathBuf> {
     ensure!(
         Path::new(WINE).is_file(),
-        "{WINE} is missing: apt-get install wine64 (or `cargo xtask setup`)"
+        "{WINE} is missing: apt-get install wine64 (or `cargo xtask setup --tests`)"
     );
     let prefix = crate::target_dir().join("wine");
     let system32 = prefix.join("drive_c/windows/system32");
@@ -441,7 +518,10 @@ mod tests {
         let e = HostTarget::of("x86_64-pc-windows-msvc")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("aarch64-apple-darwin, x86_64-apple-darwin, x86_64-pc-windows-gnu"));
+        assert!(e.contains(
+            "x86_64-unknown-linux-musl, aarch64-unknown-linux-musl, aarch64-apple-darwin, \
+             x86_64-apple-darwin, x86_64-pc-windows-gnu"
+        ));
     }
 
     #[test]
@@ -455,6 +535,55 @@ mod tests {
         assert!(w
             .binary()
             .ends_with("x86_64-pc-windows-gnu/cross-host/benchboot.exe"));
+    }
+
+    #[test]
+    fn every_target_remaps_the_build_paths_in_rust_and_c() {
+        let root = crate::repo_root().display().to_string();
+        let linux = HostTarget::of("aarch64-unknown-linux-musl").unwrap();
+        let mac = HostTarget::of("x86_64-apple-darwin").unwrap();
+        let env = cargo_env(&[linux, mac]).unwrap();
+        let get = |k: &str| {
+            env.iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_else(|| panic!("{k} not set: {env:?}"))
+        };
+        for key in [
+            "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_RUSTFLAGS",
+            "CARGO_TARGET_X86_64_APPLE_DARWIN_RUSTFLAGS",
+        ] {
+            let flags = get(key);
+            assert!(
+                flags.contains(&format!("--remap-path-prefix={root}=benchboot")),
+                "{flags}"
+            );
+            assert!(
+                flags.contains("=cargo") && flags.contains("=rustup"),
+                "{flags}"
+            );
+        }
+        // The macOS stubs stay in its flags beside the remaps.
+        assert!(get("CARGO_TARGET_X86_64_APPLE_DARWIN_RUSTFLAGS").contains("macos-stubs"));
+        let c = get("CFLAGS_aarch64_unknown_linux_musl");
+        assert!(
+            c.contains(&format!("-ffile-prefix-map={root}=benchboot")),
+            "{c}"
+        );
+        assert!(
+            !c.contains("--remap") && c.ends_with(" -fno-sanitize=undefined"),
+            "{c}"
+        );
+    }
+
+    #[test]
+    fn a_dynamic_linux_program_is_not_a_static_release_binary() {
+        // This test binary is glibc-linked: it names a program interpreter.
+        let me = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        let e = check_binary(&me, HostTarget::of("x86_64-unknown-linux-musl").unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("program interpreter"), "{e}");
     }
 
     #[test]

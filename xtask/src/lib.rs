@@ -2,9 +2,11 @@
 //!
 //! [`cli`] defines the verbs (clap) and `main.rs` dispatches each to its module:
 //!
-//! - `setup` ([`setup`]): the apt packages, ziglang and rustup components the build needs.
+//! - `setup` ([`setup`]): the apt packages, ziglang and rustup components the main job
+//!   needs (`--tests`: and the tests, benches and dist).
 //! - `firmware` ([`firmware`]): the static init, cross-built for a board and gated.
 //! - `host` ([`host_cross`]): the host tool for macOS and Windows, built with zig.
+//! - `dist` ([`dist`]): a release's files in `target/dist/`, reproducibly.
 //! - `image` ([`image`]): `target/images/<board>.img` and its manifest.
 //! - `qemu` ([`qemu`]): the image booted in QEMU, its results fetched.
 //! - `bench storage` ([`bench`](mod@bench)), `bench memory` ([`bench_memory`]), `bench net`,
@@ -27,6 +29,7 @@ pub mod bench_net;
 pub mod boards;
 pub mod bootcheck;
 pub mod cli;
+pub mod dist;
 pub mod drivers;
 pub mod dtb;
 pub mod firmware;

@@ -23,7 +23,7 @@ fn main() -> ExitCode {
 
 fn run(verb: Verb) -> Result<()> {
     match verb {
-        Verb::Setup { dry_run } => xtask::setup::run(dry_run),
+        Verb::Setup { dry_run, tests } => xtask::setup::run(dry_run, tests),
         Verb::Firmware { board, target } => {
             let cpu = match (board, target) {
                 (Some(b), _) => xtask::firmware::CpuTarget::of_board(&xtask::load_board(&b)?),
@@ -96,6 +96,14 @@ fn run(verb: Verb) -> Result<()> {
                 println!("{}", p.display());
             }
             Ok(())
+        }
+        Verb::Dist { boards, hosts, out } => {
+            let opts = xtask::dist::Options {
+                out: out.unwrap_or_else(xtask::dist::default_out),
+                boards: xtask::dist::boards(boards.as_deref())?,
+                hosts: xtask::dist::hosts(hosts.as_deref())?,
+            };
+            xtask::dist::run(&opts).map(drop)
         }
         Verb::Lock => xtask::lock::run(),
         Verb::Boards { write_readme } => xtask::boards::run(write_readme),

@@ -12,7 +12,6 @@
 //! QEMU's user-mode network forwards 127.0.0.1:<free port> on the host to the board's
 //! results server; nothing leaves this machine.
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -25,6 +24,7 @@ use crate::image::{self, INITRAMFS_FILE, KERNEL_FILE};
 use benchboot_image::layout::{self, Role};
 use benchboot_plan::{QEMU_RESULTS_FORWARD, RESULTS_PORT};
 
+pub mod console;
 mod devices;
 pub use devices::{usb_disk_args, with_console, UsbDisk, UsbTransport};
 
@@ -188,6 +188,7 @@ pub fn run(board: &Board, timeout: Duration) -> Result<Run> {
 struct Launched {
     guard: Guard,
     lines: mpsc::Receiver<String>,
+    tally: std::sync::Arc<std::sync::Mutex<console::Tally>>,
     started: Instant,
     console_log: PathBuf,
     sd: PathBuf,
@@ -335,35 +336,19 @@ fn launch(board: &Board, opts: &Options) -> Result<Launched> {
     let stamps = meter.as_ref().map(|m| std::sync::Arc::clone(&m.console));
     let stdout = guard.0.stdout.take().context("no QEMU stdout")?;
     let console_log = work.join("console.log");
-    let mut log = std::fs::File::create(&console_log)?;
     let (tx, lines) = mpsc::channel();
-    std::thread::spawn(move || {
-        // The console carries stray non-UTF-8 bytes (UART noise at start-up): read bytes.
-        let mut reader = BufReader::new(stdout);
-        let mut buf = Vec::new();
-        loop {
-            buf.clear();
-            match reader.read_until(b'\n', &mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
-            }
-            let line = String::from_utf8_lossy(&buf)
-                .trim_end_matches(['\r', '\n'])
-                .to_owned();
-            let mark = meter::stamp(stamps.as_deref(), &line, started);
-            let _ = writeln!(log, "{line}");
-            // The energy marks (two per step) stay in console.log, not on the terminal.
-            if !mark {
-                eprintln!("  | {line}");
-            }
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let log = std::fs::File::create(&console_log)?;
+    eprintln!(
+        "qemu: the console's every line goes to {}; here: boot milestones, PID 1's steps, \
+         progress, verdicts",
+        console_log.display()
+    );
+    // The marks, document chunks and figure lines stay in console.log, off the terminal.
+    let tally = console::spawn_reader(stdout, log, stamps, started, tx);
     Ok(Launched {
         guard,
         lines,
+        tally,
         started,
         console_log,
         sd,
@@ -643,6 +628,7 @@ pub fn run_with(board: &Board, opts: &Options) -> Result<Run> {
             bail!("benchboot show {} failed ({status})", results.display());
         }
     }
+    let (tally, log) = (std::sync::Arc::clone(&l.tally), l.console_log.clone());
     let run = l.into_run(results, boot_to_init, boot_to_ready, networked);
     if let Some((_, trace)) = &run.meter {
         // The energy per step, EMULATED: `benchboot power show` aligns and integrates.
@@ -656,6 +642,7 @@ pub fn run_with(board: &Board, opts: &Options) -> Result<Run> {
             eprintln!("qemu: the emulated trace gave no energy figures ({status}): see above");
         }
     }
+    eprintln!("{}", console::closing_line(&tally, &log));
     Ok(run)
 }
 

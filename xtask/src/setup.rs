@@ -1,24 +1,17 @@
-//! `cargo xtask setup`: installs what the build and the tests need on a Debian machine.
+//! `cargo xtask setup [--tests]`: installs what the main job, or the tests too, need on a
+//! Debian machine, and says what each package is for.
 //!
-//! - apt: QEMU (system + user; on bookworm QEMU 10 from bookworm-backports, for the
-//!   `bpim2u` and `raspi4b` machines), mkfs/fsck tools, fdisk (sfdisk), device-tree-compiler
-//!   (fdtput), binutils (readelf), file, iproute2 (the DHCP veth test); fio and
-//!   iperf3 for the benches.
-//! - apt, for LAVA's own checks of the jobs `cargo xtask lava` writes
-//!   (`xtask::lava::tools`): the python3-* packages LAVA imports, and what `lava-run
-//!   --validate` looks for on a worker (tftpd-hpa's /etc/default/tftpd-hpa, mkimage,
-//!   udevadm, telnet) plus ipxe-qemu (the option ROM of the virtio-net-pci NIC LAVA's
-//!   `qemu` device type gives the guest).
-//! - Debian's LAVA packages (pinned), downloaded and unpacked into `target/lava/`.
-//! - apt, for the host tool's Windows build (`cargo xtask host`): MinGW's dlltool and
-//!   wine64.
-//! - apt: Debian's cross compilers `gcc-aarch64-linux-gnu` and `gcc-arm-linux-gnueabihf`
-//!   and `make`, for the `/dev/vcio` module (`xtask::vcio`).
-//! - PyPI: `ziglang` (C compiler, musl libc and linker for the zig route, and for the
-//!   host tool's macOS and Windows builds).
-//! - rustup: the `rust-src` component (std sources for `-Zbuild-std`), `clippy` (the
-//!   lint test, `xtask/tests/lints.rs`) and the standard libraries of the host tool's
-//!   cross targets (`xtask::host_cross::TARGETS`).
+//! - `cargo xtask setup` (the main job, `cargo xtask qemu --board rpi-zero-w`, and
+//!   `cargo xtask image`): [`MAIN_APT`] (QEMU's `raspi0` machine, the init's gate under
+//!   qemu-user, mke2fs, fdtput, readelf), PyPI's `ziglang` (the init's C compiler,
+//!   musl and linker) and rustup's `rust-src` (`-Zbuild-std`).
+//! - `cargo xtask setup --tests` (what `.ci/run` calls): that, plus [`TESTS_APT`] (the
+//!   tests' checkers, chromium for the browser tests, LAVA's python, wine and MinGW for
+//!   the Windows build, Debian's cross compilers, the benches' reference tools); QEMU 10
+//!   from bookworm-backports on bookworm (the `bpim2u` and `raspi4b` machines,
+//!   [`QEMU_MACHINES`]); Debian's LAVA packages (pinned) unpacked into `target/lava/`;
+//!   rustup's `clippy` and the host tool's cross targets
+//!   ([`crate::host_cross::DIST_TARGETS`]).
 //!
 //! Each step is skipped when already satisfied; `--dry-run` prints the commands only.
 
@@ -31,55 +24,124 @@ use anyhow::{bail, Result};
 /// `DPkg::Lock::Timeout`, seconds (apt 1.9.11 and later; Debian 11 on).
 pub const APT_LOCK_WAIT: &str = "DPkg::Lock::Timeout=600";
 
-/// Debian packages the build and tests use.
-pub const APT_PACKAGES: &[&str] = &[
-    "qemu-system-arm",
-    "qemu-user-static",
-    "dosfstools",
-    "e2fsprogs",
-    "fdisk",
-    "device-tree-compiler",
-    "binutils",
-    "file",
-    "xz-utils",
-    // `ip` for the DHCP test over a veth pair between network namespaces
-    "iproute2",
-    // reference tools for `cargo xtask bench storage` and `bench net`
-    "fio",
-    "iperf3",
-    // the HTML pages' browser tests (tests/src/browser.rs): headless, no display;
-    // fonts-dejavu-core so text renders in the screenshot.
-    "chromium",
-    "fonts-dejavu-core",
-    // LAVA's tools (xtask/src/lava/tools.rs) run on Debian's python with these.
-    "python3-yaml",
-    "python3-jinja2",
-    "python3-pexpect",
-    "python3-requests",
-    "python3-voluptuous",
-    "python3-setproctitle",
-    "python3-configobj",
-    "python3-pyudev",
-    "python3-netifaces",
-    "python3-magic",
-    "python3-tz",
-    // What `lava-run --validate` checks a worker has, and the qemu device's NIC ROM.
-    "tftpd-hpa",
-    "u-boot-tools",
-    "udev",
-    "telnet",
-    "ipxe-qemu",
-    // The host tool cross-built for Windows (xtask/src/host_cross.rs): rustc's dlltool
-    // for the raw-dylib imports; wine runs the Windows build's tests.
-    "binutils-mingw-w64-x86-64",
-    "wine64",
-    // Debian's cross compilers (gcc-12, the version the pinned kernels were built with)
-    // for the vcio module built against the pinned kernels' headers (xtask/src/vcio.rs):
-    // arm64 and armmp. `make` runs kbuild.
-    "gcc-aarch64-linux-gnu",
-    "gcc-arm-linux-gnueabihf",
-    "make",
+/// Debian packages of the main job and `cargo xtask image`: (package, what for).
+pub const MAIN_APT: &[(&str, &str)] = &[
+    (
+        "qemu-system-arm",
+        "QEMU: boots the card (raspi0 for rpi-zero-w, virt...)",
+    ),
+    (
+        "qemu-user-static",
+        "runs the built init on the board's CPU (its gate) under qemu-arm",
+    ),
+    ("e2fsprogs", "mke2fs: the card's ext2/3/4 partitions"),
+    (
+        "device-tree-compiler",
+        "fdtput/fdtget: the board's device-tree fix-ups",
+    ),
+    (
+        "binutils",
+        "readelf -A: the init's gate checks its CPU and FPU attributes",
+    ),
 ];
+
+/// Debian packages the tests, benches and `cargo xtask host` / `dist` add: (package,
+/// what for).
+pub const TESTS_APT: &[(&str, &str)] = &[
+    (
+        "dosfstools",
+        "fsck.vfat: the tests check the card's FAT partitions",
+    ),
+    (
+        "fdisk",
+        "sfdisk --dump: the tests check the card's partition table",
+    ),
+    ("file", "the tests name what a built file is"),
+    ("xz-utils", "xz: the tests' compressed files"),
+    ("iproute2", "ip: the DHCP test over a veth pair"),
+    ("fio", "cargo xtask bench storage: the reference tool"),
+    ("iperf3", "cargo xtask bench net: the reference tool"),
+    ("chromium", "the HTML pages' browser tests (headless)"),
+    (
+        "fonts-dejavu-core",
+        "text in the browser tests' screenshots",
+    ),
+    (
+        "python3-yaml",
+        "LAVA's own checks of the jobs (xtask/src/lava/tools.rs)",
+    ),
+    ("python3-jinja2", "LAVA's checks"),
+    ("python3-pexpect", "LAVA's checks"),
+    ("python3-requests", "LAVA's checks"),
+    ("python3-voluptuous", "LAVA's checks"),
+    ("python3-setproctitle", "LAVA's checks"),
+    ("python3-configobj", "LAVA's checks"),
+    ("python3-pyudev", "LAVA's checks"),
+    ("python3-netifaces", "LAVA's checks"),
+    ("python3-magic", "LAVA's checks"),
+    ("python3-tz", "LAVA's checks"),
+    (
+        "tftpd-hpa",
+        "lava-run --validate looks for a TFTP server's config",
+    ),
+    ("u-boot-tools", "lava-run --validate looks for mkimage"),
+    ("udev", "lava-run --validate looks for udevadm"),
+    ("telnet", "lava-run --validate looks for telnet"),
+    ("ipxe-qemu", "the NIC option ROM of LAVA's qemu device type"),
+    (
+        "binutils-mingw-w64-x86-64",
+        "dlltool: the host tool's Windows build (raw-dylib imports)",
+    ),
+    ("wine64", "runs the Windows build and its tests"),
+    (
+        "gcc-aarch64-linux-gnu",
+        "the /dev/vcio module against the arm64 kernels' headers",
+    ),
+    (
+        "gcc-arm-linux-gnueabihf",
+        "the /dev/vcio module against the armmp kernels' headers",
+    ),
+    ("make", "kbuild, for the /dev/vcio module"),
+];
+
+/// The Debian packages of `cargo xtask setup` (`tests`: of `--tests`), in install order.
+pub fn apt_packages(tests: bool) -> Vec<&'static str> {
+    let extra: &[(&str, &str)] = if tests { TESTS_APT } else { &[] };
+    MAIN_APT.iter().chain(extra).map(|(p, _)| *p).collect()
+}
+
+/// What one setup installs beyond apt, each with what it is for (printed first).
+pub fn other_steps(tests: bool) -> Vec<(&'static str, &'static str)> {
+    let mut v = vec![
+        (
+            "pip: ziglang",
+            "zig: the init's C compiler, musl libc and linker",
+        ),
+        (
+            "rustup: rust-src",
+            "std's sources, built for the board's CPU (-Zbuild-std)",
+        ),
+    ];
+    if tests {
+        v.extend([
+            (
+                "apt: QEMU 10 (bookworm-backports, on bookworm)",
+                "the bpim2u and raspi4b machines of the system tests",
+            ),
+            (
+                "Debian's LAVA (target/lava)",
+                "lava-schema and lava-run --validate on the jobs",
+            ),
+            ("rustup: clippy", "the lint test (xtask/tests/lints.rs)"),
+            (
+                "rustup: the host tool's targets",
+                "cargo xtask host / dist: Linux musl, macOS, Windows",
+            ),
+        ]);
+    }
+    v
+}
+
 /// The zig release the route was checked with (toolchain.md).
 pub const ZIGLANG: &str = "ziglang==0.17.0";
 
@@ -111,13 +173,31 @@ pub const QEMU_MACHINES: &[(&str, &str)] = &[
 /// The apt source that adds bookworm-backports (deb822 format).
 const BACKPORTS_SOURCE: &str = "/etc/apt/sources.list.d/benchboot-bookworm-backports.sources";
 
-pub fn run(dry_run: bool) -> Result<()> {
-    let missing: Vec<&str> = APT_PACKAGES
-        .iter()
-        .copied()
+/// Installs what the main job needs, and with `tests` what the tests need too
+/// (module docs); prints each part and what it is for first.
+///
+/// # Errors
+/// A step that fails (apt, pip, rustup), named with its command.
+pub fn run(dry_run: bool, tests: bool) -> Result<()> {
+    let which = if tests {
+        "the main job and the tests (.ci/run)"
+    } else {
+        "the main job (cargo xtask qemu --board rpi-zero-w); `--tests` adds the tests' tools"
+    };
+    eprintln!("setup: for {which}:");
+    let extra: &[(&str, &str)] = if tests { TESTS_APT } else { &[] };
+    for (p, why) in MAIN_APT.iter().chain(extra) {
+        eprintln!("setup:   apt {p:<26} {why}");
+    }
+    for (what, why) in other_steps(tests) {
+        eprintln!("setup:   {what}: {why}");
+    }
+    let t0 = std::time::Instant::now();
+    let missing: Vec<&str> = apt_packages(tests)
+        .into_iter()
         .filter(|p| !succeeds("dpkg-query", &["-W", "-f=${Status}", p]) || !installed(p))
         .collect();
-    let old_qemu = !qemu_has_machines();
+    let old_qemu = tests && !qemu_has_machines();
     if !missing.is_empty() || old_qemu {
         let root = rustix_is_root();
         let pre: Vec<&str> = if root { vec![] } else { vec!["sudo"] };
@@ -169,24 +249,28 @@ pub fn run(dry_run: bool) -> Result<()> {
             step(dry_run, &install)?;
         }
     }
-    crate::lava::tools::unpack(dry_run)?;
+    if tests {
+        crate::lava::tools::unpack(dry_run)?;
+    }
     if !succeeds("python3", &["-m", "ziglang", "version"]) {
         step(dry_run, &["python3", "-m", "pip", "install", "-q", ZIGLANG])?;
     }
     if crate::toolchain::rust_src_dir().is_none() {
         step(dry_run, &["rustup", "component", "add", "rust-src"])?;
     }
-    // xtask/tests/lints.rs runs clippy on a scratch crate with the workspace's lints.
-    if !succeeds("cargo", &["clippy", "--version"]) {
-        step(dry_run, &["rustup", "component", "add", "clippy"])?;
-    }
-    let have = crate::toolchain::installed_targets();
-    for t in crate::host_cross::TARGETS {
-        if !have.iter().any(|i| i == t.triple) {
-            step(dry_run, &["rustup", "target", "add", t.triple])?;
+    if tests {
+        // xtask/tests/lints.rs runs clippy on a scratch crate with the workspace's lints.
+        if !succeeds("cargo", &["clippy", "--version"]) {
+            step(dry_run, &["rustup", "component", "add", "clippy"])?;
+        }
+        let have = crate::toolchain::installed_targets();
+        for t in crate::host_cross::DIST_TARGETS {
+            if !have.iter().any(|i| i == t.triple) {
+                step(dry_run, &["rustup", "target", "add", t.triple])?;
+            }
         }
     }
-    eprintln!("setup: done");
+    eprintln!("setup: done in {:.0} s", t0.elapsed().as_secs_f64());
     Ok(())
 }
 
@@ -224,4 +308,89 @@ fn rustix_is_root() -> bool {
         .arg("-u")
         .output()
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every package `cargo xtask setup` installed before it was split in two.
+    const BEFORE_THE_SPLIT: [&str; 35] = [
+        "qemu-system-arm",
+        "qemu-user-static",
+        "dosfstools",
+        "e2fsprogs",
+        "fdisk",
+        "device-tree-compiler",
+        "binutils",
+        "file",
+        "xz-utils",
+        "iproute2",
+        "fio",
+        "iperf3",
+        "chromium",
+        "fonts-dejavu-core",
+        "python3-yaml",
+        "python3-jinja2",
+        "python3-pexpect",
+        "python3-requests",
+        "python3-voluptuous",
+        "python3-setproctitle",
+        "python3-configobj",
+        "python3-pyudev",
+        "python3-netifaces",
+        "python3-magic",
+        "python3-tz",
+        "tftpd-hpa",
+        "u-boot-tools",
+        "udev",
+        "telnet",
+        "ipxe-qemu",
+        "binutils-mingw-w64-x86-64",
+        "wine64",
+        "gcc-aarch64-linux-gnu",
+        "gcc-arm-linux-gnueabihf",
+        "make",
+    ];
+
+    #[test]
+    fn the_main_job_gets_qemu_and_the_image_tools_only() {
+        assert_eq!(
+            apt_packages(false),
+            [
+                "qemu-system-arm",
+                "qemu-user-static",
+                "e2fsprogs",
+                "device-tree-compiler",
+                "binutils"
+            ]
+        );
+        let main = other_steps(false);
+        assert_eq!(
+            main.iter().map(|s| s.0).collect::<Vec<_>>(),
+            ["pip: ziglang", "rustup: rust-src"]
+        );
+    }
+
+    #[test]
+    fn the_tests_get_everything_setup_installed_before() {
+        let all = apt_packages(true);
+        for p in BEFORE_THE_SPLIT {
+            assert!(all.contains(&p), "{p} is no longer installed for the tests");
+        }
+        assert_eq!(all.len(), BEFORE_THE_SPLIT.len(), "{all:?}");
+        // The main set is a prefix: --tests installs it too.
+        assert!(all.starts_with(&apt_packages(false)));
+        for heavy in ["chromium", "wine64", "gcc-aarch64-linux-gnu", "tftpd-hpa"] {
+            assert!(!apt_packages(false).contains(&heavy), "{heavy}");
+        }
+        let steps: Vec<&str> = other_steps(true).iter().map(|s| s.0).collect();
+        assert!(steps.iter().any(|s| s.contains("LAVA")), "{steps:?}");
+        assert!(steps.iter().any(|s| s.contains("backports")), "{steps:?}");
+        // Every package says what it is for.
+        assert!(MAIN_APT
+            .iter()
+            .chain(TESTS_APT)
+            .all(|(_, why)| why.len() > 8));
+    }
 }

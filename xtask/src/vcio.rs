@@ -302,7 +302,7 @@ pub fn build(
             .arg("--version")
             .output()
             .is_ok_and(|o| o.status.success()),
-        "{gcc} not found: run `cargo xtask setup` (apt: {}, make)",
+        "{gcc} not found: run `cargo xtask setup --tests` (apt: {}, make)",
         cross.apt
     );
     let names = header_packages(release, flavour)?;
@@ -351,7 +351,7 @@ pub fn build(
         .arg(format!("CROSS_COMPILE={}", cross.prefix))
         .arg("modules")
         .output()
-        .context("make not found: run `cargo xtask setup`")?;
+        .context("make not found: run `cargo xtask setup --tests`")?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         let tail: Vec<&str> = err.lines().rev().take(30).collect();
@@ -370,7 +370,12 @@ pub fn build(
         .arg("--strip-debug")
         .arg(&built)
         .status()
-        .with_context(|| format!("{strip} not found: run `cargo xtask setup` ({})", cross.apt))?;
+        .with_context(|| {
+            format!(
+                "{strip} not found: run `cargo xtask setup --tests` ({})",
+                cross.apt
+            )
+        })?;
     ensure!(
         status.success(),
         "{strip} --strip-debug {}: {status}",

@@ -52,7 +52,7 @@ use std::sync::OnceLock;
 /// and lower (or remove) their entries; the test fails on an entry higher than its file.
 const LONG_FILES: &[(&str, usize)] = &[
     ("crates/wifi/src/netlink.rs", 861),
-    ("xtask/src/qemu.rs", 851),
+    ("xtask/src/qemu.rs", 838),
 ];
 
 /// One broken rule: the file, the 1-based line, what is wrong and how to fix it.

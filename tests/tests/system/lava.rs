@@ -1,5 +1,5 @@
 //! Board farms: the LAVA jobs `cargo xtask lava` writes, checked and run by Debian's
-//! LAVA (2023.01, unpacked by `cargo xtask setup`; `xtask::lava::tools`).
+//! LAVA (2023.01, unpacked by `cargo xtask setup --tests`; `xtask::lava::tools`).
 //!
 //! - Every job of every board passes `lava-schema.py job --strict` and `lava-run
 //!   --validate` against a device of its device type, rendered from lava-server's
@@ -25,7 +25,7 @@ fn lava_present(test: &str) -> bool {
     match tools::missing() {
         None => true,
         Some(why) => {
-            benchboot_tests::missing(test, &why, "run `cargo xtask setup`");
+            benchboot_tests::missing(test, &why, "run `cargo xtask setup --tests`");
             false
         }
     }

@@ -31,7 +31,7 @@ const TIMEOUT: Duration = Duration::from_secs(1800);
 
 /// Boots `board` and checks what every tier must show; returns the slot still held (the
 /// caller's own checks read QEMU's files). `None` when this QEMU lacks the machine
-/// (raspi4b needs QEMU 9+: `cargo xtask setup` installs 10), which fails under CI.
+/// (raspi4b needs QEMU 9+: `cargo xtask setup --tests` installs 10), which fails under CI.
 fn tier(
     board: &str,
     machine: &str,

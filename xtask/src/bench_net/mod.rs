@@ -100,7 +100,9 @@ struct Servers {
 /// iperf3 missing, the build failing, a server not starting or exiting early.
 fn start_servers(peer_args: &[&str]) -> Result<Servers> {
     if Command::new("iperf3").arg("--version").output().is_err() {
-        bail!("iperf3 is not installed: run `cargo xtask setup` (or apt-get install iperf3)");
+        bail!(
+            "iperf3 is not installed: run `cargo xtask setup --tests` (or apt-get install iperf3)"
+        );
     }
     let host = crate::qemu::build_host_tool(true)?;
     let (bb_port, ip_port) = (free_port()?, free_port()?);

@@ -1,6 +1,6 @@
 //! LAVA's own tools, to check the jobs `cargo xtask lava` writes: Debian bookworm's
 //! `lava-common`, `lava-dispatcher`, `lava-dispatcher-host` and `lava-server` (pinned
-//! below), unpacked by `cargo xtask setup` into `target/lava/root` (`apt-get download` +
+//! below), unpacked by `cargo xtask setup --tests` into `target/lava/root` (`apt-get download` +
 //! `dpkg -x`: a full install would pull in systemd-sysv and libguestfs), run with
 //! Debian's `/usr/bin/python3` and its python3-* packages (setup's apt list), plus an
 //! empty `guestfs` module (imported at the top of lava_dispatcher/utils/filesystem.py,
