@@ -275,8 +275,16 @@ pub fn cargo_env(targets: &[&HostTarget]) -> Result<Vec<(String, String)>> {
         }
         env.push((format!("CARGO_TARGET_{}_RUSTFLAGS", t.env_key()), flags));
     }
+    // The host tool's one build path outside debug info (`field_test::system`'s
+    // fallback to the checkout it was built from) is left out of these builds.
+    env.push((NO_BUILD_TREE.to_owned(), "1".to_owned()));
     Ok(env)
 }
+
+/// Set for the cross builds ([`cargo_env`]): the host tool then names no checkout
+/// folder of this machine (`host/src/field_test/system.rs`), so the binary is the same
+/// whichever folder it was built in.
+pub const NO_BUILD_TREE: &str = "BENCHBOOT_NO_BUILD_TREE";
 
 /// `--remap-path-prefix` for the checkout (`benchboot`), cargo's home (`cargo`, where
 /// the registry's sources are) and rustup's (`rustup`, std's sources with rust-src):
@@ -574,6 +582,8 @@ mod tests {
             !c.contains("--remap") && c.ends_with(" -fno-sanitize=undefined"),
             "{c}"
         );
+        // No checkout path through `env!("CARGO_MANIFEST_DIR")` either.
+        assert_eq!(get(NO_BUILD_TREE), "1");
     }
 
     #[test]

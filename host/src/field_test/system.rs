@@ -37,13 +37,22 @@ pub fn source_tree_from(start: &Path) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
+/// The checkout this binary was built from (`CARGO_MANIFEST_DIR` at build time), except
+/// in the release and cross builds (`BENCHBOOT_NO_BUILD_TREE` set by `cargo xtask
+/// host`/`dist`), which must not carry a path of the machine that built them.
+const BUILD_TREE: Option<&str> = if option_env!("BENCHBOOT_NO_BUILD_TREE").is_some() {
+    None
+} else {
+    Some(env!("CARGO_MANIFEST_DIR"))
+};
+
 /// The source tree of the current folder, else the one this binary was built from
-/// (`CARGO_MANIFEST_DIR` at build time) when it is still there.
+/// ([`BUILD_TREE`]) when it is still there.
 pub fn source_tree() -> Option<PathBuf> {
     std::env::current_dir()
         .ok()
         .and_then(|d| source_tree_from(&d))
-        .or_else(|| source_tree_from(Path::new(env!("CARGO_MANIFEST_DIR"))))
+        .or_else(|| BUILD_TREE.and_then(|t| source_tree_from(Path::new(t))))
 }
 
 /// Where `cargo xtask image --board <board>` writes in `tree`:
