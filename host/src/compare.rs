@@ -576,7 +576,14 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
         .collect();
     let mut not_compared = Vec::new();
     let mut rows: Vec<Row> = rows;
-    if !emulated.is_empty() && rows.iter().any(|r| r.key.section == Section::MemoryLatency) {
+    // (An emulated run's own latencies never become rows, `memory::run_figures`; the
+    // line is said whenever a run measured latency, so the reader knows why none shows.)
+    let latency_measured = runs
+        .iter()
+        .any(|(_, r)| r.memory.as_ref().is_some_and(|m| !m.latency.is_empty()));
+    if !emulated.is_empty()
+        && (latency_measured || rows.iter().any(|r| r.key.section == Section::MemoryLatency))
+    {
         rows.retain(|r| r.key.section != Section::MemoryLatency);
         not_compared.push(emulated_latency_line(&emulated));
     }

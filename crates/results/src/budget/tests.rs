@@ -44,7 +44,9 @@ fn shipped_documents_are_counted_exactly_and_far_inside_the_budget() {
         assert_eq!(t.values, count(&v), "{name}");
         assert_eq!(t.bytes, text.len() as u64);
         assert!(t.bytes / t.values >= 10, "{name}: {t:?}");
-        assert!(t.values < MAX_DOCUMENT_VALUES / 100, "{name}: {t:?}");
+        // A schema 1.13 QEMU run with every section (qemu-virt-arm64-1.13.json) holds
+        // 64,164 values, 1.7 MB: 32 times below the budget.
+        assert!(t.values < MAX_DOCUMENT_VALUES / 20, "{name}: {t:?}");
         crate::RunResults::from_json(&text).unwrap();
     }
 }
