@@ -194,7 +194,7 @@ pub struct Comparison {
 pub fn emulated_latency_line(emulated: &[String]) -> String {
     format!(
         "Memory latency: not compared, {} {} EMULATED (QEMU): TCG has no caches to time, its \
-         latencies are noise (mostly 0.0 ns over L1); benchboot report shows them",
+         latencies are noise (mostly 0.0 ns over L1), shown nowhere",
         verdict::and_list(emulated),
         if emulated.len() == 1 { "is" } else { "are" }
     )

@@ -206,7 +206,7 @@ fn two_qemu_runs_are_emulated_in_every_verdict_and_latency_is_not_compared() {
         c.not_compared,
         [
             "Memory latency: not compared, A and B are EMULATED (QEMU): TCG has no caches to \
-          time, its latencies are noise (mostly 0.0 ns over L1); benchboot report shows them"
+          time, its latencies are noise (mostly 0.0 ns over L1), shown nowhere"
         ]
     );
     let v = only(&c);
