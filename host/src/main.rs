@@ -415,7 +415,7 @@ fn run(command: Command) -> Result<()> {
                 None => fetch::default_path(&results)?,
             };
             let saved = fetch::save(&path, &text)?;
-            benchboot::out!("{}", render::report(&results));
+            benchboot::out!("{}", render::report_fitted(&results));
             benchboot::outln!("saved {}", saved.display());
         }
         #[cfg(not(unix))]
@@ -473,7 +473,7 @@ fn run(command: Command) -> Result<()> {
             if let Some(out) = out {
                 benchboot::outln!("saved {}", fetch::save(&out, &text)?.display());
             }
-            benchboot::out!("{}", render::report(&results));
+            benchboot::out!("{}", render::report_fitted(&results));
         }
         #[cfg(unix)]
         Command::Memory(args) => benchboot::memory::run_command(&args)?,

@@ -147,7 +147,7 @@ pub fn run_command(args: &MemoryArgs) -> Result<()> {
         let saved = crate::fetch::save(out, &results.to_json())?;
         crate::outln!("saved {}", saved.display());
     }
-    crate::out!("{}", crate::render::report(&results));
+    crate::out!("{}", crate::render::report_fitted(&results));
     Ok(())
 }
 

@@ -513,9 +513,16 @@ pub fn command_lines(r: &RunResults) -> Vec<String> {
     out
 }
 
-/// The whole report as terminal text: context, warnings, every table ([`document`]).
+/// The whole report as terminal text: context, warnings, every table ([`document`]), at
+/// the tables' natural width.
 pub fn report(r: &RunResults) -> String {
     document(r).text()
+}
+
+/// [`report`] fitted to standard output ([`crate::doc::terminal_width`]: the terminal,
+/// else `COLUMNS`, else 100 columns), as `fetch`, `storage` and `memory` print it.
+pub fn report_fitted(r: &RunResults) -> String {
+    document(r).text_width(crate::doc::terminal_width())
 }
 
 #[cfg(test)]

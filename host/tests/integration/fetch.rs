@@ -15,6 +15,39 @@ fn wrong_major_version_is_refused() {
     assert!(err.contains("update benchboot"), "{err}");
 }
 
+/// What `fetch` prints (the main job's report) fits the width a pipe asks for
+/// (`COLUMNS`), as `report` and `show` do: the context table was 345 columns and more.
+#[test]
+fn the_fetched_report_fits_columns() {
+    let doc = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/qemu-virt-arm64-1.13.json"
+    ))
+    .unwrap();
+    let addr = fake_board::serve_results(doc);
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_benchboot"))
+        .args(["fetch", "--timeout", "5", "--addr", &addr, "--out"])
+        .arg(dir.path().join("run.json"))
+        .env("COLUMNS", "80")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("Context"), "{text}");
+    let wide: Vec<&str> = text.lines().filter(|l| l.chars().count() > 80).collect();
+    assert!(
+        wide.is_empty(),
+        "{} lines over 80 columns: {:?}",
+        wide.len(),
+        &wide[..wide.len().min(3)]
+    );
+}
+
 #[test]
 fn nothing_listening_names_the_address() {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
