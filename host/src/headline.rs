@@ -19,7 +19,9 @@
 use benchboot_energy::StepEnergy;
 use benchboot_plan::{Filesystem, StorageTarget};
 use benchboot_results::figures::{figures, Figure, Metric};
-use benchboot_results::{a1_verdict, A1Verdict, DeviceIdentity, RunResults, Severity, Summary};
+use benchboot_results::{
+    a1_verdict, A1Outcome, A1Verdict, DeviceIdentity, RunResults, Severity, Summary,
+};
 use benchboot_sdcard::AppClass;
 
 use crate::context::EMULATED_NOTICE;
@@ -543,14 +545,13 @@ impl Headline {
             ));
         }
         if let Some(x) = &self.random {
-            let a1 = if emulated {
-                "no A1 verdict under QEMU".to_owned()
-            } else {
-                match &x.a1 {
-                    Some(v) if v.passes => "meets A1".to_owned(),
-                    Some(v) => format!("below A1 ({})", a1_shortfall(v)),
-                    None => "no A1 verdict (a deciding figure is missing)".to_owned(),
-                }
+            // The one rule of every output (`A1Verdict::outcome`): never judged under QEMU.
+            let a1 = match x.a1.as_ref().map(|v| (v, v.outcome(emulated))) {
+                Some((_, A1Outcome::Emulated)) => "no A1 verdict under QEMU".to_owned(),
+                Some((_, A1Outcome::Pass)) => "meets A1".to_owned(),
+                Some((v, A1Outcome::Fail)) => format!("below A1 ({})", a1_shortfall(v)),
+                None if emulated => "no A1 verdict under QEMU".to_owned(),
+                None => "no A1 verdict (a deciding figure is missing)".to_owned(),
             };
             let claim = match x.claim {
                 Some(c) if !emulated => format!(", the card claims {c:?}"),
