@@ -42,7 +42,7 @@ fn store_is(dir: &Path, kind: &str) -> String {
 ///
 /// # Errors
 /// `dir` or a folder above it is something else (what it is, and to give `--store DIR`
-/// for a folder); it cannot be made (read-only: [`super::recover::read_only_error`];
+/// for a folder); it cannot be made (read-only: [`super::words::read_only_error`];
 /// else the OS's words).
 pub fn create_store(dir: &Path) -> Result<()> {
     create(dir, |p| {
@@ -109,7 +109,7 @@ fn create(d: &Path, said: impl Fn(&Path) -> String) -> Result<()> {
     }
     use std::io::ErrorKind as K;
     Err(match e.kind() {
-        K::ReadOnlyFilesystem | K::PermissionDenied => super::recover::read_only_error(d, e),
+        K::ReadOnlyFilesystem | K::PermissionDenied => super::words::read_only_error(d, e),
         _ => anyhow!(
             "creating the results store {}: {}: give --store DIR elsewhere",
             d.display(),

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use benchboot_results::name::SafeName;
 
-use super::recover::shown;
+use super::words::shown;
 use super::{same_run, RUNS_DIR};
 
 /// A file's identity: `(st_dev, st_ino)` (Unix; `None` elsewhere and when it cannot be

@@ -26,6 +26,7 @@ pub mod recover;
 mod rows;
 pub mod same_run;
 pub mod temp;
+mod words;
 
 pub use recover::{reindex, Reindexed};
 pub use rows::STORE_VERSION;

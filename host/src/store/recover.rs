@@ -14,6 +14,7 @@ use benchboot_results::RunResults;
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use super::rows::{insert, row_of, SCHEMA, STORE_VERSION};
+use super::words::{said, shown, READ_ONLY_FIX};
 use super::{lock, misfiled, run_file_name, same_run, StoreError, DB_FILE, RUNS_DIR};
 
 /// Where and when each run was collected (`collected_at`, unix s; `source`), by its name
@@ -62,22 +63,6 @@ impl Filled {
             .map(|(f, e)| format!("  {}: not indexed: {e}", shown(f)))
             .collect()
     }
-}
-
-/// `p` for a terminal: control characters (a hostile file name) escaped.
-pub fn shown(p: &Path) -> String {
-    p.display()
-        .to_string()
-        .chars()
-        .flat_map(|c| {
-            let esc: Vec<char> = if c.is_control() {
-                c.escape_default().collect()
-            } else {
-                vec![c]
-            };
-            esc
-        })
-        .collect()
 }
 
 /// Adds a row for each document of the store in `dir` to `conn` (tables made).
@@ -237,10 +222,6 @@ fn why_read_only(_: &Path, m: &std::fs::Metadata) -> Option<String> {
     (m.is_file() && m.permissions().readonly()).then(|| "the read-only attribute is set".into())
 }
 
-/// The fix of a read-only store.
-const READ_ONLY_FIX: &str =
-    "give --store DIR for a writable folder, or make it writable (chmod u+w)";
-
 /// Refuses to write to a read-only store ([`read_only`]); `consequence` says what was
 /// not done (`nothing was stored`, `the index was not rebuilt`).
 ///
@@ -251,26 +232,6 @@ pub fn check_writable(dir: &Path, consequence: &str) -> Result<()> {
         Some(why) => Err(anyhow!("{why}: {consequence}: {READ_ONLY_FIX}")),
         None => Ok(()),
     }
-}
-
-/// An I/O error on `path` of a store before anything was written, as the read-only
-/// message when it says so.
-pub fn read_only_error(path: &Path, e: std::io::Error) -> anyhow::Error {
-    use std::io::ErrorKind as K;
-    match e.kind() {
-        K::ReadOnlyFilesystem | K::PermissionDenied => anyhow!(
-            "{} is read-only ({}): nothing was stored: {READ_ONLY_FIX}",
-            path.display(),
-            benchboot_input::os_words(&e)
-        ),
-        _ => said(e, format!("writing {}", path.display())),
-    }
-}
-
-/// An I/O error while `doing` something, the OS's words without its number
-/// ([`benchboot_input::os_words`]): `creating /s/benchboot.db: permission denied`.
-pub fn said(e: std::io::Error, doing: String) -> anyhow::Error {
-    anyhow!("{doing}: {}", benchboot_input::os_words(&e))
 }
 
 /// A database error of the store in `dir` before anything was written, as the

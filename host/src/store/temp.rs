@@ -141,7 +141,7 @@ pub fn clean(dir: &Path) -> Vec<String> {
             };
             let note = format!(
                 "removed {} ({}), a temp file left by {what}",
-                super::recover::shown(&path),
+                super::words::shown(&path),
                 crate::units::size_label(size)
             );
             crate::errln!("{note}");

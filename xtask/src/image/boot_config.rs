@@ -3,8 +3,13 @@
 
 use benchboot_board::{Board, BootConfig};
 
-use super::contents::{INITRAMFS_FILE, KERNEL_FILE};
 use crate::bootcheck::EXTLINUX_CONF;
+
+/// The kernel's file name on the boot partition, as `config.txt` and `extlinux.conf`
+/// name it.
+pub const KERNEL_FILE: &str = "vmlinuz";
+/// The initramfs's file name on the boot partition, as the loader's configuration names it.
+pub const INITRAMFS_FILE: &str = "initrd.img";
 
 /// The loader's configuration file of `board`'s boot partition, as (path from the root
 /// of the partition, text): `config.txt` for the Raspberry Pi firmware,

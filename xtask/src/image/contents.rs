@@ -11,7 +11,7 @@ use benchboot_plan::{
     CARD_FACTS_FILE, CARD_PLAN_FILE, IMAGE_FACTS_PATH, MODULES_ALIAS_PATH, MODULES_DIR, PLANS_DIR,
 };
 
-use super::boot_config::{cmdline_txt, loader_config};
+use super::boot_config::{cmdline_txt, loader_config, INITRAMFS_FILE, KERNEL_FILE};
 use crate::dtb::apply_dtb_fixups;
 use crate::initramfs::{self, Node};
 use benchboot_image::layout::{self, Layout};
@@ -20,10 +20,6 @@ use benchboot_image::plans::PlanText;
 
 use crate::modules;
 use crate::radio::{RadioFile, RadioRole};
-
-/// File names on the boot partition.
-pub const KERNEL_FILE: &str = "vmlinuz";
-pub const INITRAMFS_FILE: &str = "initrd.img";
 
 /// Everything an image is made of, before rendering.
 pub struct Contents {

@@ -18,8 +18,10 @@ mod snapshot_tests;
 mod tests;
 
 pub use crate::dtb::apply_dtb_fixups;
-pub use boot_config::{cmdline_txt, config_txt, extlinux_conf, loader_config};
-pub use contents::{check_raw_blobs, BootFile, Contents, RawBlob, INITRAMFS_FILE, KERNEL_FILE};
+pub use boot_config::{
+    cmdline_txt, config_txt, extlinux_conf, loader_config, INITRAMFS_FILE, KERNEL_FILE,
+};
+pub use contents::{check_raw_blobs, BootFile, Contents, RawBlob};
 pub use manifest::{Manifest, ManifestBlob, ManifestFile, ManifestPart};
 pub use render::{read_fat_file, render, volume_label};
 

@@ -1,22 +1,109 @@
-//! No module cycles: per crate root (`src/lib.rs`, `src/main.rs`, `src/bin/*.rs`), the
-//! graph of its top-level modules, an edge `a -> b` for every path from a file of `a` to
-//! `b` (`crate::b`, `$crate::b`, `use crate::{b, ..}`, `super::` chains that climb to the
-//! root, `pub use` re-exports alike, and `crate::Item` where the root re-exports `Item`
-//! from `b`: `pub use b::Item;`). `#[cfg(test)]` inline modules, `tests.rs` and
-//! `tests/` folders are left out: tests may reach anywhere. A strongly connected
-//! component of more than one module is a violation at every edge inside it.
+//! No module cycles, at any depth: per crate root (`src/lib.rs`, `src/main.rs`), the
+//! modules under it form a tree (files, and inline `mod x { .. }` blocks), and for every
+//! module the graph of its children must have no cycle. A reference from module `F` to
+//! module `T` is an edge between the two children of their deepest common ancestor that
+//! lead to `F` and to `T`: `crate::store::temp::f` written in `store/recover.rs` is the
+//! edge `recover -> temp` among the children of `store`, and the edge `a -> b` among the
+//! root's when written in `a/x.rs` about `crate::b::y`.
+//!
+//! A reference is a path that starts with `crate`, `$crate`, `super` or `self`, in code
+//! or in a `use` tree (`use super::{temp::{self, Temp}, Plan}`), or a `use` path whose
+//! first name is a child module or an import of the module it is written in. A path
+//! walks the tree as far as its names are modules, then through the imports of the module
+//! it has reached (`pub use temp::Temp;` in `store/mod.rs` makes `super::Temp` a path
+//! into `store::temp`, private `use` alike, since children see their ancestors' imports).
+//! Glob imports are not followed. `#[cfg(test)]` inline modules, files their parent
+//! declares under `#[cfg(test)]`, `tests.rs` and `tests/` folders are left out: tests may
+//! reach anywhere. Every edge inside a strongly connected component of more than one
+//! child is a violation.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::lex::{self, Tok};
 use crate::Violation;
 
-/// One reference of a module to another: where it is.
+/// A module's path from the crate root: `["store", "temp"]`; the root is `[]`.
+type ModPath = Vec<String>;
+
+/// One `use` binding: the name it brings into scope, the path written (first segment
+/// included: `crate`, `super`, `self` or a name) and the byte offset of that path.
 #[derive(Debug, Clone)]
-struct Edge {
-    path: String,
-    line: usize,
-    count: usize,
+struct UsePath {
+    name: String,
+    segs: Vec<String>,
+    at: usize,
+}
+
+/// One source file of the tree: its module path and blanked code.
+struct Source<'a> {
+    path: &'a str,
+    module: ModPath,
+    text: &'a str,
+    code: String,
+}
+
+/// The module tree of one crate root.
+struct Tree {
+    modules: BTreeSet<ModPath>,
+    /// Per module, the names its (non-glob) `use` items bind: name -> (written in, path).
+    imports: BTreeMap<ModPath, BTreeMap<String, Vec<String>>>,
+}
+
+impl Tree {
+    /// The module a path written in `base` reaches: `None` for a path outside the crate
+    /// (an external crate, std), else the deepest module its names walk to.
+    fn resolve(&self, base: &[String], segs: &[String], hops: usize) -> Option<ModPath> {
+        let (mut abs, rest): (ModPath, &[String]) = match segs.first().map(String::as_str) {
+            Some("crate") => (Vec::new(), &segs[1..]),
+            Some("self") => (base.to_vec(), &segs[1..]),
+            Some("super") => {
+                let ups = segs.iter().take_while(|s| *s == "super").count();
+                let keep = base.len().checked_sub(ups)?;
+                (base[..keep].to_vec(), &segs[ups..])
+            }
+            Some(first) => {
+                let mut child = base.to_vec();
+                child.push(first.to_string());
+                if self.modules.contains(&child) {
+                    (base.to_vec(), segs)
+                } else {
+                    let import = self.imports.get(base)?.get(first)?;
+                    if hops == 0 {
+                        return None;
+                    }
+                    let to = self.resolve(base, import, hops - 1)?;
+                    return self.walk(to, &segs[1..], hops - 1);
+                }
+            }
+            None => return None,
+        };
+        if rest.is_empty() {
+            return Some(abs);
+        }
+        abs = self.walk(abs, rest, hops)?;
+        Some(abs)
+    }
+
+    /// From module `abs`, down through child modules, then through an import.
+    fn walk(&self, mut abs: ModPath, rest: &[String], hops: usize) -> Option<ModPath> {
+        for (k, seg) in rest.iter().enumerate() {
+            let mut child = abs.clone();
+            child.push(seg.clone());
+            if self.modules.contains(&child) {
+                abs = child;
+                continue;
+            }
+            let via = self.imports.get(&abs).and_then(|m| m.get(seg));
+            return match via {
+                Some(import) if hops > 0 => {
+                    let to = self.resolve(&abs, import, hops - 1)?;
+                    self.walk(to, &rest[k + 1..], hops - 1).or(Some(abs))
+                }
+                _ => Some(abs),
+            };
+        }
+        Some(abs)
+    }
 }
 
 /// The modules a file declares at its top level (`mod x;` / `mod x { .. }`): those not
@@ -51,40 +138,123 @@ fn declared_modules(root_text: &str, test: bool) -> BTreeSet<String> {
     mods
 }
 
-/// The items a crate root re-exports from its modules (`pub use net::{Plan, Wifi as W};`
-/// makes `crate::Plan` a path into `net`): name -> module. Glob re-exports are not
-/// followed.
-fn root_reexports(root_text: &str, mods: &BTreeSet<String>) -> BTreeMap<String, String> {
-    let code = lex::lex(root_text).code;
-    let toks = lex::tokens(&code);
-    let mut out = BTreeMap::new();
-    let mut depth = 0usize;
-    let mut i = 0;
-    while i < toks.len() {
-        match toks[i].text {
-            "{" => depth += 1,
-            "}" => depth = depth.saturating_sub(1),
-            "use" if depth == 0 => {
-                let end = (i..toks.len())
-                    .find(|&k| toks[k].text == ";")
-                    .unwrap_or(toks.len());
-                let mut path: Vec<&str> = toks[i + 1..end].iter().map(|t| t.text).collect();
-                if matches!(path.first(), Some(&"crate") | Some(&"self"))
-                    && path.get(1) == Some(&"::")
-                {
-                    path.drain(..2);
-                }
-                if let Some(m) = path.first().copied().filter(|m| mods.contains(*m)) {
-                    path.push(";");
-                    for w in path.windows(2).skip(1) {
-                        let leaf = matches!(w[1], "," | "}" | ";");
-                        let name = w[0].starts_with(|c: char| c.is_alphabetic() || c == '_');
-                        if leaf && name && w[0] != "self" {
-                            out.insert(w[0].to_string(), m.to_string());
-                        }
+/// The leaves of the `use` tree starting at `toks[i]` under `prefix`; returns them and
+/// the index after the tree.
+fn use_tree(toks: &[Tok<'_>], mut i: usize, prefix: &[String], out: &mut Vec<UsePath>) -> usize {
+    let mut segs = prefix.to_vec();
+    let mut at = toks.get(i).map_or(0, |t| t.at);
+    loop {
+        let Some(t) = toks.get(i) else { return i };
+        match t.text {
+            "{" => {
+                i += 1;
+                while toks.get(i).is_some_and(|t| t.text != "}") {
+                    i = use_tree(toks, i, &segs, out);
+                    if toks.get(i).is_some_and(|t| t.text == ",") {
+                        i += 1;
                     }
                 }
-                i = end;
+                return i + 1;
+            }
+            "*" => return i + 1,
+            "::" | "$" => i += 1,
+            "," | "}" | ";" => {
+                push_leaf(&segs, None, at, out);
+                return i;
+            }
+            "as" => {
+                let alias = toks.get(i + 1).map(|t| t.text.to_string());
+                push_leaf(&segs, alias, at, out);
+                return i + 2;
+            }
+            w => {
+                if segs.len() == prefix.len() {
+                    at = t.at;
+                }
+                segs.push(w.to_string());
+                i += 1;
+            }
+        }
+    }
+}
+
+/// One `use` leaf: `a::b` binds `b`, `a::{self}` binds `a`, `a::b as c` binds `c`.
+fn push_leaf(segs: &[String], alias: Option<String>, at: usize, out: &mut Vec<UsePath>) {
+    let mut segs = segs.to_vec();
+    if segs.last().map(String::as_str) == Some("self") {
+        segs.pop();
+    }
+    let Some(last) = segs.last().cloned() else {
+        return;
+    };
+    out.push(UsePath {
+        name: alias.unwrap_or(last),
+        segs,
+        at,
+    });
+}
+
+/// Every path of one file, each with the module it is written in (the file's module,
+/// deepened by inline `mod x { .. }` blocks), and whether it is a top-level `use` of that
+/// module (an import others may walk through).
+fn paths(file: &Source<'_>) -> Vec<(ModPath, UsePath, bool)> {
+    let toks = lex::tokens(&file.code);
+    let mut out = Vec::new();
+    let mut braces = 0usize;
+    // (brace depth at which the block opened, module name)
+    let mut inline: Vec<(usize, String)> = Vec::new();
+    let mut i = 0;
+    while i < toks.len() {
+        let t = toks[i];
+        let prev = i.checked_sub(1).map(|p| toks[p].text);
+        let mut base = file.module.clone();
+        base.extend(inline.iter().map(|(_, n)| n.clone()));
+        let top = braces == inline.last().map_or(0, |(d, _)| *d);
+        match t.text {
+            "{" => {
+                braces += 1;
+                if i >= 2 && toks[i - 2].text == "mod" {
+                    inline.push((braces, toks[i - 1].text.to_string()));
+                }
+            }
+            "}" => {
+                if inline.last().is_some_and(|(d, _)| *d == braces) {
+                    inline.pop();
+                }
+                braces = braces.saturating_sub(1);
+            }
+            "use" if prev != Some("::") => {
+                let mut leaves = Vec::new();
+                i = use_tree(&toks, i + 1, &[], &mut leaves);
+                out.extend(leaves.into_iter().map(|u| (base.clone(), u, top)));
+                continue;
+            }
+            "crate" | "super" | "self"
+                if prev != Some("::") && toks.get(i + 1).is_some_and(|n| n.text == "::") =>
+            {
+                let mut segs = vec![t.text.to_string()];
+                let mut j = i + 1;
+                while toks.get(j).is_some_and(|n| n.text == "::")
+                    && toks.get(j + 1).is_some_and(|n| {
+                        n.text
+                            .starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                    })
+                {
+                    segs.push(toks[j + 1].text.to_string());
+                    j += 2;
+                }
+                let name = segs.last().cloned().unwrap_or_default();
+                out.push((
+                    base,
+                    UsePath {
+                        name,
+                        segs,
+                        at: t.at,
+                    },
+                    false,
+                ));
+                i = j;
+                continue;
             }
             _ => {}
         }
@@ -93,239 +263,217 @@ fn root_reexports(root_text: &str, mods: &BTreeSet<String>) -> BTreeMap<String, 
     out
 }
 
-/// `code` with every `#[cfg(test)] mod name { .. }` blanked.
-fn without_test_modules(code: &str) -> String {
-    let mut out = code.as_bytes().to_vec();
-    let mut from = 0;
-    while let Some(k) = code[from..].find("#[cfg(test)]") {
-        let at = from + k;
-        from = at + 1;
-        let toks = lex::tokens(&code[at..]);
-        // #, [, cfg, (, test, ), ], then maybe `pub`, `mod`, name, `{`.
-        let rest: Vec<&str> = toks.iter().skip(7).take(4).map(|t| t.text).collect();
-        let brace = match rest.as_slice() {
-            ["mod", _, "{", ..] => 9,
-            ["pub", "mod", _, "{"] => 10,
-            _ => continue,
-        };
-        let mut depth = 0;
-        for t in &toks[brace..] {
-            match t.text {
-                "{" => depth += 1,
-                "}" => {
-                    depth -= 1;
-                    if depth == 0 {
-                        let end = at + t.at + 1;
-                        for b in &mut out[at..end] {
-                            if *b != b'\n' {
-                                *b = b' ';
-                            }
-                        }
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    String::from_utf8(out).expect("blanking keeps UTF-8")
-}
-
-/// The top-level names a path reaches after `crate ::` at `toks[i]` (`i` the token after
-/// `::`): one name, or each first name of a `{a, b::c}` group.
-fn names_after(toks: &[Tok<'_>], i: usize) -> Vec<(usize, String)> {
-    match toks.get(i) {
-        Some(t) if t.text == "{" => {
-            let mut names = Vec::new();
-            let mut depth = 0;
-            let mut expect = true;
-            for t in &toks[i..] {
-                match t.text {
-                    "{" => {
-                        depth += 1;
-                        if depth == 1 {
-                            expect = true;
-                        }
-                    }
-                    "}" => {
-                        depth -= 1;
-                        if depth == 0 {
-                            break;
-                        }
-                    }
-                    "," if depth == 1 => expect = true,
-                    w if depth == 1 && expect => {
-                        names.push((t.at, w.to_string()));
-                        expect = false;
-                    }
-                    _ => {}
-                }
-            }
-            names
-        }
-        Some(t) => vec![(t.at, t.text.to_string())],
-        None => Vec::new(),
-    }
-}
-
-/// The top-level modules one file of module path `module` (e.g. `["net", "wifi"]` for
-/// `src/net/wifi.rs`) names, with the byte offset of each reference.
-fn references(module: &[String], text: &str) -> Vec<(usize, String)> {
-    let code = without_test_modules(&lex::lex(text).code);
-    let toks = lex::tokens(&code);
-    let mut refs = Vec::new();
-    // Inline `mod x { .. }` blocks deepen the module path for `super::`.
+/// The inline modules a file declares (outside `#[cfg(test)]`), as paths below `module`.
+fn inline_modules(module: &[String], code: &str) -> Vec<ModPath> {
+    let toks = lex::tokens(code);
+    let mut out = Vec::new();
+    let mut stack: Vec<(usize, ModPath)> = vec![(0, module.to_vec())];
     let mut braces = 0usize;
-    let mut inline: Vec<usize> = Vec::new();
-    let mut i = 0;
-    while i < toks.len() {
-        let t = toks[i];
-        let prev = i.checked_sub(1).map(|p| toks[p].text);
+    for (i, t) in toks.iter().enumerate() {
         match t.text {
             "{" => {
                 braces += 1;
                 if i >= 2 && toks[i - 2].text == "mod" {
-                    inline.push(braces);
+                    let mut m = stack.last().map(|(_, m)| m.clone()).unwrap_or_default();
+                    m.push(toks[i - 1].text.to_string());
+                    out.push(m.clone());
+                    stack.push((braces, m));
                 }
             }
             "}" => {
-                if inline.last() == Some(&braces) {
-                    inline.pop();
+                if stack.len() > 1 && stack.last().is_some_and(|(d, _)| *d == braces) {
+                    stack.pop();
                 }
                 braces = braces.saturating_sub(1);
             }
-            "crate" if prev != Some("::") && toks.get(i + 1).map(|t| t.text) == Some("::") => {
-                refs.extend(names_after(&toks, i + 2));
-            }
-            "super" if prev != Some("::") => {
-                let mut k = 0;
-                let mut j = i;
-                while toks.get(j).map(|t| t.text) == Some("super")
-                    && toks.get(j + 1).map(|t| t.text) == Some("::")
-                {
-                    k += 1;
-                    j += 2;
-                }
-                if k > 0 && k >= module.len() + inline.len() {
-                    refs.extend(names_after(&toks, j));
-                }
-                i = j.max(i + 1);
-                continue;
-            }
             _ => {}
         }
-        i += 1;
     }
-    refs
+    out
 }
 
-/// The cycles among the top-level modules of the crate at `member` (e.g. `crates/plan`):
+/// The non-test source files of the crate at `member` under one root's top-level modules.
+fn sources<'a>(
+    member: &str,
+    files: &[(&'a str, &'a str)],
+    mods: &BTreeSet<String>,
+) -> Vec<Source<'a>> {
+    let src = format!("{member}/src/");
+    let mut out = Vec::new();
+    for &(path, text) in files {
+        let Some(rel) = path.strip_prefix(&src) else {
+            continue;
+        };
+        if crate::files::is_test_file(path) || !rel.ends_with(".rs") || rel.starts_with("bin/") {
+            continue;
+        }
+        let mut module: ModPath = rel
+            .trim_end_matches(".rs")
+            .split('/')
+            .map(str::to_string)
+            .collect();
+        if module.last().map(String::as_str) == Some("mod") {
+            module.pop();
+        }
+        let is_root = rel == "lib.rs" || rel == "main.rs";
+        if is_root {
+            module.clear();
+        } else if !module.first().is_some_and(|m| mods.contains(m)) {
+            continue;
+        }
+        // A file its parent declares under #[cfg(test)] (`mod snapshot_tests;`).
+        let test_only = (1..module.len()).any(|k| {
+            let parent = module[..k].join("/");
+            files
+                .iter()
+                .find(|(p, _)| {
+                    *p == format!("{src}{parent}.rs") || *p == format!("{src}{parent}/mod.rs")
+                })
+                .is_some_and(|(_, t)| declared_modules(t, true).contains(&module[k]))
+        });
+        if test_only {
+            continue;
+        }
+        let code = lex::without_test_modules(&lex::lex(text).code);
+        out.push(Source {
+            path,
+            module,
+            text,
+            code,
+        });
+    }
+    out
+}
+
+/// One reference between two children of a module: where the first is.
+#[derive(Debug, Clone)]
+struct Edge {
+    path: String,
+    line: usize,
+    count: usize,
+}
+
+/// The module cycles, at every depth, of the crate at `member` (e.g. `crates/plan`):
 /// `files` are the crate's `(path, text)` pairs (others are ignored).
 pub fn module_cycles(member: &str, files: &[(&str, &str)]) -> Vec<Violation> {
     let src = format!("{member}/src/");
-    let mut roots: Vec<(&str, BTreeSet<String>, BTreeMap<String, String>)> = files
+    let mut roots: Vec<(&str, &str)> = files
         .iter()
         .filter(|(p, _)| {
-            p.strip_prefix(&src).is_some_and(|r| {
-                r == "lib.rs" || r == "main.rs" || (r.starts_with("bin/") && !r[4..].contains('/'))
-            })
+            p.strip_prefix(&src)
+                .is_some_and(|r| r == "lib.rs" || r == "main.rs")
         })
-        .map(|&(p, t)| {
-            let mods = declared_modules(t, false);
-            let reexports = root_reexports(t, &mods);
-            (p, mods, reexports)
-        })
+        .copied()
         .collect();
     roots.sort();
     let mut v = Vec::new();
-    for (root, mods, reexports) in &roots {
-        let mut graph: BTreeMap<&str, BTreeMap<&str, Edge>> = BTreeMap::new();
-        for &(path, text) in files {
-            let Some(rel) = path.strip_prefix(&src) else {
-                continue;
-            };
-            if crate::files::is_test_file(path) || !rel.ends_with(".rs") {
-                continue;
+    for (root, root_text) in roots {
+        let mods = declared_modules(root_text, false);
+        let own: Vec<(&str, &str)> = files
+            .iter()
+            .copied()
+            .filter(|(p, _)| {
+                let r = p.strip_prefix(&src).unwrap_or("");
+                (r != "lib.rs" && r != "main.rs") || *p == root
+            })
+            .collect();
+        let sources = sources(member, &own, &mods);
+        let mut tree = Tree {
+            modules: BTreeSet::new(),
+            imports: BTreeMap::new(),
+        };
+        for s in &sources {
+            for k in 0..=s.module.len() {
+                tree.modules.insert(s.module[..k].to_vec());
             }
-            let mut module: Vec<String> = rel
-                .trim_end_matches(".rs")
-                .split('/')
-                .map(str::to_string)
-                .collect();
-            if module.last().map(String::as_str) == Some("mod") {
-                module.pop();
-            }
-            // A file its parent declares under #[cfg(test)] (`mod snapshot_tests;`).
-            let test_only = (1..module.len()).any(|k| {
-                let parent = module[..k].join("/");
-                files
-                    .iter()
-                    .find(|(p, _)| {
-                        *p == format!("{src}{parent}.rs") || *p == format!("{src}{parent}/mod.rs")
-                    })
-                    .is_some_and(|(_, t)| declared_modules(t, true).contains(&module[k]))
-            });
-            if test_only {
-                continue;
-            }
-            let Some(top) = module.first().and_then(|m| mods.get(m)) else {
-                continue;
-            };
-            if rel.starts_with("bin/") {
-                continue;
-            }
-            for (at, name) in references(&module, text) {
-                let Some(to) = mods.get(&name).or_else(|| reexports.get(&name)) else {
-                    continue;
-                };
-                if to == top {
-                    continue;
-                }
-                let e = graph.entry(top).or_default().entry(to).or_insert(Edge {
-                    path: path.to_string(),
-                    line: lex::line_of(text, at),
-                    count: 0,
-                });
-                e.count += 1;
+            tree.modules.extend(inline_modules(&s.module, &s.code));
+        }
+        let all: Vec<(usize, ModPath, UsePath, bool)> = sources
+            .iter()
+            .enumerate()
+            .flat_map(|(k, s)| paths(s).into_iter().map(move |(b, u, t)| (k, b, u, t)))
+            .collect();
+        for (_, base, u, top) in &all {
+            if *top {
+                tree.imports
+                    .entry(base.clone())
+                    .or_default()
+                    .insert(u.name.clone(), u.segs.clone());
             }
         }
-        v.extend(cycle_violations(root, &graph));
+        // parent -> child -> child -> first reference
+        let mut graph: BTreeMap<ModPath, BTreeMap<String, BTreeMap<String, Edge>>> =
+            BTreeMap::new();
+        for (k, base, u, _) in &all {
+            let Some(to) = tree.resolve(base, &u.segs, 8) else {
+                continue;
+            };
+            let common = base.iter().zip(&to).take_while(|(a, b)| a == b).count();
+            if common >= base.len() || common >= to.len() {
+                continue;
+            }
+            let s = &sources[*k];
+            let e = graph
+                .entry(base[..common].to_vec())
+                .or_default()
+                .entry(base[common].clone())
+                .or_default()
+                .entry(to[common].clone())
+                .or_insert(Edge {
+                    path: s.path.to_string(),
+                    line: lex::line_of(s.text, u.at),
+                    count: 0,
+                });
+            e.count += 1;
+        }
+        for (parent, children) in &graph {
+            v.extend(cycle_violations(root, parent, children));
+        }
     }
     v
 }
 
-/// Every edge inside a strongly connected component of more than one module.
-fn cycle_violations(root: &str, graph: &BTreeMap<&str, BTreeMap<&str, Edge>>) -> Vec<Violation> {
+/// Every edge inside a strongly connected component of more than one child of `parent`.
+fn cycle_violations(
+    root: &str,
+    parent: &[String],
+    graph: &BTreeMap<String, BTreeMap<String, Edge>>,
+) -> Vec<Violation> {
     let reach = |from: &str| {
         let mut seen = BTreeSet::new();
-        let mut todo = vec![from];
+        let mut todo = vec![from.to_string()];
         while let Some(n) = todo.pop() {
-            for &m in graph.get(n).into_iter().flat_map(|e| e.keys()) {
-                if seen.insert(m) {
-                    todo.push(m);
+            for m in graph.get(&n).into_iter().flat_map(|e| e.keys()) {
+                if seen.insert(m.clone()) {
+                    todo.push(m.clone());
                 }
             }
         }
         seen
     };
-    let reaches: BTreeMap<&str, BTreeSet<&str>> = graph.keys().map(|&n| (n, reach(n))).collect();
+    let reaches: BTreeMap<&str, BTreeSet<String>> =
+        graph.keys().map(|n| (n.as_str(), reach(n))).collect();
+    let within = if parent.is_empty() {
+        format!("under {root}")
+    } else {
+        format!("in `{}` under {root}", parent.join("::"))
+    };
     let mut v = Vec::new();
-    for (&a, edges) in graph {
-        for (&b, e) in edges {
-            if !reaches.get(b).is_some_and(|r| r.contains(a)) {
+    for (a, edges) in graph {
+        for (b, e) in edges {
+            if !reaches.get(b.as_str()).is_some_and(|r| r.contains(a)) {
                 continue;
             }
-            let scc: BTreeSet<&str> = reaches[a]
+            let names: Vec<&str> = reaches[a.as_str()]
                 .iter()
-                .copied()
-                .filter(|n| reaches.get(n).is_some_and(|r| r.contains(a)))
+                .filter(|n| reaches.get(n.as_str()).is_some_and(|r| r.contains(a)))
+                .map(String::as_str)
                 .collect();
-            let names: Vec<&str> = scc.into_iter().collect();
             v.push(Violation::new(
                 &e.path,
                 e.line,
                 format!(
-                    "module cycle {{{}}} under {root}: `{a}` uses `{b}` here ({} reference(s)), \
+                    "module cycle {{{}}} {within}: `{a}` uses `{b}` here ({} reference(s)), \
                      and `{b}` reaches `{a}`: move what they share into a module below both \
                      (keep public paths with `pub use`)",
                     names.join(", "),
@@ -341,6 +489,10 @@ fn cycle_violations(root: &str, graph: &BTreeMap<&str, BTreeMap<&str, Edge>>) ->
 mod tests {
     use super::*;
 
+    fn at(v: &[Violation]) -> Vec<String> {
+        v.iter().map(|v| format!("{}:{}", v.path, v.line)).collect()
+    }
+
     #[test]
     fn a_pair_and_a_triangle_fire_a_chain_does_not() {
         let files = [
@@ -353,13 +505,16 @@ mod tests {
             ("c/src/d/snap.rs", "//! Snapshots.\nuse crate::a::A;\n"),
         ];
         let v = module_cycles("c", &files);
-        let got: Vec<String> = v.iter().map(|v| format!("{}:{}", v.path, v.line)).collect();
         assert_eq!(
-            got,
+            at(&v),
             ["c/src/a.rs:2", "c/src/b.rs:3", "c/src/c.rs:3"],
             "{v:#?}"
         );
-        assert!(v[0].message.contains("{a, b, c}"), "{}", v[0]);
+        assert!(
+            v[0].message.contains("{a, b, c} under c/src/lib.rs"),
+            "{}",
+            v[0]
+        );
         assert!(v[2].message.contains("(2 reference(s))"), "{}", v[2]);
 
         // Break the triangle: c no longer reaches a.
@@ -383,7 +538,7 @@ mod tests {
         one_way[2].1 = "//! B.\npub struct B(Box<crate::A2>);\n";
         assert!(module_cycles("c", &one_way).is_empty());
 
-        // A file's own super:: (src/d/x.rs -> super::y is d::y) is no edge.
+        // A child naming its ancestor's items is no edge; naming an uncle is.
         let nested = [
             ("c/src/lib.rs", "//! C.\nmod a;\nmod d;\n"),
             ("c/src/a.rs", "//! A.\nuse crate::d::x;\n"),
@@ -396,5 +551,72 @@ mod tests {
             ("c/src/d/x.rs", "//! X.\nuse super::super::a::Y;\n"),
         ];
         assert_eq!(module_cycles("c", &nested_up).len(), 2);
+    }
+
+    #[test]
+    fn a_cycle_one_level_down_fires_through_the_parents_reexport() {
+        let files = [
+            ("h/src/main.rs", "//! H.\nmod store;\nmod render;\n"),
+            (
+                "h/src/store/mod.rs",
+                "//! Store.\nmod recover;\nmod temp;\npub use temp::Temp;\n",
+            ),
+            (
+                "h/src/store/recover.rs",
+                "//! R.\nuse super::Temp;\npub fn scan() {}\n",
+            ),
+            (
+                "h/src/store/temp.rs",
+                "//! T.\npub struct Temp;\nfn f() { super::recover::scan() }\n",
+            ),
+            ("h/src/render.rs", "//! R.\nuse crate::store::Temp;\n"),
+        ];
+        let v = module_cycles("h", &files);
+        assert_eq!(
+            at(&v),
+            ["h/src/store/recover.rs:2", "h/src/store/temp.rs:3"],
+            "{v:#?}"
+        );
+        assert!(
+            v[0].message
+                .contains("{recover, temp} in `store` under h/src/main.rs"),
+            "{}",
+            v[0]
+        );
+        // One way only: the parent's module is below both.
+        let mut fixed = files;
+        fixed[3].1 = "//! T.\npub struct Temp;\n";
+        assert!(module_cycles("h", &fixed).is_empty());
+
+        // Two levels down, inside a directory module, through `use` groups and `self`.
+        let deep = [
+            ("w/src/lib.rs", "//! W.\npub mod wifi;\n"),
+            ("w/src/wifi/mod.rs", "//! W.\nmod client;\nmod standin;\n"),
+            (
+                "w/src/wifi/client.rs",
+                "//! C.\nuse super::{standin::{self, Hold}, Other};\n",
+            ),
+            (
+                "w/src/wifi/standin.rs",
+                "//! S.\npub struct Hold;\nfn g() -> crate::wifi::client::X { todo!() }\n",
+            ),
+        ];
+        let v = module_cycles("w", &deep);
+        assert_eq!(
+            at(&v),
+            ["w/src/wifi/client.rs:2", "w/src/wifi/standin.rs:3"],
+            "{v:#?}"
+        );
+        // An inline module is a child like a file.
+        let inline = [
+            (
+                "i/src/lib.rs",
+                "//! I.\nmod a {\n    pub fn f() { super::b::g() }\n}\nmod b {\n    pub fn g() { crate::a::f() }\n}\n",
+            ),
+        ];
+        assert_eq!(
+            at(&module_cycles("i", &inline)),
+            ["i/src/lib.rs:3", "i/src/lib.rs:6"]
+        );
     }
 }

@@ -170,6 +170,44 @@ pub fn tokens(code: &str) -> Vec<Tok<'_>> {
     toks
 }
 
+/// `code` with every `#[cfg(test)] mod name { .. }` blanked.
+pub fn without_test_modules(code: &str) -> String {
+    let mut out = code.as_bytes().to_vec();
+    let mut from = 0;
+    while let Some(k) = code[from..].find("#[cfg(test)]") {
+        let at = from + k;
+        from = at + 1;
+        let toks = tokens(&code[at..]);
+        // #, [, cfg, (, test, ), ], then maybe `pub`, `mod`, name, `{`.
+        let rest: Vec<&str> = toks.iter().skip(7).take(4).map(|t| t.text).collect();
+        let brace = match rest.as_slice() {
+            ["mod", _, "{", ..] => 9,
+            ["pub", "mod", _, "{"] => 10,
+            _ => continue,
+        };
+        let mut depth = 0;
+        for t in &toks[brace..] {
+            match t.text {
+                "{" => depth += 1,
+                "}" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        let end = at + t.at + 1;
+                        for b in &mut out[at..end] {
+                            if *b != b'\n' {
+                                *b = b' ';
+                            }
+                        }
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    String::from_utf8(out).expect("blanking keeps UTF-8")
+}
+
 /// The 1-based line of byte offset `at` in `text`.
 pub fn line_of(text: &str, at: usize) -> usize {
     1 + text.as_bytes()[..at]
