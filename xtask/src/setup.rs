@@ -10,7 +10,7 @@
 //!   the Windows build, Debian's cross compilers, the benches' reference tools); QEMU 10
 //!   from bookworm-backports on bookworm (the `bpim2u` and `raspi4b` machines,
 //!   [`QEMU_MACHINES`]); Debian's LAVA packages (pinned) unpacked into `target/lava/`;
-//!   rustup's `clippy` and the host tool's cross targets
+//!   rustup's `clippy` and `rustfmt` and the host tool's cross targets
 //!   ([`crate::host_cross::DIST_TARGETS`]).
 //!
 //! Each step is skipped when already satisfied; `--dry-run` prints the commands only.
@@ -132,7 +132,10 @@ pub fn other_steps(tests: bool) -> Vec<(&'static str, &'static str)> {
                 "Debian's LAVA (target/lava)",
                 "lava-schema and lava-run --validate on the jobs",
             ),
-            ("rustup: clippy", "the lint test (xtask/tests/lints.rs)"),
+            (
+                "rustup: clippy, rustfmt",
+                ".ci/run's format and lint gates, the lint test (xtask/tests/lints.rs)",
+            ),
             (
                 "rustup: the host tool's targets",
                 "cargo xtask host / dist: Linux musl, macOS, Windows",
@@ -259,9 +262,12 @@ pub fn run(dry_run: bool, tests: bool) -> Result<()> {
         step(dry_run, &["rustup", "component", "add", "rust-src"])?;
     }
     if tests {
-        // xtask/tests/lints.rs runs clippy on a scratch crate with the workspace's lints.
-        if !succeeds("cargo", &["clippy", "--version"]) {
-            step(dry_run, &["rustup", "component", "add", "clippy"])?;
+        // .ci/run's gates (`cargo fmt --check`, `cargo clippy -D warnings`) and
+        // xtask/tests/lints.rs, which runs clippy on a scratch crate with the lints.
+        for (tool, component) in [("clippy", "clippy"), ("fmt", "rustfmt")] {
+            if !succeeds("cargo", &[tool, "--version"]) {
+                step(dry_run, &["rustup", "component", "add", component])?;
+            }
         }
         let have = crate::toolchain::installed_targets();
         for t in crate::host_cross::DIST_TARGETS {
