@@ -15,6 +15,9 @@
 //! - no module cycles at any depth: among the children of every module, a crate root's
 //!   top-level modules included (`tidy/cycles.rs`; test modules, `#[cfg(test)]` ones and
 //!   `tests.rs` / `tests/` files, are left out);
+//! - each member links its integration tests into one binary (`tests/<name>/main.rs`),
+//!   unless [`SEVERAL_TEST_BINARIES`] lists it with its reason, and every test binary's
+//!   root is `#![forbid(unsafe_code)]`;
 //! - README's "## Navigating" names every workspace member, and every member's
 //!   `Cargo.toml` takes the workspace's lints (`[lints] workspace = true`);
 //! - no committed binary (a NUL byte in the first 8 KiB, or an extension such as `.whl`,
@@ -100,6 +103,12 @@ const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[
     ("xtask/src/qemu.rs", "launch", 157),
     ("xtask/src/radio.rs", "stand_in_ap", 135),
 ];
+
+/// The members with more than one integration-test binary, and why.
+const SEVERAL_TEST_BINARIES: &[(&str, &str)] = &[(
+    "xtask",
+    "each file is a gate run alone by name (`--test tidy`, `lints`, `docs`, `cli`, `boards`)",
+)];
 
 /// One broken rule: the file, the 1-based line, what is wrong and how to fix it.
 #[derive(Debug, Clone, PartialEq)]
@@ -231,6 +240,27 @@ fn no_module_cycles() {
         v.extend(cycles::module_cycles(&member, &own));
     }
     assert_clean("module cycles", v);
+}
+
+#[test]
+fn one_test_binary_per_crate_each_forbidding_unsafe() {
+    let r = repo();
+    let paths: Vec<&str> = r.files.iter().map(|(p, _)| p.as_str()).collect();
+    let members = files::members(r.text("Cargo.toml"));
+    let binaries: Vec<(&str, Vec<(&str, &str)>)> = members
+        .iter()
+        .map(|m| {
+            let roots = files::test_binaries(m, &paths)
+                .into_iter()
+                .map(|p| (p, r.text(p)))
+                .collect();
+            (m.as_str(), roots)
+        })
+        .collect();
+    assert_clean(
+        "test binaries",
+        files::test_binary_rules(&binaries, SEVERAL_TEST_BINARIES),
+    );
 }
 
 #[test]

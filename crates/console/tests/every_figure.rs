@@ -3,6 +3,7 @@
 //! reads, random I/O, verification, memory, clock checks, card check, a command, network
 //! per link: gadget, wired, UDP, WiFi entries), pinned as an insta snapshot: any change
 //! to an id, a value or a unit shows in the diff.
+#![forbid(unsafe_code)]
 
 use benchboot_console::{figures, lava, lines};
 use benchboot_results::RunResults;

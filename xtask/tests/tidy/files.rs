@@ -99,6 +99,69 @@ pub fn members(cargo_toml: &str) -> Vec<String> {
         .collect()
 }
 
+/// The integration-test binaries cargo finds in `member` among `paths`:
+/// `<member>/tests/<name>.rs` and `<member>/tests/<name>/main.rs`.
+pub fn test_binaries<'a>(member: &str, paths: &[&'a str]) -> Vec<&'a str> {
+    let dir = format!("{member}/tests/");
+    paths
+        .iter()
+        .copied()
+        .filter(|p| {
+            p.strip_prefix(&dir).is_some_and(|r| {
+                let parts: Vec<&str> = r.split('/').collect();
+                matches!(parts.as_slice(), [f] if f.ends_with(".rs"))
+                    || matches!(parts.as_slice(), [_, "main.rs"])
+            })
+        })
+        .collect()
+}
+
+/// Each member links its integration tests into one binary (`tests/<name>/main.rs` with
+/// a module per file: one link, not one per file), unless `several` lists it with its
+/// reason; and every test binary's root holds `#![forbid(unsafe_code)]`. `binaries` are
+/// `(member, [(root path, text)])`.
+pub fn test_binary_rules(
+    binaries: &[(&str, Vec<(&str, &str)>)],
+    several: &[(&str, &str)],
+) -> Vec<Violation> {
+    let mut v = Vec::new();
+    for (member, roots) in binaries {
+        if roots.len() > 1 && !several.iter().any(|(m, _)| m == member) {
+            let names: Vec<&str> = roots.iter().map(|(p, _)| *p).collect();
+            v.push(Violation::new(
+                roots[0].0,
+                1,
+                format!(
+                    "{member} has {} integration-test binaries ({}): make them modules of \
+                     one `{member}/tests/integration/main.rs`",
+                    roots.len(),
+                    names.join(", ")
+                ),
+            ));
+        }
+        for (path, text) in roots {
+            if !lex::lex(text).code.contains("#![forbid(unsafe_code)]") {
+                v.push(Violation::new(
+                    path,
+                    1,
+                    "a test binary without `#![forbid(unsafe_code)]`: add it after the \
+                     `//!` header",
+                ));
+            }
+        }
+    }
+    for (m, _) in several {
+        if !binaries.iter().any(|(b, r)| b == m && r.len() > 1) {
+            v.push(Violation::new(
+                &format!("{m}/tests"),
+                1,
+                format!("{m} is listed as having several test binaries but has one: remove it"),
+            ));
+        }
+    }
+    v
+}
+
 /// A member crate's `Cargo.toml` (at `path`) takes the workspace's lints
 /// (`[lints] workspace = true`): without it, `unsafe_code = "deny"` and the SAFETY-comment
 /// lints of the root `[workspace.lints]` do not reach that crate.
@@ -255,6 +318,45 @@ fn toml_comment(line: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_test_binary_per_member_each_forbidding_unsafe() {
+        let paths = [
+            "c/tests/a.rs",
+            "c/tests/b/main.rs",
+            "c/tests/b/helper.rs",
+            "c/tests/data/x.rs.txt",
+            "c/src/tests/a.rs",
+        ];
+        assert_eq!(
+            test_binaries("c", &paths),
+            ["c/tests/a.rs", "c/tests/b/main.rs"]
+        );
+        let ok = "//! A.\n#![forbid(unsafe_code)]\n";
+        let one = [("c", vec![("c/tests/b/main.rs", ok)])];
+        assert!(test_binary_rules(&one, &[]).is_empty());
+        let two = [("c", vec![("c/tests/a.rs", ok), ("c/tests/b/main.rs", ok)])];
+        let v = test_binary_rules(&two, &[]);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(
+            v[0].message.contains("2 integration-test binaries"),
+            "{}",
+            v[0]
+        );
+        assert!(test_binary_rules(&two, &[("c", "gates run by name")]).is_empty());
+        let stale = test_binary_rules(&one, &[("c", "gates run by name")]);
+        assert!(stale[0].message.contains("has one"), "{stale:?}");
+        let open = [(
+            "c",
+            vec![("c/tests/b/main.rs", "//! A.\n// #![forbid(unsafe_code)]\n")],
+        )];
+        let v = test_binary_rules(&open, &[]);
+        assert_eq!(
+            (v.len(), v[0].path.as_str()),
+            (1, "c/tests/b/main.rs"),
+            "{v:?}"
+        );
+    }
 
     #[test]
     fn a_crate_without_the_workspace_lints_is_named() {

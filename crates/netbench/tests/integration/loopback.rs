@@ -2,7 +2,6 @@
 //! and against peers that misbehave. No speed or timing assertions: only that every
 //! test completes with sane shapes, and that failures are error strings, not panics or
 //! hangs.
-#![forbid(unsafe_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, UdpSocket};

@@ -1,6 +1,5 @@
 //! The probe against every kind of fake card in `benchboot_probe::fake`: verdict, real
 //! size within the resolution, first bad offset, what the bad blocks held.
-#![forbid(unsafe_code)]
 
 use benchboot_probe::fake::{FakeDevice, Model};
 use benchboot_probe::{probe, Found, ProbeOptions, ProbeReport, Verdict};

@@ -1,7 +1,6 @@
 //! The whole-card pass against devices built to a timing (fast for the first N MiB then
 //! slow; a stall every M MiB) on a fake clock, and against the fakes of the quick probe:
 //! the fall within one interval of N, every stall with its length, the real size.
-#![forbid(unsafe_code)]
 
 use benchboot_probe::fake::{FakeClock, FakeDevice, Model, TimedDevice, Timing};
 use benchboot_probe::full::{full_pass, FullOptions, FullReport};

@@ -2,7 +2,6 @@
 //! from another address, requests over the plan's and the link's bounds, 200 idle
 //! connections and a silent session beside a real board, control characters in what a
 //! client sends. The peer's timeouts are set short in [`peer::PeerOptions`].
-#![forbid(unsafe_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
