@@ -1,14 +1,18 @@
 //! PID 1: one straight sequence of steps, from the kernel's hand-over to serving results.
 //!
-//! Essential steps (pseudo-filesystems, the plan) end the sequence early on failure;
-//! every other failure is recorded as an [`Event`](benchboot_results::Event) and the run
-//! goes on. Results are written to the results partition after every step, so what
-//! finished is on stable storage before the next step starts; the previous boot's
-//! document is kept under `runs/` first. Then the card's plan file ([`CARD_PLAN_FILE`])
-//! replaces the built-in plan when that gives way to it ([`crate::card_plan`]); a file it
-//! refuses means nothing is measured, the error is in the document, and the board is
-//! served as usual. [`run`] never returns; a panic of PID 1 goes
-//! to [`on_panic`], which records it and serves the results as they stood.
+//! First the pseudo-filesystems ([`MOUNTS`]): a failed mount is printed and recorded in
+//! the document as an event (`mount.proc`, ...: an error, a warning for the optional
+//! debugfs), and the run goes on, its steps failing on their own where they needed it.
+//! Only a missing or unusable built-in plan ends the sequence early: with no plan there
+//! is nothing to run and no document to serve, so PID 1 says why on the console and
+//! idles. Every later failure is recorded as an [`Event`](benchboot_results::Event) and
+//! the run goes on. Results are written to the results partition after every step
+//! ([`Run::save`]), so what finished is on stable storage before the next step starts;
+//! the previous boot's document is kept under `runs/` first. Then the card's plan file
+//! ([`CARD_PLAN_FILE`]) replaces the built-in plan when that gives way to it
+//! ([`crate::card_plan`]); a file it refuses means nothing is measured, the error is in
+//! the document, and the board is served as usual. [`run`] never returns; a panic of
+//! PID 1 goes to [`on_panic`], which records it and serves the results as they stood.
 
 use std::net::{SocketAddr, SocketAddrV6, TcpListener};
 use std::path::Path;
@@ -27,26 +31,38 @@ use crate::wait::{idle_forever, wait_for};
 use crate::{census, device, faults, heart, http, sys, watchdog, worker};
 
 /// Pseudo-filesystems PID 1 mounts itself (the kernel does not auto-mount devtmpfs for
-/// an initramfs): (source, target, type).
-pub const MOUNTS: &[(&str, &str, &str)] = &[
-    ("proc", "/proc", "proc"),
-    ("sysfs", "/sys", "sysfs"),
-    ("devtmpfs", "/dev", "devtmpfs"),
-    // For the SD bus clock (mmcN/ios); optional.
-    ("debugfs", "/sys/kernel/debug", "debugfs"),
+/// an initramfs): (source, target, type, essential). A failed mount is an error event
+/// when essential, a warning otherwise.
+pub const MOUNTS: &[(&str, &str, &str, bool)] = &[
+    ("proc", "/proc", "proc", true),
+    ("sysfs", "/sys", "sysfs", true),
+    ("devtmpfs", "/dev", "devtmpfs", true),
+    // For the SD bus clock (mmcN/ios), which the document records when it can.
+    ("debugfs", "/sys/kernel/debug", "debugfs", false),
 ];
 
 /// Where the results partition is mounted.
 const RESULTS_MNT: &str = "/results";
 
+/// One run as PID 1 carries it from step to step: the plan in force, the document, and
+/// whether the results partition is mounted.
+struct Run {
+    plan: Plan,
+    results: RunResults,
+    mounted: bool,
+}
+
+impl Run {
+    /// Writes the document where it is kept, after a step ([`persist`]).
+    fn save(&mut self) {
+        persist(&self.plan, &mut self.results, self.mounted);
+    }
+}
+
 /// Runs the whole sequence, then serves results forever.
 pub fn run() -> ! {
     let started = sys::boottime_ns();
-    for (source, target, fstype) in MOUNTS {
-        if let Err(e) = sys::mount(source, target, fstype, MountFlags::empty()) {
-            say(&format!("cannot mount {fstype} on {target}: {e}"));
-        }
-    }
+    let unmounted = mount_pseudo_filesystems();
     let cmdline = std::fs::read_to_string("/proc/cmdline").unwrap_or_default();
     let path = plan_path(plan_name(&cmdline));
     let plan = match std::fs::read_to_string(&path)
@@ -59,15 +75,87 @@ pub fn run() -> ! {
             idle_forever();
         }
     };
+    let mut run = start(plan, &cmdline, started, unmounted);
+    let refused = run.results.plan_error.is_some();
+    take_census("before-storage", &mut run.results);
+    run.save();
+    if refused {
+        say(&format!(
+            "nothing measured: fix {CARD_PLAN_FILE} on the results partition (the error is \
+             in results.json, plan_error) and boot again"
+        ));
+    } else {
+        measure(&mut run);
+    }
+    take_census("after-storage", &mut run.results);
+    run.results.complete = true;
+    run.save();
+    let errors = run
+        .results
+        .events
+        .iter()
+        .filter(|e| e.severity == Severity::Error)
+        .count();
+    say(&format!(
+        "end run={} measurements={} errors={errors}",
+        run.results.run_id,
+        run.results.storage.len()
+    ));
+    network(&mut run, refused);
+    faults::pid1_faults_if_planned(&run.results);
+    serve(&run.plan, &mut run.results, run.mounted, "")
+}
+
+/// Mounts [`MOUNTS`]; returns the failures as events to record once the document exists.
+fn mount_pseudo_filesystems() -> Vec<(String, Severity, String)> {
+    let mut failed = Vec::new();
+    for (source, target, fstype, essential) in MOUNTS {
+        if let Err(e) = sys::mount(source, target, fstype, MountFlags::empty()) {
+            let event = mount_failure(fstype, target, *essential, &e);
+            say(&event.2);
+            failed.push(event);
+        }
+    }
+    failed
+}
+
+/// The event of a failed mount: `(mount.<type>, error or warning, the words)`.
+fn mount_failure(
+    fstype: &str,
+    target: &str,
+    essential: bool,
+    e: &dyn std::fmt::Display,
+) -> (String, Severity, String) {
+    let severity = if essential {
+        Severity::Error
+    } else {
+        Severity::Warning
+    };
+    let why = format!("cannot mount {fstype} on {target}: {e}");
+    (format!("mount.{fstype}"), severity, why)
+}
+
+/// From the built-in plan to the plan in force: the document begun (with the mounts
+/// that failed), the modules and drivers loaded, the watchdog started, the card found,
+/// the results partition mounted and the card's plan file taken.
+fn start(
+    plan: Plan,
+    cmdline: &str,
+    started: u64,
+    unmounted: Vec<(String, Severity, String)>,
+) -> Run {
     let mut results = RunResults::new(
         run_id(&plan.board),
         plan.clone(),
         benchboot_storage::system::system_info(started),
     );
+    for (what, severity, why) in unmounted {
+        results.event(what, severity, why);
+    }
     results.system.kernel_cmdline = device::kernel_cmdline(Path::new(device::PROC));
     crate::energy::boot_started(started, plan.emulated, &mut results);
     // A console= naming no tty: fds 0-2 are /dev/null, the run goes on (console.rs).
-    if let Some(why) = crate::console::missing_console(&cmdline) {
+    if let Some(why) = crate::console::missing_console(cmdline) {
         results.event("console", Severity::Warning, why);
     }
     tell!(
@@ -76,7 +164,7 @@ pub fn run() -> ! {
         "start run={=str} board={=str} plan={=str}",
         results.run_id.as_str(),
         plan.board.as_str(),
-        plan_name(&cmdline)
+        plan_name(cmdline)
     );
     if plan.emulated {
         say("emulated run (QEMU): figures are not hardware results");
@@ -95,80 +183,72 @@ pub fn run() -> ! {
     crate::boot_card::find(&plan, &mut results);
     let on_card = crate::boot_card::moved(&plan, &results);
     crate::journal::open(&on_card, &mut results);
-    let results_ok = mount_results(&on_card, &mut results);
-    defmt::info!("results partition mounted: {=bool}", results_ok);
-    if results_ok {
+    let mounted = mount_results(&on_card, &mut results);
+    defmt::info!("results partition mounted: {=bool}", mounted);
+    if mounted {
         keep_previous_run(&plan, &mut results);
     }
-    let results_dir = results_ok.then_some(Path::new(RESULTS_MNT));
+    let results_dir = mounted.then_some(Path::new(RESULTS_MNT));
     let plan = crate::card_plan::take_card_plan(plan, results_dir, &mut results);
     let plan = crate::boot_card::on_boot_card(plan, &mut results);
-    let refused = results.plan_error.is_some();
-    take_census("before-storage", &mut results);
-    persist(&plan, &mut results, results_ok);
-    if refused {
-        say(&format!(
-            "nothing measured: fix {CARD_PLAN_FILE} on the results partition (the error is \
-             in results.json, plan_error) and boot again"
-        ));
-    } else {
-        // The energy marks: the start pattern, then an idle phase with no link up.
-        crate::energy::set_plan(&plan.energy, &mut results);
-        crate::energy::sync(SyncAt::Start, &mut results);
-        crate::energy::idle("radios-off", &mut results);
-        if !plan.energy.is_off() {
-            persist(&plan, &mut results, results_ok);
-        }
-        if !plan.faults.is_empty() {
-            faults::run_worker_faults(&mut results);
-            persist(&plan, &mut results, results_ok);
-        }
-        crate::memory::run_memory(&plan, &mut results);
-        persist(&plan, &mut results, results_ok);
-        crate::memory::clock_check(&mut results, "before-storage");
-        crate::steps::run_storage(&plan, &mut results, &mut |r| persist(&plan, r, results_ok));
-        crate::card_check::run_card_check(&plan, &mut results);
-        persist(&plan, &mut results, results_ok);
-        crate::commands::run_commands(Path::new(RESULTS_MNT), results_ok, &mut results, &mut |r| {
-            persist(&plan, r, results_ok)
-        });
+    Run {
+        plan,
+        results,
+        mounted,
     }
-    take_census("after-storage", &mut results);
-    results.complete = true;
-    persist(&plan, &mut results, results_ok);
-    let errors = results
-        .events
-        .iter()
-        .filter(|e| e.severity == Severity::Error)
-        .count();
-    say(&format!(
-        "end run={} measurements={} errors={errors}",
-        results.run_id,
-        results.storage.len()
-    ));
-    // A refused plan file still brings the results link up (the board stays
-    // reachable for `benchboot fetch`), without the network tests.
-    let mut link_plan = plan.clone();
+}
+
+/// The measuring steps of an accepted plan, the document saved after each.
+fn measure(run: &mut Run) {
+    // The energy marks: the start pattern, then an idle phase with no link up.
+    crate::energy::set_plan(&run.plan.energy, &mut run.results);
+    crate::energy::sync(SyncAt::Start, &mut run.results);
+    crate::energy::idle("radios-off", &mut run.results);
+    if !run.plan.energy.is_off() {
+        run.save();
+    }
+    if !run.plan.faults.is_empty() {
+        faults::run_worker_faults(&mut run.results);
+        run.save();
+    }
+    crate::memory::run_memory(&run.plan, &mut run.results);
+    run.save();
+    crate::memory::clock_check(&mut run.results, "before-storage");
+    let Run {
+        plan,
+        results,
+        mounted,
+    } = run;
+    let mounted = *mounted;
+    crate::steps::run_storage(plan, results, &mut |r| persist(plan, r, mounted));
+    crate::card_check::run_card_check(plan, results);
+    persist(plan, results, mounted);
+    crate::commands::run_commands(Path::new(RESULTS_MNT), mounted, results, &mut |r| {
+        persist(plan, r, mounted)
+    });
+}
+
+/// The links and the network tests (only the results link when the plan was refused:
+/// the board stays reachable for `benchboot fetch`), then the closing checks.
+fn network(run: &mut Run, refused: bool) {
+    let mut link_plan = run.plan.clone();
     if refused {
         link_plan.network.tests = None;
         link_plan.network.wired.clear();
         link_plan.network.wifi = None;
+    } else {
+        crate::memory::clock_check(&mut run.results, "before-network");
     }
-    if !refused {
-        crate::memory::clock_check(&mut results, "before-network");
-    }
-    crate::network::run_gadget(&link_plan, &mut results);
-    crate::wired::run_wired(&link_plan, &mut results);
-    crate::wifi::run_wifi(&link_plan, &mut results);
+    crate::network::run_gadget(&link_plan, &mut run.results);
+    crate::wired::run_wired(&link_plan, &mut run.results);
+    crate::wifi::run_wifi(&link_plan, &mut run.results);
     // The end pattern, after the last network test (nothing when the plan was refused:
     // the marks were never set).
-    crate::energy::sync(SyncAt::End, &mut results);
-    take_census("after-network", &mut results);
-    crate::modalias::scan("end", &mut results);
-    check_modules(&mut results);
-    persist(&plan, &mut results, results_ok);
-    faults::pid1_faults_if_planned(&results);
-    serve(&plan, &mut results, results_ok, "")
+    crate::energy::sync(SyncAt::End, &mut run.results);
+    take_census("after-network", &mut run.results);
+    crate::modalias::scan("end", &mut run.results);
+    check_modules(&mut run.results);
+    run.save();
 }
 
 /// Brings up the results link, writes the document a last time, prints the closing
@@ -694,77 +774,4 @@ fn bring_up_static(plan: &Plan, results: &mut RunResults) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn mount_table_has_the_pseudo_filesystems() {
-        let targets: Vec<_> = MOUNTS.iter().map(|m| m.1).collect();
-        assert_eq!(targets, ["/proc", "/sys", "/dev", "/sys/kernel/debug"]);
-    }
-
-    #[test]
-    fn served_on_the_links_own_addresses_only() {
-        let mut plan = Plan::example();
-        plan.network.gadget = Some(benchboot_plan::GadgetPlan::default_for("rpi-zero-w"));
-        let mut r = RunResults::new(
-            "t".into(),
-            plan.clone(),
-            benchboot_storage::system::system_info(0),
-        );
-        let link = |ifname: &str, a: [u8; 4]| benchboot_results::network::LinkRecord {
-            function: "ncm".into(),
-            udc: "20980000.usb".into(),
-            board_interface: ifname.into(),
-            board_mac: String::new(),
-            host_mac: String::new(),
-            board_address: a,
-            host_address: None,
-            lease_ns: None,
-        };
-        // `lo` stands for a link whose interface exists; the other has gone.
-        r.network.links = vec![link("lo", [10, 55, 0, 1]), link("gone0", [10, 55, 0, 5])];
-        let lo = if_index("lo").expect("every Linux host has lo");
-        let got: Vec<String> = served_addresses(&plan, &r)
-            .iter()
-            .map(|a| a.to_string())
-            .collect();
-        assert_eq!(
-            got,
-            [
-                "10.0.2.15:8080".to_owned(),
-                "10.55.0.1:8080".to_owned(),
-                format!("[fe80::1%{lo}]:8080"),
-                "10.55.0.5:8080".to_owned(),
-            ]
-        );
-        assert!(got.iter().all(|a| !a.starts_with("0.0.0.0")));
-        // Links taken one at a time (QEMU's dummy_hcd test) are gone when serving.
-        plan.network.gadget.as_mut().unwrap().in_turn = true;
-        assert_eq!(served_addresses(&plan, &r).len(), 1);
-    }
-
-    #[test]
-    fn kept_runs_are_named_by_their_run_id() {
-        assert_eq!(
-            kept_name(br#"{"run_id":"rpi-zero-w-0123abcd4567","x":1}"#),
-            "rpi-zero-w-0123abcd4567.json"
-        );
-        // No path tricks, no hidden files, no device names, bounded.
-        assert_eq!(
-            kept_name(br#"{"run_id":"../../etc/x y"}"#),
-            "_._.._etc_x_y.json"
-        );
-        assert_eq!(kept_name(br#"{"run_id":"..."}"#), "_._.json");
-        assert_eq!(kept_name(br#"{"run_id":"nul"}"#), "_nul.json");
-        assert_eq!(kept_name(br#"{"run_id":"-rf"}"#), "_rf.json");
-        assert_eq!(kept_name(br#"{"run_id":""}"#), "unreadable.json");
-        assert_eq!(kept_name(&[b'{'; 10]), "unreadable.json");
-        assert_eq!(kept_name(b""), "unreadable.json");
-        let long = format!(r#"{{"run_id":"{}"}}"#, "a".repeat(300));
-        assert_eq!(
-            kept_name(long.as_bytes()),
-            format!("{}.json", "a".repeat(benchboot_results::name::MAX_LEN))
-        );
-    }
-}
+mod tests;

@@ -140,7 +140,10 @@ fn the_fuzz_targets_are_the_ones_the_documents_list() {
     want.sort_unstable();
     let mut got = named.clone();
     got.sort_unstable();
-    assert_eq!(got, want, "ARCHITECTURE.md's fuzz bullet against fuzz/Cargo.toml");
+    assert_eq!(
+        got, want,
+        "ARCHITECTURE.md's fuzz bullet against fuzz/Cargo.toml"
+    );
 
     let readme = read("fuzz/README.md");
     // The first cell of each row of the table headed `| target | what it feeds`.
@@ -148,9 +151,16 @@ fn the_fuzz_targets_are_the_ones_the_documents_list() {
         .lines()
         .skip_while(|l| !l.starts_with("| target | what it feeds"))
         .take_while(|l| l.starts_with('|'))
-        .filter_map(|l| l.strip_prefix("| `")?.split_once("` |").map(|(name, _)| name))
+        .filter_map(|l| {
+            l.strip_prefix("| `")?
+                .split_once("` |")
+                .map(|(name, _)| name)
+        })
         .collect();
     let mut rows_sorted = rows.clone();
     rows_sorted.sort_unstable();
-    assert_eq!(rows_sorted, want, "fuzz/README.md's table against fuzz/Cargo.toml");
+    assert_eq!(
+        rows_sorted, want,
+        "fuzz/README.md's table against fuzz/Cargo.toml"
+    );
 }

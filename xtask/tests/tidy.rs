@@ -80,7 +80,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[
     ("crates/plan/src/wifi.rs", "resolve", 213),
     ("crates/probe/src/full.rs", "full_pass", 183),
     ("crates/probe/src/lib.rs", "probe", 135),
-    ("firmware/src/init.rs", "run", 130),
     ("firmware/src/network.rs", "one_function", 174),
     ("firmware/src/steps.rs", "run_storage", 177),
     ("firmware/src/wifi/ap.rs", "ap_entry", 124),
