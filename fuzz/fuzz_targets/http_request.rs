@@ -1,8 +1,10 @@
-//! The results server's request parser (`firmware/src/http.rs`): bounded, never panics,
+//! The request-head parser of both servers and the results server's answers
+//! (`crates/netbench/src/http/head.rs`): bounded, never panics,
 //! and only `GET /results.json` (or `/`) is ever answered with the document.
 #![no_main]
 
-use benchboot_firmware::http::{parse_request, respond, Error, MAX_REQUEST};
+use benchboot_netbench::http::head::{parse_request, respond, Error};
+use benchboot_netbench::http::MAX_REQUEST;
 use libfuzzer_sys::fuzz_target;
 
 const BODY: &str = "{\"secret\":\"the results document\"}";

@@ -19,10 +19,13 @@ use crate::control::{read_line, read_line_by};
 use crate::tcp::{self, BLOCK};
 use crate::{procstat, Context, NetError};
 
+pub mod head;
+
 /// The one path served.
 pub const BLOB_PATH: &str = "/blob";
 
-/// Longest request head the server reads, bytes.
+/// Longest request head (request line, headers and the empty line) either server
+/// reads, bytes ([`head::parse_request`] decides every head within it).
 pub const MAX_REQUEST: usize = 8 * 1024;
 
 /// Longest response head the client reads, bytes.
@@ -220,12 +223,14 @@ pub struct Served {
 }
 
 /// Reads a request head (its request line from `first` when the caller read it
-/// already), the whole head due by `deadline`; `(method, path)`.
+/// already), the whole head due by `deadline`, and parses it ([`head::parse_request`]):
+/// `Ok(Ok((method, path)))`, or `Ok(Err(_))` for a head the parser refuses (answered with
+/// its status).
 fn read_request(
     r: &mut BufReader<TcpStream>,
     first: Option<Vec<u8>>,
     deadline: Instant,
-) -> Result<(String, String), NetError> {
+) -> Result<Result<(String, String), head::Error>, NetError> {
     let mut line = Vec::new();
     let mut seen = 0usize;
     let mut next = |r: &mut BufReader<TcpStream>, line: &mut Vec<u8>| match read_line_by(
@@ -241,23 +246,23 @@ fn read_request(
         Ok(false) => Err(NetError::Closed("http: request".into())),
         Err(e) => Err(NetError::io("http: reading the request", e)),
     };
-    let request_line = match first {
+    let mut bytes = match first {
         Some(l) => l,
         None => {
             next(r, &mut line)?;
             std::mem::take(&mut line)
         }
     };
+    bytes.extend_from_slice(b"\r\n");
     loop {
         next(r, &mut line)?;
+        bytes.extend_from_slice(&line);
+        bytes.extend_from_slice(b"\r\n");
         if line.is_empty() {
             break;
         }
     }
-    let text = String::from_utf8_lossy(&request_line);
-    let mut words = text.split(' ');
-    let (method, path) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
-    Ok((method.to_owned(), path.to_owned()))
+    Ok(head::parse_request(&bytes).map(|q| (q.method.to_owned(), q.path.to_owned())))
 }
 
 /// Writes `blob` to `s` by `deadline`: up to [`WRITE_CHUNK`] bytes a call and, once less
@@ -319,8 +324,19 @@ pub fn answer(
     deadline: Instant,
 ) -> Result<Option<Served>, NetError> {
     tcp::prepare(r.get_ref()).ctx("http: socket options")?;
-    let (method, path) = read_request(&mut r, first, deadline)?;
+    let request = read_request(&mut r, first, deadline)?;
     let mut s = r.into_inner();
+    let (method, path) = match request {
+        Ok(mp) => mp,
+        Err(e) => {
+            let head = format!(
+                "HTTP/1.1 {}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                e.status()
+            );
+            let _ = s.write_all(head.as_bytes());
+            return Ok(None);
+        }
+    };
     let Some(blob) = blob.filter(|_| method == "GET" && path == BLOB_PATH) else {
         let body = b"not found: this server only has GET /blob\n";
         let head = format!(
@@ -554,5 +570,38 @@ mod tests {
         .unwrap();
         let e = server.finish().unwrap_err();
         assert!(e.to_string().contains("nothing fetched"), "{e}");
+    }
+
+    #[test]
+    fn the_blob_server_refuses_a_bad_head_with_the_parsers_status() {
+        let server = BlobServer::start(
+            "127.0.0.1:0".parse().unwrap(),
+            Arc::new(blob(10, Path::new("/proc/meminfo")).unwrap()),
+            Path::new("/proc/stat"),
+        )
+        .unwrap();
+        let ask = |head: &[u8]| {
+            let mut c = TcpStream::connect(server.addr()).unwrap();
+            c.write_all(head).unwrap();
+            let mut answer = String::new();
+            let _ = c.read_to_string(&mut answer);
+            answer.lines().next().unwrap_or("").to_owned()
+        };
+        assert_eq!(
+            ask(b"GET /../blob HTTP/1.1\r\n\r\n"),
+            "HTTP/1.1 400 Bad Request"
+        );
+        assert_eq!(
+            ask(b"GET /blob HTTP/1.1\r\nno colon\r\n\r\n"),
+            "HTTP/1.1 400 Bad Request"
+        );
+        assert_eq!(
+            ask(b"GET /other HTTP/1.1\r\n\r\n"),
+            "HTTP/1.1 404 Not Found"
+        );
+        // A good head still gets the object.
+        let fetched = get(server.addr(), BLOB_PATH, &mut [0u8; 64]).unwrap();
+        assert_eq!(fetched.bytes, 10);
+        server.finish().unwrap();
     }
 }
