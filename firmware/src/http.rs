@@ -69,7 +69,6 @@ pub fn serve(listener: &TcpListener, body: &str) -> ! {
 mod tests {
     use super::*;
     use benchboot_netbench::http::head::MAX_LINE;
-    use benchboot_netbench::http::MAX_REQUEST;
 
     fn status(head: &[u8]) -> String {
         let r = respond(head, "{}");
