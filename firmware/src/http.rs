@@ -9,7 +9,6 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
-pub use benchboot_netbench::http::head::RESULTS_PATH;
 use benchboot_netbench::http::head::{parse_request, respond, Error};
 
 /// How long a client may take to send its whole request head.

@@ -265,7 +265,7 @@ fn serve(plan: &Plan, results: &mut RunResults, mounted: bool, why: &str) -> ! {
             let at = ls
                 .iter()
                 .filter_map(|l| l.local_addr().ok())
-                .map(|a| format!("http://{a}{}", http::RESULTS_PATH))
+                .map(|a| format!("http://{a}{}", benchboot_netbench::http::head::RESULTS_PATH))
                 .collect::<Vec<_>>()
                 .join(" ");
             say(&format!(

@@ -10,7 +10,7 @@ use benchboot_results::text::{escape, escape_json, escape_lines};
 use benchboot_results::RunResults;
 
 use crate::fetch;
-pub use crate::got::Got;
+use crate::got::Got;
 use crate::store::{self, Outcome, RunRow, Store};
 
 /// `benchboot collect`'s arguments.
@@ -199,7 +199,7 @@ pub fn run_runs(args: &RunsArgs) -> Result<()> {
 /// Where to collect from and where to store.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// `HOST:PORT` of the board's results server; `None` finds it ([`fetch::discover`]).
+    /// `HOST:PORT` of the board's results server; `None` finds it ([`crate::discover::discover`]).
     pub addr: Option<String>,
     /// Read from the card instead: a mounted folder, a block device or an image file.
     pub from_card: Option<PathBuf>,
@@ -389,7 +389,7 @@ pub fn from_network(addr: Option<&str>, timeout: Duration, progress: bool) -> Re
         }
         None => {
             spinner.set_message("waiting for a board on a USB gadget link");
-            fetch::discover(timeout)
+            crate::discover::discover(timeout)
         }
     };
     let addr = match found {

@@ -7,8 +7,6 @@ use anyhow::{Context, Result};
 use benchboot_results::name::{NameKind, SafeName};
 use benchboot_results::RunResults;
 
-pub use crate::discover::{discover, BOARD_ENV};
-
 /// Downloads `http://<addr>/results.json` and checks its schema version.
 ///
 /// # Errors

@@ -197,7 +197,7 @@ enum Command {
         #[arg(long, default_value = "0", value_parser = peer::parse_bitrate)]
         udp_bitrate: u64,
         /// UDP payload per datagram, bytes (as `iperf3 -l`; 16 ..= 65507).
-        #[arg(long, default_value_t = benchboot_plan::network::DEFAULT_UDP_DATAGRAM)]
+        #[arg(long, default_value_t = benchboot_plan::net_tests::DEFAULT_UDP_DATAGRAM)]
         udp_length: u32,
         /// How long to retry connecting to the peer.
         #[arg(long, default_value_t = 5000)]
@@ -404,7 +404,7 @@ fn run(command: Command) -> Result<()> {
             let addr = match addr {
                 Some(a) => a,
                 None => {
-                    let found = fetch::discover(Duration::from_secs(timeout))?;
+                    let found = benchboot::discover::discover(Duration::from_secs(timeout))?;
                     benchboot::errln!("found a board at {found}");
                     found
                 }

@@ -157,7 +157,7 @@ pub fn parse_bitrate(s: &str) -> Result<u64, String> {
 /// Parses `--max-udp-bitrate` as [`parse_bitrate`] does, at most the plan's
 /// [`benchboot_plan::network::MAX_UDP_BITRATE`] (100 Gbit/s).
 pub fn parse_max_udp_bitrate(s: &str) -> Result<u64, String> {
-    use benchboot_plan::network::MAX_UDP_BITRATE;
+    use benchboot_plan::net_tests::MAX_UDP_BITRATE;
     match parse_bitrate(s)? {
         0 => Err(format!(
             "`{s}`: the highest UDP load must be above 0, e.g. 1G"

@@ -31,7 +31,6 @@ use anyhow::{bail, Context, Result};
 use benchboot_card::disk_labels;
 
 use crate::devices::{Device, Limits, Refusal, Transport, Use};
-use crate::flash;
 use crate::units::size_label;
 
 /// 1 MiB: where partitions start and how they are sized (also the gap before p1).
@@ -590,7 +589,7 @@ pub fn mkfs_command(
 /// `benchboot prepare-disk`: plan, print it, confirm, write, print what was made.
 ///
 /// # Errors
-/// See [`plan`], [`flash::confirm_erase`] and [`execute`].
+/// See [`plan`], [`crate::target_disk::confirm_erase`] and [`execute`].
 pub fn run(args: &PrepareDiskArgs) -> Result<()> {
     let plan = plan(args, Path::new("/"))?;
     crate::out!("{}", plan.describe());
@@ -602,7 +601,7 @@ pub fn run(args: &PrepareDiskArgs) -> Result<()> {
         Target::Disk(d) => d.describe(),
         Target::File => plan.path.display().to_string(),
     };
-    flash::confirm_erase(&what, "partition and format it", args.yes)?;
+    crate::target_disk::confirm_erase(&what, "partition and format it", args.yes)?;
     execute(&plan, &mut |line| crate::errln!("prepare-disk: {line}"))?;
     crate::out!("made\n{}", plan.table());
     crate::outln!(

@@ -86,9 +86,9 @@ pub fn check(board: &Board, lock: &Lock) -> Result<Vec<String>> {
                 let mut data = std::fs::read(&path)?;
                 if field == "qemu.dtb-fixups" {
                     // The QEMU copy starts from the card's DTB, fixed up.
-                    data = image::apply_dtb_fixups(&data, &board.kernel.dtb_fixups)?;
+                    data = crate::dtb::apply_dtb_fixups(&data, &board.kernel.dtb_fixups)?;
                 }
-                if let Err(e) = image::apply_dtb_fixups(&data, fixups) {
+                if let Err(e) = crate::dtb::apply_dtb_fixups(&data, fixups) {
                     problems.push(format!("{file}: {field}: {name}: {e:#}"));
                 }
             }

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use benchboot_board::{Board, Qemu, QemuBoot, QemuDrive, QemuNetwork};
 
+use crate::dtb::apply_dtb_fixups;
 use crate::image::{self, INITRAMFS_FILE, KERNEL_FILE};
 use benchboot_image::layout::{self, Role};
 use benchboot_plan::{QEMU_RESULTS_FORWARD, RESULTS_PORT};
@@ -172,7 +173,7 @@ fn kernel_boot_args(board: &Board, q: &Qemu, card: &Path, work: &Path) -> Result
     if let Some(name) = &board.kernel.dtb {
         let card_dtb = image::read_fat_file(card, boot, name)?;
         let path = work.join(name);
-        std::fs::write(&path, image::apply_dtb_fixups(&card_dtb, &q.dtb_fixups)?)?;
+        std::fs::write(&path, apply_dtb_fixups(&card_dtb, &q.dtb_fixups)?)?;
         args.extend(["-dtb".into(), path.display().to_string()]);
     }
     Ok(args)
@@ -785,54 +786,4 @@ fn free_port() -> Result<u16> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn append_joins_card_cmdline_board_extras_and_plan() {
-        assert_eq!(
-            append("console=ttyS1,115200 rootwait\n", "initcall_blacklist=x"),
-            "console=ttyS1,115200 rootwait initcall_blacklist=x benchboot.plan=qemu"
-        );
-        assert_eq!(append("a", ""), "a benchboot.plan=qemu");
-    }
-
-    #[test]
-    fn card_stand_in_takes_the_qemu_loader_dtb_fixups_and_command_line() {
-        let board = crate::load_board("bananapi-m1").unwrap();
-        let s = card_stand_in(&board).unwrap();
-        assert_eq!(s.name, "bananapi-m1", "results must name the board");
-        // The R40's DTB is not the board's: its [hardware] paths are not checked there.
-        assert!(board.hardware.is_some() && s.hardware.is_none());
-        assert_eq!(
-            s.loader.as_ref().unwrap().dir,
-            "usr/lib/u-boot/Bananapi_M2_Ultra"
-        );
-        assert_eq!(
-            s.kernel.dtb.as_deref(),
-            Some("sun8i-r40-bananapi-m2-ultra.dtb")
-        );
-        // The A20 DTB's dr_mode fix-up does not apply to the R40 DTB: only QEMU's.
-        let q = board.qemu.as_ref().unwrap();
-        assert_eq!(s.kernel.dtb_fixups, q.dtb_fixups);
-        assert!(s.kernel.dtb_fixups.iter().all(|f| f.node() == "/aliases"));
-        assert_eq!(
-            s.boot.cmdline,
-            format!("{} {} {QEMU_PLAN_PARAM}", board.boot.cmdline, q.append)
-        );
-        let conf = image::extlinux_conf(&s, s.kernel.dtb.as_deref());
-        assert!(
-            conf.contains(&format!("\tappend {}\n", s.boot.cmdline)),
-            "{conf}"
-        );
-        // Applied: the stand-in's own [qemu] replaces and appends nothing more.
-        let sq = s.qemu.as_ref().unwrap();
-        assert!(sq.loader.is_none() && sq.dtb.is_none() && sq.dtb_fixups.is_empty());
-        assert!(sq.append.is_empty());
-        assert!(card_image_path(&board).ends_with("qemu/bananapi-m1/card.img"));
-        // A board without [qemu] has no stand-in.
-        let mut none = board.clone();
-        none.qemu = None;
-        assert!(card_stand_in(&none).is_err());
-    }
-}
+mod tests;

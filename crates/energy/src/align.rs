@@ -50,7 +50,7 @@ use serde::{Deserialize, Serialize};
 
 use benchboot_results::energy::{EnergyMarks, SyncMark};
 
-pub use crate::error::AlignError;
+use crate::error::AlignError;
 use crate::series::Series;
 use crate::{Clock, Trace};
 

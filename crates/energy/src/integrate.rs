@@ -32,7 +32,8 @@ use serde::{Deserialize, Serialize};
 
 use benchboot_results::RunResults;
 
-use crate::align::{self, AlignError, AlignMethod, Alignment};
+use crate::align::{self, AlignMethod, Alignment};
+use crate::error::AlignError;
 use crate::series::Series;
 use crate::windows::{windows, Window, WindowKind};
 use crate::Trace;

@@ -29,7 +29,8 @@ mod series;
 mod synth;
 pub mod windows;
 
-pub use align::{align, AlignError, AlignMethod, Alignment, SyncFound};
+pub use align::{align, AlignMethod, Alignment, SyncFound};
+pub use error::AlignError;
 pub use integrate::{energy_report, integrate, EnergyReport, Figure, StepEnergy, StepFigure};
 pub use windows::{windows, Window, WindowKind};
 

@@ -24,8 +24,8 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-pub use crate::place::line_of;
-pub use crate::spelling::folded_name;
+use crate::place::line_of;
+use crate::spelling::folded_name;
 use crate::spelling::WiredKind;
 use crate::units::{Bitrate, Bytes, Millis};
 use crate::{Bus, Filesystem, Mode};

@@ -32,12 +32,14 @@ pub use card_check::CardCheckPlan;
 pub use energy::EnergyPlan;
 pub use file::{NotUtf8, PlanFile, PlanFileError};
 pub use memory::MemoryPlan;
+pub use net_tests::NetTests;
 pub use network::{
-    GadgetFunction, GadgetPlan, NetTests, NetworkPlan, Topology, WiredKind, WiredPlan,
-    BOARD_LINK_LOCAL, PEER_ANNOUNCE_PORT,
+    GadgetFunction, GadgetPlan, NetworkPlan, Topology, WiredPlan, BOARD_LINK_LOCAL,
+    PEER_ANNOUNCE_PORT,
 };
 pub use resolve::{resolve, ImageFacts, PlanSource, CARD_FACTS_FILE, IMAGE_FACTS_PATH};
-pub use wifi::{AskedChannel, WifiBand, WifiEntry, WifiFacts, WifiPlan, WifiRole, WifiSecurity};
+pub use spelling::{WifiBand, WiredKind};
+pub use wifi::{AskedChannel, WifiEntry, WifiFacts, WifiPlan, WifiRole, WifiSecurity};
 
 /// Where plans sit inside the initramfs: `<dir>/<name>.json`.
 pub const PLANS_DIR: &str = "/etc/benchboot";

@@ -5,7 +5,6 @@
 //! other, [`key_line`] finds the line (spans from `toml_edit`, the parser under `toml`).
 
 use crate::file::PlanFileError;
-pub use crate::place::key_at;
 use crate::place::line_of;
 
 /// One step of a dotted key path: `disk[0]` is `("disk", Some(0))`.

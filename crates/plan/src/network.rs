@@ -9,10 +9,8 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::net_tests::{
-    NetTests, DEFAULT_UDP_DATAGRAM, MAX_DURATION_MS, MAX_OMIT_MS, MAX_UDP_BITRATE,
-};
-pub use crate::spelling::WiredKind;
+use crate::net_tests::{NetTests, MAX_DURATION_MS, MAX_OMIT_MS, MAX_UDP_BITRATE};
+use crate::spelling::WiredKind;
 
 /// The board's well-known IPv6 link-local address on every gadget link, `fe80::1`
 /// (RFC 4291 §2.5.6), next to the kernel's own EUI-64 one: the host tool tries

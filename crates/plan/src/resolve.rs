@@ -10,9 +10,12 @@ use sha2::{Digest, Sha256};
 
 use toml::Spanned;
 
-use crate::file::{line_of, CommandSection, DiskSection, PlanFile, PlanFileError, WiredSection};
-use crate::network::{NetTests, Topology, WiredKind, WiredPlan};
+use crate::file::{CommandSection, DiskSection, PlanFile, PlanFileError, WiredSection};
+use crate::net_tests::NetTests;
+use crate::network::{Topology, WiredPlan};
+use crate::place::line_of;
 use crate::presets::{preset, preset_file, DEFAULT_PRESET, PRESETS};
+use crate::spelling::WiredKind;
 use crate::{
     Bus, CardCheckPlan, CommandStep, DeviceReadPlan, MemoryPlan, Plan, RandomPlan, StorageTarget,
     BUS_PREFIX,
@@ -422,10 +425,9 @@ pub fn resolve(
                 });
                 err(&format!("{key}.{k}"), sp, m)
             })?;
-            if let Some(x) = targets
-                .iter()
-                .find(|x| crate::file::folded_name(&x.label) == crate::file::folded_name(&t.label))
-            {
+            if let Some(x) = targets.iter().find(|x| {
+                crate::spelling::folded_name(&x.label) == crate::spelling::folded_name(&t.label)
+            }) {
                 let why = if x.label == t.label {
                     format!(
                         "`{}` is already a target's label; give this disk another",
@@ -558,12 +560,9 @@ pub fn resolve(
                 m,
             )
         })?;
-        if plan
-            .network
-            .wired
-            .iter()
-            .any(|x| crate::file::folded_name(&x.name) == crate::file::folded_name(&wp.name))
-        {
+        if plan.network.wired.iter().any(|x| {
+            crate::spelling::folded_name(&x.name) == crate::spelling::folded_name(&wp.name)
+        }) {
             return Err(err(
                 &format!("network.wired[{i}].name"),
                 Some(w.name.as_ref().map_or_else(|| w.link.span(), Spanned::span))

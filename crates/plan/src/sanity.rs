@@ -16,7 +16,7 @@ pub const MAX_PLAN_MS: u64 = 7 * 24 * 3_600_000;
 /// Above this total (24 h, ms) and up to [`MAX_PLAN_MS`], `plan check` warns.
 pub const WARN_PLAN_MS: u64 = 24 * 3_600_000;
 
-pub use crate::limits::{MAX_COUNT, MAX_LATENCY_READS};
+use crate::limits::{MAX_COUNT, MAX_LATENCY_READS};
 
 /// The key of the cap that drives a step's bound, as [`crate::PlanError::Invalid`]
 /// names fields.

@@ -110,7 +110,7 @@ fn labels_that_fold_together_are_refused() {
     let err = plan.validate().unwrap_err().to_string();
     assert!(err.contains("differ only in case or `-`/`_`"), "{err}");
     assert!(err.contains(&format!("`{}`", t.label)), "{err}");
-    assert_eq!(crate::file::folded_name("USB-ext4"), "usb_ext4");
+    assert_eq!(crate::spelling::folded_name("USB-ext4"), "usb_ext4");
     assert_eq!(
         crate::file::name_clash(["a", "usb-ext4", "b", "USB_ext4"]),
         Some(("usb-ext4", "USB_ext4"))

@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::spelling::WifiBand;
+use crate::spelling::WifiBand;
 
 /// The WiFi step of a plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

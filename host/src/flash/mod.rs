@@ -20,8 +20,7 @@ use anyhow::{bail, Context, Result};
 
 use crate::devices::{human_bytes, Device, Limits};
 #[cfg(unix)]
-pub use crate::target_disk::lookup_disk;
-pub use crate::target_disk::{confirm_erase, Refused};
+use crate::target_disk::{confirm_erase, Refused};
 use io::{VerifyReport, WriteOptions, WriteReport, CHUNK, HEAD};
 
 /// The command line of `benchboot flash`.

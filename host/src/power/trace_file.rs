@@ -12,7 +12,7 @@ use anyhow::{anyhow, Context as _, Result};
 use benchboot_energy::{Trace, MAX_SAMPLES};
 use benchboot_results::name::{NameKind, SafeName};
 
-pub use crate::store::POWER_DIR;
+use crate::store::POWER_DIR;
 
 /// The most bytes a trace file may have: 160 per sample for [`MAX_SAMPLES`] samples
 /// (640 MiB). A sample as this writer writes it (`{"t_s":..,"watts":..,"volts":..,

@@ -360,7 +360,7 @@ pub fn reindex(dir: &Path) -> Result<Reindexed> {
     // Locked while it is built, as a collect's temp file is: a store opened meanwhile
     // leaves it alone ([`super::temp`]).
     let built = std::fs::File::create(&tmp)
-        .and_then(|f| super::temp::lock(&f).map(|()| f))
+        .and_then(|f| crate::atomic_file::lock(&f).map(|()| f))
         .map_err(|e| said(e, format!("creating {}", tmp.display())))
         .and_then(|locked| {
             let filled = build(&tmp, dir, &salvage)?;

@@ -34,7 +34,7 @@ pub const UNLOCKED_GRACE: Duration = Duration::from_secs(60);
 pub const STALE_AFTER: Duration = Duration::from_secs(3600);
 
 /// The writer's exclusive lock on a temp file, taken by [`crate::atomic_file`].
-pub use crate::atomic_file::lock;
+use crate::atomic_file::lock;
 
 /// SQLite's rollback journal of the database at `db`: `<db>-journal`.
 pub fn journal_of(db: &Path) -> PathBuf {

@@ -39,7 +39,7 @@ fn collect_finds_the_board_named_by_the_environment() {
     r.complete = true;
     let addr = serve_results(r.to_json());
     let _env = crate::env_lock();
-    let _board = SetEnv::new(benchboot::fetch::BOARD_ENV, &addr);
+    let _board = SetEnv::new(benchboot::discover::BOARD_ENV, &addr);
     let dir = tempfile::tempdir().unwrap();
     let c = benchboot::collect::collect(&benchboot::collect::Options {
         addr: None,

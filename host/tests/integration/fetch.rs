@@ -125,7 +125,7 @@ fn discovery_never_takes_a_loopback_answer() {
     let dir = tempfile::tempdir().unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_benchboot"))
         .args(["fetch", "--timeout", "1"])
-        .env_remove(benchboot::fetch::BOARD_ENV)
+        .env_remove(benchboot::discover::BOARD_ENV)
         .current_dir(dir.path())
         .output()
         .unwrap();

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, SystemTime};
 
-use benchboot::store::{self, temp, Store};
+use benchboot::store::{self, Store};
 use benchboot_plan::Plan;
 use benchboot_results::{RunResults, SystemInfo};
 
@@ -278,7 +278,7 @@ fn stale_temp_files_are_removed_and_a_live_collects_is_not() {
     std::fs::write(&live, b"{").unwrap();
     set_age(&live, Duration::from_secs(7200));
     let held = std::fs::File::open(&live).unwrap();
-    temp::lock(&held).unwrap();
+    benchboot::atomic_file::lock(&held).unwrap();
     // Just created, not yet locked: within the grace.
     let fresh = runs.join(".rpi-1b-0003.json.4245.benchboot.tmp");
     std::fs::write(&fresh, b"{").unwrap();

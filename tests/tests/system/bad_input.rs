@@ -13,7 +13,7 @@ use std::path::Path;
 use benchboot_board::{Board, Shared};
 use benchboot_dhcp::codec::{option, HEADER_LEN, MIN_LEN};
 use benchboot_dhcp::{Message, MessageType};
-use benchboot_firmware::http;
+use benchboot_netbench::http::head as http;
 use benchboot_plan::Plan;
 use benchboot_results::{RunResults, SystemInfo};
 

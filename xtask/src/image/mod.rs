@@ -17,7 +17,6 @@ mod snapshot_tests;
 #[cfg(test)]
 mod tests;
 
-pub use crate::dtb::apply_dtb_fixups;
 pub use boot_config::{
     cmdline_txt, config_txt, extlinux_conf, loader_config, INITRAMFS_FILE, KERNEL_FILE,
 };

@@ -162,6 +162,42 @@ pub fn test_binary_rules(
     v
 }
 
+/// No second path to an item: a module other than a crate root (`lib.rs`, `main.rs`)
+/// does not `pub use crate::..` or `pub use super::..` (an item reached by its old path
+/// after a move, or by a sibling's): users name the item where it is defined, or the
+/// crate root re-exports it. A module's own children (`pub use child::Item`) are fine.
+pub fn second_paths(path: &str, text: &str) -> Vec<Violation> {
+    if !path.ends_with(".rs")
+        || is_test_file(path)
+        || path.ends_with("/lib.rs")
+        || path.ends_with("/main.rs")
+    {
+        return Vec::new();
+    }
+    let code = lex::without_test_modules(&lex::lex(text).code);
+    let toks = lex::tokens(&code);
+    let mut v = Vec::new();
+    for w in toks.windows(4) {
+        if w[0].text == "pub"
+            && w[1].text == "use"
+            && matches!(w[2].text, "crate" | "super")
+            && w[3].text == "::"
+        {
+            v.push(Violation::new(
+                path,
+                lex::line_of(text, w[0].at),
+                format!(
+                    "`pub use {}::..` gives an item a second path: make the users name it \
+                     where it is defined (or re-export it from the crate root), and make \
+                     this a private `use` if this file needs it",
+                    w[2].text
+                ),
+            ));
+        }
+    }
+    v
+}
+
 /// A member crate's `Cargo.toml` (at `path`) takes the workspace's lints
 /// (`[lints] workspace = true`): without it, `unsafe_code = "deny"` and the SAFETY-comment
 /// lints of the root `[workspace.lints]` do not reach that crate.
@@ -318,6 +354,17 @@ fn toml_comment(line: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_module_gives_no_item_a_second_path() {
+        let text = "//! M.\npub use crate::a::B;\npub use child::C;\nuse crate::d::E;\n\
+                    pub use super::F;\n#[cfg(test)]\nmod tests {\n    pub use crate::x::Y;\n}\n";
+        let v = second_paths("c/src/m.rs", text);
+        let lines: Vec<usize> = v.iter().map(|v| v.line).collect();
+        assert_eq!(lines, [2, 5], "{v:?}");
+        assert!(second_paths("c/src/lib.rs", text).is_empty());
+        assert!(second_paths("c/tests/t.rs", text).is_empty());
+    }
 
     #[test]
     fn one_test_binary_per_member_each_forbidding_unsafe() {

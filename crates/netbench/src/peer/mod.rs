@@ -63,7 +63,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use benchboot_plan::network::{MAX_DURATION_MS, MAX_OMIT_MS, MAX_UDP_BITRATE};
+use benchboot_plan::net_tests::{MAX_DURATION_MS, MAX_OMIT_MS, MAX_UDP_BITRATE};
 use benchboot_results::name::{NameKind, SafeName};
 
 use crate::control::{read_line_by, Control, Greeting, Reply, MAX_GREETING, MAX_STREAMS, VERSION};

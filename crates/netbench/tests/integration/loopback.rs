@@ -50,7 +50,7 @@ fn tests(port: u16) -> NetTests {
         http_bytes: 1 << 20,
         board_http_port: 0,
         udp_bitrate: 0,
-        udp_datagram_bytes: benchboot_plan::network::DEFAULT_UDP_DATAGRAM,
+        udp_datagram_bytes: benchboot_plan::net_tests::DEFAULT_UDP_DATAGRAM,
     }
 }
 

@@ -5,7 +5,8 @@ use benchboot_wifi::channel::Band;
 use benchboot_wifi::nl80211::{BandInfo, FreqInfo};
 
 use super::*;
-use crate::wifi::{AskedChannel, WifiBand, WifiStandIn};
+use crate::spelling::WifiBand;
+use crate::wifi::{AskedChannel, WifiStandIn};
 
 #[test]
 fn gadget_functions_in_turn_or_at_once() {
