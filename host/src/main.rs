@@ -45,37 +45,11 @@ enum Command {
     /// Run the board's storage engine on this machine, in a folder on the disk to test.
     ///
     /// Example: benchboot storage --path /mnt/usb --block-sizes 4096,1048576 --repetitions 3
-    Storage {
-        /// A folder on the filesystem to measure (tmpfs/ramfs are refused).
-        #[arg(long)]
-        path: PathBuf,
-        /// Block sizes in bytes, comma-separated; default: the seeds' 8 B ... 1 MiB.
-        #[arg(long, value_delimiter = ',')]
-        block_sizes: Vec<u64>,
-        /// I/O modes: sync (buffered + fsync) and/or direct (O_DIRECT).
-        #[arg(long, value_delimiter = ',', default_value = "sync,direct")]
-        modes: Vec<String>,
-        /// Per cell and direction, stop after this many MiB...
-        #[arg(long, default_value_t = 64)]
-        byte_cap_mib: u64,
-        /// ...or this many seconds, whichever comes first.
-        #[arg(long, default_value_t = 10.0)]
-        time_cap_s: f64,
-        #[arg(long, default_value_t = 3)]
-        repetitions: u32,
-        /// Seconds of random 4 KiB I/O per queue depth and operation (0 skips it).
-        #[arg(long, default_value_t = 5.0)]
-        random_s: f64,
-        /// Queue depths of random I/O.
-        #[arg(long, value_delimiter = ',', default_value = "1,4")]
-        queue_depths: Vec<u32>,
-        /// Write a position-stamped pattern and read it back.
-        #[arg(long)]
-        verify: bool,
-        /// Save the results JSON here.
-        #[arg(long)]
-        out: Option<PathBuf>,
-    },
+    #[cfg(unix)]
+    Storage(benchboot::storage::StorageArgs),
+    /// Not on Windows: the storage engine needs POSIX file I/O.
+    #[cfg(not(unix))]
+    Storage(Unsupported),
     /// Run the board's memory engine on this machine: bandwidth per kernel and core set,
     /// latency, the CPU clock (tinymembench's and sbc-bench's methods).
     ///
@@ -161,51 +135,7 @@ enum Command {
     ///
     /// Example: benchboot net --peer 127.0.0.1:5202 --streams 1,4 --duration-ms 10000
     #[command(hide = true)]
-    Net {
-        /// ADDRESS:PORT of the peer.
-        #[arg(long)]
-        peer: std::net::SocketAddr,
-        /// Address the peer fetches this machine's HTTP object from (default: the
-        /// address the control connection goes out on).
-        #[arg(long, default_value = "0.0.0.0")]
-        board_ip: std::net::IpAddr,
-        /// Label of the link in the results.
-        #[arg(long, default_value = "static")]
-        link: String,
-        /// Parallel stream counts, each a run per direction (0: no TCP runs).
-        #[arg(long, value_delimiter = ',', default_value = "1,4")]
-        streams: Vec<u32>,
-        /// board-to-host (this machine sends), host-to-board, or both.
-        #[arg(long, default_value = "both")]
-        direction: String,
-        #[arg(long, default_value_t = 10_000)]
-        duration_ms: u64,
-        #[arg(long, default_value_t = 1000)]
-        interval_ms: u64,
-        /// Warm-up measured but not counted.
-        #[arg(long, default_value_t = 1000)]
-        omit_ms: u64,
-        /// TCP round trips (0 skips the latency test).
-        #[arg(long, default_value_t = 1000)]
-        latency_samples: u32,
-        /// HTTP object size each way (0 skips the HTTP tests).
-        #[arg(long, default_value_t = 100 << 20)]
-        http_bytes: u64,
-        /// UDP offered load per direction, bit/s of UDP payload as `iperf3 -u -b`:
-        /// a number with an optional decimal suffix k, M or G (`100M` = 10^8 bit/s);
-        /// 0 skips the UDP tests.
-        #[arg(long, default_value = "0", value_parser = peer::parse_bitrate)]
-        udp_bitrate: u64,
-        /// UDP payload per datagram, bytes (as `iperf3 -l`; 16 ..= 65507).
-        #[arg(long, default_value_t = benchboot_plan::net_tests::DEFAULT_UDP_DATAGRAM)]
-        udp_length: u32,
-        /// How long to retry connecting to the peer.
-        #[arg(long, default_value_t = 5000)]
-        wait_ms: u64,
-        /// Save the results as JSON (`-`: print them instead of the tables).
-        #[arg(long)]
-        json: Option<PathBuf>,
-    },
+    Net(peer::NetArgs),
     /// Print the tables of a saved results file or a stored run (as `report` does).
     ///
     /// Example: benchboot show benchboot-results/rpi-zero-w-0123abcd.json
@@ -418,62 +348,15 @@ fn run(command: Command) -> Result<()> {
             benchboot::out!("{}", render::report_fitted(&results));
             benchboot::outln!("saved {}", saved.display());
         }
+        #[cfg(unix)]
+        Command::Storage(args) => benchboot::storage::run_command(&args)?,
         #[cfg(not(unix))]
-        Command::Storage { .. } => {
+        Command::Storage(_) => {
             return Err(unsupported(
                 "storage",
                 "the storage engine needs POSIX file I/O (Linux: O_DIRECT; macOS: F_NOCACHE); \
                  run it on Linux or macOS",
             ))
-        }
-        #[cfg(unix)]
-        Command::Storage {
-            path,
-            block_sizes,
-            modes,
-            byte_cap_mib,
-            time_cap_s,
-            repetitions,
-            random_s,
-            queue_depths,
-            verify,
-            out,
-        } => {
-            let modes = modes
-                .iter()
-                .map(|m| match m.as_str() {
-                    "sync" => Ok(benchboot_plan::Mode::Sync),
-                    "direct" => Ok(benchboot_plan::Mode::Direct),
-                    other => Err(anyhow::anyhow!(
-                        "--modes: `{other}` is not a mode; use sync and/or direct"
-                    )),
-                })
-                .collect::<Result<Vec<_>>>()?;
-            let run = benchboot::storage::HostRun {
-                dir: path,
-                block_sizes: if block_sizes.is_empty() {
-                    benchboot_plan::seed_block_sizes()
-                } else {
-                    block_sizes
-                },
-                modes,
-                byte_cap: byte_cap_mib << 20,
-                time_cap_ms: (time_cap_s * 1000.0) as u64,
-                repetitions,
-                random: (random_s > 0.0).then_some((
-                    byte_cap_mib << 20,
-                    (random_s * 1000.0) as u64,
-                    queue_depths,
-                )),
-                verify,
-            };
-            let results =
-                benchboot::storage::run(&run, &mut |step| benchboot::errln!("storage: {step}"))?;
-            let text = results.to_json();
-            if let Some(out) = out {
-                benchboot::outln!("saved {}", fetch::save(&out, &text)?.display());
-            }
-            benchboot::out!("{}", render::report_fitted(&results));
         }
         #[cfg(unix)]
         Command::Memory(args) => benchboot::memory::run_command(&args)?,
@@ -520,41 +403,7 @@ fn run(command: Command) -> Result<()> {
                 "QEMU's guest forwards run it on Linux",
             ))
         }
-        Command::Net {
-            peer: peer_addr,
-            board_ip,
-            link,
-            streams,
-            direction,
-            duration_ms,
-            interval_ms,
-            omit_ms,
-            latency_samples,
-            http_bytes,
-            udp_bitrate,
-            udp_length,
-            wait_ms,
-            json,
-        } => peer::net(&peer::NetRun {
-            peer: peer_addr,
-            board_ip,
-            link,
-            tests: benchboot_plan::NetTests {
-                peer_port: peer_addr.port(),
-                peer_wait_ms: wait_ms,
-                duration_ms,
-                interval_ms,
-                omit_ms,
-                streams: streams.into_iter().filter(|&n| n > 0).collect(),
-                latency_samples,
-                http_bytes,
-                board_http_port: 0,
-                udp_bitrate,
-                udp_datagram_bytes: udp_length,
-            },
-            directions: peer::parse_directions(&direction)?,
-            json,
-        })?,
+        Command::Net(args) => peer::net(&args.net_run())?,
         Command::Report(args) => benchboot::report::run(&args)?,
         Command::Compare(args) => benchboot::compare::run(&args)?,
         Command::Devices(args) => benchboot::devices::run(&args)?,

@@ -170,16 +170,93 @@ pub fn parse_max_udp_bitrate(s: &str) -> Result<u64, String> {
     }
 }
 
-/// Parses `board-to-host`, `host-to-board` or `both`.
-pub fn parse_directions(s: &str) -> Result<Vec<NetDirection>> {
-    Ok(match s {
-        "board-to-host" => vec![NetDirection::BoardToHost],
-        "host-to-board" => vec![NetDirection::HostToBoard],
-        "both" => vec![NetDirection::BoardToHost, NetDirection::HostToBoard],
-        other => {
-            bail!("--direction: `{other}` is not a direction; use board-to-host, host-to-board or both")
+/// `benchboot net` arguments (clap); [`NetArgs::net_run`] makes the run.
+#[derive(Debug, Clone, clap::Args)]
+pub struct NetArgs {
+    /// ADDRESS:PORT of the peer.
+    #[arg(long)]
+    pub peer: std::net::SocketAddr,
+    /// Address the peer fetches this machine's HTTP object from (default: the
+    /// address the control connection goes out on).
+    #[arg(long, default_value = "0.0.0.0")]
+    pub board_ip: std::net::IpAddr,
+    /// Label of the link in the results.
+    #[arg(long, default_value = "static")]
+    pub link: String,
+    /// Parallel stream counts, each a run per direction (0: no TCP runs).
+    #[arg(long, value_delimiter = ',', default_value = "1,4")]
+    pub streams: Vec<u32>,
+    /// board-to-host (this machine sends), host-to-board, or both.
+    #[arg(long, value_enum, default_value = "both")]
+    pub direction: DirectionArg,
+    #[arg(long, default_value_t = 10_000)]
+    pub duration_ms: u64,
+    #[arg(long, default_value_t = 1000)]
+    pub interval_ms: u64,
+    /// Warm-up measured but not counted.
+    #[arg(long, default_value_t = 1000)]
+    pub omit_ms: u64,
+    /// TCP round trips (0 skips the latency test).
+    #[arg(long, default_value_t = 1000)]
+    pub latency_samples: u32,
+    /// HTTP object size each way (0 skips the HTTP tests).
+    #[arg(long, default_value_t = 100 << 20)]
+    pub http_bytes: u64,
+    /// UDP offered load per direction, bit/s of UDP payload as `iperf3 -u -b`:
+    /// a number with an optional decimal suffix k, M or G (`100M` = 10^8 bit/s);
+    /// 0 skips the UDP tests.
+    #[arg(long, default_value = "0", value_parser = parse_bitrate)]
+    pub udp_bitrate: u64,
+    /// UDP payload per datagram, bytes (as `iperf3 -l`; 16 ..= 65507).
+    #[arg(long, default_value_t = benchboot_plan::net_tests::DEFAULT_UDP_DATAGRAM)]
+    pub udp_length: u32,
+    /// How long to retry connecting to the peer.
+    #[arg(long, default_value_t = 5000)]
+    pub wait_ms: u64,
+    /// Save the results as JSON (`-`: print them instead of the tables).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+/// `--direction`'s values, as clap lists them in `--help` and in its error for any other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DirectionArg {
+    /// This machine sends
+    BoardToHost,
+    /// The peer sends
+    HostToBoard,
+    /// One run each way
+    Both,
+}
+
+impl NetArgs {
+    /// The run these arguments ask for (stream counts of 0 dropped).
+    pub fn net_run(&self) -> NetRun {
+        NetRun {
+            peer: self.peer,
+            board_ip: self.board_ip,
+            link: self.link.clone(),
+            tests: NetTests {
+                peer_port: self.peer.port(),
+                peer_wait_ms: self.wait_ms,
+                duration_ms: self.duration_ms,
+                interval_ms: self.interval_ms,
+                omit_ms: self.omit_ms,
+                streams: self.streams.iter().copied().filter(|&n| n > 0).collect(),
+                latency_samples: self.latency_samples,
+                http_bytes: self.http_bytes,
+                board_http_port: 0,
+                udp_bitrate: self.udp_bitrate,
+                udp_datagram_bytes: self.udp_length,
+            },
+            directions: match self.direction {
+                DirectionArg::BoardToHost => vec![NetDirection::BoardToHost],
+                DirectionArg::HostToBoard => vec![NetDirection::HostToBoard],
+                DirectionArg::Both => vec![NetDirection::BoardToHost, NetDirection::HostToBoard],
+            },
+            json: self.json.clone(),
         }
-    })
+    }
 }
 
 /// Runs the driver against the peer; fails when any test failed (after printing what
@@ -215,6 +292,42 @@ pub fn net(run: &NetRun) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: NetArgs,
+    }
+
+    fn run_of(extra: &[&str]) -> Result<NetRun, clap::Error> {
+        use clap::Parser as _;
+        let argv = ["net", "--peer", "127.0.0.1:5202"].iter().chain(extra);
+        Cli::try_parse_from(argv).map(|c| c.args.net_run())
+    }
+
+    #[test]
+    fn directions_are_parsed_by_clap_and_streams_of_zero_dropped() {
+        let both = run_of(&[]).unwrap();
+        assert_eq!(
+            both.directions,
+            [NetDirection::BoardToHost, NetDirection::HostToBoard]
+        );
+        assert_eq!(both.tests.streams, [1, 4]);
+        assert_eq!(both.tests.peer_port, 5202);
+        let one = run_of(&["--direction", "host-to-board", "--streams", "0,2"]).unwrap();
+        assert_eq!(one.directions, [NetDirection::HostToBoard]);
+        assert_eq!(one.tests.streams, [2]);
+        let e = run_of(&["--direction", "up"]).err().unwrap().to_string();
+        assert!(
+            e.contains("[possible values: board-to-host, host-to-board, both]"),
+            "{e}"
+        );
+        let e = run_of(&["--udp-bitrate", "fast"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("--udp-bitrate"), "{e}");
+    }
 
     #[test]
     fn bitrates_as_iperf3_takes_them() {

@@ -33,6 +33,101 @@ pub struct HostRun {
     pub verify: bool,
 }
 
+/// `benchboot storage` arguments (clap); [`StorageArgs::host_run`] makes the run.
+#[derive(Debug, Clone, clap::Args)]
+pub struct StorageArgs {
+    /// A folder on the filesystem to measure (tmpfs/ramfs are refused).
+    #[arg(long)]
+    pub path: PathBuf,
+    /// Block sizes in bytes, comma-separated; default: the seeds' 8 B ... 1 MiB.
+    #[arg(long, value_delimiter = ',')]
+    pub block_sizes: Vec<u64>,
+    /// I/O modes: sync (buffered + fsync) and/or direct (O_DIRECT).
+    #[arg(long, value_delimiter = ',', default_value = "sync,direct")]
+    pub modes: Vec<ModeArg>,
+    /// Per cell and direction, stop after this many MiB...
+    #[arg(long, default_value_t = 64)]
+    pub byte_cap_mib: u64,
+    /// ...or this many seconds, whichever comes first.
+    #[arg(long, default_value_t = 10.0)]
+    pub time_cap_s: f64,
+    /// How many times each cell runs.
+    #[arg(long, default_value_t = 3)]
+    pub repetitions: u32,
+    /// Seconds of random 4 KiB I/O per queue depth and operation (0 skips it).
+    #[arg(long, default_value_t = 5.0)]
+    pub random_s: f64,
+    /// Queue depths of random I/O.
+    #[arg(long, value_delimiter = ',', default_value = "1,4")]
+    pub queue_depths: Vec<u32>,
+    /// Write a position-stamped pattern and read it back.
+    #[arg(long)]
+    pub verify: bool,
+    /// Save the results JSON here.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// `--modes`' values, as clap lists them in `--help` and in its error for any other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ModeArg {
+    /// Buffered I/O, then fsync(2)
+    Sync,
+    /// O_DIRECT: the page cache bypassed
+    Direct,
+}
+
+impl From<ModeArg> for Mode {
+    fn from(m: ModeArg) -> Mode {
+        match m {
+            ModeArg::Sync => Mode::Sync,
+            ModeArg::Direct => Mode::Direct,
+        }
+    }
+}
+
+impl StorageArgs {
+    /// The run these arguments ask for: the seeds' block sizes when none are given,
+    /// caps in bytes and ms.
+    pub fn host_run(&self) -> HostRun {
+        HostRun {
+            dir: self.path.clone(),
+            block_sizes: if self.block_sizes.is_empty() {
+                benchboot_plan::seed_block_sizes()
+            } else {
+                self.block_sizes.clone()
+            },
+            modes: self.modes.iter().map(|&m| m.into()).collect(),
+            byte_cap: self.byte_cap_mib << 20,
+            time_cap_ms: (self.time_cap_s * 1000.0) as u64,
+            repetitions: self.repetitions,
+            random: (self.random_s > 0.0).then_some((
+                self.byte_cap_mib << 20,
+                (self.random_s * 1000.0) as u64,
+                self.queue_depths.clone(),
+            )),
+            verify: self.verify,
+        }
+    }
+}
+
+/// `benchboot storage`: runs the engine, saves the document (`--out`) and prints the
+/// report.
+///
+/// # Errors
+/// What [`run`] refuses or fails on; the document cannot be saved.
+pub fn run_command(args: &StorageArgs) -> Result<()> {
+    let results = run(&args.host_run(), &mut |step| {
+        crate::errln!("storage: {step}")
+    })?;
+    if let Some(out) = &args.out {
+        let saved = crate::fetch::save(out, &results.to_json())?;
+        crate::outln!("saved {}", saved.display());
+    }
+    crate::out!("{}", crate::render::report_fitted(&results));
+    Ok(())
+}
+
 /// The O_DIRECT alignment of the disk under `dir` (sysfs `/sys/dev/block/MAJ:MIN`),
 /// or 4096 (valid for every logical block size up to 4 KiB) when it cannot be found.
 pub fn logical_block_size(dir: &Path) -> u64 {
@@ -165,6 +260,34 @@ pub fn run(run: &HostRun, progress: &mut dyn FnMut(&str)) -> Result<RunResults> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: StorageArgs,
+    }
+
+    fn parse(extra: &[&str]) -> Result<StorageArgs, clap::Error> {
+        use clap::Parser as _;
+        let argv = ["storage", "--path", "/mnt/usb"].iter().chain(extra);
+        Cli::try_parse_from(argv).map(|c| c.args)
+    }
+
+    #[test]
+    fn modes_are_parsed_by_clap_and_a_wrong_one_names_the_right_ones() {
+        let both = parse(&[]).unwrap().host_run();
+        assert_eq!(both.modes, [Mode::Sync, Mode::Direct]);
+        let direct = parse(&["--modes", "direct"]).unwrap().host_run();
+        assert_eq!(direct.modes, [Mode::Direct]);
+        let e = parse(&["--modes", "sync,fsync"]).err().unwrap().to_string();
+        assert!(e.contains("invalid value 'fsync' for '--modes"), "{e}");
+        assert!(e.contains("[possible values: sync, direct]"), "{e}");
+        let run = parse(&["--byte-cap-mib", "2", "--random-s", "0"])
+            .unwrap()
+            .host_run();
+        assert_eq!((run.byte_cap, run.random), (2 << 20, None));
+        assert_eq!(run.block_sizes, benchboot_plan::seed_block_sizes());
+    }
     use crate::context::HOST_BOARD;
 
     fn small(dir: &Path) -> HostRun {

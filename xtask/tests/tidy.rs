@@ -87,7 +87,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[
     ("host/src/devices/windows.rs", "scan", 154),
     ("host/src/doc/fit.rs", "table", 146),
     ("host/src/headline.rs", "facts", 150),
-    ("host/src/main.rs", "run", 197),
     ("host/src/plot.rs", "draw_chart", 165),
     ("host/src/plot.rs", "report_figures", 129),
     ("host/src/report/summary.rs", "summary", 242),
