@@ -97,7 +97,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[
     ("xtask/src/bench_net/udp.rs", "udp", 144),
     ("xtask/src/boards.rs", "check", 142),
     ("xtask/src/image/contents.rs", "gather", 222),
-    ("xtask/src/qemu.rs", "launch", 157),
     ("xtask/src/radio.rs", "stand_in_ap", 135),
 ];
 
