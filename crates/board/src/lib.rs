@@ -21,7 +21,9 @@ pub use catalog::{Catalog, BUILTIN_DIR};
 pub use folder::{
     known_list, read_board_file, MAX_BOARD_FILE_BYTES, MAX_FOLDER_ENTRIES, MAX_NAMES_LISTED,
 };
-pub use hardware::{Hardware, RawCell, RawFirmwareWaiver, RawHardware, RawWaiver};
+pub use hardware::{
+    Hardware, OptionalModule, RawCell, RawFirmwareWaiver, RawHardware, RawOptionalModule, RawWaiver,
+};
 pub use shared::{
     BootConfig, Kernel, Loader, ModuleListError, RadioPackages, RawBlob, Regulatory, Shared,
     StandInAp, Unknown, SHARED_FILE,

@@ -736,7 +736,23 @@ impl RawBoard {
             sata: storage.extra.iter().any(|e| e.bus == StorageBus::Sata),
             radio: wifi.is_some(),
         };
-        let hardware = InFile(check.file).hardware(self.hardware, &features)?;
+        let optional = (self.hardware.as_ref()).map_or(Vec::new(), |h| h.optional_modules.clone());
+        let mut hardware = InFile(check.file).hardware(self.hardware, &features)?;
+        if let Some(hw) = &mut hardware {
+            // Every hardware list, as xtask's drivers::hardware_modules gathers them.
+            let links = gadget.iter().map(|g| &g.modules);
+            let links = links.chain(ethernet.iter().map(|e| &e.modules));
+            let links = links.chain(usb_ethernet.iter().map(|u| &u.modules));
+            let links = links.chain(wifi.iter().map(|w| &w.modules));
+            let storage = storage.extra.iter().map(|e| &e.modules);
+            let listed: Vec<String> = (modules.iter())
+                .chain(links.chain(storage).flatten())
+                .cloned()
+                .collect();
+            let expand = |m: &str| check.expand("hardware.optional-modules", &[m.to_owned()]);
+            hw.optional_modules =
+                InFile(check.file).optional_modules(&optional, &listed, &expand)?;
+        }
         Ok(Board {
             name: self.name,
             description: self.description,
