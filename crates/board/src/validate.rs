@@ -524,6 +524,8 @@ impl Check<'_> {
                 ));
             }
         }
+        crate::links::check(&w.firmware, &w.firmware_links)
+            .map_err(|m| self.bad("wifi.firmware-links", m))?;
         Ok(WifiRadio {
             chip: w.chip,
             driver: w.driver,
@@ -533,6 +535,7 @@ impl Check<'_> {
             firmware: w.firmware,
             modules,
             firmware_missing: w.firmware_missing,
+            firmware_links: w.firmware_links,
         })
     }
 
