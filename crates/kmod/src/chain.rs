@@ -264,8 +264,9 @@ pub fn walk(
     out
 }
 
-/// The verdict on node `key` (`dev`: the node with its driver, `key` or below it), as a
-/// link without its role and `via` (the caller's).
+/// The verdict on node `key` (`dev`: the node with its driver, `key` itself or its
+/// nearest ancestor with a compatible), as a link without its role and `via` (the
+/// caller's).
 fn judge(
     tree: &Tree,
     (dev, key): (usize, usize),
