@@ -4,6 +4,14 @@
 //! references (crates/kmod `chain`) must be served by a driver the kernel builds in or
 //! a module the image carries, and `console=` must name a built-in serial driver of the
 //! console UART. A gap fails the build naming node, compatible, module and the fix.
+//! The chains go down as well as out: a node's enabled children (a PCIe endpoint's
+//! `resets`, a switch port's `phys` and `phy-handle`) and every provider property
+//! fw_devlink follows. A `usb-host` root's companion (an enabled node on the very same
+//! `phys`: an EHCI's OHCI) must be a root too.
+//!
+//! Its tests (`drivers/pinned.rs`, `drivers/mutation.rs`) run on the pinned packages:
+//! every module of every hardware board's lists, dropped in turn, must fail the check
+//! or be declared in the board's `[hardware] optional-modules` with why.
 //!
 //! Built in: the compatibles of the `of_device_id` tables in the decompressed kernel
 //! image ([`benchboot_kmod::chain::builtin_compatibles`]). Modules: their `of:` aliases
@@ -106,6 +114,8 @@ pub struct Flavour {
     pub config: BTreeMap<String, String>,
     /// Every module's `firmware=` files.
     pub firmware: BTreeMap<String, Vec<String>>,
+    /// Every module's direct dependencies ([`crate::modules::dependencies`]).
+    pub deps: BTreeMap<String, Vec<String>>,
 }
 
 impl Flavour {
@@ -126,7 +136,9 @@ impl Flavour {
             modules: BTreeMap::new(),
         };
         let mut firmware = BTreeMap::new();
-        for (name, (_, info)) in crate::modules::infos(kernel_root, release)? {
+        let infos = crate::modules::infos(kernel_root, release)?;
+        let deps = crate::modules::dependencies(&infos);
+        for (name, (_, info)) in infos {
             for c in info.of_compatibles() {
                 let e = drivers.modules.entry(c.to_owned()).or_default();
                 if !e.contains(&name) {
@@ -139,7 +151,19 @@ impl Flavour {
             drivers,
             config,
             firmware,
+            deps,
         })
+    }
+
+    /// The modules an image that loads `wanted` carries: `wanted` and everything they
+    /// depend on, as [`crate::modules::resolve`] orders them (canonical names).
+    ///
+    /// # Errors
+    /// A module this flavour does not have, or a dependency cycle.
+    pub fn carried(&self, wanted: &[String]) -> Result<BTreeSet<String>> {
+        Ok(crate::modules::load_order(wanted, &self.deps)?
+            .into_iter()
+            .collect())
     }
 }
 
@@ -274,8 +298,44 @@ pub fn check(
             )),
         }
     }
+    problems.extend(companion_problems(&file, &hw.roots, &tree));
     problems.extend(console_problem(board, &tree, &flavour.config));
     Ok(Report { links, problems })
+}
+
+/// An enabled node with the very `phys` of a `usb-host` root (same PHY, same
+/// arguments) drives the same port: an EHCI's OHCI companion, which takes the port's
+/// USB 1.1 devices (keyboards, some adapters) the EHCI hands over. Each must be a
+/// `usb-host` root too, so its driver is proved like the root's.
+fn companion_problems(file: &str, roots: &[(String, String)], tree: &Tree) -> Vec<String> {
+    let hosts: Vec<usize> = (roots.iter())
+        .filter(|(role, _)| role == "usb-host")
+        .filter_map(|(_, path)| tree.find(path))
+        .collect();
+    let mut out = Vec::new();
+    for &h in &hosts {
+        let Some(phys) = tree.prop(h, "phys") else {
+            continue;
+        };
+        for n in 1..tree.nodes.len() {
+            let named = roots.iter().any(|(_, p)| p == tree.path(n));
+            if n == h || named || tree.prop(n, "phys") != Some(phys) {
+                continue;
+            }
+            if tree.disabled_at(n).is_some() {
+                continue;
+            }
+            out.push(format!(
+                "{file}: hardware.usb-host: {} ({}) has the same phys as {}: the same \
+                 port's companion controller (USB 1.1 devices on that port are its): add \
+                 it to hardware.usb-host, and its driver to the USB lists",
+                tree.path(n),
+                tree.compatible(n).join(", "),
+                tree.path(h)
+            ));
+        }
+    }
+    out
 }
 
 /// The modules the hardware plan loads, before their dependencies: `modules.load`, then
@@ -308,6 +368,26 @@ pub fn check_board(
     kernel_root: &Path,
     firmware_files: &[String],
 ) -> Result<Option<Report>> {
+    let Some(dtb) = hardware_dtb(board, kernel_root)? else {
+        return Ok(None);
+    };
+    let flavour = Flavour::load(kernel_root, &board.kernel.release)?;
+    let carried = flavour.carried(&hardware_modules(board))?;
+    let present = |f: &str| {
+        firmware_files
+            .iter()
+            .any(|p| p == &format!("lib/firmware/{f}"))
+    };
+    check(board, &dtb, &flavour, &carried, &present).map(Some)
+}
+
+/// The DTB the check reads: `kernel.dtb` from the unpacked kernel package under
+/// `usr/lib/linux-image-<release>/`, with the board's `kernel.dtb-fixups` (the
+/// hardware ones, never `qemu.dtb-fixups`) applied. `Ok(None)`: no `[hardware]`.
+///
+/// # Errors
+/// The DTB is not in the package, or cannot be read or fixed up.
+pub fn hardware_dtb(board: &Board, kernel_root: &Path) -> Result<Option<Vec<u8>>> {
     let (Some(_), Some(dtb_name)) = (&board.hardware, &board.kernel.dtb) else {
         return Ok(None);
     };
@@ -325,18 +405,7 @@ pub fn check_board(
             )
         })?;
     let dtb = crate::dtb::apply_dtb_fixups(&std::fs::read(&src)?, &board.kernel.dtb_fixups)?;
-    let carried: BTreeSet<String> =
-        crate::modules::resolve(kernel_root, release, &hardware_modules(board))?
-            .into_iter()
-            .map(|(m, _)| m)
-            .collect();
-    let flavour = Flavour::load(kernel_root, release)?;
-    let present = |f: &str| {
-        firmware_files
-            .iter()
-            .any(|p| p == &format!("lib/firmware/{f}"))
-    };
-    check(board, &dtb, &flavour, &carried, &present).map(Some)
+    Ok(Some(dtb))
 }
 
 /// `console=<prefix><index>` must be a tty a built-in serial driver of the UART at
@@ -402,177 +471,8 @@ mod tests {
 /// The check against the pinned kernels and DTBs themselves (fetched and unpacked like
 /// `cargo xtask boards` does).
 #[cfg(test)]
-mod pinned {
-    use super::*;
+mod pinned;
 
-    fn board(name: &str) -> Board {
-        crate::load_board(name).unwrap()
-    }
-
-    fn problems(b: &Board) -> Vec<String> {
-        let lock = crate::packages::Lock::load_repo().unwrap();
-        let (root, _) = crate::packages::unpacked(&lock, &b.kernel.package).unwrap();
-        let firmware: Vec<String> = crate::radio::files(b, &lock)
-            .unwrap()
-            .into_iter()
-            .map(|f| f.path)
-            .collect();
-        check_board(b, &root, &firmware).unwrap().unwrap().problems
-    }
-
-    fn without_module(mut b: Board, m: &str) -> Board {
-        let m = benchboot_kmod::canonical(m);
-        let keep = |v: &mut Vec<String>| v.retain(|x| benchboot_kmod::canonical(x) != m);
-        keep(&mut b.modules);
-        b.gadget.iter_mut().for_each(|g| keep(&mut g.modules));
-        b.ethernet.iter_mut().for_each(|e| keep(&mut e.modules));
-        b.usb_ethernet.iter_mut().for_each(|u| keep(&mut u.modules));
-        b.extra_storage
-            .iter_mut()
-            .for_each(|e| keep(&mut e.modules));
-        b
-    }
-
-    fn one_naming(ps: &[String], words: &[&str]) {
-        assert!(
-            ps.iter().any(|p| words.iter().all(|w| p.contains(w))),
-            "no problem names {words:?}: {ps:#?}"
-        );
-    }
-
-    /// Every hardware board's image passes, and the QEMU tiers have nothing to check.
-    #[test]
-    fn every_hardware_board_passes() {
-        for b in crate::boards::all().unwrap() {
-            let name = b.name.clone();
-            if b.hardware.is_none() {
-                assert!(b.kernel.dtb.is_none() || b.loader.is_none(), "{name}");
-                continue;
-            }
-            assert_eq!(problems(&b), Vec::<String>::new(), "{name}");
-        }
-    }
-
-    /// The rows of the review the check must catch, each as the board file had it.
-    #[test]
-    fn the_reviewed_gaps_fail_naming_node_and_module() {
-        // Pi 4: emmc2's two regulators.
-        let ps = problems(&without_module(board("rpi-4b"), "gpio-regulator"));
-        one_naming(
-            &ps,
-            &[
-                "hardware.card",
-                "/sd_io_1v8_reg",
-                "regulator-gpio",
-                "gpio_regulator",
-                "vqmmc-supply",
-            ],
-        );
-        let ps = problems(&without_module(board("rpi-4b"), "fixed"));
-        one_naming(&ps, &["/sd_vcc_reg", "regulator-fixed", "vmmc-supply"]);
-        // BeagleBone Black: the console's name, and USB0's VBUS interrupt on the PMIC.
-        let mut b = board("beaglebone-black");
-        b.boot.console = "ttyS0,115200".into();
-        one_naming(
-            &problems(&b),
-            &["boot.console `ttyS0`", "SERIAL_OMAP=y", "use console=ttyO0"],
-        );
-        let ps = problems(&without_module(board("beaglebone-black"), "tps65217"));
-        one_naming(
-            &ps,
-            &[
-                "hardware.udc",
-                "tps@24",
-                "ti,tps65217",
-                "interrupts-extended",
-            ],
-        );
-        // Banana Pi: the AXP209 behind the USB PHY, its I2C bus, its regulators' cell.
-        let ps = problems(&without_module(board("bananapi-m1"), "axp20x_usb_power"));
-        one_naming(
-            &ps,
-            &[
-                "hardware.udc",
-                "pmic@34/usb-power",
-                "axp20x_usb_power",
-                "usb0_vbus_power-supply",
-            ],
-        );
-        let ps = problems(&without_module(board("bananapi-m1"), "i2c-mv64xxx"));
-        one_naming(&ps, &["/soc/i2c@1c2ac00", "i2c_mv64xxx"]);
-        let ps = problems(&without_module(board("bananapi-m1"), "axp20x-regulator"));
-        one_naming(
-            &ps,
-            &["hardware.cpu", "pmic@34/regulators", "axp20x_regulator"],
-        );
-        let ps = problems(&without_module(board("bananapi-m1"), "sun4i-ts"));
-        one_naming(&ps, &["hardware.thermal", "sun4i_ts"]);
-        let ps = problems(&without_module(board("bananapi-m1"), "axp20x_adc"));
-        one_naming(&ps, &["hardware.also", "pmic@34/adc", "axp20x_adc"]);
-    }
-
-    /// Any module a chain needs, taken away, fails naming that module; any provider
-    /// disabled fails naming the node.
-    #[test]
-    fn removing_any_needed_module_or_disabling_a_provider_fails() {
-        let lock = crate::packages::Lock::load_repo().unwrap();
-        let mut tried = 0;
-        for b in crate::boards::all().unwrap() {
-            let name = b.name.clone();
-            if b.hardware.is_none() {
-                continue;
-            }
-            let (root, _) = crate::packages::unpacked(&lock, &b.kernel.package).unwrap();
-            let flavour = Flavour::load(&root, &b.kernel.release).unwrap();
-            let dtb_name = b.kernel.dtb.clone().unwrap();
-            let src = crate::walk_files(&root.join("usr/lib"))
-                .unwrap()
-                .into_iter()
-                .find(|p| p.file_name().is_some_and(|f| f == dtb_name.as_str()))
-                .unwrap();
-            let dtb =
-                crate::dtb::apply_dtb_fixups(&std::fs::read(&src).unwrap(), &b.kernel.dtb_fixups)
-                    .unwrap();
-            let carried: BTreeSet<String> =
-                crate::modules::resolve(&root, &b.kernel.release, &hardware_modules(&b))
-                    .unwrap()
-                    .into_iter()
-                    .map(|(m, _)| m)
-                    .collect();
-            let yes = |_: &str| true;
-            let report = check(&b, &dtb, &flavour, &carried, &yes).unwrap();
-            assert!(report.problems.is_empty(), "{name}: {:#?}", report.problems);
-            for l in &report.links {
-                let Ok(Served::Module { module, .. }) = &l.verdict else {
-                    continue;
-                };
-                let mut less = carried.clone();
-                less.remove(module);
-                let ps = check(&b, &dtb, &flavour, &less, &yes).unwrap().problems;
-                one_naming(&ps, &[&l.node, module, "does not load"]);
-                tried += 1;
-            }
-            // A provider disabled: the first node reached through a reference.
-            let provider = report
-                .links
-                .iter()
-                .find(|l| l.via.ends_with("-supply") || l.via.ends_with(" phys"))
-                .or_else(|| {
-                    report
-                        .links
-                        .iter()
-                        .find(|l| l.via != "root" && !l.via.ends_with("parent"))
-                })
-                .unwrap();
-            let fix = benchboot_board::DtbFixup::Set {
-                node: provider.node.clone(),
-                property: "status".into(),
-                value: "disabled".into(),
-            };
-            let off = crate::dtb::apply_dtb_fixups(&dtb, &[fix]).unwrap();
-            let ps = check(&b, &off, &flavour, &carried, &yes).unwrap().problems;
-            one_naming(&ps, &[&provider.node, "disabled"]);
-        }
-        assert!(tried >= 20, "only {tried} module links tried");
-    }
-}
+/// Each module of each hardware board's lists dropped in turn, on the pinned kernels.
+#[cfg(test)]
+mod mutation;

@@ -106,12 +106,21 @@ pub fn resolve(
     wanted: &[String],
 ) -> Result<Vec<(String, PathBuf)>> {
     let all = infos(kernel_root, release)?;
-    let files: BTreeMap<String, PathBuf> = all
-        .iter()
-        .map(|(n, (p, _))| (n.clone(), p.clone()))
-        .collect();
+    let order = load_order(wanted, &dependencies(&all))?;
+    Ok(order
+        .into_iter()
+        .map(|m| {
+            let p = all[&m].0.clone();
+            (m, p)
+        })
+        .collect())
+}
+
+/// Each module's direct dependencies as [`resolve`] follows them (canonical names):
+/// its `softdep` `pre:` modules that the flavour has as modules, then its `depends=`.
+pub fn dependencies(all: &BTreeMap<String, (PathBuf, ModInfo)>) -> BTreeMap<String, Vec<String>> {
     let mut deps = BTreeMap::new();
-    for (name, (_, info)) in &all {
+    for (name, (_, info)) in all {
         // A softdep may name a module this flavour builds in (or not at all): skipped.
         let mut d: Vec<String> = (info.softdeps.pre.iter())
             .filter(|m| all.contains_key(*m))
@@ -120,14 +129,7 @@ pub fn resolve(
         d.extend(info.depends.iter().cloned());
         deps.insert(name.clone(), d);
     }
-    let order = load_order(wanted, &deps)?;
-    Ok(order
-        .into_iter()
-        .map(|m| {
-            let p = files[&m].clone();
-            (m, p)
-        })
-        .collect())
+    deps
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! A radio's files in the initramfs, from the pinned packages: the firmware a board's
 //! `[wifi]` lists (links inside the package followed: the contents land at the name the
-//! driver asks for), cfg80211's `regulatory.db` and its signature, and for `qemu.wifi =
+//! driver asks for; a `wifi.firmware-links` file is read from the other name it gives), cfg80211's `regulatory.db` and its signature, and for `qemu.wifi =
 //! "hwsim"` the QEMU-only stand-in AP: its program, the shared libraries its NEEDED
 //! entries name (transitively, where the loader's default search finds them: there is
 //! no `ld.so.cache`) and the loader its PT_INTERP names.
@@ -106,6 +106,7 @@ pub fn check(board: &Board, lock: &Lock, dtb: Option<&Path>) -> Result<Vec<Strin
             let compatible = root_compatible(dtb)?;
             let file = format!("boards/{}.toml", board.name);
             let lookup = |name: &str| -> Result<Option<String>> {
+                let name = w.source_name(name);
                 for p in &rp.firmware_packages {
                     let (root, pin) = packages::unpacked(lock, p)?;
                     if let Ok(Some(_)) = follow(&root, &format!("lib/firmware/{name}")) {
@@ -177,7 +178,8 @@ fn radio_file(
     })
 }
 
-/// `wifi.firmware`: each file the first firmware package has below `lib/firmware/`.
+/// `wifi.firmware`: each file the first firmware package has below `lib/firmware/`
+/// (a `wifi.firmware-links` file: its `to`, held at the file's own name).
 fn firmware(
     file: &str,
     w: &WifiRadio,
@@ -187,11 +189,12 @@ fn firmware(
 ) -> Result<()> {
     'files: for f in &w.firmware {
         let rel = format!("lib/firmware/{f}");
+        let source = format!("lib/firmware/{}", w.source_name(f));
         let mut searched = Vec::new();
         for p in &rp.firmware_packages {
             let (root, pin) = packages::unpacked(lock, p)?;
             searched.push(format!("{p} {}", pin.version));
-            match follow(&root, &rel) {
+            match follow(&root, &source) {
                 Ok(Some(from)) => {
                     c.files
                         .push(radio_file(&root, &pin, from, rel, RadioRole::Firmware)?);
@@ -207,8 +210,12 @@ fn firmware(
                 }
             }
         }
+        let read_as = match w.source_name(f) {
+            s if s == f => String::new(),
+            s => format!(" (read as {s}, wifi.firmware-links)"),
+        };
         c.problems.push(format!(
-            "{file}: wifi.firmware: {f} is in none of the firmware packages ({}; \
+            "{file}: wifi.firmware: {f}{read_as} is in none of the firmware packages ({}; \
              boards/{SHARED_FILE} radio.firmware-packages) below lib/firmware/: name the file \
              as the driver asks for it, or pin the package that ships it",
             searched.join(", ")

@@ -46,6 +46,31 @@ pub struct RawHardware {
     /// Firmware files a module names but never asks for on this board, with why.
     #[serde(default)]
     pub firmware_waive: Vec<RawFirmwareWaiver>,
+    /// Modules of the board's hardware lists (`modules.load`, the gadget's, Ethernet's,
+    /// USB Ethernet's, WiFi's, extra storage's; `@set` allowed) whose removal the check
+    /// cannot catch, each with why (no DT node names it: a filesystem, a USB adapter's
+    /// driver, a PHY driver phylib matches by PHY ID; or a dependency of another listed
+    /// module, loaded anyway). The drivers mutation test fails on a module whose
+    /// removal passes the check and is not here, and on one here whose removal fails it.
+    #[serde(default)]
+    pub optional_modules: Vec<RawOptionalModule>,
+}
+
+/// A module the driver-chain check cannot prove needed, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawOptionalModule {
+    /// A module name (`ext4`) or a module set (`@filesystems`).
+    pub module: String,
+    pub why: String,
+}
+
+/// One module of `[hardware] optional-modules`, sets expanded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OptionalModule {
+    /// The module as the board's lists spell it.
+    pub module: String,
+    pub why: String,
 }
 
 /// A node the driver-chain check skips.
@@ -79,6 +104,8 @@ pub struct Hardware {
     pub waive: Vec<RawWaiver>,
     pub cells: Vec<RawCell>,
     pub firmware_waive: Vec<RawFirmwareWaiver>,
+    /// Filled by [`InFile::optional_modules`] once the module lists are expanded.
+    pub optional_modules: Vec<OptionalModule>,
 }
 
 /// What a board has, for the roots `[hardware]` must name.
@@ -181,6 +208,53 @@ impl InFile<'_> {
             waive: raw.waive,
             cells: raw.cells,
             firmware_waive: raw.firmware_waive,
+            optional_modules: Vec::new(),
         }))
+    }
+
+    /// `[hardware] optional-modules` checked against the board's hardware module lists
+    /// (`listed`, sets expanded); `expand` expands one entry's `@set`. Each entry needs
+    /// its reason, names a listed module (`-` and `_` alike, as the kernel matches
+    /// names) and comes once.
+    pub(crate) fn optional_modules(
+        &self,
+        raw: &[RawOptionalModule],
+        listed: &[String],
+        expand: &dyn Fn(&str) -> Result<Vec<String>, BoardError>,
+    ) -> Result<Vec<OptionalModule>, BoardError> {
+        const FIELD: &str = "hardware.optional-modules";
+        let canonical = |m: &str| m.replace('-', "_");
+        let mut out: Vec<OptionalModule> = Vec::new();
+        for r in raw {
+            if r.why.trim().is_empty() {
+                return Err(self.bad(
+                    FIELD,
+                    format!(
+                        "`{}`: say why the check cannot catch its removal (why = \"...\")",
+                        r.module
+                    ),
+                ));
+            }
+            for m in expand(&r.module)? {
+                if !listed.iter().any(|l| canonical(l) == canonical(&m)) {
+                    return Err(self.bad(
+                        FIELD,
+                        format!(
+                            "`{m}` is in none of the board's module lists (modules.load, \
+                             gadget/ethernet/usb-ethernet/wifi/storage.extra modules): fix \
+                             the name or remove the entry"
+                        ),
+                    ));
+                }
+                if out.iter().any(|o| canonical(&o.module) == canonical(&m)) {
+                    return Err(self.bad(FIELD, format!("`{m}` is declared twice: keep one entry")));
+                }
+                out.push(OptionalModule {
+                    module: m,
+                    why: r.why.clone(),
+                });
+            }
+        }
+        Ok(out)
     }
 }

@@ -14,6 +14,7 @@ mod catalog;
 mod folder;
 pub mod hardware;
 pub mod lava;
+mod links;
 mod shared;
 mod validate;
 pub use benchboot_wifi::channel::Band;
@@ -21,7 +22,10 @@ pub use catalog::{Catalog, BUILTIN_DIR};
 pub use folder::{
     known_list, read_board_file, MAX_BOARD_FILE_BYTES, MAX_FOLDER_ENTRIES, MAX_NAMES_LISTED,
 };
-pub use hardware::{Hardware, RawCell, RawFirmwareWaiver, RawHardware, RawWaiver};
+pub use hardware::{
+    Hardware, OptionalModule, RawCell, RawFirmwareWaiver, RawHardware, RawOptionalModule, RawWaiver,
+};
+pub use links::FirmwareLink;
 pub use shared::{
     BootConfig, Kernel, Loader, ModuleListError, RadioPackages, RawBlob, Regulatory, Shared,
     StandInAp, Unknown, SHARED_FILE,
@@ -204,6 +208,10 @@ pub struct RawWifi {
     /// What no package provides, in one line (e.g. a later chip revision's firmware),
     /// for the image and PID 1 to report.
     pub firmware_missing: Option<String>,
+    /// `firmware` files the pinned packages hold under another name (a link a later
+    /// package version adds), each read from that name, with why.
+    #[serde(default)]
+    pub firmware_links: Vec<FirmwareLink>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -489,6 +497,8 @@ pub struct WifiRadio {
     pub modules: Vec<String>,
     /// What no package provides, for the image and PID 1 to report.
     pub firmware_missing: Option<String>,
+    /// Files of [`WifiRadio::firmware`] read from another name of the packages.
+    pub firmware_links: Vec<FirmwareLink>,
 }
 
 impl WifiRadio {

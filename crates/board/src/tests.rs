@@ -719,3 +719,47 @@ fn vcio_is_for_the_pis_with_a_hardware_dtb() {
         "{err}"
     );
 }
+
+#[test]
+fn optional_modules_are_listed_once_with_a_reason() {
+    let text = rpi_3b_text();
+    let hw = parse_3b(&text).unwrap().hardware.unwrap();
+    // `@filesystems` expanded, each module with the entry's reason.
+    let fs: Vec<&str> = (hw.optional_modules.iter())
+        .filter(|o| o.why.starts_with("filesystems and their helpers"))
+        .map(|o| o.module.as_str())
+        .collect();
+    assert_eq!(
+        fs,
+        ["crc32c_generic", "ext4", "vfat", "nls_cp437", "nls_ascii"]
+    );
+    assert!(hw.optional_modules.iter().any(|o| o.module == "brcmfmac"));
+    let entry = "  { module = \"cpufreq-dt\", why = ";
+    assert!(text.contains(entry));
+    let with = |line: &str| text.replacen(entry, &format!("{line}\n{entry}"), 1);
+    refused_3b(
+        &with("  { module = \"bcm2835\", why = \"  \" },"),
+        "hardware.optional-modules",
+        "`bcm2835`: say why the check cannot catch its removal",
+    );
+    refused_3b(
+        &with("  { module = \"genet\", why = \"x\" },"),
+        "hardware.optional-modules",
+        "`genet` is in none of the board's module lists",
+    );
+    refused_3b(
+        &with("  { module = \"cpufreq_dt\", why = \"x\" },"),
+        "hardware.optional-modules",
+        "`cpufreq-dt` is declared twice: keep one entry",
+    );
+    refused_3b(
+        &with("  { module = \"@nosuch\", why = \"x\" },"),
+        "hardware.optional-modules",
+        "no module set `nosuch`",
+    );
+    refused_3b(
+        &with("  { module = \"bcm2835\", reason = \"x\" },"),
+        "unknown field `reason`",
+        "expected `module` or `why`",
+    );
+}

@@ -524,6 +524,8 @@ impl Check<'_> {
                 ));
             }
         }
+        crate::links::check(&w.firmware, &w.firmware_links)
+            .map_err(|m| self.bad("wifi.firmware-links", m))?;
         Ok(WifiRadio {
             chip: w.chip,
             driver: w.driver,
@@ -533,6 +535,7 @@ impl Check<'_> {
             firmware: w.firmware,
             modules,
             firmware_missing: w.firmware_missing,
+            firmware_links: w.firmware_links,
         })
     }
 
@@ -736,7 +739,23 @@ impl RawBoard {
             sata: storage.extra.iter().any(|e| e.bus == StorageBus::Sata),
             radio: wifi.is_some(),
         };
-        let hardware = InFile(check.file).hardware(self.hardware, &features)?;
+        let optional = (self.hardware.as_ref()).map_or(Vec::new(), |h| h.optional_modules.clone());
+        let mut hardware = InFile(check.file).hardware(self.hardware, &features)?;
+        if let Some(hw) = &mut hardware {
+            // Every hardware list, as xtask's drivers::hardware_modules gathers them.
+            let links = gadget.iter().map(|g| &g.modules);
+            let links = links.chain(ethernet.iter().map(|e| &e.modules));
+            let links = links.chain(usb_ethernet.iter().map(|u| &u.modules));
+            let links = links.chain(wifi.iter().map(|w| &w.modules));
+            let storage = storage.extra.iter().map(|e| &e.modules);
+            let listed: Vec<String> = (modules.iter())
+                .chain(links.chain(storage).flatten())
+                .cloned()
+                .collect();
+            let expand = |m: &str| check.expand("hardware.optional-modules", &[m.to_owned()]);
+            hw.optional_modules =
+                InFile(check.file).optional_modules(&optional, &listed, &expand)?;
+        }
         Ok(Board {
             name: self.name,
             description: self.description,

@@ -2,7 +2,11 @@
 //! driver can probe (its supplies, PHYs, resets, clocks, power domains, DMA channels,
 //! interrupt and GPIO controllers, pin controllers, the `mmc-pwrseq` of an SDIO slot,
 //! the bus it sits on), walked from the nodes a plan depends on, with each node's
-//! driver proved built in or carried as a module.
+//! driver proved built in or carried as a module. The walk goes down too: the enabled
+//! children of a depended-on node, recursively, are its driver's to populate or read
+//! (a PCIe bridge's endpoint with its `resets`, a switch's ports with their `phys` and
+//! `phy-handle`, a MAC's MDIO bus), so their references count as the node's own; a
+//! disabled child needs nothing.
 //!
 //! A probe that waits on a provider without a driver defers for ever, silently: the SD
 //! card of a Pi 4 never appears when its `vqmmc-supply` regulator's driver is missing.
@@ -33,6 +37,14 @@ const WITH_ARGS: &[(&str, &str)] = &[
     ("thermal-sensors", "#thermal-sensor-cells"),
     ("gpios", "#gpio-cells"),
     ("gpio", "#gpio-cells"),
+    ("interconnects", "#interconnect-cells"),
+    ("hwlocks", "#hwlock-cells"),
+    ("pwms", "#pwm-cells"),
+    // Phandle lists without arguments (`DEFINE_SIMPLE_PROP(.., NULL)`): no cell-count
+    // property, so every cell is a phandle.
+    ("extcon", ""),
+    ("nvmem-cells", ""),
+    ("wakeup-parent", ""),
 ];
 
 /// Compatibles that need no driver of their own: buses the OF core populates itself
@@ -119,9 +131,28 @@ pub struct Link {
     pub verdict: Result<Served, Gap>,
 }
 
+/// How a node came into a chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reach {
+    /// A node the board file names.
+    Root,
+    /// Named by a provider property of a node already in the chain.
+    Provider,
+    /// The bus or container above a node of the chain.
+    Parent,
+    /// A child of a root, or of such a child: the root's driver populates or parses it
+    /// (a PCIe bridge's endpoint, a switch's ports, a MAC's MDIO bus).
+    Child,
+}
+
 /// Walks the chain of every root (`(role, node path)`) through `tree`; each node once
 /// (the first role that reached it names it). `carried` is the image's module set
 /// (canonical names).
+///
+/// From each root it follows every provider property ([`providers`]) of the root and
+/// of every enabled node below it (children, recursively: a disabled child is never
+/// probed, so it needs nothing), of every provider reached and of its driver's node,
+/// and the bus above each.
 pub fn walk(
     tree: &Tree,
     roots: &[(String, String)],
@@ -132,11 +163,14 @@ pub fn walk(
 ) -> Vec<Link> {
     let mut out = Vec::new();
     let mut seen = BTreeSet::new();
-    // (role, node, how it was reached, reached as the parent of a node).
-    let mut queue: VecDeque<(String, usize, String, bool)> = VecDeque::new();
+    // Raw nodes whose provider properties were followed, and whose children were.
+    let mut followed = BTreeSet::new();
+    let mut descended = BTreeSet::new();
+    let mut waived = BTreeSet::new();
+    let mut queue: VecDeque<(String, usize, String, Reach)> = VecDeque::new();
     for (role, path) in roots {
         match tree.find(path) {
-            Some(i) => queue.push_back((role.clone(), i, "root".into(), false)),
+            Some(i) => queue.push_back((role.clone(), i, "root".into(), Reach::Root)),
             None => out.push(Link {
                 role: role.clone(),
                 node: path.clone(),
@@ -146,23 +180,33 @@ pub fn walk(
             }),
         }
     }
-    while let Some((role, at, via, parent_kind)) = queue.pop_front() {
+    let follow = |queue: &mut VecDeque<_>, followed: &mut BTreeSet<usize>, role: &str, n| {
+        if followed.insert(n) {
+            for (prop, target) in providers(tree, n) {
+                let via = format!("{} {prop}", tree.path(n));
+                queue.push_back((role.to_owned(), target, via, Reach::Provider));
+            }
+        }
+    };
+    while let Some((role, at, via, reach)) = queue.pop_front() {
+        // A disabled child is never probed: its parent's driver skips it.
+        if reach == Reach::Child && tree.disabled_at(at).is_some() {
+            continue;
+        }
         // An Ethernet PHY is matched by its PHY ID over MDIO (phylib), not by a
-        // compatible: what must be there is its MDIO bus, reached as a parent.
+        // compatible: what must be there is its MDIO bus, reached as a parent, and what
+        // the PHY node names (its reset GPIO, which the bus drives before reading the ID).
         if via.ends_with(" phy-handle") {
             if let Some(bus) = tree.nodes[at].parent.and_then(|p| owner(tree, p)) {
-                queue.push_back((
-                    role.clone(),
-                    bus,
-                    format!("{via} (the PHY's MDIO bus)"),
-                    true,
-                ));
+                let via = format!("{via} (the PHY's MDIO bus)");
+                queue.push_back((role.clone(), bus, via, Reach::Parent));
             }
+            follow(&mut queue, &mut followed, &role, at);
             continue;
         }
         // The node with the driver: the referenced node or its nearest ancestor with a
-        // compatible (a pin group's controller, a regulator under a PMIC), never the
-        // board's root node.
+        // compatible (a pin group's controller, a regulator under a PMIC, a port of a
+        // switch), never the board's root node.
         let Some(dev) = owner(tree, at) else { continue };
         // A node the board names (an MFD cell, a waiver), at or above the referenced
         // node, up to `dev`.
@@ -182,78 +226,106 @@ pub fn walk(
             }
             n = tree.nodes[k].parent;
         }
-        if !seen.insert(key) {
+        if waived.contains(&key) {
             continue;
         }
-        let path = tree.path(key).to_owned();
-        let compatible: Vec<String> = tree.compatible(dev).iter().map(|s| s.to_string()).collect();
-        let is_cpu = tree.string(dev, "device_type") == Some("cpu");
-        let verdict = if let Some(w) = waivers.iter().find(|w| w.node == path) {
-            Ok(Served::Waived(w.reason.clone()))
-        } else if let Some(d) = tree.disabled_at(key) {
-            Err(Gap::Disabled {
-                at: tree.path(d).to_owned(),
-            })
-        } else if is_cpu {
-            Ok(Served::NoDriverNeeded(
-                "a CPU core (device_type = \"cpu\")".into(),
-            ))
-        } else if let Some(c) = cells.iter().find(|c| c.node == path) {
-            if carried.contains(&crate::canonical(&c.module)) {
-                Ok(Served::Module {
-                    module: crate::canonical(&c.module),
-                    compatible: format!("MFD cell of {}", compatible.join(" ")),
-                })
-            } else {
-                Err(Gap::NotCarried {
-                    modules: vec![crate::canonical(&c.module)],
-                    compatible: format!("MFD cell of {}", compatible.join(" ")),
-                })
+        let first = seen.insert(key);
+        if first {
+            let link = judge(tree, (dev, key), reach, drivers, carried, waivers, cells);
+            let stop = matches!(link.verdict, Ok(Served::Waived(_)));
+            out.push(Link {
+                role: role.clone(),
+                via,
+                ..link
+            });
+            if stop {
+                waived.insert(key);
+                continue;
             }
-        } else {
-            match serve(&compatible, drivers, carried) {
-                // A parent no driver matches at all is a container (a clock domain, an
-                // interconnect segment, an MDIO node the MAC's driver registers): the
-                // OF core or its children's drivers populate it.
-                Err(Gap::NoDriver) if parent_kind => Ok(Served::NoDriverNeeded(
-                    "a container: no driver matches it; its children are populated by the \
-                     OF core or their parent's driver"
-                        .into(),
-                )),
-                v => v,
-            }
-        };
-        out.push(Link {
-            role: role.clone(),
-            node: path.clone(),
-            compatible,
-            via,
-            verdict: verdict.clone(),
-        });
-        if matches!(verdict, Ok(Served::Waived(_))) {
-            continue;
         }
         // What the referenced node and its driver's node point at.
-        let mut from = vec![at];
-        if dev != at {
-            from.push(dev);
-        }
-        for n in from {
-            for (prop, target) in providers(tree, n) {
-                queue.push_back((
-                    role.clone(),
-                    target,
-                    format!("{} {prop}", tree.path(n)),
-                    false,
-                ));
+        follow(&mut queue, &mut followed, &role, at);
+        follow(&mut queue, &mut followed, &role, dev);
+        // The nodes below a root: its driver populates them or reads their references.
+        if matches!(reach, Reach::Root | Reach::Child) && descended.insert(at) {
+            for c in tree.children(at) {
+                let via = format!("{} child", tree.path(at));
+                queue.push_back((role.clone(), c, via, Reach::Child));
             }
         }
         // The bus above: an I2C or SPI controller, an MFD, an SDIO host, an MDIO bus.
-        if let Some(p) = tree.nodes[dev].parent.and_then(|p| owner(tree, p)) {
-            queue.push_back((role.clone(), p, format!("{path} parent"), true));
+        if first {
+            if let Some(p) = tree.nodes[dev].parent.and_then(|p| owner(tree, p)) {
+                let via = format!("{} parent", tree.path(key));
+                queue.push_back((role.clone(), p, via, Reach::Parent));
+            }
         }
     }
     out
+}
+
+/// The verdict on node `key` (`dev`: the node with its driver, `key` itself or its
+/// nearest ancestor with a compatible), as a link without its role and `via` (the
+/// caller's).
+fn judge(
+    tree: &Tree,
+    (dev, key): (usize, usize),
+    reach: Reach,
+    drivers: &Drivers,
+    carried: &BTreeSet<String>,
+    waivers: &[Waiver],
+    cells: &[Cell],
+) -> Link {
+    let path = tree.path(key).to_owned();
+    let compatible: Vec<String> = tree.compatible(dev).iter().map(|s| s.to_string()).collect();
+    let is_cpu = tree.string(dev, "device_type") == Some("cpu");
+    let verdict = if let Some(w) = waivers.iter().find(|w| w.node == path) {
+        Ok(Served::Waived(w.reason.clone()))
+    } else if let Some(d) = tree.disabled_at(key) {
+        Err(Gap::Disabled {
+            at: tree.path(d).to_owned(),
+        })
+    } else if is_cpu {
+        Ok(Served::NoDriverNeeded(
+            "a CPU core (device_type = \"cpu\")".into(),
+        ))
+    } else if let Some(c) = cells.iter().find(|c| c.node == path) {
+        let module = crate::canonical(&c.module);
+        let compatible = format!("MFD cell of {}", compatible.join(" "));
+        if carried.contains(&module) {
+            Ok(Served::Module { module, compatible })
+        } else {
+            Err(Gap::NotCarried {
+                modules: vec![module],
+                compatible,
+            })
+        }
+    } else {
+        match serve(&compatible, drivers, carried) {
+            // A parent no driver matches at all is a container (a clock domain, an
+            // interconnect segment, an MDIO node the MAC's driver registers): the
+            // OF core or its children's drivers populate it.
+            Err(Gap::NoDriver) if reach == Reach::Parent => Ok(Served::NoDriverNeeded(
+                "a container: no driver matches it; its children are populated by the \
+                 OF core or their parent's driver"
+                    .into(),
+            )),
+            // A child no compatible-matched driver serves is a device its bus finds by
+            // its own IDs (a PCI endpoint, an SDIO function), the compatible only
+            // pointing that driver at its node.
+            Err(Gap::NoDriver) if reach == Reach::Child => Ok(Served::NoDriverNeeded(
+                "a child its bus matches by ID (PCI, SDIO, USB), not by compatible".into(),
+            )),
+            v => v,
+        }
+    };
+    Link {
+        role: String::new(),
+        node: path,
+        compatible,
+        via: String::new(),
+        verdict,
+    }
 }
 
 /// The node with the driver for node `i`: `i` or its nearest ancestor with a
@@ -272,9 +344,15 @@ fn owner(tree: &Tree, i: usize) -> Option<usize> {
     None
 }
 
-/// The provider nodes node `i` names, with the property naming each.
+/// The provider nodes node `i` names, with the property naming each: the properties
+/// of drivers/of/property.c `of_supplier_bindings` (6.1), each phandle followed by as
+/// many argument cells as the provider's `#…-cells` says, and the controller an
+/// `interrupts` property inherits ([`interrupt_controller`]).
 pub fn providers(tree: &Tree, i: usize) -> Vec<(String, usize)> {
     let mut out = Vec::new();
+    if let Some(c) = interrupt_controller(tree, i) {
+        out.push(("interrupts".to_owned(), c));
+    }
     for (name, _) in &tree.nodes[i].props {
         let single = name.ends_with("-supply") || SINGLE.contains(&name.as_str());
         let pinctrl = name
@@ -300,6 +378,11 @@ pub fn providers(tree: &Tree, i: usize) -> Vec<(String, usize)> {
             continue;
         };
         let v = tree.cells(i, name);
+        if cells_prop.is_empty() {
+            let targets = v.iter().filter_map(|&ph| tree.by_phandle(ph));
+            out.extend(targets.map(|t| (name.clone(), t)));
+            continue;
+        }
         let mut k = 0;
         while k < v.len() {
             let ph = v[k];
@@ -314,6 +397,31 @@ pub fn providers(tree: &Tree, i: usize) -> Vec<(String, usize)> {
         }
     }
     out
+}
+
+/// The interrupt controller of node `i`'s `interrupts` as the kernel finds it
+/// (drivers/of/irq.c `of_irq_find_parent`): from `i`, follow `interrupt-parent` where
+/// the node has one, else go to the parent, until a node with `#interrupt-cells`.
+/// `None` when `i` has no `interrupts`, has `interrupts-extended` (which names its
+/// controllers itself) or names its own `interrupt-parent` (followed as that).
+fn interrupt_controller(tree: &Tree, i: usize) -> Option<usize> {
+    let own = |p: &str| tree.prop(i, p).is_some();
+    if !own("interrupts") || own("interrupts-extended") || own("interrupt-parent") {
+        return None;
+    }
+    let mut at = i;
+    // A loop in the DT ends at the node count.
+    for _ in 0..tree.nodes.len() {
+        let next = match tree.cells(at, "interrupt-parent").first() {
+            Some(&ph) => tree.by_phandle(ph)?,
+            None => tree.nodes[at].parent?,
+        };
+        if tree.prop(next, "#interrupt-cells").is_some() {
+            return Some(next);
+        }
+        at = next;
+    }
+    None
 }
 
 /// How a node with these compatibles is served, most specific compatible first.
@@ -392,309 +500,4 @@ pub fn builtin_compatibles(image: &[u8]) -> BTreeSet<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::fdt::tests::dtb;
-
-    fn ph(n: u8) -> [u8; 4] {
-        [0, 0, 0, n]
-    }
-
-    /// A Pi 4-like card host: emmc2 with two regulators, one on a firmware GPIO
-    /// expander, a pin group on the GPIO controller.
-    fn pi4ish(reg_status: &'static [u8]) -> Tree {
-        let gpios: &[u8] = &[0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0, 0];
-        let blob = dtb(&[
-            (0, "", &[("compatible", b"raspberrypi,4-model-b\0")]),
-            (1, "soc", &[("compatible", b"simple-bus\0")]),
-            (
-                2,
-                "gpio@7e200000",
-                &[
-                    ("compatible", b"brcm,bcm2711-gpio\0"),
-                    ("phandle", &ph(5)),
-                    ("#gpio-cells", &[0, 0, 0, 2]),
-                ],
-            ),
-            (3, "emmc_pins", &[("phandle", &ph(6))]),
-            (
-                2,
-                "firmware",
-                &[
-                    ("compatible", b"raspberrypi,bcm2835-firmware\0simple-mfd\0"),
-                    ("phandle", &ph(7)),
-                ],
-            ),
-            (
-                3,
-                "gpio",
-                &[
-                    ("compatible", b"raspberrypi,firmware-gpio\0"),
-                    ("phandle", &ph(3)),
-                    ("#gpio-cells", &[0, 0, 0, 2]),
-                ],
-            ),
-            (1, "emmc2bus", &[("compatible", b"simple-bus\0")]),
-            (
-                2,
-                "mmc@7e340000",
-                &[
-                    ("compatible", b"brcm,bcm2711-emmc2\0"),
-                    ("vqmmc-supply", &ph(1)),
-                    ("vmmc-supply", &ph(2)),
-                    ("pinctrl-0", &ph(6)),
-                ],
-            ),
-            (
-                1,
-                "sd_io_1v8_reg",
-                &[
-                    ("compatible", b"regulator-gpio\0"),
-                    ("phandle", &ph(1)),
-                    ("gpios", gpios),
-                    ("status", reg_status),
-                ],
-            ),
-            (
-                1,
-                "sd_vcc_reg",
-                &[("compatible", b"regulator-fixed\0"), ("phandle", &ph(2))],
-            ),
-        ]);
-        Tree::parse(&blob).unwrap()
-    }
-
-    fn drivers() -> Drivers {
-        let mut d = Drivers::default();
-        for c in [
-            "brcm,bcm2711-gpio",
-            "raspberrypi,bcm2835-firmware",
-            "raspberrypi,firmware-gpio",
-        ] {
-            d.builtin.insert(c.into());
-        }
-        d.modules
-            .insert("brcm,bcm2711-emmc2".into(), vec!["sdhci_iproc".into()]);
-        d.modules
-            .insert("regulator-gpio".into(), vec!["gpio_regulator".into()]);
-        d.modules
-            .insert("regulator-fixed".into(), vec!["reg_fixed_voltage".into()]);
-        d
-    }
-
-    fn carried(ms: &[&str]) -> BTreeSet<String> {
-        ms.iter().map(|s| s.to_string()).collect()
-    }
-
-    fn gaps(links: &[Link]) -> Vec<(String, Gap)> {
-        links
-            .iter()
-            .filter_map(|l| l.verdict.clone().err().map(|g| (l.node.clone(), g)))
-            .collect()
-    }
-
-    #[test]
-    fn the_pi4_card_needs_both_regulators() {
-        let t = pi4ish(b"okay\0");
-        let roots = [("card".to_string(), "/emmc2bus/mmc@7e340000".to_string())];
-        // The image of before: only the SD host's module.
-        let links = walk(&t, &roots, &drivers(), &carried(&["sdhci_iproc"]), &[], &[]);
-        assert_eq!(
-            gaps(&links),
-            [
-                (
-                    "/sd_io_1v8_reg".to_string(),
-                    Gap::NotCarried {
-                        modules: vec!["gpio_regulator".into()],
-                        compatible: "regulator-gpio".into()
-                    }
-                ),
-                (
-                    "/sd_vcc_reg".to_string(),
-                    Gap::NotCarried {
-                        modules: vec!["reg_fixed_voltage".into()],
-                        compatible: "regulator-fixed".into()
-                    }
-                ),
-            ]
-        );
-        let reg = links.iter().find(|l| l.node == "/sd_io_1v8_reg").unwrap();
-        assert_eq!(reg.via, "/emmc2bus/mmc@7e340000 vqmmc-supply");
-        // The regulator's GPIO is on the firmware expander, whose parent is the firmware.
-        let exp = links
-            .iter()
-            .find(|l| l.node == "/soc/firmware/gpio")
-            .unwrap();
-        assert_eq!(exp.via, "/sd_io_1v8_reg gpios");
-        assert_eq!(
-            exp.verdict,
-            Ok(Served::BuiltIn("raspberrypi,firmware-gpio".into()))
-        );
-        assert!(links
-            .iter()
-            .any(|l| l.node == "/soc/firmware" && l.via == "/soc/firmware/gpio parent"));
-        // The pin group is served by its controller.
-        assert!(links
-            .iter()
-            .any(|l| l.node == "/soc/gpio@7e200000" && l.via.ends_with("pinctrl-0")));
-
-        let links = walk(
-            &t,
-            &roots,
-            &drivers(),
-            &carried(&["sdhci_iproc", "gpio_regulator", "reg_fixed_voltage"]),
-            &[],
-            &[],
-        );
-        assert!(gaps(&links).is_empty(), "{links:#?}");
-    }
-
-    #[test]
-    fn a_disabled_provider_and_a_missing_root_are_gaps() {
-        let t = pi4ish(b"disabled\0");
-        let roots = [
-            ("card".to_string(), "/emmc2bus/mmc@7e340000".to_string()),
-            ("udc".to_string(), "/soc/usb@7e980000".to_string()),
-        ];
-        let all = carried(&["sdhci_iproc", "gpio_regulator", "reg_fixed_voltage"]);
-        let links = walk(&t, &roots, &drivers(), &all, &[], &[]);
-        assert_eq!(
-            gaps(&links),
-            [
-                ("/soc/usb@7e980000".to_string(), Gap::NoSuchNode),
-                (
-                    "/sd_io_1v8_reg".to_string(),
-                    Gap::Disabled {
-                        at: "/sd_io_1v8_reg".into()
-                    }
-                ),
-            ]
-        );
-        // A waiver stops the walk there, with its reason.
-        let w = [Waiver {
-            node: "/sd_io_1v8_reg".into(),
-            reason: "test".into(),
-        }];
-        let links = walk(&t, &roots[..1], &drivers(), &all, &w, &[]);
-        assert!(gaps(&links).is_empty());
-        assert!(!links.iter().any(|l| l.node == "/soc/firmware/gpio"));
-    }
-
-    #[test]
-    fn no_driver_and_no_driver_needed() {
-        let d = drivers();
-        let none = carried(&[]);
-        assert_eq!(
-            serve(&["acme,widget".into()], &d, &none),
-            Err(Gap::NoDriver)
-        );
-        assert_eq!(
-            serve(&["ethernet-phy-ieee802.3-c22".into()], &d, &none),
-            Ok(Served::NoDriverNeeded("ethernet-phy-ieee802.3-c22".into()))
-        );
-        // The most specific compatible with a driver wins; built in beats a module.
-        let mut d2 = d.clone();
-        d2.builtin.insert("regulator-fixed".into());
-        assert_eq!(
-            serve(&["regulator-fixed".into()], &d2, &none),
-            Ok(Served::BuiltIn("regulator-fixed".into()))
-        );
-    }
-
-    #[test]
-    fn mfd_cells_named_by_the_board() {
-        let blob = dtb(&[
-            (0, "", &[("compatible", b"lemaker,bananapi\0")]),
-            (1, "cpus", &[]),
-            (
-                2,
-                "cpu@0",
-                &[("compatible", b"arm,cortex-a7\0"), ("cpu-supply", &ph(9))],
-            ),
-            (
-                1,
-                "i2c@1c2ac00",
-                &[("compatible", b"allwinner,sun7i-a20-i2c\0")],
-            ),
-            (2, "pmic@34", &[("compatible", b"x-powers,axp209\0")]),
-            (3, "regulators", &[]),
-            (4, "dcdc2", &[("phandle", &ph(9))]),
-        ]);
-        let t = Tree::parse(&blob).unwrap();
-        let mut d = Drivers::default();
-        d.builtin.insert("x-powers,axp209".into());
-        d.builtin.insert("arm,cortex-a7".into());
-        d.modules
-            .insert("allwinner,sun7i-a20-i2c".into(), vec!["i2c_mv64xxx".into()]);
-        let roots = [("cpufreq".to_string(), "/cpus/cpu@0".to_string())];
-        let cell = [Cell {
-            node: "/i2c@1c2ac00/pmic@34/regulators".into(),
-            module: "axp20x-regulator".into(),
-        }];
-        let links = walk(&t, &roots, &d, &carried(&[]), &[], &cell);
-        // Without the cell named, the PMIC's built-in MFD driver looks enough: the
-        // board file must name it (and then the module must be carried).
-        assert_eq!(
-            gaps(&links),
-            [
-                (
-                    "/i2c@1c2ac00/pmic@34/regulators".to_string(),
-                    Gap::NotCarried {
-                        modules: vec!["axp20x_regulator".into()],
-                        compatible: "MFD cell of x-powers,axp209".into()
-                    }
-                ),
-                (
-                    "/i2c@1c2ac00".to_string(),
-                    Gap::NotCarried {
-                        modules: vec!["i2c_mv64xxx".into()],
-                        compatible: "allwinner,sun7i-a20-i2c".into()
-                    }
-                ),
-            ]
-        );
-    }
-
-    #[test]
-    fn builtin_tables_are_found_in_an_image() {
-        let mut img = vec![0xAAu8; 16];
-        let mut entry = vec![0u8; 64];
-        let mut compat = b"ti,omap3-uart".to_vec();
-        compat.resize(128, 0);
-        entry.extend(compat);
-        entry.extend([1, 2, 3, 4, 5, 6, 7, 8]);
-        img.extend(&entry);
-        // An entry with a type (`{ .type = "serial", .compatible = "ns16550" }`).
-        let mut typed = vec![0u8; 32];
-        typed.extend(b"serial");
-        typed.resize(64, 0);
-        let mut compat = b"ns16550".to_vec();
-        compat.resize(128, 0);
-        typed.extend(compat);
-        typed.extend([9; 8]);
-        img.extend(&typed);
-        // An earlycon_id after another's `setup` pointer: name[15] + name_term, then a
-        // 128-byte compatible: not a driver.
-        img.extend([0x10, 0x32, 0x54, 0x76, 0x98, 0xba, 0xdc, 0xfe]);
-        img.extend([0x10, 0x32, 0x54, 0x76, 0x98, 0xba, 0xdc, 0xfe]);
-        let mut early = [0x10u8, 0x32, 0x54, 0x76, 0x98, 0xba, 0xdc, 0xfe].to_vec();
-        early.extend([0u8; 8]);
-        let mut name = b"uart".to_vec();
-        name.resize(16, 0);
-        early.extend(name);
-        let mut compat = b"ns16550a".to_vec();
-        compat.resize(128, 0);
-        early.extend(compat);
-        img.extend(&early);
-        img.extend(b"\0regulator-fixed\0notpadded");
-        img.extend(vec![0x55; 200]);
-        let found = builtin_compatibles(&img);
-        assert!(found.contains("ti,omap3-uart"));
-        assert!(found.contains("ns16550"));
-        assert!(
-            !found.contains("ns16550a"),
-            "an earlycon entry is no driver"
-        );
-        assert!(!found.contains("regulator-fixed"));
-    }
-}
+mod tests;

@@ -213,6 +213,13 @@ impl Tree {
         None
     }
 
+    /// The children of node `i`, in document order.
+    pub fn children(&self, i: usize) -> Vec<usize> {
+        (i + 1..self.nodes.len())
+            .filter(|&k| self.nodes[k].parent == Some(i))
+            .collect()
+    }
+
     /// The path of node `i`.
     pub fn path(&self, i: usize) -> &str {
         &self.nodes[i].path

@@ -82,6 +82,17 @@ fn radio(firmware: &[&str]) -> WifiRadio {
     w
 }
 
+/// The Zero 2 W's DTB from its pinned kernel package.
+fn zero_2_w_dtb(b: &Board, lock: &Lock) -> std::path::PathBuf {
+    let (root, _) = crate::packages::unpacked(lock, &b.kernel.package).unwrap();
+    let name = b.kernel.dtb.as_deref().unwrap();
+    crate::walk_files(&root.join("usr/lib"))
+        .unwrap()
+        .into_iter()
+        .find(|p| p.file_name().is_some_and(|f| f == name))
+        .unwrap()
+}
+
 #[test]
 fn brcmfmac_names_follow_the_drivers_order() {
     // What firmware-brcm80211 + raspi-firmware hold for the 43430.
@@ -220,21 +231,49 @@ fn zero_w_radio_files_from_the_pinned_packages() {
 }
 
 #[test]
-fn the_zero_2_w_takes_the_generic_nvram_from_raspi_firmware_and_the_pi_4_its_own() {
+fn the_zero_2_w_takes_its_own_nvram_by_link_and_the_pi_4_its_own() {
     let lock = lock();
-    let z2 = files(&crate::load_board("rpi-zero-2-w").unwrap(), &lock).unwrap();
-    let nvram = &z2[2];
+    let z2 = crate::load_board("rpi-zero-2-w").unwrap();
+    let files_z2 = files(&z2, &lock).unwrap();
+    let nvram = &files_z2[2];
+    // The 3 B's NVRAM (874 bytes, the same SHA-256 in firmware-brcm80211 20230210-5
+    // and 20250410-2, which links the Zero 2 W's name to it), at the board's name: not
+    // raspi-firmware's generic brcmfmac43430-sdio.txt of placeholder values.
     assert_eq!(
         (
             nvram.path.as_str(),
+            nvram.from.as_str(),
             nvram.package.as_str(),
             nvram.data.len()
         ),
         (
-            "lib/firmware/brcm/brcmfmac43430-sdio.txt",
-            "raspi-firmware",
-            1014
+            "lib/firmware/brcm/brcmfmac43430-sdio.raspberrypi,model-zero-2-w.txt",
+            "lib/firmware/brcm/brcmfmac43430-sdio.raspberrypi,3-model-b.txt",
+            "firmware-brcm80211",
+            874
         )
+    );
+    assert_eq!(
+        crate::sha256_hex(&nvram.data),
+        "489c12a33e0fd0899cd27bfb316b30944f0b9dd571c266a0aa3704b35817b788"
+    );
+    assert!(!files_z2
+        .iter()
+        .any(|f| f.path.ends_with("brcmfmac43430-sdio.txt")));
+    // The driver's order on the Zero 2 W's DTB: the board's name first, which the
+    // image holds; without the link no package has it, and the check says which
+    // package version would.
+    let dtb = zero_2_w_dtb(&z2, &lock);
+    assert_eq!(check(&z2, &lock, Some(&dtb)).unwrap(), Vec::<String>::new());
+    let mut unlinked = z2.clone();
+    unlinked.wifi.as_mut().unwrap().firmware_links.clear();
+    let ps = check(&unlinked, &lock, Some(&dtb)).unwrap().join("\n");
+    assert!(
+        ps.contains(
+            "wifi.firmware: brcm/brcmfmac43430-sdio.raspberrypi,model-zero-2-w.txt is in none \
+             of the firmware packages"
+        ),
+        "{ps}"
     );
     let pi4 = files(&crate::load_board("rpi-4b").unwrap(), &lock).unwrap();
     assert_eq!(pi4[0].from, "lib/firmware/cypress/cyfmac43455-sdio.bin");

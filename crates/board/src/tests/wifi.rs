@@ -51,6 +51,7 @@ fn zero_w_radio_fields() {
             ],
             modules: BRCMFMAC_MODULES.map(String::from).to_vec(),
             firmware_missing: None,
+            firmware_links: Vec::new(),
         })
     );
     assert_eq!(b.wifi_summary(), "CYW43438 (BCM43430/1), 2.4 GHz");
@@ -102,7 +103,15 @@ fn pi4_is_dual_band_to_80_mhz_and_zero_2_w_says_what_is_missing() {
     );
     let z2 = load(&boards_dir(), "rpi-zero-2-w").unwrap();
     let w = z2.wifi().unwrap();
-    assert_eq!(w.firmware[2], "brcm/brcmfmac43430-sdio.txt");
+    // The board's own NVRAM name, read from the 3 B's file (wifi.firmware-links).
+    assert_eq!(
+        w.firmware[2],
+        "brcm/brcmfmac43430-sdio.raspberrypi,model-zero-2-w.txt"
+    );
+    assert_eq!(
+        w.source_name(&w.firmware[2]),
+        "brcm/brcmfmac43430-sdio.raspberrypi,3-model-b.txt"
+    );
     let missing = w.firmware_missing.as_deref().unwrap();
     assert!(
         missing.contains("BCM43430/2") && missing.contains("brcm/brcmfmac43430b0-sdio.bin"),
@@ -479,4 +488,60 @@ fn shared_radio_errors_name_the_entry() {
     );
     let cut: String = text.split("\n[radio]\n").next().unwrap().to_owned();
     refused(&text, &cut, &["missing field `radio`"]);
+}
+
+#[test]
+fn firmware_links_name_a_listed_file_another_name_and_why() {
+    let text = board_text("rpi-zero-2-w");
+    let w = parse_as("rpi-zero-2-w", &text).unwrap().wifi.unwrap();
+    let board_nvram = "brcm/brcmfmac43430-sdio.raspberrypi,model-zero-2-w.txt";
+    let three_b = "brcm/brcmfmac43430-sdio.raspberrypi,3-model-b.txt";
+    assert!(w.firmware.iter().any(|f| f == board_nvram));
+    assert_eq!(w.source_name(board_nvram), three_b);
+    assert_eq!(
+        w.source_name("brcm/brcmfmac43430-sdio.bin"),
+        "brcm/brcmfmac43430-sdio.bin"
+    );
+    let to = format!("to = \"{three_b}\"");
+    assert!(text.contains(&to));
+    let field = "wifi.firmware-links";
+    refused(
+        "rpi-zero-2-w",
+        &text.replacen(
+            &format!("{{ file = \"{board_nvram}\""),
+            "{ file = \"brcm/brcmfmac43430-sdio.txt\"",
+            1,
+        ),
+        field,
+        "`brcm/brcmfmac43430-sdio.txt` is not in wifi.firmware",
+    );
+    refused(
+        "rpi-zero-2-w",
+        &text.replacen(&to, &format!("to = \"{board_nvram}\""), 1),
+        field,
+        "give the other file it is read from (to) and why",
+    );
+    refused(
+        "rpi-zero-2-w",
+        &text.replacen(&to, "to = \"../brcm/x.txt\"", 1),
+        field,
+        "..",
+    );
+    let entry_start = text.find("firmware-links = [\n").unwrap() + "firmware-links = [\n".len();
+    let entry_end = entry_start + text[entry_start..].find('\n').unwrap() + 1;
+    let entry = &text[entry_start..entry_end];
+    refused(
+        "rpi-zero-2-w",
+        &text.replacen(entry, &format!("{entry}{entry}"), 1),
+        field,
+        "is linked twice: keep one entry",
+    );
+    let why_start = entry.find("why = \"").unwrap();
+    let no_why = format!("{}why = \" \" }},\n", &entry[..why_start]);
+    refused(
+        "rpi-zero-2-w",
+        &text.replacen(entry, &no_why, 1),
+        field,
+        "and why",
+    );
 }
