@@ -338,6 +338,39 @@ pub fn storage(dir: Option<PathBuf>, runs: u32) -> Result<()> {
     let file = dir.join(REFERENCE_FILE);
     let host = crate::qemu::build_host_tool(true)?;
     let big: u64 = 256 << 20;
+    print_storage_preamble(&dir, runs)?;
+    for mode in [Mode::Sync, Mode::Direct] {
+        for bs in BLOCK_SIZES {
+            if mode == Mode::Direct && bs < 4096 {
+                continue; // O_DIRECT impossible below the logical block size
+            }
+            let cell = storage_cell(&host, &dir, &file, bs, mode, cell_bytes(bs, big), runs)?;
+            print_storage_cell(bs, mode, &cell);
+        }
+    }
+    fresh(&dir)?;
+    println!(
+        "load average at the end {} (other processes on the CPUs make the small direct \
+         cells wander)",
+        load_average()
+    );
+    println!("MiB/s = 2^20 bytes/s. Writes include fsync (dd conv=fsync, fio end_fsync=1); reads start with the file's pages dropped.");
+    println!(
+        "sign: in how many runs benchboot was the slower, and the sign test's two-sided p; \
+         p < 0.05 is a gap of method, not of this machine's noise"
+    );
+    Ok(())
+}
+
+/// One cell's timed runs, MiB/s per run: `[write, read]` of benchboot, dd and fio.
+struct StorageCell {
+    bb: [Vec<f64>; 2],
+    dd: [Vec<f64>; 2],
+    fio: [Vec<f64>; 2],
+}
+
+/// The storage bench's header: method, machine, the stamps' cost, the table's columns.
+fn print_storage_preamble(dir: &Path, runs: u32) -> Result<()> {
     println!(
         "bench: {runs} runs per tool and cell after one warm-up run, interleaved (order rotating), \
          every pass from no file and nothing dirty, median; dir {}",
@@ -382,96 +415,94 @@ pub fn storage(dir: Option<PathBuf>, runs: u32) -> Result<()> {
         "bb<dd sign",
         "bb<fio sign"
     );
-    for mode in [Mode::Sync, Mode::Direct] {
-        for bs in BLOCK_SIZES {
-            if mode == Mode::Direct && bs < 4096 {
-                continue; // O_DIRECT impossible below the logical block size
-            }
-            let bytes = cell_bytes(bs, big);
-            // Interleave the tools run by run so drifts of a shared disk hit all three.
-            let mut bb = [Vec::new(), Vec::new()];
-            let mut dds = [Vec::new(), Vec::new()];
-            let mut fios = [Vec::new(), Vec::new()];
-            let k = |d: Direction| usize::from(d == Direction::Read);
-            // Run 0 is an untimed warm-up of every tool (allocator, journal and cache
-            // state after the previous cell), as fio's own ramp_time does.
-            for run_no in 0..=runs {
-                let keep = run_no > 0;
-                for step in steps(run_no) {
-                    match step {
-                        Step::Fresh => fresh(&dir)?,
-                        Step::Prepare => {
-                            dd(&file, bs.max(4096), bytes, Mode::Sync, Direction::Write)?;
-                        }
-                        Step::Timed(Tool::Benchboot, _) => {
-                            for (d, v) in benchboot(&host, &dir, bs, mode, bytes)? {
-                                if keep {
-                                    bb[k(d)].push(v);
-                                }
-                            }
-                        }
-                        Step::Timed(Tool::Dd, d) => {
-                            let v = dd(&file, bs, bytes, mode, d)?;
-                            if keep {
-                                dds[k(d)].push(v);
-                            }
-                        }
-                        Step::Timed(Tool::Fio, d) => {
-                            let v = fio(&file, bs, bytes, mode, d)?;
-                            if keep {
-                                fios[k(d)].push(v);
-                            }
+    Ok(())
+}
+
+/// Runs one cell (block size `bs` bytes, `mode`, `bytes` per pass) `runs` times after an
+/// untimed warm-up, the three tools interleaved run by run so drifts of a shared disk
+/// hit all three.
+fn storage_cell(
+    host: &Path,
+    dir: &Path,
+    file: &Path,
+    bs: u64,
+    mode: Mode,
+    bytes: u64,
+    runs: u32,
+) -> Result<StorageCell> {
+    let mut cell = StorageCell {
+        bb: [Vec::new(), Vec::new()],
+        dd: [Vec::new(), Vec::new()],
+        fio: [Vec::new(), Vec::new()],
+    };
+    let k = |d: Direction| usize::from(d == Direction::Read);
+    // Run 0 is an untimed warm-up of every tool (allocator, journal and cache state
+    // after the previous cell), as fio's own ramp_time does.
+    for run_no in 0..=runs {
+        let keep = run_no > 0;
+        for step in steps(run_no) {
+            match step {
+                Step::Fresh => fresh(dir)?,
+                Step::Prepare => {
+                    dd(file, bs.max(4096), bytes, Mode::Sync, Direction::Write)?;
+                }
+                Step::Timed(Tool::Benchboot, _) => {
+                    for (d, v) in benchboot(host, dir, bs, mode, bytes)? {
+                        if keep {
+                            cell.bb[k(d)].push(v);
                         }
                     }
                 }
-            }
-            for (k, d) in [Direction::Write, Direction::Read].into_iter().enumerate() {
-                let (bb, dds, fios) = (&bb[k], &dds[k], &fios[k]);
-                let (b, x, f) = (median(bb), median(dds), median(fios));
-                println!(
-                    "{:>7} {:>6} {:>5} {:>11.2} {:>11.2} {:>11.2} {:>8.3} {:>8.3}  {:>11} {:>11}  {:>12} {:>12}",
-                    bs,
-                    mode.name(),
-                    if d == Direction::Write {
-                        "write"
-                    } else {
-                        "read"
-                    },
-                    b,
-                    x,
-                    f,
-                    b / x,
-                    b / f,
-                    ratio_range(bb, dds),
-                    ratio_range(bb, fios),
-                    sign_text(bb, dds),
-                    sign_text(bb, fios)
-                );
-                if bs == 8 {
-                    // Per-call cost: ns per 8-byte call.
-                    let ns = |mibs: f64| 8.0 / (mibs * (1 << 20) as f64) * 1e9;
-                    println!(
-                        "        per 8 B block: benchboot {:.0} ns, dd {:.0} ns ({:+.1} %; dd's write block also costs a read(2) of /dev/zero)",
-                        ns(b),
-                        ns(x),
-                        (ns(b) / ns(x) - 1.0) * 100.0
-                    );
+                Step::Timed(Tool::Dd, d) => {
+                    let v = dd(file, bs, bytes, mode, d)?;
+                    if keep {
+                        cell.dd[k(d)].push(v);
+                    }
+                }
+                Step::Timed(Tool::Fio, d) => {
+                    let v = fio(file, bs, bytes, mode, d)?;
+                    if keep {
+                        cell.fio[k(d)].push(v);
+                    }
                 }
             }
         }
     }
-    fresh(&dir)?;
-    println!(
-        "load average at the end {} (other processes on the CPUs make the small direct \
-         cells wander)",
-        load_average()
-    );
-    println!("MiB/s = 2^20 bytes/s. Writes include fsync (dd conv=fsync, fio end_fsync=1); reads start with the file's pages dropped.");
-    println!(
-        "sign: in how many runs benchboot was the slower, and the sign test's two-sided p; \
-         p < 0.05 is a gap of method, not of this machine's noise"
-    );
-    Ok(())
+    Ok(cell)
+}
+
+/// One cell's two rows (write, read): medians, ratios, their range over runs and the
+/// sign test; at 8 B also the per-call cost in ns.
+fn print_storage_cell(bs: u64, mode: Mode, cell: &StorageCell) {
+    for (k, d) in [Direction::Write, Direction::Read].into_iter().enumerate() {
+        let (bb, dds, fios) = (&cell.bb[k], &cell.dd[k], &cell.fio[k]);
+        let (b, x, f) = (median(bb), median(dds), median(fios));
+        println!(
+            "{:>7} {:>6} {:>5} {:>11.2} {:>11.2} {:>11.2} {:>8.3} {:>8.3}  {:>11} {:>11}  {:>12} {:>12}",
+            bs,
+            mode.name(),
+            if d == Direction::Write { "write" } else { "read" },
+            b,
+            x,
+            f,
+            b / x,
+            b / f,
+            ratio_range(bb, dds),
+            ratio_range(bb, fios),
+            sign_text(bb, dds),
+            sign_text(bb, fios)
+        );
+        if bs == 8 {
+            // Per-call cost: ns per 8-byte call.
+            let ns = |mibs: f64| 8.0 / (mibs * (1 << 20) as f64) * 1e9;
+            println!(
+                "        per 8 B block: benchboot {:.0} ns, dd {:.0} ns ({:+.1} %; dd's write block also costs a read(2) of /dev/zero)",
+                ns(b),
+                ns(x),
+                (ns(b) / ns(x) - 1.0) * 100.0
+            );
+        }
+    }
 }
 
 #[cfg(test)]
