@@ -2,6 +2,7 @@
 //! a file from /dev/shm to `curl -o /dev/null`, over loopback.
 
 use std::net::SocketAddr;
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
@@ -136,74 +137,8 @@ pub fn http(runs: u32) -> Result<()> {
     let gb = 2.0 * HTTP_BYTES as f64 / 1e9;
     for run_no in 0..=runs {
         let keep = run_no > 0;
-        let run_bb = || -> Result<[f64; 4]> {
-            let (out, t) = client(
-                Command::new(&host).args([
-                    "net",
-                    "--peer",
-                    &bb_addr.to_string(),
-                    "--streams",
-                    "0",
-                    "--latency-samples",
-                    "0",
-                    "--http-bytes",
-                    &HTTP_BYTES.to_string(),
-                    "--json",
-                    "-",
-                ]),
-                &peer,
-            )?;
-            let r: NetworkResults =
-                serde_json::from_str(&out).context("benchboot net --json output")?;
-            let [h2b, b2h] = r.http.as_slice() else {
-                bail!(
-                    "benchboot net: expected two HTTP runs, got {}",
-                    r.http.len()
-                );
-            };
-            // The fetching side's /proc/stat over its GET: system-wide, transfer only.
-            let busy = |c: &benchboot_results::network::CpuTimes| {
-                (c.user + c.nice + c.system + c.irq + c.softirq) as f64
-            };
-            Ok([
-                mbit_per_s(h2b.bytes, h2b.nanos),
-                mbit_per_s(b2h.bytes, b2h.nanos),
-                (busy(&h2b.board_cpu) + busy(&b2h.host_cpu)) / gb,
-                t as f64 / hz / gb,
-            ])
-        };
-        let run_ref = || -> Result<[f64; 4]> {
-            let mut rates = [0.0; 2];
-            let mut busy = 0u64;
-            let mut ticks_total = 0u64;
-            for rate in &mut rates {
-                let b0 = busy_jiffies()?;
-                let (out, t) = client(
-                    Command::new("curl").args([
-                        "-s",
-                        "-o",
-                        "/dev/null",
-                        "-w",
-                        "%{size_download} %{time_total}",
-                        &url,
-                    ]),
-                    &nginx.server,
-                )?;
-                busy += busy_jiffies()? - b0;
-                ticks_total += t;
-                let (bytes, secs) = parse_curl(&out).context("unexpected curl -w output")?;
-                if bytes as u64 != HTTP_BYTES {
-                    bail!("curl got {bytes} of {HTTP_BYTES} bytes");
-                }
-                *rate = bytes * 8.0 / secs / 1e6;
-            }
-            Ok([
-                rates[0],
-                rates[1],
-                busy as f64 / gb,
-                ticks_total as f64 / hz / gb,
-            ])
-        };
+        let run_bb = || benchboot_http_run(&host, bb_addr, &peer, hz, gb);
+        let run_ref = || reference_http_run(&url, &nginx, hz, gb);
         let (b, f) = if run_no % 2 == 0 {
             let b = run_bb()?;
             (b, run_ref()?)
@@ -231,6 +166,92 @@ pub fn http(runs: u32) -> Result<()> {
             f[3]
         );
     }
+    print_http_table(&bb, &rf, hz);
+    drop(nginx);
+    drop(peer);
+    Ok(())
+}
+
+/// One `benchboot net` HTTP run against the peer: `[host-to-board Mbit/s, board-to-host
+/// Mbit/s, transfer busy jiffies per GB, process CPU s per GB]`.
+fn benchboot_http_run(
+    host: &Path,
+    bb_addr: SocketAddr,
+    peer: &Server,
+    hz: f64,
+    gb: f64,
+) -> Result<[f64; 4]> {
+    let (out, t) = client(
+        Command::new(host).args([
+            "net",
+            "--peer",
+            &bb_addr.to_string(),
+            "--streams",
+            "0",
+            "--latency-samples",
+            "0",
+            "--http-bytes",
+            &HTTP_BYTES.to_string(),
+            "--json",
+            "-",
+        ]),
+        peer,
+    )?;
+    let r: NetworkResults = serde_json::from_str(&out).context("benchboot net --json output")?;
+    let [h2b, b2h] = r.http.as_slice() else {
+        bail!(
+            "benchboot net: expected two HTTP runs, got {}",
+            r.http.len()
+        );
+    };
+    // The fetching side's /proc/stat over its GET: system-wide, transfer only.
+    let busy = |c: &benchboot_results::network::CpuTimes| {
+        (c.user + c.nice + c.system + c.irq + c.softirq) as f64
+    };
+    Ok([
+        mbit_per_s(h2b.bytes, h2b.nanos),
+        mbit_per_s(b2h.bytes, b2h.nanos),
+        (busy(&h2b.board_cpu) + busy(&b2h.host_cpu)) / gb,
+        t as f64 / hz / gb,
+    ])
+}
+
+/// The reference run: `curl` fetching nginx's object twice, the same four figures.
+fn reference_http_run(url: &str, nginx: &Nginx, hz: f64, gb: f64) -> Result<[f64; 4]> {
+    let mut rates = [0.0; 2];
+    let mut busy = 0u64;
+    let mut ticks_total = 0u64;
+    for rate in &mut rates {
+        let b0 = busy_jiffies()?;
+        let (out, t) = client(
+            Command::new("curl").args([
+                "-s",
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{size_download} %{time_total}",
+                url,
+            ]),
+            &nginx.server,
+        )?;
+        busy += busy_jiffies()? - b0;
+        ticks_total += t;
+        let (bytes, secs) = parse_curl(&out).context("unexpected curl -w output")?;
+        if bytes as u64 != HTTP_BYTES {
+            bail!("curl got {bytes} of {HTTP_BYTES} bytes");
+        }
+        *rate = bytes * 8.0 / secs / 1e6;
+    }
+    Ok([
+        rates[0],
+        rates[1],
+        busy as f64 / gb,
+        ticks_total as f64 / hz / gb,
+    ])
+}
+
+/// The table of medians and the method's words.
+fn print_http_table(bb: &[Vec<f64>; 4], rf: &[Vec<f64>; 4], hz: f64) {
     let b: Vec<f64> = bb.iter().map(|v| median(v)).collect();
     let f: Vec<f64> = rf.iter().map(|v| median(v)).collect();
     println!(
@@ -261,7 +282,4 @@ pub fn http(runs: u32) -> Result<()> {
          written before). Host: {}",
         host_line()
     );
-    drop(nginx);
-    drop(peer);
-    Ok(())
 }
