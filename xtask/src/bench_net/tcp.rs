@@ -26,13 +26,7 @@ struct Cell {
 /// `cargo xtask bench net`.
 pub fn net(runs: u32, seconds: u64) -> Result<()> {
     let hz = clock_ticks_per_s();
-    let Servers {
-        host,
-        peer,
-        bb_addr,
-        iperf,
-        ip_port,
-    } = start_servers(&[])?;
+    let s = start_servers(&[])?;
 
     let directions = [("board-to-host", false), ("host-to-board", true)];
     let mut cells: Vec<Cell> = (0..STREAMS.len() * 2).map(|_| Cell::default()).collect();
@@ -45,60 +39,8 @@ pub fn net(runs: u32, seconds: u64) -> Result<()> {
         for (si, &streams) in STREAMS.iter().enumerate() {
             for (di, &(dir, reverse)) in directions.iter().enumerate() {
                 let cell = &mut cells[si * 2 + di];
-                let bb = || -> Result<(f64, f64)> {
-                    let (out, t) = client(
-                        Command::new(&host).args([
-                            "net",
-                            "--peer",
-                            &bb_addr.to_string(),
-                            "--streams",
-                            &streams.to_string(),
-                            "--direction",
-                            dir,
-                            "--duration-ms",
-                            &(seconds * 1000).to_string(),
-                            "--omit-ms",
-                            &(OMIT_S * 1000).to_string(),
-                            "--interval-ms",
-                            "1000",
-                            "--latency-samples",
-                            "0",
-                            "--http-bytes",
-                            "0",
-                            "--json",
-                            "-",
-                        ]),
-                        &peer,
-                    )?;
-                    let r: NetworkResults =
-                        serde_json::from_str(&out).context("benchboot net --json output")?;
-                    let run = r.throughput.first().context("benchboot net: no run")?;
-                    Ok((mbit_per_s(run.bytes, run.nanos), t as f64 / hz))
-                };
-                let ip = || -> Result<(f64, f64)> {
-                    let mut c = Command::new("iperf3");
-                    c.args([
-                        "-c",
-                        "127.0.0.1",
-                        "-p",
-                        &ip_port.to_string(),
-                        "-t",
-                        &seconds.to_string(),
-                        "-O",
-                        &OMIT_S.to_string(),
-                        "-i",
-                        "1",
-                        "-P",
-                        &streams.to_string(),
-                        "-J",
-                    ]);
-                    if reverse {
-                        c.arg("-R");
-                    }
-                    let (out, t) = client(&mut c, &iperf)?;
-                    let bps = parse_iperf3(&out).context("unexpected iperf3 -J output")?;
-                    Ok((bps / 1e6, t as f64 / hz))
-                };
+                let bb = || benchboot_tcp_run(&s, streams, dir, seconds, hz);
+                let ip = || iperf3_tcp_run(&s, streams, reverse, seconds, hz);
                 let (b, i) = if (run_no as usize + si + di).is_multiple_of(2) {
                     let b = bb()?;
                     (b, ip()?)
@@ -123,6 +65,83 @@ pub fn net(runs: u32, seconds: u64) -> Result<()> {
             }
         }
     }
+    print_tcp_table(&cells, &directions, hz);
+    drop(s);
+    Ok(())
+}
+
+/// One `benchboot net` TCP run with `streams` streams in direction `dir`: (received
+/// Mbit/s, process CPU s).
+fn benchboot_tcp_run(
+    s: &Servers,
+    streams: u32,
+    dir: &str,
+    seconds: u64,
+    hz: f64,
+) -> Result<(f64, f64)> {
+    let (out, t) = client(
+        Command::new(&s.host).args([
+            "net",
+            "--peer",
+            &s.bb_addr.to_string(),
+            "--streams",
+            &streams.to_string(),
+            "--direction",
+            dir,
+            "--duration-ms",
+            &(seconds * 1000).to_string(),
+            "--omit-ms",
+            &(OMIT_S * 1000).to_string(),
+            "--interval-ms",
+            "1000",
+            "--latency-samples",
+            "0",
+            "--http-bytes",
+            "0",
+            "--json",
+            "-",
+        ]),
+        &s.peer,
+    )?;
+    let r: NetworkResults = serde_json::from_str(&out).context("benchboot net --json output")?;
+    let run = r.throughput.first().context("benchboot net: no run")?;
+    Ok((mbit_per_s(run.bytes, run.nanos), t as f64 / hz))
+}
+
+/// The reference run: `iperf3 -P streams` (`-R` for host-to-board), the same figures.
+fn iperf3_tcp_run(
+    s: &Servers,
+    streams: u32,
+    reverse: bool,
+    seconds: u64,
+    hz: f64,
+) -> Result<(f64, f64)> {
+    let mut c = Command::new("iperf3");
+    c.args([
+        "-c",
+        "127.0.0.1",
+        "-p",
+        &s.ip_port.to_string(),
+        "-t",
+        &seconds.to_string(),
+        "-O",
+        &OMIT_S.to_string(),
+        "-i",
+        "1",
+        "-P",
+        &streams.to_string(),
+        "-J",
+    ]);
+    if reverse {
+        c.arg("-R");
+    }
+    let (out, t) = client(&mut c, &s.iperf)?;
+    let bps = parse_iperf3(&out).context("unexpected iperf3 -J output")?;
+    Ok((bps / 1e6, t as f64 / hz))
+}
+
+/// The table of medians per stream count and direction, and the method's words.
+fn print_tcp_table(cells: &[Cell], directions: &[(&str, bool)], hz: f64) {
     println!(
         "{:>7} {:>13} {:>11} {:>11} {:>7} {:>9} {:>9} {:>7} {:>10}",
         "streams",
@@ -154,7 +173,4 @@ pub fn net(runs: u32, seconds: u64) -> Result<()> {
          CPU/bit = (bb CPU / bb Mbit/s) / (iperf3 CPU / iperf3 Mbit/s). Host: {}",
         host_line()
     );
-    drop(peer);
-    drop(iperf);
-    Ok(())
 }

@@ -6,7 +6,7 @@ use std::process::Command;
 use anyhow::{Context, Result};
 use benchboot_results::network::{mbit_per_s, NetworkResults};
 
-use super::{client, clock_ticks_per_s, host_line, median, start_servers, OMIT_S};
+use super::{client, clock_ticks_per_s, host_line, median, start_servers, Servers, OMIT_S};
 
 /// Offered loads compared, bit/s of UDP payload (`iperf3 -u -b 1G` and `-b 5G`).
 pub const UDP_RATES: [u64; 2] = [1_000_000_000, 5_000_000_000];
@@ -63,66 +63,8 @@ pub fn udp(runs: u32, seconds: u64) -> Result<()> {
         let keep = run_no > 0;
         for (ri, &rate) in UDP_RATES.iter().enumerate() {
             for (di, &(dir, reverse)) in directions.iter().enumerate() {
-                let bb = || -> Result<(f64, f64, f64)> {
-                    let (out, t) = client(
-                        Command::new(&s.host).args([
-                            "net",
-                            "--peer",
-                            &s.bb_addr.to_string(),
-                            "--streams",
-                            "0",
-                            "--direction",
-                            dir,
-                            "--duration-ms",
-                            &(seconds * 1000).to_string(),
-                            "--omit-ms",
-                            &(OMIT_S * 1000).to_string(),
-                            "--latency-samples",
-                            "0",
-                            "--http-bytes",
-                            "0",
-                            "--udp-bitrate",
-                            &rate.to_string(),
-                            "--udp-length",
-                            &UDP_LEN.to_string(),
-                            "--json",
-                            "-",
-                        ]),
-                        &s.peer,
-                    )?;
-                    let r: NetworkResults =
-                        serde_json::from_str(&out).context("benchboot net --json output")?;
-                    let run = r.udp.first().context("benchboot net: no UDP run")?;
-                    let loss = 100.0 * run.lost as f64 / (run.lost + run.received).max(1) as f64;
-                    let cpu_per_gb = (t as f64 / hz) / (run.bytes.max(1) as f64 / 1e9);
-                    Ok((mbit_per_s(run.bytes, run.nanos), loss, cpu_per_gb))
-                };
-                let ip = || -> Result<(f64, f64, f64)> {
-                    let mut c = Command::new("iperf3");
-                    c.args([
-                        "-c",
-                        "127.0.0.1",
-                        "-p",
-                        &s.ip_port.to_string(),
-                        "-u",
-                        "-b",
-                        &rate.to_string(),
-                        "-l",
-                        &UDP_LEN.to_string(),
-                        "-t",
-                        &seconds.to_string(),
-                        "-O",
-                        &OMIT_S.to_string(),
-                        "-J",
-                    ]);
-                    if reverse {
-                        c.arg("-R");
-                    }
-                    let (out, t) = client(&mut c, &s.iperf)?;
-                    let f = parse_iperf3_udp(&out).context("unexpected iperf3 -u -J output")?;
-                    let cpu_per_gb = (t as f64 / hz) / (f.bytes.max(1.0) / 1e9);
-                    Ok((f.bits_per_second / 1e6, f.lost_percent, cpu_per_gb))
-                };
+                let bb = || benchboot_udp_run(&s, dir, rate, seconds, hz);
+                let ip = || iperf3_udp_run(&s, reverse, rate, seconds, hz);
                 let (b, i) = if (run_no as usize + ri + di).is_multiple_of(2) {
                     let b = bb()?;
                     (b, ip()?)
@@ -150,6 +92,88 @@ pub fn udp(runs: u32, seconds: u64) -> Result<()> {
             }
         }
     }
+    print_udp_table(&cells, &directions);
+    Ok(())
+}
+
+/// One `benchboot net` UDP run against the peer at `rate` bit/s offered in direction
+/// `dir`: (received Mbit/s, loss %, process CPU s per GB received).
+fn benchboot_udp_run(
+    s: &Servers,
+    dir: &str,
+    rate: u64,
+    seconds: u64,
+    hz: f64,
+) -> Result<(f64, f64, f64)> {
+    let (out, t) = client(
+        Command::new(&s.host).args([
+            "net",
+            "--peer",
+            &s.bb_addr.to_string(),
+            "--streams",
+            "0",
+            "--direction",
+            dir,
+            "--duration-ms",
+            &(seconds * 1000).to_string(),
+            "--omit-ms",
+            &(OMIT_S * 1000).to_string(),
+            "--latency-samples",
+            "0",
+            "--http-bytes",
+            "0",
+            "--udp-bitrate",
+            &rate.to_string(),
+            "--udp-length",
+            &UDP_LEN.to_string(),
+            "--json",
+            "-",
+        ]),
+        &s.peer,
+    )?;
+    let r: NetworkResults = serde_json::from_str(&out).context("benchboot net --json output")?;
+    let run = r.udp.first().context("benchboot net: no UDP run")?;
+    let loss = 100.0 * run.lost as f64 / (run.lost + run.received).max(1) as f64;
+    let cpu_per_gb = (t as f64 / hz) / (run.bytes.max(1) as f64 / 1e9);
+    Ok((mbit_per_s(run.bytes, run.nanos), loss, cpu_per_gb))
+}
+
+/// The reference run: `iperf3 -u` (`-R` for host-to-board), the same three figures.
+fn iperf3_udp_run(
+    s: &Servers,
+    reverse: bool,
+    rate: u64,
+    seconds: u64,
+    hz: f64,
+) -> Result<(f64, f64, f64)> {
+    let mut c = Command::new("iperf3");
+    c.args([
+        "-c",
+        "127.0.0.1",
+        "-p",
+        &s.ip_port.to_string(),
+        "-u",
+        "-b",
+        &rate.to_string(),
+        "-l",
+        &UDP_LEN.to_string(),
+        "-t",
+        &seconds.to_string(),
+        "-O",
+        &OMIT_S.to_string(),
+        "-J",
+    ]);
+    if reverse {
+        c.arg("-R");
+    }
+    let (out, t) = client(&mut c, &s.iperf)?;
+    let f = parse_iperf3_udp(&out).context("unexpected iperf3 -u -J output")?;
+    let cpu_per_gb = (t as f64 / hz) / (f.bytes.max(1.0) / 1e9);
+    Ok((f.bits_per_second / 1e6, f.lost_percent, cpu_per_gb))
+}
+
+/// The table of medians per offered rate and direction, and the method's words.
+fn print_udp_table(cells: &[UdpCell], directions: &[(&str, bool)]) {
     println!(
         "{:>8} {:>13} {:>10} {:>10} {:>7} {:>8} {:>8} {:>9} {:>9} {:>8}",
         "offered",
@@ -189,5 +213,4 @@ pub fn udp(runs: u32, seconds: u64) -> Result<()> {
          Host: {}",
         host_line()
     );
-    Ok(())
 }
