@@ -90,12 +90,7 @@ fn loader_file(loader: &Loader, root: &Path, file: &str) -> Result<Vec<u8>> {
 
 /// Adds `path` (relative) with the folders above it that `entries` lacks, parents first
 /// (the cpio order the kernel needs).
-fn push_with_parents(
-    entries: &mut Vec<(String, Node, String)>,
-    path: &str,
-    node: Node,
-    source: String,
-) {
+fn push_with_parents(entries: &mut Vec<Entry>, path: &str, node: Node, source: String) {
     let mut at = 0;
     while let Some(i) = path[at..].find('/') {
         let dir = &path[..at + i];
@@ -107,6 +102,20 @@ fn push_with_parents(
     entries.push((path.to_owned(), node, source));
 }
 
+/// One initramfs entry: path (relative, no leading `/`), node, where it came from.
+type Entry = (String, Node, String);
+
+/// A module the image carries: its name and the `.ko` file.
+type ModuleFile = (String, PathBuf);
+
+/// Everything the image of `board` carries: the boot partition's files (loader, kernel,
+/// DTB, command line, initramfs), the loader's raw blobs, the initramfs's entries (PID 1
+/// `init`, the plans, the modules and their alias table, the radio's files) and the
+/// results partition's files.
+///
+/// # Errors
+/// A file a board file names is missing from its package, a plan does not validate, raw
+/// blobs collide, or a file cannot be read; each names the board file and key.
 pub(super) fn gather(
     board: &Board,
     init: &Path,
@@ -116,86 +125,11 @@ pub(super) fn gather(
     plan_file: &PlanText,
     radio: Vec<RadioFile>,
 ) -> Result<Contents> {
-    let release = &board.kernel.release;
-    let kpkg = &board.kernel.package;
     let board_file = format!("boards/{}.toml", board.name);
-    let mut boot_files = Vec::new();
-    let mut raw_blobs = Vec::new();
-    if let (Some(l), Some(root)) = (&board.loader, loader_root) {
-        for f in &l.files {
-            boot_files.push(BootFile::new(f, loader_file(l, root, f)?, &l.package));
-        }
-        for b in &l.raw {
-            let source = format!("{} ({}/{})", l.package, l.dir, b.file);
-            raw_blobs.push(RawBlob {
-                offset: b.offset,
-                data: loader_file(l, root, &b.file)?,
-                source,
-            });
-        }
-        if let Some((path, text)) = loader_config(board) {
-            boot_files.push(BootFile::new(path, text.into_bytes(), &board_file));
-        }
-    }
-    let first_part = layout
-        .parts
-        .iter()
-        .map(|p| p.offset_bytes())
-        .min()
-        .unwrap_or(0);
-    check_raw_blobs(&raw_blobs, first_part)
-        .with_context(|| format!("boards/{SHARED_FILE}: loaders raw blobs of {board_file}"))?;
-    let kernel = kernel_root.join("boot").join(format!("vmlinuz-{release}"));
-    let kernel_data = std::fs::read(&kernel).with_context(|| {
-        format!(
-            "boards/{}.toml: kernel.release: {} not found",
-            board.name,
-            kernel.display()
-        )
-    })?;
-    boot_files.push(BootFile::new(KERNEL_FILE, kernel_data, kpkg));
-    if let Some(dtb_name) = &board.kernel.dtb {
-        let dtb_src = find_file(
-            &kernel_root
-                .join("usr/lib")
-                .join(format!("linux-image-{release}")),
-            dtb_name,
-        )
-        .with_context(|| format!("boards/{}.toml: kernel.dtb", board.name))?;
-        let dtb = apply_dtb_fixups(&std::fs::read(&dtb_src)?, &board.kernel.dtb_fixups)
-            .with_context(|| format!("boards/{}.toml: kernel.dtb-fixups", board.name))?;
-        boot_files.push(BootFile::new(dtb_name, dtb, format!("{kpkg} + dtb-fixups")));
-    }
-    boot_files.push(BootFile::new(
-        "cmdline.txt",
-        cmdline_txt(board).into_bytes(),
-        &board_file,
-    ));
-
-    // Modules: the hardware plan loads the board's set, the links' (gadget, Ethernet, USB
-    // Ethernet adapters, the WiFi radio) and the extra storage's; the QEMU plan adds its
-    // own (QEMU's radios among them).
-    let hw_wanted = crate::drivers::hardware_modules(board);
-    let mut hw_modules = modules::resolve(kernel_root, release, &hw_wanted).with_context(|| {
-        format!(
-            "{board_file}: modules.load / gadget.modules / ethernet.modules / \
-                 usb-ethernet.modules / wifi.modules / storage.extra.modules"
-        )
-    })?;
-    let mut qemu_wanted = hw_wanted.clone();
-    if let Some(q) = &board.qemu {
-        qemu_wanted.extend(q.modules.iter().cloned());
-    }
-    let mut qemu_modules = modules::resolve(kernel_root, release, &qemu_wanted)
-        .with_context(|| format!("boards/{}.toml: qemu.modules", board.name))?;
-    // benchboot's /dev/vcio (modules.vcio, xtask/src/vcio.rs), last: it needs only the
-    // firmware driver every flavour builds in. The QEMU plan's list keeps the hardware
-    // plan's as its prefix.
-    if let Some(ko) = crate::vcio::for_board(board, kernel_root)? {
-        qemu_modules.insert(hw_modules.len(), (crate::vcio::MODULE.into(), ko.clone()));
-        hw_modules.push((crate::vcio::MODULE.into(), ko));
-    }
-    let names = |v: &[(String, PathBuf)]| v.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    let (mut boot_files, raw_blobs) = loader_files(board, loader_root, layout, &board_file)?;
+    boot_files.extend(kernel_files(board, kernel_root, &board_file)?);
+    let (hw_modules, qemu_modules) = module_files(board, kernel_root, &board_file)?;
+    let names = |v: &[ModuleFile]| v.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
     let plans = plans::all(
         board,
         layout,
@@ -205,33 +139,9 @@ pub(super) fn gather(
     )?;
     for (name, plan) in &plans {
         plan.validate()
-            .with_context(|| format!("boards/{}.toml: plan `{name}`", board.name))?;
+            .with_context(|| format!("{board_file}: plan `{name}`"))?;
     }
-
-    let rel = |p: &str| p.trim_start_matches('/').to_owned();
-    let mut initramfs: Vec<(String, Node, String)> = Vec::new();
-    for d in ["dev", "proc", "sys", "mnt", "results", "etc", "lib"] {
-        initramfs.push((d.into(), Node::Dir, "benchboot".into()));
-    }
-    initramfs.push((rel(PLANS_DIR), Node::Dir, "benchboot".into()));
-    initramfs.push((rel(MODULES_DIR), Node::Dir, "benchboot".into()));
-    initramfs.push((
-        "dev/console".into(),
-        Node::CharDev(5, 1),
-        "benchboot".into(),
-    ));
-    // With no console (a `console=` naming a tty no built-in driver provides) the kernel
-    // starts /init with fds 0-2 closed; Rust's runtime then opens /dev/null for them and
-    // aborts when it is missing ("Attempted to kill init! exitcode=0x00000004"). A wrong
-    // console costs the console, never the run. devtmpfs mounted over /dev later has it
-    // too. (1, 3): Documentation/admin-guide/devices.txt.
-    initramfs.push(("dev/null".into(), Node::CharDev(1, 3), "benchboot".into()));
-    let init_data = std::fs::read(init)?;
-    initramfs.push((
-        "init".into(),
-        Node::File(init_data, 0o755),
-        format!("firmware/ ({})", board.triple),
-    ));
+    let mut initramfs = base_entries(board, init)?;
     for (name, plan) in &plans {
         let json = serde_json::to_vec_pretty(plan)?;
         initramfs.push((
@@ -248,56 +158,8 @@ pub(super) fn gather(
         ),
         "xtask plans (card partitions, boot disk, buses)".into(),
     ));
-    for (name, path) in &qemu_modules {
-        let data = std::fs::read(path)?;
-        initramfs.push((
-            format!("{}/{name}.ko", rel(MODULES_DIR)),
-            Node::File(data, 0o644),
-            if name == crate::vcio::MODULE {
-                format!(
-                    "{} (built against the headers of {kpkg})",
-                    crate::vcio::SOURCE_DIR
-                )
-            } else {
-                kpkg.clone()
-            },
-        ));
-    }
-    // PID 1 loads drivers by modalias from this table of the modules above (their
-    // aliases, softdeps and depends=): no udev on the board does it.
-    let mut infos = Vec::new();
-    for (name, path) in &qemu_modules {
-        let info = benchboot_kmod::ModInfo::parse(&modules::modinfo(path)?);
-        infos.push((name.clone(), info));
-    }
-    let table = benchboot_kmod::AliasTable::build(infos.iter().map(|(n, i)| (n.as_str(), i)));
-    initramfs.push((
-        rel(MODULES_ALIAS_PATH),
-        Node::File(table.to_text().into_bytes(), 0o644),
-        format!("xtask (the .modinfo of the modules above, {kpkg})"),
-    ));
-    // The radio: firmware and regulatory.db below /lib/firmware, QEMU's stand-in AP at
-    // its Debian paths, and /tmp for the configuration PID 1 writes it.
-    if radio.iter().any(|f| f.role == RadioRole::StandInAp) {
-        initramfs.push((
-            "tmp".into(),
-            Node::Dir,
-            "benchboot (the stand-in AP's configuration)".into(),
-        ));
-    }
-    for f in &radio {
-        ensure!(
-            !initramfs.iter().any(|(p, _, _)| *p == f.path),
-            "{board_file}: /{} is in the initramfs twice",
-            f.path
-        );
-        push_with_parents(
-            &mut initramfs,
-            &f.path,
-            Node::File(f.data.clone(), f.mode),
-            f.source(),
-        );
-    }
+    initramfs.extend(module_entries(&qemu_modules, &board.kernel.package)?);
+    radio_entries(&mut initramfs, &radio, &board_file)?;
     let archive = initramfs::build(
         &initramfs
             .iter()
@@ -328,6 +190,198 @@ pub(super) fn gather(
         results_files,
         radio,
     })
+}
+
+/// A path of the board's file system as an initramfs path (no leading `/`).
+fn rel(p: &str) -> String {
+    p.trim_start_matches('/').to_owned()
+}
+
+/// The loader's files and its configuration on the boot partition, and its raw blobs
+/// (checked against each other, the MBR and the first partition).
+fn loader_files(
+    board: &Board,
+    loader_root: Option<&Path>,
+    layout: &Layout,
+    board_file: &str,
+) -> Result<(Vec<BootFile>, Vec<RawBlob>)> {
+    let mut boot_files = Vec::new();
+    let mut raw_blobs = Vec::new();
+    if let (Some(l), Some(root)) = (&board.loader, loader_root) {
+        for f in &l.files {
+            boot_files.push(BootFile::new(f, loader_file(l, root, f)?, &l.package));
+        }
+        for b in &l.raw {
+            let source = format!("{} ({}/{})", l.package, l.dir, b.file);
+            raw_blobs.push(RawBlob {
+                offset: b.offset,
+                data: loader_file(l, root, &b.file)?,
+                source,
+            });
+        }
+        if let Some((path, text)) = loader_config(board) {
+            boot_files.push(BootFile::new(path, text.into_bytes(), board_file));
+        }
+    }
+    let first_part = layout
+        .parts
+        .iter()
+        .map(|p| p.offset_bytes())
+        .min()
+        .unwrap_or(0);
+    check_raw_blobs(&raw_blobs, first_part)
+        .with_context(|| format!("boards/{SHARED_FILE}: loaders raw blobs of {board_file}"))?;
+    Ok((boot_files, raw_blobs))
+}
+
+/// The kernel, the DTB (its `dtb-fixups` applied) and `cmdline.txt`.
+fn kernel_files(board: &Board, kernel_root: &Path, board_file: &str) -> Result<Vec<BootFile>> {
+    let release = &board.kernel.release;
+    let kpkg = &board.kernel.package;
+    let kernel = kernel_root.join("boot").join(format!("vmlinuz-{release}"));
+    let kernel_data = std::fs::read(&kernel).with_context(|| {
+        format!(
+            "{board_file}: kernel.release: {} not found",
+            kernel.display()
+        )
+    })?;
+    let mut files = vec![BootFile::new(KERNEL_FILE, kernel_data, kpkg)];
+    if let Some(dtb_name) = &board.kernel.dtb {
+        let dtb_src = find_file(
+            &kernel_root
+                .join("usr/lib")
+                .join(format!("linux-image-{release}")),
+            dtb_name,
+        )
+        .with_context(|| format!("{board_file}: kernel.dtb"))?;
+        let dtb = apply_dtb_fixups(&std::fs::read(&dtb_src)?, &board.kernel.dtb_fixups)
+            .with_context(|| format!("{board_file}: kernel.dtb-fixups"))?;
+        files.push(BootFile::new(dtb_name, dtb, format!("{kpkg} + dtb-fixups")));
+    }
+    files.push(BootFile::new(
+        "cmdline.txt",
+        cmdline_txt(board).into_bytes(),
+        board_file,
+    ));
+    Ok(files)
+}
+
+/// The modules of the hardware plan and of the QEMU plan, in load order: the hardware
+/// plan loads the board's set, the links' (gadget, Ethernet, USB Ethernet adapters, the
+/// WiFi radio) and the extra storage's; the QEMU plan adds its own (QEMU's radios among
+/// them) and keeps the hardware plan's list as its prefix.
+fn module_files(
+    board: &Board,
+    kernel_root: &Path,
+    board_file: &str,
+) -> Result<(Vec<ModuleFile>, Vec<ModuleFile>)> {
+    let release = &board.kernel.release;
+    let hw_wanted = crate::drivers::hardware_modules(board);
+    let mut hw_modules = modules::resolve(kernel_root, release, &hw_wanted).with_context(|| {
+        format!(
+            "{board_file}: modules.load / gadget.modules / ethernet.modules / \
+                 usb-ethernet.modules / wifi.modules / storage.extra.modules"
+        )
+    })?;
+    let mut qemu_wanted = hw_wanted.clone();
+    if let Some(q) = &board.qemu {
+        qemu_wanted.extend(q.modules.iter().cloned());
+    }
+    let mut qemu_modules = modules::resolve(kernel_root, release, &qemu_wanted)
+        .with_context(|| format!("{board_file}: qemu.modules"))?;
+    // benchboot's /dev/vcio (modules.vcio, xtask/src/vcio.rs), last: it needs only the
+    // firmware driver every flavour builds in.
+    if let Some(ko) = crate::vcio::for_board(board, kernel_root)? {
+        qemu_modules.insert(hw_modules.len(), (crate::vcio::MODULE.into(), ko.clone()));
+        hw_modules.push((crate::vcio::MODULE.into(), ko));
+    }
+    Ok((hw_modules, qemu_modules))
+}
+
+/// The initramfs's folders, its two device nodes and PID 1 (`init`, from `init`).
+fn base_entries(board: &Board, init: &Path) -> Result<Vec<Entry>> {
+    let mut entries: Vec<Entry> = Vec::new();
+    for d in ["dev", "proc", "sys", "mnt", "results", "etc", "lib"] {
+        entries.push((d.into(), Node::Dir, "benchboot".into()));
+    }
+    entries.push((rel(PLANS_DIR), Node::Dir, "benchboot".into()));
+    entries.push((rel(MODULES_DIR), Node::Dir, "benchboot".into()));
+    entries.push((
+        "dev/console".into(),
+        Node::CharDev(5, 1),
+        "benchboot".into(),
+    ));
+    // With no console (a `console=` naming a tty no built-in driver provides) the kernel
+    // starts /init with fds 0-2 closed; Rust's runtime then opens /dev/null for them and
+    // aborts when it is missing ("Attempted to kill init! exitcode=0x00000004"). A wrong
+    // console costs the console, never the run. devtmpfs mounted over /dev later has it
+    // too. (1, 3): Documentation/admin-guide/devices.txt.
+    entries.push(("dev/null".into(), Node::CharDev(1, 3), "benchboot".into()));
+    entries.push((
+        "init".into(),
+        Node::File(std::fs::read(init)?, 0o755),
+        format!("firmware/ ({})", board.triple),
+    ));
+    Ok(entries)
+}
+
+/// The modules' `.ko` files and the alias table PID 1 loads drivers by modalias from
+/// (their aliases, softdeps and depends=: no udev on the board does it).
+fn module_entries(modules: &[ModuleFile], kpkg: &str) -> Result<Vec<Entry>> {
+    let mut entries = Vec::new();
+    for (name, path) in modules {
+        let data = std::fs::read(path)?;
+        entries.push((
+            format!("{}/{name}.ko", rel(MODULES_DIR)),
+            Node::File(data, 0o644),
+            if name == crate::vcio::MODULE {
+                format!(
+                    "{} (built against the headers of {kpkg})",
+                    crate::vcio::SOURCE_DIR
+                )
+            } else {
+                kpkg.to_owned()
+            },
+        ));
+    }
+    let mut infos = Vec::new();
+    for (name, path) in modules {
+        let info = benchboot_kmod::ModInfo::parse(&modules::modinfo(path)?);
+        infos.push((name.clone(), info));
+    }
+    let table = benchboot_kmod::AliasTable::build(infos.iter().map(|(n, i)| (n.as_str(), i)));
+    entries.push((
+        rel(MODULES_ALIAS_PATH),
+        Node::File(table.to_text().into_bytes(), 0o644),
+        format!("xtask (the .modinfo of the modules above, {kpkg})"),
+    ));
+    Ok(entries)
+}
+
+/// The radio: firmware and regulatory.db below /lib/firmware, QEMU's stand-in AP at its
+/// Debian paths, and /tmp for the configuration PID 1 writes it; each path once.
+fn radio_entries(entries: &mut Vec<Entry>, radio: &[RadioFile], board_file: &str) -> Result<()> {
+    if radio.iter().any(|f| f.role == RadioRole::StandInAp) {
+        entries.push((
+            "tmp".into(),
+            Node::Dir,
+            "benchboot (the stand-in AP's configuration)".into(),
+        ));
+    }
+    for f in radio {
+        ensure!(
+            !entries.iter().any(|(p, _, _)| *p == f.path),
+            "{board_file}: /{} is in the initramfs twice",
+            f.path
+        );
+        push_with_parents(
+            entries,
+            &f.path,
+            Node::File(f.data.clone(), f.mode),
+            f.source(),
+        );
+    }
+    Ok(())
 }
 
 /// Raw blobs must not overlap each other, the MBR (sector 0) or the first partition.
