@@ -6,7 +6,7 @@
 //! file can say on its own.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use benchboot_board::{Board, BootConfig, DtbFixup, Loader, QemuBoot, SHARED_FILE};
@@ -34,27 +34,70 @@ pub const TABLE_END: &str = "<!-- boards-table:end -->";
 /// Only when a package cannot be fetched or unpacked (not a board problem).
 pub fn check(board: &Board, lock: &Lock) -> Result<Vec<String>> {
     let file = format!("boards/{}.toml", board.name);
-    let mut problems = Vec::new();
     let (kernel_root, _) = packages::unpacked(lock, &board.kernel.package)?;
+    let mut problems = kernel_problems(board, &kernel_root, &file);
+    let (card_dtb, dtb_problems) = dtb_problems(board, lock, &kernel_root, &file)?;
+    problems.extend(dtb_problems);
+    problems.extend(loader_problems(board, lock, &file)?);
+    problems.extend(module_list_problems(board, &kernel_root, &file));
+    problems.extend(radio::check(board, lock, card_dtb.as_deref())?);
+    // The driver-chain check needs the module lists to resolve and the DTB and radio
+    // files to exist: it runs once the checks above passed (their problems say what to
+    // fix first), and a failure to run is a problem too.
+    if problems.is_empty() {
+        let firmware: Vec<String> = radio::files(board, lock)?
+            .into_iter()
+            .map(|f| f.path)
+            .collect();
+        match crate::drivers::check_board(board, &kernel_root, &firmware) {
+            Ok(Some(report)) => {
+                // Why each module of a chain is there: the node it serves, how it was
+                // reached.
+                for line in report.lines() {
+                    if line.contains(": module ") {
+                        eprintln!("boards:   chain: {line}");
+                    }
+                }
+                problems.extend(report.problems);
+            }
+            Ok(None) => {}
+            Err(e) => problems.push(format!("{file}: hardware: {e:#}")),
+        }
+    }
+    Ok(problems)
+}
+
+/// The kernel image can be read and boots the board's architecture.
+fn kernel_problems(board: &Board, kernel_root: &Path, file: &str) -> Vec<String> {
     let release = &board.kernel.release;
     let vmlinuz = kernel_root.join("boot").join(format!("vmlinuz-{release}"));
     match std::fs::read(&vmlinuz) {
-        Err(e) => problems.push(format!(
+        Err(e) => vec![format!(
             "{file}: kernel.flavour: {} cannot be read: {e}",
             vmlinuz.display()
-        )),
+        )],
         Ok(data) => match bootcheck::kernel_image_arch(&data) {
-            Ok(arch) if arch == board.arch => {}
-            Ok(arch) => problems.push(format!(
+            Ok(arch) if arch == board.arch => Vec::new(),
+            Ok(arch) => vec![format!(
                 "{file}: kernel.flavour `{}` boots {arch:?} but target.triple `{}` is {:?}",
                 board.kernel.flavour, board.triple, board.arch
-            )),
-            Err(e) => problems.push(format!("{file}: {}: {e}", vmlinuz.display())),
+            )],
+            Err(e) => vec![format!("{file}: {}: {e}", vmlinuz.display())],
         },
     }
+}
+
+/// Each DTB the board names (the card's, QEMU's) is in the kernel package and takes its
+/// fix-ups; also the card DTB's path, for the radio check.
+fn dtb_problems(
+    board: &Board,
+    lock: &Lock,
+    kernel_root: &Path,
+    file: &str,
+) -> Result<(Option<PathBuf>, Vec<String>)> {
     let dtb_dir = kernel_root
         .join("usr/lib")
-        .join(format!("linux-image-{release}"));
+        .join(format!("linux-image-{}", board.kernel.release));
     let mut dtbs: Vec<(&str, &str, &[DtbFixup])> = Vec::new();
     if let Some(dtb) = &board.kernel.dtb {
         dtbs.push(("kernel.dtb", dtb, &board.kernel.dtb_fixups));
@@ -68,6 +111,7 @@ pub fn check(board: &Board, lock: &Lock) -> Result<Vec<String>> {
             _ => {}
         }
     }
+    let mut problems = Vec::new();
     let mut card_dtb = None;
     for (field, name, fixups) in dtbs {
         let found = crate::walk_files(&dtb_dir)?
@@ -94,6 +138,13 @@ pub fn check(board: &Board, lock: &Lock) -> Result<Vec<String>> {
             }
         }
     }
+    Ok((card_dtb, problems))
+}
+
+/// The loaders (the card's, QEMU's) have their files and fit before the first partition;
+/// extlinux has a DTB to pass; a card boot in QEMU has a loader.
+fn loader_problems(board: &Board, lock: &Lock, file: &str) -> Result<Vec<String>> {
+    let mut problems = Vec::new();
     let first_partition = layout::plan(&layout::Spec::default())?
         .parts
         .iter()
@@ -124,6 +175,11 @@ pub fn check(board: &Board, lock: &Lock) -> Result<Vec<String>> {
     {
         problems.push(format!("{file}: qemu.boot = \"card\" needs boot.loader"));
     }
+    Ok(problems)
+}
+
+/// Every module list of the board resolves in the kernel package (with its depends).
+fn module_list_problems(board: &Board, kernel_root: &Path, file: &str) -> Vec<String> {
     let mut lists: Vec<(&str, &[String])> = vec![("modules.load", &board.modules)];
     if let Some(g) = &board.gadget {
         lists.push(("gadget.modules", &g.modules));
@@ -143,36 +199,14 @@ pub fn check(board: &Board, lock: &Lock) -> Result<Vec<String>> {
     if let Some(q) = &board.qemu {
         lists.push(("qemu.modules", &q.modules));
     }
-    for (field, list) in lists {
-        if let Err(e) = modules::resolve(&kernel_root, release, list) {
-            problems.push(format!("{file}: {field}: {e:#}"));
-        }
-    }
-    problems.extend(radio::check(board, lock, card_dtb.as_deref())?);
-    // The driver-chain check needs the module lists to resolve and the DTB and radio
-    // files to exist: it runs once the checks above passed (their problems say what to
-    // fix first), and a failure to run is a problem too.
-    if problems.is_empty() {
-        let firmware: Vec<String> = radio::files(board, lock)?
-            .into_iter()
-            .map(|f| f.path)
-            .collect();
-        match crate::drivers::check_board(board, &kernel_root, &firmware) {
-            Ok(Some(report)) => {
-                // Why each module of a chain is there: the node it serves, how it was
-                // reached.
-                for line in report.lines() {
-                    if line.contains(": module ") {
-                        eprintln!("boards:   chain: {line}");
-                    }
-                }
-                problems.extend(report.problems);
-            }
-            Ok(None) => {}
-            Err(e) => problems.push(format!("{file}: hardware: {e:#}")),
-        }
-    }
-    Ok(problems)
+    lists
+        .into_iter()
+        .filter_map(|(field, list)| {
+            modules::resolve(kernel_root, &board.kernel.release, list)
+                .err()
+                .map(|e| format!("{file}: {field}: {e:#}"))
+        })
+        .collect()
 }
 
 /// What `cargo xtask boards` prints of a board's radio: the radio in one line, then
