@@ -14,7 +14,7 @@ use std::collections::{BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, ensure, Context, Result};
-use benchboot_board::{Board, QemuWifi, RadioPackages, WifiRadio, SHARED_FILE};
+use benchboot_board::{Board, QemuWifi, RadioPackages, StandInAp, WifiRadio, SHARED_FILE};
 use serde::Serialize;
 
 use crate::packages::{self, Lock, Pinned};
@@ -330,76 +330,23 @@ fn stand_in_ap(file: &str, rp: &RadioPackages, lock: &Lock, c: &mut Collected) -
             dynamic.runpath.join(":")
         ));
     }
-    let mut out = vec![program];
-    let mut used: BTreeSet<String> = BTreeSet::new();
-    // Finds `rel` in the first library package holding it (links followed).
-    let find = |rel: &str| -> Result<Option<(usize, String)>> {
-        for (i, (_, root, _)) in libs.iter().enumerate() {
-            if let Some(from) = follow(root, rel)? {
-                return Ok(Some((i, from)));
-            }
-        }
-        Ok(None)
+    let mut search = LibrarySearch {
+        libs,
+        dirs,
+        machine,
+        field: &field,
+        why: &why,
+        used: BTreeSet::new(),
     };
+    let mut out = vec![program];
     let mut loader_name = None;
     if let Some(interp) = &dynamic.interp {
-        let rel = interp.trim_start_matches('/');
         loader_name = interp.rsplit('/').next().map(str::to_owned);
-        match find(rel)? {
-            Some((i, from)) => {
-                let (name, root, p) = &libs[i];
-                used.insert(name.clone());
-                out.push(radio_file(
-                    root,
-                    p,
-                    from,
-                    rel.to_owned(),
-                    RadioRole::StandInAp,
-                )?);
-            }
-            None => c.problems.push(format!(
-                "{field}.libraries: the loader {interp} ({}'s PT_INTERP) is in none of {} {why}",
-                ap.program,
-                ap.libraries.join(", ")
-            )),
-        }
+        out.extend(search.loader(interp, ap, c)?);
     }
-    let mut queue: VecDeque<(String, String)> = dynamic
-        .needed
-        .into_iter()
-        .map(|n| (n, ap.program.clone()))
-        .collect();
-    let mut placed: BTreeSet<String> = BTreeSet::new();
-    'needed: while let Some((soname, who)) = queue.pop_front() {
-        // The loader answers for its own name; each library is loaded once.
-        if loader_name.as_deref() == Some(soname.as_str()) || !placed.insert(soname.clone()) {
-            continue;
-        }
-        for d in &dirs {
-            let rel = format!("{d}/{soname}");
-            if let Some((i, from)) = find(&rel)? {
-                let (name, root, p) = &libs[i];
-                used.insert(name.clone());
-                let lib = radio_file(root, p, from, rel.clone(), RadioRole::StandInAp)?;
-                match elf_dynamic(&lib.data, machine) {
-                    Ok(dy) => queue.extend(dy.needed.into_iter().map(|n| (n, rel.clone()))),
-                    Err(e) => c
-                        .problems
-                        .push(format!("{field}.libraries: {rel}: {e:#} {why}")),
-                }
-                out.push(lib);
-                continue 'needed;
-            }
-        }
-        c.problems.push(format!(
-            "{field}.libraries: {soname} (NEEDED by /{who}) is in none of {} below /{}: add \
-             the package that ships it {why}",
-            ap.libraries.join(", "),
-            dirs.join(", /")
-        ));
-    }
+    out.extend(search.needed(dynamic.needed, ap, loader_name.as_deref(), c)?);
     for l in &ap.libraries {
-        if !used.contains(l) {
+        if !search.used.contains(l) {
             c.problems.push(format!(
                 "{field}.libraries: {l} provides none of the libraries {} needs: remove it {why}",
                 ap.program
@@ -408,6 +355,105 @@ fn stand_in_ap(file: &str, rp: &RadioPackages, lock: &Lock, c: &mut Collected) -
     }
     c.files.extend(out);
     Ok(())
+}
+
+/// The stand-in AP's library packages, searched in order below the loader's directories
+/// for what its program needs; `used` collects the packages that provided something.
+struct LibrarySearch<'a> {
+    /// (package, unpacked root, pin)
+    libs: Vec<(String, PathBuf, Pinned)>,
+    dirs: [String; 4],
+    machine: object::Architecture,
+    field: &'a str,
+    why: &'a str,
+    used: BTreeSet<String>,
+}
+
+impl LibrarySearch<'_> {
+    /// `rel` in the first library package holding it (links followed): its index and
+    /// the path it was read from.
+    fn find(&self, rel: &str) -> Result<Option<(usize, String)>> {
+        for (i, (_, root, _)) in self.libs.iter().enumerate() {
+            if let Some(from) = follow(root, rel)? {
+                return Ok(Some((i, from)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The file at `rel` of package `i`, its package counted as used.
+    fn take(&mut self, i: usize, from: String, rel: &str) -> Result<RadioFile> {
+        let (name, root, p) = &self.libs[i];
+        self.used.insert(name.clone());
+        radio_file(root, p, from, rel.to_owned(), RadioRole::StandInAp)
+    }
+
+    /// The program's loader (its PT_INTERP `interp`), or a problem when no package has it.
+    fn loader(
+        &mut self,
+        interp: &str,
+        ap: &StandInAp,
+        c: &mut Collected,
+    ) -> Result<Option<RadioFile>> {
+        let rel = interp.trim_start_matches('/');
+        match self.find(rel)? {
+            Some((i, from)) => Ok(Some(self.take(i, from, rel)?)),
+            None => {
+                c.problems.push(format!(
+                    "{}.libraries: the loader {interp} ({}'s PT_INTERP) is in none of {} {}",
+                    self.field,
+                    ap.program,
+                    ap.libraries.join(", "),
+                    self.why
+                ));
+                Ok(None)
+            }
+        }
+    }
+
+    /// The shared libraries `needed` pulls in, breadth first (each library's own
+    /// DT_NEEDED after it), each loaded once; the loader answers for its own name.
+    fn needed(
+        &mut self,
+        needed: Vec<String>,
+        ap: &StandInAp,
+        loader_name: Option<&str>,
+        c: &mut Collected,
+    ) -> Result<Vec<RadioFile>> {
+        let (field, why) = (self.field, self.why);
+        let mut out = Vec::new();
+        let mut queue: VecDeque<(String, String)> = needed
+            .into_iter()
+            .map(|n| (n, ap.program.clone()))
+            .collect();
+        let mut placed: BTreeSet<String> = BTreeSet::new();
+        'needed: while let Some((soname, who)) = queue.pop_front() {
+            if loader_name == Some(soname.as_str()) || !placed.insert(soname.clone()) {
+                continue;
+            }
+            for d in self.dirs.clone() {
+                let rel = format!("{d}/{soname}");
+                if let Some((i, from)) = self.find(&rel)? {
+                    let lib = self.take(i, from, &rel)?;
+                    match elf_dynamic(&lib.data, self.machine) {
+                        Ok(dy) => queue.extend(dy.needed.into_iter().map(|n| (n, rel.clone()))),
+                        Err(e) => c
+                            .problems
+                            .push(format!("{field}.libraries: {rel}: {e:#} {why}")),
+                    }
+                    out.push(lib);
+                    continue 'needed;
+                }
+            }
+            c.problems.push(format!(
+                "{field}.libraries: {soname} (NEEDED by /{who}) is in none of {} below /{}: add \
+                 the package that ships it {why}",
+                ap.libraries.join(", "),
+                self.dirs.join(", /")
+            ));
+        }
+        Ok(out)
+    }
 }
 
 /// What the loader reads of an ELF file: PT_INTERP, DT_NEEDED, DT_RUNPATH / DT_RPATH.
