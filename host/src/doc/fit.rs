@@ -89,41 +89,8 @@ fn share(min: &[usize], natural: &[usize], width: usize) -> Vec<usize> {
 
 /// `g` as terminal text at most `width` columns wide (see the module's text).
 pub fn table(g: &Grid, width: usize) -> String {
-    let esc = |c: &String| escape_lines(c).into_owned();
-    let header: Vec<String> = g.header.iter().map(esc).collect();
-    let rows: Vec<Vec<String>> = g.rows.iter().map(|r| r.iter().map(esc).collect()).collect();
-    let n = rows
-        .iter()
-        .map(Vec::len)
-        .chain([header.len()])
-        .max()
-        .unwrap_or(0);
-    let cells = |i: usize| {
-        std::iter::once(header.get(i))
-            .chain(rows.iter().map(move |r| r.get(i)))
-            .flatten()
-    };
-    let natural: Vec<usize> = (0..n)
-        .map(|i| {
-            cells(i)
-                .flat_map(|c| c.lines())
-                .map(cols)
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let min: Vec<usize> = (0..n)
-        .map(|i| {
-            cells(i)
-                .flat_map(|c| c.split_whitespace())
-                .map(cols)
-                .max()
-                .unwrap_or(0)
-                .max(1)
-        })
-        .collect();
-    let total =
-        |ix: &[usize], w: &[usize]| ix.iter().map(|&i| w[i]).sum::<usize>() + overhead(ix.len());
+    let (natural, min) = column_widths(g);
+    let n = natural.len();
     let all: Vec<usize> = (0..n).collect();
     if total(&all, &natural) <= width {
         return format!("{}\n", g.table());
@@ -135,87 +102,15 @@ pub fn table(g: &Grid, width: usize) -> String {
         dropped = g
             .narrow_drop
             .iter()
-            .filter_map(|&i| header.get(i).cloned())
+            .filter_map(|&i| g.header.get(i).map(|h| escape_lines(h).into_owned()))
             .collect();
     }
-    // Label columns repeated in each part; the first alone when they are too wide.
-    let mut labels: Vec<usize> = keep
-        .iter()
-        .copied()
-        .filter(|&i| i < g.left_columns)
-        .collect();
-    let mut values: Vec<usize> = keep
-        .iter()
-        .copied()
-        .filter(|&i| i >= g.left_columns)
-        .collect();
-    if values.is_empty() && labels.len() > 1 {
-        values = labels.split_off(1);
-    }
-    let labels = if labels.len() > 1
-        && values.iter().any(|&v| {
-            let mut ix = labels.clone();
-            ix.push(v);
-            total(&ix, &min) > width
-        }) {
-        labels[..1].to_vec()
-    } else {
-        labels
-    };
-    let mut parts: Vec<Vec<usize>> = Vec::new();
-    let mut cur = labels.clone();
-    if total(&keep, &min) <= width {
-        parts.push(keep.clone());
-    } else {
-        for &v in &values {
-            let mut next = cur.clone();
-            next.push(v);
-            if total(&next, &min) > width && cur.len() > labels.len() {
-                parts.push(std::mem::replace(&mut cur, labels.clone()));
-                cur.push(v);
-            } else {
-                cur = next;
-            }
-        }
-        parts.push(cur);
-    }
     let mut out = String::new();
-    for (k, part) in parts.iter().enumerate() {
+    for (k, part) in parts(g, &keep, &min, width).iter().enumerate() {
         if k > 0 {
             out.push_str("(continued)\n");
         }
-        let sub = Grid {
-            header: part
-                .iter()
-                .map(|&i| g.header.get(i).cloned().unwrap_or_default())
-                .collect(),
-            rows: g
-                .rows
-                .iter()
-                .map(|r| {
-                    part.iter()
-                        .map(|&i| r.get(i).cloned().unwrap_or_default())
-                        .collect()
-                })
-                .collect(),
-            left_columns: part.iter().filter(|&&i| i < g.left_columns).count(),
-            ..Grid::default()
-        };
-        let pmin: Vec<usize> = part.iter().map(|&i| min[i]).collect();
-        let pnat: Vec<usize> = part.iter().map(|&i| natural[i]).collect();
-        // A word wider than the width left for it is the one case cut (by comfy-table).
-        let widths = share(&pmin, &pnat, width);
-        let mut t = sub.table();
-        t.set_content_arrangement(ContentArrangement::Dynamic)
-            .set_width(u16::try_from(width).unwrap_or(u16::MAX));
-        for (c, w) in widths.iter().enumerate() {
-            if let Some(col) = t.column_mut(c) {
-                col.set_constraint(ColumnConstraint::Absolute(Width::Fixed(
-                    u16::try_from(w + 2).unwrap_or(u16::MAX),
-                )));
-            }
-        }
-        out.push_str(&t.to_string());
+        out.push_str(&render_part(g, part, &min, &natural, width));
         out.push('\n');
     }
     if !dropped.is_empty() {
@@ -233,6 +128,119 @@ pub fn table(g: &Grid, width: usize) -> String {
         out.push('\n');
     }
     out
+}
+
+/// Each column's natural width (its longest line) and least width (its longest word,
+/// at least 1), in terminal columns, over the header and the rows, escaped as printed.
+fn column_widths(g: &Grid) -> (Vec<usize>, Vec<usize>) {
+    let esc = |c: &String| escape_lines(c).into_owned();
+    let header: Vec<String> = g.header.iter().map(esc).collect();
+    let rows: Vec<Vec<String>> = g.rows.iter().map(|r| r.iter().map(esc).collect()).collect();
+    let n = rows
+        .iter()
+        .map(Vec::len)
+        .chain([header.len()])
+        .max()
+        .unwrap_or(0);
+    let cells = |i: usize| {
+        std::iter::once(header.get(i))
+            .chain(rows.iter().map(move |r| r.get(i)))
+            .flatten()
+    };
+    let widest = |i: usize, split: fn(&str) -> Vec<&str>| {
+        cells(i).flat_map(|c| split(c)).map(cols).max().unwrap_or(0)
+    };
+    let natural = (0..n).map(|i| widest(i, |c| c.lines().collect())).collect();
+    let min = (0..n)
+        .map(|i| widest(i, |c| c.split_whitespace().collect()).max(1))
+        .collect();
+    (natural, min)
+}
+
+/// The width of columns `ix` of widths `w` with the table's borders and padding.
+fn total(ix: &[usize], w: &[usize]) -> usize {
+    ix.iter().map(|&i| w[i]).sum::<usize>() + overhead(ix.len())
+}
+
+/// The columns `keep` cut into parts that each fit `width` at their least widths, each
+/// part led by the label columns (the first alone when they are too wide).
+fn parts(g: &Grid, keep: &[usize], min: &[usize], width: usize) -> Vec<Vec<usize>> {
+    let mut labels: Vec<usize> = keep
+        .iter()
+        .copied()
+        .filter(|&i| i < g.left_columns)
+        .collect();
+    let mut values: Vec<usize> = keep
+        .iter()
+        .copied()
+        .filter(|&i| i >= g.left_columns)
+        .collect();
+    if values.is_empty() && labels.len() > 1 {
+        values = labels.split_off(1);
+    }
+    let labels = if labels.len() > 1
+        && values.iter().any(|&v| {
+            let mut ix = labels.clone();
+            ix.push(v);
+            total(&ix, min) > width
+        }) {
+        labels[..1].to_vec()
+    } else {
+        labels
+    };
+    if total(keep, min) <= width {
+        return vec![keep.to_vec()];
+    }
+    let mut parts: Vec<Vec<usize>> = Vec::new();
+    let mut cur = labels.clone();
+    for &v in &values {
+        let mut next = cur.clone();
+        next.push(v);
+        if total(&next, min) > width && cur.len() > labels.len() {
+            parts.push(std::mem::replace(&mut cur, labels.clone()));
+            cur.push(v);
+        } else {
+            cur = next;
+        }
+    }
+    parts.push(cur);
+    parts
+}
+
+/// One part's table: its columns of `g`, each given its share of `width`.
+fn render_part(g: &Grid, part: &[usize], min: &[usize], natural: &[usize], width: usize) -> String {
+    let sub = Grid {
+        header: part
+            .iter()
+            .map(|&i| g.header.get(i).cloned().unwrap_or_default())
+            .collect(),
+        rows: g
+            .rows
+            .iter()
+            .map(|r| {
+                part.iter()
+                    .map(|&i| r.get(i).cloned().unwrap_or_default())
+                    .collect()
+            })
+            .collect(),
+        left_columns: part.iter().filter(|&&i| i < g.left_columns).count(),
+        ..Grid::default()
+    };
+    let pmin: Vec<usize> = part.iter().map(|&i| min[i]).collect();
+    let pnat: Vec<usize> = part.iter().map(|&i| natural[i]).collect();
+    // A word wider than the width left for it is the one case cut (by comfy-table).
+    let widths = share(&pmin, &pnat, width);
+    let mut t = sub.table();
+    t.set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(u16::try_from(width).unwrap_or(u16::MAX));
+    for (c, w) in widths.iter().enumerate() {
+        if let Some(col) = t.column_mut(c) {
+            col.set_constraint(ColumnConstraint::Absolute(Width::Fixed(
+                u16::try_from(w + 2).unwrap_or(u16::MAX),
+            )));
+        }
+    }
+    t.to_string()
 }
 
 #[cfg(test)]
