@@ -142,15 +142,26 @@ mod tests {
         let ids: Vec<&str> = want.iter().map(|w| w.0.as_str()).collect();
         assert_eq!(
             ids,
-            ["card.check", "command.coremark.score", "command.coremark.threads"]
+            [
+                "card.check",
+                "command.coremark.score",
+                "command.coremark.threads"
+            ]
         );
         let (csv, json) = outputs(&r);
         assert_eq!((&csv, &json), (&want, &want));
         let text = tidy::to_csv(&tidy::rows(&r)).unwrap();
         let back = tidy::from_csv(&text).unwrap();
-        let row = back.iter().find(|x| x.figure == "command.coremark.score").unwrap();
+        let row = back
+            .iter()
+            .find(|x| x.figure == "command.coremark.score")
+            .unwrap();
         assert_eq!(
-            (row.metric.as_str(), row.target.as_str(), row.requested_mode.as_str()),
+            (
+                row.metric.as_str(),
+                row.target.as_str(),
+                row.requested_mode.as_str()
+            ),
             ("command", "coremark", "score")
         );
     }
@@ -165,7 +176,11 @@ mod tests {
             value: 42.0,
             units: "frobs/s".into(),
         });
-        let want = ("command.coremark.frobs".to_owned(), 42.0, "frobs/s".to_owned());
+        let want = (
+            "command.coremark.frobs".to_owned(),
+            42.0,
+            "frobs/s".to_owned(),
+        );
         let (csv, json) = outputs(&a);
         assert!(csv.contains(&want), "{csv:?}");
         assert!(json.contains(&want), "{json:?}");
@@ -182,7 +197,10 @@ mod tests {
             .iter()
             .find(|r| r.key.section == Section::Figure && r.key.mode == "frobs")
             .expect("a compare row for the new figure");
-        assert_eq!((row.key.metric.as_str(), row.unit.as_str()), ("command", "frobs/s"));
+        assert_eq!(
+            (row.key.metric.as_str(), row.unit.as_str()),
+            ("command", "frobs/s")
+        );
         let medians: Vec<Option<f64>> = row.cells.iter().map(|s| s.as_ref()?.median).collect();
         assert_eq!(medians, [Some(42.0), Some(21.0)]);
         assert_eq!(row.against[1].as_ref().and_then(|x| x.ratio), Some(2.0));

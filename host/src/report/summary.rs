@@ -9,8 +9,8 @@ use benchboot_results::network::{
     WiredLink,
 };
 use benchboot_results::{
-    a1_verdict, mb_per_s, mib_per_s, Condition, DeviceReadKind, Direction, Health, HealthScope, RandomOp,
-    RunResults, StepHealth, Summary,
+    a1_verdict, mb_per_s, mib_per_s, Condition, DeviceReadKind, Direction, Health, HealthScope,
+    RandomOp, RunResults, StepHealth, Summary,
 };
 use serde::{Deserialize, Serialize};
 

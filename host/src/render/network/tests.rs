@@ -599,8 +599,14 @@ fn udp_loss_is_the_consoles_everywhere_even_when_nothing_was_seen() {
         .collect();
     assert_eq!((&csv, &json), (&console, &console));
     let g = link_table(&r.network, &[], "eth");
-    assert_eq!(row_of(&g, "UDP, 1448 B datagrams", "board → host")[10], "1.00");
+    assert_eq!(
+        row_of(&g, "UDP, 1448 B datagrams", "board → host")[10],
+        "1.00"
+    );
     assert_eq!(row_of(&g, "UDP, 1448 B datagrams", "host → board")[10], "—");
     // MB/s is the results crate's 10^6 B/s.
-    assert_eq!(benchboot_results::mb_per_s(125_000_000, 1_000_000_000), 125.0);
+    assert_eq!(
+        benchboot_results::mb_per_s(125_000_000, 1_000_000_000),
+        125.0
+    );
 }
