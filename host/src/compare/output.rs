@@ -146,7 +146,7 @@ fn group_title(k: &Key) -> String {
         Section::Card => {
             "The whole card (every sector written with O_DIRECT and read back), MiB/s".into()
         }
-        Section::Figure => format!("Figures {}, {}", k.metric, k.units),
+        Section::Figure => format!("Figures of {}, {}", k.metric, k.units),
     }
 }
 

@@ -113,8 +113,11 @@ mod tests {
             .unwrap()
     }
 
-    /// (id, value, units) of the CSV's `figure` rows and of the JSON's `figures`.
-    fn outputs(r: &RunResults) -> (Vec<(String, f64, String)>, Vec<(String, f64, String)>) {
+    /// A figure as (id, value, units).
+    type Written = (String, f64, String);
+
+    /// The CSV's `figure` rows and the JSON's `figures`.
+    fn outputs(r: &RunResults) -> (Vec<Written>, Vec<Written>) {
         let csv = tidy::rows(r)
             .into_iter()
             .filter(|x| x.section == "figure")
@@ -134,7 +137,7 @@ mod tests {
     #[test]
     fn every_figure_no_section_shows_is_written_as_a_figure() {
         let r = every_figure();
-        let want: Vec<(String, f64, String)> = figures(&r)
+        let want: Vec<Written> = figures(&r)
             .into_iter()
             .filter(|f| !in_own_section(f.metric))
             .map(|f| (f.id, f.value, f.units))
