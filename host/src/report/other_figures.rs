@@ -41,9 +41,12 @@ pub fn others(all: Vec<Figure>) -> Vec<Figure> {
         .collect()
 }
 
-/// The figures of `r` no section of the report's own shows.
+/// The figures of `r` no section of the report's own shows; of an emulated run, none
+/// the emulator cannot give ([`Metric::emulator_gives`], as the console leaves them out).
 pub fn of_run(r: &RunResults) -> Vec<Figure> {
-    others(figures(r))
+    let mut v = others(figures(r));
+    v.retain(|f| !r.emulated || f.metric.emulator_gives());
+    v
 }
 
 /// One figure as the JSON writes it: what it measures, its case id, value and units,
