@@ -303,6 +303,46 @@ fn r_id(r: &RunResults) -> std::borrow::Cow<'_, str> {
 /// When there are fewer than two entries, no run, or one run given twice (by the same
 /// file or two files holding one run id).
 pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Result<Comparison> {
+    check_entries(runs, references)?;
+    let mut entries = run_entries(runs);
+    reference_entries(&mut entries, runs, references)?;
+    let look = Lookup::of(runs);
+    let keys = look.row_keys(&entries);
+    let mut caveats: Vec<String> = Vec::new();
+    let rows: Vec<Row> = keys
+        .into_iter()
+        .map(|k| look.row(&entries, k, &mut caveats))
+        .collect();
+    let infos: Vec<EntryInfo> = entries.into_iter().map(|e| e.info).collect();
+    let (rows, not_compared) = without_emulated_latency(runs, &infos, rows);
+    let card_passes = infos
+        .iter()
+        .zip(runs)
+        .filter_map(|(e, (_, r))| {
+            let f = r.card_check.as_ref()?.report.full.clone()?;
+            Some((
+                crate::whole_card::series_label(&e.letter, &e.name, e.emulated),
+                f,
+            ))
+        })
+        .collect();
+    Ok(Comparison {
+        kind: "benchboot-compare".into(),
+        version: 1,
+        notice: emulated_notice(&infos),
+        plan_warning: plan_warning(runs),
+        caveats,
+        entries: infos,
+        rows,
+        card_passes,
+        energy: None,
+        not_compared,
+    })
+}
+
+/// Refuses a comparison of fewer than two entries, with no run, or of a run with
+/// itself.
+fn check_entries(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Result<()> {
     if runs.is_empty() {
         bail!("compare needs at least one run (a results JSON file) as its first argument");
     }
@@ -330,17 +370,24 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
             );
         }
     }
-    let letter = |i: usize| {
-        let c = (b'A' + (i % 26) as u8) as char;
-        if i < 26 {
-            c.to_string()
-        } else {
-            format!("{c}{}", i / 26)
-        }
-    };
-    let mut entries: Vec<Entry> = Vec::new();
-    for (i, (path, r)) in runs.iter().enumerate() {
-        entries.push(Entry {
+    Ok(())
+}
+
+/// `A`, `B`, ... `Z`, then `A1`, `B1`...
+fn letter(i: usize) -> String {
+    let c = (b'A' + (i % 26) as u8) as char;
+    if i < 26 {
+        c.to_string()
+    } else {
+        format!("{c}{}", i / 26)
+    }
+}
+
+/// The runs' entries, in argument order, with their figures ([`run_figures`]).
+fn run_entries(runs: &[(PathBuf, RunResults)]) -> Vec<Entry> {
+    runs.iter()
+        .enumerate()
+        .map(|(i, (path, r))| Entry {
             info: EntryInfo {
                 letter: letter(i),
                 kind: "run".into(),
@@ -367,12 +414,20 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
             reference: false,
             applies_to: None,
             other_methods: BTreeMap::new(),
-        });
-    }
+        })
+        .collect()
+}
+
+/// The references' entries after `entries`: a memory reference one per published run of
+/// the runs' boards.
+fn reference_entries(
+    entries: &mut Vec<Entry>,
+    runs: &[(PathBuf, RunResults)],
+    references: &[&Reference],
+) -> Result<()> {
     let run_docs: Vec<&RunResults> = runs.iter().map(|(_, r)| r).collect();
     for rf in references {
         if let RefData::Memory { csv } = rf.data {
-            // One entry per published run of the runs' boards.
             for row in memory::row_entries(rf.name, csv, &run_docs)? {
                 entries.push(Entry {
                     info: EntryInfo {
@@ -408,45 +463,60 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
             other_methods: BTreeMap::new(),
         });
     }
-    // The core set each run's first CPU ran every kernel on (`CPU 0`): what a memory
-    // reference's bandwidth figures (no target) are set beside.
-    let first_cpus: BTreeSet<String> = runs
-        .iter()
-        .filter_map(|(_, r)| memory::first_cpu_label(r))
-        .collect();
-    let first_emulated = runs[0].1.emulated;
-    // Target label → filesystem, from the runs: a reference's columns are filesystems.
-    let mut fs_of: BTreeMap<String, String> = BTreeMap::new();
-    let mut target_rank: BTreeMap<String, usize> = BTreeMap::new();
-    // Link name → what kind of link, from the first run that has it: a network
-    // reference applies to some kinds only.
-    let mut class_of: BTreeMap<String, LinkClass> = BTreeMap::new();
-    for (_, r) in runs {
-        for link in crate::render::network_links(&r.network) {
-            let class = LinkClass::of(&r.network, &link);
-            class_of.entry(link).or_insert(class);
+    Ok(())
+}
+
+/// What the runs say that lines a reference's figures up with theirs and orders the
+/// rows.
+struct Lookup {
+    /// The core set each run's first CPU ran every kernel on (`CPU 0`): what a memory
+    /// reference's bandwidth figures (no target) are set beside.
+    first_cpus: BTreeSet<String>,
+    first_emulated: bool,
+    /// Target label → filesystem, from the runs: a reference's columns are filesystems.
+    fs_of: BTreeMap<String, String>,
+    target_rank: BTreeMap<String, usize>,
+    /// Link name → what kind of link, from the first run that has it: a network
+    /// reference applies to some kinds only.
+    class_of: BTreeMap<String, LinkClass>,
+}
+
+impl Lookup {
+    fn of(runs: &[(PathBuf, RunResults)]) -> Lookup {
+        let mut l = Lookup {
+            first_cpus: runs
+                .iter()
+                .filter_map(|(_, r)| memory::first_cpu_label(r))
+                .collect(),
+            first_emulated: runs[0].1.emulated,
+            fs_of: BTreeMap::new(),
+            target_rank: BTreeMap::new(),
+            class_of: BTreeMap::new(),
+        };
+        for (_, r) in runs {
+            for link in crate::render::network_links(&r.network) {
+                let class = LinkClass::of(&r.network, &link);
+                l.class_of.entry(link).or_insert(class);
+            }
+            for t in &r.plan.storage.targets {
+                l.fs_of
+                    .entry(t.label.clone())
+                    .or_insert(t.filesystem.name().into());
+                let n = l.target_rank.len();
+                l.target_rank.entry(t.label.clone()).or_insert(n);
+            }
         }
-        for t in &r.plan.storage.targets {
-            fs_of
-                .entry(t.label.clone())
-                .or_insert(t.filesystem.name().into());
-            let n = target_rank.len();
-            target_rank.entry(t.label.clone()).or_insert(n);
-        }
+        l
     }
-    let mut keys: BTreeSet<Key> = entries
-        .iter()
-        .filter(|e| !e.reference)
-        .flat_map(|e| e.figures.keys().cloned())
-        .collect();
-    // A reference's figure for run row `k`, with a caveat when it is not quite the
-    // same kind of link.
-    let lookup_with = |e: &Entry, k: &Key| -> Option<(Key, Stat, Option<String>)> {
+
+    /// Entry `e`'s figure for run row `k` (a reference's by its own key), with a caveat
+    /// when it is not quite the same kind of link.
+    fn find(&self, e: &Entry, k: &Key) -> Option<(Key, Stat, Option<String>)> {
         // A memory reference: the first CPU's test beside its figure (no target), with
         // the caveats of an emulated first run and of another method than tinymembench.
         let memory = matches!(k.section, Section::MemoryBandwidth | Section::MemoryLatency);
         if e.reference && memory {
-            let alt = if e.figures.contains_key(k) || !first_cpus.contains(&k.target) {
+            let alt = if e.figures.contains_key(k) || !self.first_cpus.contains(&k.target) {
                 k.clone()
             } else {
                 Key {
@@ -456,7 +526,7 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
             };
             let s = e.figures.get(&alt)?;
             let caveat = [
-                first_emulated.then(|| EMULATED_CAVEAT.to_owned()),
+                self.first_emulated.then(|| EMULATED_CAVEAT.to_owned()),
                 e.other_methods.get(&alt).cloned(),
             ]
             .into_iter()
@@ -472,7 +542,7 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
             return None;
         }
         if k.section == Section::Storage {
-            let fs = fs_of.get(&k.target)?;
+            let fs = self.fs_of.get(&k.target)?;
             let alt = Key {
                 target: fs.clone(),
                 ..k.clone()
@@ -482,7 +552,7 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
         let caveat = match e.applies_to {
             None => None,
             Some(applies) => {
-                let class = class_of.get(&k.target).unwrap_or(&LinkClass::Other);
+                let class = self.class_of.get(&k.target).unwrap_or(&LinkClass::Other);
                 match applies.matches(class) {
                     LinkMatch::No => return None,
                     LinkMatch::Yes => None,
@@ -492,90 +562,108 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
         };
         let alt = k.any_link();
         e.figures.get(&alt).map(|s| (alt, s.clone(), caveat))
-    };
-    let lookup = |e: &Entry, k: &Key| lookup_with(e, k).map(|(k, s, _)| (k, s));
-    // Reference figures no run row picks up get rows of their own.
-    let mut used: BTreeSet<(usize, Key)> = BTreeSet::new();
-    for k in &keys {
+    }
+
+    /// Every run's figure's row, then the reference figures no run row picks up, in
+    /// table order.
+    fn row_keys(&self, entries: &[Entry]) -> Vec<Key> {
+        let mut keys: BTreeSet<Key> = entries
+            .iter()
+            .filter(|e| !e.reference)
+            .flat_map(|e| e.figures.keys().cloned())
+            .collect();
+        let mut used: BTreeSet<(usize, Key)> = BTreeSet::new();
+        for k in &keys {
+            for (i, e) in entries.iter().enumerate().filter(|(_, e)| e.reference) {
+                if let Some((rk, _, _)) = self.find(e, k) {
+                    used.insert((i, rk));
+                }
+            }
+        }
         for (i, e) in entries.iter().enumerate().filter(|(_, e)| e.reference) {
-            if let Some((rk, _)) = lookup(e, k) {
-                used.insert((i, rk));
+            for k in e.figures.keys() {
+                if !used.contains(&(i, k.clone())) {
+                    keys.insert(k.clone());
+                }
             }
         }
+        let mut keys: Vec<Key> = keys.into_iter().collect();
+        keys.sort_by_key(|k| {
+            (
+                k.section,
+                k.metric.clone(),
+                mode_rank(&k.mode),
+                dir_rank(&k.direction),
+                self.target_rank
+                    .get(&k.target)
+                    .copied()
+                    .unwrap_or(usize::MAX),
+                k.target.clone(),
+                k.block_size_bytes,
+                k.param,
+            )
+        });
+        keys
     }
-    for (i, e) in entries.iter().enumerate().filter(|(_, e)| e.reference) {
-        for k in e.figures.keys() {
-            if !used.contains(&(i, k.clone())) {
-                keys.insert(k.clone());
-            }
-        }
-    }
-    let mut keys: Vec<Key> = keys.into_iter().collect();
-    keys.sort_by_key(|k| {
-        (
-            k.section,
-            mode_rank(&k.mode),
-            dir_rank(&k.direction),
-            target_rank.get(&k.target).copied().unwrap_or(usize::MAX),
-            k.target.clone(),
-            k.block_size_bytes,
-            k.param,
-        )
-    });
-    let mut caveats: Vec<String> = Vec::new();
-    let rows: Vec<Row> = keys
-        .into_iter()
-        .map(|k| {
-            let found: Vec<Option<(Stat, Option<String>)>> = entries
-                .iter()
-                .map(|e| lookup_with(e, &k).map(|(_, s, c)| (s, c)))
-                .collect();
-            let cells: Vec<Option<Stat>> = found
-                .iter()
-                .map(|f| f.as_ref().map(|(s, _)| s.clone()))
-                .collect();
-            let against = cells
-                .iter()
-                .enumerate()
-                .map(|(i, c)| match (i, &cells[0], c) {
-                    (0, _, _) => None,
-                    (_, Some(a), Some(b)) => {
-                        let mut v = against(a, b, entries[i].reference);
-                        v.caveat = found[i].as_ref().and_then(|(_, c)| c.clone());
-                        // Links only: a memory caveat stays in its cell and CSV row.
-                        let link =
-                            !matches!(k.section, Section::MemoryBandwidth | Section::MemoryLatency);
-                        if let Some(c) = v.caveat.as_ref().filter(|_| link) {
-                            let line = format!(
-                                "{} against {} ({}): {c}",
-                                k.target, entries[i].info.letter, entries[i].info.name
-                            );
-                            if !caveats.contains(&line) {
-                                caveats.push(line);
-                            }
+
+    /// Row `k`: each entry's figure and the first run against it; a link caveat also
+    /// goes to `caveats`, once.
+    fn row(&self, entries: &[Entry], k: Key, caveats: &mut Vec<String>) -> Row {
+        let found: Vec<Option<(Stat, Option<String>)>> = entries
+            .iter()
+            .map(|e| self.find(e, &k).map(|(_, s, c)| (s, c)))
+            .collect();
+        let cells: Vec<Option<Stat>> = found
+            .iter()
+            .map(|f| f.as_ref().map(|(s, _)| s.clone()))
+            .collect();
+        let against = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| match (i, &cells[0], c) {
+                (0, _, _) => None,
+                (_, Some(a), Some(b)) => {
+                    let mut v = against(a, b, entries[i].reference);
+                    v.caveat = found[i].as_ref().and_then(|(_, c)| c.clone());
+                    // Links only: a memory caveat stays in its cell and CSV row.
+                    let link =
+                        !matches!(k.section, Section::MemoryBandwidth | Section::MemoryLatency);
+                    if let Some(c) = v.caveat.as_ref().filter(|_| link) {
+                        let line = format!(
+                            "{} against {} ({}): {c}",
+                            k.target, entries[i].info.letter, entries[i].info.name
+                        );
+                        if !caveats.contains(&line) {
+                            caveats.push(line);
                         }
-                        Some(v)
                     }
-                    _ => None,
-                })
-                .collect();
-            Row {
-                unit: k.section.unit().into(),
-                key: k,
-                cells,
-                against,
-            }
-        })
-        .collect();
-    let infos: Vec<EntryInfo> = entries.into_iter().map(|e| e.info).collect();
-    // An emulated run's latencies are TCG noise: no row compares them.
+                    Some(v)
+                }
+                _ => None,
+            })
+            .collect();
+        Row {
+            unit: k.unit(),
+            key: k,
+            cells,
+            against,
+        }
+    }
+}
+
+/// `rows` without memory latency when an entry is emulated (TCG noise), and the line
+/// that says so.
+fn without_emulated_latency(
+    runs: &[(PathBuf, RunResults)],
+    infos: &[EntryInfo],
+    mut rows: Vec<Row>,
+) -> (Vec<Row>, Vec<String>) {
     let emulated: Vec<String> = infos
         .iter()
         .filter(|e| e.emulated)
         .map(|e| e.letter.clone())
         .collect();
     let mut not_compared = Vec::new();
-    let mut rows: Vec<Row> = rows;
     // (An emulated run's own latencies never become rows, `memory::run_figures`; the
     // line is said whenever a run measured latency, so the reader knows why none shows.)
     let latency_measured = runs
@@ -587,29 +675,7 @@ pub fn compare(runs: &[(PathBuf, RunResults)], references: &[&Reference]) -> Res
         rows.retain(|r| r.key.section != Section::MemoryLatency);
         not_compared.push(emulated_latency_line(&emulated));
     }
-    let card_passes = infos
-        .iter()
-        .zip(runs)
-        .filter_map(|(e, (_, r))| {
-            let f = r.card_check.as_ref()?.report.full.clone()?;
-            Some((
-                crate::whole_card::series_label(&e.letter, &e.name, e.emulated),
-                f,
-            ))
-        })
-        .collect();
-    Ok(Comparison {
-        kind: "benchboot-compare".into(),
-        version: 1,
-        notice: emulated_notice(&infos),
-        plan_warning: plan_warning(runs),
-        caveats,
-        entries: infos,
-        rows,
-        card_passes,
-        energy: None,
-        not_compared,
-    })
+    (rows, not_compared)
 }
 
 /// `benchboot compare` arguments.

@@ -9,9 +9,12 @@ use benchboot_results::Summary;
 use serde::{Deserialize, Serialize};
 
 /// Which table a figure belongs to; the unit follows from it ([`Section::unit`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Section {
+    #[default]
     /// Sequential throughput by block size, MiB/s.
     Storage,
     /// `hdparm -T`/`-t`-style reads, MiB/s.
@@ -35,10 +38,16 @@ pub enum Section {
     /// The whole-card pass (`benchboot probe --full`, `[card-check] full`): average
     /// write and read over the card and the sustained write speed, MiB/s.
     Card,
+    /// Any other figure the results crate's model has and compares
+    /// ([`Metric::compared`]): a plan command's, or a metric added to the model, lined
+    /// up by its metric, units and context with no code of compare's own
+    /// ([`Key::figure`]).
+    Figure,
 }
 
 impl Section {
-    /// "MiB/s", "IOPS", "Mbit/s", "%", "MB/s" or "ns".
+    /// "MiB/s", "IOPS", "Mbit/s", "%", "MB/s" or "ns"; "" for [`Section::Figure`],
+    /// whose key carries its figure's units ([`Key::unit`]).
     pub fn unit(self) -> &'static str {
         match self {
             Section::Storage | Section::DeviceRead | Section::Card => "MiB/s",
@@ -47,6 +56,7 @@ impl Section {
             Section::TcpBoardCpuSystem | Section::TcpBoardCpuSoftirq => "%",
             Section::MemoryBandwidth => "MB/s",
             Section::MemoryLatency => "ns",
+            Section::Figure => "",
         }
     }
 
@@ -66,7 +76,7 @@ impl Section {
 /// (0 when none) and queue depth or stream count (0 when none). Memory figures use
 /// `mode` for the kernel id or page kind, `direction` for the test's label or the
 /// chain, `target` for the core set ([`Key::memory_bandwidth`], [`Key::memory_latency`]).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
 pub struct Key {
     pub section: Section,
     pub mode: String,
@@ -74,6 +84,12 @@ pub struct Key {
     pub target: String,
     pub block_size_bytes: u64,
     pub param: u32,
+    /// [`Section::Figure`]: the figure's metric ([`Metric::name`]); else empty.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub metric: String,
+    /// [`Section::Figure`]: the figure's units; else empty (the section's unit).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub units: String,
 }
 
 impl Key {
@@ -86,6 +102,7 @@ impl Key {
             target: target.into(),
             block_size_bytes: block_size,
             param: 0,
+            ..Key::default()
         }
     }
 
@@ -98,6 +115,7 @@ impl Key {
             target: target.into(),
             block_size_bytes: 0,
             param,
+            ..Key::default()
         }
     }
 
@@ -112,6 +130,7 @@ impl Key {
             target: cores.into(),
             block_size_bytes: 0,
             param: 0,
+            ..Key::default()
         }
     }
 
@@ -125,6 +144,7 @@ impl Key {
             target: String::new(),
             block_size_bytes: block_size,
             param: 0,
+            ..Key::default()
         }
     }
 
@@ -133,12 +153,14 @@ impl Key {
     /// reads by disk and kind, random I/O by operation, target, block size and queue
     /// depth, TCP (and the board's system and softirq CPU shares) by direction, link and
     /// streams, HTTP by direction and link, the whole-card pass's speeds by direction
-    /// (target `card`). `None` for the figures compare has no row for: round trips, UDP,
-    /// verification, the card's real size, clock, commands, WiFi, and memory
-    /// (compared on every sample: [`crate::compare::memory::run_figures`]).
+    /// (target `card`), any other metric the model compares by [`Key::figure`]. `None`
+    /// for the figures the model does not compare ([`Metric::compared`]: round trips,
+    /// UDP, verification, the card's real size, clock, WiFi) and for memory (compared on
+    /// every sample: [`crate::compare::memory::run_figures`]).
     pub fn of(f: &Figure) -> Option<Key> {
         let c = &f.context;
         let section = match f.metric {
+            _ if !f.metric.compared() => return None,
             Metric::Storage => {
                 return Some(Key::storage(&c.mode, &c.direction, &c.target, c.block_size))
             }
@@ -151,6 +173,7 @@ impl Key {
                     target: c.target.clone(),
                     block_size_bytes: c.block_size,
                     param: c.param,
+                    ..Key::default()
                 })
             }
             Metric::Tcp => Section::Tcp,
@@ -160,9 +183,35 @@ impl Key {
             // Every card in one row per figure, whatever its device's name: a card
             // probed here and the same card checked in a board line up.
             Metric::CardSpeed => return Some(Key::network(Section::Card, &c.direction, "card", 0)),
-            _ => return None,
+            Metric::MemoryBandwidth | Metric::MemoryLatency => return None,
+            _ => return Some(Key::figure(f)),
         };
         Some(Key::network(section, &c.direction, &c.target, c.param))
+    }
+
+    /// The row of a figure compare has no section of its own for ([`Section::Figure`]):
+    /// its metric, units and context (target, mode, direction, block size, queue depth
+    /// or streams); every repetition in one row.
+    pub fn figure(f: &Figure) -> Key {
+        let c = &f.context;
+        Key {
+            section: Section::Figure,
+            mode: c.mode.clone(),
+            direction: c.direction.clone(),
+            target: c.target.clone(),
+            block_size_bytes: c.block_size,
+            param: c.param,
+            metric: f.metric.name().into(),
+            units: f.units.clone(),
+        }
+    }
+
+    /// The unit of the row: its section's, or a [`Section::Figure`]'s own units.
+    pub fn unit(&self) -> String {
+        match self.section {
+            Section::Figure => self.units.clone(),
+            s => s.unit().into(),
+        }
     }
 
     /// The same figure for any link (how a reference states it): no target, no
@@ -346,5 +395,13 @@ mod tests {
             ))
         );
         assert_eq!(Key::of(&fig(Metric::RoundTrip, Context::default())), None);
+        // A metric with no section of compare's own is compared as a figure.
+        let cmd = Context {
+            target: "sysbench".into(),
+            mode: "events".into(),
+            ..Context::default()
+        };
+        let k = Key::of(&fig(Metric::Command, cmd)).unwrap();
+        assert_eq!((k.section, k.metric.as_str()), (Section::Figure, "command"));
     }
 }

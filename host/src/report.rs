@@ -3,6 +3,7 @@
 //! or JSON, and plots; with a power trace, the energy of each step
 //! ([`crate::power::energy`]). A QEMU run is marked EMULATED in every one of them.
 
+pub mod other_figures;
 pub mod summary;
 pub mod tidy;
 

@@ -35,7 +35,9 @@
 //!   every line (`tidy/console.rs`);
 //! - in the host tool, a name from outside (run id, board, label, SSID, a card's file
 //!   name) becomes a path only through `benchboot_results::name::SafeName`
-//!   (`tidy/names.rs`).
+//!   (`tidy/names.rs`);
+//! - the host tool defines no rate of its own (`*per_s*`, `*loss_pct*`, `iops`): rates
+//!   and UDP loss come from `crates/results` (`tidy/rates.rs`).
 #![forbid(unsafe_code)]
 
 #[path = "tidy/console.rs"]
@@ -50,6 +52,8 @@ mod functions;
 mod lex;
 #[path = "tidy/names.rs"]
 mod names;
+#[path = "tidy/rates.rs"]
+mod rates;
 #[path = "tidy/unsafe_code.rs"]
 mod unsafe_code;
 
@@ -352,6 +356,17 @@ fn host_prints_only_through_its_out_module() {
         repo()
             .rust()
             .flat_map(|(p, t)| console::host_writes(p, t))
+            .collect(),
+    );
+}
+
+#[test]
+fn rates_only_in_the_results_crate() {
+    assert_clean(
+        "rates outside crates/results",
+        repo()
+            .rust()
+            .flat_map(|(p, t)| rates::rates_outside_results(p, t))
             .collect(),
     );
 }

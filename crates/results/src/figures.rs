@@ -5,7 +5,9 @@
 //! (target, mode, direction, block size, queue depth or streams, repetition).
 //!
 //! Readers: PID 1's console lines and LAVA's case ids (`benchboot_console::figures`,
-//! which folds ids LAVA's way), the host's `compare`. Rates come from the unit
+//! which folds ids LAVA's way), the host's `compare` (every metric [`Metric::compared`]
+//! says), report CSV and JSON (a figure no section of theirs shows is written as a
+//! figure: [`Metric::name`], id, value, units, context), the headline. Rates come from the unit
 //! conversions of this crate ([`crate::mib_per_s`], [`crate::iops`],
 //! [`crate::network::mbit_per_s`], [`crate::memory`]'s MB/s and ns over L1).
 //!
@@ -62,7 +64,8 @@ pub enum Metric {
     Http,
     /// One UDP run at an offered load, Mbit/s received.
     Udp,
-    /// The datagrams a UDP run lost, % of those seen (received + lost).
+    /// The datagrams a UDP run lost, % of those seen (received + lost); none for a run
+    /// that saw nothing.
     UdpLoss,
     /// A WiFi entry's obtained primary frequency, MHz.
     WifiFrequency,
@@ -75,6 +78,80 @@ pub enum Metric {
 }
 
 impl Metric {
+    /// Every metric, in declaration order.
+    pub const ALL: [Metric; 21] = [
+        Metric::Storage,
+        Metric::DeviceRead,
+        Metric::Random,
+        Metric::Verify,
+        Metric::CardCheck,
+        Metric::CardSpeed,
+        Metric::Clock,
+        Metric::MemoryBandwidth,
+        Metric::MemoryLatency,
+        Metric::Command,
+        Metric::Tcp,
+        Metric::TcpBoardCpuSystem,
+        Metric::TcpBoardCpuSoftirq,
+        Metric::RoundTrip,
+        Metric::Http,
+        Metric::Udp,
+        Metric::UdpLoss,
+        Metric::WifiFrequency,
+        Metric::WifiWidth,
+        Metric::WifiCentre,
+        Metric::WifiSignal,
+    ];
+
+    /// The metric's name as outputs write it (kebab case: `device-read`, `udp-loss`):
+    /// the CSV's and JSON's `metric` of a figure no section of their own shows.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Storage => "storage",
+            Metric::DeviceRead => "device-read",
+            Metric::Random => "random",
+            Metric::Verify => "verify",
+            Metric::CardCheck => "card-check",
+            Metric::CardSpeed => "card-speed",
+            Metric::Clock => "clock",
+            Metric::MemoryBandwidth => "memory-bandwidth",
+            Metric::MemoryLatency => "memory-latency",
+            Metric::Command => "command",
+            Metric::Tcp => "tcp",
+            Metric::TcpBoardCpuSystem => "tcp-board-cpu-system",
+            Metric::TcpBoardCpuSoftirq => "tcp-board-cpu-softirq",
+            Metric::RoundTrip => "round-trip",
+            Metric::Http => "http",
+            Metric::Udp => "udp",
+            Metric::UdpLoss => "udp-loss",
+            Metric::WifiFrequency => "wifi-frequency",
+            Metric::WifiWidth => "wifi-width",
+            Metric::WifiCentre => "wifi-centre",
+            Metric::WifiSignal => "wifi-signal",
+        }
+    }
+
+    /// Whether `compare` lines figures of this metric up across runs. Not: a UDP run
+    /// and its loss (the figure's context has no offered load to line runs up by), the
+    /// round trip, the bytes a verification moved, the card's real size, the clock
+    /// (a check, not a speed) and a WiFi entry's channel and signal (facts of the
+    /// radio). Every other metric, a new one too, is compared.
+    pub fn compared(self) -> bool {
+        !matches!(
+            self,
+            Metric::Udp
+                | Metric::UdpLoss
+                | Metric::RoundTrip
+                | Metric::Verify
+                | Metric::CardCheck
+                | Metric::Clock
+                | Metric::WifiFrequency
+                | Metric::WifiWidth
+                | Metric::WifiCentre
+                | Metric::WifiSignal
+        )
+    }
+
     /// Whether PID 1 prints figures of this metric on the console (and LAVA files
     /// them): all but the board's CPU shares, which only the host's tables show.
     pub fn on_console(self) -> bool {
@@ -420,17 +497,12 @@ pub fn udp(u: &UdpRun) -> Figure {
     })
 }
 
-/// `<udp id>.loss`: the datagrams a UDP run lost, % of those seen (0 when none was
-/// seen).
-pub fn udp_loss(u: &UdpRun) -> Figure {
+/// `<udp id>.loss`: the datagrams a UDP run lost, % of those seen
+/// ([`UdpRun::loss_pct`]); none when the receiver saw nothing.
+pub fn udp_loss(u: &UdpRun) -> Option<Figure> {
+    let loss = u.loss_pct()?;
     let of = udp(u);
-    let seen = u.received.saturating_add(u.lost);
-    let loss = if seen == 0 {
-        0.0
-    } else {
-        100.0 * u.lost as f64 / seen as f64
-    };
-    Figure::bare(Metric::UdpLoss, format!("{}.loss", of.id), loss, "%").with(of.context)
+    Some(Figure::bare(Metric::UdpLoss, format!("{}.loss", of.id), loss, "%").with(of.context))
 }
 
 /// Per throughput run its Mbit/s ([`tcp`], then [`tcp_board_cpu`]), per latency run the
@@ -446,7 +518,7 @@ pub fn network(n: &NetworkResults) -> Vec<Figure> {
     v.extend(n.http.iter().map(http));
     for u in &n.udp {
         v.push(udp(u));
-        v.push(udp_loss(u));
+        v.extend(udp_loss(u));
     }
     v
 }

@@ -39,7 +39,7 @@ pub use isolation::{InterruptDelta, Isolation, KernelModule};
 pub use memory::{ClockCheck, MemoryResults};
 pub use modalias::{Modalias, ModaliasLoad, NoDriver};
 pub use network::NetworkResults;
-pub use summary::{iops, mib_per_s, Summary};
+pub use summary::{iops, mb_per_s, mib_per_s, Summary};
 
 /// Major version: bumped on any change an old reader would misread.
 pub const SCHEMA_MAJOR: u32 = 1;

@@ -157,6 +157,18 @@ pub struct UdpRun {
     pub host_cpu: CpuTimes,
 }
 
+impl UdpRun {
+    /// The datagrams lost as a percentage of those the receiver should have seen:
+    /// `lost / (received + lost) × 100`. `None` when it saw nothing (no datagram
+    /// received and none known lost): no loss can be stated, and 0 % would claim a
+    /// clean link. The one definition: the console's figure ([`crate::figures::udp_loss`])
+    /// and every host output take it.
+    pub fn loss_pct(&self) -> Option<f64> {
+        let seen = self.received.saturating_add(self.lost);
+        (seen > 0).then(|| 100.0 * self.lost as f64 / seen as f64)
+    }
+}
+
 /// One gadget link as the board set it up.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LinkRecord {

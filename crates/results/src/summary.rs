@@ -1,4 +1,5 @@
-//! Result maths: throughput units and min / median / max over repetitions.
+//! Result maths: throughput units (MiB/s, MB/s, IOPS; Mbit/s is
+//! [`crate::network::mbit_per_s`], UDP loss [`crate::network::UdpRun::loss_pct`]) and min / median / max over repetitions.
 
 /// Throughput in MiB/s (1 MiB = 1,048,576 bytes) from raw bytes and nanoseconds.
 /// Returns 0.0 when `nanos` is 0 (nothing was timed).
@@ -7,6 +8,15 @@ pub fn mib_per_s(bytes: u64, nanos: u64) -> f64 {
         return 0.0;
     }
     (bytes as f64 / (1u64 << 20) as f64) / (nanos as f64 / 1e9)
+}
+
+/// Throughput in MB/s (1 MB = 10^6 bytes) from raw bytes and nanoseconds; 0.0 when
+/// `nanos` is 0.
+pub fn mb_per_s(bytes: u64, nanos: u64) -> f64 {
+    if nanos == 0 {
+        return 0.0;
+    }
+    bytes as f64 * 1e3 / nanos as f64
 }
 
 /// Operations per second from a count and nanoseconds; 0.0 when `nanos` is 0.

@@ -81,6 +81,20 @@ fn labels(k: &Key) -> (Vec<&'static str>, Vec<String>) {
             vec!["block size"],
             vec![block_size_label(k.block_size_bytes)],
         ),
+        Section::Figure => (
+            vec!["target", "case", "direction", "block", "param"],
+            vec![
+                k.target.clone(),
+                k.mode.clone(),
+                k.direction.clone(),
+                if k.block_size_bytes == 0 {
+                    "—".into()
+                } else {
+                    block_size_label(k.block_size_bytes)
+                },
+                streams(),
+            ],
+        ),
         Section::Card => (
             vec!["figure"],
             vec![match k.direction.as_str() {
@@ -132,6 +146,7 @@ fn group_title(k: &Key) -> String {
         Section::Card => {
             "The whole card (every sector written with O_DIRECT and read back), MiB/s".into()
         }
+        Section::Figure => format!("Figures of {}, {}", k.metric, k.units),
     }
 }
 

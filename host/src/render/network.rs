@@ -10,7 +10,7 @@ use benchboot_results::network::{
     mbit_per_s, CpuTimes, HttpRun, NetDirection, NetTest, NetworkResults, ThroughputRun, UdpRun,
     WiredLink,
 };
-use benchboot_results::{mib_per_s, HealthScope, StepHealth, Summary};
+use benchboot_results::{mb_per_s, mib_per_s, HealthScope, StepHealth, Summary};
 
 use super::wifi::{entry_description, entry_facts_line, has_wifi, wifi_entry};
 use super::{health_mark, HEALTH_LEGEND};
@@ -44,27 +44,12 @@ pub fn cpu_cell(t: &CpuTimes) -> String {
 
 const CPU_HEADER: &str = "CPU % usr/sys/irq/sirq/idle";
 
-/// Megabytes (10^6 bytes) per second; 0 for an empty span.
-pub fn mb_per_s(bytes: u64, nanos: u64) -> f64 {
-    if nanos == 0 {
-        return 0.0;
-    }
-    bytes as f64 * 1e3 / nanos as f64
-}
-
 /// Mbit/s of every interval of a throughput run (10^6 bit/s).
 pub fn interval_mbits(r: &ThroughputRun) -> Vec<f64> {
     r.intervals
         .iter()
         .map(|i| mbit_per_s(i.bytes, i.end_ns.saturating_sub(i.start_ns)))
         .collect()
-}
-
-/// Datagrams lost as a percentage of those the receiver should have seen:
-/// `lost / (received + lost) × 100`; `None` when nothing was sent.
-pub fn udp_loss_pct(u: &UdpRun) -> Option<f64> {
-    let expected = u.received.saturating_add(u.lost);
-    (expected > 0).then(|| 100.0 * u.lost as f64 / expected as f64)
 }
 
 /// Nearest-rank percentile `p` (0 < p <= 100) of sorted values.
@@ -335,7 +320,7 @@ impl DirectionRow<'_> {
             match self.udp {
                 Some(u) => out.extend([
                     format!("{:.1}", u.target_bitrate as f64 / 1e6),
-                    udp_loss_pct(u).map_or("—".into(), |p| format!("{p:.2}")),
+                    u.loss_pct().map_or("—".into(), |p| format!("{p:.2}")),
                     u.out_of_order.to_string(),
                     format!("{:.3}", u.jitter_ns as f64 / 1e6),
                 ]),

@@ -2,22 +2,25 @@
 //! with their units in the field names, plus context and warnings.
 
 use benchboot_plan::{Filesystem, Mode};
-use benchboot_results::figures;
+use benchboot_results::figures::{self, Figure};
 use benchboot_results::health::conditions_during;
-use benchboot_results::network::{CpuShare, LinkFacts, NetDirection, NetTest};
+use benchboot_results::network::{
+    CpuShare, HttpRun, LatencyRun, LinkFacts, NetDirection, NetTest, ThroughputRun, UdpRun,
+    WiredLink,
+};
 use benchboot_results::{
-    a1_verdict, mib_per_s, Condition, DeviceReadKind, Direction, Health, HealthScope, RandomOp,
-    RunResults, StepHealth, Summary,
+    a1_verdict, mb_per_s, mib_per_s, Condition, DeviceReadKind, Direction, Health, HealthScope,
+    RandomOp, RunResults, StepHealth, Summary,
 };
 use serde::{Deserialize, Serialize};
 
 pub mod memory;
 pub mod wifi;
 
+use super::other_figures::FigureCell;
 use crate::context::{context, warnings, Context, Warning, EMULATED_NOTICE};
 use crate::render::{
-    cell_values, device_read_values, interval_mbits, link_facts_lines, mb_per_s, percentile,
-    udp_loss_pct,
+    cell_values, device_read_values, interval_mbits, link_facts_lines, percentile,
 };
 
 /// What `--format json` prints: shape version 1.
@@ -49,6 +52,10 @@ pub struct ReportJson {
     /// The CPU clock checks, MHz; absent when the run has none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clock_checks: Vec<memory::ClockCell>,
+    /// Every figure of the run no field above shows (a plan command's, the card check's,
+    /// a figure added to the model): [`super::other_figures`]. Absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub figures: Vec<FigureCell>,
 }
 
 /// One step's health: the snapshots and the conditions they flag.
@@ -299,13 +306,51 @@ pub struct VerifyCell {
 
 /// The whole report of `r` as data.
 pub fn summary(r: &RunResults) -> ReportJson {
-    let flags = |scope: HealthScope| conditions_during(&r.health, &scope);
-    let net = |link: &str, test: NetTest| {
-        flags(HealthScope::Network {
+    let (mem, clock_checks) = memory::of_run(r);
+    ReportJson {
+        kind: "benchboot-report".into(),
+        version: 1,
+        emulated: r.emulated,
+        notice: r.emulated.then(|| EMULATED_NOTICE.to_owned()),
+        context: context(r),
+        warnings: warnings(r),
+        storage: storage_cells(r),
+        device_reads: device_read_cells(r),
+        random: random_cells(r),
+        a1: a1_cells(r),
+        network: network_summary(r),
+        verify: verify_cells(r),
+        health: r.health.iter().map(HealthStep::of).collect(),
+        memory: mem,
+        clock_checks,
+        figures: figure_cells(&super::other_figures::of_run(r)),
+    }
+}
+
+/// `figures` as the JSON's `figures` list.
+pub fn figure_cells(figures: &[Figure]) -> Vec<FigureCell> {
+    figures.iter().map(FigureCell::of).collect()
+}
+
+/// The health conditions flagged during the step of `scope`.
+fn flags(r: &RunResults, scope: HealthScope) -> Vec<Condition> {
+    conditions_during(&r.health, &scope)
+}
+
+/// The health conditions flagged during the network test `test` on `link`.
+fn net_flags(r: &RunResults, link: &str, test: NetTest) -> Vec<Condition> {
+    flags(
+        r,
+        HealthScope::Network {
             link: link.to_owned(),
             test,
-        })
-    };
+        },
+    )
+}
+
+/// One cell per target × mode asked × direction × block size of the plan, measured or
+/// not.
+fn storage_cells(r: &RunResults) -> Vec<StorageCell> {
     let mut storage = Vec::new();
     for t in &r.plan.storage.targets {
         for &mode in &r.plan.storage.modes {
@@ -334,16 +379,24 @@ pub fn summary(r: &RunResults) -> ReportJson {
                         block_size_bytes: bs,
                         mib_per_s: Spread::of(&values),
                         ran_as,
-                        health_flags: flags(HealthScope::Storage {
-                            target: t.label.clone(),
-                            mode,
-                            block_size: bs,
-                        }),
+                        health_flags: flags(
+                            r,
+                            HealthScope::Storage {
+                                target: t.label.clone(),
+                                mode,
+                                block_size: bs,
+                            },
+                        ),
                     });
                 }
             }
         }
     }
+    storage
+}
+
+/// Per disk and kind (cached, buffered) the spread of its reads.
+fn device_read_cells(r: &RunResults) -> Vec<DeviceReadCell> {
     let mut device_reads = Vec::new();
     let mut devices: Vec<&str> = r.device_reads.iter().map(|d| d.device.as_str()).collect();
     devices.dedup();
@@ -355,11 +408,16 @@ pub fn summary(r: &RunResults) -> ReportJson {
                     device: dev.into(),
                     kind,
                     mib_per_s: s,
-                    health_flags: flags(HealthScope::DeviceRead { device: dev.into() }),
+                    health_flags: flags(r, HealthScope::DeviceRead { device: dev.into() }),
                 });
             }
         }
     }
+    device_reads
+}
+
+/// Per target, operation, block size and queue depth the spread of its IOPS.
+fn random_cells(r: &RunResults) -> Vec<RandomCell> {
     let mut random = Vec::new();
     let mut keys: Vec<(String, RandomOp, u64, u32)> = Vec::new();
     for x in &r.random {
@@ -378,11 +436,14 @@ pub fn summary(r: &RunResults) -> ReportJson {
             .map(|x| figures::random(x).value)
             .collect();
         if let Some(s) = Spread::of(&v) {
-            let health_flags = flags(HealthScope::Random {
-                target: target.clone(),
-                op,
-                queue_depth: qd,
-            });
+            let health_flags = flags(
+                r,
+                HealthScope::Random {
+                    target: target.clone(),
+                    op,
+                    queue_depth: qd,
+                },
+            );
             random.push(RandomCell {
                 target,
                 op,
@@ -393,8 +454,12 @@ pub fn summary(r: &RunResults) -> ReportJson {
             });
         }
     }
-    let a1 = r
-        .plan
+    random
+}
+
+/// The A1 verdict of every target the plan ran random I/O on.
+fn a1_cells(r: &RunResults) -> Vec<A1Cell> {
+    r.plan
         .storage
         .random
         .iter()
@@ -409,134 +474,123 @@ pub fn summary(r: &RunResults) -> ReportJson {
                 random_read_iops: v.random_read_iops,
             }),
         })
-        .collect();
-    let n = &r.network;
-    let network = NetworkSummary {
-        throughput: n
-            .throughput
-            .iter()
-            .map(|t| TcpCell {
-                link: t.link.clone(),
-                direction: t.direction,
-                streams: t.streams,
-                omit_s: t.omit_ns as f64 / 1e9,
-                mbit_per_s: figures::tcp(t).value,
-                mib_per_s: mib_per_s(t.bytes, t.nanos),
-                mb_per_s: mb_per_s(t.bytes, t.nanos),
-                interval_mbit_per_s: interval_mbits(t),
-                board_cpu: t.board_cpu.share(),
-                host_cpu: t.host_cpu.share(),
-                health_flags: net(&t.link, NetTest::of_throughput(t)),
-            })
-            .collect(),
-        latency: n
-            .latency
-            .iter()
-            .map(|l| {
-                let mut v = l.rtt_ns.clone();
-                v.sort_unstable();
-                let us = |x: Option<u64>| x.map(|ns| ns as f64 / 1e3);
-                LatencyCell {
-                    link: l.link.clone(),
-                    round_trips: v.len(),
-                    min_us: us(v.first().copied()),
-                    median_us: Summary::of(&v.iter().map(|&x| x as f64).collect::<Vec<_>>())
-                        .map(|s| s.median / 1e3),
-                    p99_us: us(percentile(&v, 99.0)),
-                    max_us: us(v.last().copied()),
-                    health_flags: net(&l.link, NetTest::Latency),
-                }
-            })
-            .collect(),
-        http: n
-            .http
-            .iter()
-            .map(|h| HttpCell {
-                link: h.link.clone(),
-                direction: h.direction,
-                bytes: h.bytes,
-                seconds: h.nanos as f64 / 1e9,
-                mib_per_s: mib_per_s(h.bytes, h.nanos),
-                mbit_per_s: figures::http(h).value,
-                mb_per_s: mb_per_s(h.bytes, h.nanos),
-                board_cpu: h.board_cpu.share(),
-                host_cpu: h.host_cpu.share(),
-                health_flags: net(&h.link, NetTest::of_http(h)),
-            })
-            .collect(),
-        udp: n
-            .udp
-            .iter()
-            .map(|u| UdpCell {
-                link: u.link.clone(),
-                direction: u.direction,
-                offered_mbit_per_s: u.target_bitrate as f64 / 1e6,
-                datagram_bytes: u.datagram_bytes,
-                sent: u.sent,
-                received: u.received,
-                lost: u.lost,
-                loss_pct: udp_loss_pct(u),
-                out_of_order: u.out_of_order,
-                jitter_ms: u.jitter_ns as f64 / 1e6,
-                seconds: u.nanos as f64 / 1e9,
-                mb_per_s: mb_per_s(u.bytes, u.nanos),
-                mib_per_s: mib_per_s(u.bytes, u.nanos),
-                mbit_per_s: figures::udp(u).value,
-                board_cpu: u.board_cpu.share(),
-                host_cpu: u.host_cpu.share(),
-                health_flags: net(&u.link, NetTest::of_udp(u)),
-            })
-            .collect(),
-        wired: n
-            .wired
-            .iter()
-            .map(|w| {
-                let ip = |a: [u8; 4]| format!("{}.{}.{}.{}", a[0], a[1], a[2], a[3]);
-                WiredCell {
-                    link: w.name.clone(),
-                    kind: w.kind.clone(),
-                    interface: w.interface.clone(),
-                    mac: w.mac.clone(),
-                    facts: w.facts.clone(),
-                    topology: w.topology.clone(),
-                    board_address: format!("{}/{}", ip(w.board_address), w.prefix_len),
-                    peer_address: w.peer_address.map(ip),
-                    peer_found_by: w.peer_found_by.clone(),
-                    errors_and_drops: crate::context::errors_and_drops(w),
-                    degraded: w.facts.degraded(),
-                    facts_text: link_facts_lines(w),
-                }
-            })
-            .collect(),
-        wifi: wifi::wifi_summary(n, r.emulated),
-    };
-    let (mem, clock_checks) = memory::of_run(r);
-    ReportJson {
-        kind: "benchboot-report".into(),
-        version: 1,
-        emulated: r.emulated,
-        notice: r.emulated.then(|| EMULATED_NOTICE.to_owned()),
-        context: context(r),
-        warnings: warnings(r),
-        storage,
-        device_reads,
-        random,
-        a1,
-        network,
-        verify: r
-            .verify
-            .iter()
-            .map(|v| VerifyCell {
-                target: v.target.clone(),
-                bytes: v.bytes,
-                first_mismatch: v.first_mismatch,
-                health_flags: flags(HealthScope::Verify {
+        .collect()
+}
+
+/// Every verification: bytes and the first mismatch.
+fn verify_cells(r: &RunResults) -> Vec<VerifyCell> {
+    r.verify
+        .iter()
+        .map(|v| VerifyCell {
+            target: v.target.clone(),
+            bytes: v.bytes,
+            first_mismatch: v.first_mismatch,
+            health_flags: flags(
+                r,
+                HealthScope::Verify {
                     target: v.target.clone(),
-                }),
-            })
-            .collect(),
-        health: r.health.iter().map(HealthStep::of).collect(),
-        memory: mem,
-        clock_checks,
+                },
+            ),
+        })
+        .collect()
+}
+
+/// The network section: TCP, round trips, HTTP, UDP, the wired links, WiFi.
+fn network_summary(r: &RunResults) -> NetworkSummary {
+    let n = &r.network;
+    NetworkSummary {
+        throughput: n.throughput.iter().map(|t| tcp_cell(r, t)).collect(),
+        latency: n.latency.iter().map(|l| latency_cell(r, l)).collect(),
+        http: n.http.iter().map(|h| http_cell(r, h)).collect(),
+        udp: n.udp.iter().map(|u| udp_cell(r, u)).collect(),
+        wired: n.wired.iter().map(wired_cell).collect(),
+        wifi: wifi::wifi_summary(n, r.emulated),
+    }
+}
+
+fn tcp_cell(r: &RunResults, t: &ThroughputRun) -> TcpCell {
+    TcpCell {
+        link: t.link.clone(),
+        direction: t.direction,
+        streams: t.streams,
+        omit_s: t.omit_ns as f64 / 1e9,
+        mbit_per_s: figures::tcp(t).value,
+        mib_per_s: mib_per_s(t.bytes, t.nanos),
+        mb_per_s: mb_per_s(t.bytes, t.nanos),
+        interval_mbit_per_s: interval_mbits(t),
+        board_cpu: t.board_cpu.share(),
+        host_cpu: t.host_cpu.share(),
+        health_flags: net_flags(r, &t.link, NetTest::of_throughput(t)),
+    }
+}
+
+fn latency_cell(r: &RunResults, l: &LatencyRun) -> LatencyCell {
+    let mut v = l.rtt_ns.clone();
+    v.sort_unstable();
+    let us = |x: Option<u64>| x.map(|ns| ns as f64 / 1e3);
+    LatencyCell {
+        link: l.link.clone(),
+        round_trips: v.len(),
+        min_us: us(v.first().copied()),
+        median_us: Summary::of(&v.iter().map(|&x| x as f64).collect::<Vec<_>>())
+            .map(|s| s.median / 1e3),
+        p99_us: us(percentile(&v, 99.0)),
+        max_us: us(v.last().copied()),
+        health_flags: net_flags(r, &l.link, NetTest::Latency),
+    }
+}
+
+fn http_cell(r: &RunResults, h: &HttpRun) -> HttpCell {
+    HttpCell {
+        link: h.link.clone(),
+        direction: h.direction,
+        bytes: h.bytes,
+        seconds: h.nanos as f64 / 1e9,
+        mib_per_s: mib_per_s(h.bytes, h.nanos),
+        mbit_per_s: figures::http(h).value,
+        mb_per_s: mb_per_s(h.bytes, h.nanos),
+        board_cpu: h.board_cpu.share(),
+        host_cpu: h.host_cpu.share(),
+        health_flags: net_flags(r, &h.link, NetTest::of_http(h)),
+    }
+}
+
+fn udp_cell(r: &RunResults, u: &UdpRun) -> UdpCell {
+    UdpCell {
+        link: u.link.clone(),
+        direction: u.direction,
+        offered_mbit_per_s: u.target_bitrate as f64 / 1e6,
+        datagram_bytes: u.datagram_bytes,
+        sent: u.sent,
+        received: u.received,
+        lost: u.lost,
+        loss_pct: u.loss_pct(),
+        out_of_order: u.out_of_order,
+        jitter_ms: u.jitter_ns as f64 / 1e6,
+        seconds: u.nanos as f64 / 1e9,
+        mb_per_s: mb_per_s(u.bytes, u.nanos),
+        mib_per_s: mib_per_s(u.bytes, u.nanos),
+        mbit_per_s: figures::udp(u).value,
+        board_cpu: u.board_cpu.share(),
+        host_cpu: u.host_cpu.share(),
+        health_flags: net_flags(r, &u.link, NetTest::of_udp(u)),
+    }
+}
+
+fn wired_cell(w: &WiredLink) -> WiredCell {
+    let ip = |a: [u8; 4]| format!("{}.{}.{}.{}", a[0], a[1], a[2], a[3]);
+    WiredCell {
+        link: w.name.clone(),
+        kind: w.kind.clone(),
+        interface: w.interface.clone(),
+        mac: w.mac.clone(),
+        facts: w.facts.clone(),
+        topology: w.topology.clone(),
+        board_address: format!("{}/{}", ip(w.board_address), w.prefix_len),
+        peer_address: w.peer_address.map(ip),
+        peer_found_by: w.peer_found_by.clone(),
+        errors_and_drops: crate::context::errors_and_drops(w),
+        degraded: w.facts.degraded(),
+        facts_text: link_facts_lines(w),
     }
 }

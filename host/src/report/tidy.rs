@@ -2,12 +2,11 @@
 //! nanoseconds next to the derived rates, so a spreadsheet or R/pandas needs no parsing.
 
 use anyhow::{Context as _, Result};
-use benchboot_results::figures;
+use benchboot_results::figures::{self, Figure};
 use benchboot_results::health::conditions_during;
 use benchboot_results::network::{mbit_per_s, CpuTimes, NetDirection, NetTest};
 
-use crate::render::{mb_per_s, udp_loss_pct};
-use benchboot_results::{mib_per_s, HealthScope, RunResults};
+use benchboot_results::{mb_per_s, mib_per_s, HealthScope, RunResults};
 use serde::{Deserialize, Serialize};
 
 mod memory;
@@ -175,6 +174,20 @@ pub struct TidyRow {
     pub cpufreq_mhz: Option<f64>,
     #[serde(default)]
     pub firmware_mhz: Option<f64>,
+    /// `figure` rows: a figure no other section shows ([`super::other_figures`]): its
+    /// metric ([`benchboot_results::figures::Metric::name`]), case id, value and units,
+    /// and its queue depth or streams; `target`, `mode` (ran), `requested_mode`,
+    /// `direction`, `block_size_bytes` and `repetition` from its context.
+    #[serde(default)]
+    pub metric: String,
+    #[serde(default)]
+    pub figure: String,
+    #[serde(default)]
+    pub value: Option<f64>,
+    #[serde(default)]
+    pub units: String,
+    #[serde(default)]
+    pub param: Option<u32>,
 }
 
 impl TidyRow {
@@ -242,6 +255,11 @@ impl TidyRow {
             measured_mhz: None,
             cpufreq_mhz: None,
             firmware_mhz: None,
+            metric: String::new(),
+            figure: String::new(),
+            value: None,
+            units: String::new(),
+            param: None,
         }
     }
 
@@ -283,62 +301,118 @@ pub fn net_dir_name(d: NetDirection) -> &'static str {
 }
 
 /// Every measurement of `r` as a tidy row, in the document's order (memory first, as
-/// PID 1 runs it).
+/// PID 1 runs it), then every figure no section shows ([`figure_rows`]).
 pub fn rows(r: &RunResults) -> Vec<TidyRow> {
     let mut out = memory::memory_rows(r);
-    for m in &r.storage {
-        let f = figures::storage(m);
-        let c = f.context;
-        let scope = HealthScope::Storage {
-            target: m.target.clone(),
-            mode: m.requested_mode,
-            block_size: m.block_size,
-        };
-        let mut row = TidyRow::new(r, "storage", &c.target)
-            .rate(m.bytes, m.nanos, false)
-            .health(r, scope);
-        row.mib_per_s = Some(f.value);
-        row.filesystem = m.filesystem.name().into();
-        row.mode = c.mode_ran;
-        row.requested_mode = c.mode;
-        row.direction = c.direction;
-        row.block_size_bytes = Some(c.block_size);
-        row.repetition = c.repetition;
-        row.note = m.note.clone().unwrap_or_default();
-        out.push(row);
-    }
-    for d in &r.device_reads {
-        let f = figures::device_read(d);
-        let scope = HealthScope::DeviceRead {
-            device: d.device.clone(),
-        };
-        let mut row = TidyRow::new(r, "device-read", &f.context.target)
-            .rate(d.bytes, d.nanos, false)
-            .health(r, scope);
-        row.mib_per_s = Some(f.value);
-        row.direction = f.context.direction;
-        out.push(row);
-    }
-    for x in &r.random {
-        let f = figures::random(x);
-        let c = f.context;
-        let scope = HealthScope::Random {
-            target: x.target.clone(),
-            op: x.op,
-            queue_depth: x.queue_depth,
-        };
-        let mut row = TidyRow::new(r, "random", &c.target).health(r, scope);
-        row.direction = c.direction;
-        row.mode = c.mode;
-        row.block_size_bytes = Some(c.block_size);
-        row.queue_depth = Some(c.param);
-        row.ios = Some(x.ios);
-        row.bytes = Some(x.ios * x.block_size);
-        row.ns = x.nanos;
-        row.mib_per_s = Some(mib_per_s(x.ios * x.block_size, x.nanos));
-        row.iops = Some(f.value);
-        out.push(row);
-    }
+    out.extend(storage_rows(r));
+    out.extend(device_read_rows(r));
+    out.extend(random_rows(r));
+    out.extend(tcp_rows(r));
+    out.extend(latency_rows(r));
+    out.extend(http_rows(r));
+    out.extend(udp_rows(r));
+    out.extend(wifi_rows(r));
+    out.extend(verify_rows(r));
+    out.extend(figure_rows(r, &super::other_figures::of_run(r)));
+    out
+}
+
+/// One `figure` row per figure of `figures` (section docs of [`TidyRow`]).
+pub fn figure_rows(r: &RunResults, figures: &[Figure]) -> Vec<TidyRow> {
+    figures
+        .iter()
+        .map(|f| {
+            let c = &f.context;
+            let mut row = TidyRow::new(r, "figure", &c.target);
+            row.mode = c.mode_ran.clone();
+            row.requested_mode = c.mode.clone();
+            row.direction = c.direction.clone();
+            row.block_size_bytes = (c.block_size > 0).then_some(c.block_size);
+            row.param = (c.param > 0).then_some(c.param);
+            row.repetition = c.repetition;
+            row.metric = f.metric.name().into();
+            row.figure = f.id.clone();
+            row.value = Some(f.value);
+            row.units = f.units.clone();
+            row
+        })
+        .collect()
+}
+
+fn storage_rows(r: &RunResults) -> Vec<TidyRow> {
+    r.storage
+        .iter()
+        .map(|m| {
+            let f = figures::storage(m);
+            let c = f.context;
+            let scope = HealthScope::Storage {
+                target: m.target.clone(),
+                mode: m.requested_mode,
+                block_size: m.block_size,
+            };
+            let mut row = TidyRow::new(r, "storage", &c.target)
+                .rate(m.bytes, m.nanos, false)
+                .health(r, scope);
+            row.mib_per_s = Some(f.value);
+            row.filesystem = m.filesystem.name().into();
+            row.mode = c.mode_ran;
+            row.requested_mode = c.mode;
+            row.direction = c.direction;
+            row.block_size_bytes = Some(c.block_size);
+            row.repetition = c.repetition;
+            row.note = m.note.clone().unwrap_or_default();
+            row
+        })
+        .collect()
+}
+
+fn device_read_rows(r: &RunResults) -> Vec<TidyRow> {
+    r.device_reads
+        .iter()
+        .map(|d| {
+            let f = figures::device_read(d);
+            let scope = HealthScope::DeviceRead {
+                device: d.device.clone(),
+            };
+            let mut row = TidyRow::new(r, "device-read", &f.context.target)
+                .rate(d.bytes, d.nanos, false)
+                .health(r, scope);
+            row.mib_per_s = Some(f.value);
+            row.direction = f.context.direction;
+            row
+        })
+        .collect()
+}
+
+fn random_rows(r: &RunResults) -> Vec<TidyRow> {
+    r.random
+        .iter()
+        .map(|x| {
+            let f = figures::random(x);
+            let c = f.context;
+            let scope = HealthScope::Random {
+                target: x.target.clone(),
+                op: x.op,
+                queue_depth: x.queue_depth,
+            };
+            let mut row = TidyRow::new(r, "random", &c.target).health(r, scope);
+            row.direction = c.direction;
+            row.mode = c.mode;
+            row.block_size_bytes = Some(c.block_size);
+            row.queue_depth = Some(c.param);
+            row.ios = Some(x.ios);
+            row.bytes = Some(x.ios * x.block_size);
+            row.ns = x.nanos;
+            row.mib_per_s = Some(mib_per_s(x.ios * x.block_size, x.nanos));
+            row.iops = Some(f.value);
+            row
+        })
+        .collect()
+}
+
+/// Per TCP run its row, then one row per interval.
+fn tcp_rows(r: &RunResults) -> Vec<TidyRow> {
+    let mut out = Vec::new();
     for t in &r.network.throughput {
         let scope = HealthScope::Network {
             link: t.link.clone(),
@@ -364,6 +438,12 @@ pub fn rows(r: &RunResults) -> Vec<TidyRow> {
             out.push(row);
         }
     }
+    out
+}
+
+/// One row per round trip.
+fn latency_rows(r: &RunResults) -> Vec<TidyRow> {
+    let mut out = Vec::new();
     for l in &r.network.latency {
         let scope = HealthScope::Network {
             link: l.link.clone(),
@@ -376,56 +456,75 @@ pub fn rows(r: &RunResults) -> Vec<TidyRow> {
             out.push(row);
         }
     }
-    for h in &r.network.http {
-        let scope = HealthScope::Network {
-            link: h.link.clone(),
-            test: NetTest::of_http(h),
-        };
-        let f = figures::http(h);
-        let mut row = TidyRow::new(r, "http", &f.context.target)
-            .rate(h.bytes, h.nanos, true)
-            .cpu(&h.board_cpu)
-            .health(r, scope);
-        row.mbit_per_s = Some(f.value);
-        row.direction = f.context.direction;
-        out.push(row);
-    }
-    for u in &r.network.udp {
-        let scope = HealthScope::Network {
-            link: u.link.clone(),
-            test: NetTest::of_udp(u),
-        };
-        let f = figures::udp(u);
-        let mut row = TidyRow::new(r, "udp", &f.context.target)
-            .rate(u.bytes, u.nanos, true)
-            .cpu(&u.board_cpu)
-            .health(r, scope);
-        row.mbit_per_s = Some(f.value);
-        row.direction = f.context.direction;
-        row.offered_mbit_per_s = Some(u.target_bitrate as f64 / 1e6);
-        row.datagrams_sent = Some(u.sent);
-        row.datagrams_received = Some(u.received);
-        row.datagrams_lost = Some(u.lost);
-        row.loss_pct = udp_loss_pct(u);
-        row.out_of_order = Some(u.out_of_order);
-        row.jitter_ms = Some(u.jitter_ns as f64 / 1e6);
-        row.block_size_bytes = Some(u64::from(u.datagram_bytes));
-        out.push(row);
-    }
-    out.extend(wifi_rows(r));
-    for v in &r.verify {
-        let scope = HealthScope::Verify {
-            target: v.target.clone(),
-        };
-        let mut row = TidyRow::new(r, "verify", &v.target).health(r, scope);
-        row.bytes = Some(v.bytes);
-        row.note = match v.first_mismatch {
-            None => "ok".into(),
-            Some(at) => format!("mismatch at byte {at}"),
-        };
-        out.push(row);
-    }
     out
+}
+
+fn http_rows(r: &RunResults) -> Vec<TidyRow> {
+    r.network
+        .http
+        .iter()
+        .map(|h| {
+            let scope = HealthScope::Network {
+                link: h.link.clone(),
+                test: NetTest::of_http(h),
+            };
+            let f = figures::http(h);
+            let mut row = TidyRow::new(r, "http", &f.context.target)
+                .rate(h.bytes, h.nanos, true)
+                .cpu(&h.board_cpu)
+                .health(r, scope);
+            row.mbit_per_s = Some(f.value);
+            row.direction = f.context.direction;
+            row
+        })
+        .collect()
+}
+
+fn udp_rows(r: &RunResults) -> Vec<TidyRow> {
+    r.network
+        .udp
+        .iter()
+        .map(|u| {
+            let scope = HealthScope::Network {
+                link: u.link.clone(),
+                test: NetTest::of_udp(u),
+            };
+            let f = figures::udp(u);
+            let mut row = TidyRow::new(r, "udp", &f.context.target)
+                .rate(u.bytes, u.nanos, true)
+                .cpu(&u.board_cpu)
+                .health(r, scope);
+            row.mbit_per_s = Some(f.value);
+            row.direction = f.context.direction;
+            row.offered_mbit_per_s = Some(u.target_bitrate as f64 / 1e6);
+            row.datagrams_sent = Some(u.sent);
+            row.datagrams_received = Some(u.received);
+            row.datagrams_lost = Some(u.lost);
+            row.loss_pct = u.loss_pct();
+            row.out_of_order = Some(u.out_of_order);
+            row.jitter_ms = Some(u.jitter_ns as f64 / 1e6);
+            row.block_size_bytes = Some(u64::from(u.datagram_bytes));
+            row
+        })
+        .collect()
+}
+
+fn verify_rows(r: &RunResults) -> Vec<TidyRow> {
+    r.verify
+        .iter()
+        .map(|v| {
+            let scope = HealthScope::Verify {
+                target: v.target.clone(),
+            };
+            let mut row = TidyRow::new(r, "verify", &v.target).health(r, scope);
+            row.bytes = Some(v.bytes);
+            row.note = match v.first_mismatch {
+                None => "ok".into(),
+                Some(at) => format!("mismatch at byte {at}"),
+            };
+            row
+        })
+        .collect()
 }
 
 /// One `wifi` row per WiFi entry and direction ([`crate::render::wifi::wifi_rows`]).

@@ -133,7 +133,9 @@ fn benchboot_udp_run(
     )?;
     let r: NetworkResults = serde_json::from_str(&out).context("benchboot net --json output")?;
     let run = r.udp.first().context("benchboot net: no UDP run")?;
-    let loss = 100.0 * run.lost as f64 / (run.lost + run.received).max(1) as f64;
+    // The results crate's loss (the console's and the report's); a run whose receiver
+    // saw nothing has none and is left out of the median.
+    let loss = run.loss_pct().unwrap_or(f64::NAN);
     let cpu_per_gb = (t as f64 / hz) / (run.bytes.max(1) as f64 / 1e9);
     Ok((mbit_per_s(run.bytes, run.nanos), loss, cpu_per_gb))
 }

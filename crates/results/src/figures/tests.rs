@@ -311,7 +311,7 @@ fn every_kind_of_figure_of_the_fixture() {
     assert_eq!((clk.value, clk.units.as_str()), (700.0, "MHz"));
 }
 
-/// A UDP run's Mbit/s and loss; the loss of a run that saw nothing is 0; the median
+/// A UDP run's Mbit/s and loss; a run that saw nothing has no loss figure; the median
 /// round trip of an even count is the upper middle one; no round trip, no figure.
 #[test]
 fn udp_loss_and_round_trips() {
@@ -334,14 +334,15 @@ fn udp_loss_and_round_trips() {
         (udp(&u).id.as_str(), udp(&u).value),
         ("network.eth.udp.host-to-board", 50.0)
     );
-    let loss = udp_loss(&u);
+    let loss = udp_loss(&u).unwrap();
     assert_eq!(
         (loss.id.as_str(), loss.value, loss.units.as_str()),
         ("network.eth.udp.host-to-board.loss", 25.0, "%")
     );
     assert_eq!(loss.context.direction, "host-to-board");
     (u.received, u.lost) = (0, 0);
-    assert_eq!(udp_loss(&u).value, 0.0);
+    assert_eq!(udp_loss(&u), None);
+    assert_eq!(u.loss_pct(), None);
     let rtt = |ns: &[u64]| {
         round_trip(&LatencyRun {
             link: "ncm".into(),
@@ -402,4 +403,43 @@ fn the_whole_card_pass_gives_its_speeds() {
     f.write_profile.clear();
     f.falls.clear();
     assert_eq!(card_check(&check(&report)).len(), 1);
+}
+
+/// Every metric has its own name, in kebab case; `ALL` lists each once; the metrics
+/// compare leaves out are the ones its docs name.
+#[test]
+fn metric_names_are_distinct_kebab_words() {
+    let names: Vec<&str> = Metric::ALL.iter().map(|m| m.name()).collect();
+    let mut unique = names.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(unique.len(), names.len(), "{names:?}");
+    assert!(names
+        .iter()
+        .all(|n| n.bytes().all(|b| b.is_ascii_lowercase() || b == b'-')));
+    // Every variant of the fixture's figures is in ALL.
+    for f in figures(&every_figure()) {
+        assert!(Metric::ALL.contains(&f.metric), "{:?}", f.metric);
+    }
+    let compared: Vec<&str> = Metric::ALL
+        .iter()
+        .filter(|m| m.compared())
+        .map(|m| m.name())
+        .collect();
+    assert_eq!(
+        compared,
+        [
+            "storage",
+            "device-read",
+            "random",
+            "card-speed",
+            "memory-bandwidth",
+            "memory-latency",
+            "command",
+            "tcp",
+            "tcp-board-cpu-system",
+            "tcp-board-cpu-softirq",
+            "http"
+        ]
+    );
 }

@@ -356,7 +356,7 @@ fn wired_table_has_mb_mib_mbit_and_udp_loss_and_jitter() {
         ]
     );
     let u = &r.network.udp[0];
-    assert_eq!(udp_loss_pct(u), Some(1.0));
+    assert_eq!(u.loss_pct(), Some(1.0));
 }
 
 #[test]
@@ -561,4 +561,52 @@ fn csv_and_json_carry_the_link_of_every_row() {
     assert_eq!(w, [("eth", 0, false), ("usb-eth", 5, true)]);
     assert_eq!(j.network.wired[0].board_address, "10.57.0.1/24");
     assert_eq!(j.network.throughput[1].mb_per_s, 125.0);
+}
+
+/// The host's UDP loss and MB/s are the results crate's, the console's own: every UDP
+/// run's loss in the table, the CSV and the JSON is the console's figure, and a run
+/// whose receiver saw nothing has neither a console figure nor a host value (never 0 %).
+#[test]
+fn udp_loss_is_the_consoles_everywhere_even_when_nothing_was_seen() {
+    let mut r = wired_run();
+    let mut none = r.network.udp[0].clone();
+    none.direction = NetDirection::HostToBoard;
+    (none.received, none.lost, none.bytes) = (0, 0, 0);
+    r.network.udp.push(none);
+    let console: Vec<Option<f64>> = r
+        .network
+        .udp
+        .iter()
+        .map(|u| {
+            let id = format!("{}.loss", benchboot_results::figures::udp(u).id);
+            benchboot_console::figures::network(&r.network)
+                .into_iter()
+                .find(|f| f.id == id)
+                .map(|f| f.value)
+        })
+        .collect();
+    assert_eq!(console, [Some(1.0), None]);
+    let csv: Vec<Option<f64>> = crate::report::tidy::rows(&r)
+        .iter()
+        .filter(|x| x.section == "udp")
+        .map(|x| x.loss_pct)
+        .collect();
+    let json: Vec<Option<f64>> = crate::report::summary::summary(&r)
+        .network
+        .udp
+        .iter()
+        .map(|u| u.loss_pct)
+        .collect();
+    assert_eq!((&csv, &json), (&console, &console));
+    let g = link_table(&r.network, &[], "eth");
+    assert_eq!(
+        row_of(&g, "UDP, 1448 B datagrams", "board → host")[10],
+        "1.00"
+    );
+    assert_eq!(row_of(&g, "UDP, 1448 B datagrams", "host → board")[10], "—");
+    // MB/s is the results crate's 10^6 B/s.
+    assert_eq!(
+        benchboot_results::mb_per_s(125_000_000, 1_000_000_000),
+        125.0
+    );
 }

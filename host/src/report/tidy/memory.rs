@@ -170,7 +170,8 @@ mod tests {
         assert_eq!(from_csv(&text).unwrap(), all);
         assert!(text.lines().next().unwrap().ends_with(
             ",spread_pct,reads,latency_single_ns,latency_dual_ns,single_ns_per_read,\
-             dual_ns_per_read,measured_mhz,cpufreq_mhz,firmware_mhz"
+             dual_ns_per_read,measured_mhz,cpufreq_mhz,firmware_mhz,metric,figure,value,units,\
+             param"
         ));
     }
 }
