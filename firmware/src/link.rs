@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 
 pub use benchboot_netbench::link_facts::{counters_text, other_route, parse_proc_net_dev};
 use benchboot_netbench::link_facts::{sysfs_facts, usb_speed_mbit};
-use benchboot_results::network::{IfCounters, LinkFacts, UsbFacts};
+use benchboot_results::counters::IfCounters;
+use benchboot_results::network::{LinkFacts, UsbFacts};
 
 use crate::sys;
 

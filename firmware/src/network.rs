@@ -20,7 +20,8 @@ use std::time::Duration;
 use benchboot_dhcp::{Lease, Server};
 use benchboot_plan::net_steps::{gadget_steps, GadgetStep};
 use benchboot_plan::{GadgetFunction, GadgetPlan, NetTests, Plan, BOARD_LINK_LOCAL};
-use benchboot_results::network::{LinkRecord, NetDirection, NetTest};
+use benchboot_results::counters::{NetDirection, NetTest};
+use benchboot_results::network::LinkRecord;
 use benchboot_results::{HealthScope, RunResults, Severity};
 
 use benchboot_netbench::driver::Stage;

@@ -27,7 +27,8 @@ use std::time::Duration;
 use benchboot_netbench::driver::Stage;
 use benchboot_plan::network::{direct_addresses, mac_text, parse_mac};
 use benchboot_plan::{NetTests, Plan, Topology, WiredPlan, PEER_ANNOUNCE_PORT};
-use benchboot_results::network::{CounterSpan, NetTest, WiredLink};
+use benchboot_results::counters::{CounterSpan, NetTest};
+use benchboot_results::network::WiredLink;
 use benchboot_results::{RunResults, Severity};
 
 use crate::console::say;

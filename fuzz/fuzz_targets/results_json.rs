@@ -6,7 +6,8 @@
 
 use benchboot_results::budget::{self, Counter, MAX_DOCUMENT_VALUES};
 use benchboot_results::health::conditions_during;
-use benchboot_results::network::{mbit_per_s, NetTest};
+use benchboot_results::network::mbit_per_s;
+use benchboot_results::counters::NetTest;
 use benchboot_results::{a1_verdict, iops, mib_per_s, RunResults, Summary};
 use libfuzzer_sys::fuzz_target;
 

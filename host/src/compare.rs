@@ -18,7 +18,7 @@ use benchboot_results::figures::{figures, Figure, Metric};
 use benchboot_results::RunResults;
 use serde::{Deserialize, Serialize};
 
-pub use crate::figure::{Key, LinkClass, Section, Stat};
+use crate::figure::{Key, LinkClass, Section, Stat};
 use crate::power::energy::Energy;
 use crate::reference::{self, LinkMatch, RefData, RefLink, Reference};
 use crate::report::{Format, OutputArgs};

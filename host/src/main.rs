@@ -436,7 +436,7 @@ fn run(command: Command) -> Result<()> {
         Command::Runs(args) => benchboot::collect::run_runs(&args)?,
         Command::Show { run, power } => {
             let file = benchboot::report::resolve_run(&run)?;
-            let results = benchboot::report::load_path(&file)?;
+            let results = benchboot::results_file::load_path(&file)?;
             let energy = benchboot::power::energy::Energy::find(&file, power.as_deref(), &results)?;
             let doc = render::document_full(&results, energy.as_ref(), &[]);
             benchboot::out!("{}", doc.text_width(benchboot::doc::terminal_width()));

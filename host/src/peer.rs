@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use benchboot::render;
 use benchboot_netbench::{driver, peer};
 use benchboot_plan::NetTests;
-use benchboot_results::network::NetDirection;
+use benchboot_results::counters::NetDirection;
 
 /// The system-wide CPU counters sampled on this machine.
 const PROC_STAT: &str = "/proc/stat";

@@ -21,7 +21,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{register_font, FontStyle};
 
-pub use crate::chart::{emulated_prefix, file_stem};
+use crate::chart::{emulated_prefix, file_stem};
 use crate::render::{
     cell_values, interval_mbits, link_description, net_direction_label, network_links,
     target_labels,
@@ -32,7 +32,7 @@ pub mod health;
 pub mod memory;
 pub mod power;
 
-pub use crate::chart::{Band, Chart, FigureSection, PlotFigure, Point, Series, XAxis};
+use crate::chart::{Band, Chart, FigureSection, PlotFigure, Point, Series, XAxis};
 
 /// The most points a series is drawn with a dot on each.
 const DOTS_UP_TO: usize = 200;
@@ -693,7 +693,7 @@ mod tests {
         let mut r = crate::render::network::tests::wired_run();
         // ncm, eth, ncm: one file per link all the same.
         let mut again = r.network.throughput[0].clone();
-        again.direction = benchboot_results::network::NetDirection::HostToBoard;
+        again.direction = benchboot_results::counters::NetDirection::HostToBoard;
         r.network.throughput.push(again);
         let dir = tempfile::tempdir().unwrap();
         let files = report_plots(&r, dir.path()).unwrap();

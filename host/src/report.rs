@@ -14,7 +14,7 @@ use benchboot_results::RunResults;
 
 use crate::power::energy::Energy;
 use crate::render::document_full;
-pub use crate::results_file::load_path;
+use crate::results_file::load_path;
 
 /// Output format of `report` and `compare`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]

@@ -1,6 +1,6 @@
 //! Reading one results document from a file ([`load_path`]): bounded, checked, and a
 //! message that says what to give instead. `benchboot report`, `show`, `compare` and
-//! `power show` read through it (re-exported as `crate::report::load_path`).
+//! `power show` read through it (re-exported as `crate::results_file::load_path`).
 
 use std::path::Path;
 

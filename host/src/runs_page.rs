@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, Result};
 use benchboot_results::RunResults;
 
+use crate::chart::file_stem;
 use crate::doc::{Block, Doc, Grid};
 use crate::headline::{headline, Latency, LinkTcp};
-use crate::plot::file_stem;
 use crate::store::RunRow;
 use crate::units::{block_size_label, utc};
 
@@ -173,11 +173,11 @@ pub struct PageRun<'a> {
 }
 
 impl<'a> PageRun<'a> {
-    /// `row` with its document read from the store ([`crate::report::load_path`]).
+    /// `row` with its document read from the store ([`crate::results_file::load_path`]).
     pub fn of(row: &'a RunRow) -> PageRun<'a> {
         PageRun {
             row,
-            results: crate::report::load_path(&row.json_path).map_err(|e| format!("{e:#}")),
+            results: crate::results_file::load_path(&row.json_path).map_err(|e| format!("{e:#}")),
             page: None,
         }
     }
@@ -374,7 +374,7 @@ mod tests {
             card_signature: None,
             card_serial_sha256: None,
         };
-        let doc = crate::report::load_path(Path::new("tests/data/handmade-a.json")).unwrap();
+        let doc = crate::results_file::load_path(Path::new("tests/data/handmade-a.json")).unwrap();
         let rows = [row("Board-1"), row("board-1"), row("INDEX"), row("gone")];
         let mut runs: Vec<PageRun<'_>> = rows
             .iter()
@@ -401,9 +401,10 @@ mod tests {
     /// The document with every kind of figure: each headline is the cell its rule names.
     #[test]
     fn headlines_of_the_every_figure_document() {
-        let r =
-            crate::report::load_path(Path::new("../crates/results/tests/data/every-figure.json"))
-                .unwrap();
+        let r = crate::results_file::load_path(Path::new(
+            "../crates/results/tests/data/every-figure.json",
+        ))
+        .unwrap();
         let texts: Vec<String> = headlines(&r)
             .iter()
             .map(|h| h.as_ref().map_or("—".into(), Headline::text))

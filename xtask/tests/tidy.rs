@@ -85,15 +85,11 @@ const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[
     ("firmware/src/network.rs", "one_function", 174),
     ("firmware/src/steps.rs", "run_storage", 177),
     ("firmware/src/wifi/ap.rs", "ap_entry", 124),
-    ("host/src/compare.rs", "compare", 309),
     ("host/src/context/grid.rs", "context_grid", 120),
     ("host/src/devices/windows.rs", "scan", 154),
-    ("host/src/doc/fit.rs", "table", 146),
     ("host/src/headline.rs", "facts", 150),
     ("host/src/plot.rs", "draw_chart", 165),
     ("host/src/plot.rs", "report_figures", 129),
-    ("host/src/report/summary.rs", "summary", 242),
-    ("host/src/report/tidy.rs", "rows", 143),
 ];
 
 /// The members with more than one integration-test binary, and why.

@@ -56,7 +56,8 @@ fn for_run(figures: Vec<Figure>, emulated: bool) -> Vec<Figure> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use benchboot_results::network::{CpuTimes, NetDirection, ThroughputRun};
+    use benchboot_results::counters::NetDirection;
+    use benchboot_results::network::{CpuTimes, ThroughputRun};
 
     /// A TCP run with CPU time: one figure on the console, where the model has its CPU
     /// shares beside it.

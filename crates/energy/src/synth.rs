@@ -4,9 +4,10 @@
 //! samples, all from a fixed-seed LCG. Exact answers come from the timeline itself.
 
 use benchboot_plan::{Filesystem, Mode, Plan};
+use benchboot_results::counters::{NetDirection, NetTest};
 use benchboot_results::energy::{IdleMark, SyncMark};
 use benchboot_results::health::{HealthScope, StepHealth};
-use benchboot_results::network::{LatencyRun, NetDirection, NetTest, ThroughputRun};
+use benchboot_results::network::{LatencyRun, ThroughputRun};
 use benchboot_results::{
     DeviceRead, DeviceReadKind, Direction, Health, RandomIo, RandomOp, RunResults, StopReason,
     StorageMeasurement, SystemInfo, Verify,

@@ -6,8 +6,8 @@
 //! A document comes from strangers: a window whose end precedes its begin is dropped,
 //! and byte counts add up saturating, never overflowing.
 
+use benchboot_results::counters::NetTest;
 use benchboot_results::health::HealthScope;
-use benchboot_results::network::NetTest;
 use benchboot_results::{Direction, RandomOp, RunResults};
 use serde::{Deserialize, Serialize};
 

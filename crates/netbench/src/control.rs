@@ -34,7 +34,8 @@ use std::io::{self, BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use benchboot_results::network::{CpuTimes, NetDirection};
+use benchboot_results::counters::NetDirection;
+use benchboot_results::network::CpuTimes;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 

@@ -13,9 +13,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use benchboot_plan::NetTests;
-use benchboot_results::network::{
-    HttpRun, LatencyRun, NetDirection, NetTest, NetworkResults, ThroughputRun, UdpRun,
-};
+use benchboot_results::counters::{NetDirection, NetTest};
+use benchboot_results::network::{HttpRun, LatencyRun, NetworkResults, ThroughputRun, UdpRun};
 
 use crate::control::{encode, unexpected, Control, Greeting, Reply, Request, MAX_STREAMS, VERSION};
 use crate::interval::{merge, slice, Timing};

@@ -7,7 +7,8 @@
 //! rules are tested on captured texts here. Formats: the kernel's
 //! Documentation/ABI/testing/sysfs-class-net and sysfs-bus-usb, proc(5).
 
-use benchboot_results::network::{IfCounters, LinkFacts};
+use benchboot_results::counters::IfCounters;
+use benchboot_results::network::LinkFacts;
 
 /// The negotiated speed in `<if>/speed`, Mbit/s. `None` when the kernel does not know
 /// it: the file unreadable (`None` in: EINVAL while the link is down), `-1`

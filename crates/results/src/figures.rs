@@ -18,10 +18,9 @@
 use std::path::Path;
 
 use crate::command::CommandRun;
+use crate::counters::NetTest;
 use crate::memory::{ClockCheck, Cores, MemoryResults, Pages};
-use crate::network::{
-    mbit_per_s, HttpRun, LatencyRun, NetTest, NetworkResults, ThroughputRun, UdpRun,
-};
+use crate::network::{mbit_per_s, HttpRun, LatencyRun, NetworkResults, ThroughputRun, UdpRun};
 use crate::wifi::WifiEntryResult;
 use crate::{
     iops, mib_per_s, CardCheck, DeviceRead, DeviceReadKind, Direction, RandomIo, RandomOp,

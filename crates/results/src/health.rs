@@ -297,7 +297,7 @@ pub enum HealthScope {
     /// One network test over `link`.
     Network {
         link: String,
-        test: crate::network::NetTest,
+        test: crate::counters::NetTest,
     },
 }
 
@@ -369,7 +369,7 @@ pub fn conditions_during(health: &[StepHealth], scope: &HealthScope) -> Vec<Cond
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::network::{NetDirection, NetTest};
+    use crate::counters::{NetDirection, NetTest};
 
     /// Regression, found while writing fuzz/ results_json (which aborts on it): a cpufreq
     /// reading near `u64::MAX` kHz overflowed the conversion to Hz.

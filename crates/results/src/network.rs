@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::counters::{CounterSpan, IfCounters, NetDirection, NetTest};
+use crate::counters::{CounterSpan, NetDirection, NetTest};
 
 /// Everything network in one run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]

@@ -7,8 +7,9 @@ use anyhow::{Context as _, Result};
 use serde::{Deserialize, Serialize};
 
 use super::{Comparison, Key, Row, Section, SpreadVerdict, Stat, ALPHA};
+use crate::chart::{Chart, FigureSection, PlotFigure, Point, Series, XAxis};
 use crate::doc::{Block, Doc, Grid, Tone};
-use crate::plot::{self, Chart, FigureSection, PlotFigure, Point, Series, XAxis};
+use crate::plot;
 use crate::reference;
 use crate::report::Format;
 use crate::units::block_size_label;
@@ -542,7 +543,7 @@ pub fn compare_plots(c: &Comparison, dir: &Path) -> Result<Vec<PathBuf>> {
 /// panel per target, a series per entry (references included), block size on a log2
 /// axis; then the runs' whole-card profiles overlaid (`compare-card-profile`).
 pub fn compare_figures(c: &Comparison) -> Vec<PlotFigure> {
-    let pre = plot::emulated_prefix(c.notice.is_some());
+    let pre = crate::chart::emulated_prefix(c.notice.is_some());
     let mut groups: Vec<(String, String, Vec<String>)> = Vec::new();
     for r in c.rows.iter().filter(|r| r.key.section == Section::Storage) {
         let k = &r.key;
@@ -602,7 +603,7 @@ pub fn compare_figures(c: &Comparison) -> Vec<PlotFigure> {
             .collect();
         let title = format!("{pre}compare: {direction} throughput by block size, mode {mode}");
         out.push(PlotFigure {
-            stem: plot::file_stem(&format!("compare-storage-{mode}-{direction}")),
+            stem: crate::chart::file_stem(&format!("compare-storage-{mode}-{direction}")),
             title,
             panels,
             columns: 2,

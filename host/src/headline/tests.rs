@@ -7,7 +7,7 @@ use std::path::Path;
 use super::*;
 
 fn load(name: &str) -> RunResults {
-    crate::report::load_path(&Path::new("tests/data").join(name)).unwrap()
+    crate::results_file::load_path(&Path::new("tests/data").join(name)).unwrap()
 }
 
 /// (label, figure, note) of every figure line.

@@ -109,9 +109,10 @@ mod tests {
     /// snapshot, the steps as bands; QEMU's run: no figure.
     #[test]
     fn clock_temperature_and_flags_over_time() {
-        let r =
-            crate::report::load_path(std::path::Path::new("tests/data/handmade-throttled.json"))
-                .unwrap();
+        let r = crate::results_file::load_path(std::path::Path::new(
+            "tests/data/handmade-throttled.json",
+        ))
+        .unwrap();
         let f = health_figure(&r, None).unwrap();
         let titles: Vec<&str> = f.panels.iter().map(|p| p.title.as_str()).collect();
         assert_eq!(
@@ -125,9 +126,10 @@ mod tests {
             svg.contains("SoC temperature") && svg.contains("throttling"),
             "svg"
         );
-        let qemu =
-            crate::report::load_path(std::path::Path::new("tests/data/qemu-virt-arm64-1.13.json"))
-                .unwrap();
+        let qemu = crate::results_file::load_path(std::path::Path::new(
+            "tests/data/qemu-virt-arm64-1.13.json",
+        ))
+        .unwrap();
         assert!(health_figure(&qemu, None).is_none());
     }
 
@@ -137,7 +139,7 @@ mod tests {
     #[test]
     fn the_power_trace_shares_the_time_axis() {
         let path = std::path::Path::new("tests/data/qemu-virt-arm64-1.13.json");
-        let mut r = crate::report::load_path(path).unwrap();
+        let mut r = crate::results_file::load_path(path).unwrap();
         for (i, h) in r.health.iter_mut().enumerate() {
             for s in [&mut h.before, &mut h.after] {
                 s.temperature_millicelsius =

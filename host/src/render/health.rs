@@ -199,7 +199,7 @@ mod tests {
     use std::path::Path;
 
     fn load(name: &str) -> RunResults {
-        crate::report::load_path(&Path::new("tests/data").join(name)).unwrap()
+        crate::results_file::load_path(&Path::new("tests/data").join(name)).unwrap()
     }
 
     /// The throttled fixture: 40 snapshots, a few rows, the throttled ones among them

@@ -6,9 +6,9 @@
 //! above a WiFi entry's its SSID, BSSID and join times; round trips in a small table of
 //! their own per link. The WiFi section is [`super::wifi::blocks`], after this one.
 
+use benchboot_results::counters::{NetDirection, NetTest};
 use benchboot_results::network::{
-    mbit_per_s, CpuTimes, HttpRun, NetDirection, NetTest, NetworkResults, ThroughputRun, UdpRun,
-    WiredLink,
+    mbit_per_s, CpuTimes, HttpRun, NetworkResults, ThroughputRun, UdpRun, WiredLink,
 };
 use benchboot_results::{mb_per_s, mib_per_s, HealthScope, StepHealth, Summary};
 

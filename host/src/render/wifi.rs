@@ -14,7 +14,8 @@ pub mod station;
 
 pub use station::*;
 
-use benchboot_results::network::{mbit_per_s, NetDirection, NetworkResults, ThroughputRun};
+use benchboot_results::counters::NetDirection;
+use benchboot_results::network::{mbit_per_s, NetworkResults, ThroughputRun};
 use benchboot_results::wifi::{Regulatory, WifiChannel, WifiEntryResult, WifiResults};
 use benchboot_results::{mib_per_s, Summary};
 

@@ -108,11 +108,12 @@ mod tests {
     use benchboot_results::CommandMeasurement;
     use std::path::{Path, PathBuf};
 
-    use crate::compare::{compare, Section};
+    use crate::compare::compare;
+    use crate::figure::Section;
     use crate::report::{summary::summary, tidy};
 
     fn every_figure() -> RunResults {
-        crate::report::load_path(Path::new("../crates/results/tests/data/every-figure.json"))
+        crate::results_file::load_path(Path::new("../crates/results/tests/data/every-figure.json"))
             .unwrap()
     }
 

@@ -2,11 +2,11 @@
 //! with their units in the field names, plus context and warnings.
 
 use benchboot_plan::{Filesystem, Mode};
+use benchboot_results::counters::{NetDirection, NetTest};
 use benchboot_results::figures::{self, Figure};
 use benchboot_results::health::conditions_during;
 use benchboot_results::network::{
-    CpuShare, HttpRun, LatencyRun, LinkFacts, NetDirection, NetTest, ThroughputRun, UdpRun,
-    WiredLink,
+    CpuShare, HttpRun, LatencyRun, LinkFacts, ThroughputRun, UdpRun, WiredLink,
 };
 use benchboot_results::{
     a1_verdict, mb_per_s, mib_per_s, Condition, DeviceReadKind, Direction, Health, HealthScope,

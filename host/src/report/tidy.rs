@@ -2,9 +2,10 @@
 //! nanoseconds next to the derived rates, so a spreadsheet or R/pandas needs no parsing.
 
 use anyhow::{Context as _, Result};
+use benchboot_results::counters::{NetDirection, NetTest};
 use benchboot_results::figures::{self, Figure};
 use benchboot_results::health::conditions_during;
-use benchboot_results::network::{mbit_per_s, CpuTimes, NetDirection, NetTest};
+use benchboot_results::network::{mbit_per_s, CpuTimes};
 
 use benchboot_results::{mb_per_s, mib_per_s, HealthScope, RunResults};
 use serde::{Deserialize, Serialize};

@@ -6,7 +6,8 @@
 
 use benchboot::compare::output::{document, render};
 use benchboot::compare::verdict::{verdicts, Change, EntryVerdicts, Tested, Verdict};
-use benchboot::compare::{compare, Comparison, Section};
+use benchboot::compare::{compare, Comparison};
+use benchboot::figure::Section;
 use benchboot::report::{load_run, Format};
 use benchboot_results::{Direction, RunResults};
 

@@ -6,7 +6,8 @@ use std::path::Path;
 
 use benchboot::doc::{Block, Grid};
 use benchboot::power::energy::Energy;
-use benchboot::report::{load_path, render, render_with, Format};
+use benchboot::report::{render, render_with, Format};
+use benchboot::results_file::load_path;
 use benchboot::runs_page::{document, PageRun, LATENCY_UNDER_QEMU};
 use benchboot::store::Store;
 

@@ -4,7 +4,7 @@
 
 use std::process::{Command, Output};
 
-use benchboot::report::load_path;
+use benchboot::results_file::load_path;
 
 /// The tool's output for `args`, tables at their natural width (`COLUMNS` far wider
 /// than any: these tests read the content, `terminal_width` the fitting).

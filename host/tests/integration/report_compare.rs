@@ -5,7 +5,8 @@
 use std::process::Command;
 
 use benchboot::compare::output::{csv_rows, render, CompareCsvRow};
-use benchboot::compare::{compare, Comparison, Key, Section, SpreadVerdict};
+use benchboot::compare::{compare, Comparison, SpreadVerdict};
+use benchboot::figure::{Key, Section};
 use benchboot::reference;
 use benchboot::report::{load_run, Format};
 

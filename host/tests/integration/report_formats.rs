@@ -3,7 +3,8 @@
 
 use benchboot::report::summary::ReportJson;
 use benchboot::report::tidy::{from_csv, rows, to_csv};
-use benchboot::report::{load_path, load_run, render, resolve_run, Format};
+use benchboot::report::{load_run, render, resolve_run, Format};
+use benchboot::results_file::load_path;
 use serde_json::Value;
 
 const RPI: &str = "tests/data/rpi-zero-w-qemu.json";

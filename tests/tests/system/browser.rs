@@ -14,7 +14,8 @@
 use std::path::{Path, PathBuf};
 
 use benchboot::doc::{Block, Doc};
-use benchboot::report::{load_path, render, Format};
+use benchboot::report::{render, Format};
+use benchboot::results_file::load_path;
 use benchboot_results::RunResults;
 use benchboot_tests::browser::{
     self, assert_page, cells_off_screen, console_errors, dom, file_url, measure, png_colours,
@@ -82,7 +83,7 @@ pub fn check_report_page(r: &RunResults, dir: &Path) -> PathBuf {
         r.run_id,
         page.len()
     );
-    let file = dir.join(format!("{}.html", benchboot::plot::file_stem(&r.run_id)));
+    let file = dir.join(format!("{}.html", benchboot::chart::file_stem(&r.run_id)));
     std::fs::write(&file, &page).unwrap();
     let (tables, svgs) = expected(&report_doc(r));
     let loaded = assert_page(&file, tables, svgs);
@@ -233,11 +234,11 @@ fn report_runs_and_compare_pages_in_headless_chromium() {
         rows[1]
     );
     for id in &ids {
-        let link = format!("href=\"{}.html\"", benchboot::plot::file_stem(id));
+        let link = format!("href=\"{}.html\"", benchboot::chart::file_stem(id));
         assert!(loaded.dom.contains(&link), "{link}");
         let (t, s) = expected_of(id, &rpi, &virt);
         assert_page(
-            &pages.join(format!("{}.html", benchboot::plot::file_stem(id))),
+            &pages.join(format!("{}.html", benchboot::chart::file_stem(id))),
             t,
             s,
         );

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use benchboot_image::layout::{self, Role};
 use benchboot_image::plans::QEMU_SHORT;
-use benchboot_results::network::NetDirection;
+use benchboot_results::counters::NetDirection;
 use benchboot_results::RunResults;
 use benchboot_tests::{checks, QemuSlot};
 use xtask::qemu::{Options, Run};

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use benchboot_results::network::NetDirection;
+use benchboot_results::counters::NetDirection;
 use benchboot_results::{RunResults, Severity};
 use benchboot_tests::checks;
 

@@ -10,7 +10,7 @@ use std::sync::{MutexGuard, TryLockError};
 use std::thread;
 use std::time::Instant;
 
-use benchboot_results::network::NetDirection;
+use benchboot_results::counters::NetDirection;
 
 use super::registry::Registered;
 use super::{

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use benchboot_netbench::control::{encode, Greeting, Reply, Request, VERSION};
 use benchboot_netbench::{driver, peer, udp};
 use benchboot_plan::NetTests;
-use benchboot_results::network::NetDirection;
+use benchboot_results::counters::NetDirection;
 
 const LOCALHOST: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 

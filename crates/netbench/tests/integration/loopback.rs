@@ -14,7 +14,8 @@ use benchboot_netbench::control::{encode, Reply, MAX_LINE};
 use benchboot_netbench::interval::Timing;
 use benchboot_netbench::{driver, peer, udp};
 use benchboot_plan::NetTests;
-use benchboot_results::network::{NetDirection, NetworkResults, UdpRun};
+use benchboot_results::counters::NetDirection;
+use benchboot_results::network::{NetworkResults, UdpRun};
 
 const LOCALHOST: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 
@@ -132,7 +133,7 @@ fn driver_against_peer_completes_every_test() {
 
 #[test]
 fn the_observer_brackets_every_test_that_runs() {
-    use benchboot_results::network::NetTest;
+    use benchboot_results::counters::NetTest;
     use driver::Stage;
     let peer = start_peer();
     let stat = fake_stat("observed");

@@ -2,8 +2,9 @@
 //! list of the fixture document with every kind of figure.
 
 use super::*;
+use crate::counters::NetDirection;
 use crate::memory::{BandwidthSample, BandwidthTest, CpuFacts, LatencyRow, LatencyTable, MemOp};
-use crate::network::{CpuTimes, HttpRun, LatencyRun, NetDirection, ThroughputRun};
+use crate::network::{CpuTimes, HttpRun, LatencyRun, ThroughputRun};
 use crate::StopReason;
 use benchboot_plan::{Filesystem, Mode};
 

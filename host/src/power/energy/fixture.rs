@@ -11,9 +11,10 @@
 
 use benchboot_energy::{Clock, Sample, Trace};
 use benchboot_plan::{Filesystem, Mode, Plan};
+use benchboot_results::counters::{NetDirection, NetTest};
 use benchboot_results::energy::{IdleMark, SyncMark};
 use benchboot_results::health::{HealthScope, StepHealth};
-use benchboot_results::network::{NetDirection, NetTest, ThroughputRun};
+use benchboot_results::network::ThroughputRun;
 use benchboot_results::{
     Direction, Health, RandomOp, RunResults, StopReason, StorageMeasurement, SystemInfo,
 };

@@ -5,9 +5,8 @@
 use super::*;
 use crate::render::report;
 use benchboot_plan::Plan;
-use benchboot_results::network::{
-    CounterSpan, IfCounters, LatencyRun, LinkFacts, NetInterval, UsbFacts,
-};
+use benchboot_results::counters::{CounterSpan, IfCounters};
+use benchboot_results::network::{LatencyRun, LinkFacts, NetInterval, UsbFacts};
 use benchboot_results::{Health, Reading, RunResults, SystemInfo, Throttled};
 
 fn cpu(user: u64, system: u64, softirq: u64, idle: u64) -> CpuTimes {

@@ -3,7 +3,7 @@
 //! rates in 100 kbit/s, signal in dBm, transmit retries and failures), power save, and
 //! the other BSSs the scan before the tests saw on the entry's channel.
 
-use benchboot_results::network::NetDirection;
+use benchboot_results::counters::NetDirection;
 use benchboot_results::wifi::{Bitrate, Neighbour, StationInfo, WifiEntryResult};
 
 use super::measured_channel;

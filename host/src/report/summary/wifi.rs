@@ -4,7 +4,8 @@
 //! single-stream TCP intervals in MiB/s (2^20 B/s) and Mbit/s (10^6 bit/s), as the
 //! report's WiFi table prints them ([`crate::render::wifi`]).
 
-use benchboot_results::network::{NetDirection, NetworkResults};
+use benchboot_results::counters::NetDirection;
+use benchboot_results::network::NetworkResults;
 use benchboot_results::wifi::{
     Bitrate, RadioFacts, Regulatory, StationInfo, WifiChannel, WifiCheck, WifiEntryResult,
 };
