@@ -74,8 +74,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[
     ("crates/plan/src/estimate.rs", "estimate", 244),
     ("crates/plan/src/lib.rs", "validate", 157),
     ("crates/plan/src/network.rs", "check", 146),
-    ("crates/plan/src/resolve.rs", "resolve", 299),
-    ("crates/plan/src/resolve.rs", "wired_link", 138),
     ("crates/plan/src/wifi.rs", "resolve", 213),
     ("crates/probe/src/full.rs", "full_pass", 183),
     ("crates/probe/src/lib.rs", "probe", 135),
