@@ -68,7 +68,6 @@ const LONG_FILES: &[(&str, usize)] = &[("crates/wifi/src/netlink.rs", 861)];
 const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[
     ("crates/board/src/validate.rs", "qemu", 141),
     ("crates/console/src/verdicts.rs", "all", 126),
-    ("crates/energy/src/align.rs", "sync_in", 195),
     ("crates/kmod/src/chain.rs", "walk", 133),
     ("crates/memory/src/run.rs", "run", 133),
     ("crates/probe/src/full.rs", "full_pass", 183),
