@@ -4,7 +4,7 @@
 //! problem found is the error; it names the file and the field.
 
 use crate::hardware::{Features, InFile};
-use crate::{QemuWifi, QemuWired};
+use crate::QemuWifi;
 use std::path::Path;
 
 use benchboot_plan::GadgetFunction;
@@ -13,10 +13,9 @@ use benchboot_wifi::channel::{Band, Width};
 use crate::shared::{check_relative_path, BootConfig, Kernel, Loader, Shared};
 use crate::{
     debian_arches, Arch, Board, BoardError, BoardKernel, Boot, DtbFixup, Ethernet, ExtraStorage,
-    Gadget, Qemu, QemuBoot, QemuDrive, QemuNetwork, RawBoard, RawBoot, RawDtbFixup, RawEthernet,
-    RawGadget, RawKernel, RawQemu, RawSerial, RawStorage, RawTarget, RawUsbEthernet, RawWifi,
-    Serial, StorageBus, UsbEthernet, WifiRadio, ETHERNET_RATES_MBIT, TARGETS, WIFI_BANDS,
-    WIFI_WIDTHS_MHZ,
+    Gadget, RawBoard, RawBoot, RawDtbFixup, RawEthernet, RawGadget, RawKernel, RawSerial,
+    RawStorage, RawTarget, RawUsbEthernet, RawWifi, Serial, StorageBus, UsbEthernet, WifiRadio,
+    ETHERNET_RATES_MBIT, TARGETS, WIFI_BANDS, WIFI_WIDTHS_MHZ,
 };
 
 /// The file being validated and the shared pieces it names.
@@ -538,154 +537,9 @@ impl Check<'_> {
             firmware_links: w.firmware_links,
         })
     }
-
-    /// `[qemu]`: a known network and drive, `boot = "card"` only with a loader (the
-    /// board's, `loader`, or the QEMU copy's), the dummy_hcd gadget only with a
-    /// `[gadget]`, a stand-in DTB only in place of a `kernel.dtb`, `wifi = "hwsim"` only
-    /// with mac80211_hwsim among the modules and a kernel of the stand-in AP's
-    /// architecture (`kernel_arch`).
-    fn qemu(
-        &self,
-        q: RawQemu,
-        loader: Option<&Loader>,
-        has_gadget: bool,
-        has_dtb: bool,
-        kernel_arch: &str,
-    ) -> Result<Qemu, BoardError> {
-        let network = match q.network.as_str() {
-            "usb-net" => QemuNetwork::UsbNet,
-            "virtio-net" => QemuNetwork::VirtioNet,
-            "none" => QemuNetwork::None,
-            other => {
-                return Err(self.bad(
-                    "qemu.network",
-                    format!("`{other}` is not supported; use `usb-net`, `virtio-net` or `none`"),
-                ))
-            }
-        };
-        let drive = match q.drive.as_deref() {
-            None | Some("sd") => QemuDrive::Sd,
-            Some("virtio") => QemuDrive::Virtio,
-            Some(other) => {
-                return Err(self.bad(
-                    "qemu.drive",
-                    format!("`{other}` is not supported; use `sd` or `virtio`"),
-                ))
-            }
-        };
-        let boot = match q.boot.as_deref() {
-            None | Some("kernel") => QemuBoot::Kernel,
-            Some("card") if loader.is_some() || q.loader.is_some() => QemuBoot::Card,
-            Some("card") => {
-                return Err(self.bad(
-                    "qemu.boot",
-                    "`card` needs a boot loader (boot.loader or qemu.loader)",
-                ))
-            }
-            Some(other) => {
-                return Err(self.bad(
-                    "qemu.boot",
-                    format!("`{other}` is not supported; use `kernel` or `card`"),
-                ))
-            }
-        };
-        let gadget_dummy_hcd = match q.gadget.as_deref() {
-            None => false,
-            Some("dummy-hcd") if has_gadget => true,
-            Some("dummy-hcd") => {
-                return Err(self.bad("qemu.gadget", "needs a [gadget] section to test"))
-            }
-            Some(other) => {
-                return Err(self.bad(
-                    "qemu.gadget",
-                    format!("`{other}` is not supported; use `dummy-hcd` or leave it out"),
-                ))
-            }
-        };
-        let wired = match q.wired.as_deref() {
-            None => QemuWired::None,
-            Some("usb-net-lan") if network == QemuNetwork::UsbNet => QemuWired::UsbNetLan,
-            Some("virtio-pair") if network == QemuNetwork::VirtioNet => QemuWired::VirtioPair,
-            Some(w @ ("usb-net-lan" | "virtio-pair")) => {
-                return Err(self.bad(
-                    "qemu.wired",
-                    format!(
-                        "`{w}` needs qemu.network = \"{}\"",
-                        if w == "usb-net-lan" {
-                            "usb-net"
-                        } else {
-                            "virtio-net"
-                        }
-                    ),
-                ))
-            }
-            Some(other) => {
-                return Err(self.bad(
-                    "qemu.wired",
-                    format!(
-                    "`{other}` is not supported; use `usb-net-lan`, `virtio-pair` or leave it out"
-                ),
-                ))
-            }
-        };
-        let modules = self.expand("qemu.modules", &q.modules)?;
-        let wifi = match q.wifi.as_deref() {
-            None => QemuWifi::None,
-            Some("hwsim") => {
-                if !modules.iter().any(|m| m == "mac80211_hwsim") {
-                    return Err(self.bad(
-                        "qemu.wifi",
-                        "`hwsim` needs mac80211_hwsim among qemu.modules: add `@wifi-hwsim`",
-                    ));
-                }
-                let ap = &self.shared.radio.hwsim_ap;
-                if ap.arch != kernel_arch {
-                    return Err(self.bad(
-                        "qemu.wifi",
-                        format!(
-                            "`hwsim`'s stand-in AP ({}, boards/{}) is {}, this board's kernel \
-                             {kernel_arch}: it could not run",
-                            ap.package,
-                            crate::SHARED_FILE,
-                            ap.arch
-                        ),
-                    ));
-                }
-                QemuWifi::Hwsim
-            }
-            Some(other) => {
-                return Err(self.bad(
-                    "qemu.wifi",
-                    format!("`{other}` is not supported; use `hwsim` or leave it out"),
-                ))
-            }
-        };
-        let qloader = self.loader("qemu.loader", q.loader.as_deref())?;
-        if q.dtb.is_some() && !has_dtb {
-            return Err(self.bad(
-                "qemu.dtb",
-                "replaces `kernel.dtb`, which this board does not name",
-            ));
-        }
-        Ok(Qemu {
-            system: q.system,
-            machine: q.machine,
-            console_serial_index: q.console_serial_index,
-            append: q.append,
-            args: q.args,
-            network,
-            modules,
-            dtb_fixups: self.dtb_fixups(q.dtb_fixups, "qemu.dtb-fixups")?,
-            drive,
-            boot,
-            loader: qloader,
-            dtb: q.dtb,
-            gadget_dummy_hcd,
-            wired,
-            wifi,
-        })
-    }
 }
+
+mod qemu;
 
 impl RawBoard {
     /// Checks every field that can be checked without the packages themselves.

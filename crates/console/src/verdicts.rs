@@ -4,7 +4,7 @@
 //! All of them come from the finished results document ([`all`]), so they are printed
 //! once, in one block a second LAVA monitor reads, and the host derives the same list.
 
-use benchboot_results::{a1_verdict, A1Outcome, RunResults, Severity, A1_EMULATED};
+use benchboot_results::{a1_verdict, A1Outcome, Event, RunResults, Severity, A1_EMULATED};
 
 /// pass, fail or skip (LAVA's result values; LAVA's fourth, `unknown`, is not used).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +75,23 @@ fn pass_fail(id: impl Into<String>, pass: bool, why: impl FnOnce() -> String) ->
 ///   should have run), `wifi.check.<name>` for QEMU's checks;
 /// - `command.<id>`: the plan's command ended well.
 pub fn all(r: &RunResults) -> Vec<Verdict> {
+    let errors: Vec<&Event> = r
+        .events
+        .iter()
+        .filter(|e| e.severity == Severity::Error)
+        .collect();
+    let mut out = run_verdicts(r, &errors);
+    storage_verdicts(r, &mut out);
+    card_verdicts(r, &mut out);
+    clock_verdicts(r, &mut out);
+    wifi_verdicts(r, &errors, &mut out);
+    command_verdicts(r, &mut out);
+    out
+}
+
+/// `run.complete`, `run.isolated`, `run.errors`, and `step.<step>` for each step with
+/// an error event among `errors` (its first message).
+fn run_verdicts(r: &RunResults, errors: &[&Event]) -> Vec<Verdict> {
     let mut out = vec![pass_fail("run.complete", r.complete, || {
         "the run stopped before its last step".to_owned()
     })];
@@ -95,16 +112,11 @@ pub fn all(r: &RunResults) -> Vec<Verdict> {
             format!("foreign processes: {}", names.join(", "))
         })
     });
-    let errors: Vec<_> = r
-        .events
-        .iter()
-        .filter(|e| e.severity == Severity::Error)
-        .collect();
     out.push(pass_fail("run.errors", errors.is_empty(), || {
         format!("{} error event(s)", errors.len())
     }));
     let mut steps: Vec<&str> = Vec::new();
-    for e in &errors {
+    for e in errors {
         if !steps.contains(&e.step.as_str()) {
             steps.push(&e.step);
             out.push(verdict(
@@ -114,6 +126,12 @@ pub fn all(r: &RunResults) -> Vec<Verdict> {
             ));
         }
     }
+    out
+}
+
+/// `verify.<target>` for each verified target, `a1.<target>` for each target with all
+/// three A1 figures (its why in MB/s).
+fn storage_verdicts(r: &RunResults, out: &mut Vec<Verdict>) {
     for v in &r.verify {
         out.push(pass_fail(
             format!("verify.{}", v.target),
@@ -142,22 +160,29 @@ pub fn all(r: &RunResults) -> Vec<Verdict> {
             });
         }
     }
-    if let Some(c) = &r.card_check {
-        out.push(pass_fail(
-            "card.check",
-            matches!(c.report.verdict, benchboot_probe::Verdict::Genuine),
-            || c.report.summary(),
-        ));
-        if let Some(f) = &c.report.full {
-            out.push(match f.verdict() {
-                // Stopped at the time limit with nothing bad in what it covered.
-                None => verdict("card.full", Outcome::Skip, Some(f.summary())),
-                Some(v) => pass_fail("card.full", v == benchboot_probe::Verdict::Genuine, || {
-                    f.summary()
-                }),
-            });
-        }
+}
+
+/// `card.check`, and `card.full` when the check made a whole-card pass.
+fn card_verdicts(r: &RunResults, out: &mut Vec<Verdict>) {
+    let Some(c) = &r.card_check else { return };
+    out.push(pass_fail(
+        "card.check",
+        matches!(c.report.verdict, benchboot_probe::Verdict::Genuine),
+        || c.report.summary(),
+    ));
+    if let Some(f) = &c.report.full {
+        out.push(match f.verdict() {
+            // Stopped at the time limit with nothing bad in what it covered.
+            None => verdict("card.full", Outcome::Skip, Some(f.summary())),
+            Some(v) => pass_fail("card.full", v == benchboot_probe::Verdict::Genuine, || {
+                f.summary()
+            }),
+        });
     }
+}
+
+/// `clock.<at>` for each clock check (skip under QEMU).
+fn clock_verdicts(r: &RunResults, out: &mut Vec<Verdict>) {
     for c in &r.clock_checks {
         let id = format!("clock.{}", c.at);
         out.push(if r.emulated {
@@ -171,6 +196,11 @@ pub fn all(r: &RunResults) -> Vec<Verdict> {
             pass_fail(id, m.is_empty(), || m.join("; "))
         });
     }
+}
+
+/// `wifi.<entry>` for each WiFi entry (a skipped one fails when its step has an error
+/// among `errors`), `wifi.check.<name>` for each of QEMU's checks.
+fn wifi_verdicts(r: &RunResults, errors: &[&Event], out: &mut Vec<Verdict>) {
     for e in &r.network.wifi.entries {
         let step = format!("network.wifi.{}", e.link);
         let failed = errors.iter().any(|x| x.step == step);
@@ -191,6 +221,10 @@ pub fn all(r: &RunResults) -> Vec<Verdict> {
             || c.detail.clone(),
         ));
     }
+}
+
+/// `command.<id>` for each command: pass unless it has a worker fault.
+fn command_verdicts(r: &RunResults, out: &mut Vec<Verdict>) {
     for c in &r.commands {
         let step = crate::figures::command_step(&c.id);
         let fault = r.faults.iter().find(|f| f.step == step);
@@ -198,7 +232,6 @@ pub fn all(r: &RunResults) -> Vec<Verdict> {
             fault.map(|f| f.failure.to_string()).unwrap_or_default()
         }));
     }
-    out
 }
 
 #[cfg(test)]

@@ -39,23 +39,7 @@ pub fn run(plan: &MemoryPlan, proc: &Path, sys: &Path) -> Outcome {
         "assumed 1 MiB: the kernel exports no cache sizes".to_owned(),
     ));
     let mem_total = cpu::mem_total(&read(&proc.join("meminfo"))).unwrap_or(512 << 20);
-    let mut sz = sizing::size(
-        llc_bytes,
-        mem_total,
-        cpus.len() as u32,
-        plan.latency_max_bytes,
-    );
-    if let Some(b) = plan.buffer_bytes {
-        let b = b
-            .next_multiple_of(kernels::BLOCK as u64)
-            .max(kernels::BLOCK as u64);
-        sz.why = format!(
-            "{} KiB per buffer as asked (the plan's buffer size)",
-            b >> 10
-        );
-        sz.buffer_bytes = b;
-        sz.all_cores_buffer_bytes = b;
-    }
+    let sz = buffer_sizes(plan, llc_bytes, mem_total, cpus.len() as u32);
     let (runnable, missing): (Vec<&Kernel>, Vec<&Kernel>) =
         kernels::all().iter().partition(|k| k.runs_on(&features));
     let cpu_facts = CpuFacts {
@@ -80,72 +64,15 @@ pub fn run(plan: &MemoryPlan, proc: &Path, sys: &Path) -> Outcome {
         problems.push(format!("{e}: ran unpinned"));
     }
     let mut clock_checks = vec![mhz::measure("before-memory", first, sys, CLOCK_LOOP_NS)];
-    let min_ns = plan.sample_ms * 1_000_000;
-    let mut bandwidth = Vec::new();
-    {
-        let bytes = sz.buffer_bytes as usize;
-        let mut src = Buffer::new(bytes, SRC_OFFSET);
-        src.stamp(0x5eed);
-        let mut dst = Buffer::new(bytes, DST_OFFSET);
-        dst.stamp(0xd57);
-        for k in &runnable {
-            let t = one_core(k, first, &src, &mut dst, min_ns, plan.samples);
-            if let Some(p) = check_pass(k, &src, &dst) {
-                problems.push(p);
-            }
-            bandwidth.push(t);
-        }
-        if plan.per_core && cpus.len() > 1 {
-            let libc: Vec<&Kernel> = runnable
-                .iter()
-                .copied()
-                .filter(|k| k.id.starts_with("libc-"))
-                .collect();
-            for &c in &cpus[1..] {
-                if let Err(e) = cpu::pin(c) {
-                    problems.push(format!("{e}: CPU {c} not measured"));
-                    continue;
-                }
-                for k in &libc {
-                    bandwidth.push(one_core(k, c, &src, &mut dst, min_ns, plan.samples));
-                }
-            }
-            drop((src, dst));
-            for k in &libc {
-                let single = bandwidth.iter().find(|t| t.kernel == k.id);
-                let pass_ns = single
-                    .and_then(|t| t.samples.first())
-                    .map(|s| s.ns.saturating_mul(bytes as u64) / s.bytes.max(1))
-                    .unwrap_or(min_ns);
-                let passes = timing::passes_for(min_ns, pass_ns);
-                let per = sz.all_cores_buffer_bytes as usize;
-                bandwidth.push(all_cores(
-                    k,
-                    &cpus,
-                    per,
-                    passes,
-                    plan.samples,
-                    &mut problems,
-                ));
-            }
-            let _ = cpu::pin(first);
-        }
-    }
-
-    let mut latency = Vec::new();
-    let mut kinds = vec![Pages::Base(rustix::param::page_size() as u64)];
-    if plan.huge_pages {
-        match cpu::thp_available(sys) {
-            Ok(()) => kinds.push(Pages::Huge),
-            Err(why) => skipped.push(format!("latency with huge pages: {why}")),
-        }
-    }
-    for pages in kinds {
-        match latency_table(plan, sz.latency_max_bytes, pages, first) {
-            Ok(t) => latency.push(t),
-            Err(e) => problems.push(e),
-        }
-    }
+    let bandwidth = bandwidth(plan, &runnable, &cpus, &sz, &mut problems);
+    let latency = latency_tables(
+        plan,
+        sz.latency_max_bytes,
+        first,
+        sys,
+        &mut skipped,
+        &mut problems,
+    );
     clock_checks.push(mhz::measure("after-memory", first, sys, CLOCK_LOOP_NS));
     Outcome {
         results: MemoryResults {
@@ -159,6 +86,116 @@ pub fn run(plan: &MemoryPlan, proc: &Path, sys: &Path) -> Outcome {
         },
         clock_checks,
     }
+}
+
+/// The buffer sizes for this machine (last-level cache and memory, bytes; `cores`),
+/// or the plan's own buffer size, in whole kernel blocks, for both the one-core and the
+/// all-cores buffers.
+fn buffer_sizes(plan: &MemoryPlan, llc_bytes: u64, mem_total: u64, cores: u32) -> sizing::Sizing {
+    let mut sz = sizing::size(llc_bytes, mem_total, cores, plan.latency_max_bytes);
+    if let Some(b) = plan.buffer_bytes {
+        let b = b
+            .next_multiple_of(kernels::BLOCK as u64)
+            .max(kernels::BLOCK as u64);
+        sz.why = format!(
+            "{} KiB per buffer as asked (the plan's buffer size)",
+            b >> 10
+        );
+        sz.buffer_bytes = b;
+        sz.all_cores_buffer_bytes = b;
+    }
+    sz
+}
+
+/// The bandwidth tests: every `runnable` kernel on the first of `cpus` (each pass
+/// checked), then, when the plan asks and there are more CPUs, libc memcpy/memset on
+/// each other CPU and on all at once; the calling thread is pinned back to the first.
+fn bandwidth(
+    plan: &MemoryPlan,
+    runnable: &[&Kernel],
+    cpus: &[u32],
+    sz: &sizing::Sizing,
+    problems: &mut Vec<String>,
+) -> Vec<BandwidthTest> {
+    let first = cpus.first().copied().unwrap_or(0);
+    let min_ns = plan.sample_ms * 1_000_000;
+    let bytes = sz.buffer_bytes as usize;
+    let mut bandwidth = Vec::new();
+    let mut src = Buffer::new(bytes, SRC_OFFSET);
+    src.stamp(0x5eed);
+    let mut dst = Buffer::new(bytes, DST_OFFSET);
+    dst.stamp(0xd57);
+    for k in runnable {
+        let t = one_core(k, first, &src, &mut dst, min_ns, plan.samples);
+        if let Some(p) = check_pass(k, &src, &dst) {
+            problems.push(p);
+        }
+        bandwidth.push(t);
+    }
+    if !(plan.per_core && cpus.len() > 1) {
+        return bandwidth;
+    }
+    let libc: Vec<&Kernel> = runnable
+        .iter()
+        .copied()
+        .filter(|k| k.id.starts_with("libc-"))
+        .collect();
+    for &c in &cpus[1..] {
+        if let Err(e) = cpu::pin(c) {
+            problems.push(format!("{e}: CPU {c} not measured"));
+            continue;
+        }
+        for k in &libc {
+            bandwidth.push(one_core(k, c, &src, &mut dst, min_ns, plan.samples));
+        }
+    }
+    drop((src, dst));
+    for k in &libc {
+        let passes = all_cores_passes(&bandwidth, k, bytes, min_ns);
+        let per = sz.all_cores_buffer_bytes as usize;
+        let t = all_cores(k, cpus, per, passes, plan.samples, problems);
+        bandwidth.push(t);
+    }
+    let _ = cpu::pin(first);
+    bandwidth
+}
+
+/// Passes per all-cores sample of kernel `k` to last `min_ns`: from its first one-core
+/// sample over `bytes` in `bandwidth` (else one pass of `min_ns`).
+fn all_cores_passes(bandwidth: &[BandwidthTest], k: &Kernel, bytes: usize, min_ns: u64) -> u64 {
+    let single = bandwidth.iter().find(|t| t.kernel == k.id);
+    let pass_ns = single
+        .and_then(|t| t.samples.first())
+        .map(|s| s.ns.saturating_mul(bytes as u64) / s.bytes.max(1))
+        .unwrap_or(min_ns);
+    timing::passes_for(min_ns, pass_ns)
+}
+
+/// The latency tables on the `first` CPU up to `max_bytes`: base pages, and huge pages
+/// when the plan asks and the kernel has them (else why not, in `skipped`).
+fn latency_tables(
+    plan: &MemoryPlan,
+    max_bytes: u64,
+    first: u32,
+    sys: &Path,
+    skipped: &mut Vec<String>,
+    problems: &mut Vec<String>,
+) -> Vec<LatencyTable> {
+    let mut latency = Vec::new();
+    let mut kinds = vec![Pages::Base(rustix::param::page_size() as u64)];
+    if plan.huge_pages {
+        match cpu::thp_available(sys) {
+            Ok(()) => kinds.push(Pages::Huge),
+            Err(why) => skipped.push(format!("latency with huge pages: {why}")),
+        }
+    }
+    for pages in kinds {
+        match latency_table(plan, max_bytes, pages, first) {
+            Ok(t) => latency.push(t),
+            Err(e) => problems.push(e),
+        }
+    }
+    latency
 }
 
 fn one_core(

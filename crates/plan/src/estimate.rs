@@ -7,8 +7,10 @@
 //! reads `byte_cap` per target at whatever speed the device has), HTTP transfers of a
 //! fixed size, boot, module loading and mounting.
 
+use crate::net_tests::NetTests;
+use crate::network::NetworkPlan;
 use crate::units::{fmt_bytes, fmt_millis};
-use crate::Plan;
+use crate::{CardCheckPlan, CommandStep, DeviceReadPlan, Plan, RandomPlan, StoragePlan};
 
 /// `1 target`, `3 targets`.
 fn count(n: usize, what: &str) -> String {
@@ -37,248 +39,295 @@ pub struct StepEstimate {
 
 /// Every step of `plan`, in run order.
 pub fn estimate(plan: &Plan) -> Vec<StepEstimate> {
-    let mut out = Vec::new();
-    let e = &plan.energy;
-    if !e.is_off() {
-        let links = energy_links(plan);
-        let mut parts = Vec::new();
-        if e.sync {
-            parts.push(format!(
-                "sync pattern {} at the start and the end, {} slots",
-                crate::energy::SYNC_CODE,
-                fmt_millis(e.slot_ms)
-            ));
-        }
-        if e.idle_ms > 0 {
-            let on_links = match links {
-                0 => String::new(),
-                n => format!(" and on each of {}", count(n as usize, "measured link")),
-            };
-            parts.push(format!(
-                "idle {} with radios off{on_links}",
-                fmt_millis(e.idle_ms)
-            ));
-        }
-        if let Some(sensor) = &e.sensor {
-            parts.push(format!(
-                "on-board sensor {sensor} read every {} for the whole run",
-                fmt_millis(crate::energy::ONBOARD_PERIOD_MS)
-            ));
-        }
-        out.push(StepEstimate {
-            step: "energy".into(),
-            what: parts.join("; "),
-            at_most_ms: e.estimate_ms(links),
-            unbounded: None,
-        });
-    }
-    if let Some(m) = &plan.memory {
-        out.push(StepEstimate {
-            step: "memory".into(),
-            what: format!(
-                "every copy/fill/read kernel the CPU has, {} of >= {} each{}; latency 1 KiB .. {}, \
-                 {} x {} reads{}",
-                count(m.samples as usize, "sample"),
-                fmt_millis(m.sample_ms),
-                if m.per_core { ", libc memcpy/memset per core and on all cores" } else { "" },
-                fmt_bytes(m.latency_max_bytes),
-                count(m.latency_repeats as usize, "repeat"),
-                m.latency_reads,
-                if m.huge_pages { ", base and huge pages" } else { "" },
-            ),
-            at_most_ms: m.estimate_ms().min(m.time_limit_ms),
-            unbounded: None,
-        });
-    }
     let s = &plan.storage;
-    let n_t = s.targets.len() as u64;
-    if n_t > 0 {
-        let cells = product(&[
-            n_t,
-            s.modes.len() as u64,
-            s.block_sizes.len() as u64,
-            u64::from(s.repetitions),
-        ]);
-        let labels: Vec<&str> = s.targets.iter().map(|t| t.label.as_str()).collect();
-        out.push(StepEstimate {
-            step: "storage".into(),
-            what: format!(
-                "{} ({}) x {} x {} ({} .. {}) x {}, <= {} or {} per cell and direction (write, read)",
-                count(labels.len(), "target"),
-                labels.join(", "),
-                count(s.modes.len(), "mode"),
-                count(s.block_sizes.len(), "size"),
-                fmt_bytes(s.block_sizes.iter().copied().min().unwrap_or(0)),
-                fmt_bytes(s.block_sizes.iter().copied().max().unwrap_or(0)),
-                count(s.repetitions as usize, "rep"),
-                fmt_bytes(s.byte_cap),
-                fmt_millis(s.time_cap_ms),
-            ),
-            at_most_ms: product(&[cells, 2, s.time_cap_ms]),
-            unbounded: Some("the fsync(2) that ends each write region".into()),
-        });
-    }
-    if let Some(d) = &s.device_reads {
-        out.push(StepEstimate {
-            step: "device-reads".into(),
-            what: format!(
-                "{} ({}), {} chunks: {} cached (hdparm -T) + {} from the device (hdparm -t)",
-                count(d.disks.len(), "disk"),
-                d.disks.join(", "),
-                fmt_bytes(d.chunk_bytes),
-                fmt_millis(d.cached_ms),
-                fmt_millis(d.buffered_ms)
-            ),
-            at_most_ms: product(&[
-                d.disks.len() as u64,
-                d.cached_ms.saturating_add(d.buffered_ms),
-            ]),
-            unbounded: None,
-        });
-    }
-    if let Some(r) = &s.random {
-        out.push(StepEstimate {
-            step: "random".into(),
-            what: format!(
-                "{} ({}) x depths {:?}, {} O_DIRECT over {}, {} each",
-                count(r.targets.len(), "target"),
-                r.targets.join(", "),
-                r.queue_depths,
-                fmt_bytes(r.block_size),
-                fmt_bytes(r.region_bytes),
-                fmt_millis(r.duration_ms)
-            ),
-            at_most_ms: product(&[
-                r.targets.len() as u64,
-                r.queue_depths.len() as u64,
-                r.duration_ms,
-            ]),
-            unbounded: None,
-        });
-    }
-    if s.verify && n_t > 0 {
-        out.push(StepEstimate {
-            step: "verify".into(),
-            what: format!(
-                "{n_t} targets, {} written and read back each",
-                fmt_bytes(s.byte_cap)
-            ),
-            at_most_ms: 0,
-            unbounded: Some(format!(
-                "{} per target at the device's speed",
-                fmt_bytes(s.byte_cap.saturating_mul(2))
-            )),
-        });
-    }
-    if let Some(c) = &plan.card_check {
-        out.push(StepEstimate {
-            step: "card-check".into(),
-            what: format!(
-                "fake-capacity probe of the card's unpartitioned space (DESTRUCTIVE there), \
-                 resolution {}, {} past the card's cache",
-                fmt_bytes(c.resolution_bytes),
-                fmt_bytes(c.cache_flush_bytes)
-            ),
-            at_most_ms: c.estimate_ms(),
-            unbounded: None,
-        });
-    }
-    for c in &plan.commands {
-        out.push(StepEstimate {
-            step: format!("command.{}", c.id),
-            what: format!("{} {}", c.path, c.args.join(" "))
-                .trim_end()
-                .to_owned(),
-            at_most_ms: c.time_limit_ms,
-            unbounded: None,
-        });
-    }
-    if let Some(t) = &plan.network.tests {
-        let gadget_links =
-            plan.network
-                .gadget
-                .as_ref()
-                .map_or(0, |g| if g.in_turn { g.functions.len() } else { 1 });
-        let wired: Vec<_> = plan
-            .network
-            .wired
-            .iter()
-            .filter(|w| w.unavailable.is_none())
-            .collect();
-        let links = (gadget_links + wired.len()).max(1) as u64;
-        let udp_runs = if t.udp_bitrate > 0 { 2 } else { 0 };
-        let runs = t.streams.len() as u64 * 2 + udp_runs;
-        // Each wired link may wait for its interface and carrier, then for a lease.
-        let link_waits = sum(wired.iter().map(|w| w.link_wait_ms.saturating_mul(2)));
-        let udp = if t.udp_bitrate > 0 {
-            format!(
-                "; UDP at {} each way",
-                crate::units::fmt_bitrate(t.udp_bitrate)
-            )
-        } else {
-            String::new()
-        };
-        out.push(StepEstimate {
-            step: "network".into(),
-            what: format!(
-                "{} x streams {:?} x 2 directions, {} + {} warm-up each; {} round trips; HTTP {} each way{udp}",
-                count(links as usize, "link"),
-                t.streams,
-                fmt_millis(t.duration_ms),
-                fmt_millis(t.omit_ms),
-                t.latency_samples,
-                fmt_bytes(t.http_bytes)
-            ),
-            at_most_ms: product(&[
-                links,
-                product(&[runs, t.duration_ms.saturating_add(t.omit_ms)]).saturating_add(t.peer_wait_ms),
-            ])
-            .saturating_add(link_waits),
-            unbounded: Some(format!("HTTP: {} per link at the link's speed", fmt_bytes(t.http_bytes.saturating_mul(2)))),
-        });
-    }
-    if let Some(w) = &plan.network.wifi {
-        if let Some(t) = w.tests.as_ref().or(plan.network.tests.as_ref()) {
-            let run: Vec<_> = w.entries.iter().filter(|e| e.skip.is_none()).collect();
-            let omit = t.omit_ms.max(w.warmup_ms);
-            let udp_runs = if t.udp_bitrate > 0 { 2 } else { 0 };
-            let runs = t.streams.len() as u64 * 2 + udp_runs;
-            // Per entry: the wait for a station (AP) or for the scan, the association,
-            // the lease and the peer's announcement (client), then the tests.
-            let waits = match w.role {
-                crate::WifiRole::AccessPoint { .. } => w.connect_wait_ms,
-                crate::WifiRole::Client { .. } => sum([
-                    crate::wifi::SCAN_WAIT_MS,
-                    w.connect_wait_ms,
-                    w.connect_wait_ms,
-                    t.peer_wait_ms,
-                ]),
-            };
-            let per_entry =
-                waits.saturating_add(product(&[runs, t.duration_ms.saturating_add(omit)]));
-            out.push(StepEstimate {
-                step: "network.wifi".into(),
-                what: format!(
-                    "{} ({}) x streams {:?} x 2 directions, {} + {} warm-up each; up to {} per entry waiting for {}",
-                    count(run.len(), "WiFi entry"),
-                    run.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", "),
-                    t.streams,
-                    fmt_millis(t.duration_ms),
-                    fmt_millis(omit),
-                    fmt_millis(w.connect_wait_ms),
-                    match w.role {
-                        crate::WifiRole::AccessPoint { .. } => "`benchboot peer --wifi` to join",
-                        crate::WifiRole::Client { .. } => "the association and a lease",
-                    }
-                ),
-                at_most_ms: product(&[run.len() as u64, per_entry]),
-                unbounded: (t.http_bytes > 0).then(|| {
-                    format!("HTTP: {} per entry at the link's speed", fmt_bytes(t.http_bytes.saturating_mul(2)))
-                }),
-            });
-        }
-    }
+    let mut out = Vec::new();
+    out.extend(energy_step(plan));
+    out.extend(memory_step(plan));
+    out.extend(storage_step(s));
+    out.extend(s.device_reads.as_ref().map(device_reads_step));
+    out.extend(s.random.as_ref().map(random_step));
+    out.extend(verify_step(s));
+    out.extend(plan.card_check.as_ref().map(card_check_step));
+    out.extend(plan.commands.iter().map(command_step));
+    out.extend(network_step(&plan.network));
+    out.extend(wifi_step(&plan.network));
     out
+}
+
+/// The energy marks (sync patterns, idle phases, the on-board sensor), unless off.
+fn energy_step(plan: &Plan) -> Option<StepEstimate> {
+    let e = &plan.energy;
+    if e.is_off() {
+        return None;
+    }
+    let links = energy_links(plan);
+    let mut parts = Vec::new();
+    if e.sync {
+        parts.push(format!(
+            "sync pattern {} at the start and the end, {} slots",
+            crate::energy::SYNC_CODE,
+            fmt_millis(e.slot_ms)
+        ));
+    }
+    if e.idle_ms > 0 {
+        let on_links = match links {
+            0 => String::new(),
+            n => format!(" and on each of {}", count(n as usize, "measured link")),
+        };
+        parts.push(format!(
+            "idle {} with radios off{on_links}",
+            fmt_millis(e.idle_ms)
+        ));
+    }
+    if let Some(sensor) = &e.sensor {
+        parts.push(format!(
+            "on-board sensor {sensor} read every {} for the whole run",
+            fmt_millis(crate::energy::ONBOARD_PERIOD_MS)
+        ));
+    }
+    Some(StepEstimate {
+        step: "energy".into(),
+        what: parts.join("; "),
+        at_most_ms: e.estimate_ms(links),
+        unbounded: None,
+    })
+}
+
+/// The memory step, if any: its kernels and latency sweep, bounded by its time limit.
+fn memory_step(plan: &Plan) -> Option<StepEstimate> {
+    let m = plan.memory.as_ref()?;
+    Some(StepEstimate {
+        step: "memory".into(),
+        what: format!(
+            "every copy/fill/read kernel the CPU has, {} of >= {} each{}; latency 1 KiB .. {}, \
+             {} x {} reads{}",
+            count(m.samples as usize, "sample"),
+            fmt_millis(m.sample_ms),
+            if m.per_core {
+                ", libc memcpy/memset per core and on all cores"
+            } else {
+                ""
+            },
+            fmt_bytes(m.latency_max_bytes),
+            count(m.latency_repeats as usize, "repeat"),
+            m.latency_reads,
+            if m.huge_pages {
+                ", base and huge pages"
+            } else {
+                ""
+            },
+        ),
+        at_most_ms: m.estimate_ms().min(m.time_limit_ms),
+        unbounded: None,
+    })
+}
+
+/// The storage sweep: targets x modes x sizes x repetitions, each cell written and read
+/// within the time cap; `None` without targets.
+fn storage_step(s: &StoragePlan) -> Option<StepEstimate> {
+    let n_t = s.targets.len() as u64;
+    if n_t == 0 {
+        return None;
+    }
+    let cells = product(&[
+        n_t,
+        s.modes.len() as u64,
+        s.block_sizes.len() as u64,
+        u64::from(s.repetitions),
+    ]);
+    let labels: Vec<&str> = s.targets.iter().map(|t| t.label.as_str()).collect();
+    Some(StepEstimate {
+        step: "storage".into(),
+        what: format!(
+            "{} ({}) x {} x {} ({} .. {}) x {}, <= {} or {} per cell and direction (write, read)",
+            count(labels.len(), "target"),
+            labels.join(", "),
+            count(s.modes.len(), "mode"),
+            count(s.block_sizes.len(), "size"),
+            fmt_bytes(s.block_sizes.iter().copied().min().unwrap_or(0)),
+            fmt_bytes(s.block_sizes.iter().copied().max().unwrap_or(0)),
+            count(s.repetitions as usize, "rep"),
+            fmt_bytes(s.byte_cap),
+            fmt_millis(s.time_cap_ms),
+        ),
+        at_most_ms: product(&[cells, 2, s.time_cap_ms]),
+        unbounded: Some("the fsync(2) that ends each write region".into()),
+    })
+}
+
+/// The device reads: per disk, the cached then the device reads' durations.
+fn device_reads_step(d: &DeviceReadPlan) -> StepEstimate {
+    StepEstimate {
+        step: "device-reads".into(),
+        what: format!(
+            "{} ({}), {} chunks: {} cached (hdparm -T) + {} from the device (hdparm -t)",
+            count(d.disks.len(), "disk"),
+            d.disks.join(", "),
+            fmt_bytes(d.chunk_bytes),
+            fmt_millis(d.cached_ms),
+            fmt_millis(d.buffered_ms)
+        ),
+        at_most_ms: product(&[
+            d.disks.len() as u64,
+            d.cached_ms.saturating_add(d.buffered_ms),
+        ]),
+        unbounded: None,
+    }
+}
+
+/// Random IOPS: targets x queue depths, each for its duration.
+fn random_step(r: &RandomPlan) -> StepEstimate {
+    StepEstimate {
+        step: "random".into(),
+        what: format!(
+            "{} ({}) x depths {:?}, {} O_DIRECT over {}, {} each",
+            count(r.targets.len(), "target"),
+            r.targets.join(", "),
+            r.queue_depths,
+            fmt_bytes(r.block_size),
+            fmt_bytes(r.region_bytes),
+            fmt_millis(r.duration_ms)
+        ),
+        at_most_ms: product(&[
+            r.targets.len() as u64,
+            r.queue_depths.len() as u64,
+            r.duration_ms,
+        ]),
+        unbounded: None,
+    }
+}
+
+/// Verification, when on and there are targets: no time cap bounds it.
+fn verify_step(s: &StoragePlan) -> Option<StepEstimate> {
+    let n_t = s.targets.len() as u64;
+    (s.verify && n_t > 0).then(|| StepEstimate {
+        step: "verify".into(),
+        what: format!(
+            "{n_t} targets, {} written and read back each",
+            fmt_bytes(s.byte_cap)
+        ),
+        at_most_ms: 0,
+        unbounded: Some(format!(
+            "{} per target at the device's speed",
+            fmt_bytes(s.byte_cap.saturating_mul(2))
+        )),
+    })
+}
+
+/// The full-card check of the unpartitioned space.
+fn card_check_step(c: &CardCheckPlan) -> StepEstimate {
+    StepEstimate {
+        step: "card-check".into(),
+        what: format!(
+            "fake-capacity probe of the card's unpartitioned space (DESTRUCTIVE there), \
+             resolution {}, {} past the card's cache",
+            fmt_bytes(c.resolution_bytes),
+            fmt_bytes(c.cache_flush_bytes)
+        ),
+        at_most_ms: c.estimate_ms(),
+        unbounded: None,
+    }
+}
+
+/// One `[[command]]`: its command line, bounded by its time limit.
+fn command_step(c: &CommandStep) -> StepEstimate {
+    StepEstimate {
+        step: format!("command.{}", c.id),
+        what: format!("{} {}", c.path, c.args.join(" "))
+            .trim_end()
+            .to_owned(),
+        at_most_ms: c.time_limit_ms,
+        unbounded: None,
+    }
+}
+
+/// The network tests over the gadget's and the wired links, with the wired links' waits
+/// for carrier and lease; `None` without tests.
+fn network_step(n: &NetworkPlan) -> Option<StepEstimate> {
+    let t = n.tests.as_ref()?;
+    let gadget_links = n
+        .gadget
+        .as_ref()
+        .map_or(0, |g| if g.in_turn { g.functions.len() } else { 1 });
+    let wired: Vec<_> = n.wired.iter().filter(|w| w.unavailable.is_none()).collect();
+    let links = (gadget_links + wired.len()).max(1) as u64;
+    let runs = throughput_runs(t);
+    // Each wired link may wait for its interface and carrier, then for a lease.
+    let link_waits = sum(wired.iter().map(|w| w.link_wait_ms.saturating_mul(2)));
+    let udp = if t.udp_bitrate > 0 {
+        format!(
+            "; UDP at {} each way",
+            crate::units::fmt_bitrate(t.udp_bitrate)
+        )
+    } else {
+        String::new()
+    };
+    Some(StepEstimate {
+        step: "network".into(),
+        what: format!(
+            "{} x streams {:?} x 2 directions, {} + {} warm-up each; {} round trips; HTTP {} each way{udp}",
+            count(links as usize, "link"),
+            t.streams,
+            fmt_millis(t.duration_ms),
+            fmt_millis(t.omit_ms),
+            t.latency_samples,
+            fmt_bytes(t.http_bytes)
+        ),
+        at_most_ms: product(&[
+            links,
+            product(&[runs, t.duration_ms.saturating_add(t.omit_ms)]).saturating_add(t.peer_wait_ms),
+        ])
+        .saturating_add(link_waits),
+        unbounded: Some(format!("HTTP: {} per link at the link's speed", fmt_bytes(t.http_bytes.saturating_mul(2)))),
+    })
+}
+
+/// Timed runs per link: every stream count both ways, and UDP both ways when on.
+fn throughput_runs(t: &NetTests) -> u64 {
+    let udp_runs = if t.udp_bitrate > 0 { 2 } else { 0 };
+    t.streams.len() as u64 * 2 + udp_runs
+}
+
+/// The WiFi entries not skipped, each with its waits (ms) and its tests (WiFi's own, else
+/// the network's); `None` without WiFi or tests.
+fn wifi_step(n: &NetworkPlan) -> Option<StepEstimate> {
+    let w = n.wifi.as_ref()?;
+    let t = w.tests.as_ref().or(n.tests.as_ref())?;
+    let run: Vec<_> = w.entries.iter().filter(|e| e.skip.is_none()).collect();
+    let omit = t.omit_ms.max(w.warmup_ms);
+    let runs = throughput_runs(t);
+    // Per entry: the wait for a station (AP) or for the scan, the association,
+    // the lease and the peer's announcement (client), then the tests.
+    let waits = match w.role {
+        crate::WifiRole::AccessPoint { .. } => w.connect_wait_ms,
+        crate::WifiRole::Client { .. } => sum([
+            crate::wifi::SCAN_WAIT_MS,
+            w.connect_wait_ms,
+            w.connect_wait_ms,
+            t.peer_wait_ms,
+        ]),
+    };
+    let per_entry = waits.saturating_add(product(&[runs, t.duration_ms.saturating_add(omit)]));
+    Some(StepEstimate {
+        step: "network.wifi".into(),
+        what: format!(
+            "{} ({}) x streams {:?} x 2 directions, {} + {} warm-up each; up to {} per entry waiting for {}",
+            count(run.len(), "WiFi entry"),
+            run.iter().map(|e| e.name.as_str()).collect::<Vec<_>>().join(", "),
+            t.streams,
+            fmt_millis(t.duration_ms),
+            fmt_millis(omit),
+            fmt_millis(w.connect_wait_ms),
+            match w.role {
+                crate::WifiRole::AccessPoint { .. } => "`benchboot peer --wifi` to join",
+                crate::WifiRole::Client { .. } => "the association and a lease",
+            }
+        ),
+        at_most_ms: product(&[run.len() as u64, per_entry]),
+        unbounded: (t.http_bytes > 0).then(|| {
+            format!("HTTP: {} per entry at the link's speed", fmt_bytes(t.http_bytes.saturating_mul(2)))
+        }),
+    })
 }
 
 /// How many times a measured link comes up (each has an idle phase): the gadget's

@@ -28,6 +28,8 @@ pub mod spelling;
 pub mod units;
 pub mod wifi;
 
+mod validate;
+
 pub use card_check::CardCheckPlan;
 pub use energy::EnergyPlan;
 pub use file::{NotUtf8, PlanFile, PlanFileError};
@@ -592,168 +594,6 @@ impl Plan {
         p
     }
 
-    /// Checks the plan can run: non-empty lists, caps above zero, sane sizes.
-    ///
-    /// # Errors
-    /// [`PlanError::Invalid`] naming the field and what to change.
-    pub fn validate(&self) -> Result<(), PlanError> {
-        let bad = |field: &str, message: &str| {
-            Err(PlanError::Invalid {
-                field: field.to_owned(),
-                message: message.to_owned(),
-            })
-        };
-        if self.supervision.worker_limit_ms == 0 {
-            return bad("supervision.worker_limit_ms", "must be above 0 ms");
-        }
-        if !self.faults.is_empty() && !self.emulated {
-            return bad(
-                "faults",
-                "fault injection is for QEMU plans (emulated: true) only; remove it",
-            );
-        }
-        let s = &self.storage;
-        if s.block_sizes.is_empty() {
-            return bad("storage.block_sizes", "list at least one block size");
-        }
-        if let Some(bs) = s
-            .block_sizes
-            .iter()
-            .find(|&&b| b == 0 || b > MAX_BLOCK_BYTES)
-        {
-            return Err(PlanError::Invalid {
-                field: "storage.block_sizes".into(),
-                message: format!("{bs} is outside 1 B ..= 64 MiB"),
-            });
-        }
-        if s.byte_cap == 0 {
-            return bad("storage.byte_cap", "must be above 0 bytes");
-        }
-        if s.time_cap_ms == 0 {
-            return bad("storage.time_cap_ms", "must be above 0 ms");
-        }
-        if s.repetitions == 0 {
-            return bad("storage.repetitions", "must be at least 1");
-        }
-        if let Some((a, b)) = file::name_clash(s.targets.iter().map(|t| t.label.as_str())) {
-            return Err(PlanError::Invalid {
-                field: format!(
-                    "storage.targets[{}].label",
-                    second_of(&s.targets, |t| &t.label, b)
-                ),
-                message: clash_message("label", a, b),
-            });
-        }
-        if s.modes.is_empty() {
-            return bad("storage.modes", "list at least one of sync, direct");
-        }
-        for (i, t) in s.targets.iter().enumerate() {
-            if let Some(message) = t.device_problem() {
-                return Err(PlanError::Invalid {
-                    field: format!("storage.targets[{i}].device"),
-                    message,
-                });
-            }
-            if let Some(message) = file::name_problem(&t.label) {
-                return Err(PlanError::Invalid {
-                    field: format!("storage.targets[{i}].label"),
-                    message,
-                });
-            }
-        }
-        if let Some(d) = &s.device_reads {
-            if d.chunk_bytes == 0 || d.chunk_bytes > 64 * MIB {
-                return bad("storage.device_reads.chunk_bytes", "must be 1 B ..= 64 MiB");
-            }
-            let whole_disk = |x: &str| {
-                x.strip_prefix(BUS_PREFIX)
-                    .is_some_and(|b| Bus::from_name(b).is_some())
-            };
-            if d.disks
-                .iter()
-                .any(|x| !x.starts_with("/dev/") && !whole_disk(x))
-            {
-                return bad(
-                    "storage.device_reads.disks",
-                    "must be /dev/ paths or BUS=<usb|sata|virtio>",
-                );
-            }
-        }
-        if let Some(r) = &s.random {
-            if r.block_size == 0 || r.region_bytes < r.block_size {
-                return bad(
-                    "storage.random.region_bytes",
-                    "must hold at least one block",
-                );
-            }
-            if r.queue_depths.is_empty() || r.queue_depths.iter().any(|&q| q == 0 || q > 256) {
-                return bad("storage.random.queue_depths", "list depths in 1..=256");
-            }
-            if let Some(l) = r
-                .targets
-                .iter()
-                .find(|l| !s.targets.iter().any(|t| &t.label == *l))
-            {
-                return Err(PlanError::Invalid {
-                    field: "storage.random.targets".into(),
-                    message: format!("`{l}` is not the label of a storage target"),
-                });
-            }
-        }
-        if let Some((a, b)) = file::name_clash(self.commands.iter().map(|c| c.id.as_str())) {
-            return Err(PlanError::Invalid {
-                field: format!("commands[{}].id", second_of(&self.commands, |c| &c.id, b)),
-                message: clash_message("id", a, b),
-            });
-        }
-        for (i, c) in self.commands.iter().enumerate() {
-            if let Some(message) = file::name_problem(&c.id) {
-                return Err(PlanError::Invalid {
-                    field: format!("commands[{i}].id"),
-                    message,
-                });
-            }
-            if c.path.is_empty() || c.path.starts_with('/') || c.path.split('/').any(|p| p == "..")
-            {
-                return bad(
-                    &format!("commands[{i}].path"),
-                    "must be a path inside the results partition, e.g. bin/coremark",
-                );
-            }
-            if c.time_limit_ms == 0 {
-                return bad(
-                    &format!("commands[{i}].time_limit_ms"),
-                    "must be above 0 ms",
-                );
-            }
-        }
-        if !self.results.device.starts_with("/dev/") {
-            return bad("results.device", "must be a /dev/ path");
-        }
-        if self.results.file.is_empty() || self.results.file.contains('/') {
-            return bad("results.file", "must be a bare file name");
-        }
-        network::check(&self.network).map_err(|(field, message)| PlanError::Invalid {
-            field: field.to_string(),
-            message,
-        })?;
-        if let Some(c) = &self.card_check {
-            c.check().map_err(|(field, message)| PlanError::Invalid {
-                field: field.into(),
-                message,
-            })?;
-        }
-        // Only an emulated board may go without a link: the harness reads its card.
-        if !self.emulated && !self.network.has_link() {
-            return bad(
-                "network.interface",
-                "name an interface or add a gadget (only an emulated plan may serve its \
-                 results from the card alone)",
-            );
-        }
-        sanity::check(self).map_err(|(field, message)| PlanError::Invalid { field, message })
-    }
-
     /// What this plan allows but is likely a slip (a total over a day, a byte cap
     /// below a block size), one line each: `<file>:<line>: <key>: <why>` for a plan
     /// from a file (the key as the file spells it, [`locate`]), else
@@ -776,11 +616,6 @@ impl Plan {
             })
             .collect()
     }
-}
-
-/// Index of the last entry of `items` named `name` (the second of a clashing pair).
-fn second_of<T>(items: &[T], name_of: impl Fn(&T) -> &String, name: &str) -> usize {
-    items.iter().rposition(|x| name_of(x) == name).unwrap_or(0)
 }
 
 /// Why two names of one kind clash: equal, or equal once folded as a farm keys them.

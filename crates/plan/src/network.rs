@@ -197,11 +197,18 @@ impl NetworkPlan {
     }
 }
 
+/// A problem of the network part: (field, message).
+type Problem = (String, String);
+
+/// The problem of `field`, saying `message`.
+fn bad(field: &str, message: &str) -> Result<(), Problem> {
+    Err((field.to_owned(), message.to_owned()))
+}
+
 /// Checks the network part; returns (field, message) for the first problem. Whether a
 /// plan may go without a link is [`crate::Plan::validate`]'s call.
 /// A wired link's field carries its index: `network.wired[1].name`.
-pub(crate) fn check(n: &NetworkPlan) -> Result<(), (String, String)> {
-    let bad = |f: &str, m: &str| Err((f.to_owned(), m.to_owned()));
+pub(crate) fn check(n: &NetworkPlan) -> Result<(), Problem> {
     if n.prefix_len > 32 {
         return bad("network.prefix_len", "must be 0..=32");
     }
@@ -215,111 +222,109 @@ pub(crate) fn check(n: &NetworkPlan) -> Result<(), (String, String)> {
         );
     }
     if let Some(g) = &n.gadget {
-        if g.functions.is_empty() {
-            return bad(
-                "network.gadget.functions",
-                "list at least one of ncm, ecm, rndis",
-            );
-        }
-        let mut seen = g.functions.clone();
-        seen.sort_by_key(|f| f.configfs_type());
-        seen.dedup();
-        if seen.len() != g.functions.len() {
-            return bad("network.gadget.functions", "list each function once");
-        }
-        if g.subnet[3] & 3 != 0 || g.subnet[3] as usize + 4 * g.functions.len() > 256 {
-            return bad(
-                "network.gadget.subnet",
-                "must be a multiple of 4 with room for one /30 per function in its /24",
-            );
-        }
-        for (field, s) in [
-            ("network.gadget.manufacturer", &g.manufacturer),
-            ("network.gadget.product", &g.product),
-        ] {
-            // USB string descriptors hold at most 126 UTF-16 code units (USB 2.0 §9.6.7).
-            if s.is_empty() || s.encode_utf16().count() > 126 || s.contains('\n') {
-                return bad(field, "must be one line of 1..=126 characters");
-            }
-        }
-        if g.lease_secs < 60 {
-            return bad("network.gadget.lease_secs", "must be at least 60 s");
-        }
+        check_gadget(g)?;
     }
     if let Some(t) = &n.tests {
-        if t.peer_port == 0 || t.peer_port == n.port {
-            return bad(
-                "network.tests.peer_port",
-                "must be a TCP port above 0, not the results port",
-            );
-        }
-        if t.interval_ms == 0 || t.duration_ms < t.interval_ms {
-            return bad(
-                "network.tests.duration_ms",
-                "must be at least one interval (interval_ms > 0)",
-            );
-        }
-        if t.streams.is_empty() || t.streams.iter().any(|&s| s == 0 || s > 64) {
-            return bad("network.tests.streams", "list stream counts in 1..=64");
-        }
-        if t.http_bytes == 0 || t.http_bytes > 1 << 30 {
-            return bad(
-                "network.tests.http_bytes",
-                "must be 1 B ..= 1 GiB (it is held in RAM)",
-            );
-        }
-        if t.duration_ms > MAX_DURATION_MS {
-            return bad(
-                "network.tests.duration_ms",
-                "must be at most 10 min (600000 ms): the peer refuses longer runs",
-            );
-        }
-        if t.omit_ms > MAX_OMIT_MS {
-            return bad(
-                "network.tests.omit_ms",
-                "must be at most 1 min (60000 ms): the peer refuses longer warm-ups",
-            );
-        }
-        if t.udp_bitrate > MAX_UDP_BITRATE {
-            return bad("network.tests.udp_bitrate", "must be at most 100 Gbit/s");
-        }
-        // 65507 B: the largest IPv4 UDP payload (65535 - 20 - 8).
-        if !(16..=65507).contains(&t.udp_datagram_bytes) {
-            return bad(
-                "network.tests.udp_datagram_bytes",
-                "must be 16 ..= 65507 bytes (16 holds the sequence number and send time)",
-            );
+        check_tests(t, n.port)?;
+    }
+    check_wired(n)
+}
+
+/// The gadget: functions listed once each, a subnet with a /30 per function in its /24,
+/// one-line USB strings, a lease of at least 60 s.
+fn check_gadget(g: &GadgetPlan) -> Result<(), Problem> {
+    if g.functions.is_empty() {
+        return bad(
+            "network.gadget.functions",
+            "list at least one of ncm, ecm, rndis",
+        );
+    }
+    let mut seen = g.functions.clone();
+    seen.sort_by_key(|f| f.configfs_type());
+    seen.dedup();
+    if seen.len() != g.functions.len() {
+        return bad("network.gadget.functions", "list each function once");
+    }
+    if g.subnet[3] & 3 != 0 || g.subnet[3] as usize + 4 * g.functions.len() > 256 {
+        return bad(
+            "network.gadget.subnet",
+            "must be a multiple of 4 with room for one /30 per function in its /24",
+        );
+    }
+    for (field, s) in [
+        ("network.gadget.manufacturer", &g.manufacturer),
+        ("network.gadget.product", &g.product),
+    ] {
+        // USB string descriptors hold at most 126 UTF-16 code units (USB 2.0 §9.6.7).
+        if s.is_empty() || s.encode_utf16().count() > 126 || s.contains('\n') {
+            return bad(field, "must be one line of 1..=126 characters");
         }
     }
+    if g.lease_secs < 60 {
+        return bad("network.gadget.lease_secs", "must be at least 60 s");
+    }
+    Ok(())
+}
+
+/// The tests: a peer port apart from the results port `results_port`, durations (ms),
+/// streams, HTTP bytes, UDP bitrate and datagram bytes within what the peer accepts.
+fn check_tests(t: &NetTests, results_port: u16) -> Result<(), Problem> {
+    if t.peer_port == 0 || t.peer_port == results_port {
+        return bad(
+            "network.tests.peer_port",
+            "must be a TCP port above 0, not the results port",
+        );
+    }
+    if t.interval_ms == 0 || t.duration_ms < t.interval_ms {
+        return bad(
+            "network.tests.duration_ms",
+            "must be at least one interval (interval_ms > 0)",
+        );
+    }
+    if t.streams.is_empty() || t.streams.iter().any(|&s| s == 0 || s > 64) {
+        return bad("network.tests.streams", "list stream counts in 1..=64");
+    }
+    if t.http_bytes == 0 || t.http_bytes > 1 << 30 {
+        return bad(
+            "network.tests.http_bytes",
+            "must be 1 B ..= 1 GiB (it is held in RAM)",
+        );
+    }
+    if t.duration_ms > MAX_DURATION_MS {
+        return bad(
+            "network.tests.duration_ms",
+            "must be at most 10 min (600000 ms): the peer refuses longer runs",
+        );
+    }
+    if t.omit_ms > MAX_OMIT_MS {
+        return bad(
+            "network.tests.omit_ms",
+            "must be at most 1 min (60000 ms): the peer refuses longer warm-ups",
+        );
+    }
+    if t.udp_bitrate > MAX_UDP_BITRATE {
+        return bad("network.tests.udp_bitrate", "must be at most 100 Gbit/s");
+    }
+    // 65507 B: the largest IPv4 UDP payload (65535 - 20 - 8).
+    if !(16..=65507).contains(&t.udp_datagram_bytes) {
+        return bad(
+            "network.tests.udp_datagram_bytes",
+            "must be 16 ..= 65507 bytes (16 holds the sequence number and send time)",
+        );
+    }
+    Ok(())
+}
+
+/// Every wired link: a name apart from every other link's (the gadget's functions
+/// included), its MAC, its direct topology's /30 and lease.
+fn check_wired(n: &NetworkPlan) -> Result<(), Problem> {
     let mut names: Vec<&str> = n
         .gadget
         .iter()
         .flat_map(|g| g.functions.iter().map(|f| f.configfs_type()))
         .collect();
     for (i, w) in n.wired.iter().enumerate() {
-        if w.name.is_empty()
-            || w.name.len() > 15
-            || !w
-                .name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        {
-            return bad(
-                &format!("network.wired[{i}].name"),
-                "must be 1..=15 of A-Z a-z 0-9 - _",
-            );
-        }
-        if names
-            .iter()
-            .any(|n| crate::spelling::folded_name(n) == crate::spelling::folded_name(&w.name))
-        {
-            return bad(
-                &format!("network.wired[{i}].name"),
-                "must differ from every other link's name (and from ncm, ecm, rndis), also \
-                 in case and `-`/`_`: a board farm (LAVA) keys results by the name lower-cased \
-                 with `-` as `_`",
-            );
-        }
+        check_wired_name(i, &w.name, &names)?;
         names.push(&w.name);
         if let Some(mac) = &w.mac {
             if parse_mac(mac).is_none() {
@@ -343,6 +348,34 @@ pub(crate) fn check(n: &NetworkPlan) -> Result<(), (String, String)> {
                 );
             }
         }
+    }
+    Ok(())
+}
+
+/// Wired link `i`'s `name`: 1..=15 of A-Z a-z 0-9 - _, none of the `earlier` links'
+/// names in any case or spelling.
+fn check_wired_name(i: usize, name: &str, earlier: &[&str]) -> Result<(), Problem> {
+    if name.is_empty()
+        || name.len() > 15
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        return bad(
+            &format!("network.wired[{i}].name"),
+            "must be 1..=15 of A-Z a-z 0-9 - _",
+        );
+    }
+    if earlier
+        .iter()
+        .any(|n| crate::spelling::folded_name(n) == crate::spelling::folded_name(name))
+    {
+        return bad(
+            &format!("network.wired[{i}].name"),
+            "must differ from every other link's name (and from ncm, ecm, rndis), also \
+             in case and `-`/`_`: a board farm (LAVA) keys results by the name lower-cased \
+             with `-` as `_`",
+        );
     }
     Ok(())
 }

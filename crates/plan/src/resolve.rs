@@ -10,16 +10,13 @@ use sha2::{Digest, Sha256};
 
 use toml::Spanned;
 
-use crate::file::{CommandSection, DiskSection, PlanFile, PlanFileError, WiredSection};
+use crate::file::{CommandSection, NetworkSection, PlanFile, PlanFileError};
 use crate::net_tests::NetTests;
-use crate::network::{Topology, WiredPlan};
+use crate::network::WiredPlan;
 use crate::place::line_of;
 use crate::presets::{preset, preset_file, DEFAULT_PRESET, PRESETS};
 use crate::spelling::WiredKind;
-use crate::{
-    Bus, CardCheckPlan, CommandStep, DeviceReadPlan, MemoryPlan, Plan, RandomPlan, StorageTarget,
-    BUS_PREFIX,
-};
+use crate::{Bus, CardCheckPlan, CommandStep, MemoryPlan, Plan, StorageTarget};
 
 /// Where the xtask puts [`ImageFacts`] in the initramfs (JSON).
 pub const IMAGE_FACTS_PATH: &str = "/etc/benchboot/image.json";
@@ -151,150 +148,6 @@ pub fn unavailable_reason(kind: WiredKind, board: &str, image: &ImageFacts) -> O
     }
 }
 
-/// One `[[network.wired]]` entry (index `i`) on this image. Errors: (key, span, message).
-/// A link the board lacks is not an error here: the plan carries why
-/// ([`WiredPlan::unavailable`]) and PID 1 records it and runs the rest.
-fn wired_link(i: usize, w: &WiredSection, image: &ImageFacts) -> Result<WiredPlan, WiredError> {
-    let kind = *w.link.get_ref();
-    let name = match &w.name {
-        Some(n) => n.get_ref().clone(),
-        None => match kind {
-            WiredKind::Builtin => "eth".into(),
-            WiredKind::UsbAdapter => "usb-eth".into(),
-        },
-    };
-    if crate::file::name_problem(&name).is_some() || name.len() > 15 {
-        return Err((
-            "name",
-            w.name.as_ref().map(Spanned::span),
-            format!("`{name}`: a link name is 1..=15 of A-Z a-z 0-9 - _"),
-        ));
-    }
-    let unavailable = unavailable_reason(kind, &image.board, image);
-    let (drivers, rated_mbit) = match (kind, &image.ethernet) {
-        (WiredKind::Builtin, Some(e)) => (
-            w.drivers.clone().unwrap_or_else(|| e.drivers.clone()),
-            e.rated_mbit,
-        ),
-        (WiredKind::Builtin, None) => (w.drivers.clone().unwrap_or_default(), None),
-        (WiredKind::UsbAdapter, _) => (
-            w.drivers
-                .clone()
-                .unwrap_or_else(|| match &image.usb_ethernet {
-                    Some(u) => u.drivers.clone(),
-                    None => USB_ETHERNET_DRIVERS.iter().map(|d| d.to_string()).collect(),
-                }),
-            None,
-        ),
-    };
-    if let Some(d) = drivers
-        .iter()
-        .find(|d| d.is_empty() || d.len() > 64 || d.contains('/'))
-    {
-        return Err((
-            "drivers",
-            None,
-            format!("`{d}` is no driver name (as /sys/class/net/<if>/device/driver shows it)"),
-        ));
-    }
-    let mac = match &w.mac {
-        Some(m) => match crate::network::parse_mac(m.get_ref()) {
-            Some(b) => Some(crate::network::mac_text(&b)),
-            None => {
-                return Err((
-                    "mac",
-                    Some(m.span()),
-                    format!(
-                        "`{}` is no MAC address; write six hex bytes, e.g. \"52:54:00:12:34:56\"",
-                        m.get_ref()
-                    ),
-                ))
-            }
-        },
-        None => None,
-    };
-    let ip = |v: &Spanned<String>, key: &'static str| {
-        v.get_ref()
-            .parse::<std::net::Ipv4Addr>()
-            .map(|a| a.octets())
-            .map_err(|_| {
-                (
-                    key,
-                    Some(v.span()),
-                    format!(
-                        "`{}` is no IPv4 address; write e.g. \"192.168.1.10\"",
-                        v.get_ref()
-                    ),
-                )
-            })
-    };
-    let topology = match w.topology.as_ref().map(|t| t.get_ref().as_str()) {
-        None | Some("direct") => {
-            if let Some(p) = &w.peer {
-                return Err((
-                    "peer",
-                    Some(p.span()),
-                    "a direct link leases the host its address: `peer` is for topology = \"lan\""
-                        .into(),
-                ));
-            }
-            let subnet = match &w.subnet {
-                Some(s) => {
-                    let a = ip(s, "subnet")?;
-                    if a[3] & 3 != 0 {
-                        return Err((
-                            "subnet",
-                            Some(s.span()),
-                            format!(
-                                "`{}` is no /30: the last number must be a multiple of 4",
-                                s.get_ref()
-                            ),
-                        ));
-                    }
-                    a
-                }
-                None => (u32::from_be_bytes(WIRED_SUBNET) + 4 * i as u32).to_be_bytes(),
-            };
-            Topology::Direct {
-                subnet,
-                lease_secs: 3600,
-            }
-        }
-        Some("lan") => {
-            if let Some(s) = &w.subnet {
-                return Err((
-                    "subnet",
-                    Some(s.span()),
-                    "on a LAN the board takes its address from the LAN's DHCP server: `subnet` is for topology = \"direct\"".into(),
-                ));
-            }
-            Topology::Lan {
-                peer: w.peer.as_ref().map(|p| ip(p, "peer")).transpose()?,
-            }
-        }
-        Some(other) => {
-            return Err((
-                "topology",
-                w.topology.as_ref().map(Spanned::span),
-                format!("`{other}`: write \"direct\" (a cable to the host) or \"lan\""),
-            ))
-        }
-    };
-    Ok(WiredPlan {
-        name,
-        kind,
-        drivers,
-        mac,
-        topology,
-        link_wait_ms: w.link_wait.map(|m| m.0).unwrap_or(WIRED_LINK_WAIT_MS),
-        rated_mbit,
-        host_in_namespace: None,
-        unavailable,
-    })
-}
-
-type WiredError = (&'static str, Option<std::ops::Range<usize>>, String);
-
 fn sha256_hex(text: &str) -> String {
     Sha256::digest(text.as_bytes())
         .iter()
@@ -381,208 +234,119 @@ pub fn resolve(
         merged,
         extends,
     } = load(file, text)?;
-    let err = |key: &str, span: Option<std::ops::Range<usize>>, message: String| PlanFileError {
-        file: file.to_owned(),
-        line: span
-            .map(|s| line_of(text, s.start))
-            .or_else(|| crate::locate::nearest_line(text, key)),
-        key: key.to_owned(),
-        message,
-    };
+    let at = InFile { file, text };
     // Spans are this file's only where this file set the key.
     let own_storage = own.storage.clone().unwrap_or_default();
-    let own_disks = own_storage.disk.is_some();
     let s = merged.storage.clone().unwrap_or_default();
     let enabled = s.enabled.unwrap_or(true);
 
-    let mut targets: Vec<StorageTarget> = Vec::new();
-    if enabled {
-        for fs in s.card.clone().unwrap_or_default() {
-            match image.card.iter().find(|t| t.filesystem == fs) {
-                Some(t) => targets.push(t.clone()),
-                None => {
-                    return Err(err(
-                        "storage.card",
-                        None,
-                        format!("this image's card has no {} partition", fs.name()),
-                    ))
-                }
-            }
-        }
-        for (i, d) in s.disk.clone().unwrap_or_default().iter().enumerate() {
-            let key = format!("storage.disk[{i}]");
-            let span = |f: &dyn Fn(&DiskSection) -> Option<std::ops::Range<usize>>| {
-                if own_disks {
-                    f(d)
-                } else {
-                    None
-                }
-            };
-            let t = disk_target(d, image, &base.board, &targets).map_err(|(k, m)| {
-                let sp = span(&|d: &DiskSection| match k {
-                    "whole-disk" => d.whole_disk.as_ref().map(toml::Spanned::span),
-                    _ => d.device.as_ref().map(toml::Spanned::span),
-                });
-                err(&format!("{key}.{k}"), sp, m)
-            })?;
-            if let Some(x) = targets.iter().find(|x| {
-                crate::spelling::folded_name(&x.label) == crate::spelling::folded_name(&t.label)
-            }) {
-                let why = if x.label == t.label {
-                    format!(
-                        "`{}` is already a target's label; give this disk another",
-                        t.label
-                    )
-                } else {
-                    crate::clash_message("label", &x.label, &t.label)
-                };
-                return Err(err(&format!("{key}.label"), None, why));
-            }
-            targets.push(t);
-        }
-    }
-
     let mut plan = base.clone();
-    let st = &mut plan.storage;
-    st.targets = targets;
-    if let Some(b) = &s.block_sizes {
-        st.block_sizes = b.iter().map(|b| b.0).collect();
-    }
-    if let Some(m) = &s.modes {
-        st.modes.clone_from(m);
-    }
-    if let Some(c) = &s.byte_cap {
-        st.byte_cap = c.get_ref().0;
-    }
-    if let Some(c) = s.time_cap {
-        st.time_cap_ms = c.0;
-    }
-    if let Some(r) = s.repetitions {
-        st.repetitions = r.0;
-    }
-    if let Some(w) = s.device_wait {
-        st.device_wait_ms = w.0;
-    }
-    if let Some(g) = &s.governor {
-        st.governor = (!g.is_empty()).then(|| g.clone());
-    }
-    st.verify = enabled && s.verify.unwrap_or(st.verify);
+    storage::storage(&mut plan.storage, &s, &own_storage, image, &base.board, at)?;
+    network(&mut plan, &merged, &own, image, at)?;
 
-    let reads = s.device_reads.clone().unwrap_or_default();
-    st.device_reads = if enabled && reads.enabled.unwrap_or(true) {
-        let mut disks = vec![format!("/dev/{}", image.boot_disk)];
-        disks.extend(
-            st.targets
-                .iter()
-                .filter(|t| t.device.starts_with(BUS_PREFIX))
-                .map(|t| t.device.clone()),
-        );
-        let old = st.device_reads.clone();
-        Some(DeviceReadPlan {
-            disks,
-            chunk_bytes: reads
-                .chunk
-                .map(|c| c.into_inner().0)
-                .or(old.as_ref().map(|o| o.chunk_bytes))
-                .unwrap_or(2 << 20),
-            cached_ms: reads
-                .cached
-                .map(|c| c.0)
-                .or(old.as_ref().map(|o| o.cached_ms))
-                .unwrap_or(2_000),
-            buffered_ms: reads
-                .buffered
-                .map(|c| c.0)
-                .or(old.as_ref().map(|o| o.buffered_ms))
-                .unwrap_or(3_000),
-        })
+    if let Some(m) = &merged.memory {
+        plan.memory = memory(m, own.memory.as_ref(), base.memory)
+            .map_err(|(k, sp, msg)| at.err(&format!("memory.{k}"), sp, msg))?;
+    }
+
+    if let Some(c) = &merged.card_check {
+        plan.card_check = card_check(c, own.card_check.as_ref(), plan.emulated)
+            .map_err(|(k, sp, msg)| at.err(&format!("card-check.{k}"), sp, msg))?;
+    }
+
+    plan.energy = energy::energy(
+        merged.energy.as_ref(),
+        own.energy.as_ref(),
+        &base.energy,
+        plan.emulated,
+    )
+    .map_err(|(k, sp, msg)| at.err(&format!("energy.{k}"), sp, msg))?;
+
+    plan.commands = merged
+        .command
+        .clone()
+        .unwrap_or_default()
+        .iter()
+        .map(command_step)
+        .collect();
+    plan.source = plan_source(file, text, &own, extends);
+    let card_len = if enabled {
+        s.card.as_ref().map_or(0, Vec::len)
     } else {
-        None
+        0
     };
-
-    let random = s.random.clone().unwrap_or_default();
-    st.random = if enabled && random.enabled.unwrap_or(true) {
-        let named = own_storage.random.as_ref().and_then(|r| r.targets.as_ref());
-        let wanted: Vec<String> = random
-            .targets
-            .as_ref()
-            .map(|t| t.get_ref().iter().map(|l| l.0.clone()).collect())
-            .unwrap_or_default();
-        let present: Vec<String> = wanted
-            .iter()
-            .filter(|l| st.targets.iter().any(|t| &&t.label == l))
-            .cloned()
-            .collect();
-        // Targets this file named must exist; a preset's that this file dropped go.
-        if let (Some(n), Some(missing)) = (named, wanted.iter().find(|l| !present.contains(l))) {
-            return Err(err(
-                "storage.random.targets",
-                Some(n.span()),
-                format!("`{missing}` is not the label of a storage target of this plan"),
-            ));
+    plan.validate().map_err(|e| match e {
+        crate::PlanError::Invalid { field, message } => {
+            crate::locate::invalid_in_file(file, text, &field, message, card_len)
         }
-        let region = random.region.as_ref().map(|r| r.get_ref().0);
-        let block = random.block_size.map(|b| b.0).unwrap_or(4096);
-        if let Some(r) = region.filter(|&r| r < block) {
-            let sp = own_storage
-                .random
-                .as_ref()
-                .and_then(|r| r.region.as_ref())
-                .map(toml::Spanned::span);
-            return Err(err(
-                "storage.random.region",
-                sp,
-                format!("{r} B holds no {block} B block; make it at least the block size"),
-            ));
-        }
-        (!present.is_empty()).then(|| RandomPlan {
-            targets: present,
-            block_size: block,
-            region_bytes: region.unwrap_or(64 << 20),
-            duration_ms: random.duration.map(|d| d.0).unwrap_or(10_000),
-            queue_depths: random
-                .queue_depths
-                .as_ref()
-                .map(|q| q.iter().map(|d| d.0).collect())
-                .unwrap_or_else(|| vec![1]),
-        })
-    } else {
-        None
-    };
+        other => at.err(crate::file::WHOLE_FILE, None, other.to_string()),
+    })?;
+    Ok(plan)
+}
 
+/// The plan file being resolved, for its errors.
+#[derive(Clone, Copy)]
+struct InFile<'a> {
+    /// The file as named.
+    file: &'a str,
+    /// Its text.
+    text: &'a str,
+}
+
+impl InFile<'_> {
+    /// The error at `key`: on the line of `span` (in this file), else on the line
+    /// nearest to one naming `key`.
+    fn err(
+        &self,
+        key: &str,
+        span: Option<std::ops::Range<usize>>,
+        message: String,
+    ) -> PlanFileError {
+        PlanFileError {
+            file: self.file.to_owned(),
+            line: span
+                .map(|s| line_of(self.text, s.start))
+                .or_else(|| crate::locate::nearest_line(self.text, key)),
+            key: key.to_owned(),
+            message,
+        }
+    }
+}
+
+/// Where the plan came from: file `file` with text `text`, the preset it is (when its
+/// text is one's) and the one it `extends`.
+fn plan_source(file: &str, text: &str, own: &PlanFile, extends: Option<String>) -> PlanSource {
+    let is_preset = own.name.as_deref().and_then(preset) == Some(text);
+    PlanSource {
+        file: file.to_owned(),
+        preset: is_preset.then(|| preset_id(own.name.as_deref().unwrap_or_default())),
+        extends,
+        sha256: sha256_hex(text),
+        text: text.to_owned(),
+    }
+}
+
+/// `[network]` (merged, and this file's `own`) over the base plan's network step: its
+/// wired links and WiFi on `image`, the hardware tests when a link needs them, its keys
+/// over the tests; nothing when `enabled = false`.
+fn network(
+    plan: &mut Plan,
+    merged: &PlanFile,
+    own: &PlanFile,
+    image: &ImageFacts,
+    at: InFile<'_>,
+) -> Result<(), PlanFileError> {
     let n = merged.network.clone().unwrap_or_default();
     let own_wired = own.network.as_ref().is_some_and(|n| n.wired.is_some());
-    for (i, w) in n.wired.clone().unwrap_or_default().iter().enumerate() {
-        let wp = wired_link(i, w, image).map_err(|(k, sp, m)| {
-            err(
-                &format!("network.wired[{i}].{k}"),
-                sp.filter(|_| own_wired),
-                m,
-            )
-        })?;
-        if plan.network.wired.iter().any(|x| {
-            crate::spelling::folded_name(&x.name) == crate::spelling::folded_name(&wp.name)
-        }) {
-            return Err(err(
-                &format!("network.wired[{i}].name"),
-                Some(w.name.as_ref().map_or_else(|| w.link.span(), Spanned::span))
-                    .filter(|_| own_wired),
-                format!(
-                    "`{}` names another link already; give this one another name",
-                    wp.name
-                ),
-            ));
-        }
-        plan.network.wired.push(wp);
-    }
+    wired_links(&mut plan.network.wired, &n, own_wired, image, at)?;
     let own_wifi = own.network.as_ref().is_some_and(|n| n.wifi.is_some());
     plan.network.wifi = crate::wifi::resolve(
         n.wifi.as_ref(),
         image.wifi.as_ref(),
         &image.board,
-        base.emulated,
+        plan.emulated,
     )
-    .map_err(|(k, sp, m)| err(&format!("network.wifi.{k}"), sp.filter(|_| own_wifi), m))?;
+    .map_err(|(k, sp, m)| at.err(&format!("network.wifi.{k}"), sp.filter(|_| own_wifi), m))?;
     if (!plan.network.wired.is_empty() || plan.network.wifi.is_some())
         && plan.network.tests.is_none()
     {
@@ -594,80 +358,76 @@ pub fn resolve(
         plan.network.wifi = None;
     } else if let Some(t) = &mut plan.network.tests {
         // Only a link with a peer has tests (the base plan says which).
-        if let Some(v) = n.duration {
-            t.duration_ms = v.0;
-        }
-        if let Some(v) = n.interval {
-            t.interval_ms = v.0;
-        }
-        if let Some(v) = n.omit {
-            t.omit_ms = v.0;
-        }
-        if let Some(v) = &n.streams {
-            t.streams = v.iter().map(|d| d.0).collect();
-        }
-        if let Some(v) = n.latency_samples {
-            t.latency_samples = v.0;
-        }
-        if let Some(v) = n.http {
-            t.http_bytes = v.0;
-        }
-        if let Some(v) = n.peer_wait {
-            t.peer_wait_ms = v.0;
-        }
-        if let Some(v) = n.udp_bitrate {
-            t.udp_bitrate = v.0;
-        }
-        if let Some(v) = &n.udp_datagram {
-            t.udp_datagram_bytes = u32::try_from(v.get_ref().0).unwrap_or(u32::MAX);
-        }
+        apply_test_keys(t, &n);
     }
+    Ok(())
+}
 
-    if let Some(m) = &merged.memory {
-        plan.memory = memory(m, own.memory.as_ref(), base.memory)
-            .map_err(|(k, sp, msg)| err(&format!("memory.{k}"), sp, msg))?;
-    }
-
-    if let Some(c) = &merged.card_check {
-        plan.card_check = card_check(c, own.card_check.as_ref(), plan.emulated)
-            .map_err(|(k, sp, msg)| err(&format!("card-check.{k}"), sp, msg))?;
-    }
-
-    plan.energy = energy::energy(
-        merged.energy.as_ref(),
-        own.energy.as_ref(),
-        &base.energy,
-        plan.emulated,
-    )
-    .map_err(|(k, sp, msg)| err(&format!("energy.{k}"), sp, msg))?;
-
-    plan.commands = merged
-        .command
-        .clone()
-        .unwrap_or_default()
-        .iter()
-        .map(command_step)
-        .collect();
-    let is_preset = own.name.as_deref().and_then(preset) == Some(text);
-    plan.source = PlanSource {
-        file: file.to_owned(),
-        preset: is_preset.then(|| preset_id(own.name.as_deref().unwrap_or_default())),
-        extends,
-        sha256: sha256_hex(text),
-        text: text.to_owned(),
-    };
-    let card_len = if enabled {
-        s.card.as_ref().map_or(0, Vec::len)
-    } else {
-        0
-    };
-    plan.validate().map_err(|e| match e {
-        crate::PlanError::Invalid { field, message } => {
-            crate::locate::invalid_in_file(file, text, &field, message, card_len)
+/// Every `[[network.wired]]` of `n` on `image`, after the base plan's `wired`, refused
+/// when a name repeats (in any case or spelling). `own_wired`: this file sets them.
+fn wired_links(
+    wired: &mut Vec<WiredPlan>,
+    n: &NetworkSection,
+    own_wired: bool,
+    image: &ImageFacts,
+    at: InFile<'_>,
+) -> Result<(), PlanFileError> {
+    for (i, w) in n.wired.clone().unwrap_or_default().iter().enumerate() {
+        let wp = wired::wired_link(i, w, image).map_err(|(k, sp, m)| {
+            at.err(
+                &format!("network.wired[{i}].{k}"),
+                sp.filter(|_| own_wired),
+                m,
+            )
+        })?;
+        if wired.iter().any(|x| {
+            crate::spelling::folded_name(&x.name) == crate::spelling::folded_name(&wp.name)
+        }) {
+            return Err(at.err(
+                &format!("network.wired[{i}].name"),
+                Some(w.name.as_ref().map_or_else(|| w.link.span(), Spanned::span))
+                    .filter(|_| own_wired),
+                format!(
+                    "`{}` names another link already; give this one another name",
+                    wp.name
+                ),
+            ));
         }
-        other => err(crate::file::WHOLE_FILE, None, other.to_string()),
-    })?;
-    Ok(plan)
+        wired.push(wp);
+    }
+    Ok(())
+}
+
+/// `[network]`'s keys over the network tests `t`: durations and intervals (ms), stream
+/// counts, latency samples, HTTP bytes, peer wait (ms), UDP bitrate and datagram bytes.
+fn apply_test_keys(t: &mut NetTests, n: &NetworkSection) {
+    if let Some(v) = n.duration {
+        t.duration_ms = v.0;
+    }
+    if let Some(v) = n.interval {
+        t.interval_ms = v.0;
+    }
+    if let Some(v) = n.omit {
+        t.omit_ms = v.0;
+    }
+    if let Some(v) = &n.streams {
+        t.streams = v.iter().map(|d| d.0).collect();
+    }
+    if let Some(v) = n.latency_samples {
+        t.latency_samples = v.0;
+    }
+    if let Some(v) = n.http {
+        t.http_bytes = v.0;
+    }
+    if let Some(v) = n.peer_wait {
+        t.peer_wait_ms = v.0;
+    }
+    if let Some(v) = n.udp_bitrate {
+        t.udp_bitrate = v.0;
+    }
+    if let Some(v) = &n.udp_datagram {
+        t.udp_datagram_bytes = u32::try_from(v.get_ref().0).unwrap_or(u32::MAX);
+    }
 }
 
 /// A refusal of a `[memory]` key: (key, its span in this file, why).
@@ -783,7 +543,8 @@ fn command_step(c: &CommandSection) -> CommandStep {
 mod disk;
 mod energy;
 mod example;
-use disk::disk_target;
+mod storage;
+mod wired;
 
 #[cfg(test)]
 mod tests;

@@ -8,7 +8,9 @@
 //! check` shows them as warnings before a card is written.
 
 use serde::{Deserialize, Serialize};
+use toml::Spanned;
 
+use crate::file::WifiSection;
 use crate::spelling::WifiBand;
 
 /// The WiFi step of a plan.
@@ -287,13 +289,12 @@ pub(crate) type WifiError = (String, Option<std::ops::Range<usize>>, String);
 /// a radio and no section sweeps [`DEFAULT_SWEEP`] as AP, on hardware (`emulated`
 /// false: QEMU's raspi machines model no radio, and a QEMU plan's WiFi is its own).
 pub(crate) fn resolve(
-    section: Option<&crate::file::WifiSection>,
+    section: Option<&WifiSection>,
     facts: Option<&WifiFacts>,
     board: &str,
     emulated: bool,
 ) -> Result<Option<WifiPlan>, WifiError> {
-    use toml::Spanned;
-    let default = crate::file::WifiSection::default();
+    let default = WifiSection::default();
     let s = match section {
         Some(s) => s,
         None if facts.is_some() && !emulated => &default,
@@ -302,10 +303,6 @@ pub(crate) fn resolve(
     if s.enabled == Some(false) {
         return Ok(None);
     }
-    let refuse = |key: &str, sp: Option<std::ops::Range<usize>>, m: String| -> WifiError {
-        (key.to_owned(), sp, m)
-    };
-    let span = |v: &Option<Spanned<String>>| v.as_ref().map(Spanned::span);
     let mut problems = Vec::new();
     if facts.is_none() {
         problems.push(format!(
@@ -319,169 +316,14 @@ pub(crate) fn resolve(
     if let Some(p) = country_problem(&country) {
         problems.push(format!("network.wifi.country: {p}"));
     }
-    let warmup_ms = s.warm_up.map_or(MIN_WARMUP_MS, |w| w.0);
-    if warmup_ms < MIN_WARMUP_MS {
-        return Err(refuse(
-            "warm-up",
-            None,
-            format!(
-                "{warmup_ms} ms is too short: rate adaptation needs at least \"3 s\" to settle"
-            ),
-        ));
-    }
-    let role = s.role.as_ref().map(|r| r.get_ref().as_str());
-    let (role, entries, connect_wait_ms) = match role {
-        None | Some("ap") => {
-            for (k, v) in [
-                ("ssid", &s.ssid),
-                ("passphrase", &s.passphrase),
-                ("peer", &s.peer),
-            ] {
-                if v.is_some() {
-                    return Err(refuse(
-                        k,
-                        span(v),
-                        format!("`{k}` is for role = \"client\"; the board's own AP makes its SSID and passphrase per test"),
-                    ));
-                }
-            }
-            let security = match s.security.as_ref().map(|v| v.get_ref().as_str()) {
-                None | Some("wpa2") => WifiSecurity::Wpa2Psk,
-                Some("open") => WifiSecurity::Open,
-                Some(other) => {
-                    return Err(refuse(
-                        "security",
-                        span(&s.security),
-                        format!("`{other}`: write \"wpa2\" or \"open\""),
-                    ))
-                }
-            };
-            let asked: Vec<(AskedChannel, Option<std::ops::Range<usize>>)> = match &s.channels {
-                Some(c) => c
-                    .iter()
-                    .map(|c| {
-                        let v = c.get_ref();
-                        (
-                            AskedChannel {
-                                band: v.band,
-                                channel: v.channel,
-                                width_mhz: v.width,
-                            },
-                            Some(c.span()),
-                        )
-                    })
-                    .collect(),
-                None => DEFAULT_SWEEP.iter().map(|c| (*c, None)).collect(),
-            };
-            if asked.is_empty() {
-                return Err(refuse(
-                    "channels",
-                    None,
-                    "list at least one channel, or set enabled = false".into(),
-                ));
-            }
-            let mut entries: Vec<WifiEntry> = Vec::new();
-            for (i, (c, sp)) in asked.iter().enumerate() {
-                let name = c.link_name();
-                if entries.iter().any(|e| e.name == name) {
-                    return Err(refuse(
-                        &format!("channels[{i}]"),
-                        sp.clone(),
-                        format!("{} is listed twice", c.describe()),
-                    ));
-                }
-                let skip = match c.chandef() {
-                    Err(e) => Some(e.to_string()),
-                    Ok(_) => facts.and_then(|f| f.cannot(c)),
-                };
-                entries.push(WifiEntry {
-                    ssid: Some(format!(
-                        "{}ch{}-{}",
-                        ap_ssid_prefix(board),
-                        c.channel,
-                        c.width_mhz
-                    )),
-                    name,
-                    asked: Some(*c),
-                    skip,
-                });
-            }
-            (
-                WifiRole::AccessPoint { security },
-                entries,
-                AP_CONNECT_WAIT_MS,
-            )
-        }
-        Some("client") => {
-            for (k, present) in [
-                ("channels", s.channels.is_some()),
-                ("security", s.security.is_some()),
-            ] {
-                if present {
-                    return Err(refuse(
-                        k,
-                        None,
-                        format!("`{k}` is for role = \"ap\": as a client the board takes the user's AP as it is"),
-                    ));
-                }
-            }
-            let ssid = s
-                .ssid
-                .as_ref()
-                .map(|v| v.get_ref().clone())
-                .unwrap_or_default();
-            if ssid.is_empty() || ssid.len() > 32 {
-                problems.push(format!(
-                    "network.wifi.ssid: an SSID has 1 to 32 bytes (IEEE 802.11 §9.4.2.2); {}",
-                    if ssid.is_empty() {
-                        "give the AP's `ssid`".to_owned()
-                    } else {
-                        format!("this one has {}", ssid.len())
-                    }
-                ));
-            }
-            let passphrase = s.passphrase.as_ref().map(|v| v.get_ref().clone());
-            if let Some(Err(e)) = passphrase.as_deref().map(benchboot_wifi::psk::check) {
-                problems.push(format!("network.wifi.passphrase: {e}"));
-            }
-            let peer = match &s.peer {
-                Some(p) => Some(
-                    p.get_ref()
-                        .parse::<std::net::Ipv4Addr>()
-                        .map(|a| a.octets())
-                        .map_err(|_| {
-                            refuse(
-                                "peer",
-                                Some(p.span()),
-                                format!(
-                                    "`{}` is no IPv4 address; write e.g. \"192.168.1.10\"",
-                                    p.get_ref()
-                                ),
-                            )
-                        })?,
-                ),
-                None => None,
-            };
-            let entries = vec![WifiEntry {
-                name: "wifi".into(),
-                asked: None,
-                ssid: None,
-                skip: None,
-            }];
-            (
-                WifiRole::Client {
-                    ssid,
-                    passphrase,
-                    peer,
-                },
-                entries,
-                CLIENT_CONNECT_WAIT_MS,
-            )
-        }
+    let warmup_ms = warmup_ms(s)?;
+    let (role, entries, connect_wait_ms) = match s.role.as_ref().map(|r| r.get_ref().as_str()) {
+        None | Some("ap") => access_point(s, facts, board)?,
+        Some("client") => client(s, &mut problems)?,
         Some(other) => {
             return Err(refuse(
                 "role",
-                span(&s.role),
+                span_of(&s.role),
                 format!("`{other}`: write \"ap\" (the board is the access point) or \"client\""),
             ))
         }
@@ -498,6 +340,212 @@ pub(crate) fn resolve(
         chip: facts.map(|f| f.chip.clone()),
         firmware_missing: facts.and_then(|f| f.firmware_missing.clone()),
     }))
+}
+
+/// A role, its entries and how long each waits to connect, ms.
+type RoleEntries = (WifiRole, Vec<WifiEntry>, u64);
+
+/// A channel asked for, with its span in the file (`None`: the default sweep's).
+type Asked = (AskedChannel, Option<std::ops::Range<usize>>);
+
+/// The refusal of key `key` (under `network.wifi`) at `sp`, saying `m`.
+fn refuse(key: &str, sp: Option<std::ops::Range<usize>>, m: String) -> WifiError {
+    (key.to_owned(), sp, m)
+}
+
+/// The span of a string key, if the section sets it.
+fn span_of(v: &Option<Spanned<String>>) -> Option<std::ops::Range<usize>> {
+    v.as_ref().map(Spanned::span)
+}
+
+/// The warm-up of each throughput run, ms: the file's, at least [`MIN_WARMUP_MS`].
+fn warmup_ms(s: &WifiSection) -> Result<u64, WifiError> {
+    let warmup_ms = s.warm_up.map_or(MIN_WARMUP_MS, |w| w.0);
+    if warmup_ms < MIN_WARMUP_MS {
+        return Err(refuse(
+            "warm-up",
+            None,
+            format!(
+                "{warmup_ms} ms is too short: rate adaptation needs at least \"3 s\" to settle"
+            ),
+        ));
+    }
+    Ok(warmup_ms)
+}
+
+/// The board as access point: its security, one entry per channel asked (a channel the
+/// radio cannot do is skipped with the reason), [`AP_CONNECT_WAIT_MS`].
+fn access_point(
+    s: &WifiSection,
+    facts: Option<&WifiFacts>,
+    board: &str,
+) -> Result<RoleEntries, WifiError> {
+    for (k, v) in [
+        ("ssid", &s.ssid),
+        ("passphrase", &s.passphrase),
+        ("peer", &s.peer),
+    ] {
+        if v.is_some() {
+            return Err(refuse(
+                k,
+                span_of(v),
+                format!("`{k}` is for role = \"client\"; the board's own AP makes its SSID and passphrase per test"),
+            ));
+        }
+    }
+    let security = match s.security.as_ref().map(|v| v.get_ref().as_str()) {
+        None | Some("wpa2") => WifiSecurity::Wpa2Psk,
+        Some("open") => WifiSecurity::Open,
+        Some(other) => {
+            return Err(refuse(
+                "security",
+                span_of(&s.security),
+                format!("`{other}`: write \"wpa2\" or \"open\""),
+            ))
+        }
+    };
+    let entries = channel_entries(&asked_channels(s)?, facts, board)?;
+    Ok((
+        WifiRole::AccessPoint { security },
+        entries,
+        AP_CONNECT_WAIT_MS,
+    ))
+}
+
+/// The channels the section lists, each with its span, else [`DEFAULT_SWEEP`]; refused
+/// when the list is empty.
+fn asked_channels(s: &WifiSection) -> Result<Vec<Asked>, WifiError> {
+    let asked: Vec<Asked> = match &s.channels {
+        Some(c) => c
+            .iter()
+            .map(|c| {
+                let v = c.get_ref();
+                (
+                    AskedChannel {
+                        band: v.band,
+                        channel: v.channel,
+                        width_mhz: v.width,
+                    },
+                    Some(c.span()),
+                )
+            })
+            .collect(),
+        None => DEFAULT_SWEEP.iter().map(|c| (*c, None)).collect(),
+    };
+    if asked.is_empty() {
+        return Err(refuse(
+            "channels",
+            None,
+            "list at least one channel, or set enabled = false".into(),
+        ));
+    }
+    Ok(asked)
+}
+
+/// One AP entry per channel in `asked`, its SSID made from `board`'s prefix; a channel
+/// listed twice is refused, one the radio (`facts`) cannot do is skipped with why.
+fn channel_entries(
+    asked: &[Asked],
+    facts: Option<&WifiFacts>,
+    board: &str,
+) -> Result<Vec<WifiEntry>, WifiError> {
+    let mut entries: Vec<WifiEntry> = Vec::new();
+    for (i, (c, sp)) in asked.iter().enumerate() {
+        let name = c.link_name();
+        if entries.iter().any(|e| e.name == name) {
+            return Err(refuse(
+                &format!("channels[{i}]"),
+                sp.clone(),
+                format!("{} is listed twice", c.describe()),
+            ));
+        }
+        let skip = match c.chandef() {
+            Err(e) => Some(e.to_string()),
+            Ok(_) => facts.and_then(|f| f.cannot(c)),
+        };
+        entries.push(WifiEntry {
+            ssid: Some(format!(
+                "{}ch{}-{}",
+                ap_ssid_prefix(board),
+                c.channel,
+                c.width_mhz
+            )),
+            name,
+            asked: Some(*c),
+            skip,
+        });
+    }
+    Ok(entries)
+}
+
+/// The board as client of the user's AP: one entry, [`CLIENT_CONNECT_WAIT_MS`]. A bad
+/// SSID or passphrase goes to `problems`, not a refusal.
+fn client(s: &WifiSection, problems: &mut Vec<String>) -> Result<RoleEntries, WifiError> {
+    for (k, present) in [
+        ("channels", s.channels.is_some()),
+        ("security", s.security.is_some()),
+    ] {
+        if present {
+            return Err(refuse(
+                k,
+                None,
+                format!("`{k}` is for role = \"ap\": as a client the board takes the user's AP as it is"),
+            ));
+        }
+    }
+    let ssid = s
+        .ssid
+        .as_ref()
+        .map(|v| v.get_ref().clone())
+        .unwrap_or_default();
+    if ssid.is_empty() || ssid.len() > 32 {
+        problems.push(format!(
+            "network.wifi.ssid: an SSID has 1 to 32 bytes (IEEE 802.11 §9.4.2.2); {}",
+            if ssid.is_empty() {
+                "give the AP's `ssid`".to_owned()
+            } else {
+                format!("this one has {}", ssid.len())
+            }
+        ));
+    }
+    let passphrase = s.passphrase.as_ref().map(|v| v.get_ref().clone());
+    if let Some(Err(e)) = passphrase.as_deref().map(benchboot_wifi::psk::check) {
+        problems.push(format!("network.wifi.passphrase: {e}"));
+    }
+    let peer = client_peer(s)?;
+    let entries = vec![WifiEntry {
+        name: "wifi".into(),
+        asked: None,
+        ssid: None,
+        skip: None,
+    }];
+    Ok((
+        WifiRole::Client {
+            ssid,
+            passphrase,
+            peer,
+        },
+        entries,
+        CLIENT_CONNECT_WAIT_MS,
+    ))
+}
+
+/// The client's `peer`, an IPv4 address as its four bytes, if the section sets one.
+fn client_peer(s: &WifiSection) -> Result<Option<[u8; 4]>, WifiError> {
+    let Some(p) = &s.peer else { return Ok(None) };
+    p.get_ref()
+        .parse::<std::net::Ipv4Addr>()
+        .map(|a| Some(a.octets()))
+        .map_err(|_| {
+            refuse(
+                "peer",
+                Some(p.span()),
+                format!(
+                    "`{}` is no IPv4 address; write e.g. \"192.168.1.10\"",
+                    p.get_ref()
+                ),
+            )
+        })
 }
 
 impl WifiPlan {

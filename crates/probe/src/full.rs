@@ -36,9 +36,11 @@ use crate::stamp;
 use crate::{human, human_offset, BlockDevice, Found, ProbeError, Verdict};
 
 mod analysis;
+mod read_back;
 
 pub use analysis::falls;
 use analysis::{latency, profile};
+use read_back::ReadBack;
 
 /// A monotonic clock, ns. The host and PID 1 give [`MonotonicClock`]; tests a fake one
 /// that the fake device moves.
@@ -320,88 +322,6 @@ impl BadRegions {
     }
 }
 
-/// The state of the read-back: what was read, what held.
-struct ReadBack<'a> {
-    dev: &'a mut dyn BlockDevice,
-    clock: &'a mut dyn Clock,
-    sector: u64,
-    io: u64,
-    nonce: u64,
-    buf: Vec<u8>,
-    /// Ranges whose writes failed: already bad, not read again.
-    failed: Vec<(u64, u64)>,
-    reads: Vec<(u64, u64, u64)>,
-    good_bytes: u64,
-    failures: u32,
-}
-
-impl ReadBack<'_> {
-    /// Whether `[o, o + len)` overlaps a range whose write failed.
-    fn write_failed(&self, o: u64, len: u64) -> bool {
-        self.failed.iter().any(|&(f, l)| f < o + len && o < f + l)
-    }
-
-    /// Reads `[a, b)` back, lowest first; `Err` says why it stopped.
-    fn range(
-        &mut self,
-        a: u64,
-        b: u64,
-        bad: &mut BadRegions,
-        progress: &mut dyn FnMut(u64),
-        stop: &mut dyn FnMut() -> bool,
-    ) -> Result<(), String> {
-        let mut o = a;
-        while o < b {
-            if stop() {
-                return Err("interrupted".into());
-            }
-            let len = self.io.min(b - o);
-            if self.write_failed(o, len) {
-                o += len;
-                progress(len);
-                continue;
-            }
-            let buf = &mut self.buf[..len as usize];
-            let t0 = self.clock.now_ns();
-            let r = self.dev.read_at(o, buf);
-            let t1 = self.clock.now_ns();
-            self.reads.push((o, len, t1.saturating_sub(t0)));
-            match r {
-                Err(e) => {
-                    bad.add(
-                        o,
-                        len,
-                        Found::ReadError {
-                            error: e.to_string(),
-                        },
-                    );
-                    self.failures += 1;
-                    if self.failures >= MAX_FAILURES_IN_A_ROW {
-                        return Err(format!(
-                            "{} reads in a row failed, the last at {}",
-                            self.failures,
-                            human_offset(o)
-                        ));
-                    }
-                }
-                Ok(()) => {
-                    self.failures = 0;
-                    for (i, s) in buf.chunks_exact(self.sector as usize).enumerate() {
-                        let at = o + i as u64 * self.sector;
-                        match Found::of_sector(s, at, self.nonce) {
-                            None => self.good_bytes += self.sector,
-                            Some(found) => bad.add(at, self.sector, found),
-                        }
-                    }
-                }
-            }
-            o += len;
-            progress(len);
-        }
-        Ok(())
-    }
-}
-
 /// Writes and reads back every sector of the region (see the module doc). `progress` is
 /// called after every I/O; `stop` before every I/O (Ctrl-C): when it says so the pass
 /// ends, flushes what it wrote and reports what it covered.
@@ -423,71 +343,12 @@ pub fn full_pass(
     stop: &mut dyn FnMut() -> bool,
 ) -> Result<FullReport, ProbeError> {
     let claimed = dev.size_bytes();
-    let sector = dev.block_bytes();
-    let (start, end) = crate::region(dev, opts.start_bytes, opts.end_bytes, sector)?;
+    let g = geometry(dev, opts)?;
+    let (start, end, sector, io, interval) = (g.start, g.end, g.sector, g.io, g.interval);
     let span = end - start;
-    let interval = (span / opts.intervals.clamp(100, 1 << 20)).max(sector) / sector * sector;
-    let io = opts.io_bytes.clamp(sector, 64 << 20).min(interval) / sector * sector;
-    let interval = interval / io * io;
-    let mut buf = vec![0u8; io as usize];
-    let mut stopped = None;
-    let mut interrupted = false;
-    let mut failures = 0u32;
-    let mut failed = Vec::new();
     let mut bad = BadRegions::default();
-
-    // Writes, lowest first, each timed alone.
-    let mut writes: Vec<(u64, u64, u64)> = Vec::with_capacity(span.div_ceil(io) as usize);
-    let mut o = start;
-    while o < end {
-        if stop() {
-            interrupted = true;
-            stopped = Some(format!(
-                "interrupted after writing {} of {}",
-                human(o - start),
-                human(span)
-            ));
-            break;
-        }
-        let len = io.min(end - o);
-        let b = &mut buf[..len as usize];
-        stamp::stamp(b, o, opts.nonce, sector as usize);
-        let t0 = clock.now_ns();
-        let r = dev.write_at(o, b);
-        let t1 = clock.now_ns();
-        match r {
-            Ok(()) => {
-                failures = 0;
-                writes.push((o, len, t1.saturating_sub(t0)));
-            }
-            Err(e) => {
-                bad.add(
-                    o,
-                    len,
-                    Found::WriteError {
-                        error: e.to_string(),
-                    },
-                );
-                failed.push((o, len));
-                failures += 1;
-                if failures >= MAX_FAILURES_IN_A_ROW {
-                    stopped = Some(format!(
-                        "{failures} writes in a row failed, the last at {}",
-                        human_offset(o)
-                    ));
-                    o += len;
-                    break;
-                }
-            }
-        }
-        o += len;
-        progress(FullProgress {
-            phase: FullPhase::Write,
-            done: o - start,
-            total: span,
-        });
-    }
-    let written_end = o;
+    let w = write_pass(dev, clock, &g, opts, &mut bad, progress, stop);
+    let (writes, written_end, mut stopped) = (w.writes, w.end, w.stopped);
     let t0 = clock.now_ns();
     let flushed = dev.flush();
     let flush_ns = clock.now_ns().saturating_sub(t0);
@@ -495,49 +356,26 @@ pub fn full_pass(
         stopped.get_or_insert(format!("flush: {e}"));
     }
 
-    // Read back (nothing after a Ctrl-C in the writes): the tail after rewriting the
-    // head, then the head after rewriting the tail.
-    // Whole I/Os: at least the flush size, at most half of what was written.
-    let f = opts
-        .cache_flush_bytes
-        .div_ceil(io)
-        .saturating_mul(io)
-        .min((written_end - start) / 2 / io * io);
     let mut rb = ReadBack {
         dev,
         clock,
         sector,
         io,
         nonce: opts.nonce,
-        buf,
-        failed,
+        buf: w.buf,
+        failed: w.failed,
         reads: Vec::with_capacity(writes.len()),
         good_bytes: 0,
         failures: 0,
     };
-    let total = written_end - start;
-    let mut done = 0;
-    let mut report = |n: u64| {
-        done += n;
-        progress(FullProgress {
-            phase: FullPhase::Read,
-            done,
-            total,
-        });
-    };
     // A Ctrl-C or a failed flush ends the pass; writes that kept failing do not: what
     // was written before them is read back.
     let mut read_back = false;
-    if !interrupted && flushed.is_ok() {
-        let head = (start, start + f);
-        let tail = (written_end - f, written_end);
-        let r = rewrite(&mut rb, head, opts.nonce)
-            .and_then(|()| rb.range(head.1, written_end, &mut bad, &mut report, stop))
-            .and_then(|()| rewrite(&mut rb, tail, opts.nonce))
-            .and_then(|()| rb.range(head.0, head.1, &mut bad, &mut report, stop));
-        match r {
+    if !w.interrupted && flushed.is_ok() {
+        let region = (start, written_end);
+        match read_back::read_back(&mut rb, region, opts, &mut bad, progress, stop) {
             Ok(()) => read_back = true,
-            Err(why) => {
+            Err((why, done)) => {
                 let before = stopped.take().map(|s| format!("{s}; ")).unwrap_or_default();
                 stopped = Some(format!(
                     "{before}{why} after reading back {} of {}",
@@ -565,11 +403,6 @@ pub fn full_pass(
     let mut reads = rb.reads;
     reads.sort_by_key(|r| r.0);
     let period = bad.period;
-    let sum = |v: &[(u64, u64, u64)], i: usize| {
-        v.iter().fold(0u64, |a, w| {
-            a.saturating_add(if i == 1 { w.1 } else { w.2 })
-        })
-    };
     Ok(FullReport {
         claimed_bytes: claimed,
         region: (start, end),
@@ -577,10 +410,10 @@ pub fn full_pass(
         io_bytes: io,
         interval_bytes: interval,
         written_bytes: written_end - start,
-        write_ns: sum(&writes, 2).saturating_add(flush_ns),
+        write_ns: total(&writes, |w| w.2).saturating_add(flush_ns),
         flush_ns,
-        read_bytes: sum(&reads, 1),
-        read_ns: sum(&reads, 2),
+        read_bytes: total(&reads, |r| r.1),
+        read_ns: total(&reads, |r| r.2),
         read_profile: profile(&reads, start, interval),
         write_profile,
         falls,
@@ -597,6 +430,123 @@ pub fn full_pass(
         wraps_at: (period >= sector && period % sector == 0).then_some(period),
         stopped,
     })
+}
+
+/// The sum of one field (`of`) of `(offset, bytes, ns)` I/Os, saturating.
+fn total(ios: &[(u64, u64, u64)], of: impl Fn(&(u64, u64, u64)) -> u64) -> u64 {
+    ios.iter().fold(0u64, |a, w| a.saturating_add(of(w)))
+}
+
+/// The pass's sizes, bytes: its region, sector, I/O (whole sectors, at most 64 MiB and
+/// an interval) and profile interval (whole I/Os).
+struct Geometry {
+    start: u64,
+    end: u64,
+    sector: u64,
+    io: u64,
+    interval: u64,
+}
+
+/// The pass's sizes on `dev` for `opts`.
+fn geometry(dev: &mut dyn BlockDevice, opts: &FullOptions) -> Result<Geometry, ProbeError> {
+    let sector = dev.block_bytes();
+    let (start, end) = crate::region(dev, opts.start_bytes, opts.end_bytes, sector)?;
+    let span = end - start;
+    let interval = (span / opts.intervals.clamp(100, 1 << 20)).max(sector) / sector * sector;
+    let io = opts.io_bytes.clamp(sector, 64 << 20).min(interval) / sector * sector;
+    Ok(Geometry {
+        start,
+        end,
+        sector,
+        io,
+        interval: interval / io * io,
+    })
+}
+
+/// What the writes left: each one's `(offset, bytes, ns)`, the ranges that failed, where
+/// they ended, and why they stopped early (`interrupted`: a Ctrl-C); their buffer.
+struct Written {
+    buf: Vec<u8>,
+    writes: Vec<(u64, u64, u64)>,
+    failed: Vec<(u64, u64)>,
+    end: u64,
+    stopped: Option<String>,
+    interrupted: bool,
+}
+
+/// Writes the region's stamps, lowest first, each write timed alone; stops at a Ctrl-C
+/// or after [`MAX_FAILURES_IN_A_ROW`] failed writes (each failed range is bad).
+fn write_pass(
+    dev: &mut dyn BlockDevice,
+    clock: &mut dyn Clock,
+    g: &Geometry,
+    opts: &FullOptions,
+    bad: &mut BadRegions,
+    progress: &mut dyn FnMut(FullProgress),
+    stop: &mut dyn FnMut() -> bool,
+) -> Written {
+    let (start, end, io) = (g.start, g.end, g.io);
+    let span = end - start;
+    let mut w = Written {
+        buf: vec![0u8; io as usize],
+        writes: Vec::with_capacity(span.div_ceil(io) as usize),
+        failed: Vec::new(),
+        end: start,
+        stopped: None,
+        interrupted: false,
+    };
+    let mut failures = 0u32;
+    let mut o = start;
+    while o < end {
+        if stop() {
+            w.interrupted = true;
+            w.stopped = Some(format!(
+                "interrupted after writing {} of {}",
+                human(o - start),
+                human(span)
+            ));
+            break;
+        }
+        let len = io.min(end - o);
+        let b = &mut w.buf[..len as usize];
+        stamp::stamp(b, o, opts.nonce, g.sector as usize);
+        let t0 = clock.now_ns();
+        let r = dev.write_at(o, b);
+        let t1 = clock.now_ns();
+        match r {
+            Ok(()) => {
+                failures = 0;
+                w.writes.push((o, len, t1.saturating_sub(t0)));
+            }
+            Err(e) => {
+                bad.add(
+                    o,
+                    len,
+                    Found::WriteError {
+                        error: e.to_string(),
+                    },
+                );
+                w.failed.push((o, len));
+                failures += 1;
+                if failures >= MAX_FAILURES_IN_A_ROW {
+                    w.stopped = Some(format!(
+                        "{failures} writes in a row failed, the last at {}",
+                        human_offset(o)
+                    ));
+                    o += len;
+                    break;
+                }
+            }
+        }
+        o += len;
+        progress(FullProgress {
+            phase: FullPhase::Write,
+            done: o - start,
+            total: span,
+        });
+    }
+    w.end = o;
+    w
 }
 
 /// The latency of writes of each of `opts.latency_sizes` (see [`LATENCY_SIZES`]): each
@@ -673,26 +623,6 @@ fn sample_latencies(
         out.extend(latency(&writes, size).0);
     }
     (out, None)
-}
-
-/// Writes `[a, b)` again with its own stamps (untimed), flushes and reopens: whatever a
-/// write cache held before is on the medium now.
-fn rewrite(rb: &mut ReadBack<'_>, (a, b): (u64, u64), nonce: u64) -> Result<(), String> {
-    let mut o = a;
-    while o < b {
-        let len = rb.io.min(b - o);
-        if !rb.write_failed(o, len) {
-            let buf = &mut rb.buf[..len as usize];
-            stamp::stamp(buf, o, nonce, rb.sector as usize);
-            // A failing rewrite is found again when the range is read back.
-            let _ = rb.dev.write_at(o, buf);
-        }
-        o += len;
-    }
-    rb.dev
-        .flush()
-        .and_then(|()| rb.dev.reopen())
-        .map_err(|e| format!("flush/reopen: {e}"))
 }
 
 impl FullReport {

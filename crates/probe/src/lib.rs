@@ -487,41 +487,10 @@ pub fn probe(
     let window = stride.max(run.flush_bytes).min(end - start) / sector * sector;
     run.pass(&coarse, &[], Some((start, start + window)));
 
-    let mut wraps_at = None;
-    let mut wrap_good = None;
-    let mut candidate = run.modulus();
-    // Each check either settles the candidate or gives a proper divisor of it: at most
-    // log2(m) rounds; 16 is plenty.
-    for _ in 0..16 {
-        let Some(m) = candidate else { break };
-        match run.check_wrap(m) {
-            WrapCheck::Holds { highest_good } => {
-                wraps_at = Some(m);
-                wrap_good = Some(highest_good);
-                break;
-            }
-            WrapCheck::Shorter(s) => candidate = Some(s),
-            WrapCheck::No => break,
-        }
-    }
+    let wrap = find_wrap(&mut run);
+    let wraps_at = wrap.map(|(m, _)| m);
     if wraps_at.is_none() {
-        // Refinement between the highest good block and the first bad sector.
-        for _ in 0..64 {
-            if run.aborted.is_some() {
-                break;
-            }
-            let Some(h) = run.first_bad() else { break };
-            let lo = run.highest_good_below(h).map_or(start, |g| g + block);
-            if h.saturating_sub(lo) <= resolution || h < lo + block {
-                break;
-            }
-            let offs = spread(lo, h, block, sector, 32);
-            if offs.is_empty() {
-                break;
-            }
-            let flush = run.flush_window(lo, h);
-            run.pass(&offs, &[], flush);
-        }
+        refine(&mut run, resolution);
     }
 
     // A wrap's blocks below its period are the real part: a coarse sample there that
@@ -539,17 +508,7 @@ pub fn probe(
         .iter()
         .find(|b| b.found.is_io_error())
         .map(|b| b.offset);
-    let (first_bad, highest_good, real_bytes, uncertainty) = match wraps_at {
-        Some(m) => (Some(m), wrap_good, Some(m), 0),
-        None => match run.first_bad() {
-            None => (None, run.samples.keys().next_back().copied(), None, 0),
-            Some(h) => {
-                let g = run.highest_good_below(h);
-                let lo = g.map_or(start, |g| g + block);
-                (Some(h), g, Some(h), h.saturating_sub(lo))
-            }
-        },
-    };
+    let (first_bad, highest_good, real_bytes, uncertainty) = boundary(&run, wrap);
     let good_above_first_bad = first_bad.map_or(0, |h| {
         run.samples
             .iter()
@@ -588,6 +547,65 @@ pub fn probe(
         aborted: run.aborted,
         full: None,
     })
+}
+
+/// The period the card wraps at, if it does, with the highest good offset below it:
+/// each check settles the modulus the samples suggest or gives a proper divisor of it.
+fn find_wrap(run: &mut Run<'_>) -> Option<(u64, u64)> {
+    let mut candidate = run.modulus();
+    // Each check either settles the candidate or gives a proper divisor of it: at most
+    // log2(m) rounds; 16 is plenty.
+    for _ in 0..16 {
+        let m = candidate?;
+        match run.check_wrap(m) {
+            WrapCheck::Holds { highest_good } => return Some((m, highest_good)),
+            WrapCheck::Shorter(s) => candidate = Some(s),
+            WrapCheck::No => return None,
+        }
+    }
+    None
+}
+
+/// Samples between the highest good block and the first bad sector until the gap is
+/// within `resolution` bytes (at most 64 passes, or until the run aborts).
+fn refine(run: &mut Run<'_>, resolution: u64) {
+    let (start, block, sector) = (run.start, run.block, run.sector);
+    // Refinement between the highest good block and the first bad sector.
+    for _ in 0..64 {
+        if run.aborted.is_some() {
+            break;
+        }
+        let Some(h) = run.first_bad() else { break };
+        let lo = run.highest_good_below(h).map_or(start, |g| g + block);
+        if h.saturating_sub(lo) <= resolution || h < lo + block {
+            break;
+        }
+        let offs = spread(lo, h, block, sector, 32);
+        if offs.is_empty() {
+            break;
+        }
+        let flush = run.flush_window(lo, h);
+        run.pass(&offs, &[], flush);
+    }
+}
+
+/// Where the real capacity ends: (first bad offset, highest good offset, real bytes,
+/// uncertainty bytes); a `wrap` (period, highest good) is exact.
+fn boundary(
+    run: &Run<'_>,
+    wrap: Option<(u64, u64)>,
+) -> (Option<u64>, Option<u64>, Option<u64>, u64) {
+    match wrap {
+        Some((m, good)) => (Some(m), Some(good), Some(m), 0),
+        None => match run.first_bad() {
+            None => (None, run.samples.keys().next_back().copied(), None, 0),
+            Some(h) => {
+                let g = run.highest_good_below(h);
+                let lo = g.map_or(run.start, |g| g + run.block);
+                (Some(h), g, Some(h), h.saturating_sub(lo))
+            }
+        },
+    }
 }
 
 #[cfg(test)]
