@@ -518,90 +518,118 @@ impl Headline {
 
     /// The figure lines (label, figure, note), in the module's order.
     pub fn facts(&self) -> Vec<Fact> {
-        let emulated = self.emulated;
-        let fact = |label: String, figure: String, note: String| Fact {
+        let mut out = Vec::new();
+        out.extend(self.sequential.as_ref().map(|s| self.sequential_fact(s)));
+        out.extend(self.random.as_ref().map(|x| self.random_fact(x)));
+        out.extend(self.tcp_facts());
+        out.extend(self.memcpy.as_ref().map(|m| self.memcpy_fact(m)));
+        out.extend(self.latency_fact());
+        out.extend(self.card.as_ref().map(|c| self.card_fact(c)));
+        out.extend(self.energy.as_ref().map(|e| self.energy_fact(e)));
+        out
+    }
+
+    /// One figure line, marked EMULATED with the run.
+    fn fact(&self, label: String, figure: String, note: String) -> Fact {
+        Fact {
             label,
             figure,
             note,
-            emulated,
+            emulated: self.emulated,
+        }
+    }
+
+    /// Sequential write / read, MiB/s, at the largest block size.
+    fn sequential_fact(&self, s: &Sequential) -> Fact {
+        self.fact(
+            "seq. write / read".into(),
+            format!("{} / {} MiB/s", num(s.write), num(s.read)),
+            format!(
+                "{}{}, {} blocks (largest run), {}, {}",
+                s.target,
+                where_(s.on_card, self.card.as_ref()),
+                block_size_label(s.block_size),
+                s.mode,
+                match s.repetitions {
+                    1 => "one repetition".to_owned(),
+                    n => format!("median of {n}"),
+                }
+            ),
+        )
+    }
+
+    /// 4 KiB random read / write IOPS with the A1 verdict in words.
+    fn random_fact(&self, x: &Random) -> Fact {
+        // The one rule of every output (`A1Verdict::outcome`): never judged under QEMU.
+        let a1 = match x.a1.as_ref().map(|v| (v, v.outcome(self.emulated))) {
+            Some((_, A1Outcome::Emulated)) => "no A1 verdict under QEMU".to_owned(),
+            Some((_, A1Outcome::Pass)) => "meets A1".to_owned(),
+            Some((v, A1Outcome::Fail)) => format!("below A1 ({})", a1_shortfall(v)),
+            None if self.emulated => "no A1 verdict under QEMU".to_owned(),
+            None => "no A1 verdict (a deciding figure is missing)".to_owned(),
         };
-        let mut out = Vec::new();
-        let card = self.card.as_ref();
-        if let Some(s) = &self.sequential {
-            out.push(fact(
-                "seq. write / read".into(),
-                format!("{} / {} MiB/s", num(s.write), num(s.read)),
-                format!(
-                    "{}{}, {} blocks (largest run), {}, {}",
-                    s.target,
-                    where_(s.on_card, card),
-                    block_size_label(s.block_size),
-                    s.mode,
-                    match s.repetitions {
-                        1 => "one repetition".to_owned(),
-                        n => format!("median of {n}"),
-                    }
-                ),
-            ));
-        }
-        if let Some(x) = &self.random {
-            // The one rule of every output (`A1Verdict::outcome`): never judged under QEMU.
-            let a1 = match x.a1.as_ref().map(|v| (v, v.outcome(emulated))) {
-                Some((_, A1Outcome::Emulated)) => "no A1 verdict under QEMU".to_owned(),
-                Some((_, A1Outcome::Pass)) => "meets A1".to_owned(),
-                Some((v, A1Outcome::Fail)) => format!("below A1 ({})", a1_shortfall(v)),
-                None if emulated => "no A1 verdict under QEMU".to_owned(),
-                None => "no A1 verdict (a deciding figure is missing)".to_owned(),
-            };
-            let claim = match x.claim {
-                Some(c) if !emulated => format!(", the card claims {c:?}"),
-                _ => String::new(),
-            };
-            out.push(fact(
-                "4 KiB random r / w".into(),
-                format!("{} / {} IOPS", whole(x.read), whole(x.write)),
-                format!(
-                    "read / write, {}{}, QD{}; {a1}{claim}",
-                    x.target,
-                    where_(x.on_card, card),
-                    x.queue_depth
-                ),
-            ));
-        }
-        for (i, l) in self.tcp.iter().enumerate() {
-            // The directions' order is said once, on the first link's line.
-            let note = match (i, l.kind.as_str()) {
-                (0, "") => "board→host / host→board, best run".to_owned(),
-                (0, kind) => format!("{kind}: board→host / host→board, best run"),
-                (_, kind) => kind.to_owned(),
-            };
-            out.push(fact(
-                format!("TCP {}", l.link),
-                format!(
-                    "{} / {} Mbit/s",
-                    num(l.board_to_host.map(|x| x.0)),
-                    num(l.host_to_board.map(|x| x.0))
-                ),
-                note,
-            ));
-        }
-        if let Some(m) = &self.memcpy {
-            let set = |s: &str| match s.strip_prefix("all") {
-                Some(n) => format!("all {n} cores"),
-                None => format!("one core ({s})"),
-            };
-            // What the run has of one core and all cores, in that order.
-            let (values, sets): (Vec<String>, Vec<String>) = [&m.one, &m.all]
-                .into_iter()
-                .flatten()
-                .map(|(v, s)| (whole(Some(*v)), set(s)))
-                .unzip();
-            out.push(fact(
-                "memcpy".into(),
-                format!("{} MB/s", values.join(" / ")),
-                format!("libc, {}, best sample", sets.join(" / ")),
-            ));
-        }
+        let claim = match x.claim {
+            Some(c) if !self.emulated => format!(", the card claims {c:?}"),
+            _ => String::new(),
+        };
+        self.fact(
+            "4 KiB random r / w".into(),
+            format!("{} / {} IOPS", whole(x.read), whole(x.write)),
+            format!(
+                "read / write, {}{}, QD{}; {a1}{claim}",
+                x.target,
+                where_(x.on_card, self.card.as_ref()),
+                x.queue_depth
+            ),
+        )
+    }
+
+    /// TCP each way per link, Mbit/s, the directions' order said on the first line.
+    fn tcp_facts(&self) -> Vec<Fact> {
+        self.tcp
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                // The directions' order is said once, on the first link's line.
+                let note = match (i, l.kind.as_str()) {
+                    (0, "") => "board→host / host→board, best run".to_owned(),
+                    (0, kind) => format!("{kind}: board→host / host→board, best run"),
+                    (_, kind) => kind.to_owned(),
+                };
+                self.fact(
+                    format!("TCP {}", l.link),
+                    format!(
+                        "{} / {} Mbit/s",
+                        num(l.board_to_host.map(|x| x.0)),
+                        num(l.host_to_board.map(|x| x.0))
+                    ),
+                    note,
+                )
+            })
+            .collect()
+    }
+
+    /// memcpy on one core and on all, MB/s.
+    fn memcpy_fact(&self, m: &Memcpy) -> Fact {
+        let set = |s: &str| match s.strip_prefix("all") {
+            Some(n) => format!("all {n} cores"),
+            None => format!("one core ({s})"),
+        };
+        // What the run has of one core and all cores, in that order.
+        let (values, sets): (Vec<String>, Vec<String>) = [&m.one, &m.all]
+            .into_iter()
+            .flatten()
+            .map(|(v, s)| (whole(Some(*v)), set(s)))
+            .unzip();
+        self.fact(
+            "memcpy".into(),
+            format!("{} MB/s", values.join(" / ")),
+            format!("libc, {}, best sample", sets.join(" / ")),
+        )
+    }
+
+    /// Memory latency past the last-level cache, ns (none under QEMU).
+    fn latency_fact(&self) -> Option<Fact> {
         match &self.latency {
             Some(Latency::Measured {
                 ns,
@@ -613,59 +641,62 @@ impl Headline {
                     format!(" ({}x the {} LLC)", block_size / l, size_label(l))
                 });
                 let pages = if pages == "huge" { "huge" } else { "4 KiB" };
-                out.push(fact(
+                Some(self.fact(
                     "memory latency".into(),
                     format!("{} ns", sig(*ns)),
                     format!(
                         "{} block{llc}, {pages} pages, a random read over L1",
                         block_size_label(*block_size)
                     ),
-                ));
+                ))
             }
-            Some(Latency::NotUnderQemu) => out.push(fact(
+            Some(Latency::NotUnderQemu) => Some(self.fact(
                 "memory latency".into(),
                 "—".into(),
                 format!("{NO_LATENCY_UNDER_QEMU}: TCG has no caches"),
             )),
-            None => {}
+            None => None,
         }
-        if let Some(c) = card {
-            let figure = c.short();
-            let mut note = Vec::new();
-            if !figure.starts_with(&c.disk) {
-                note.push(c.disk.clone());
-            }
-            if c.size_by_csd {
-                note.push("size by its CSD".into());
-            } else if c.manufacturer.is_none() {
-                note.push("no card registers".into());
-            }
-            if !c.classes.is_empty() {
-                note.push(format!("claims {}", c.classes));
-            }
-            note.push(match &c.check {
-                Some(v) => format!("card check: {v}"),
-                None => "no card check in this run".into(),
-            });
-            out.push(fact("card".into(), figure, note.join("; ")));
+    }
+
+    /// The card by its registers, with the card check's verdict.
+    fn card_fact(&self, c: &CardIdentity) -> Fact {
+        let figure = c.short();
+        let mut note = Vec::new();
+        if !figure.starts_with(&c.disk) {
+            note.push(c.disk.clone());
         }
-        if let Some(e) = &self.energy {
-            let mut f = fact(
-                "energy".into(),
-                e.run_j.map_or("—".into(), |j| format!("{} J", pm(j))),
-                match (&e.why_not, e.run_s, e.idle_w) {
-                    (Some(why), _, _) => format!("no figures: {why}"),
-                    (None, s, idle) => format!(
-                        "the run{}; idle {}",
-                        s.map_or(String::new(), |s| format!(" ({s:.0} s, sync to sync)")),
-                        idle.map_or("—".into(), |w| format!("{} W", pm(w)))
-                    ),
-                },
-            );
-            f.emulated = e.emulated;
-            out.push(f);
+        if c.size_by_csd {
+            note.push("size by its CSD".into());
+        } else if c.manufacturer.is_none() {
+            note.push("no card registers".into());
         }
-        out
+        if !c.classes.is_empty() {
+            note.push(format!("claims {}", c.classes));
+        }
+        note.push(match &c.check {
+            Some(v) => format!("card check: {v}"),
+            None => "no card check in this run".into(),
+        });
+        self.fact("card".into(), figure, note.join("; "))
+    }
+
+    /// The run's energy, J, and the idle board's power, W.
+    fn energy_fact(&self, e: &EnergyFigures) -> Fact {
+        let mut f = self.fact(
+            "energy".into(),
+            e.run_j.map_or("—".into(), |j| format!("{} J", pm(j))),
+            match (&e.why_not, e.run_s, e.idle_w) {
+                (Some(why), _, _) => format!("no figures: {why}"),
+                (None, s, idle) => format!(
+                    "the run{}; idle {}",
+                    s.map_or(String::new(), |s| format!(" ({s:.0} s, sync to sync)")),
+                    idle.map_or("—".into(), |w| format!("{} W", pm(w)))
+                ),
+            },
+        );
+        f.emulated = e.emulated;
+        f
     }
 
     /// The headline as the report's first block: the verdict as its lead (an alert for a

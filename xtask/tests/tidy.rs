@@ -75,7 +75,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[
     ("firmware/src/wifi/ap.rs", "ap_entry", 124),
     ("host/src/context/grid.rs", "context_grid", 120),
     ("host/src/devices/windows.rs", "scan", 154),
-    ("host/src/headline.rs", "facts", 150),
     ("host/src/plot.rs", "draw_chart", 165),
     ("host/src/plot.rs", "report_figures", 129),
 ];
