@@ -37,6 +37,7 @@ pub mod log;
 pub mod mailbox;
 pub mod memory;
 pub mod modalias;
+pub mod netkit;
 pub mod netlink;
 pub mod network;
 pub mod onboard;

@@ -18,7 +18,8 @@ use benchboot_wifi::channel::Chandef;
 use benchboot_wifi::nl80211::{self, IfType, Interface, Wiphy};
 use benchboot_wifi::{ie, psk};
 
-use super::{channel_flags, channel_record, hold, measure, Ctx};
+use super::entry::{channel_flags, channel_record, measure, Ctx};
+use super::hold;
 use crate::console::say;
 use crate::radio::Radio;
 use crate::sys;

@@ -4,7 +4,7 @@
 //! needing a supplicant), a DHCP lease, the peer from the plan or its announcement, the
 //! tests ([`super::measure`]), the disconnect.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use benchboot_plan::{WifiEntry, WifiRole};
 use benchboot_results::wifi::{Neighbour, WifiEntryResult};
@@ -12,11 +12,12 @@ use benchboot_wifi::channel::Chandef;
 use benchboot_wifi::nl80211::{self, Bss, Interface, Wiphy};
 use benchboot_wifi::{hostapd, psk, station};
 
-use super::{channel_flags, channel_record, measure, standin, Ctx, SCAN_WAIT};
+use super::entry::{channel_flags, channel_record, measure, Ctx};
+use super::scan::scan_for;
+use super::standin;
 use crate::console::say;
-use crate::radio::Radio;
+use crate::netkit::lan_peer;
 use crate::wait::wait_until;
-use crate::wired::lan_peer;
 use crate::{link, sys, worker};
 
 /// One client entry: scan, connect, lease, peer, tests, disconnect. `stand_in` (QEMU):
@@ -174,38 +175,6 @@ fn connect_and_measure(
     r.peer_found_by = Some(found.by.into());
     measure(cx, found.address, r);
     Ok(())
-}
-
-/// Scans `freqs` (all when empty) for `ssid` until a BSS carrying it is seen.
-pub(super) fn scan_for(
-    radio: &mut Radio,
-    ifindex: u32,
-    freqs: &[u32],
-    ssid: &[u8],
-) -> Result<Bss, String> {
-    let deadline = Instant::now() + SCAN_WAIT;
-    let mut last_err = String::new();
-    while Instant::now() < deadline {
-        if let Err(e) = radio.trigger_scan(ifindex, freqs, &[ssid]) {
-            // EBUSY: a scan is still running.
-            last_err = e.to_string();
-        }
-        std::thread::sleep(Duration::from_millis(1500));
-        if let Ok(list) = radio.scan_results(ifindex) {
-            if let Some(b) = station::best_bss(list, freqs, ssid) {
-                return Ok(b);
-            }
-        }
-    }
-    Err(format!(
-        "no AP with the SSID in {} s of scanning{}",
-        SCAN_WAIT.as_secs(),
-        if last_err.is_empty() {
-            String::new()
-        } else {
-            format!(" (last scan: {last_err})")
-        }
-    ))
 }
 
 /// The BSSs of the scan on the entry's band ([`station::neighbours`]).

@@ -30,6 +30,12 @@ const CRATES: &[&str] = &[
     "benchboot-storage",
     "benchboot-memory",
     "benchboot-firmware",
+    "benchboot-wifi",
+    "benchboot-journal",
+    "benchboot-kmod",
+    "benchboot-probe",
+    "benchboot-console",
+    "benchboot-sdcard",
 ];
 
 /// The test totals of one `cargo test` output: (test binaries run, passed, failed,
