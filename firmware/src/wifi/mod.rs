@@ -117,6 +117,9 @@ fn preflight<'a>(plan: &'a Plan, results: &mut RunResults) -> Option<(&'a WifiPl
     None
 }
 
+/// A radio and its interface.
+type PhyIf = (Wiphy, Interface);
+
 /// The board's radio waited for, its country set and read back, its facts and the
 /// regulatory domain recorded, its interface up; with the QEMU stand-in, the other
 /// radio too. `None` (an error event) when a radio is missing.
@@ -125,7 +128,7 @@ fn set_up_radio(
     w: &WifiPlan,
     radio: &mut Radio,
     results: &mut RunResults,
-) -> Option<(Wiphy, Interface, Option<(Wiphy, Interface)>)> {
+) -> Option<(Wiphy, Interface, Option<PhyIf>)> {
     let Some((phy, iface)) = board_radio(radio) else {
         fail(
             results,
