@@ -221,6 +221,7 @@ pub(crate) fn tests_with_counters(
 
 /// The peer on a LAN, and how it was found.
 pub(crate) struct LanPeer {
+    /// The peer's address.
     pub address: Ipv4Addr,
     /// `plan` or `announce`.
     pub by: &'static str,
@@ -465,15 +466,21 @@ pub(crate) mod fake {
     /// One call a step made, with its arguments.
     #[derive(Debug, Clone, PartialEq, Eq)]
     pub enum LinkCall {
+        /// [`LinkOps::link_up`] of an interface.
         Up(String),
+        /// [`LinkOps::link_down`] of an interface.
         Down(String),
+        /// [`LinkOps::set_ipv4`]: interface, address, prefix length.
         Ipv4(String, [u8; 4], u8),
+        /// [`LinkOps::add_ipv6`]: interface, address, prefix length.
         Ipv6(String, [u8; 16], u32),
     }
 
     /// Records every call in order; the calls `refuse` picks fail (`EPERM`-like).
     pub struct Recorder {
+        /// Every call, in order (refused ones too).
         pub calls: RefCell<Vec<LinkCall>>,
+        /// Which calls fail.
         pub refuse: fn(&LinkCall) -> bool,
     }
 

@@ -63,11 +63,17 @@ pub fn run_gadget(plan: &Plan, results: &mut RunResults) {
 /// What the gadget step works with once a UDC is chosen: the plan and its gadget, the
 /// kernel edges, the UDC's name and the board serial the MACs derive from.
 pub(crate) struct GadgetRun<'a> {
+    /// The whole plan (its network tests).
     pub plan: &'a Plan,
+    /// The plan's gadget.
     pub g: &'a GadgetPlan,
+    /// The link calls (addresses, bounce).
     pub ops: &'a dyn LinkOps,
+    /// Where the gadget's configfs folder and `/sys/class/net` are.
     pub roots: &'a Roots,
+    /// The UDC bound to (a name under `roots.udc`).
     pub udc: String,
+    /// The board serial the MACs and the USB serial derive from ([`gadget::mac_for`]).
     pub serial: &'a str,
 }
 
@@ -155,7 +161,9 @@ fn interface_with_mac(net_root: &Path, mac: &[u8; 6]) -> Option<String> {
 
 /// A bound gadget: its configfs operations (for the teardown) and the links.
 pub(crate) struct Bound {
+    /// What [`gadget::layout`] laid out, for [`gadget::tear_down`].
     pub ops: Vec<Op>,
+    /// Per function: the function, its board-side interface and its record.
     pub links: Vec<(GadgetFunction, String, LinkRecord)>,
     /// CLOCK_BOOTTIME when the UDC was bound, ns (the clock leases carry).
     pub bound_ns: u64,

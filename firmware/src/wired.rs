@@ -69,7 +69,9 @@ pub fn run_wired(plan: &Plan, results: &mut RunResults) {
 
 /// The kernel edges of the wired step: the link calls and the sysfs tree.
 pub(crate) struct Edge<'a> {
+    /// Link up, addresses.
     pub ops: &'a dyn LinkOps,
+    /// Where `/sys/class/net` is (`roots.net`).
     pub roots: &'a Roots,
 }
 
