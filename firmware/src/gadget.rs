@@ -54,47 +54,79 @@ pub struct FunctionSetup {
     pub config: u8,
 }
 
-/// The gadget's configfs layout for `functions` (a subset of the plan's, in order).
+/// The gadget's configfs layout for `functions` (a subset of the plan's, in order): the
+/// device's ids and strings ([`device_ops`]), the configurations ([`config_ops`]), each
+/// function with its MACs linked into its configuration ([`function_ops`]), and with
+/// RNDIS the OS descriptors pointed at configuration 1. The setups list each function's
+/// MACs and configuration, in `functions`' order.
 pub fn layout(
     plan: &GadgetPlan,
     functions: &[GadgetFunction],
     board_serial: &str,
 ) -> (Vec<Op>, Vec<FunctionSetup>) {
-    let w = |p: &str, v: String| Op::Write(p.to_owned(), v);
-    let mut ops = vec![
-        w("idVendor", format!("{:#06x}", plan.vendor_id)),
-        w("idProduct", format!("{:#06x}", plan.product_id)),
-        w("bcdDevice", "0x0100".into()),
-        w("bcdUSB", "0x0200".into()),
-        // Miscellaneous / Common / Interface Association: a composite device whose
-        // functions are described by IADs (USB IAD ECN; Windows needs it for RNDIS).
-        w("bDeviceClass", "0xef".into()),
-        w("bDeviceSubClass", "0x02".into()),
-        w("bDeviceProtocol", "0x01".into()),
-        Op::Mkdir(format!("strings/{LANG}")),
-        w(
-            &format!("strings/{LANG}/serialnumber"),
-            usb_serial(board_serial),
-        ),
-        w(
-            &format!("strings/{LANG}/manufacturer"),
-            plan.manufacturer.clone(),
-        ),
-        w(&format!("strings/{LANG}/product"), plan.product.clone()),
-    ];
     let rndis_first = functions.contains(&GadgetFunction::Rndis);
-    let config_of = |f: GadgetFunction| -> u8 {
-        match (rndis_first, f) {
-            (true, GadgetFunction::Rndis) => 1,
-            (true, _) => 2,
-            (false, _) => 1,
-        }
-    };
     let configs: u8 = if rndis_first && functions.len() > 1 {
         2
     } else {
         1
     };
+    let mut ops = device_ops(plan, board_serial);
+    ops.extend(config_ops(rndis_first, configs));
+    let mut setups = Vec::new();
+    for &f in functions {
+        let config = match (rndis_first, f) {
+            (true, GadgetFunction::Rndis) | (false, _) => 1,
+            (true, _) => 2,
+        };
+        let setup = FunctionSetup {
+            function: f,
+            dev_mac: mac_for(board_serial, f, "device"),
+            host_mac: mac_for(board_serial, f, "host"),
+            config,
+        };
+        ops.extend(function_ops(&setup));
+        setups.push(setup);
+    }
+    if rndis_first {
+        ops.push(Op::Link("configs/c.1".into(), "os_desc/c.1".into()));
+    }
+    (ops, setups)
+}
+
+fn write(path: &str, value: impl Into<String>) -> Op {
+    Op::Write(path.to_owned(), value.into())
+}
+
+/// The device's descriptor fields and its English strings (the serial number hashed:
+/// [`usb_serial`]).
+fn device_ops(plan: &GadgetPlan, board_serial: &str) -> Vec<Op> {
+    vec![
+        write("idVendor", format!("{:#06x}", plan.vendor_id)),
+        write("idProduct", format!("{:#06x}", plan.product_id)),
+        write("bcdDevice", "0x0100"),
+        write("bcdUSB", "0x0200"),
+        // Miscellaneous / Common / Interface Association: a composite device whose
+        // functions are described by IADs (USB IAD ECN; Windows needs it for RNDIS).
+        write("bDeviceClass", "0xef"),
+        write("bDeviceSubClass", "0x02"),
+        write("bDeviceProtocol", "0x01"),
+        Op::Mkdir(format!("strings/{LANG}")),
+        write(
+            &format!("strings/{LANG}/serialnumber"),
+            usb_serial(board_serial),
+        ),
+        write(
+            &format!("strings/{LANG}/manufacturer"),
+            plan.manufacturer.clone(),
+        ),
+        write(&format!("strings/{LANG}/product"), plan.product.clone()),
+    ]
+}
+
+/// Configurations 1..=`configs`, each named and drawing up to 250 mA; with
+/// `rndis_first`, configuration 1 is RNDIS's.
+fn config_ops(rndis_first: bool, configs: u8) -> Vec<Op> {
+    let mut ops = Vec::new();
     for c in 1..=configs {
         let name = if rndis_first && c == 1 {
             "RNDIS"
@@ -103,51 +135,44 @@ pub fn layout(
         };
         ops.push(Op::Mkdir(format!("configs/c.{c}")));
         ops.push(Op::Mkdir(format!("configs/c.{c}/strings/{LANG}")));
-        ops.push(w(
+        ops.push(write(
             &format!("configs/c.{c}/strings/{LANG}/configuration"),
-            name.into(),
+            name,
         ));
         // 250 mA: a bus-powered Pi Zero draws up to this on the OTG port.
-        ops.push(w(&format!("configs/c.{c}/MaxPower"), "250".into()));
+        ops.push(write(&format!("configs/c.{c}/MaxPower"), "250"));
     }
-    let mut setups = Vec::new();
-    for &f in functions {
-        let dir = format!("functions/{}.{INSTANCE}", f.configfs_type());
-        let dev_mac = mac_for(board_serial, f, "device");
-        let host_mac = mac_for(board_serial, f, "host");
-        ops.push(Op::Mkdir(dir.clone()));
-        ops.push(w(&format!("{dir}/dev_addr"), mac_text(&dev_mac)));
-        ops.push(w(&format!("{dir}/host_addr"), mac_text(&host_mac)));
-        if f == GadgetFunction::Rndis {
-            ops.push(w("os_desc/use", "1".into()));
-            ops.push(w("os_desc/b_vendor_code", MS_VENDOR_CODE.into()));
-            ops.push(w("os_desc/qw_sign", MS_QW_SIGN.into()));
-            let iface = format!("{dir}/os_desc/interface.rndis");
-            ops.push(w(
-                &format!("{iface}/compatible_id"),
-                RNDIS_COMPATIBLE_ID.into(),
-            ));
-            ops.push(w(
+    ops
+}
+
+/// One function's folder, its MACs (`dev_addr`, `host_addr`), RNDIS's Microsoft OS
+/// descriptors, and its link into its configuration.
+fn function_ops(s: &FunctionSetup) -> Vec<Op> {
+    let t = s.function.configfs_type();
+    let dir = format!("functions/{t}.{INSTANCE}");
+    let mut ops = vec![
+        Op::Mkdir(dir.clone()),
+        write(&format!("{dir}/dev_addr"), mac_text(&s.dev_mac)),
+        write(&format!("{dir}/host_addr"), mac_text(&s.host_mac)),
+    ];
+    if s.function == GadgetFunction::Rndis {
+        let iface = format!("{dir}/os_desc/interface.rndis");
+        ops.extend([
+            write("os_desc/use", "1"),
+            write("os_desc/b_vendor_code", MS_VENDOR_CODE),
+            write("os_desc/qw_sign", MS_QW_SIGN),
+            write(&format!("{iface}/compatible_id"), RNDIS_COMPATIBLE_ID),
+            write(
                 &format!("{iface}/sub_compatible_id"),
-                RNDIS_SUB_COMPATIBLE_ID.into(),
-            ));
-        }
-        let config = config_of(f);
-        ops.push(Op::Link(
-            dir.clone(),
-            format!("configs/c.{config}/{}.{INSTANCE}", f.configfs_type()),
-        ));
-        setups.push(FunctionSetup {
-            function: f,
-            dev_mac,
-            host_mac,
-            config,
-        });
+                RNDIS_SUB_COMPATIBLE_ID,
+            ),
+        ]);
     }
-    if rndis_first {
-        ops.push(Op::Link("configs/c.1".into(), "os_desc/c.1".into()));
-    }
-    (ops, setups)
+    ops.push(Op::Link(
+        dir,
+        format!("configs/c.{}/{t}.{INSTANCE}", s.config),
+    ));
+    ops
 }
 
 /// The operations that undo [`layout`]'s, in the order configfs accepts: links first,

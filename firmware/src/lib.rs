@@ -10,7 +10,8 @@
 //!
 //! Modules call downwards only, from [`init`] over the steps ([`steps`], [`commands`], [`network`],
 //! [`faults`], the energy marks of [`energy`]) and their helpers to [`wait`] and [`worker`], then [`console`],
-//! [`heart`] and [`sys`] at the bottom.
+//! [`heart`] and [`sys`] at the bottom. The network steps ([`network`], [`wired`], [`wifi`])
+//! import none of each other: what they share is [`netkit`], below all three.
 
 #![deny(unsafe_code)]
 
@@ -37,6 +38,7 @@ pub mod log;
 pub mod mailbox;
 pub mod memory;
 pub mod modalias;
+pub mod netkit;
 pub mod netlink;
 pub mod network;
 pub mod onboard;

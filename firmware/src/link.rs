@@ -217,14 +217,14 @@ pub fn usb_facts(device: &Path) -> Option<UsbFacts> {
     })
 }
 
-/// Everything PID 1 records about `ifname`: [`facts`] from `/sys/class/net`, the
+/// Everything PID 1 records about `ifname`: [`facts`] from `net_root` (`/sys/class/net`), the
 /// driver version, firmware version and bus info of `ETHTOOL_GDRVINFO` and the
 /// autonegotiation of `ETHTOOL_GLINKSETTINGS`/`ETHTOOL_GSET` ([`sys::ethtool_drvinfo`],
 /// [`sys::ethtool_autoneg`]; include/uapi/linux/ethtool.h), and the plan's
 /// `rated_mbit` (Mbit/s). An ioctl that fails, or a string the driver left empty, is
 /// `None`; the ioctl's driver name stands in where sysfs has none (a virtual device).
-pub fn full_facts(ifname: &str, rated_mbit: Option<u32>) -> LinkFacts {
-    let mut f = facts(Path::new(SYS_CLASS_NET), ifname);
+pub fn full_facts(net_root: &Path, ifname: &str, rated_mbit: Option<u32>) -> LinkFacts {
+    let mut f = facts(net_root, ifname);
     let some = |s: String| (!s.is_empty()).then_some(s);
     if let Ok((driver, version, fw, bus)) = sys::ethtool_drvinfo(ifname) {
         if f.driver.is_none() {

@@ -1,5 +1,5 @@
-//! The network step of PID 1: USB gadget links (configfs), DHCP for the host, the
-//! network tests against a peer, and the static results interface.
+//! The gadget step of PID 1: USB gadget links (configfs), DHCP for the host and the
+//! network tests against a peer over them.
 //!
 //! Two gadget modes (plan `network.gadget.in_turn`):
 //! - composite (hardware): every function at once; a DHCP server per board-side
@@ -10,37 +10,33 @@
 //!   child takes a new network namespace, PID 1 moves the host-side interface into it,
 //!   and the child runs the DHCP client and the peer, so traffic really crosses the
 //!   emulated USB instead of the loopback.
+//!
+//! The step goes to the kernel through [`crate::netkit`]'s edges ([`LinkOps`], [`Roots`]):
+//! its tests run it over a temp configfs/sysfs tree and a recording fake.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use benchboot_dhcp::{Lease, Server};
 use benchboot_plan::net_steps::{gadget_steps, GadgetStep};
-use benchboot_plan::{GadgetFunction, GadgetPlan, NetTests, Plan, BOARD_LINK_LOCAL};
-use benchboot_results::counters::{NetDirection, NetTest};
+use benchboot_plan::{GadgetFunction, GadgetPlan, Plan, BOARD_LINK_LOCAL};
 use benchboot_results::network::LinkRecord;
-use benchboot_results::{HealthScope, RunResults, Severity};
+use benchboot_results::{RunResults, Severity};
 
-use benchboot_netbench::driver::Stage;
-
-use benchboot_console::figures::network_step;
-
-use crate::console::{self, say};
+use crate::console::say;
 use crate::gadget::{self, Op};
+use crate::netkit::{
+    fail, host_side_failure, run_tests, spawn_host_side, start_dhcp, stop_within_5s, warn, Kernel,
+    LinkOps, Roots, LINK_PREFIX,
+};
 use crate::wait::{wait_for, wait_until};
-use crate::{health, link, sys, worker};
+use crate::{link, sys, worker};
 
-/// The kernel's CPU counters, sampled around every network test.
-pub(crate) const PROC_STAT: &str = "/proc/stat";
-/// The /30 of every gadget link.
-const LINK_PREFIX: u8 = 30;
-/// Netmask of [`LINK_PREFIX`].
-const LINK_NETMASK: Ipv4Addr = Ipv4Addr::new(255, 255, 255, 252);
-
-/// Runs the gadget part of the plan (if any). Every failure becomes an event.
+/// Runs the gadget part of the plan (if any) on the board's kernel. Every failure
+/// becomes an event.
 pub fn run_gadget(plan: &Plan, results: &mut RunResults) {
     let Some(g) = &plan.network.gadget else {
         return;
@@ -60,12 +56,44 @@ pub fn run_gadget(plan: &Plan, results: &mut RunResults) {
             );
         }
     }
-    let udc_dir = Path::new(gadget::UDC_DIR);
+    let serial = gadget::board_serial();
+    run_gadget_on(plan, g, &Kernel, &Roots::board(), &serial, results);
+}
+
+/// What the gadget step works with once a UDC is chosen: the plan and its gadget, the
+/// kernel edges, the UDC's name and the board serial the MACs derive from.
+pub(crate) struct GadgetRun<'a> {
+    /// The whole plan (its network tests).
+    pub plan: &'a Plan,
+    /// The plan's gadget.
+    pub g: &'a GadgetPlan,
+    /// The link calls (addresses, bounce).
+    pub ops: &'a dyn LinkOps,
+    /// Where the gadget's configfs folder and `/sys/class/net` are.
+    pub roots: &'a Roots,
+    /// The UDC bound to (a name under `roots.udc`).
+    pub udc: String,
+    /// The board serial the MACs and the USB serial derive from ([`gadget::mac_for`]).
+    pub serial: &'a str,
+}
+
+/// The gadget step over `ops` and `roots`: waits up to the plan's `link_wait_ms` for a
+/// UDC under `roots.udc` (an error event `gadget.udc` when none appears or the plan's is
+/// not there: nothing is written to configfs then), then runs the plan's gadget steps.
+pub(crate) fn run_gadget_on(
+    plan: &Plan,
+    g: &GadgetPlan,
+    ops: &dyn LinkOps,
+    roots: &Roots,
+    serial: &str,
+    results: &mut RunResults,
+) {
+    let udc_dir = roots.udc.as_path();
     let wait = Duration::from_millis(g.link_wait_ms);
     if !wait_until(wait, || {
         std::fs::read_dir(udc_dir).is_ok_and(|mut d| d.next().is_some())
     }) {
-        fail(
+        return fail(
             results,
             "gadget.udc",
             format!(
@@ -73,51 +101,58 @@ pub fn run_gadget(plan: &Plan, results: &mut RunResults) {
                 udc_dir.display()
             ),
         );
-        return;
     }
     let udc = match gadget::find_udc(g.udc.as_deref(), udc_dir) {
         Ok(u) => u,
         Err(e) => return fail(results, "gadget.udc", e.to_string()),
     };
-    let serial = gadget::board_serial();
+    let cx = GadgetRun {
+        plan,
+        g,
+        ops,
+        roots,
+        udc,
+        serial,
+    };
     for step in gadget_steps(g) {
         match step {
             GadgetStep::InTurn {
                 index,
                 function: f,
                 attempts,
-            } => {
-                for attempt in 1..=attempts {
-                    let last = attempt == attempts;
-                    let got_lease = one_function(plan, g, &udc, &serial, (index, f), last, results);
-                    if got_lease {
-                        break;
-                    }
-                    if attempt < attempts {
-                        say(&format!(
-                            "gadget {}: no lease, retrying once",
-                            f.configfs_type()
-                        ));
-                    }
-                }
-            }
-            GadgetStep::Composite { .. } => composite(plan, g, &udc, &serial, results),
+            } => in_turn(&cx, (index, f), attempts, results),
+            GadgetStep::Composite { .. } => composite(&cx, results),
         }
     }
 }
 
-/// Says `msg` on the console and records it as `step`'s error event.
-pub(crate) fn fail(results: &mut RunResults, step: &str, msg: String) {
-    say(&format!("{step}: {msg}"));
-    results.event(step, Severity::Error, msg);
+/// One function in turn, tried up to `attempts` times until a host takes a lease.
+fn in_turn(
+    cx: &GadgetRun,
+    (index, f): (usize, GadgetFunction),
+    attempts: u32,
+    results: &mut RunResults,
+) {
+    for attempt in 1..=attempts {
+        let last = attempt == attempts;
+        if one_function(cx, (index, f), last, results) {
+            break;
+        }
+        if !last {
+            say(&format!(
+                "gadget {}: no lease, retrying once",
+                f.configfs_type()
+            ));
+        }
+    }
 }
 
-/// The interface whose MAC is `mac` (`/sys/class/net/*/address`): the USB host side of
-/// a gadget function carries the function's `host_addr` (u_ether: ECM/NCM send it as
+/// The interface under `net_root` whose MAC is `mac` (`<if>/address`): the USB host side
+/// of a gadget function carries the function's `host_addr` (u_ether: ECM/NCM send it as
 /// iMACAddress, RNDIS answers OID_802_3_PERMANENT_ADDRESS with it).
-fn interface_with_mac(mac: &[u8; 6]) -> Option<String> {
+fn interface_with_mac(net_root: &Path, mac: &[u8; 6]) -> Option<String> {
     let want = gadget::mac_text(mac);
-    std::fs::read_dir("/sys/class/net")
+    std::fs::read_dir(net_root)
         .ok()?
         .filter_map(|e| e.ok())
         .find(|e| std::fs::read_to_string(e.path().join("address")).is_ok_and(|a| a.trim() == want))
@@ -125,61 +160,59 @@ fn interface_with_mac(mac: &[u8; 6]) -> Option<String> {
 }
 
 /// A bound gadget: its configfs operations (for the teardown) and the links.
-struct Bound {
-    ops: Vec<Op>,
-    links: Vec<(GadgetFunction, String, LinkRecord)>,
+pub(crate) struct Bound {
+    /// What [`gadget::layout`] laid out, for [`gadget::tear_down`].
+    pub ops: Vec<Op>,
+    /// Per function: the function, its board-side interface and its record.
+    pub links: Vec<(GadgetFunction, String, LinkRecord)>,
     /// CLOCK_BOOTTIME when the UDC was bound, ns (the clock leases carry).
-    bound_ns: u64,
+    pub bound_ns: u64,
 }
 
-/// Lays out, applies and binds the gadget with `functions`, then addresses every
-/// board-side interface. `first_index` is the plan index of `functions[0]` (in-turn
-/// mode) so each function keeps its own subnet.
-fn bring_up(
-    g: &GadgetPlan,
-    udc: &str,
-    serial: &str,
+/// Lays out, applies and binds the gadget with `functions` (each with its plan index,
+/// so each function keeps its own /30), then addresses every board-side interface:
+/// `.1` of its /30 and the link-local fallback `fe80::1/64` (a failure of the latter is
+/// said, not recorded). Errors name the configfs path, the UDC or the interface.
+pub(crate) fn bring_up(
+    cx: &GadgetRun,
     functions: &[(usize, GadgetFunction)],
 ) -> Result<Bound, String> {
-    let root = gadget::gadget_dir();
+    let root = cx.roots.gadget.as_path();
     let only: Vec<_> = functions.iter().map(|(_, f)| *f).collect();
-    let (ops, setups) = gadget::layout(g, &only, serial);
+    let (ops, setups) = gadget::layout(cx.g, &only, cx.serial);
     if root.exists() {
-        let _ = gadget::tear_down(&root, &ops);
+        let _ = gadget::tear_down(root, &ops);
     }
-    gadget::apply(&root, &ops).map_err(|e| format!("configfs: {e}"))?;
-    gadget::bind(&root, udc).map_err(|e| format!("binding to UDC {udc}: {e}"))?;
+    gadget::apply(root, &ops).map_err(|e| format!("configfs: {e}"))?;
+    let udc = cx.udc.as_str();
+    gadget::bind(root, udc).map_err(|e| format!("binding to UDC {udc}: {e}"))?;
     let bound_ns = sys::boottime_ns();
     let mut links = Vec::new();
     for ((index, f), setup) in functions.iter().zip(&setups) {
         let ifname =
-            gadget::ifname(&root, *f).map_err(|e| format!("{} ifname: {e}", f.configfs_type()))?;
-        let (board, _host) = g.link_addresses(*index);
-        if !wait_for(
-            &Path::new("/sys/class/net").join(&ifname),
-            Duration::from_secs(10),
-        ) {
+            gadget::ifname(root, *f).map_err(|e| format!("{} ifname: {e}", f.configfs_type()))?;
+        let (board, _host) = cx.g.link_addresses(*index);
+        if !wait_for(&cx.roots.net.join(&ifname), Duration::from_secs(10)) {
             return Err(format!("{ifname} never appeared"));
         }
-        sys::ifconfig_up(&ifname, board, LINK_PREFIX).map_err(|e| format!("{ifname}: {e}"))?;
+        cx.ops
+            .set_ipv4(&ifname, board, LINK_PREFIX)
+            .map_err(|e| format!("{ifname}: {e}"))?;
         // The well-known link-local fallback; the link still works without it.
-        if let Err(e) = sys::add_ipv6(&ifname, BOARD_LINK_LOCAL, 64) {
+        if let Err(e) = cx.ops.add_ipv6(&ifname, BOARD_LINK_LOCAL, 64) {
             say(&format!("{ifname}: no fe80::1 ({e}); IPv4 only"));
         }
-        links.push((
-            *f,
-            ifname.clone(),
-            LinkRecord {
-                function: f.configfs_type().into(),
-                udc: udc.into(),
-                board_interface: ifname,
-                board_mac: gadget::mac_text(&setup.dev_mac),
-                host_mac: gadget::mac_text(&setup.host_mac),
-                board_address: board,
-                host_address: None,
-                lease_ns: None,
-            },
-        ));
+        let record = LinkRecord {
+            function: f.configfs_type().into(),
+            udc: udc.into(),
+            board_interface: ifname.clone(),
+            board_mac: gadget::mac_text(&setup.dev_mac),
+            host_mac: gadget::mac_text(&setup.host_mac),
+            board_address: board,
+            host_address: None,
+            lease_ns: None,
+        };
+        links.push((*f, ifname, record));
     }
     Ok(Bound {
         ops,
@@ -188,29 +221,11 @@ fn bring_up(
     })
 }
 
-/// Starts a DHCP server thread on `ifname` handing out `host`; leases arrive on `tx`.
-pub(crate) fn start_dhcp(
-    ifname: &str,
-    board: [u8; 4],
-    host: [u8; 4],
-    lease_secs: u32,
-    tag: usize,
-    tx: mpsc::Sender<(usize, Lease)>,
-    stop: Arc<AtomicBool>,
-) -> std::thread::JoinHandle<std::io::Result<Server>> {
-    let server = Server::new(board.into(), host.into(), LINK_NETMASK, lease_secs);
-    let ifname = ifname.to_owned();
-    std::thread::spawn(move || {
-        benchboot_dhcp::serve(&ifname, server, stop, move |lease| {
-            let _ = tx.send((tag, lease));
-        })
-    })
-}
-
 /// Hardware mode: one composite gadget for the rest of the boot.
-fn composite(plan: &Plan, g: &GadgetPlan, udc: &str, serial: &str, results: &mut RunResults) {
+fn composite(cx: &GadgetRun, results: &mut RunResults) {
+    let g = cx.g;
     let functions: Vec<_> = g.functions.iter().copied().enumerate().collect();
-    let bound = match bring_up(g, udc, serial, &functions) {
+    let bound = match bring_up(cx, &functions) {
         Ok(b) => b,
         Err(e) => return fail(results, "gadget.up", e),
     };
@@ -231,7 +246,8 @@ fn composite(plan: &Plan, g: &GadgetPlan, udc: &str, serial: &str, results: &mut
     }
     let mut links: Vec<LinkRecord> = bound.links.iter().map(|l| l.2.clone()).collect();
     say(&format!(
-        "gadget up on {udc}: {}; waiting for a host to take a lease",
+        "gadget up on {}: {}; waiting for a host to take a lease",
+        cx.udc,
         links
             .iter()
             .map(|l| format!("{} {}", l.function, l.board_interface))
@@ -259,7 +275,7 @@ fn composite(plan: &Plan, g: &GadgetPlan, udc: &str, serial: &str, results: &mut
     if first.is_some() {
         crate::energy::results_link_up();
     }
-    if let (Some((i, lease)), Some(tests)) = (first, &plan.network.tests) {
+    if let (Some((i, lease)), Some(tests)) = (first, &cx.plan.network.tests) {
         let l = &links[i];
         crate::energy::idle_on_link(&l.board_interface, results);
         run_tests(
@@ -273,69 +289,144 @@ fn composite(plan: &Plan, g: &GadgetPlan, udc: &str, serial: &str, results: &mut
     }
 }
 
+/// The DHCP server thread of a test-mode link.
+type Dhcp = Option<JoinHandle<std::io::Result<Server>>>;
+
 /// Test mode: one function (with its plan index) bound, leased, tested, torn down.
 /// Returns whether the host side took a lease; a missing lease is an error on the
-/// `last_attempt`, a warning before it.
-fn one_function(
-    plan: &Plan,
-    g: &GadgetPlan,
-    udc: &str,
-    serial: &str,
+/// `last_attempt`, a warning before it. A function that cannot be brought up is an
+/// error event `gadget.<function>` and the gadget is torn down.
+pub(crate) fn one_function(
+    cx: &GadgetRun,
     (index, f): (usize, GadgetFunction),
     last_attempt: bool,
     results: &mut RunResults,
 ) -> bool {
     let name = f.configfs_type();
-    let bound = match bring_up(g, udc, serial, &[(index, f)]) {
+    let bound = match bring_up(cx, &[(index, f)]) {
         Ok(b) => b,
         Err(e) => {
             fail(results, &format!("gadget.{name}"), e);
-            let _ = gadget::tear_down(&gadget::gadget_dir(), &gadget::layout(g, &[f], serial).0);
+            let _ = gadget::tear_down(&cx.roots.gadget, &gadget::layout(cx.g, &[f], cx.serial).0);
             return false;
         }
     };
     let (_, ifname, mut link) = bound.links[0].clone();
-    let (board, host) = g.link_addresses(index);
+    let (board, host) = cx.g.link_addresses(index);
     let (tx, rx) = mpsc::channel();
     let stop = Arc::new(AtomicBool::new(false));
     let mut dhcp = Some(start_dhcp(
         &ifname,
         board,
         host,
-        g.lease_secs,
+        cx.g.lease_secs,
         0,
         tx,
         stop.clone(),
     ));
-    let wait = Duration::from_millis(g.link_wait_ms);
+    let wait = Duration::from_millis(cx.g.link_wait_ms);
     // The host side's child and the interface it was given.
-    let mut host_side: Option<(i32, String)> = None;
-    if g.host_in_namespace {
-        let host_mac = gadget::mac_for(serial, f, "host");
-        let mut host_if = None;
-        wait_until(wait, || {
-            host_if = interface_with_mac(&host_mac);
-            host_if.is_some()
-        });
-        match host_if {
-            None => fail(
-                results,
-                &format!("gadget.{name}"),
-                "the host-side interface never appeared (dummy_hcd, host driver loaded?)".into(),
-            ),
-            Some(host_if) => match spawn_host_side(&host_if, host_mac, plan, wait) {
-                Ok(pid) => host_side = Some((pid, host_if)),
-                Err(e) => fail(results, &format!("gadget.{name}"), e),
-            },
+    let mut host_side = if cx.g.host_in_namespace {
+        host_side_up(cx, f, wait, results)
+    } else {
+        None
+    };
+    let lease = await_lease(cx, &rx, &ifname, host_side.is_some(), name, results);
+    match &lease {
+        Some(l) => {
+            link.host_address = Some(l.address.octets());
+            link.lease_ns = Some(l.acked_ns.saturating_sub(bound.bound_ns));
+            say(&format!(
+                "gadget {name}: host took {} on {ifname}",
+                l.address
+            ));
+        }
+        None => {
+            let why = no_lease_report(cx, &ifname, &mut host_side, &stop, &mut dhcp);
+            let step = format!("gadget.{name}");
+            if last_attempt {
+                fail(results, &step, why)
+            } else {
+                warn(results, &step, why)
+            }
         }
     }
+    results.network.links.push(link.clone());
+    let got = lease.is_some();
+    if let (Some(l), Some(tests)) = (lease, &cx.plan.network.tests) {
+        crate::energy::idle_on_link(&link.board_interface, results);
+        run_tests(
+            &link.function,
+            link.board_address,
+            l.address,
+            tests,
+            results,
+            &mut |_, _| {},
+        );
+    }
+    if !stop_within_5s(&stop, dhcp.as_ref()) {
+        results.event(
+            format!("gadget.{name}.dhcp"),
+            Severity::Warning,
+            "the DHCP server thread did not stop within 5 s; left running",
+        );
+    }
+    tear_down_function(cx, f, &bound, host_side, results);
+    got
+}
+
+/// QEMU: finds the host side's interface of function `f` (by its `host_addr`) within
+/// `wait` and forks the host side's child on it; its pid and interface, or `None` with
+/// an error event.
+fn host_side_up(
+    cx: &GadgetRun,
+    f: GadgetFunction,
+    wait: Duration,
+    results: &mut RunResults,
+) -> Option<(i32, String)> {
+    let step = format!("gadget.{}", f.configfs_type());
+    let host_mac = gadget::mac_for(cx.serial, f, "host");
+    let mut host_if = None;
+    wait_until(wait, || {
+        host_if = interface_with_mac(&cx.roots.net, &host_mac);
+        host_if.is_some()
+    });
+    let Some(host_if) = host_if else {
+        fail(
+            results,
+            &step,
+            "the host-side interface never appeared (dummy_hcd, host driver loaded?)".into(),
+        );
+        return None;
+    };
+    match spawn_host_side(&host_if, host_mac, cx.plan, wait) {
+        Ok(pid) => Some((pid, host_if)),
+        Err(e) => {
+            fail(results, &step, e);
+            None
+        }
+    }
+}
+
+/// The lease a test-mode link's host takes within the plan's wait. With a host side
+/// (QEMU), none after [`KICK_AFTER`] bounces the board's interface once (an info event
+/// `gadget.<name>.kick`).
+fn await_lease(
+    cx: &GadgetRun,
+    rx: &mpsc::Receiver<(usize, Lease)>,
+    ifname: &str,
+    host_side: bool,
+    name: &str,
+    results: &mut RunResults,
+) -> Option<Lease> {
+    let wait = Duration::from_millis(cx.g.link_wait_ms);
     let mut lease = rx.recv_timeout(KICK_AFTER.min(wait)).ok();
-    if lease.is_none() && host_side.is_some() {
+    if lease.is_none() && host_side {
         // Seen under dummy_hcd: the host side's carrier never comes up and its packets
         // never leave it (tx 0). Taking the board's interface down and up makes the
         // function send its link state to the host again (f_ecm/f_ncm: a
         // NETWORK_CONNECTION notification; f_rndis: a media-state indication).
-        let how = match bounce(&ifname) {
+        let how = match bounce(cx.ops, ifname) {
             Ok(()) => format!(
                 "no lease after {} s: {ifname} taken down and up to resend the link state",
                 KICK_AFTER.as_secs()
@@ -349,84 +440,66 @@ fn one_function(
         results.event(format!("gadget.{name}.kick"), Severity::Info, how);
         lease = rx.recv_timeout(wait.saturating_sub(KICK_AFTER)).ok();
     }
-    let lease = lease.map(|(_, l)| l);
-    let got = lease.is_some();
-    match &lease {
-        Some(l) => {
-            link.host_address = Some(l.address.octets());
-            link.lease_ns = Some(l.acked_ns.saturating_sub(bound.bound_ns));
-            say(&format!(
-                "gadget {name}: host took {} on {ifname}",
-                l.address
-            ));
-        }
-        None => {
-            // The host side's counters first, while its namespace lives (its client
-            // tries HOST_GRACE longer than PID 1 waits).
-            let host_state = host_side.as_ref().map(|(pid, host_if)| {
-                link::namespace_state_text(&proc_net_dev(*pid), host_if, "host side")
-            });
-            let mut why = "no DHCP lease taken".to_owned();
-            if let Some(code) = host_side
-                .as_ref()
-                .and_then(|(pid, _)| worker::exit_code(*pid))
-            {
-                host_side = None;
-                why += &format!("; the host side ended: {}", host_side_failure(code));
-            }
-            // What each end saw: which way the packets stopped.
-            stop.store(true, Ordering::Relaxed);
-            why += &format!(
-                "; the board's DHCP server on {ifname} {}; {}",
-                server_report(&mut dhcp),
-                link::state_text(Path::new(link::SYS_CLASS_NET), &ifname, "board")
-            );
-            if let Some(state) = host_state {
-                why += &format!("; {state}");
-            }
-            if last_attempt {
-                fail(results, &format!("gadget.{name}"), why)
-            } else {
-                say(&format!("gadget.{name}: {why}"));
-                results.event(format!("gadget.{name}"), Severity::Warning, why);
-            }
-        }
+    lease.map(|(_, l)| l)
+}
+
+/// Why a test-mode link got no lease: what each end saw (the host side's counters while
+/// its namespace lives, how it ended, the board's DHCP server once stopped, the board
+/// interface's state). Forgets a host side that has ended.
+fn no_lease_report(
+    cx: &GadgetRun,
+    ifname: &str,
+    host_side: &mut Option<(i32, String)>,
+    stop: &AtomicBool,
+    dhcp: &mut Dhcp,
+) -> String {
+    // The host side's counters first, while its namespace lives (its client tries
+    // HOST_GRACE longer than PID 1 waits).
+    let host_state = host_side.as_ref().map(|(pid, host_if)| {
+        link::namespace_state_text(&proc_net_dev(*pid), host_if, "host side")
+    });
+    let mut why = "no DHCP lease taken".to_owned();
+    if let Some(code) = host_side
+        .as_ref()
+        .and_then(|(pid, _)| worker::exit_code(*pid))
+    {
+        *host_side = None;
+        why += &format!("; the host side ended: {}", host_side_failure(code));
     }
-    results.network.links.push(link.clone());
-    if let (Some(l), Some(tests)) = (lease, &plan.network.tests) {
-        crate::energy::idle_on_link(&link.board_interface, results);
-        run_tests(
-            &link.function,
-            link.board_address,
-            l.address,
-            tests,
-            results,
-            &mut |_, _| {},
-        );
+    // What each end saw: which way the packets stopped.
+    why += &format!(
+        "; the board's DHCP server on {ifname} {}; {}",
+        server_report(stop, dhcp),
+        link::state_text(&cx.roots.net, ifname, "board")
+    );
+    if let Some(state) = host_state {
+        why += &format!("; {state}");
     }
-    stop.store(true, Ordering::Relaxed);
-    // Bounded: a DHCP thread that panicked is parked by PID 1's hook and never ends.
-    if !wait_until(Duration::from_secs(5), || {
-        dhcp.as_ref().is_none_or(|d| d.is_finished())
-    }) {
-        results.event(
-            format!("gadget.{name}.dhcp"),
-            Severity::Warning,
-            "the DHCP server thread did not stop within 5 s; left running",
-        );
-    }
-    if let Err(e) = gadget::tear_down(&gadget::gadget_dir(), &bound.ops) {
+    why
+}
+
+/// Tears the gadget of function `f` down (a warning event when configfs refuses) and
+/// ends the host side: its interface goes with the gadget (USB disconnect); it is
+/// waited for to leave the child's namespace before the child ends, as a namespace that
+/// ends hands its interfaces back to PID 1's, where the next attempt (same MAC) would
+/// find this one, about to vanish, instead of its own.
+fn tear_down_function(
+    cx: &GadgetRun,
+    f: GadgetFunction,
+    bound: &Bound,
+    host_side: Option<(i32, String)>,
+    results: &mut RunResults,
+) {
+    let name = f.configfs_type();
+    if let Err(e) = gadget::tear_down(&cx.roots.gadget, &bound.ops) {
         results.event(
             format!("gadget.{name}.teardown"),
             Severity::Warning,
             e.to_string(),
         );
     }
-    // The host side's interface goes with the gadget (USB disconnect). Wait for it to
-    // leave the child's namespace before the child ends: a namespace that ends hands its
-    // interfaces back to PID 1's, where the next attempt (same MAC) would find this
-    // one, about to vanish, instead of its own.
-    let host_mac = gadget::mac_for(serial, f, "host");
+    let host_mac = gadget::mac_for(cx.serial, f, "host");
+    let net = cx.roots.net.as_path();
     let mut lingering = None;
     if let Some((pid, host_if)) = host_side {
         if !wait_until(HOST_IF_GONE, || !in_namespace_of(pid, &host_if)) {
@@ -434,8 +507,10 @@ fn one_function(
         }
         worker::kill_and_reap(pid);
     }
-    if !wait_until(HOST_IF_GONE, || interface_with_mac(&host_mac).is_none()) {
-        lingering = interface_with_mac(&host_mac).or(lingering);
+    if !wait_until(HOST_IF_GONE, || {
+        interface_with_mac(net, &host_mac).is_none()
+    }) {
+        lingering = interface_with_mac(net, &host_mac).or(lingering);
     }
     if let Some(which) = lingering {
         results.event(
@@ -448,7 +523,6 @@ fn one_function(
             ),
         );
     }
-    got
 }
 
 /// How long a test-mode link waits for its lease before the board's interface is
@@ -457,27 +531,21 @@ const KICK_AFTER: Duration = Duration::from_secs(5);
 
 /// Takes the board's gadget interface down and up again, and puts back the IPv6
 /// link-local fallback (Linux drops IPv6 addresses on down; IPv4 ones stay).
-fn bounce(ifname: &str) -> std::io::Result<()> {
-    sys::link_down(ifname)?;
-    sys::link_up(ifname)?;
-    let _ = sys::add_ipv6(ifname, BOARD_LINK_LOCAL, 64);
+fn bounce(ops: &dyn LinkOps, ifname: &str) -> std::io::Result<()> {
+    ops.link_down(ifname)?;
+    ops.link_up(ifname)?;
+    let _ = ops.add_ipv6(ifname, BOARD_LINK_LOCAL, 64);
     Ok(())
 }
-
-/// How much longer the host side's DHCP client tries than PID 1 waits for its lease, so
-/// that a link without a lease is inspected while the child and its namespace live.
-const HOST_GRACE: Duration = Duration::from_secs(10);
 
 /// How long the host side's interface may take to go once the gadget is torn down (a
 /// USB disconnect, handled by the hub thread), s.
 const HOST_IF_GONE: Duration = Duration::from_secs(10);
 
-/// Stops (its flag is set) and joins the DHCP server thread of `dhcp` within 5 s, and
-/// says what it heard or how it ended.
-fn server_report(dhcp: &mut Option<std::thread::JoinHandle<std::io::Result<Server>>>) -> String {
-    if !wait_until(Duration::from_secs(5), || {
-        dhcp.as_ref().is_none_or(|d| d.is_finished())
-    }) {
+/// Stops (its flag `stop` set) and joins the DHCP server thread of `dhcp` within 5 s,
+/// and says what it heard or how it ended.
+fn server_report(stop: &AtomicBool, dhcp: &mut Dhcp) -> String {
+    if !stop_within_5s(stop, dhcp.as_ref()) {
         return "did not stop within 5 s".into();
     }
     match dhcp.take().map(|d| d.join()) {
@@ -501,168 +569,5 @@ fn in_namespace_of(pid: i32, ifname: &str) -> bool {
         .any(|(n, _)| n == ifname)
 }
 
-// Exit codes of the host-side child.
-const HOST_NO_NETNS: i32 = 3;
-const HOST_NO_LINK: i32 = 4;
-const HOST_NO_LEASE: i32 = 5;
-pub(crate) const HOST_NO_ADDRESS: i32 = 6;
-pub(crate) const HOST_NO_LISTEN: i32 = 7;
-
-pub(crate) fn host_side_failure(code: i32) -> String {
-    match code {
-        HOST_NO_NETNS => "unshare(CLONE_NEWNET) failed".into(),
-        HOST_NO_LINK => "the interface never arrived in its namespace".into(),
-        HOST_NO_LEASE => "its DHCP client got no lease".into(),
-        HOST_NO_ADDRESS => "it could not set the leased address".into(),
-        HOST_NO_LISTEN => "it could not listen for the peer".into(),
-        c => format!("exit status {c}"),
-    }
-}
-
-/// Forks the USB host side's stand-in: a child in its own network namespace that takes
-/// `host_if`, asks for a DHCP lease as `host_mac`, and serves the peer. Returns its pid.
-pub(crate) fn spawn_host_side(
-    host_if: &str,
-    host_mac: [u8; 6],
-    plan: &Plan,
-    wait: Duration,
-) -> Result<i32, String> {
-    let peer_port = plan.network.tests.as_ref().map(|t| t.peer_port);
-    let ifname = host_if;
-    spawn_in_netns(host_if, "the host-side child", || {
-        let Ok(lease) = benchboot_dhcp::client_lease(ifname, host_mac, wait + HOST_GRACE) else {
-            return HOST_NO_LEASE;
-        };
-        if sys::ifconfig_up(ifname, lease.address.octets(), LINK_PREFIX).is_err() {
-            return HOST_NO_ADDRESS;
-        }
-        let Some(port) = peer_port else {
-            // No tests: keep the lease holder alive until PID 1 ends it.
-            loop {
-                std::thread::sleep(Duration::from_secs(60));
-            }
-        };
-        match std::net::TcpListener::bind((lease.address, port)) {
-            Ok(l) => {
-                let _ = benchboot_netbench::peer::serve(l, Path::new(PROC_STAT));
-                0
-            }
-            Err(_) => HOST_NO_LISTEN,
-        }
-    })
-}
-
-/// Forks a child that takes a new network namespace, waits for PID 1 to move `host_if`
-/// into it (then brings it and `lo` up) and runs `body` there; its exit codes are
-/// [`host_side_failure`]'s. `who` names the child in errors. Returns its pid.
-pub(crate) fn spawn_in_netns(
-    host_if: &str,
-    who: &str,
-    body: impl FnOnce() -> i32,
-) -> Result<i32, String> {
-    spawn_in_netns_moving(
-        host_if,
-        who,
-        |pid| {
-            sys::move_link_to_netns(host_if, pid)
-                .map_err(|e| format!("moving {host_if} into {who}'s namespace: {e}"))
-        },
-        body,
-    )
-}
-
-/// [`spawn_in_netns`] with what moves `host_if` into the child's namespace given:
-/// `move_to(pid)` (the WiFi stand-ins move a whole radio, `NL80211_CMD_SET_WIPHY_NETNS`,
-/// and its interface goes with it).
-pub(crate) fn spawn_in_netns_moving(
-    host_if: &str,
-    who: &str,
-    move_to: impl FnOnce(u32) -> Result<(), String>,
-    body: impl FnOnce() -> i32,
-) -> Result<i32, String> {
-    let (ready_rx, ready_tx) = rustix::pipe::pipe().map_err(|e| format!("pipe: {e}"))?;
-    // The child borrows the parent's descriptors: after fork(2) both have their own copy.
-    let pid = sys::spawn_child(|| {
-        if sys::unshare_netns().is_err() {
-            return HOST_NO_NETNS;
-        }
-        let _ = rustix::io::write(&ready_tx, b"1");
-        // Wait for PID 1 to move the interface into this namespace.
-        if !wait_until(Duration::from_secs(10), || sys::link_up(host_if).is_ok()) {
-            return HOST_NO_LINK;
-        }
-        let _ = sys::link_up("lo");
-        body()
-    })
-    .map_err(|e| format!("fork: {e}"))?;
-    drop(ready_tx);
-    let mut byte = [0u8; 1];
-    match rustix::io::read(&ready_rx, &mut byte) {
-        Ok(1) => {}
-        _ => {
-            worker::kill_and_reap(pid);
-            return Err(format!("{who} could not take a network namespace"));
-        }
-    }
-    if let Err(e) = move_to(pid as u32) {
-        worker::kill_and_reap(pid);
-        return Err(e);
-    }
-    Ok(pid)
-}
-
-/// Runs the network tests over the link named `label` (a gadget function or a wired
-/// link) whose board address is `board`, against the peer at `host`:`peer_port`;
-/// `watch` is called right before and after each test (the wired step reads the
-/// interface counters there).
-pub(crate) fn run_tests(
-    label: &str,
-    board: [u8; 4],
-    host: Ipv4Addr,
-    tests: &NetTests,
-    results: &mut RunResults,
-    watch: &mut dyn FnMut(Stage, &NetTest),
-) {
-    let peer = SocketAddr::new(IpAddr::V4(host), tests.peer_port);
-    say(&format!("network tests over {label} against peer {peer}"));
-    let board_ip = IpAddr::V4(Ipv4Addr::from(board));
-    // Board health right before and after every test.
-    let mut pending = None;
-    let mut snapshots = Vec::new();
-    let (got, errors) = benchboot_netbench::driver::run_observed(
-        peer,
-        board_ip,
-        label,
-        tests,
-        &[NetDirection::BoardToHost, NetDirection::HostToBoard],
-        Path::new(PROC_STAT),
-        &mut |stage, test| {
-            let step = network_step(label, test);
-            if stage == Stage::Before {
-                pending = Some(health::take_for(&step));
-            }
-            watch(stage, test);
-            if stage == Stage::After {
-                if let Some(before) = pending.take() {
-                    snapshots.push((*test, before, health::take_after_for(&step)));
-                }
-            }
-        },
-    );
-    for (test, before, after) in snapshots {
-        let scope = HealthScope::Network {
-            link: label.to_owned(),
-            test,
-        };
-        health::record(results, &network_step(label, &test), scope, before, after);
-    }
-    for e in errors {
-        fail(results, &format!("network.{label}"), e);
-    }
-    console::figures(&benchboot_console::figures::network(&got));
-    let n = &mut results.network;
-    n.throughput.extend(got.throughput);
-    n.latency.extend(got.latency);
-    n.http.extend(got.http);
-    n.udp.extend(got.udp);
-}
+#[cfg(test)]
+mod tests;

@@ -18,49 +18,34 @@
 //! Every failure (a link the board lacks, no interface, no carrier, no lease, no peer) is
 //! one error event naming the link; the next link and the rest of the plan run.
 
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::Ipv4Addr;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
-use benchboot_netbench::driver::Stage;
 use benchboot_plan::network::{direct_addresses, mac_text, parse_mac};
 use benchboot_plan::{NetTests, Plan, Topology, WiredPlan, PEER_ANNOUNCE_PORT};
-use benchboot_results::counters::{CounterSpan, NetTest};
-use benchboot_results::network::WiredLink;
-use benchboot_results::{RunResults, Severity};
+use benchboot_results::network::{LinkFacts, WiredLink};
+use benchboot_results::RunResults;
 
 use crate::console::say;
-use crate::network::{
-    host_side_failure, run_tests, spawn_host_side, spawn_in_netns, start_dhcp, HOST_NO_ADDRESS,
-    HOST_NO_LISTEN, PROC_STAT,
+use crate::netkit::{
+    host_side_failure, lan_peer, spawn_host_side, spawn_in_netns, stand_in_lan_body, start_dhcp,
+    stop_within_5s, tests_with_counters, warn, Kernel, LinkOps, Roots, StandInLan, LINK_PREFIX,
 };
 use crate::wait::wait_until;
 use crate::{link, sys, worker};
-
-/// Where the kernel lists network interfaces (Documentation/ABI/testing/sysfs-class-net).
-const NET_ROOT: &str = "/sys/class/net";
-/// The /30 of a direct link.
-const DIRECT_PREFIX: u8 = 30;
-
-/// A QEMU stand-in LAN (namespace child): its router / DHCP server / peer address
-/// (`.1` of a /24) and the address it leases the board (`.2`).
-#[derive(Debug, Clone, Copy)]
-pub struct StandInLan {
-    pub router: [u8; 4],
-    pub lease: [u8; 4],
-}
 
 /// The wired stand-in LAN: 10.56.0.0/24.
 pub const WIRED_STAND_IN: StandInLan = StandInLan {
     router: [10, 56, 0, 1],
     lease: [10, 56, 0, 2],
 };
-const STAND_IN_PREFIX: u8 = 24;
 
-/// Runs every wired link of the plan, in order.
+/// Runs every wired link of the plan, in order, on the board's kernel.
 pub fn run_wired(plan: &Plan, results: &mut RunResults) {
+    let roots = Roots::board();
     let mut in_use: Vec<String> = results
         .network
         .links
@@ -68,30 +53,112 @@ pub fn run_wired(plan: &Plan, results: &mut RunResults) {
         .map(|l| l.board_interface.clone())
         .collect();
     for w in &plan.network.wired {
-        if let Some(ifname) = one_link(plan, w, &in_use, results) {
+        if w.unavailable.is_none() {
+            // The drivers of what is plugged in, before the interface is looked for.
+            crate::modalias::scan(&format!("network.wired.{}", w.name), results);
+        }
+        let edge = Edge {
+            ops: &Kernel,
+            roots: &roots,
+        };
+        if let Some(ifname) = one_link(plan, w, &in_use, &edge, results) {
             in_use.push(ifname);
         }
     }
 }
 
+/// The kernel edges of the wired step: the link calls and the sysfs tree.
+pub(crate) struct Edge<'a> {
+    /// Link up, addresses.
+    pub ops: &'a dyn LinkOps,
+    /// Where `/sys/class/net` is (`roots.net`).
+    pub roots: &'a Roots,
+}
+
+fn step(w: &WiredPlan) -> String {
+    format!("network.wired.{}", w.name)
+}
+
 fn fail(results: &mut RunResults, w: &WiredPlan, msg: String) {
-    let step = format!("network.wired.{}", w.name);
-    say(&format!("{step}: {msg}"));
-    results.event(step, Severity::Error, msg);
+    crate::netkit::fail(results, &step(w), msg);
 }
 
 /// Finds, brings up, addresses and measures one link; returns the interface it used.
-fn one_link(
+/// Failures are error events `network.wired.<name>`: the link unavailable, no
+/// interface, the link refused up (no record then), no carrier (recorded with its
+/// facts, not addressed).
+pub(crate) fn one_link(
     plan: &Plan,
     w: &WiredPlan,
     in_use: &[String],
+    edge: &Edge,
     results: &mut RunResults,
 ) -> Option<String> {
     if let Some(why) = &w.unavailable {
         fail(results, w, why.clone());
         return None;
     }
-    crate::modalias::scan(&format!("network.wired.{}", w.name), results);
+    let wait = Duration::from_millis(w.link_wait_ms);
+    let net = edge.roots.net.as_path();
+    let ifname = match find_link(w, in_use, net) {
+        Ok(i) => i,
+        Err(e) => {
+            fail(results, w, e);
+            return None;
+        }
+    };
+    if let Err(e) = edge.ops.link_up(&ifname) {
+        fail(results, w, format!("{ifname}: cannot bring it up: {e}"));
+        return Some(ifname);
+    }
+    let up_ns = sys::boottime_ns();
+    let carrier = wait_until(wait, || link::facts(net, &ifname).carrier);
+    let facts = link::full_facts(net, &ifname, w.rated_mbit);
+    let mut record = link_record(w, &ifname, net, facts);
+    if !carrier {
+        fail(
+            results,
+            w,
+            format!(
+                "{ifname}: no carrier within {} ms (cable in? the other end up?)",
+                w.link_wait_ms
+            ),
+        );
+        results.network.wired.push(record);
+        return Some(ifname);
+    }
+    if let Some(why) = record.facts.degraded() {
+        warn(results, &step(w), why);
+    }
+    let mut stand_in = None;
+    let mut setup = Setup {
+        plan,
+        w,
+        ifname: &ifname,
+        up_ns,
+        edge,
+        record: &mut record,
+        stand_in: &mut stand_in,
+        results: &mut *results,
+    };
+    let peer = match &w.topology {
+        Topology::Direct { subnet, lease_secs } => direct(&mut setup, *subnet, *lease_secs),
+        Topology::Lan { peer } => lan(&mut setup, *peer),
+    };
+    if let (Some(peer), Some(tests)) = (peer, &plan.network.tests) {
+        measure(&ifname, net, &mut record, peer, tests, results);
+    }
+    if let Some(pid) = stand_in {
+        worker::kill_and_reap(pid);
+    }
+    results.network.wired.push(record);
+    Some(ifname)
+}
+
+/// The interface link `w` means under `net` (by MAC, else driver; [`link::find_interface`]),
+/// not one `in_use` nor the QEMU stand-in's own end, waited for up to the link's
+/// `link_wait_ms`. The error says what was looked for.
+pub(crate) fn find_link(w: &WiredPlan, in_use: &[String], net: &Path) -> Result<String, String> {
     let wait = Duration::from_millis(w.link_wait_ms);
     let mac = w.mac.as_deref().and_then(parse_mac);
     let mut exclude: Vec<String> = in_use.to_vec();
@@ -100,43 +167,35 @@ fn one_link(
         w.host_in_namespace
             .as_deref()
             .and_then(parse_mac)
-            .and_then(|m| link::find_interface(Path::new(NET_ROOT), Some(&m), &[], &[])),
+            .and_then(|m| link::find_interface(net, Some(&m), &[], &[])),
     );
     let mut ifname = None;
     wait_until(wait, || {
         crate::modalias::poll();
-        ifname = link::find_interface(Path::new(NET_ROOT), mac.as_ref(), &w.drivers, &exclude);
+        ifname = link::find_interface(net, mac.as_ref(), &w.drivers, &exclude);
         ifname.is_some()
     });
-    let Some(ifname) = ifname else {
+    ifname.ok_or_else(|| {
         let by = match &w.mac {
             Some(m) => format!("with MAC {m}"),
             None if w.drivers.is_empty() => "with a device".to_owned(),
             None => format!("driven by {}", w.drivers.join(" or ")),
         };
-        fail(
-            results,
-            w,
-            format!(
-                "no interface {by} appeared within {} ms (adapter plugged in? driver in the image?)",
-                w.link_wait_ms
-            ),
-        );
-        return None;
-    };
-    if let Err(e) = sys::link_up(&ifname) {
-        fail(results, w, format!("{ifname}: cannot bring it up: {e}"));
-        return Some(ifname);
-    }
-    let up_ns = sys::boottime_ns();
-    let net = Path::new(NET_ROOT);
-    let carrier = wait_until(wait, || link::facts(net, &ifname).carrier);
-    let facts = link::full_facts(&ifname, w.rated_mbit);
-    let mut record = WiredLink {
+        format!(
+            "no interface {by} appeared within {} ms (adapter plugged in? driver in the image?)",
+            w.link_wait_ms
+        )
+    })
+}
+
+/// The record of link `w` on `ifname` before it is addressed: its facts, its MAC from
+/// `<net>/<if>/address` (empty when unreadable), says what it negotiated.
+fn link_record(w: &WiredPlan, ifname: &str, net: &Path, facts: LinkFacts) -> WiredLink {
+    let record = WiredLink {
         name: w.name.clone(),
         kind: w.kind.name().into(),
-        interface: ifname.clone(),
-        mac: std::fs::read_to_string(net.join(&ifname).join("address"))
+        interface: ifname.to_owned(),
+        mac: std::fs::read_to_string(net.join(ifname).join("address"))
             .map(|s| s.trim().to_owned())
             .unwrap_or_default(),
         facts,
@@ -159,66 +218,32 @@ fn one_link(
             _ => "speed unknown".into(),
         }
     ));
-    if !carrier {
-        fail(
-            results,
-            w,
-            format!(
-                "{ifname}: no carrier within {} ms (cable in? the other end up?)",
-                w.link_wait_ms
-            ),
-        );
-        results.network.wired.push(record);
-        return Some(ifname);
-    }
-    if let Some(why) = record.facts.degraded() {
-        let step = format!("network.wired.{}", w.name);
-        say(&format!("{step}: {why}"));
-        results.event(step, Severity::Warning, why);
-    }
-    let mut stand_in = None;
-    let mut setup = Setup {
-        plan,
-        w,
-        ifname: &ifname,
-        up_ns,
-        record: &mut record,
-        stand_in: &mut stand_in,
-        results: &mut *results,
-    };
-    let peer = match &w.topology {
-        Topology::Direct { subnet, lease_secs } => direct(&mut setup, *subnet, *lease_secs),
-        Topology::Lan { peer } => lan(&mut setup, *peer),
-    };
-    if let (Some(peer), Some(tests)) = (peer, &plan.network.tests) {
-        measure(&ifname, &mut record, peer, tests, results);
-    }
-    if let Some(pid) = stand_in {
-        worker::kill_and_reap(pid);
-    }
-    results.network.wired.push(record);
-    Some(ifname)
+    record
 }
 
 /// One wired link as [`direct`] and [`lan`] set it up: the plan and the link's entry,
-/// its interface and when it came up (boot time, ns), its record (addresses, peer,
-/// lease), the QEMU stand-in child's pid once forked (killed after the tests) and the
-/// results the failures go to.
+/// its interface and when it came up (boot time, ns), the kernel edges, its record
+/// (addresses, peer, lease), the QEMU stand-in child's pid once forked (killed after
+/// the tests) and the results the failures go to.
 struct Setup<'a> {
     plan: &'a Plan,
     w: &'a WiredPlan,
     ifname: &'a str,
     up_ns: u64,
+    edge: &'a Edge<'a>,
     record: &'a mut WiredLink,
     stand_in: &'a mut Option<i32>,
     results: &'a mut RunResults,
 }
 
-/// Direct cable: the board's DHCP server leases the host `.2`; returns the peer's address.
+/// Direct cable: the board takes `.1` of `subnet`'s /30 and its DHCP server leases the
+/// host `.2`; returns the peer's address (the leased one, else `.2` with a warning when
+/// no stand-in was asked for). An address the kernel refuses is an error event and no
+/// peer.
 fn direct(cx: &mut Setup, subnet: [u8; 4], lease_secs: u32) -> Option<Ipv4Addr> {
-    let (plan, w, ifname, up_ns) = (cx.plan, cx.w, cx.ifname, cx.up_ns);
+    let (plan, w, ifname) = (cx.plan, cx.w, cx.ifname);
     let (board, host) = direct_addresses(subnet);
-    if let Err(e) = sys::ifconfig_up(ifname, board, DIRECT_PREFIX) {
+    if let Err(e) = cx.edge.ops.set_ipv4(ifname, board, LINK_PREFIX) {
         fail(
             cx.results,
             w,
@@ -227,7 +252,7 @@ fn direct(cx: &mut Setup, subnet: [u8; 4], lease_secs: u32) -> Option<Ipv4Addr> 
         return None;
     }
     cx.record.board_address = board;
-    cx.record.prefix_len = DIRECT_PREFIX;
+    cx.record.prefix_len = LINK_PREFIX;
     let (tx, rx) = mpsc::channel();
     // Runs for the rest of the boot on hardware, so the host keeps its lease.
     let stop = Arc::new(AtomicBool::new(false));
@@ -237,7 +262,7 @@ fn direct(cx: &mut Setup, subnet: [u8; 4], lease_secs: u32) -> Option<Ipv4Addr> 
             .max(plan.network.tests.as_ref().map_or(0, |t| t.peer_wait_ms)),
     );
     if let Some(host_mac) = w.host_in_namespace.as_deref().and_then(parse_mac) {
-        match link::find_interface(Path::new(NET_ROOT), Some(&host_mac), &[], &[]) {
+        match link::find_interface(&cx.edge.roots.net, Some(&host_mac), &[], &[]) {
             None => fail(
                 cx.results,
                 w,
@@ -260,14 +285,13 @@ fn direct(cx: &mut Setup, subnet: [u8; 4], lease_secs: u32) -> Option<Ipv4Addr> 
     ));
     let lease = rx.recv_timeout(wait).ok().map(|(_, l)| l);
     if cx.stand_in.is_some() {
-        stop.store(true, Ordering::Relaxed);
-        let _ = wait_until(Duration::from_secs(5), || dhcp.is_finished());
+        stop_within_5s(&stop, Some(&dhcp));
     }
     match lease {
         Some(l) => {
             cx.record.peer_address = Some(l.address.octets());
             cx.record.peer_found_by = Some("lease".into());
-            cx.record.lease_ns = Some(l.acked_ns.saturating_sub(up_ns));
+            cx.record.lease_ns = Some(l.acked_ns.saturating_sub(cx.up_ns));
             say(&format!(
                 "wired {}: host {} took {}",
                 w.name,
@@ -276,45 +300,47 @@ fn direct(cx: &mut Setup, subnet: [u8; 4], lease_secs: u32) -> Option<Ipv4Addr> 
             ));
             Some(l.address)
         }
-        None => match cx.stand_in.and_then(worker::exit_code) {
-            Some(code) => {
-                *cx.stand_in = None;
-                let why = format!(
-                    "no DHCP lease taken; the stand-in host ended: {}",
-                    host_side_failure(code)
-                );
-                fail(cx.results, w, why);
-                None
-            }
-            None if cx.stand_in.is_some() => {
-                fail(
-                    cx.results,
-                    w,
-                    format!(
-                        "the stand-in host took no lease within {} ms",
-                        wait.as_millis()
-                    ),
-                );
-                None
-            }
-            None => {
-                // A host whose end has a static address never asks: try it at `.2`; the
-                // driver says so when no peer answers there either.
-                let msg = format!(
-                    "no host took a DHCP lease within {} ms; trying the peer at {} (a static \
-                     address on the host's end?)",
-                    wait.as_millis(),
-                    Ipv4Addr::from(host)
-                );
-                say(&format!("network.wired.{}: {msg}", w.name));
-                cx.results
-                    .event(format!("network.wired.{}", w.name), Severity::Warning, msg);
-                cx.record.peer_address = Some(host);
-                cx.record.peer_found_by = Some("static".into());
-                Some(host.into())
-            }
-        },
+        None => no_direct_lease(cx, host, wait),
     }
+}
+
+/// A direct link whose host took no lease within `wait`: an error when the stand-in
+/// host (QEMU) ended or took none; else the host's end may have a static address, so
+/// the peer is tried at `host` (`.2`) with a warning.
+fn no_direct_lease(cx: &mut Setup, host: [u8; 4], wait: Duration) -> Option<Ipv4Addr> {
+    let w = cx.w;
+    if let Some(code) = cx.stand_in.and_then(worker::exit_code) {
+        *cx.stand_in = None;
+        let why = format!(
+            "no DHCP lease taken; the stand-in host ended: {}",
+            host_side_failure(code)
+        );
+        fail(cx.results, w, why);
+        return None;
+    }
+    if cx.stand_in.is_some() {
+        fail(
+            cx.results,
+            w,
+            format!(
+                "the stand-in host took no lease within {} ms",
+                wait.as_millis()
+            ),
+        );
+        return None;
+    }
+    // A host whose end has a static address never asks: try it at `.2`; the driver says
+    // so when no peer answers there either.
+    let msg = format!(
+        "no host took a DHCP lease within {} ms; trying the peer at {} (a static \
+         address on the host's end?)",
+        wait.as_millis(),
+        Ipv4Addr::from(host)
+    );
+    warn(cx.results, &step(w), msg);
+    cx.record.peer_address = Some(host);
+    cx.record.peer_found_by = Some("static".into());
+    Some(host.into())
 }
 
 /// LAN: the board takes a lease, then finds the peer; returns the peer's address.
@@ -322,7 +348,7 @@ fn lan(cx: &mut Setup, peer: Option<[u8; 4]>) -> Option<Ipv4Addr> {
     let (plan, w, ifname, up_ns) = (cx.plan, cx.w, cx.ifname, cx.up_ns);
     let wait = Duration::from_millis(w.link_wait_ms);
     if let Some(host_mac) = w.host_in_namespace.as_deref().and_then(parse_mac) {
-        match link::find_interface(Path::new(NET_ROOT), Some(&host_mac), &[], &[]) {
+        match link::find_interface(&cx.edge.roots.net, Some(&host_mac), &[], &[]) {
             None => fail(
                 cx.results,
                 w,
@@ -359,9 +385,8 @@ fn lan(cx: &mut Setup, peer: Option<[u8; 4]>) -> Option<Ipv4Addr> {
             return None;
         }
     };
-    let prefix = u32::from(lease.netmask).count_ones() as u8;
-    let prefix = if prefix == 0 { 24 } else { prefix };
-    if let Err(e) = sys::ifconfig_up(ifname, lease.address.octets(), prefix) {
+    let prefix = lease_prefix(lease.netmask);
+    if let Err(e) = cx.edge.ops.set_ipv4(ifname, lease.address.octets(), prefix) {
         fail(
             cx.results,
             w,
@@ -382,8 +407,7 @@ fn lan(cx: &mut Setup, peer: Option<[u8; 4]>) -> Option<Ipv4Addr> {
             cx.record.peer_address = Some(found.address.octets());
             cx.record.peer_found_by = Some(found.by.into());
             if let Some(msg) = found.warning {
-                cx.results
-                    .event(format!("network.wired.{}", w.name), Severity::Warning, msg);
+                warn(cx.results, &step(w), msg);
             }
             Some(found.address)
         }
@@ -394,66 +418,20 @@ fn lan(cx: &mut Setup, peer: Option<[u8; 4]>) -> Option<Ipv4Addr> {
     }
 }
 
-/// The peer on a LAN, and how it was found.
-pub(crate) struct LanPeer {
-    pub address: Ipv4Addr,
-    /// `plan` or `announce`.
-    pub by: &'static str,
-    /// The announced port differs from the plan's (the plan's is used).
-    pub warning: Option<String>,
-}
-
-/// The peer on a LAN the board just took a lease on: the plan's address, else the first
-/// `benchboot peer --announce` heard on [`PEER_ANNOUNCE_PORT`] within the plan's peer
-/// wait (`wait` without tests). Errors: no announcement, or an IPv6 one.
-pub(crate) fn lan_peer(
-    plan: &Plan,
-    given: Option<[u8; 4]>,
-    wait: Duration,
-) -> Result<LanPeer, String> {
-    if let Some(p) = given {
-        return Ok(LanPeer {
-            address: p.into(),
-            by: "plan",
-            warning: None,
-        });
+/// The prefix length of a leased `netmask` (its set bits); a lease without one (0) is
+/// taken as a /24.
+pub(crate) fn lease_prefix(netmask: Ipv4Addr) -> u8 {
+    match u32::from(netmask).count_ones() as u8 {
+        0 => 24,
+        p => p,
     }
-    let peer_wait = plan
-        .network
-        .tests
-        .as_ref()
-        .map_or(wait, |t| Duration::from_millis(t.peer_wait_ms));
-    say(&format!(
-        "listening for `benchboot peer --announce` on UDP {PEER_ANNOUNCE_PORT}"
-    ));
-    let at = benchboot_netbench::announce::listen(Ipv4Addr::UNSPECIFIED, peer_wait).map_err(|e| {
-        format!(
-            "no peer announced itself within {} ms: {e} (run `benchboot peer --announce` on the LAN, or give `peer` in the plan)",
-            peer_wait.as_millis()
-        )
-    })?;
-    let std::net::IpAddr::V4(address) = at.ip() else {
-        return Err(format!("the announced peer {at} is not IPv4"));
-    };
-    let warning = plan.network.tests.as_ref().and_then(|t| {
-        (at.port() != t.peer_port).then(|| {
-            format!(
-                "the peer announced port {}, the plan says {}: using the plan's",
-                at.port(),
-                t.peer_port
-            )
-        })
-    });
-    Ok(LanPeer {
-        address,
-        by: "announce",
-        warning,
-    })
 }
 
-/// The network tests over the link, with the interface counters read around each test.
+/// The network tests over the link, with the interface counters read around each test;
+/// a speed that changed during them is a warning.
 fn measure(
     ifname: &str,
+    net: &Path,
     record: &mut WiredLink,
     peer: Ipv4Addr,
     tests: &NetTests,
@@ -469,7 +447,6 @@ fn measure(
         results,
     );
     record.counters = spans;
-    let net = Path::new(NET_ROOT);
     // What the link was after the tests: the speed a flapping link renegotiated to.
     let after = link::facts(net, ifname);
     if after.speed_mbit != record.facts.speed_mbit {
@@ -479,39 +456,10 @@ fn measure(
         );
         results.event(
             format!("network.wired.{}", record.name),
-            Severity::Warning,
+            benchboot_results::Severity::Warning,
             msg,
         );
     }
-}
-
-/// Runs the network tests over link `label` (interface `ifname`, board address `board`)
-/// against `peer`, reading the interface counters right before and after each test.
-pub(crate) fn tests_with_counters(
-    label: &str,
-    ifname: &str,
-    board: [u8; 4],
-    peer: Ipv4Addr,
-    tests: &NetTests,
-    results: &mut RunResults,
-) -> Vec<CounterSpan> {
-    let net = Path::new(NET_ROOT);
-    let mut before = None;
-    let mut spans: Vec<CounterSpan> = Vec::new();
-    let mut watch = |stage: Stage, test: &NetTest| match stage {
-        Stage::Before => before = link::counters(net, ifname).ok(),
-        Stage::After => {
-            if let (Some(b), Ok(a)) = (before.take(), link::counters(net, ifname)) {
-                spans.push(CounterSpan {
-                    test: *test,
-                    before: b,
-                    after: a,
-                });
-            }
-        }
-    };
-    run_tests(label, board, peer, tests, results, &mut watch);
-    spans
 }
 
 /// Forks QEMU's stand-in LAN: a child in its own network namespace that takes
@@ -527,43 +475,5 @@ fn spawn_stand_in_lan(host_if: &str, plan: &Plan) -> Result<i32, String> {
     })
 }
 
-/// A QEMU stand-in LAN, in a namespace child that has `ifname`: sets `lan.router`/24 on
-/// it, leases `lan.lease` over DHCP, announces the peer (control port `port`) to the
-/// LAN's broadcast address once a second and serves it. Returns the child's exit code
-/// ([`crate::network::host_side_failure`]'s).
-pub(crate) fn stand_in_lan_body(ifname: &str, port: u16, lan: StandInLan) -> i32 {
-    if sys::ifconfig_up(ifname, lan.router, STAND_IN_PREFIX).is_err() {
-        return HOST_NO_ADDRESS;
-    }
-    let server = benchboot_dhcp::Server::new(
-        lan.router.into(),
-        lan.lease.into(),
-        Ipv4Addr::new(255, 255, 255, 0),
-        3600,
-    );
-    let dhcp_if = ifname.to_owned();
-    std::thread::spawn(move || {
-        benchboot_dhcp::serve(&dhcp_if, server, Arc::new(AtomicBool::new(false)), |_| {})
-    });
-    let [a, b, c, _] = lan.router;
-    let broadcast = SocketAddr::from(([a, b, c, 255], PEER_ANNOUNCE_PORT));
-    std::thread::spawn(move || {
-        // The LAN's own broadcast address: the namespace has no default route for
-        // 255.255.255.255.
-        let stop = AtomicBool::new(false);
-        benchboot_netbench::announce::broadcast(
-            port,
-            broadcast,
-            benchboot_netbench::announce::EVERY,
-            &stop,
-            &|_| {},
-        )
-    });
-    match std::net::TcpListener::bind((Ipv4Addr::from(lan.router), port)) {
-        Ok(l) => {
-            let _ = benchboot_netbench::peer::serve(l, Path::new(PROC_STAT));
-            0
-        }
-        Err(_) => HOST_NO_LISTEN,
-    }
-}
+#[cfg(test)]
+mod tests;

@@ -155,7 +155,9 @@ fn field<'a>(words: &[&'a str], key: &str) -> Option<&'a str> {
 fn begin(line: usize, rest: &str) -> Result<Open, DocumentError> {
     let words: Vec<&str> = rest.split_whitespace().collect();
     let bad = |why: String| DocumentError::BadLine { line, why };
-    let num = |key: &str| -> Result<usize, DocumentError> {
+    // Sizes are read as u64 whatever the reader's usize (the board's is 32 bits), so a
+    // hostile size is refused by the same check and with the same words everywhere.
+    let num = |key: &str| -> Result<u64, DocumentError> {
         field(&words, key)
             .and_then(|v| v.parse().ok())
             .ok_or_else(|| bad(format!("document begin line without a number `{key}=`")))
@@ -173,20 +175,24 @@ fn begin(line: usize, rest: &str) -> Result<Open, DocumentError> {
     }
     let (json_bytes, zlib_bytes, want) = (num("json-bytes")?, num("zlib-bytes")?, num("lines")?);
     // Every size is checked against the format's limits before anything is allocated.
-    if json_bytes > MAX_JSON_BYTES {
+    if json_bytes > MAX_JSON_BYTES as u64 {
         return Err(bad(format!(
             "document begin line with json-bytes={json_bytes}: more than any results \
              document ({MAX_JSON_BYTES} bytes at most); a corrupt or hostile log"
         )));
     }
-    if zlib_bytes > max_zlib_bytes(json_bytes) || zlib_bytes.div_ceil(CHUNK_BYTES) != want {
+    // At most MAX_JSON_BYTES: fits any usize.
+    let json_bytes = json_bytes as usize;
+    let max_zlib = max_zlib_bytes(json_bytes) as u64;
+    if zlib_bytes > max_zlib || zlib_bytes.div_ceil(CHUNK_BYTES as u64) != want {
         return Err(bad(format!(
             "document begin line with impossible sizes (json-bytes={json_bytes}, \
-             zlib-bytes={zlib_bytes}, lines={want}: {json_bytes} bytes compress to {} at \
-             most, in lines of {CHUNK_BYTES}); a corrupt or hostile log",
-            max_zlib_bytes(json_bytes)
+             zlib-bytes={zlib_bytes}, lines={want}: {json_bytes} bytes compress to {max_zlib} at \
+             most, in lines of {CHUNK_BYTES}); a corrupt or hostile log"
         )));
     }
+    // Bounded by max_zlib_bytes(MAX_JSON_BYTES) and that over CHUNK_BYTES: fit any usize.
+    let (zlib_bytes, want) = (zlib_bytes as usize, want as usize);
     let sha256 = field(&words, "sha256")
         .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
         .ok_or_else(|| bad("document begin line without a sha256= of 64 hex digits".into()))?
@@ -219,7 +225,7 @@ impl Open {
         };
         let (i, k) = pos
             .split_once('/')
-            .and_then(|(i, k)| Some((i.parse::<usize>().ok()?, k.parse::<usize>().ok()?)))
+            .and_then(|(i, k)| Some((i.parse::<u64>().ok()?, k.parse::<u64>().ok()?)))
             .ok_or_else(|| bad(format!("document line index `{pos}` is not <i>/<n>")))?;
         if b64.len() > MAX_CHUNK_B64 {
             return Err(bad(format!(
@@ -228,14 +234,16 @@ impl Open {
                 b64.len()
             )));
         }
-        if k != self.want {
+        // Read as u64 (as the begin line's sizes): an index past any usize is refused here
+        // as the wrong document, the same on the board as on the host.
+        if k != self.want as u64 {
             return Err(bad(format!(
                 "document line {i}/{k} does not belong to the document of run {} begun at line \
                  {} ({} lines)",
                 self.run, self.begin, self.want
             )));
         }
-        if i != self.have + 1 {
+        if i != self.have as u64 + 1 {
             return Err(bad(format!(
                 "document line {i}/{k} where line {}/{k} was due: a line is missing or repeated \
                  (the log dropped it?)",
@@ -263,7 +271,8 @@ impl Open {
             )));
         }
         self.data.extend_from_slice(&bytes);
-        self.have = i;
+        // i is have + 1 <= want: fits a usize.
+        self.have = i as usize;
         self.last_line = line;
         Ok(())
     }

@@ -455,7 +455,7 @@ fn macs_as_sysfs_writes_them() {
 /// plan's rating is passed through.
 #[test]
 fn full_facts_of_the_loopback() {
-    let f = full_facts("lo", Some(1000));
+    let f = full_facts(Path::new(SYS_CLASS_NET), "lo", Some(1000));
     assert_eq!(f.driver, None);
     assert_eq!(
         (f.driver_version, f.firmware_version, f.bus_info),

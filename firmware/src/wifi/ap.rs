@@ -18,7 +18,8 @@ use benchboot_wifi::channel::Chandef;
 use benchboot_wifi::nl80211::{self, IfType, Interface, Wiphy};
 use benchboot_wifi::{ie, psk};
 
-use super::{channel_flags, channel_record, hold, measure, Ctx};
+use super::entry::{channel_flags, channel_record, measure, Ctx};
+use super::hold;
 use crate::console::say;
 use crate::radio::Radio;
 use crate::sys;
@@ -39,30 +40,14 @@ pub(super) fn ap_entry(
     security: WifiSecurity,
     r: &mut WifiEntryResult,
 ) -> Result<(), String> {
-    let (plan, w, phy, iface) = (cx.plan, cx.w, cx.phy, cx.iface);
+    let (w, phy, iface) = (cx.w, cx.phy, cx.iface);
     let c = e
         .asked
         .and_then(|a| a.chandef().ok())
         .ok_or("an AP entry without a channel")?;
     r.channel_flags = channel_flags(phy, c.control_mhz);
     let ssid = e.ssid.clone().ok_or("an AP entry without an SSID")?;
-    let passphrase = match security {
-        WifiSecurity::Open => None,
-        WifiSecurity::Wpa2Psk
-            if phy.has_ext_feature(nl80211::EXT_FEATURE_4WAY_HANDSHAKE_AP_PSK) =>
-        {
-            r.security_note = Some("4-way handshake offloaded to the radio".into());
-            Some(random_passphrase()?)
-        }
-        WifiSecurity::Wpa2Psk => {
-            r.security = "open".into();
-            r.security_note = Some(
-                "WPA2 asked, the radio offers no AP 4-way handshake offload (4WAY_HANDSHAKE_AP_PSK): the AP ran open"
-                    .into(),
-            );
-            None
-        }
-    };
+    let passphrase = ap_passphrase(phy, security, r)?;
     if let Err(e) = start_board_ap(
         cx.radio,
         phy,
@@ -83,78 +68,112 @@ pub(super) fn ap_entry(
         .and_then(|i| i.chandef)
         .map(|c| channel_record(&c));
     r.bssid = iface.mac.map(|m| benchboot_plan::network::mac_text(&m));
-    let outcome = (|| {
-        sys::ifconfig_up(&iface.name, AP_BOARD, AP_PREFIX)
-            .map_err(|e| format!("{}: {e}", iface.name))?;
-        r.board_address = Some(AP_BOARD);
-        let stop = Arc::new(AtomicBool::new(false));
-        let (lease_tx, lease_rx) = mpsc::channel();
-        let server = benchboot_dhcp::Server::new(
-            AP_BOARD.into(),
-            AP_STATION.into(),
-            Ipv4Addr::new(255, 255, 255, 0),
-            3600,
-        );
-        let dhcp_if = iface.name.clone();
-        let dhcp_stop = stop.clone();
-        let dhcp = std::thread::spawn(move || {
-            benchboot_dhcp::serve(&dhcp_if, server, dhcp_stop, |l| {
-                let _ = lease_tx.send(l);
-            })
-        });
-        let offer = WifiOffer {
-            ssid: ssid.as_bytes().to_vec(),
-            passphrase: passphrase.clone(),
-            freq_mhz: c.control_mhz,
-            width_mhz: c.width.mhz(),
-            board: AP_BOARD.into(),
-        };
-        let targets = offer_targets(plan, cx.results);
-        say(&format!(
-            "wifi {}: AP {ssid:?} up on {} MHz; waiting {} s for `benchboot peer --wifi` (offered to {targets:?})",
-            r.link,
-            c.control_mhz,
-            w.connect_wait_ms / 1000
-        ));
-        let peers = hold::results_link_peers(plan, cx.results);
-        if peers.is_empty() {
-            say(&format!(
-                "wifi {}: no peer met on the results link: `benchboot peer --wifi` takes an \
-                 offer only from a board holding a session with it; offering all the same",
-                r.link
-            ));
-        }
-        let holding = Arc::new(AtomicBool::new(false));
-        let holder = hold::hold(peers, plan.board.clone(), holding.clone()).ok();
-        let t0 = sys::boottime_ns();
-        let lease = offer_until_lease(
-            &offer,
-            &targets,
-            &lease_rx,
-            Duration::from_millis(w.connect_wait_ms),
-        );
-        holding.store(true, Ordering::Relaxed);
-        if let Some(h) = holder {
-            let _ = h.join();
-        }
-        let outcome = match lease {
-            None => Err(format!(
-                "no station joined within {} s (run `benchboot peer --wifi` on a host with WiFi, on the results link)",
-                w.connect_wait_ms / 1000
-            )),
-            Some(l) => {
-                r.connect_ns = Some(sys::boottime_ns().saturating_sub(t0));
-                r.peer_address = Some(l.address.octets());
-                r.peer_found_by = Some("lease".into());
-                measure(cx, l.address, r);
-                Ok(())
-            }
-        };
-        stop.store(true, Ordering::Relaxed);
-        let _ = dhcp.join();
-        outcome
-    })();
+    let offer = WifiOffer {
+        ssid: ssid.as_bytes().to_vec(),
+        passphrase,
+        freq_mhz: c.control_mhz,
+        width_mhz: c.width.mhz(),
+        board: AP_BOARD.into(),
+    };
+    let outcome = serve_ap(cx, &offer, r);
     stop_board_ap(cx.radio, iface);
+    outcome
+}
+
+/// The AP's WPA2 passphrase (random, with the radio's AP 4-way handshake offload), or
+/// none: an open entry, or WPA2 asked of a radio without the offload (the AP runs open
+/// and the record says so).
+fn ap_passphrase(
+    phy: &Wiphy,
+    security: WifiSecurity,
+    r: &mut WifiEntryResult,
+) -> Result<Option<String>, String> {
+    match security {
+        WifiSecurity::Open => Ok(None),
+        WifiSecurity::Wpa2Psk
+            if phy.has_ext_feature(nl80211::EXT_FEATURE_4WAY_HANDSHAKE_AP_PSK) =>
+        {
+            r.security_note = Some("4-way handshake offloaded to the radio".into());
+            Ok(Some(random_passphrase()?))
+        }
+        WifiSecurity::Wpa2Psk => {
+            r.security = "open".into();
+            r.security_note = Some(
+                "WPA2 asked, the radio offers no AP 4-way handshake offload (4WAY_HANDSHAKE_AP_PSK): the AP ran open"
+                    .into(),
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// With the board's AP up: its address, a DHCP server for the station, `offer` sent
+/// over the results link (a session with its peers held meanwhile) until a station
+/// takes a lease, then the tests against it.
+fn serve_ap(cx: &mut Ctx, offer: &WifiOffer, r: &mut WifiEntryResult) -> Result<(), String> {
+    let (plan, w, iface) = (cx.plan, cx.w, cx.iface);
+    sys::ifconfig_up(&iface.name, AP_BOARD, AP_PREFIX)
+        .map_err(|e| format!("{}: {e}", iface.name))?;
+    r.board_address = Some(AP_BOARD);
+    let stop = Arc::new(AtomicBool::new(false));
+    let (lease_tx, lease_rx) = mpsc::channel();
+    let server = benchboot_dhcp::Server::new(
+        AP_BOARD.into(),
+        AP_STATION.into(),
+        Ipv4Addr::new(255, 255, 255, 0),
+        3600,
+    );
+    let dhcp_if = iface.name.clone();
+    let dhcp_stop = stop.clone();
+    let dhcp = std::thread::spawn(move || {
+        benchboot_dhcp::serve(&dhcp_if, server, dhcp_stop, |l| {
+            let _ = lease_tx.send(l);
+        })
+    });
+    let targets = offer_targets(plan, cx.results);
+    say(&format!(
+        "wifi {}: AP {:?} up on {} MHz; waiting {} s for `benchboot peer --wifi` (offered to {targets:?})",
+        r.link,
+        String::from_utf8_lossy(&offer.ssid),
+        offer.freq_mhz,
+        w.connect_wait_ms / 1000
+    ));
+    let peers = hold::results_link_peers(plan, cx.results);
+    if peers.is_empty() {
+        say(&format!(
+            "wifi {}: no peer met on the results link: `benchboot peer --wifi` takes an \
+             offer only from a board holding a session with it; offering all the same",
+            r.link
+        ));
+    }
+    let holding = Arc::new(AtomicBool::new(false));
+    let holder = hold::hold(peers, plan.board.clone(), holding.clone()).ok();
+    let t0 = sys::boottime_ns();
+    let lease = offer_until_lease(
+        offer,
+        &targets,
+        &lease_rx,
+        Duration::from_millis(w.connect_wait_ms),
+    );
+    holding.store(true, Ordering::Relaxed);
+    if let Some(h) = holder {
+        let _ = h.join();
+    }
+    let outcome = match lease {
+        None => Err(format!(
+            "no station joined within {} s (run `benchboot peer --wifi` on a host with WiFi, on the results link)",
+            w.connect_wait_ms / 1000
+        )),
+        Some(l) => {
+            r.connect_ns = Some(sys::boottime_ns().saturating_sub(t0));
+            r.peer_address = Some(l.address.octets());
+            r.peer_found_by = Some("lease".into());
+            measure(cx, l.address, r);
+            Ok(())
+        }
+    };
+    stop.store(true, Ordering::Relaxed);
+    let _ = dhcp.join();
     outcome
 }
 

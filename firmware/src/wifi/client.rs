@@ -4,7 +4,7 @@
 //! needing a supplicant), a DHCP lease, the peer from the plan or its announcement, the
 //! tests ([`super::measure`]), the disconnect.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use benchboot_plan::{WifiEntry, WifiRole};
 use benchboot_results::wifi::{Neighbour, WifiEntryResult};
@@ -12,11 +12,12 @@ use benchboot_wifi::channel::Chandef;
 use benchboot_wifi::nl80211::{self, Bss, Interface, Wiphy};
 use benchboot_wifi::{hostapd, psk, station};
 
-use super::{channel_flags, channel_record, measure, standin, Ctx, SCAN_WAIT};
+use super::entry::{channel_flags, channel_record, measure, Ctx};
+use super::scan::scan_for;
+use super::standin;
 use crate::console::say;
-use crate::radio::Radio;
+use crate::netkit::lan_peer;
 use crate::wait::wait_until;
-use crate::wired::lan_peer;
 use crate::{link, sys, worker};
 
 /// One client entry: scan, connect, lease, peer, tests, disconnect. `stand_in` (QEMU):
@@ -103,51 +104,8 @@ fn connect_and_measure(
     r: &mut WifiEntryResult,
 ) -> Result<(), String> {
     let (plan, w, iface) = (cx.plan, cx.w, cx.iface);
-    let radio = &mut *cx.radio;
-    let freqs: Vec<u32> = chandef.map(|c| vec![c.control_mhz]).unwrap_or_default();
-    let bss = scan_for(radio, iface.ifindex, &freqs, ssid.as_bytes())?;
-    r.neighbours = neighbours(&radio.scan_results(iface.ifindex).unwrap_or_default(), &bss);
-    r.bssid = Some(benchboot_plan::network::mac_text(&bss.bssid));
+    let up_ns = associate(cx, ssid, chandef, pmk, r)?;
     let wait = Duration::from_millis(w.connect_wait_ms);
-    let t0 = sys::boottime_ns();
-    radio
-        .connect(
-            iface.ifindex,
-            &nl80211::ConnectParams {
-                ssid: ssid.as_bytes(),
-                freq_mhz: Some(bss.freq_mhz),
-                bssid: Some(bss.bssid),
-                psk: pmk,
-            },
-        )
-        .map_err(|e| format!("CONNECT to {}: {e}", r.bssid.as_deref().unwrap_or("?")))?;
-    let mut joined = None;
-    wait_until(wait, || {
-        joined = radio
-            .interface(iface.ifindex)
-            .ok()
-            .filter(|i| i.ssid.as_deref() == Some(ssid.as_bytes()) && i.chandef.is_some());
-        joined.is_some()
-    });
-    let joined = joined.ok_or_else(|| {
-        format!(
-            "not associated with {} within {} ms",
-            r.bssid.as_deref().unwrap_or("?"),
-            w.connect_wait_ms
-        )
-    })?;
-    let up_ns = sys::boottime_ns();
-    r.connect_ns = Some(up_ns.saturating_sub(t0));
-    r.obtained = joined.chandef.map(|c| channel_record(&c));
-    r.txpower_mbm = joined.txpower_mbm;
-    say(&format!(
-        "wifi {}: associated with {} on {} MHz, {} MHz wide (centre {} MHz)",
-        r.link,
-        r.bssid.as_deref().unwrap_or("?"),
-        r.obtained.map_or(0, |c| c.freq_mhz),
-        r.obtained.map_or(0, |c| c.width_mhz),
-        r.obtained.map_or(0, |c| c.center1_mhz),
-    ));
     let mac = iface.mac.ok_or("the interface has no MAC address")?;
     let lease = benchboot_dhcp::client_lease(&iface.name, mac, wait).map_err(|e| {
         format!(
@@ -176,36 +134,62 @@ fn connect_and_measure(
     Ok(())
 }
 
-/// Scans `freqs` (all when empty) for `ssid` until a BSS carrying it is seen.
-pub(super) fn scan_for(
-    radio: &mut Radio,
-    ifindex: u32,
-    freqs: &[u32],
-    ssid: &[u8],
-) -> Result<Bss, String> {
-    let deadline = Instant::now() + SCAN_WAIT;
-    let mut last_err = String::new();
-    while Instant::now() < deadline {
-        if let Err(e) = radio.trigger_scan(ifindex, freqs, &[ssid]) {
-            // EBUSY: a scan is still running.
-            last_err = e.to_string();
-        }
-        std::thread::sleep(Duration::from_millis(1500));
-        if let Ok(list) = radio.scan_results(ifindex) {
-            if let Some(b) = station::best_bss(list, freqs, ssid) {
-                return Ok(b);
-            }
-        }
-    }
-    Err(format!(
-        "no AP with the SSID in {} s of scanning{}",
-        SCAN_WAIT.as_secs(),
-        if last_err.is_empty() {
-            String::new()
-        } else {
-            format!(" (last scan: {last_err})")
-        }
-    ))
+/// Scans for `ssid` (on `chandef`'s primary channel, else everywhere), records the
+/// neighbours and the BSSID, `CONNECT`s (with `pmk` for WPA2) and waits for the
+/// association; records how long it took, the channel obtained and the transmit power.
+/// Returns when the link came up (CLOCK_BOOTTIME, ns).
+fn associate(
+    cx: &mut Ctx,
+    ssid: &str,
+    chandef: Option<Chandef>,
+    pmk: Option<[u8; 32]>,
+    r: &mut WifiEntryResult,
+) -> Result<u64, String> {
+    let (w, iface) = (cx.w, cx.iface);
+    let radio = &mut *cx.radio;
+    let freqs: Vec<u32> = chandef.map(|c| vec![c.control_mhz]).unwrap_or_default();
+    let bss = scan_for(radio, iface.ifindex, &freqs, ssid.as_bytes())?;
+    r.neighbours = neighbours(&radio.scan_results(iface.ifindex).unwrap_or_default(), &bss);
+    r.bssid = Some(benchboot_plan::network::mac_text(&bss.bssid));
+    let bssid = r.bssid.clone().unwrap_or_default();
+    let t0 = sys::boottime_ns();
+    radio
+        .connect(
+            iface.ifindex,
+            &nl80211::ConnectParams {
+                ssid: ssid.as_bytes(),
+                freq_mhz: Some(bss.freq_mhz),
+                bssid: Some(bss.bssid),
+                psk: pmk,
+            },
+        )
+        .map_err(|e| format!("CONNECT to {bssid}: {e}"))?;
+    let mut joined = None;
+    wait_until(Duration::from_millis(w.connect_wait_ms), || {
+        joined = radio
+            .interface(iface.ifindex)
+            .ok()
+            .filter(|i| i.ssid.as_deref() == Some(ssid.as_bytes()) && i.chandef.is_some());
+        joined.is_some()
+    });
+    let joined = joined.ok_or_else(|| {
+        format!(
+            "not associated with {bssid} within {} ms",
+            w.connect_wait_ms
+        )
+    })?;
+    let up_ns = sys::boottime_ns();
+    r.connect_ns = Some(up_ns.saturating_sub(t0));
+    r.obtained = joined.chandef.map(|c| channel_record(&c));
+    r.txpower_mbm = joined.txpower_mbm;
+    say(&format!(
+        "wifi {}: associated with {bssid} on {} MHz, {} MHz wide (centre {} MHz)",
+        r.link,
+        r.obtained.map_or(0, |c| c.freq_mhz),
+        r.obtained.map_or(0, |c| c.width_mhz),
+        r.obtained.map_or(0, |c| c.center1_mhz),
+    ));
+    Ok(up_ns)
 }
 
 /// The BSSs of the scan on the entry's band ([`station::neighbours`]).

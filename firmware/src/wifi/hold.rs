@@ -18,7 +18,7 @@ use benchboot_netbench::driver::Session;
 use benchboot_plan::Plan;
 use benchboot_results::RunResults;
 
-use crate::network::PROC_STAT;
+use crate::netkit::PROC_STAT;
 
 /// How often a closed or never opened session is tried again.
 const RETRY_EVERY: Duration = Duration::from_secs(2);

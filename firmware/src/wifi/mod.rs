@@ -17,68 +17,35 @@
 
 mod ap;
 mod client;
+mod entry;
 mod hold;
+mod scan;
 mod standin;
 
-use std::net::Ipv4Addr;
 use std::time::Duration;
 
 use benchboot_plan::net_steps::{self, WifiAction, WifiCheckStep};
 use benchboot_plan::{NetTests, Plan, WifiEntry, WifiPlan, WifiRole};
-use benchboot_results::wifi::{
-    BandName, Bitrate, RadioFacts, Regulatory, StationInfo, WifiChannel, WifiEntryResult,
-};
+use benchboot_results::wifi::{RadioFacts, Regulatory, WifiEntryResult};
 use benchboot_results::{RunResults, Severity};
-use benchboot_wifi::channel::{Band, Chandef, Width};
-use benchboot_wifi::nl80211::{self, IfType, Interface, RateInfo, Station, Wiphy};
-use benchboot_wifi::{psk, rate, regulatory};
+use benchboot_wifi::nl80211::{self, IfType, Interface, Wiphy};
+use benchboot_wifi::{psk, regulatory};
 
 use crate::console::say;
-use crate::network::fail;
+use crate::netkit::fail;
 use crate::radio::Radio;
 use crate::wait::wait_until;
-use crate::wired::tests_with_counters;
 use crate::{link, sys};
+use entry::{channel_record, Ctx};
 
 /// How long brcmfmac may take to load its firmware and register the radio.
 const RADIO_WAIT: Duration = Duration::from_secs(20);
-/// How long a scan may take to find the entry's AP.
-const SCAN_WAIT: Duration = Duration::from_millis(benchboot_plan::wifi::SCAN_WAIT_MS);
-
-/// What one entry of the WiFi step works with: the plan, the board's radio (its wiphy
-/// and interface as read after the country was set), the tests (the plan's, with the
-/// WiFi warm-up) and the results the entry writes into.
-struct Ctx<'a> {
-    plan: &'a Plan,
-    w: &'a WifiPlan,
-    radio: &'a mut Radio,
-    phy: &'a Wiphy,
-    iface: &'a Interface,
-    tests: &'a NetTests,
-    results: &'a mut RunResults,
-}
 
 /// Runs the plan's WiFi step.
 pub fn run_wifi(plan: &Plan, results: &mut RunResults) {
-    let Some(w) = &plan.network.wifi else {
+    let Some((w, tests)) = preflight(plan, results) else {
         return;
     };
-    let Some(tests) = w.tests.as_ref().or(plan.network.tests.as_ref()) else {
-        return;
-    };
-    if !w.problems.is_empty() {
-        for p in &w.problems {
-            fail(results, "network.wifi", p.clone());
-        }
-        for e in &w.entries {
-            results.network.wifi.entries.push(skipped(
-                w,
-                e,
-                "not run: see the WiFi errors above".into(),
-            ));
-        }
-        return;
-    }
     let mut radio = match Radio::open() {
         Ok(r) => r,
         Err(e) => {
@@ -90,42 +57,9 @@ pub fn run_wifi(plan: &Plan, results: &mut RunResults) {
             return;
         }
     };
-    let Some((phy, iface)) = board_radio(&mut radio) else {
-        fail(
-            results,
-            "network.wifi",
-            format!(
-                "no WiFi radio appeared within {} s: {}",
-                RADIO_WAIT.as_secs(),
-                w.firmware_missing.as_deref().unwrap_or(
-                    "firmware files missing or the chip revision unsupported? (the kernel log names what brcmfmac asked for)"
-                )
-            ),
-        );
+    let Some((phy, iface, stand_in_phy)) = set_up_radio(plan, w, &mut radio, results) else {
         return;
     };
-    let reg = set_country(&mut radio, &w.country, results);
-    // The channel flags change with the country: read the radio again.
-    let phy = radio
-        .wiphys()
-        .ok()
-        .and_then(|l| l.into_iter().find(|p| p.index == phy.index))
-        .unwrap_or(phy);
-    results.network.wifi.radio = Some(radio_facts(plan, &phy, &iface));
-    results.network.wifi.regulatory = reg;
-    let _ = sys::link_up(&iface.name);
-    let stand_in_phy = w
-        .stand_in
-        .as_ref()
-        .and_then(|_| other_radio(&mut radio, phy.index));
-    if w.stand_in.is_some() && stand_in_phy.is_none() {
-        fail(
-            results,
-            "network.wifi",
-            "QEMU: no second hwsim radio for the stand-in".into(),
-        );
-        return;
-    }
     let mut tests = tests.clone();
     tests.omit_ms = tests.omit_ms.max(w.warmup_ms);
     let mut cx = Ctx {
@@ -139,22 +73,7 @@ pub fn run_wifi(plan: &Plan, results: &mut RunResults) {
     };
     let steps = net_steps::wifi_steps(w, &phy);
     for (e, action) in steps.entries {
-        let mut r = entry_record(w, e);
-        let outcome = match action {
-            WifiAction::Skip(why) => {
-                say(&format!("wifi {}: skipped: {why}", e.name));
-                r.skipped = Some(why);
-                Ok(())
-            }
-            WifiAction::Client => client::client_entry(&mut cx, e, stand_in_phy.as_ref(), &mut r),
-            WifiAction::AccessPoint(security) => ap::ap_entry(&mut cx, e, security, &mut r),
-        };
-        if let Err(why) = outcome {
-            fail(cx.results, &format!("network.wifi.{}", e.name), why.clone());
-            r.skipped = Some(why);
-        }
-        crate::console::figures(&benchboot_console::figures::wifi_entry(&r));
-        cx.results.network.wifi.entries.push(r);
+        run_entry(&mut cx, e, action, stand_in_phy.as_ref());
     }
     let Some(other) = &stand_in_phy else {
         return;
@@ -174,6 +93,105 @@ pub fn run_wifi(plan: &Plan, results: &mut RunResults) {
         ));
         results.network.wifi.checks.push(c);
     }
+}
+
+/// The WiFi plan and its tests (the WiFi plan's own, else the network's), when the step
+/// runs: not without a WiFi plan or tests, and not when the plan has problems, each an
+/// error event `network.wifi` with every entry recorded as skipped.
+fn preflight<'a>(plan: &'a Plan, results: &mut RunResults) -> Option<(&'a WifiPlan, &'a NetTests)> {
+    let w = plan.network.wifi.as_ref()?;
+    let tests = w.tests.as_ref().or(plan.network.tests.as_ref())?;
+    if w.problems.is_empty() {
+        return Some((w, tests));
+    }
+    for p in &w.problems {
+        fail(results, "network.wifi", p.clone());
+    }
+    for e in &w.entries {
+        results.network.wifi.entries.push(skipped(
+            w,
+            e,
+            "not run: see the WiFi errors above".into(),
+        ));
+    }
+    None
+}
+
+/// A radio and its interface.
+type PhyIf = (Wiphy, Interface);
+
+/// The board's radio waited for, its country set and read back, its facts and the
+/// regulatory domain recorded, its interface up; with the QEMU stand-in, the other
+/// radio too. `None` (an error event) when a radio is missing.
+fn set_up_radio(
+    plan: &Plan,
+    w: &WifiPlan,
+    radio: &mut Radio,
+    results: &mut RunResults,
+) -> Option<(Wiphy, Interface, Option<PhyIf>)> {
+    let Some((phy, iface)) = board_radio(radio) else {
+        fail(
+            results,
+            "network.wifi",
+            format!(
+                "no WiFi radio appeared within {} s: {}",
+                RADIO_WAIT.as_secs(),
+                w.firmware_missing.as_deref().unwrap_or(
+                    "firmware files missing or the chip revision unsupported? (the kernel log names what brcmfmac asked for)"
+                )
+            ),
+        );
+        return None;
+    };
+    let reg = set_country(radio, &w.country, results);
+    // The channel flags change with the country: read the radio again.
+    let phy = radio
+        .wiphys()
+        .ok()
+        .and_then(|l| l.into_iter().find(|p| p.index == phy.index))
+        .unwrap_or(phy);
+    results.network.wifi.radio = Some(radio_facts(plan, &phy, &iface));
+    results.network.wifi.regulatory = reg;
+    let _ = sys::link_up(&iface.name);
+    let stand_in_phy = w
+        .stand_in
+        .as_ref()
+        .and_then(|_| other_radio(radio, phy.index));
+    if w.stand_in.is_some() && stand_in_phy.is_none() {
+        fail(
+            results,
+            "network.wifi",
+            "QEMU: no second hwsim radio for the stand-in".into(),
+        );
+        return None;
+    }
+    Some((phy, iface, stand_in_phy))
+}
+
+/// One entry: skipped as `action` says, or run in its role; its failure is an error
+/// event `network.wifi.<entry>` and its record says why it was not measured.
+fn run_entry(
+    cx: &mut Ctx,
+    e: &WifiEntry,
+    action: WifiAction,
+    stand_in_phy: Option<&(Wiphy, Interface)>,
+) {
+    let mut r = entry_record(cx.w, e);
+    let outcome = match action {
+        WifiAction::Skip(why) => {
+            say(&format!("wifi {}: skipped: {why}", e.name));
+            r.skipped = Some(why);
+            Ok(())
+        }
+        WifiAction::Client => client::client_entry(cx, e, stand_in_phy, &mut r),
+        WifiAction::AccessPoint(security) => ap::ap_entry(cx, e, security, &mut r),
+    };
+    if let Err(why) = outcome {
+        fail(cx.results, &format!("network.wifi.{}", e.name), why.clone());
+        r.skipped = Some(why);
+    }
+    crate::console::figures(&benchboot_console::figures::wifi_entry(&r));
+    cx.results.network.wifi.entries.push(r);
 }
 
 /// The record of an entry before it runs.
@@ -211,21 +229,6 @@ fn skipped(w: &WifiPlan, e: &WifiEntry, why: String) -> WifiEntryResult {
     WifiEntryResult {
         skipped: Some(why),
         ..entry_record(w, e)
-    }
-}
-
-/// A chandef as results record it.
-fn channel_record(c: &Chandef) -> WifiChannel {
-    WifiChannel {
-        band: match c.band() {
-            Some(Band::Ghz5) => BandName::Ghz5,
-            _ => BandName::Ghz2,
-        },
-        channel: c.channel().unwrap_or(0),
-        freq_mhz: c.control_mhz,
-        width_mhz: c.width.mhz(),
-        center1_mhz: c.center1_mhz,
-        no_ht: c.width == Width::NoHt20,
     }
 }
 
@@ -304,7 +307,7 @@ fn set_country(radio: &mut Radio, country: &str, results: &mut RunResults) -> Op
 
 /// What the results say about the radio.
 fn radio_facts(plan: &Plan, phy: &Wiphy, iface: &Interface) -> RadioFacts {
-    let facts = link::full_facts(&iface.name, None);
+    let facts = link::full_facts(std::path::Path::new(link::SYS_CLASS_NET), &iface.name, None);
     let bands = phy.bands.iter().map(|b| b.band.name().to_owned()).collect();
     RadioFacts {
         chip: plan.network.wifi.as_ref().and_then(|w| w.chip.clone()),
@@ -360,7 +363,12 @@ fn iftype_name(t: IfType) -> String {
 /// The chip revision brcmfmac logs when it starts the firmware (`Firmware: BCM43430/1
 /// wl0: ...`), from the kernel log.
 fn chip_revision() -> Option<String> {
-    let log = sys::kernel_log().ok()?;
+    chip_revision_in(&sys::kernel_log().ok()?)
+}
+
+/// The chip revision of a kernel log's first `Firmware: BCM...` line: the word after
+/// `Firmware: ` (`BCM43430/1`).
+fn chip_revision_in(log: &str) -> Option<String> {
     let line = log.lines().find(|l| l.contains("Firmware: BCM"))?;
     let at = line.find("Firmware: ")? + "Firmware: ".len();
     line[at..].split_whitespace().next().map(str::to_owned)
@@ -382,79 +390,5 @@ fn radio_files() -> Vec<String> {
     out
 }
 
-/// The primary channel's flags, as results list them.
-fn channel_flags(phy: &Wiphy, mhz: u32) -> Vec<String> {
-    regulatory::channel_flags(phy, mhz)
-        .into_iter()
-        .map(str::to_owned)
-        .collect()
-}
-
-/// Power save off and read back, the station before and after, the tests against
-/// `peer`: the end of a client entry and of an AP entry alike.
-fn measure(cx: &mut Ctx, peer: Ipv4Addr, r: &mut WifiEntryResult) {
-    let Ctx {
-        radio,
-        iface,
-        tests,
-        results,
-        ..
-    } = cx;
-    let _ = radio.set_power_save(iface.ifindex, false);
-    r.power_save = radio.power_save(iface.ifindex).ok().flatten();
-    if r.power_save == Some(true) {
-        let msg = format!(
-            "{}: power save is still on: the figures include its sleep",
-            r.link
-        );
-        results.event(format!("network.wifi.{}", r.link), Severity::Warning, msg);
-    }
-    let first = |radio: &mut Radio| {
-        radio
-            .stations(iface.ifindex)
-            .ok()
-            .and_then(|s| s.into_iter().next())
-    };
-    // The idle phase with the link up, before the station is read and the tests run.
-    crate::energy::idle_on_link(&iface.name, results);
-    let before = first(radio);
-    if let Some(s) = &before {
-        r.absent = s.absent().iter().map(|a| (*a).to_owned()).collect();
-    }
-    r.station_before = before.as_ref().map(station_info);
-    let board = r.board_address.unwrap_or([0; 4]);
-    r.counters = tests_with_counters(&r.link, &iface.name, board, peer, tests, results);
-    r.station_after = first(radio).as_ref().map(station_info);
-}
-
-/// A station as results record it.
-fn station_info(s: &Station) -> StationInfo {
-    StationInfo {
-        signal_dbm: s.signal_dbm,
-        signal_avg_dbm: s.signal_avg_dbm,
-        chain_signal_dbm: s.chain_signal_dbm.clone(),
-        tx_bitrate: s.tx_bitrate.as_ref().map(bitrate),
-        rx_bitrate: s.rx_bitrate.as_ref().map(bitrate),
-        tx_retries: s.tx_retries,
-        tx_failed: s.tx_failed,
-        tx_packets: s.tx_packets,
-        rx_packets: s.rx_packets,
-        tx_bytes: s.tx_bytes,
-        rx_bytes: s.rx_bytes,
-        beacon_loss: s.beacon_loss,
-        expected_throughput_kbps: s.expected_throughput_kbps,
-    }
-}
-
-/// A rate as results record it ([`rate::classify`]).
-fn bitrate(b: &RateInfo) -> Bitrate {
-    let r = rate::classify(b);
-    Bitrate {
-        bitrate_100kbps: b.bitrate_100kbps,
-        mcs: r.mcs,
-        kind: r.kind.name().into(),
-        nss: r.nss,
-        width_mhz: Some(b.width_mhz),
-        short_gi: b.short_gi,
-    }
-}
+#[cfg(test)]
+mod tests;

@@ -9,8 +9,6 @@
 //! - [`ibss_smoke`]: both radios in one IBSS (joined in the kernel), TCP round trips
 //!   across.
 
-use std::net::Ipv4Addr;
-use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -22,13 +20,14 @@ use benchboot_wifi::hostapd;
 use benchboot_wifi::nl80211::{IfType, Interface, Wiphy};
 
 use super::ap::{back_to_station, start_board_ap, stop_board_ap};
-use super::client::scan_for;
-use super::SCAN_WAIT;
+use super::scan::{scan_for, SCAN_WAIT};
 use crate::console::say;
-use crate::network::{spawn_in_netns_moving, HOST_NO_ADDRESS};
+use crate::netkit::{
+    host_side_failure, serve_peer, spawn_in_netns_moving, stand_in_lan_body, tests_with_counters,
+    StandInLan, HOST_NO_ADDRESS,
+};
 use crate::radio::Radio;
 use crate::wait::wait_until;
-use crate::wired::{stand_in_lan_body, tests_with_counters, StandInLan};
 use crate::{sys, worker};
 
 /// The WiFi stand-in AP's LAN, apart from the wired stand-in's 10.56.0.0/24 (whose
@@ -126,7 +125,7 @@ pub(super) fn stand_in_failure(code: i32) -> String {
         }
         STAND_IN_NO_BEACON => "its scan did not see the beacons".into(),
         STAND_IN_NO_IBSS => "it could not join the IBSS".into(),
-        c => crate::network::host_side_failure(c),
+        c => host_side_failure(c),
     }
 }
 
@@ -232,7 +231,6 @@ pub(super) fn ibss_smoke(
     tests: &NetTests,
     results: &mut RunResults,
 ) -> WifiCheck {
-    let ssid = "bb-qemu-ibss";
     let c = Chandef::new(Band::Ghz2, 1, Width::NoHt20).expect("channel 1");
     let check = |passed, detail: String| WifiCheck {
         name: "ibss".into(),
@@ -246,72 +244,84 @@ pub(super) fn ibss_smoke(
         other.0.index,
         &other.1.name,
         "the IBSS peer",
-        move || {
-            let Some((mut r, i)) = own_radio(&ifname) else {
-                return STAND_IN_NO_IBSS;
-            };
-            if join_ibss(&mut r, &i, ssid, c).is_err() {
-                return STAND_IN_NO_IBSS;
-            }
-            if sys::ifconfig_up(&ifname, IBSS_PEER, 24).is_err() {
-                return HOST_NO_ADDRESS;
-            }
-            match std::net::TcpListener::bind((Ipv4Addr::from(IBSS_PEER), port)) {
-                Ok(l) => {
-                    let _ =
-                        benchboot_netbench::peer::serve(l, Path::new(crate::network::PROC_STAT));
-                    0
-                }
-                Err(_) => crate::network::HOST_NO_LISTEN,
-            }
-        },
+        move || ibss_peer(&ifname, c, port),
     );
     let pid = match child {
         Ok(p) => p,
         Err(e) => return check(false, e),
     };
-    let outcome = (|| {
-        join_ibss(radio, iface, ssid, c)?;
-        sys::ifconfig_up(&iface.name, IBSS_BOARD, 24).map_err(|e| e.to_string())?;
-        let smoke = NetTests {
-            streams: vec![],
-            latency_samples: 20,
-            http_bytes: 0,
-            udp_bitrate: 0,
-            ..tests.clone()
-        };
-        let before = results.network.latency.len();
-        let _ = tests_with_counters(
-            "wifi-ibss",
-            &iface.name,
-            IBSS_BOARD,
-            IBSS_PEER.into(),
-            &smoke,
-            results,
-        );
-        match results.network.latency[before..]
-            .iter()
-            .find(|l| l.link == "wifi-ibss")
-        {
-            Some(l) => Ok(format!(
-                "IBSS {ssid:?} on {} MHz joined by both radios; {} TCP round trips across",
-                c.control_mhz,
-                l.rtt_ns.len()
-            )),
-            None => Err(format!(
-                "joined, but no TCP round trip across{}",
-                worker::exit_code(pid)
-                    .map(|c| format!(" (the IBSS peer had exited: {})", stand_in_failure(c)))
-                    .unwrap_or_default()
-            )),
-        }
-    })();
+    let outcome = ibss_round_trips(radio, iface, c, pid, tests, results);
     let _ = radio.leave_ibss(iface.ifindex);
     back_to_station(radio, iface);
     worker::kill_and_reap(pid);
     match outcome {
         Ok(d) => check(true, d),
         Err(e) => check(false, e),
+    }
+}
+
+/// The IBSS smoke's SSID.
+const IBSS_SSID: &str = "bb-qemu-ibss";
+
+/// In the IBSS peer child: its own radio's interface `ifname` joins the IBSS on `c`,
+/// takes [`IBSS_PEER`] and serves the peer on `port`. Its exit code.
+fn ibss_peer(ifname: &str, c: Chandef, port: u16) -> i32 {
+    let Some((mut r, i)) = own_radio(ifname) else {
+        return STAND_IN_NO_IBSS;
+    };
+    if join_ibss(&mut r, &i, IBSS_SSID, c).is_err() {
+        return STAND_IN_NO_IBSS;
+    }
+    if sys::ifconfig_up(ifname, IBSS_PEER, 24).is_err() {
+        return HOST_NO_ADDRESS;
+    }
+    serve_peer(IBSS_PEER.into(), port)
+}
+
+/// The board's side of the IBSS smoke: joins, takes [`IBSS_BOARD`] and runs round trips
+/// only against the peer child `pid`; what it saw, or why not (with how the child
+/// ended, if it did).
+fn ibss_round_trips(
+    radio: &mut Radio,
+    iface: &Interface,
+    c: Chandef,
+    pid: i32,
+    tests: &NetTests,
+    results: &mut RunResults,
+) -> Result<String, String> {
+    join_ibss(radio, iface, IBSS_SSID, c)?;
+    sys::ifconfig_up(&iface.name, IBSS_BOARD, 24).map_err(|e| e.to_string())?;
+    let smoke = NetTests {
+        streams: vec![],
+        latency_samples: 20,
+        http_bytes: 0,
+        udp_bitrate: 0,
+        ..tests.clone()
+    };
+    let before = results.network.latency.len();
+    let _ = tests_with_counters(
+        "wifi-ibss",
+        &iface.name,
+        IBSS_BOARD,
+        IBSS_PEER.into(),
+        &smoke,
+        results,
+    );
+    match results.network.latency[before..]
+        .iter()
+        .find(|l| l.link == "wifi-ibss")
+    {
+        Some(l) => Ok(format!(
+            "IBSS {IBSS_SSID:?} on {} MHz joined by both radios; {} TCP round trips across",
+            c.control_mhz,
+            l.rtt_ns.len()
+        )),
+        None => Err(format!(
+            "joined, but no TCP round trip across{}",
+            worker::exit_code(pid)
+                .map(|c| format!(" (the IBSS peer had exited: {})", stand_in_failure(c)))
+                .unwrap_or_default()
+        )),
     }
 }
 

@@ -1,8 +1,11 @@
 //! The boards are 32-bit ARM and the host is not: the pure logic the boards run (plans,
-//! results maths, the network engine, the DHCP server, the init's parsers and engines)
-//! also runs its own unit tests on `armv7-unknown-linux-musleabihf` under qemu-user,
-//! where `usize` is 32 bits, `u64` atomics and alignment are the board's and integer
-//! overflow shows up as it would there.
+//! results maths, the network engine, the DHCP server, the init's parsers and engines,
+//! and the parsers PID 1 runs on the board: nl80211 and regulatory (`benchboot-wifi`),
+//! the results journal's ring, kernel modules and modalias (`benchboot-kmod`), the
+//! fake-capacity probe, the console protocol and the SD card's registers) also runs its
+//! own unit tests on `armv7-unknown-linux-musleabihf` under qemu-user, where `usize` is
+//! 32 bits, `u64` atomics and alignment are the board's and integer overflow shows up as
+//! it would there.
 //!
 //! The route is `cargo xtask firmware`'s zig route (xtask/src/toolchain.rs): std built
 //! from source (`-Zbuild-std`, `RUSTC_BOOTSTRAP=1`, rustup's `rust-src`), `zig cc` as
@@ -30,6 +33,12 @@ const CRATES: &[&str] = &[
     "benchboot-storage",
     "benchboot-memory",
     "benchboot-firmware",
+    "benchboot-wifi",
+    "benchboot-journal",
+    "benchboot-kmod",
+    "benchboot-probe",
+    "benchboot-console",
+    "benchboot-sdcard",
 ];
 
 /// The test totals of one `cargo test` output: (test binaries run, passed, failed,
@@ -64,7 +73,7 @@ fn totals_read_every_result_line() {
 #[test]
 fn pure_logic_unit_tests_pass_on_armv7_under_qemu_user() {
     const TEST: &str = "pure_logic_unit_tests_pass_on_armv7_under_qemu_user";
-    // A cross build of std and five crates: not beside a QEMU boot.
+    // A cross build of std and thirteen crates: not beside a QEMU boot.
     let _slot = benchboot_tests::qemu_slot(module_path!());
     let have = Available::probe();
     let qemu = Command::new("qemu-arm-static")
