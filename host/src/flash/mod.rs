@@ -19,7 +19,6 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 
 use crate::devices::{human_bytes, Device, Limits};
-#[cfg(unix)]
 use crate::target_disk::{confirm_erase, Refused};
 use io::{VerifyReport, WriteOptions, WriteReport, CHUNK, HEAD};
 
