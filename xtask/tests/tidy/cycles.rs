@@ -207,9 +207,12 @@ fn paths(file: &Source<'_>) -> Vec<(ModPath, UsePath, bool)> {
     while i < toks.len() {
         let t = toks[i];
         let prev = i.checked_sub(1).map(|p| toks[p].text);
-        let mut base = file.module.clone();
-        base.extend(inline.iter().map(|(_, n)| n.clone()));
-        let top = braces == inline.last().map_or(0, |(d, _)| *d);
+        // The module the token is written in: the file's, deepened by inline blocks.
+        let base = || -> ModPath {
+            let mut b = file.module.clone();
+            b.extend(inline.iter().map(|(_, n)| n.clone()));
+            b
+        };
         match t.text {
             "{" => {
                 braces += 1;
@@ -224,7 +227,8 @@ fn paths(file: &Source<'_>) -> Vec<(ModPath, UsePath, bool)> {
                 braces = braces.saturating_sub(1);
             }
             "use" if prev != Some("::") => {
-                let mut leaves = Vec::new();
+                let top = braces == inline.last().map_or(0, |(d, _)| *d);
+                let (base, mut leaves) = (base(), Vec::new());
                 i = use_tree(&toks, i + 1, &[], &mut leaves);
                 out.extend(leaves.into_iter().map(|u| (base.clone(), u, top)));
                 continue;
@@ -245,7 +249,7 @@ fn paths(file: &Source<'_>) -> Vec<(ModPath, UsePath, bool)> {
                 }
                 let name = segs.last().cloned().unwrap_or_default();
                 out.push((
-                    base,
+                    base(),
                     UsePath {
                         name,
                         segs,
