@@ -6,9 +6,11 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
-use benchboot_results::network::{mbit_per_s, NetworkResults};
+use benchboot_results::network::mbit_per_s;
 
-use super::{client, clock_ticks_per_s, free_port, host_line, median, wait_listening, Server};
+use super::{
+    benchboot_net, client, clock_ticks_per_s, free_port, host_line, median, wait_listening, Server,
+};
 
 /// Size of the HTTP object each way, bytes (the plan's largest, 1 GiB).
 pub const HTTP_BYTES: u64 = 1 << 30;
@@ -181,23 +183,19 @@ fn benchboot_http_run(
     hz: f64,
     gb: f64,
 ) -> Result<[f64; 4]> {
-    let (out, t) = client(
-        Command::new(host).args([
-            "net",
-            "--peer",
-            &bb_addr.to_string(),
+    let (r, t) = benchboot_net(
+        host,
+        bb_addr,
+        peer,
+        &[
             "--streams",
             "0",
             "--latency-samples",
             "0",
             "--http-bytes",
             &HTTP_BYTES.to_string(),
-            "--json",
-            "-",
-        ]),
-        peer,
+        ],
     )?;
-    let r: NetworkResults = serde_json::from_str(&out).context("benchboot net --json output")?;
     let [h2b, b2h] = r.http.as_slice() else {
         bail!(
             "benchboot net: expected two HTTP runs, got {}",

@@ -36,6 +36,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
+use benchboot_results::network::NetworkResults;
 use benchboot_results::Summary;
 
 /// Warm-up left out of both tools' figures, s (`iperf3 -O`).
@@ -176,6 +177,29 @@ fn client(cmd: &mut Command, server: &Server) -> Result<(String, u64)> {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         (c1 - c0) + (s1 - s0),
     ))
+}
+
+/// One `benchboot net ... --json -` run of the host tool `host` against the peer at
+/// `peer_addr` (`args` between `--peer ADDR` and `--json -`): its network results and
+/// the CPU ticks of this process's children and the peer over the run ([`client`]).
+///
+/// # Errors
+/// The run fails, or its output is not a network results document.
+fn benchboot_net(
+    host: &Path,
+    peer_addr: SocketAddr,
+    peer: &Server,
+    args: &[&str],
+) -> Result<(NetworkResults, u64)> {
+    let (out, t) = client(
+        Command::new(host)
+            .args(["net", "--peer", &peer_addr.to_string()])
+            .args(args)
+            .args(["--json", "-"]),
+        peer,
+    )?;
+    let r = serde_json::from_str(&out).context("benchboot net --json output")?;
+    Ok((r, t))
 }
 
 fn median(v: &[f64]) -> f64 {

@@ -4,9 +4,11 @@
 use std::process::Command;
 
 use anyhow::{Context, Result};
-use benchboot_results::network::{mbit_per_s, NetworkResults};
+use benchboot_results::network::mbit_per_s;
 
-use super::{client, clock_ticks_per_s, host_line, median, start_servers, Servers, OMIT_S};
+use super::{
+    benchboot_net, client, clock_ticks_per_s, host_line, median, start_servers, Servers, OMIT_S,
+};
 
 /// Stream counts compared (the plan's hardware defaults).
 pub const STREAMS: [u32; 2] = [1, 4];
@@ -79,11 +81,11 @@ fn benchboot_tcp_run(
     seconds: u64,
     hz: f64,
 ) -> Result<(f64, f64)> {
-    let (out, t) = client(
-        Command::new(&s.host).args([
-            "net",
-            "--peer",
-            &s.bb_addr.to_string(),
+    let (r, t) = benchboot_net(
+        &s.host,
+        s.bb_addr,
+        &s.peer,
+        &[
             "--streams",
             &streams.to_string(),
             "--direction",
@@ -98,12 +100,8 @@ fn benchboot_tcp_run(
             "0",
             "--http-bytes",
             "0",
-            "--json",
-            "-",
-        ]),
-        &s.peer,
+        ],
     )?;
-    let r: NetworkResults = serde_json::from_str(&out).context("benchboot net --json output")?;
     let run = r.throughput.first().context("benchboot net: no run")?;
     Ok((mbit_per_s(run.bytes, run.nanos), t as f64 / hz))
 }

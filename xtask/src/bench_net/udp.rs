@@ -4,9 +4,11 @@
 use std::process::Command;
 
 use anyhow::{Context, Result};
-use benchboot_results::network::{mbit_per_s, NetworkResults};
+use benchboot_results::network::mbit_per_s;
 
-use super::{client, clock_ticks_per_s, host_line, median, start_servers, Servers, OMIT_S};
+use super::{
+    benchboot_net, client, clock_ticks_per_s, host_line, median, start_servers, Servers, OMIT_S,
+};
 
 /// Offered loads compared, bit/s of UDP payload (`iperf3 -u -b 1G` and `-b 5G`).
 pub const UDP_RATES: [u64; 2] = [1_000_000_000, 5_000_000_000];
@@ -105,11 +107,11 @@ fn benchboot_udp_run(
     seconds: u64,
     hz: f64,
 ) -> Result<(f64, f64, f64)> {
-    let (out, t) = client(
-        Command::new(&s.host).args([
-            "net",
-            "--peer",
-            &s.bb_addr.to_string(),
+    let (r, t) = benchboot_net(
+        &s.host,
+        s.bb_addr,
+        &s.peer,
+        &[
             "--streams",
             "0",
             "--direction",
@@ -126,12 +128,8 @@ fn benchboot_udp_run(
             &rate.to_string(),
             "--udp-length",
             &UDP_LEN.to_string(),
-            "--json",
-            "-",
-        ]),
-        &s.peer,
+        ],
     )?;
-    let r: NetworkResults = serde_json::from_str(&out).context("benchboot net --json output")?;
     let run = r.udp.first().context("benchboot net: no UDP run")?;
     // The results crate's loss (the console's and the report's); a run whose receiver
     // saw nothing has none and is left out of the median.
