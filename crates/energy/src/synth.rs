@@ -236,6 +236,8 @@ impl Run {
             nanos: 1_000_000_000,
             stopped_by: StopReason::Bytes,
             begin_ns: None,
+            latency: None,
+            timeline: Vec::new(),
         };
         for rep in 0..2 {
             r.storage.push(st(4096, Direction::Write, rep));
@@ -262,6 +264,7 @@ impl Run {
                 region_bytes: 16 << 20,
                 ios,
                 nanos: 1_000_000_000,
+                latency: None,
             });
         }
         r.verify.push(Verify {

@@ -23,6 +23,7 @@ pub mod energy;
 pub mod figures;
 pub mod health;
 pub mod isolation;
+pub mod latency;
 pub mod memory;
 pub mod modalias;
 pub mod name;
@@ -44,7 +45,7 @@ pub use summary::{iops, mb_per_s, mib_per_s, Summary};
 /// Major version: bumped on any change an old reader would misread.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: bumped when fields are added that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 13;
+pub const SCHEMA_MINOR: u32 = 14;
 
 /// Largest results document any reader takes, bytes (64 MiB): one of a long hardware
 /// plan is a few MiB; PID 1's console carries no more either
@@ -391,6 +392,20 @@ pub struct StorageMeasurement {
     /// (schema 1.13; `None` in older documents and host runs' copies without it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub begin_ns: Option<u64>,
+    /// Completion latency of the pass's calls, one timed in each group of
+    /// `calls_per_clock_check` calls (the syscall alone, fio's clat; [`latency::Latency`],
+    /// schema 1.14; `None` in older documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<latency::Latency>,
+    /// Cumulative bytes over the pass's elapsed time, at most 128 points
+    /// ([`latency::TimelineRecorder`]; MiB/s per interval: [`latency::interval_rates`];
+    /// schema 1.14, empty in older documents).
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "latency::timeline_de"
+    )]
+    pub timeline: Vec<latency::TimelinePoint>,
 }
 
 fn default_mode() -> IoMode {
@@ -432,6 +447,10 @@ pub struct RandomIo {
     pub region_bytes: u64,
     pub ios: u64,
     pub nanos: u64,
+    /// Completion latency of every I/O (pread/pwrite alone), all threads merged
+    /// ([`latency::Latency`], schema 1.14; `None` in older documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<latency::Latency>,
 }
 
 /// A pattern written and read back over `bytes` of a target.

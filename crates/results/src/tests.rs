@@ -23,6 +23,8 @@ fn measurement(
         nanos,
         stopped_by: StopReason::Bytes,
         begin_ns: None,
+        latency: None,
+        timeline: Vec::new(),
     }
 }
 
@@ -84,6 +86,7 @@ fn round_trip() {
         region_bytes: 1 << 24,
         ios: 1000,
         nanos: 1_000_000_000,
+        latency: None,
     });
     r.verify.push(Verify {
         target: "ext4".into(),
@@ -357,6 +360,7 @@ fn random(op: RandomOp, qd: u32, ios: u64) -> RandomIo {
         region_bytes: 1 << 26,
         ios,
         nanos: 1_000_000_000,
+        latency: None,
     }
 }
 

@@ -238,6 +238,8 @@ pub fn measure_pair(
         nanos: t.nanos,
         stopped_by: t.stopped_by,
         begin_ns: Some(begin_ns),
+        latency: None,
+        timeline: Vec::new(),
     };
     Ok(vec![
         m(Direction::Write, w, write_begin),
@@ -386,6 +388,7 @@ pub fn random_io(
         region_bytes: region,
         ios,
         nanos,
+        latency: None,
     })
 }
 

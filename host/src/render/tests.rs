@@ -26,6 +26,8 @@ fn m(
         nanos,
         stopped_by: StopReason::Bytes,
         begin_ns: None,
+        latency: None,
+        timeline: Vec::new(),
     }
 }
 
@@ -197,6 +199,7 @@ fn device_reads_iops_and_a1() {
         region_bytes: 1 << 24,
         ios: 4321,
         nanos: 1_000_000_000,
+        latency: None,
     });
     let d = device_read_table(&r).to_string();
     assert!(d.contains("/dev/mmcblk0") && d.contains("150.00"), "{d}");
@@ -263,6 +266,7 @@ fn a_card_that_claims_a2_and_measures_below_a1_is_one_line() {
             region_bytes: 1 << 24,
             ios,
             nanos: 1_000_000_000,
+            latency: None,
         });
     }
     let a1 = a1_lines(&r);

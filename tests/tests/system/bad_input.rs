@@ -244,6 +244,8 @@ fn valid_results() -> String {
         nanos: 50_000_000,
         stopped_by: benchboot_results::StopReason::Bytes,
         begin_ns: None,
+        latency: None,
+        timeline: Vec::new(),
     });
     r.to_json()
 }

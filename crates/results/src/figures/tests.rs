@@ -33,6 +33,8 @@ fn storage_ids_name_the_cell_and_rates_are_mib_per_s() {
         nanos: 1_500_000_000,
         stopped_by: StopReason::Bytes,
         begin_ns: None,
+        latency: None,
+        timeline: Vec::new(),
     };
     // The id carries the mode asked for: a fallback cell keeps its place; the context
     // says what ran.

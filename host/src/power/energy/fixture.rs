@@ -122,6 +122,8 @@ pub fn results() -> RunResults {
         nanos: ns(s),
         stopped_by: StopReason::Bytes,
         begin_ns: Some(ns(begin_s)),
+        latency: None,
+        timeline: Vec::new(),
     };
     r.storage
         .push(pass(Direction::Write, 0, 50.0, 10.0, 1 << 30));
