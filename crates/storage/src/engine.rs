@@ -5,6 +5,7 @@
 //! sink/source is a [`SyncFile`] whose `flush` is `fsync(2)`: the flush to the device is
 //! inside the timed write region (a write timed without it measures the page cache).
 
+use benchboot_results::latency::{Latency, LatencyHistogram, TimelinePoint, TimelineRecorder};
 use benchboot_results::StopReason;
 
 /// A monotonic clock in nanoseconds.
@@ -48,6 +49,8 @@ pub struct Timed {
     pub bytes: u64,
     pub nanos: u64,
     pub stopped_by: StopReason,
+    /// Calls the pass made (writes, or reads that returned data).
+    pub calls: u64,
 }
 
 /// How many calls pass between two clock reads: about every 64 KiB, at least every call.
@@ -57,23 +60,71 @@ pub fn calls_per_clock_check(block_size: usize) -> u64 {
     (65_536 / block_size.max(1)).max(1) as u64
 }
 
-/// The bookkeeping both timed loops share: bytes moved, calls made, and the caps.
-struct Loop {
+/// What a pass records beside its sums, allocated before the timed loop (the histogram's
+/// 14.5 KiB counts, the timeline's fixed 128 points) so nothing allocates inside it:
+/// the completion latency of one call in each group of [`calls_per_clock_check`] calls
+/// (every call at 64 KiB and up), and the cumulative bytes over time.
+#[derive(Debug, Clone, Default)]
+pub struct PassRecord {
+    pub latency: LatencyHistogram,
+    pub timeline: TimelineRecorder,
+}
+
+impl PassRecord {
+    /// An empty record: histogram allocated, timeline at its first 250 ms interval.
+    pub fn new() -> PassRecord {
+        PassRecord::default()
+    }
+
+    /// The results' form of the pass `t`: its latency (`None` when no call was timed)
+    /// and its timeline, ending at the pass's end (after the flush of a write).
+    pub fn into_results(self, t: &Timed) -> (Option<Latency>, Vec<TimelinePoint>) {
+        (
+            self.latency.to_latency(t.calls),
+            self.timeline.finish(t.nanos, t.bytes),
+        )
+    }
+}
+
+/// xorshift64 (Marsaglia 2003): the next state of `x` (never 0 from a non-zero state).
+fn xorshift(x: &mut u64) -> u64 {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    *x
+}
+
+/// The bookkeeping both timed loops share: bytes moved, calls made, the caps, and which
+/// call of the current group is timed.
+struct Loop<'r> {
     start: u64,
     bytes: u64,
     calls: u64,
     every: u64,
     caps: Caps,
+    /// The position (0..every) of the timed call in the current group.
+    pick: u64,
+    rng: u64,
+    rec: &'r mut PassRecord,
 }
 
-impl Loop {
-    fn start<C: Clock>(caps: Caps, call_size: usize, clock: &mut C) -> Loop {
+impl<'r> Loop<'r> {
+    fn start<C: Clock>(
+        caps: Caps,
+        call_size: usize,
+        seed: u64,
+        rec: &'r mut PassRecord,
+        clock: &mut C,
+    ) -> Loop<'r> {
         Loop {
             start: clock.now_ns(),
             bytes: 0,
             calls: 0,
             every: calls_per_clock_check(call_size),
             caps,
+            pick: 0,
+            rng: splitmix64(seed) | 1,
+            rec,
         }
     }
 
@@ -81,12 +132,40 @@ impl Loop {
         self.bytes >= self.caps.bytes
     }
 
-    /// Counts one call of `n` bytes; true when the time cap has passed (checked every
-    /// [`calls_per_clock_check`] calls).
-    fn count<C: Clock>(&mut self, n: usize, clock: &mut C) -> bool {
+    /// Makes the loop's next call through `f`: timed (a clock read just before and just
+    /// after it, nothing else between) when it is its group's pick, a position drawn by
+    /// xorshift at each group's start so a device's periodic stall cannot alias the
+    /// sample. Returns `f`'s value and the timed span's ends, ns.
+    fn call<C: Clock, T, E>(
+        &mut self,
+        clock: &mut C,
+        f: impl FnOnce() -> Result<T, E>,
+    ) -> Result<(T, Option<(u64, u64)>), E> {
+        let pos = self.calls % self.every;
+        if pos == 0 && self.every > 1 {
+            self.pick = xorshift(&mut self.rng) % self.every;
+        }
+        if pos != self.pick {
+            return Ok((f()?, None));
+        }
+        let t0 = clock.now_ns();
+        let v = f()?;
+        let t1 = clock.now_ns();
+        Ok((v, Some((t0, t1))))
+    }
+
+    /// Counts one call of `n` bytes and records its `span` when it was timed (latency,
+    /// timeline); true when the time cap has passed, read at the timed call's end.
+    fn count(&mut self, n: usize, span: Option<(u64, u64)>) -> bool {
         self.bytes += n as u64;
         self.calls += 1;
-        self.calls.is_multiple_of(self.every) && clock.now_ns() - self.start >= self.caps.time_ns
+        let Some((t0, t1)) = span else {
+            return false;
+        };
+        let elapsed = t1.saturating_sub(self.start);
+        self.rec.latency.record(t1.saturating_sub(t0));
+        self.rec.timeline.offer(elapsed, self.bytes);
+        elapsed >= self.caps.time_ns
     }
 
     fn finish<C: Clock>(self, stopped_by: StopReason, clock: &mut C) -> Timed {
@@ -94,6 +173,7 @@ impl Loop {
             bytes: self.bytes,
             nanos: clock.now_ns() - self.start,
             stopped_by,
+            calls: self.calls,
         }
     }
 }
@@ -148,8 +228,8 @@ pub fn stamp_block(block: &mut [u8], offset: u64, tag: u64) {
 /// pass distinct, at 16 bytes stored per 512 B and no per-byte work.
 ///
 /// Stops once at least `caps.bytes` are written (the last block may pass the cap by less
-/// than one block) or `caps.time_ns` has passed, checked every
-/// [`calls_per_clock_check`] writes.
+/// than one block) or `caps.time_ns` has passed, checked at the one timed write of each
+/// group of [`calls_per_clock_check`] writes.
 ///
 /// # Errors
 /// The first error of the sink (`write` or `flush`).
@@ -160,14 +240,32 @@ pub fn timed_write<W: embedded_io::Write, C: Clock>(
     caps: Caps,
     clock: &mut C,
 ) -> Result<Timed, W::Error> {
-    let mut l = Loop::start(caps, block.len(), clock);
+    timed_write_recorded(sink, block, tag, caps, clock, &mut PassRecord::new())
+}
+
+/// [`timed_write`], recording into `rec` the latency of one write in each group of
+/// [`calls_per_clock_check`] (the `write_all` alone, not the stamping) and the timeline
+/// ([`Loop::call`]). The flush is in the pass's time and the timeline's last point, not
+/// in the latencies (as fio's `end_fsync`).
+///
+/// # Errors
+/// The first error of the sink (`write` or `flush`).
+pub fn timed_write_recorded<W: embedded_io::Write, C: Clock>(
+    sink: &mut W,
+    block: &mut [u8],
+    tag: u64,
+    caps: Caps,
+    clock: &mut C,
+    rec: &mut PassRecord,
+) -> Result<Timed, W::Error> {
+    let mut l = Loop::start(caps, block.len(), tag, rec, clock);
     let stopped_by = loop {
         if l.byte_cap_reached() {
             break StopReason::Bytes;
         }
         stamp_block(block, l.bytes, tag);
-        sink.write_all(block)?;
-        if l.count(block.len(), clock) {
+        let ((), span) = l.call(clock, || sink.write_all(block))?;
+        if l.count(block.len(), span) {
             break StopReason::Time;
         }
     };
@@ -185,16 +283,32 @@ pub fn timed_read<R: embedded_io::Read, C: Clock>(
     caps: Caps,
     clock: &mut C,
 ) -> Result<Timed, R::Error> {
-    let mut l = Loop::start(caps, buf.len(), clock);
+    timed_read_recorded(source, buf, caps, clock, &mut PassRecord::new())
+}
+
+/// [`timed_read`], recording into `rec` the latency of one read in each group of
+/// [`calls_per_clock_check`] (the read that sees end of file is not counted) and the
+/// timeline.
+///
+/// # Errors
+/// The first error of the source.
+pub fn timed_read_recorded<R: embedded_io::Read, C: Clock>(
+    source: &mut R,
+    buf: &mut [u8],
+    caps: Caps,
+    clock: &mut C,
+    rec: &mut PassRecord,
+) -> Result<Timed, R::Error> {
+    let mut l = Loop::start(caps, buf.len(), buf.len() as u64, rec, clock);
     let stopped_by = loop {
         if l.byte_cap_reached() {
             break StopReason::Bytes;
         }
-        let n = source.read(buf)?;
+        let (n, span) = l.call(clock, || source.read(buf))?;
         if n == 0 {
             break StopReason::Eof;
         }
-        if l.count(n, clock) {
+        if l.count(n, span) {
             break StopReason::Time;
         }
     };
@@ -274,6 +388,41 @@ impl Iterator for RandomOffsets {
         self.state ^= self.state << 17;
         Some((self.state % self.slots) * self.block)
     }
+}
+
+/// One random-I/O thread's loop: at each offset of `offsets`, `prepare(buf, offset, n)`
+/// (untimed: the stamping of a write, `n` the I/Os done so far), then `io(buf, offset)`
+/// between two clock reads, its completion latency recorded in `hist` (allocated by the
+/// caller before the clock started). At least one I/O; stops once `duration_ns` have
+/// passed since `start_ns` (read at the last I/O's end) or `offsets` ends. Returns the
+/// I/Os done.
+///
+/// # Errors
+/// The first error of `io`.
+#[allow(clippy::too_many_arguments)]
+pub fn random_loop<C: Clock, E>(
+    clock: &mut C,
+    start_ns: u64,
+    duration_ns: u64,
+    offsets: impl Iterator<Item = u64>,
+    buf: &mut [u8],
+    hist: &mut LatencyHistogram,
+    mut prepare: impl FnMut(&mut [u8], u64, u64),
+    mut io: impl FnMut(&mut [u8], u64) -> Result<(), E>,
+) -> Result<u64, E> {
+    let mut ios = 0u64;
+    for offset in offsets {
+        prepare(buf, offset, ios);
+        let t0 = clock.now_ns();
+        io(buf, offset)?;
+        let t1 = clock.now_ns();
+        hist.record(t1.saturating_sub(t0));
+        ios += 1;
+        if t1.saturating_sub(start_ns) >= duration_ns {
+            break;
+        }
+    }
+    Ok(ios)
 }
 
 /// A file whose `flush` is `fsync(2)`; reads and writes retry on EINTR.

@@ -17,11 +17,12 @@ use benchboot_results::{
 };
 
 use crate::engine::{
-    fill_pattern, first_mismatch, pattern_block, stamp_block, timed_read, timed_write, Caps,
-    MonotonicClock, RandomOffsets, SyncFile, Timed,
+    fill_pattern, first_mismatch, pattern_block, random_loop, stamp_block, timed_read_recorded,
+    timed_write_recorded, Caps, Clock, MonotonicClock, PassRecord, RandomOffsets, SyncFile, Timed,
 };
 use crate::os;
 use crate::AlignedBuf;
+use benchboot_results::latency::LatencyHistogram;
 
 /// The file each sweep pass writes and reads on a filesystem target.
 pub const BENCH_FILE: &str = "benchboot.dat";
@@ -212,8 +213,17 @@ pub fn measure_pair(
     let mut sink = SyncFile(file);
     // The stamps' tag names the pass: block size, repetition and mode.
     let tag = block_size ^ (u64::from(repetition) << 40) ^ (u64::from(mode == Mode::Direct) << 63);
+    // Both passes' histograms and timelines are allocated before either clock starts.
+    let (mut write_rec, mut read_rec) = (PassRecord::new(), PassRecord::new());
     let write_begin = crate::engine::boottime_ns();
-    let w = timed_write(&mut sink, &mut buf, tag, caps, &mut MonotonicClock)?;
+    let w = timed_write_recorded(
+        &mut sink,
+        &mut buf,
+        tag,
+        caps,
+        &mut MonotonicClock,
+        &mut write_rec,
+    )?;
     // A read right after a write would be served from the page cache.
     cache.drop_caches(&sink.0)?;
     drop(sink);
@@ -223,27 +233,36 @@ pub fn measure_pair(
         time_ns: caps.time_ns,
     };
     let read_begin = crate::engine::boottime_ns();
-    let r = timed_read(&mut source, &mut buf, read_caps, &mut MonotonicClock)?;
+    let r = timed_read_recorded(
+        &mut source,
+        &mut buf,
+        read_caps,
+        &mut MonotonicClock,
+        &mut read_rec,
+    )?;
     drop(source);
-    let m = |direction, t: Timed, begin_ns| StorageMeasurement {
-        target: place.target.label.clone(),
-        filesystem: place.target.filesystem,
-        block_size,
-        direction,
-        mode,
-        requested_mode: requested,
-        note: note.clone(),
-        repetition,
-        bytes: t.bytes,
-        nanos: t.nanos,
-        stopped_by: t.stopped_by,
-        begin_ns: Some(begin_ns),
-        latency: None,
-        timeline: Vec::new(),
+    let m = |direction, t: Timed, rec: PassRecord, begin_ns| {
+        let (latency, timeline) = rec.into_results(&t);
+        StorageMeasurement {
+            target: place.target.label.clone(),
+            filesystem: place.target.filesystem,
+            block_size,
+            direction,
+            mode,
+            requested_mode: requested,
+            note: note.clone(),
+            repetition,
+            bytes: t.bytes,
+            nanos: t.nanos,
+            stopped_by: t.stopped_by,
+            begin_ns: Some(begin_ns),
+            latency,
+            timeline,
+        }
     };
     Ok(vec![
-        m(Direction::Write, w, write_begin),
-        m(Direction::Read, r, read_begin),
+        m(Direction::Write, w, write_rec, write_begin),
+        m(Direction::Read, r, read_rec, read_begin),
     ])
 }
 
@@ -337,33 +356,42 @@ pub fn random_io(
             Ok((u64::from(t), file, buf))
         })
         .collect::<io::Result<Vec<_>>>()?;
-    let start = Instant::now();
-    let results: Vec<io::Result<u64>> = std::thread::scope(|s| {
+    // Each thread's histogram too: the clock starts after every allocation.
+    let threads: Vec<_> = threads
+        .into_iter()
+        .map(|(t, file, buf)| (t, file, buf, LatencyHistogram::new()))
+        .collect();
+    let start = MonotonicClock.now_ns();
+    let duration_ns = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+    let results: Vec<io::Result<(u64, LatencyHistogram)>> = std::thread::scope(|s| {
         let handles: Vec<_> = threads
             .into_iter()
-            .map(|(t, file, mut buf)| {
-                s.spawn(move || -> io::Result<u64> {
-                    let mut ios = 0u64;
+            .map(|(t, file, mut buf, mut hist)| {
+                s.spawn(move || -> io::Result<(u64, LatencyHistogram)> {
                     // Each thread completes at least one I/O (a slow device or a late
                     // thread start must not give an empty figure), then stops at the
-                    // deadline.
-                    for offset in RandomOffsets::new(t + 1, region, block) {
-                        match op {
-                            RandomOp::Read => file.read_exact_at(&mut buf, offset)?,
-                            RandomOp::Write => {
-                                stamp_block(&mut buf, offset, t << 48 | ios);
-                                file.write_all_at(&buf, offset)?
+                    // deadline; every I/O timed.
+                    let ios = random_loop(
+                        &mut MonotonicClock,
+                        start,
+                        duration_ns,
+                        RandomOffsets::new(t + 1, region, block),
+                        &mut buf,
+                        &mut hist,
+                        |buf, offset, n| {
+                            if op == RandomOp::Write {
+                                stamp_block(buf, offset, t << 48 | n);
                             }
-                        }
-                        ios += 1;
-                        if start.elapsed() >= duration {
-                            break;
-                        }
-                    }
+                        },
+                        |buf, offset| match op {
+                            RandomOp::Read => file.read_exact_at(buf, offset),
+                            RandomOp::Write => file.write_all_at(buf, offset),
+                        },
+                    )?;
                     if op == RandomOp::Write {
                         os::flush_data(&file)?;
                     }
-                    Ok(ios)
+                    Ok((ios, hist))
                 })
             })
             .collect();
@@ -375,10 +403,16 @@ pub fn random_io(
             })
             .collect()
     });
-    let nanos = start.elapsed().as_nanos() as u64;
+    let nanos = MonotonicClock.now_ns() - start;
     let mut ios = 0;
+    let mut hist: Option<LatencyHistogram> = None;
     for r in results {
-        ios += r?;
+        let (n, h) = r?;
+        ios += n;
+        match &mut hist {
+            Some(all) => all.merge(&h),
+            None => hist = Some(h),
+        }
     }
     Ok(RandomIo {
         target: place.target.label.clone(),
@@ -388,7 +422,7 @@ pub fn random_io(
         region_bytes: region,
         ios,
         nanos,
-        latency: None,
+        latency: hist.and_then(|h| h.to_latency(ios)),
     })
 }
 

@@ -41,6 +41,14 @@ fn read_after_write_is_preceded_by_a_cache_drop() {
     assert_eq!(*cache.0.borrow(), vec![0, 1 << 20]);
     assert_eq!(pair[1].direction, Direction::Read);
     assert_eq!(pair[1].bytes, 1 << 20);
+    // 256 calls of 4 KiB, one timed in each group of 16; the timelines end at the passes'
+    // ends with all their bytes.
+    for m in &pair {
+        let l = m.latency.as_ref().unwrap();
+        assert_eq!((l.calls, l.count), (256, 16), "{m:?}");
+        let end = m.timeline.last().unwrap();
+        assert_eq!((end.end_ns, end.bytes), (m.nanos, m.bytes));
+    }
     assert!(
         dir.path().join(BENCH_FILE).exists(),
         "the next pass truncates and rewrites it"
@@ -102,6 +110,10 @@ fn random_io_counts_operations() {
     for op in [RandomOp::Read, RandomOp::Write] {
         let r = random_io(&p, op, 4096, region, 2, Duration::from_millis(200)).unwrap();
         assert!(r.ios > 0 && r.nanos >= 200_000_000, "{r:?}");
+        // Every I/O of both threads timed.
+        let l = r.latency.as_ref().unwrap();
+        assert_eq!((l.count, l.calls), (r.ios, r.ios));
+        assert!(l.max_ns <= r.nanos && l.min_ns > 0, "{l:?}");
         assert_eq!((r.queue_depth, r.block_size), (2, 4096));
     }
     // The random writes stamped what they wrote: still no two sectors alike.
