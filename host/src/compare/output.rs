@@ -391,10 +391,7 @@ pub fn document(c: &Comparison) -> Doc {
              Entries.",
         );
     }
-    if c.rows
-        .iter()
-        .any(|r| p99_row(&c.rows, &r.key).is_some())
-    {
+    if c.rows.iter().any(|r| p99_row(&c.rows, &r.key).is_some()) {
         legend.push_str(&format!(
             "\np99 X÷{base} = p99 latency per call of X ÷ that of {base} (storage and random \
              I/O cells, repetitions' medians): lower latency is better, so above 1 (worse) \

@@ -271,8 +271,8 @@ fn a_run_given_twice_is_said_not_compared() {
 /// their own (section figure, µs), as CSV and JSON do.
 #[test]
 fn storage_cells_show_the_p99_ratio_and_which_way_is_better() {
-    use crate::render::latency::tests::{latency, latency_run};
     use crate::doc::{Block, Grid};
+    use crate::render::latency::tests::{latency, latency_run};
     use benchboot_results::latency::{bucket_of, bucket_value};
     let a = latency_run();
     let mut b = latency_run();
@@ -302,7 +302,10 @@ fn storage_cells_show_the_p99_ratio_and_which_way_is_better() {
     };
     let bv = |ns: u64| bucket_value(bucket_of(ns)) as f64;
     let g = grid("Write, MiB/s, mode direct, target ext4");
-    assert_eq!(g.header, ["block size", "A", "B", "A÷B", "A vs B", "p99 B÷A"]);
+    assert_eq!(
+        g.header,
+        ["block size", "A", "B", "A÷B", "A vs B", "p99 B÷A"]
+    );
     let p99: Vec<&str> = g.rows.iter().map(|r| r[5].as_str()).collect();
     let worse = format!("{:.2} (worse)", bv(100_000_000) / bv(50_000_000));
     assert_eq!(p99, [worse.as_str(), "1.00 (same)"]);

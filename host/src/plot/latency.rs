@@ -9,8 +9,8 @@ use benchboot_plan::Mode;
 use benchboot_results::latency::interval_rates;
 use benchboot_results::{Direction, RunResults, StorageMeasurement};
 
-use crate::chart::{emulated_prefix, file_stem, Chart, FigureSection, PlotFigure, Point, Series};
 use crate::chart::XAxis;
+use crate::chart::{emulated_prefix, file_stem, Chart, FigureSection, PlotFigure, Point, Series};
 use crate::plot::direction_title;
 use crate::render::latency::cell_latency;
 use crate::render::target_labels;
@@ -191,12 +191,18 @@ mod tests {
         let got: Vec<(&str, Vec<(f64, f64)>)> = w
             .series
             .iter()
-            .map(|s| (s.label.as_str(), s.points.iter().map(|p| (p.x, p.y)).collect()))
+            .map(|s| {
+                (
+                    s.label.as_str(),
+                    s.points.iter().map(|p| (p.x, p.y)).collect(),
+                )
+            })
             .collect();
-        let p = |ns: u64| benchboot_results::latency::bucket_value(
-            benchboot_results::latency::bucket_of(ns),
-        ) as f64
-            / 1e3;
+        let p = |ns: u64| {
+            benchboot_results::latency::bucket_value(benchboot_results::latency::bucket_of(ns))
+                as f64
+                / 1e3
+        };
         assert_eq!(
             got,
             [

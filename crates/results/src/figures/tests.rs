@@ -417,9 +417,9 @@ fn metric_names_are_distinct_kebab_words() {
     unique.sort_unstable();
     unique.dedup();
     assert_eq!(unique.len(), names.len(), "{names:?}");
-    assert!(names
-        .iter()
-        .all(|n| n.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')));
+    assert!(names.iter().all(|n| n
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')));
     // Every variant of the fixture's figures is in ALL.
     for f in figures(&every_figure()) {
         assert!(Metric::ALL.contains(&f.metric), "{:?}", f.metric);

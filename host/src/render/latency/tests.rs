@@ -119,7 +119,18 @@ fn the_sequential_table_has_a_row_per_cell_with_latency() {
     let g = storage_latency_table(&r, "ext4").unwrap();
     assert_eq!(
         g.header,
-        ["mode", "direction", "block size", "p50", "p90", "p99", "p99.9", "max", "timed", "calls"]
+        [
+            "mode",
+            "direction",
+            "block size",
+            "p50",
+            "p90",
+            "p99",
+            "p99.9",
+            "max",
+            "timed",
+            "calls"
+        ]
     );
     let ms1 = shown(1_000_000);
     let ms50 = shown(50_000_000);
@@ -146,7 +157,9 @@ fn the_random_table_has_a_row_per_queue_depth_with_latency() {
     let us400 = shown(400_000);
     assert_eq!(
         g.rows,
-        [vec!["read", "1", &us400, &us400, &us400, &us400, "20.0 ms", "all", "1,000"]]
+        [vec![
+            "read", "1", &us400, &us400, &us400, &us400, "20.0 ms", "all", "1,000"
+        ]]
     );
 }
 
@@ -154,7 +167,8 @@ fn the_random_table_has_a_row_per_queue_depth_with_latency() {
 #[test]
 fn the_section_names_each_table() {
     let r = latency_run();
-    let headings: Vec<&str> = latency_blocks(&r)
+    let blocks = latency_blocks(&r);
+    let headings: Vec<&str> = blocks
         .iter()
         .filter_map(|b| match b {
             Block::Heading(h) => Some(h.as_str()),
