@@ -201,11 +201,11 @@ pub fn emulated_latency_line(emulated: &[String]) -> String {
 }
 
 /// Every comparable figure of a run ([`Key::of`]: each row gathers its repetitions;
-/// storage only in the cells of the run's plan; memory: [`memory::run_figures`]).
+/// storage (throughput and p99 latency) only in the cells of the run's plan; memory: [`memory::run_figures`]).
 pub fn run_figures(r: &RunResults) -> BTreeMap<Key, Stat> {
     let s = &r.plan.storage;
     let in_plan = |f: &Figure| {
-        f.metric != Metric::Storage
+        !matches!(f.metric, Metric::Storage | Metric::StorageLatencyP99)
             || (s.targets.iter().any(|t| t.label == f.context.target)
                 && s.modes.iter().any(|m| m.name() == f.context.mode)
                 && s.block_sizes.contains(&f.context.block_size))

@@ -29,6 +29,7 @@ use crate::render::{
 use crate::units::block_size_label;
 
 pub mod health;
+pub mod latency;
 pub mod memory;
 pub mod power;
 
@@ -485,7 +486,9 @@ pub fn report_plots(r: &RunResults, dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// Every figure of a report, in the report's order: `<run>-storage-<mode>-<direction>`
-/// per mode and direction, `<run>-card-profile` for a whole-card pass
+/// per mode and direction, `<run>-latency-<target>` and `<run>-timeline-<target>` per
+/// target with latency per call or a pass longer than 2 s ([`latency`]),
+/// `<run>-card-profile` for a whole-card pass
 /// ([`crate::whole_card::report_figure`]), `<run>-net-<link>` per network link with TCP runs and
 /// `<run>-memory-latency`.
 pub fn report_figures(r: &RunResults) -> Vec<PlotFigure> {
@@ -518,6 +521,8 @@ pub fn report_figures(r: &RunResults) -> Vec<PlotFigure> {
             });
         }
     }
+    out.extend(latency::latency_figures(r));
+    out.extend(latency::timeline_figures(r));
     out.extend(crate::whole_card::report_figure(r));
     // Every link with a TCP run, once each (gadget functions and wired links alike),
     // in the report's order.

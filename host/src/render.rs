@@ -21,6 +21,7 @@ use crate::units::{block_size_label, duration_label_ms, size_label};
 
 pub mod clock;
 pub mod health;
+pub mod latency;
 pub mod memory;
 pub mod network;
 pub mod not_run;
@@ -393,7 +394,8 @@ pub fn has_storage(r: &RunResults) -> bool {
 /// The whole report of `r`: title, the headline ([`crate::headline`]: EMULATED first
 /// for a QEMU run), PLAN REFUSED and LINK BELOW ITS
 /// RATING alerts, context, warnings, memory (the step PID 1 runs first), the clock
-/// checks, storage tables, device reads, IOPS and A1, network, WiFi, verification,
+/// checks, storage tables, device reads, IOPS and A1, latency per call ([`latency`]:
+/// schema 1.14), network, WiFi, verification,
 /// disks and census (the energy section: [`document_full`]).
 pub fn document(r: &RunResults) -> Doc {
     document_with_figures(r, &[])
@@ -464,6 +466,7 @@ pub fn document_full(r: &RunResults, energy: Option<&Energy>, figures: &[PlotFig
     d.extend(clock::clock_blocks(r));
     if has_storage(r) {
         d.extend(storage_blocks(r));
+        d.extend(latency::latency_blocks(r));
     }
     d.extend(crate::whole_card::report_blocks(r));
     d.extend(of(FigureSection::Storage));

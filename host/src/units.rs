@@ -51,6 +51,31 @@ pub fn duration_label_ns(ns: u64) -> String {
     duration_label_ms(ns.saturating_add(500_000) / 1_000_000)
 }
 
+/// A latency per call given in nanoseconds, to three significant figures in the unit a
+/// storage engineer reads it in (fio's clat lines switch the same way): `850 ns`,
+/// `12.3 µs`, `812 µs`, `1.20 ms`, `471 ms`, `1.50 s`.
+pub fn latency_label(ns: u64) -> String {
+    let v = ns as f64;
+    let (value, unit) = if ns < 1_000 {
+        return format!("{ns} ns");
+    } else if ns < 1_000_000 {
+        (v / 1e3, "µs")
+    } else if ns < 1_000_000_000 {
+        (v / 1e6, "ms")
+    } else {
+        (v / 1e9, "s")
+    };
+    // Three significant figures; a value that rounds up to 1000 stays in its unit.
+    let decimals = if value >= 99.95 {
+        0
+    } else if value >= 9.995 {
+        1
+    } else {
+        2
+    };
+    format!("{value:.decimals$} {unit}")
+}
+
 /// `12345` → `12,345`.
 pub fn grouped(n: u64) -> String {
     let digits = n.to_string();
@@ -158,6 +183,31 @@ mod tests {
         assert_eq!(duration_label_ns(1_000_000_000), "1 s");
         assert_eq!(duration_label_ns(250_000_000), "250 ms");
         assert_eq!(duration_label_ns(1_499_999), "1 ms");
+    }
+
+    #[test]
+    fn latencies_print_to_three_figures_in_ns_us_ms_or_s() {
+        let labels: Vec<String> = [
+            0,
+            850,
+            999,
+            1_000,
+            12_345,
+            812_400,
+            999_999,
+            1_200_000,
+            471_000_000,
+            1_500_000_000,
+        ]
+        .map(latency_label)
+        .to_vec();
+        assert_eq!(
+            labels,
+            [
+                "0 ns", "850 ns", "999 ns", "1.00 µs", "12.3 µs", "812 µs", "1000 µs", "1.20 ms",
+                "471 ms", "1.50 s"
+            ]
+        );
     }
 
     #[test]

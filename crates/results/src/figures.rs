@@ -74,11 +74,18 @@ pub enum Metric {
     WifiCentre,
     /// The peer's signal before a WiFi entry's tests, dBm.
     WifiSignal,
+    /// The p99 completion latency of one storage pass's timed calls, µs (`us`; fio's
+    /// bucket value, [`crate::latency::Latency::percentile`]; schema 1.14, not on the
+    /// console).
+    StorageLatencyP99,
+    /// The p99 completion latency of one random-I/O run's I/Os, µs (`us`; schema 1.14,
+    /// not on the console).
+    RandomLatencyP99,
 }
 
 impl Metric {
     /// Every metric, in declaration order.
-    pub const ALL: [Metric; 21] = [
+    pub const ALL: [Metric; 23] = [
         Metric::Storage,
         Metric::DeviceRead,
         Metric::Random,
@@ -100,6 +107,8 @@ impl Metric {
         Metric::WifiWidth,
         Metric::WifiCentre,
         Metric::WifiSignal,
+        Metric::StorageLatencyP99,
+        Metric::RandomLatencyP99,
     ];
 
     /// The metric's name as outputs write it (kebab case: `device-read`, `udp-loss`):
@@ -127,6 +136,8 @@ impl Metric {
             Metric::WifiWidth => "wifi-width",
             Metric::WifiCentre => "wifi-centre",
             Metric::WifiSignal => "wifi-signal",
+            Metric::StorageLatencyP99 => "storage-latency-p99",
+            Metric::RandomLatencyP99 => "random-latency-p99",
         }
     }
 
@@ -152,9 +163,16 @@ impl Metric {
     }
 
     /// Whether PID 1 prints figures of this metric on the console (and LAVA files
-    /// them): all but the board's CPU shares, which only the host's tables show.
+    /// them): all but the board's CPU shares and the storage latency percentiles, which
+    /// only the host's tables show.
     pub fn on_console(self) -> bool {
-        !matches!(self, Metric::TcpBoardCpuSystem | Metric::TcpBoardCpuSoftirq)
+        !matches!(
+            self,
+            Metric::TcpBoardCpuSystem
+                | Metric::TcpBoardCpuSoftirq
+                | Metric::StorageLatencyP99
+                | Metric::RandomLatencyP99
+        )
     }
 
     /// Whether an emulator gives a figure of this metric at all: not memory latency
@@ -273,6 +291,16 @@ pub fn storage(m: &StorageMeasurement) -> Figure {
     })
 }
 
+/// `<storage id>.p99`: the p99 latency per call of pass `m`, µs, with the context of
+/// its throughput figure ([`storage`]); `None` for a pass without latency (documents
+/// before schema 1.14).
+pub fn storage_latency_p99(m: &StorageMeasurement) -> Option<Figure> {
+    let p99 = m.latency.as_ref()?.percentile(0.99);
+    let of = storage(m);
+    let id = format!("{}.p99", of.id);
+    Some(Figure::bare(Metric::StorageLatencyP99, id, p99 as f64 / 1e3, "us").with(of.context))
+}
+
 /// The id of one storage cell (all its repetitions): `storage.<target>.<mode>.bs<bytes>`.
 pub fn storage_cell(target: &str, mode: &str, block_size: u64) -> String {
     format!("storage.{target}.{mode}.bs{block_size}")
@@ -311,6 +339,15 @@ pub fn random(r: &RandomIo) -> Figure {
         param: r.queue_depth,
         ..ctx(&r.target)
     })
+}
+
+/// `<random id>.p99`: the p99 latency per I/O of run `r`, µs, with the context of its
+/// IOPS figure ([`random`]); `None` for a run without latency.
+pub fn random_latency_p99(r: &RandomIo) -> Option<Figure> {
+    let p99 = r.latency.as_ref()?.percentile(0.99);
+    let of = random(r);
+    let id = format!("{}.p99", of.id);
+    Some(Figure::bare(Metric::RandomLatencyP99, id, p99 as f64 / 1e3, "us").with(of.context))
 }
 
 /// The step id of one random-I/O run.
@@ -572,7 +609,8 @@ pub fn command(c: &CommandRun) -> Vec<Figure> {
 }
 
 /// Every figure of `r`, part by part, in the order PID 1 measures them: clock checks,
-/// memory, storage, device reads, random I/O, verification, card check, commands,
+/// memory, storage (throughput, then p99 per call), device reads, random I/O (IOPS,
+/// then p99 per I/O), verification, card check, commands,
 /// network (throughput, round trips, HTTP, UDP), WiFi entries.
 pub fn figures(r: &RunResults) -> Vec<Figure> {
     let mut out = Vec::new();
@@ -581,8 +619,10 @@ pub fn figures(r: &RunResults) -> Vec<Figure> {
         out.extend(memory(m));
     }
     out.extend(r.storage.iter().map(storage));
+    out.extend(r.storage.iter().filter_map(storage_latency_p99));
     out.extend(r.device_reads.iter().map(device_read));
     out.extend(r.random.iter().map(random));
+    out.extend(r.random.iter().filter_map(random_latency_p99));
     out.extend(r.verify.iter().map(verify));
     out.extend(r.card_check.iter().flat_map(card_check));
     out.extend(r.commands.iter().flat_map(command));

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
+use benchboot_results::figures::Metric;
 use serde::{Deserialize, Serialize};
 
 use super::{Comparison, Key, Row, Section, SpreadVerdict, Stat, ALPHA};
@@ -151,6 +152,44 @@ fn group_title(k: &Key) -> String {
     }
 }
 
+/// The p99 latency row beside storage or random-I/O row `k` in `rows`: the same cell's
+/// [`Metric::StorageLatencyP99`] or [`Metric::RandomLatencyP99`] figures (schema 1.14),
+/// if the comparison has them.
+pub fn p99_row<'a>(rows: &'a [Row], k: &Key) -> Option<&'a Row> {
+    let metric = match k.section {
+        Section::Storage => Metric::StorageLatencyP99,
+        Section::Random => Metric::RandomLatencyP99,
+        _ => return None,
+    };
+    rows.iter().find(|r| {
+        let p = &r.key;
+        p.section == Section::Figure
+            && p.metric == metric.name()
+            && (&p.mode, &p.direction, &p.target) == (&k.mode, &k.direction, &k.target)
+            && (p.block_size_bytes, p.param) == (k.block_size_bytes, k.param)
+    })
+}
+
+/// Entry `i`'s p99 latency ÷ the first run's (the inverse of the row's first ÷ entry
+/// ratio), with which way it goes for entry `i`: lower latency is better, so above 1 is
+/// `worse` (its slowest calls take longer), below 1 `better`. `None` without both.
+pub fn p99_ratio_text(p99: &Row, i: usize) -> Option<String> {
+    let first_over_entry = p99.against.get(i)?.as_ref()?.ratio?;
+    let x = 1.0 / first_over_entry;
+    if !x.is_finite() {
+        return None;
+    }
+    let text = format!("{x:.2}");
+    let way = if text == "1.00" {
+        "same"
+    } else if x > 1.0 {
+        "worse"
+    } else {
+        "better"
+    };
+    Some(format!("{text} ({way})"))
+}
+
 fn ratio_text(a: &super::Against) -> String {
     let r = match (a.ratio, a.ratio_range) {
         (Some(r), _) => format!("{r:.2}"),
@@ -193,6 +232,12 @@ fn grids(c: &Comparison) -> Vec<(String, Option<Grid>)> {
                 })
             })
             .collect();
+        // The p99 latency ratio beside each storage and random-I/O cell's, where the
+        // runs carry latency.
+        let p99: Vec<Option<&Row>> = rows.iter().map(|r| p99_row(&c.rows, &r.key)).collect();
+        let with_p99: Vec<bool> = (0..c.entries.len())
+            .map(|i| p99.iter().flatten().any(|p| p99_ratio_text(p, i).is_some()))
+            .collect();
         let (label_headers, _) = labels(&rows[0].key);
         let mut header: Vec<String> = label_headers.iter().map(|s| s.to_string()).collect();
         header.push(base.clone());
@@ -209,11 +254,14 @@ fn grids(c: &Comparison) -> Vec<(String, Option<Grid>)> {
                 if with_spread[i] {
                     header.push(format!("{base} vs {}", e.letter));
                 }
+                if with_p99[i] {
+                    header.push(format!("p99 {}÷{base}", e.letter));
+                }
             }
         }
         let mut g = Grid::new(header);
         g.left_columns = label_headers.len();
-        for row in rows {
+        for (row, p99) in rows.iter().zip(&p99) {
             let (_, mut cells) = labels(&row.key);
             for (i, cell) in row
                 .cells
@@ -244,6 +292,10 @@ fn grids(c: &Comparison) -> Vec<(String, Option<Grid>)> {
                         let r = g.rows.len();
                         g.tones
                             .extend((first..cells.len()).map(|col| (r, col, tone)));
+                    }
+                    if with_p99[i] {
+                        let text = p99.and_then(|p| p99_ratio_text(p, i));
+                        cells.push(text.unwrap_or_else(|| "—".into()));
                     }
                 }
             }
@@ -338,6 +390,13 @@ pub fn document(c: &Comparison) -> Doc {
              reference is one entry per published run, its clock, kernel and source in \
              Entries.",
         );
+    }
+    if c.rows.iter().any(|r| p99_row(&c.rows, &r.key).is_some()) {
+        legend.push_str(&format!(
+            "\np99 X÷{base} = p99 latency per call of X ÷ that of {base} (storage and random \
+             I/O cells, repetitions' medians): lower latency is better, so above 1 (worse) \
+             X's slowest calls take longer than {base}'s, below 1 (better) they are quicker."
+        ));
     }
     if c.entries.iter().any(|e| e.kind == "reference") {
         legend.push_str(

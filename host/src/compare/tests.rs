@@ -264,3 +264,60 @@ fn a_run_given_twice_is_said_not_compared() {
     )
     .unwrap();
 }
+
+/// Beside each storage and random-I/O cell's throughput ratio, the p99 ratio B÷A with
+/// its way: B's 4 KiB writes wait twice as long at p99 (worse), its random reads half
+/// as long (better); the 64 KiB cell is the same. The p99 figures also get rows of
+/// their own (section figure, µs), as CSV and JSON do.
+#[test]
+fn storage_cells_show_the_p99_ratio_and_which_way_is_better() {
+    use crate::doc::{Block, Grid};
+    use crate::render::latency::tests::{latency, latency_run};
+    use benchboot_results::latency::{bucket_of, bucket_value};
+    let a = latency_run();
+    let mut b = latency_run();
+    b.run_id = "run-l-b".into();
+    for m in b.storage.iter_mut().filter(|m| m.block_size == 4096) {
+        if m.latency.is_some() {
+            m.latency = Some(latency(&[(1_000_000, 490), (100_000_000, 10)], 8000));
+        }
+    }
+    b.random[0].latency = Some(latency(&[(200_000, 999), (10_000_000, 1)], 1000));
+    let c = compare(
+        &[(PathBuf::from("a.json"), a), (PathBuf::from("b.json"), b)],
+        &[],
+    )
+    .unwrap();
+    let doc = output::document(&c);
+    let grid = |title: &str| -> Grid {
+        let at = doc
+            .blocks
+            .iter()
+            .position(|b| matches!(b, Block::Heading(h) if h == title))
+            .unwrap_or_else(|| panic!("no table {title}"));
+        match &doc.blocks[at + 1] {
+            Block::Grid(g) => g.clone(),
+            other => panic!("{other:?}"),
+        }
+    };
+    let bv = |ns: u64| bucket_value(bucket_of(ns)) as f64;
+    let g = grid("Write, MiB/s, mode direct, target ext4");
+    assert_eq!(
+        g.header,
+        ["block size", "A", "B", "A÷B", "A vs B", "p99 B÷A"]
+    );
+    let p99: Vec<&str> = g.rows.iter().map(|r| r[5].as_str()).collect();
+    let worse = format!("{:.2} (worse)", bv(100_000_000) / bv(50_000_000));
+    assert_eq!(p99, [worse.as_str(), "1.00 (same)"]);
+    let g = grid("Random I/O (O_DIRECT), IOPS");
+    let last = g.header.len() - 1;
+    assert_eq!(g.header[last], "p99 B÷A");
+    let better = format!("{:.2} (better)", bv(200_000) / bv(400_000));
+    assert_eq!(g.rows[0][last], better);
+    let text = doc.text();
+    assert!(text.contains("lower latency is better"), "{text}");
+    assert!(c
+        .rows
+        .iter()
+        .any(|r| r.key.metric == "storage-latency-p99" && r.unit == "us"));
+}

@@ -236,6 +236,26 @@ mod tests {
         assert!(all.iter().any(|f| f.metric == Metric::Command));
     }
 
+    /// The p99 latency per call of each storage pass and random-I/O run (schema 1.14)
+    /// is a figure of the model: the CSV and the JSON write it with no code of theirs,
+    /// in µs, beside nothing else of the run's figures.
+    #[test]
+    fn p99_latency_reaches_csv_and_json_as_figures() {
+        use benchboot_results::latency::{bucket_of, bucket_value};
+        let r = crate::render::latency::tests::latency_run();
+        let us = |ns: u64| bucket_value(bucket_of(ns)) as f64 / 1e3;
+        let want: Vec<Written> = [
+            ("storage.ext4.direct.bs4096.r0.write.p99", us(50_000_000)),
+            ("storage.ext4.direct.bs4096.r1.write.p99", us(50_000_000)),
+            ("storage.ext4.direct.bs65536.r0.write.p99", us(8_000_000)),
+            ("random.ext4.read.qd1.p99", us(400_000)),
+        ]
+        .map(|(id, v)| (id.to_owned(), v, "us".to_owned()))
+        .into();
+        let (csv, json) = outputs(&r);
+        assert_eq!((&csv, &json), (&want, &want));
+    }
+
     #[test]
     fn a_cell_leaves_out_what_does_not_apply() {
         let f = Figure {
