@@ -46,13 +46,25 @@ pub fn lines(f: &FullReport) -> String {
     if f.falls.is_empty() {
         s += "falls         none: the write speed held across the card\n";
     }
-    for x in &f.falls {
+    for (i, x) in f.falls.iter().enumerate() {
+        // In bytes written since the card was opened (the quick probe's included) when
+        // they were counted; an older document has the position in the pass alone.
+        let cache = f.cache_words(x, i == 0).map_or_else(
+            || " into the pass (what was written before it was not counted)".to_owned(),
+            |w| format!(" into the pass: {w}"),
+        );
         s += &format!(
-            "falls at      {}: {:.1} -> {:.1} MiB/s (the fast cache ends)\n",
+            "falls at      {}: {:.1} -> {:.1} MiB/s{cache}\n",
             human_offset(x.at.saturating_sub(f.region.0)),
             x.before_mib_s,
             x.after_mib_s
         );
+    }
+    if let Some(w) = f.idle_words() {
+        s += &format!("idle          {}\n", w.trim_start_matches("idle "));
+    }
+    if let Some(w) = f.idle_check_words() {
+        s += &format!("idle pause    {w}\n");
     }
     for l in f.write_latency.iter().chain(&f.latency_by_size) {
         s += &format!(

@@ -44,7 +44,7 @@ pub use summary::{iops, mb_per_s, mib_per_s, Summary};
 /// Major version: bumped on any change an old reader would misread.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: bumped when fields are added that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 13;
+pub const SCHEMA_MINOR: u32 = 14;
 
 /// Largest results document any reader takes, bytes (64 MiB): one of a long hardware
 /// plan is a few MiB; PID 1's console carries no more either
@@ -209,7 +209,9 @@ pub struct RunResults {
     /// (schema 1.9).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clock_checks: Vec<ClockCheck>,
-    /// The full-card check, when the plan has one and it ran (schema 1.10).
+    /// The full-card check, when the plan has one and it ran (schema 1.10; schema
+    /// 1.14 adds the whole-card pass's `before`, `idle_check` and each fall's
+    /// `written_at`: the fast cache's end in bytes written since the card was opened).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub card_check: Option<CardCheck>,
     /// Board health (clock, temperature, throttle flags) before and after every step
