@@ -156,3 +156,24 @@ mod tests {
         assert_eq!(bare.tally(), None);
     }
 }
+
+#[cfg(test)]
+mod compat {
+    use crate::full::{Fall, FullOptions};
+
+    /// A fall and options of a document before schema 1.14 read, and nothing new is
+    /// written for a device that was not counted.
+    #[test]
+    fn documents_before_the_count_read_and_none_is_left_out() {
+        let f: Fall =
+            serde_json::from_str(r#"{"at":1048576,"before_mib_s":20.0,"after_mib_s":5.0}"#)
+                .unwrap();
+        assert_eq!(f.written_at, None);
+        assert_eq!(
+            serde_json::to_string(&f).unwrap(),
+            r#"{"at":1048576,"before_mib_s":20.0,"after_mib_s":5.0}"#
+        );
+        let o = serde_json::to_value(FullOptions::default()).unwrap();
+        assert!(o.get("idle_check_ns").is_none(), "{o}");
+    }
+}
