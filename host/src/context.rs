@@ -182,10 +182,7 @@ pub fn card_check_line(r: &RunResults) -> Option<String> {
             if let Some(w) = f.cache_words(x, i == 0) {
                 line += &format!(" into the pass, {w}");
                 if let (0, Some(b)) = (i, f.before) {
-                    line += &format!(
-                        " ({:.2} s idle before the pass)",
-                        b.idle_ns as f64 / 1e9
-                    );
+                    line += &format!(" ({:.2} s idle before the pass)", b.idle_ns as f64 / 1e9);
                 }
             }
         }

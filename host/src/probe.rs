@@ -14,8 +14,8 @@ mod disk;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use benchboot_probe::full::{full_pass, FullOptions, FullReport, MonotonicClock};
 use benchboot_probe::counted::Counted;
+use benchboot_probe::full::{full_pass, FullOptions, FullReport, MonotonicClock};
 use benchboot_probe::{BlockDevice, ProbeOptions, ProbeReport, Verdict};
 
 use crate::devices::{Device, Limits, Refusal, Use};
@@ -210,10 +210,7 @@ pub fn options(t: &ProbeTuning) -> ProbeOptions {
 ///
 /// # Errors
 /// The probe could not start (region, block size).
-pub fn probe_with_progress(
-    disk: &mut dyn BlockDevice,
-    opts: &ProbeOptions,
-) -> Result<ProbeReport> {
+pub fn probe_with_progress(disk: &mut dyn BlockDevice, opts: &ProbeOptions) -> Result<ProbeReport> {
     use indicatif::{ProgressBar, ProgressStyle};
     let bar = ProgressBar::new(1);
     bar.set_style(

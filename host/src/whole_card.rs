@@ -329,6 +329,52 @@ mod tests {
         assert!(report_figure(&bare).is_none());
     }
 
+    /// The fall in bytes written since the card was opened, the idle gaps and the idle
+    /// pause's sentence, in the lines and the context line; a document without the
+    /// count says so.
+    #[test]
+    fn the_fall_in_bytes_written_with_the_idle_gaps() {
+        let mut r = run("card-a", 16, 40);
+        let old = lines(r.card_check.as_ref().unwrap().report.full.as_ref().unwrap());
+        assert!(
+            old.contains(
+                "falls at      16.0 MiB (16768000): 40.0 -> 4.0 MiB/s into the pass (what was \
+                 written before it was not counted)\n"
+            ),
+            "{old}"
+        );
+        assert!(!old.contains("idle          "), "{old}");
+        let f = r.card_check.as_mut().unwrap().report.full.as_mut().unwrap();
+        f.falls[0].written_at = Some(52 * MIB);
+        f.before = Some(benchboot_probe::full::Before {
+            written_bytes: 36 * MIB,
+            first_write_after_open_ns: Some(0),
+            idle_ns: 400_000_000,
+            since_open: false,
+        });
+        let text = lines(f);
+        for want in [
+            "falls at      16.0 MiB (16768000): 40.0 -> 4.0 MiB/s into the pass: the fast cache \
+             ends after 52.0 MiB written (36.0 MiB by the quick probe, 16.0 MiB into the full \
+             pass)\n",
+            "idle          0.00 s from opening the card to the quick probe's first write (before \
+             that: unknown), 0.40 s from the quick probe's last write to the full pass\n",
+            "idle pause    what an idle pause gives back was not measured: the pass began 0.40 s \
+             after the last write before it",
+        ] {
+            assert!(text.contains(want), "{want}\n---\n{text}");
+        }
+        let line = crate::context::card_check_line(&r).unwrap();
+        assert!(
+            line.ends_with(
+                "; write speed falls at 16.0 MiB: 40.0 -> 4.0 MiB/s into the pass, the fast \
+                 cache ends after 52.0 MiB written (36.0 MiB by the quick probe, 16.0 MiB into \
+                 the full pass) (0.40 s idle before the pass)"
+            ),
+            "{line}"
+        );
+    }
+
     /// A document's texts (the device, the stop's reason, an I/O error) cannot start a
     /// line of their own in the report, nor in the context line.
     #[test]
