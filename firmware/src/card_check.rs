@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use benchboot_plan::{CardCheckPlan, Plan};
+use benchboot_probe::counted::Counted;
 use benchboot_probe::full::{full_pass, FullOptions, MonotonicClock};
 use benchboot_probe::{BlockDevice, ProbeOptions, Verdict};
 use benchboot_results::{CardCheck, RunResults, Severity};
@@ -66,7 +67,10 @@ pub fn run_card_check(plan: &Plan, results: &mut RunResults) {
     let nonce = nonce(&results.run_id);
     let report = in_worker_for(results, STEP, limit, move || {
         let started = std::time::Instant::now();
+        // Every write counted from here: the fast cache's end in bytes written, the
+        // quick probe's included.
         let mut dev = DirectDisk::open(&path)
+            .map(|d| Counted::new(d, MonotonicClock::new()))
             .map_err(|e| std::io::Error::other(format!("{}: {e}", path.display())))?;
         let opts = options(&c, region, nonce);
         let mut report = benchboot_probe::probe(&mut dev, &opts, &mut |_| {})
@@ -110,13 +114,20 @@ pub fn run_card_check(plan: &Plan, results: &mut RunResults) {
             None => results.event(STEP, Severity::Warning, f.summary()),
             Some(_) => results.event(STEP, Severity::Error, f.summary()),
         }
-        for x in &f.falls {
+        for (i, x) in f.falls.iter().enumerate() {
+            let cache = f
+                .cache_words(x, i == 0)
+                .map(|w| format!(": {w}"))
+                .unwrap_or_default();
             say(&format!(
-                "card-check: write speed falls at {} bytes: {:.1} -> {:.1} MiB/s",
+                "card-check: write speed falls at {} bytes into the pass: {:.1} -> {:.1} MiB/s{cache}",
                 x.at.saturating_sub(f.region.0),
                 x.before_mib_s,
                 x.after_mib_s
             ));
+        }
+        for w in f.idle_words().into_iter().chain(f.idle_check_words()) {
+            say(&format!("card-check: {w}"));
         }
     }
     let check = CardCheck { device, report };

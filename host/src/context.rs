@@ -170,13 +170,21 @@ pub fn card_check_line(r: &RunResults) -> Option<String> {
     let mut line = format!("{}: {}", esc(&c.device), esc(&c.report.summary()));
     if let Some(f) = &c.report.full {
         line += &format!("; {}", esc(&f.summary()));
-        for x in &f.falls {
+        for (i, x) in f.falls.iter().enumerate() {
             line += &format!(
                 "; write speed falls at {}: {:.1} -> {:.1} MiB/s",
                 benchboot_probe::human(x.at.saturating_sub(f.region.0)),
                 x.before_mib_s,
                 x.after_mib_s
             );
+            // In bytes written since the card was opened, with the idle time before the
+            // pass beside it (a document before schema 1.14 has neither).
+            if let Some(w) = f.cache_words(x, i == 0) {
+                line += &format!(" into the pass, {w}");
+                if let (0, Some(b)) = (i, f.before) {
+                    line += &format!(" ({:.2} s idle before the pass)", b.idle_ns as f64 / 1e9);
+                }
+            }
         }
     }
     Some(line)

@@ -14,8 +14,9 @@ mod disk;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
+use benchboot_probe::counted::Counted;
 use benchboot_probe::full::{full_pass, FullOptions, FullReport, MonotonicClock};
-use benchboot_probe::{ProbeOptions, ProbeReport, Verdict};
+use benchboot_probe::{BlockDevice, ProbeOptions, ProbeReport, Verdict};
 
 use crate::devices::{Device, Limits, Refusal, Use};
 pub use disk::{ProbeDisk, SectorDisk};
@@ -47,6 +48,13 @@ pub struct ProbeArgs {
     /// and reading the whole card; Ctrl-C stops it and says what was covered.
     #[arg(long)]
     pub full: bool,
+    /// With --full: after the pass, when its write speed fell, rest SECONDS without I/O
+    /// and write again from the card's start until the speed falls: how much fast cache
+    /// an idle pause gives back (cards move SLC contents to TLC/QLC while idle). Costs
+    /// the pause, the time to write what came back fast, and three slow writes (12 MiB;
+    /// at most twice the cache the pass found). Off by default.
+    #[arg(long, value_name = "SECONDS", requires = "full")]
+    pub idle_check: Option<u64>,
     /// With --full: draw the speed profile into DIR (probe-profile.png and .svg).
     #[arg(long, value_name = "DIR", requires = "full")]
     pub plots: Option<PathBuf>,
@@ -202,7 +210,7 @@ pub fn options(t: &ProbeTuning) -> ProbeOptions {
 ///
 /// # Errors
 /// The probe could not start (region, block size).
-pub fn probe_with_progress(disk: &mut ProbeDisk, opts: &ProbeOptions) -> Result<ProbeReport> {
+pub fn probe_with_progress(disk: &mut dyn BlockDevice, opts: &ProbeOptions) -> Result<ProbeReport> {
     use indicatif::{ProgressBar, ProgressStyle};
     let bar = ProgressBar::new(1);
     bar.set_style(
@@ -284,12 +292,13 @@ pub fn render(r: &ProbeReport) -> String {
     s
 }
 
-/// Probes an already checked, unmounted card at `path`: opens, probes, closes.
+/// The card at `path` opened for the probe, every write to it counted from now
+/// ([`Counted`]: the quick probe's and the whole-card pass's go through the same one).
 ///
 /// # Errors
-/// Open failure (with what to do) or a probe that cannot start.
-pub fn probe_card(path: &Path, sector: u64, tuning: &ProbeTuning) -> Result<ProbeReport> {
-    let mut disk = ProbeDisk::open(path, sector).map_err(|e| {
+/// Open failure, with what to do.
+pub fn open_card(path: &Path, sector: u64) -> Result<Counted<ProbeDisk, MonotonicClock>> {
+    let disk = ProbeDisk::open(path, sector).map_err(|e| {
         #[cfg(windows)]
         let hint = crate::target_disk::windows_open_hint(&e, "probe");
         #[cfg(unix)]
@@ -300,7 +309,15 @@ pub fn probe_card(path: &Path, sector: u64, tuning: &ProbeTuning) -> Result<Prob
         };
         anyhow::anyhow!("opening {}: {e}: {hint}", path.display())
     })?;
-    probe_with_progress(&mut disk, &options(tuning))
+    Ok(Counted::new(disk, MonotonicClock::new()))
+}
+
+/// Probes an already checked, unmounted card at `path`: opens, probes, closes.
+///
+/// # Errors
+/// Open failure (with what to do) or a probe that cannot start.
+pub fn probe_card(path: &Path, sector: u64, tuning: &ProbeTuning) -> Result<ProbeReport> {
+    probe_with_progress(&mut open_card(path, sector)?, &options(tuning))
 }
 
 /// `Err` for a verdict that is not genuine: the exit code of `benchboot probe`.
@@ -376,10 +393,13 @@ pub fn run(args: &ProbeArgs) -> Result<()> {
     #[cfg(unix)]
     let device = &args.device;
     let started = std::time::Instant::now();
-    let mut report = probe_card(device, dev.logical_block_size, &args.tuning)?;
+    // One handle for both passes: the counter sees the quick probe's writes too.
+    let mut disk = open_card(device, dev.logical_block_size)?;
+    let mut report = probe_with_progress(&mut disk, &options(&args.tuning))?;
     if args.full {
         crate::out!("{}", render(&report));
-        report.full = Some(full_card(device, dev.logical_block_size, &args.tuning)?);
+        let idle_ns = args.idle_check.unwrap_or(0).saturating_mul(1_000_000_000);
+        report.full = Some(full_card(&mut disk, &args.tuning, idle_ns)?);
         if let Some(f) = &report.full {
             crate::out!("{}", crate::whole_card::lines(f));
             if let Some(dir) = &args.plots {
@@ -482,16 +502,20 @@ pub fn document(
 /// Set by Ctrl-C while a whole-card pass runs.
 static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// The whole-card pass over the card at `path` with a progress bar (bytes, speed, time
-/// left) on stderr; Ctrl-C ends it cleanly (the report says what was covered).
+/// The whole-card pass over the open card `disk` (the quick probe's handle, so its
+/// writes are counted before the pass's) with a progress bar (bytes, speed, time left)
+/// on stderr, then the idle check when `idle_check_ns` is not 0; Ctrl-C ends it cleanly
+/// (the report says what was covered).
 ///
 /// # Errors
-/// Open failure (with what to do) or a pass that cannot start.
-pub fn full_card(path: &Path, sector: u64, tuning: &ProbeTuning) -> Result<FullReport> {
+/// A pass that cannot start.
+pub fn full_card(
+    disk: &mut dyn BlockDevice,
+    tuning: &ProbeTuning,
+    idle_check_ns: u64,
+) -> Result<FullReport> {
     use indicatif::{ProgressBar, ProgressStyle};
     use std::sync::atomic::Ordering;
-    let mut disk = ProbeDisk::open(path, sector)
-        .with_context(|| format!("opening {} for the whole-card pass", path.display()))?;
     INTERRUPTED.store(false, Ordering::SeqCst);
     // Once per process; a second call keeps the first handler, which sets the same flag.
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
@@ -507,10 +531,11 @@ pub fn full_card(path: &Path, sector: u64, tuning: &ProbeTuning) -> Result<FullR
     let opts = FullOptions {
         nonce: nonce(),
         cache_flush_bytes: tuning.cache_flush_mib << 20,
+        idle_check_ns,
         ..FullOptions::default()
     };
     let report = full_pass(
-        &mut disk,
+        disk,
         &mut MonotonicClock::new(),
         &opts,
         &mut |p| {

@@ -46,13 +46,25 @@ pub fn lines(f: &FullReport) -> String {
     if f.falls.is_empty() {
         s += "falls         none: the write speed held across the card\n";
     }
-    for x in &f.falls {
+    for (i, x) in f.falls.iter().enumerate() {
+        // In bytes written since the card was opened (the quick probe's included) when
+        // they were counted; an older document has the position in the pass alone.
+        let cache = f.cache_words(x, i == 0).map_or_else(
+            || " into the pass (what was written before it was not counted)".to_owned(),
+            |w| format!(" into the pass: {w}"),
+        );
         s += &format!(
-            "falls at      {}: {:.1} -> {:.1} MiB/s (the fast cache ends)\n",
+            "falls at      {}: {:.1} -> {:.1} MiB/s{cache}\n",
             human_offset(x.at.saturating_sub(f.region.0)),
             x.before_mib_s,
             x.after_mib_s
         );
+    }
+    if let Some(w) = f.idle_words() {
+        s += &format!("idle          {}\n", w.trim_start_matches("idle "));
+    }
+    if let Some(w) = f.idle_check_words() {
+        s += &format!("idle pause    {w}\n");
     }
     for l in f.write_latency.iter().chain(&f.latency_by_size) {
         s += &format!(
@@ -315,6 +327,52 @@ mod tests {
         bare.card_check = None;
         assert!(report_blocks(&bare).is_empty());
         assert!(report_figure(&bare).is_none());
+    }
+
+    /// The fall in bytes written since the card was opened, the idle gaps and the idle
+    /// pause's sentence, in the lines and the context line; a document without the
+    /// count says so.
+    #[test]
+    fn the_fall_in_bytes_written_with_the_idle_gaps() {
+        let mut r = run("card-a", 16, 40);
+        let old = lines(r.card_check.as_ref().unwrap().report.full.as_ref().unwrap());
+        assert!(
+            old.contains(
+                "falls at      16.0 MiB (16768000): 40.0 -> 4.0 MiB/s into the pass (what was \
+                 written before it was not counted)\n"
+            ),
+            "{old}"
+        );
+        assert!(!old.contains("idle          "), "{old}");
+        let f = r.card_check.as_mut().unwrap().report.full.as_mut().unwrap();
+        f.falls[0].written_at = Some(52 * MIB);
+        f.before = Some(benchboot_probe::full::Before {
+            written_bytes: 36 * MIB,
+            first_write_after_open_ns: Some(0),
+            idle_ns: 400_000_000,
+            since_open: false,
+        });
+        let text = lines(f);
+        for want in [
+            "falls at      16.0 MiB (16768000): 40.0 -> 4.0 MiB/s into the pass: the fast cache \
+             ends after 52.0 MiB written (36.0 MiB by the quick probe, 16.0 MiB into the full \
+             pass)\n",
+            "idle          0.00 s from opening the card to the quick probe's first write (before \
+             that: unknown), 0.40 s from the quick probe's last write to the full pass\n",
+            "idle pause    what an idle pause gives back was not measured: the pass began 0.40 s \
+             after the last write before it",
+        ] {
+            assert!(text.contains(want), "{want}\n---\n{text}");
+        }
+        let line = crate::context::card_check_line(&r).unwrap();
+        assert!(
+            line.ends_with(
+                "; write speed falls at 16.0 MiB: 40.0 -> 4.0 MiB/s into the pass, the fast \
+                 cache ends after 52.0 MiB written (36.0 MiB by the quick probe, 16.0 MiB into \
+                 the full pass) (0.40 s idle before the pass)"
+            ),
+            "{line}"
+        );
     }
 
     /// A document's texts (the device, the stop's reason, an I/O error) cannot start a

@@ -183,6 +183,11 @@ impl crate::full::Clock for FakeClock {
     fn now_ns(&mut self) -> u64 {
         self.0.get()
     }
+
+    /// Moves the clock by `ns` (a pause that costs no test time).
+    fn sleep_ns(&mut self, ns: u64) {
+        self.0.set(self.0.get().saturating_add(ns));
+    }
 }
 
 /// How long a [`TimedDevice`]'s I/O takes.
@@ -243,6 +248,97 @@ impl BlockDevice for TimedDevice {
         self.clock
             .0
             .set(self.clock.0.get() + ns(buf.len() as u64, self.timing.read));
+        self.inner.read_at(offset, buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+
+    fn reopen(&mut self) -> io::Result<()> {
+        self.inner.reopen()
+    }
+}
+
+/// A card whose fast (SLC) cache counts the bytes written since it was attached,
+/// wherever they land: `cache_bytes` go at `fast` bytes/s, then every write at `slow`;
+/// each ns the card spends without I/O gives back `refill` bytes/s of cache (folding
+/// SLC into TLC/QLC while idle), up to `cache_bytes`. Reads at `read` bytes/s. Time
+/// moves on a [`FakeClock`] only through I/O and [`crate::full::Clock::sleep_ns`] (or
+/// a test moving it).
+#[derive(Debug)]
+pub struct SlcDevice {
+    pub inner: FakeDevice,
+    pub clock: FakeClock,
+    pub cache_bytes: u64,
+    pub fast: u64,
+    pub slow: u64,
+    pub refill: u64,
+    pub read: u64,
+    /// Fast bytes left.
+    pub left: u64,
+    /// When the last I/O ended, ns.
+    last_io_end_ns: u64,
+}
+
+impl SlcDevice {
+    /// A genuine card of `claimed` bytes (512-byte sectors) just attached: its cache
+    /// empty of data (`cache_bytes` left), the clock where it stands.
+    pub fn new(
+        claimed: u64,
+        clock: FakeClock,
+        cache_bytes: u64,
+        (fast, slow, refill, read): (u64, u64, u64, u64),
+    ) -> SlcDevice {
+        let now = clock.0.get();
+        SlcDevice {
+            inner: FakeDevice::new(claimed, 512, Model::Genuine),
+            clock,
+            cache_bytes,
+            fast,
+            slow,
+            refill,
+            read,
+            left: cache_bytes,
+            last_io_end_ns: now,
+        }
+    }
+
+    /// Gives back the cache the idle time since the last I/O earned.
+    fn rest(&mut self) {
+        let idle = self.clock.0.get().saturating_sub(self.last_io_end_ns);
+        let back = (u128::from(idle) * u128::from(self.refill) / 1_000_000_000) as u64;
+        self.left = self.left.saturating_add(back).min(self.cache_bytes);
+    }
+
+    fn advance(&mut self, ns: u64) {
+        let t = self.clock.0.get().saturating_add(ns);
+        self.clock.0.set(t);
+        self.last_io_end_ns = t;
+    }
+}
+
+impl BlockDevice for SlcDevice {
+    fn size_bytes(&self) -> u64 {
+        self.inner.size_bytes()
+    }
+
+    fn block_bytes(&self) -> u64 {
+        self.inner.block_bytes()
+    }
+
+    fn write_at(&mut self, offset: u64, buf: &[u8]) -> io::Result<()> {
+        self.rest();
+        let len = buf.len() as u64;
+        let fast = len.min(self.left);
+        self.left -= fast;
+        self.advance(ns(fast, self.fast) + ns(len - fast, self.slow));
+        self.inner.write_at(offset, buf)
+    }
+
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        self.rest();
+        self.advance(ns(buf.len() as u64, self.read));
         self.inner.read_at(offset, buf)
     }
 

@@ -36,6 +36,7 @@ use crate::stamp;
 use crate::{human, human_offset, BlockDevice, Found, ProbeError, Verdict};
 
 mod analysis;
+mod idle;
 mod read_back;
 
 pub use analysis::falls;
@@ -46,6 +47,10 @@ use read_back::ReadBack;
 /// that the fake device moves.
 pub trait Clock {
     fn now_ns(&mut self) -> u64;
+    /// Waits `ns` without I/O (the idle check's pause); a fake clock moves instead.
+    fn sleep_ns(&mut self, ns: u64) {
+        std::thread::sleep(std::time::Duration::from_nanos(ns));
+    }
 }
 
 /// `std::time::Instant` (CLOCK_MONOTONIC on Linux), ns since the clock was made.
@@ -96,6 +101,15 @@ pub struct FullOptions {
     /// wrote).
     #[serde(default)]
     pub latency_sample_bytes: u64,
+    /// After the pass (and only when its write speed fell and every sector held), rest
+    /// this long, ns, then write again until the speed falls: what an idle pause gives
+    /// back ([`IdleCheck`]). 0: no check (the default).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub idle_check_ns: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// 4 MiB per write: f3write's and H2testw's order of size, and a whole erase block of
@@ -138,6 +152,7 @@ impl Default for FullOptions {
             cache_flush_bytes: crate::DEFAULT_CACHE_FLUSH_BYTES,
             latency_sizes: LATENCY_SIZES.to_vec(),
             latency_sample_bytes: LATENCY_SAMPLE_BYTES,
+            idle_check_ns: 0,
         }
     }
 }
@@ -160,10 +175,62 @@ impl Interval {
 /// Where the sustained write speed falls: the profile's medians before and after.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct Fall {
-    /// Byte offset of the first interval after the fall.
+    /// Byte offset of the first interval after the fall (its position in the pass:
+    /// `at - region.0` bytes into it).
     pub at: u64,
     pub before_mib_s: f64,
     pub after_mib_s: f64,
+    /// Bytes written to the device since benchboot opened it (the quick probe's writes
+    /// and the pass's, [`crate::counted::Counted`]) before the first write of that
+    /// interval: for the first fall, the size of the fast cache the card had when it
+    /// was opened, within one interval. `None` when the device was not counted (and in
+    /// documents before schema 1.14).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written_at: Option<u64>,
+}
+
+/// What the device saw before the pass's first write, from its tally
+/// ([`crate::counted::Tally`]; schema 1.14).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Before {
+    /// Bytes written since benchboot opened the device (in `benchboot probe --full` and
+    /// PID 1's card check: the quick probe's, its window and cache flushes included).
+    pub written_bytes: u64,
+    /// ns from opening the device to its first write (the quick probe's); `None` when
+    /// nothing was written before the pass. How long the card rested before benchboot
+    /// opened it is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_write_after_open_ns: Option<u64>,
+    /// ns the device was idle of writes before the pass's first write: since the last
+    /// earlier write ended, or since it was opened (`since_open`) when there was none.
+    pub idle_ns: u64,
+    pub since_open: bool,
+}
+
+/// What an idle pause gave back ([`FullOptions::idle_check_ns`], schema 1.14): after
+/// the pass the device rests, then the region is written again from its start (the
+/// pass's own stamps: the data does not change) until the speed falls.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct IdleCheck {
+    /// The pause asked for, ns.
+    pub asked_ns: u64,
+    /// ns the device was idle of writes before the check's first write (by its tally;
+    /// the pause alone when it is not counted).
+    pub idle_ns: u64,
+    /// Bytes written fast before the speed fell: the fast cache the pause gave back.
+    pub fast_bytes: u64,
+    /// Bytes the check wrote in all.
+    pub written_bytes: u64,
+    /// Whether the speed fell within what was written; `false`: `fast_bytes` is a lower
+    /// bound (the cap, twice the cache the pass found, was reached, or it stopped).
+    pub fell: bool,
+    /// A write slower than this is slow: the geometric mean of the pass's first fall's
+    /// speeds before and after, MiB/s.
+    pub threshold_mib_s: f64,
+    /// Why the check ended before the speed fell or the cap (Ctrl-C, a time limit, a
+    /// failed write).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 /// The distribution of write latencies, ns, for writes of `io_bytes`.
@@ -240,6 +307,14 @@ pub struct FullReport {
     pub wraps_at: Option<u64>,
     /// Why the pass did not cover the region (interrupted, too many failures).
     pub stopped: Option<String>,
+    /// What the device saw before the pass (schema 1.14; `None` when it was not
+    /// counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<Before>,
+    /// What an idle pause gave back, when [`FullOptions::idle_check_ns`] asked
+    /// (schema 1.14).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_check: Option<IdleCheck>,
 }
 
 /// Which half of the pass, for a progress bar.
@@ -399,7 +474,29 @@ pub fn full_pass(
 
     let (write_latency, stalls, stall_count) = latency(&writes, io);
     let write_profile = profile(&writes, start, interval);
-    let falls = falls(&write_profile);
+    let mut falls = falls(&write_profile);
+    if w.counted.len() == writes.len() {
+        for f in &mut falls {
+            let i = writes.partition_point(|x| x.0 < f.at);
+            f.written_at = w.counted.get(i).copied();
+        }
+    }
+    let idle_check = match falls.first() {
+        Some(fall)
+            if opts.idle_check_ns > 0 && read_back && stopped.is_none() && bad.count == 0 =>
+        {
+            let cache = fall.written_at.unwrap_or(fall.at - start);
+            Some(idle::idle_check(
+                &mut rb,
+                (start, written_end),
+                fall,
+                cache,
+                opts,
+                stop,
+            ))
+        }
+        _ => None,
+    };
     let mut reads = rb.reads;
     reads.sort_by_key(|r| r.0);
     let period = bad.period;
@@ -429,6 +526,8 @@ pub fn full_pass(
         bad: bad.list,
         wraps_at: (period >= sector && period % sector == 0).then_some(period),
         stopped,
+        before: w.before,
+        idle_check,
     })
 }
 
@@ -468,6 +567,11 @@ fn geometry(dev: &mut dyn BlockDevice, opts: &FullOptions) -> Result<Geometry, P
 struct Written {
     buf: Vec<u8>,
     writes: Vec<(u64, u64, u64)>,
+    /// Per write, the bytes the device's tally counted before it (empty when the device
+    /// is not counted).
+    counted: Vec<u64>,
+    /// The device's tally before the first write.
+    before: Option<Before>,
     failed: Vec<(u64, u64)>,
     end: u64,
     stopped: Option<String>,
@@ -490,6 +594,16 @@ fn write_pass(
     let mut w = Written {
         buf: vec![0u8; io as usize],
         writes: Vec::with_capacity(span.div_ceil(io) as usize),
+        counted: Vec::new(),
+        before: dev.tally().map(|t| {
+            let (idle_ns, since_open) = t.idle_ns();
+            Before {
+                written_bytes: t.written_bytes,
+                first_write_after_open_ns: t.first_write_start_ns,
+                idle_ns,
+                since_open,
+            }
+        }),
         failed: Vec::new(),
         end: start,
         stopped: None,
@@ -517,6 +631,9 @@ fn write_pass(
             Ok(()) => {
                 failures = 0;
                 w.writes.push((o, len, t1.saturating_sub(t0)));
+                if let Some(t) = dev.tally() {
+                    w.counted.push(t.written_bytes.saturating_sub(len));
+                }
             }
             Err(e) => {
                 bad.add(
@@ -665,6 +782,101 @@ impl FullReport {
             (None, None) if self.stopped.is_some() => None,
             (None, None) => Some(Verdict::Genuine),
         }
+    }
+
+    /// Fall `f` (the `first` of the pass, or a later one) in terms of what the device
+    /// was written since benchboot opened it: "the fast cache ends after 64.0 MiB
+    /// written (36.0 MiB by the quick probe, 28.0 MiB into the full pass)"; `None` when
+    /// the device was not counted ([`Fall::written_at`]). What was written before the
+    /// pass is the quick probe's in `benchboot probe --full` and PID 1's card check,
+    /// the only callers that count.
+    pub fn cache_words(&self, f: &Fall, first: bool) -> Option<String> {
+        let at = f.written_at?;
+        let before = self.before.map_or(0, |b| b.written_bytes);
+        let what = if first {
+            "the fast cache ends after"
+        } else {
+            "falls again after"
+        };
+        Some(format!(
+            "{what} {} written ({} by the quick probe, {} into the full pass)",
+            human(at),
+            human(before),
+            human(at.saturating_sub(before))
+        ))
+    }
+
+    /// How long the device was idle of writes before each phase, in words: "idle
+    /// 0.00 s from opening the card to the quick probe's first write (before that:
+    /// unknown), 0.40 s from the quick probe's last write to the full pass"; `None`
+    /// when the device was not counted.
+    pub fn idle_words(&self) -> Option<String> {
+        let b = self.before?;
+        let s = |ns: u64| format!("{:.2} s", ns as f64 / 1e9);
+        let first = match b.first_write_after_open_ns {
+            Some(ns) => format!(
+                "{} from opening the card to the quick probe's first write (before that: \
+                 unknown), ",
+                s(ns)
+            ),
+            None => String::new(),
+        };
+        let pass = if b.since_open {
+            format!(
+                "{} from opening the card to the full pass (nothing written before it; \
+                 before that: unknown)",
+                s(b.idle_ns)
+            )
+        } else {
+            format!(
+                "{} from the quick probe's last write to the full pass",
+                s(b.idle_ns)
+            )
+        };
+        Some(format!("idle {first}{pass}"))
+    }
+
+    /// What an idle pause gives back, in words: the [`IdleCheck`]'s figure when it ran
+    /// ("after 60.00 s idle 32.0 MiB came back fast (> 10.0 MiB/s), then the speed
+    /// fell"), else what the data says (not measured; the idle time before the pass,
+    /// which the cache found includes); `None` without a fall.
+    pub fn idle_check_words(&self) -> Option<String> {
+        self.falls.first()?;
+        let s = |ns: u64| format!("{:.2} s", ns as f64 / 1e9);
+        let Some(c) = &self.idle_check else {
+            let idle = self
+                .before
+                .map(|b| {
+                    format!(
+                        " the pass began {} after the last write before it, and",
+                        s(b.idle_ns)
+                    )
+                })
+                .unwrap_or_default();
+            return Some(format!(
+                "what an idle pause gives back was not measured:{idle} the cache found \
+                 is what the card had then; a longer pause may give back more \
+                 (benchboot probe --full --idle-check S measures it)"
+            ));
+        };
+        let got = format!(
+            "after {} idle {}{} came back fast (> {:.1} MiB/s)",
+            s(c.idle_ns),
+            if c.fell { "" } else { "at least " },
+            human(c.fast_bytes),
+            c.threshold_mib_s
+        );
+        Some(match (&c.stopped, c.fell) {
+            (Some(why), _) => format!("{got}; the check stopped: {why}"),
+            (None, true) => format!(
+                "{got}, then the speed fell ({} written again)",
+                human(c.written_bytes)
+            ),
+            (None, false) => format!(
+                "{got} and the speed held for all {} written again (twice the cache found)",
+                human(c.written_bytes)
+            ),
+        })
     }
 
     /// One line: the verdict, what was covered and the average speeds.

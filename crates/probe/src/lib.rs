@@ -81,6 +81,7 @@
 //! `M <= start + 2 blocks`.
 #![forbid(unsafe_code)]
 
+pub mod counted;
 mod engine;
 pub mod fake;
 pub mod full;
@@ -108,6 +109,11 @@ pub trait BlockDevice {
     /// Close and open again, dropping any cache the OS keeps for this handle (O_DIRECT +
     /// BLKFLSBUF on Linux).
     fn reopen(&mut self) -> std::io::Result<()>;
+    /// What was written to the device since benchboot opened it, when it is counted
+    /// ([`counted::Counted`] wraps it); `None` for a device that is not.
+    fn tally(&mut self) -> Option<counted::Tally> {
+        None
+    }
 }
 
 /// What to probe and how.

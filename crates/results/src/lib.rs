@@ -210,7 +210,9 @@ pub struct RunResults {
     /// (schema 1.9).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clock_checks: Vec<ClockCheck>,
-    /// The full-card check, when the plan has one and it ran (schema 1.10).
+    /// The full-card check, when the plan has one and it ran (schema 1.10; schema
+    /// 1.14 adds the whole-card pass's `before`, `idle_check` and each fall's
+    /// `written_at`: the fast cache's end in bytes written since the card was opened).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub card_check: Option<CardCheck>,
     /// Board health (clock, temperature, throttle flags) before and after every step

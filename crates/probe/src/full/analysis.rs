@@ -59,6 +59,7 @@ pub fn falls(profile: &[Interval]) -> Vec<Fall> {
                 at: profile[c].offset,
                 before_mib_s: before,
                 after_mib_s: after,
+                written_at: None,
             });
         }
     }

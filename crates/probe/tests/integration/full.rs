@@ -435,6 +435,7 @@ fn the_sustained_speed_runs_from_the_last_fall_to_the_end() {
         at: 10 * MIB,
         before_mib_s: 90.0,
         after_mib_s: 10.0,
+        written_at: None,
     }];
     assert!(
         (r.sustained_write_mib_s() - 40.0).abs() < 1e-6,

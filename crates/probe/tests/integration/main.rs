@@ -5,3 +5,4 @@
 
 mod fakes;
 mod full;
+mod slc;
