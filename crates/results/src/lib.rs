@@ -44,7 +44,7 @@ pub use summary::{iops, mb_per_s, mib_per_s, Summary};
 /// Major version: bumped on any change an old reader would misread.
 pub const SCHEMA_MAJOR: u32 = 1;
 /// Minor version: bumped when fields are added that old readers may ignore.
-pub const SCHEMA_MINOR: u32 = 13;
+pub const SCHEMA_MINOR: u32 = 14;
 
 /// Largest results document any reader takes, bytes (64 MiB): one of a long hardware
 /// plan is a few MiB; PID 1's console carries no more either

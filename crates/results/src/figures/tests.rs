@@ -74,6 +74,8 @@ fn network_figures_with_the_boards_cpu_shares_beside_tcp() {
                 ..CpuTimes::default()
             },
             host_cpu: CpuTimes::default(),
+            board_tcp: None,
+            host_tcp: None,
         }],
         latency: vec![LatencyRun {
             link: "ncm".into(),

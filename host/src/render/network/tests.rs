@@ -45,6 +45,8 @@ fn interval(start_s: u64, bytes: u64) -> NetInterval {
         bytes,
         board_cpu: CpuTimes::default(),
         host_cpu: CpuTimes::default(),
+        board_tcp: None,
+        host_tcp: None,
     }
 }
 
@@ -59,6 +61,8 @@ fn tcp(link: &str, direction: NetDirection, streams: u32, bytes: u64, nanos: u64
         nanos,
         board_cpu: CpuTimes::default(),
         host_cpu: CpuTimes::default(),
+        board_tcp: None,
+        host_tcp: None,
     }
 }
 
