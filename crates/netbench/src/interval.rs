@@ -447,10 +447,7 @@ mod tests {
             [(4, 2000, 2100, 100), (0, 4000, 4100, 100)]
         );
         assert_eq!(board.total.tcp.unwrap().retransmits, 4);
-        let host = slice(
-            &[with(100, None), with(200, None), with(300, None)],
-            &t,
-        );
+        let host = slice(&[with(100, None), with(200, None), with(300, None)], &t);
         assert_eq!(host.intervals.len(), 2);
         assert!(host.intervals.iter().all(|i| i.tcp.is_none()));
         let m = merge(&host, &board, &host);

@@ -53,7 +53,12 @@ impl Tracker {
         if self.last_retrans.iter().all(Option::is_none) {
             return None;
         }
-        p.retrans = self.last_retrans.iter().flatten().map(|&x| u64::from(x)).sum();
+        p.retrans = self
+            .last_retrans
+            .iter()
+            .flatten()
+            .map(|&x| u64::from(x))
+            .sum();
         Some(p)
     }
 }
@@ -121,7 +126,13 @@ mod tests {
         let b = t.observe(&[info(3, 10, 1000), info(2, 30, 4000)]);
         let s = between(a, b).unwrap();
         assert_eq!(
-            (s.retransmits, s.cwnd_bytes, s.srtt_us, s.srtt_max_us, s.streams),
+            (
+                s.retransmits,
+                s.cwnd_bytes,
+                s.srtt_us,
+                s.srtt_max_us,
+                s.streams
+            ),
             (2, 40_000, 2500, 4000, 2)
         );
     }
@@ -142,7 +153,10 @@ mod tests {
         // Every stream gone: the count stands, no window, no RTT.
         let d = t.observe(&[None, None]);
         let s = between(c, d).unwrap();
-        assert_eq!((s.retransmits, s.streams, s.cwnd_bytes, s.srtt_us), (0, 0, 0, 0));
+        assert_eq!(
+            (s.retransmits, s.streams, s.cwnd_bytes, s.srtt_us),
+            (0, 0, 0, 0)
+        );
     }
 
     #[test]
