@@ -78,6 +78,8 @@ mod tests {
                     ..CpuTimes::default()
                 },
                 host_cpu: CpuTimes::default(),
+                board_tcp: None,
+                host_tcp: None,
             }],
             ..NetworkResults::default()
         };

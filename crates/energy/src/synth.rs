@@ -282,6 +282,8 @@ impl Run {
             nanos: 10_000_000_000,
             board_cpu: Default::default(),
             host_cpu: Default::default(),
+            board_tcp: None,
+            host_tcp: None,
         });
         r.network.latency.push(LatencyRun {
             link: "ncm".into(),

@@ -47,7 +47,9 @@ use crate::NetError;
 pub const VERSION: u32 = 1;
 
 /// Longest control line accepted, bytes. A `ThroughputDone` carries every interval,
-/// ~350 bytes each at worst, so runs are limited to [`crate::interval::MAX_INTERVALS`].
+/// ~500 bytes each at worst with its TCP_INFO figures (every number at its maximum:
+/// 1,796,995 bytes for [`crate::interval::MAX_INTERVALS`] intervals and the total,
+/// `the_longest_run_fits_a_line`), so runs are limited to that many intervals.
 pub const MAX_LINE: usize = 2 << 20;
 
 /// Longest first line of a connection (greeting or HTTP request line), bytes.
@@ -460,6 +462,7 @@ pub fn unexpected(wanted: &str, got: &Reply) -> NetError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use benchboot_results::network::TcpSample;
 
     #[test]
     fn lines_are_bounded_and_split() {
@@ -546,6 +549,14 @@ mod tests {
             end_ns: u64::MAX,
             bytes: u64::MAX,
             cpu: big,
+            tcp: Some(TcpSample {
+                retransmits: u64::MAX,
+                cwnd_bytes: u64::MAX,
+                srtt_us: u32::MAX,
+                srtt_max_us: u32::MAX,
+                rttvar_us: u32::MAX,
+                streams: u32::MAX,
+            }),
         };
         let side = Sliced {
             intervals: vec![span; crate::interval::MAX_INTERVALS as usize],

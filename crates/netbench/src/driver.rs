@@ -267,6 +267,8 @@ impl Session {
             nanos: m.nanos,
             board_cpu: m.board_cpu,
             host_cpu: m.host_cpu,
+            board_tcp: m.board_tcp,
+            host_tcp: m.host_tcp,
         })
     }
 

@@ -7,22 +7,24 @@
 //! samples at those boundaries; the receiver's bytes are the reported figures, each
 //! side's CPU its own ([`merge`]).
 
-use benchboot_results::network::{CpuTimes, NetInterval};
+use benchboot_results::network::{CpuTimes, NetInterval, TcpSample, TcpTotals};
 use serde::{Deserialize, Serialize};
 
 use crate::procstat::delta;
+use crate::tcpstate::{self, Point};
 
 /// Most intervals a throughput run may have, so that its `ThroughputDone` control line
-/// (~350 bytes an interval at worst) stays under [`crate::control::MAX_LINE`].
+/// (~500 bytes an interval at worst, TCP_INFO figures included) stays under [`crate::control::MAX_LINE`].
 pub const MAX_INTERVALS: u64 = 3600;
 
 /// One sample: time since the run's start instant, bytes so far (all streams), absolute
-/// `/proc/stat` counters.
+/// `/proc/stat` counters, and the streams' TCP_INFO (`None` where the kernel gave none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Sample {
     pub elapsed_ns: u64,
     pub bytes: u64,
     pub cpu: CpuTimes,
+    pub tcp: Option<Point>,
 }
 
 /// The clock of a run, ns.
@@ -104,6 +106,10 @@ pub struct Span {
     pub end_ns: u64,
     pub bytes: u64,
     pub cpu: CpuTimes,
+    /// This side's TCP_INFO over the span ([`tcpstate::between`]); absent from a peer
+    /// without it (an older peer, a macOS or Windows host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpSample>,
 }
 
 /// One side's view of a run: every interval, and the total after the warm-up.
@@ -146,6 +152,7 @@ pub fn slice(samples: &[Sample], t: &Timing) -> Sliced {
             end_ns: rel(s),
             bytes: s.bytes.saturating_sub(prev.bytes),
             cpu: delta(&prev.cpu, &s.cpu),
+            tcp: tcpstate::between(prev.tcp, s.tcp),
         });
         prev = *s;
         while k <= n && t.boundary(k) <= s.elapsed_ns {
@@ -160,6 +167,7 @@ pub fn slice(samples: &[Sample], t: &Timing) -> Sliced {
             end_ns: rel(&prev),
             bytes: prev.bytes.saturating_sub(base.bytes),
             cpu: delta(&base.cpu, &prev.cpu),
+            tcp: tcpstate::between(base.tcp, prev.tcp),
         },
         complete,
     }
@@ -175,12 +183,18 @@ pub struct Merged {
     pub nanos: u64,
     pub board_cpu: CpuTimes,
     pub host_cpu: CpuTimes,
+    /// Each side's TCP_INFO totals over its intervals ([`TcpTotals::of`]).
+    pub board_tcp: Option<TcpTotals>,
+    pub host_tcp: Option<TcpTotals>,
 }
 
 /// Bytes and times from the `receiver`'s slices (it may be `board` or `host`), CPU from
-/// each side's own. A side with fewer intervals leaves zeros in the rest.
+/// each side's own, TCP_INFO likewise. A side with fewer intervals leaves zeros (CPU)
+/// and absent TCP figures in the rest.
 pub fn merge(receiver: &Sliced, board: &Sliced, host: &Sliced) -> Merged {
     let cpu = |s: &Sliced, i: usize| s.intervals.get(i).map(|x| x.cpu).unwrap_or_default();
+    let tcp = |s: &Sliced, i: usize| s.intervals.get(i).and_then(|x| x.tcp);
+    let totals = |s: &Sliced| TcpTotals::of(s.intervals.iter().filter_map(|x| x.tcp));
     Merged {
         intervals: receiver
             .intervals
@@ -192,6 +206,8 @@ pub fn merge(receiver: &Sliced, board: &Sliced, host: &Sliced) -> Merged {
                 bytes: r.bytes,
                 board_cpu: cpu(board, i),
                 host_cpu: cpu(host, i),
+                board_tcp: tcp(board, i),
+                host_tcp: tcp(host, i),
             })
             .collect(),
         bytes: receiver.total.bytes,
@@ -201,6 +217,8 @@ pub fn merge(receiver: &Sliced, board: &Sliced, host: &Sliced) -> Merged {
             .saturating_sub(receiver.total.start_ns),
         board_cpu: board.total.cpu,
         host_cpu: host.total.cpu,
+        board_tcp: totals(board),
+        host_tcp: totals(host),
     }
 }
 
@@ -224,6 +242,7 @@ mod tests {
             elapsed_ns: ms * MS,
             bytes,
             cpu: c,
+            tcp: None,
         }
     }
 
@@ -287,18 +306,21 @@ mod tests {
                     end_ns: 100 * MS,
                     bytes: 10_000,
                     cpu: cpu(2, 3, 7),
+                    tcp: None,
                 },
                 Span {
                     start_ns: 100 * MS,
                     end_ns: 201 * MS,
                     bytes: 12_000,
                     cpu: cpu(3, 3, 5),
+                    tcp: None,
                 },
                 Span {
                     start_ns: 201 * MS,
                     end_ns: 300 * MS,
                     bytes: 13_000,
                     cpu: cpu(2, 4, 4),
+                    tcp: None,
                 },
             ]
         );
@@ -309,6 +331,7 @@ mod tests {
                 end_ns: 300 * MS,
                 bytes: 35_000,
                 cpu: cpu(7, 10, 16),
+                tcp: None,
             }
         );
         let sum: u64 = r.intervals.iter().map(|i| i.bytes).sum();
@@ -356,6 +379,7 @@ mod tests {
             end_ns: (start + 100) * MS,
             bytes,
             cpu: c,
+            tcp: None,
         };
         let host = Sliced {
             intervals: vec![span(0, 10, cpu(1, 0, 0)), span(100, 20, cpu(2, 0, 0))],
@@ -364,6 +388,7 @@ mod tests {
                 end_ns: 200 * MS,
                 bytes: 30,
                 cpu: cpu(3, 0, 0),
+                tcp: None,
             },
             complete: true,
         };
@@ -374,6 +399,7 @@ mod tests {
                 end_ns: 100 * MS,
                 bytes: 0,
                 cpu: cpu(0, 5, 0),
+                tcp: None,
             },
             complete: false,
         };
@@ -384,5 +410,57 @@ mod tests {
         assert_eq!(m.intervals[1].bytes, 20);
         assert_eq!(m.intervals[1].host_cpu, cpu(2, 0, 0));
         assert_eq!(m.intervals[1].board_cpu, CpuTimes::default());
+    }
+
+    /// Each interval's TCP figures come from the samples that bound it; the run's
+    /// totals add the intervals' retransmits (the warm-up's left out) and take the
+    /// worst srtt; a side without TCP_INFO has none, not zeros.
+    #[test]
+    fn tcp_figures_follow_the_intervals_and_add_up() {
+        let p = |retrans: u64, srtt: u32| Point {
+            retrans,
+            cwnd_bytes: 14_480,
+            srtt_sum_us: u64::from(srtt) * 2,
+            srtt_max_us: srtt + 100,
+            rttvar_sum_us: 200,
+            streams: 2,
+        };
+        let t = Timing::from_ms(100, 100, 200);
+        let with = |ms: u64, tcp: Option<Point>| Sample {
+            tcp,
+            ..s(ms, ms * 10, cpu(0, 0, 0))
+        };
+        let board = slice(
+            &[
+                with(0, Some(p(0, 1000))),
+                with(100, Some(p(5, 1000))), // warm-up's 5 left out
+                with(200, Some(p(9, 2000))),
+                with(300, Some(p(9, 4000))),
+            ],
+            &t,
+        );
+        let tcp: Vec<_> = board.intervals.iter().map(|i| i.tcp.unwrap()).collect();
+        assert_eq!(
+            tcp.iter()
+                .map(|x| (x.retransmits, x.srtt_us, x.srtt_max_us, x.rttvar_us))
+                .collect::<Vec<_>>(),
+            [(4, 2000, 2100, 100), (0, 4000, 4100, 100)]
+        );
+        assert_eq!(board.total.tcp.unwrap().retransmits, 4);
+        let host = slice(&[with(100, None), with(200, None), with(300, None)], &t);
+        assert_eq!(host.intervals.len(), 2);
+        assert!(host.intervals.iter().all(|i| i.tcp.is_none()));
+        let m = merge(&host, &board, &host);
+        assert_eq!(
+            m.board_tcp,
+            Some(TcpTotals {
+                retransmits: 4,
+                srtt_us: 3000,
+                srtt_max_us: 4100,
+            })
+        );
+        assert_eq!(m.host_tcp, None);
+        assert_eq!(m.intervals[0].board_tcp, Some(tcp[0]));
+        assert_eq!(m.intervals[1].host_tcp, None);
     }
 }

@@ -29,6 +29,7 @@ pub mod link_facts;
 pub mod peer;
 pub mod procstat;
 pub mod tcp;
+pub mod tcpstate;
 pub mod udp;
 pub mod wifi_offer;
 

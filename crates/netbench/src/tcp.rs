@@ -134,6 +134,15 @@ impl Streams {
         self.counters.iter().map(|c| c.get()).sum()
     }
 
+    /// Every stream's TCP_INFO now (crates/tcpinfo), in stream order: `None` for one
+    /// whose socket the kernel would not answer for, and for all off Linux.
+    pub fn tcp_info(&self) -> Vec<Option<benchboot_tcpinfo::TcpInfo>> {
+        self.sockets
+            .iter()
+            .map(benchboot_tcpinfo::of_stream)
+            .collect()
+    }
+
     /// Streams still running.
     pub fn live(&self) -> usize {
         self.live.load(Relaxed)
@@ -270,8 +279,10 @@ fn recv_loop(mut r: impl Read, c: &Counter, stop: &AtomicBool) -> io::Result<u64
 /// Longest single sleep of the sampler, so it notices streams that died.
 const WAKE: Duration = Duration::from_millis(100);
 
-/// Samples bytes (of `streams`, 0 without) and `/proc/stat` at every boundary of `t`
-/// counted from `start`, until the last boundary, or earlier once every stream ended.
+/// Samples bytes (of `streams`, 0 without), `/proc/stat` and every stream's TCP_INFO
+/// ([`crate::tcpstate::Tracker`]; none without streams or off Linux) at every boundary
+/// of `t` counted from `start`, until the last boundary, or earlier once every stream
+/// ended.
 pub fn sample(
     start: Instant,
     t: &Timing,
@@ -280,6 +291,7 @@ pub fn sample(
 ) -> Vec<Sample> {
     let n = t.intervals();
     let mut out = Vec::with_capacity(n as usize + 1);
+    let mut tracker = crate::tcpstate::Tracker::default();
     for k in 0..=n {
         let at = start + Duration::from_nanos(t.boundary(k));
         loop {
@@ -294,10 +306,12 @@ pub fn sample(
         }
         let elapsed_ns = start.elapsed().as_nanos() as u64;
         let bytes = streams.map_or(0, Streams::bytes);
+        let tcp = streams.and_then(|s| tracker.observe(&s.tcp_info()));
         out.push(Sample {
             elapsed_ns,
             bytes,
             cpu: cpu.read(),
+            tcp,
         });
     }
     out

@@ -57,6 +57,12 @@ pub enum Metric {
     TcpBoardCpuSystem,
     /// The board's softirq CPU share during a TCP run, % (not on the console).
     TcpBoardCpuSoftirq,
+    /// Segments the sender retransmitted in a TCP run, from its TCP_INFO (not on the
+    /// console).
+    TcpRetransmits,
+    /// The sender's smoothed RTT (srtt) over a TCP run, mean over its intervals, µs
+    /// (`us`), from its TCP_INFO (not on the console).
+    TcpSrtt,
     /// The median round trip of a latency run, µs (`us`).
     RoundTrip,
     /// One HTTP GET of an object in RAM, Mbit/s.
@@ -85,7 +91,7 @@ pub enum Metric {
 
 impl Metric {
     /// Every metric, in declaration order.
-    pub const ALL: [Metric; 23] = [
+    pub const ALL: [Metric; 25] = [
         Metric::Storage,
         Metric::DeviceRead,
         Metric::Random,
@@ -99,6 +105,8 @@ impl Metric {
         Metric::Tcp,
         Metric::TcpBoardCpuSystem,
         Metric::TcpBoardCpuSoftirq,
+        Metric::TcpRetransmits,
+        Metric::TcpSrtt,
         Metric::RoundTrip,
         Metric::Http,
         Metric::Udp,
@@ -128,6 +136,8 @@ impl Metric {
             Metric::Tcp => "tcp",
             Metric::TcpBoardCpuSystem => "tcp-board-cpu-system",
             Metric::TcpBoardCpuSoftirq => "tcp-board-cpu-softirq",
+            Metric::TcpRetransmits => "tcp-retransmits",
+            Metric::TcpSrtt => "tcp-srtt",
             Metric::RoundTrip => "round-trip",
             Metric::Http => "http",
             Metric::Udp => "udp",
@@ -163,13 +173,15 @@ impl Metric {
     }
 
     /// Whether PID 1 prints figures of this metric on the console (and LAVA files
-    /// them): all but the board's CPU shares and the storage latency percentiles, which
-    /// only the host's tables show.
+    /// them): all but the board's CPU shares, the sender's TCP_INFO figures and the
+    /// storage latency percentiles, which only the host's tables show.
     pub fn on_console(self) -> bool {
         !matches!(
             self,
             Metric::TcpBoardCpuSystem
                 | Metric::TcpBoardCpuSoftirq
+                | Metric::TcpRetransmits
+                | Metric::TcpSrtt
                 | Metric::StorageLatencyP99
                 | Metric::RandomLatencyP99
         )
@@ -502,6 +514,30 @@ pub fn tcp_board_cpu(t: &ThroughputRun) -> Vec<Figure> {
     .collect()
 }
 
+/// The sender's TCP_INFO totals of a TCP run ([`ThroughputRun::sender_tcp`]):
+/// `<tcp id>.retransmits` (segments) and `<tcp id>.srtt` (mean srtt, µs); none where the
+/// sender's kernel gave none.
+pub fn tcp_sender(t: &ThroughputRun) -> Vec<Figure> {
+    let Some(s) = t.sender_tcp() else {
+        return Vec::new();
+    };
+    let of = tcp(t);
+    [
+        (
+            Metric::TcpRetransmits,
+            "retransmits",
+            s.retransmits as f64,
+            "segments",
+        ),
+        (Metric::TcpSrtt, "srtt", f64::from(s.srtt_us), "us"),
+    ]
+    .into_iter()
+    .map(|(metric, what, value, units)| {
+        Figure::bare(metric, format!("{}.{what}", of.id), value, units).with(of.context.clone())
+    })
+    .collect()
+}
+
 /// `network.<link>.rtt.median`: the median round trip (the upper middle one of an even
 /// count), µs; none for a run without round trips.
 pub fn round_trip(l: &LatencyRun) -> Option<Figure> {
@@ -541,7 +577,8 @@ pub fn udp_loss(u: &UdpRun) -> Option<Figure> {
     Some(Figure::bare(Metric::UdpLoss, format!("{}.loss", of.id), loss, "%").with(of.context))
 }
 
-/// Per throughput run its Mbit/s ([`tcp`], then [`tcp_board_cpu`]), per latency run the
+/// Per throughput run its Mbit/s ([`tcp`], then [`tcp_board_cpu`] and [`tcp_sender`]),
+/// per latency run the
 /// median round trip ([`round_trip`]), per HTTP GET its Mbit/s ([`http`]), per UDP run
 /// its Mbit/s and loss ([`udp`], [`udp_loss`]).
 pub fn network(n: &NetworkResults) -> Vec<Figure> {
@@ -549,6 +586,7 @@ pub fn network(n: &NetworkResults) -> Vec<Figure> {
     for t in &n.throughput {
         v.push(tcp(t));
         v.extend(tcp_board_cpu(t));
+        v.extend(tcp_sender(t));
     }
     v.extend(n.latency.iter().filter_map(round_trip));
     v.extend(n.http.iter().map(http));

@@ -282,6 +282,67 @@ pub struct NetInterval {
     pub bytes: u64,
     pub board_cpu: CpuTimes,
     pub host_cpu: CpuTimes,
+    /// The board's TCP_INFO over the interval, all streams (schema 1.14; absent where
+    /// the kernel gave none, and in older documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub board_tcp: Option<TcpSample>,
+    /// The host's, likewise (absent from a macOS or Windows peer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_tcp: Option<TcpSample>,
+}
+
+/// One side's TCP internals over one interval, all its streams, from
+/// `getsockopt(TCP_INFO)` (linux/include/uapi/linux/tcp.h, `struct tcp_info`) read at
+/// the interval's boundaries, as iperf3's `-J` intervals carry them (schema 1.14).
+/// The sender's are the ones that say something: its kernel runs the congestion
+/// control; a receiver's cwnd and srtt stay near their initial values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TcpSample {
+    /// Segments retransmitted within the interval: the change of `tcpi_total_retrans`
+    /// summed over the streams (a stream gone quiet keeps its last count).
+    pub retransmits: u64,
+    /// Congestion window at the interval's end, summed over the streams, bytes
+    /// (`tcpi_snd_cwnd` segments × `tcpi_snd_mss`).
+    pub cwnd_bytes: u64,
+    /// Smoothed RTT (srtt, `tcpi_rtt`) at the interval's end, mean over the streams, µs.
+    pub srtt_us: u32,
+    /// The largest stream's srtt, µs.
+    pub srtt_max_us: u32,
+    /// RTT mean deviation (`tcpi_rttvar`), mean over the streams, µs.
+    pub rttvar_us: u32,
+    /// Streams whose TCP_INFO was read at the interval's end.
+    pub streams: u32,
+}
+
+/// One side's TCP internals over a whole run (schema 1.14): the sums and extremes of
+/// its intervals' [`TcpSample`]s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TcpTotals {
+    /// Segments retransmitted after the warm-up, all streams.
+    pub retransmits: u64,
+    /// Mean over the intervals of their mean srtt, µs.
+    pub srtt_us: u32,
+    /// Largest srtt of any stream at any interval's end, µs.
+    pub srtt_max_us: u32,
+}
+
+impl TcpTotals {
+    /// The totals of `intervals` (those without a sample are left out); `None` when no
+    /// interval has one.
+    pub fn of(intervals: impl IntoIterator<Item = TcpSample>) -> Option<TcpTotals> {
+        let (mut n, mut sum, mut t) = (0u64, 0u64, TcpTotals::default());
+        for s in intervals {
+            n += 1;
+            sum = sum.saturating_add(u64::from(s.srtt_us));
+            t.retransmits = t.retransmits.saturating_add(s.retransmits);
+            t.srtt_max_us = t.srtt_max_us.max(s.srtt_max_us);
+        }
+        if n == 0 {
+            return None;
+        }
+        t.srtt_us = u32::try_from(sum / n).unwrap_or(u32::MAX);
+        Some(t)
+    }
 }
 
 /// One iperf-style TCP run.
@@ -300,6 +361,34 @@ pub struct ThroughputRun {
     pub nanos: u64,
     pub board_cpu: CpuTimes,
     pub host_cpu: CpuTimes,
+    /// The board's TCP_INFO totals after the warm-up (schema 1.14; absent where its
+    /// kernel gave none, and in older documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub board_tcp: Option<TcpTotals>,
+    /// The host's, likewise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_tcp: Option<TcpTotals>,
+}
+
+impl ThroughputRun {
+    /// The sender's TCP_INFO totals (the board's for `board-to-host`), as iperf3
+    /// reports the sender's retransmits and srtt.
+    pub fn sender_tcp(&self) -> Option<TcpTotals> {
+        match self.direction {
+            NetDirection::BoardToHost => self.board_tcp,
+            NetDirection::HostToBoard => self.host_tcp,
+        }
+    }
+}
+
+impl NetInterval {
+    /// The sender's TCP_INFO of this interval (`direction` is its run's).
+    pub fn sender_tcp(&self, direction: NetDirection) -> Option<TcpSample> {
+        match direction {
+            NetDirection::BoardToHost => self.board_tcp,
+            NetDirection::HostToBoard => self.host_tcp,
+        }
+    }
 }
 
 /// TCP round trips of one byte each way (TCP_NODELAY).

@@ -527,3 +527,83 @@ fn a_pass_begin_is_kept_and_older_documents_read_without_it() {
     let back: StorageMeasurement = serde_json::from_value(v).unwrap();
     assert_eq!(back, m);
 }
+
+/// TCP_INFO figures (schema 1.14): written only when measured, read back whole, absent
+/// from older documents, and a value no kernel gives (an srtt past `u32`, a negative
+/// count) refused with the key's path.
+#[test]
+fn tcp_info_figures_round_trip_and_absurd_ones_are_refused_by_key() {
+    use crate::counters::NetDirection;
+    use crate::network::{NetInterval, TcpSample, TcpTotals, ThroughputRun};
+    let sample_tcp = TcpSample {
+        retransmits: 4,
+        cwnd_bytes: 14_480,
+        srtt_us: 2_500,
+        srtt_max_us: 3_100,
+        rttvar_us: 400,
+        streams: 2,
+    };
+    let interval = NetInterval {
+        start_ns: 0,
+        end_ns: 1_000_000_000,
+        bytes: 1 << 20,
+        board_cpu: Default::default(),
+        host_cpu: Default::default(),
+        board_tcp: Some(sample_tcp),
+        host_tcp: None,
+    };
+    let mut r = sample();
+    r.network.throughput.push(ThroughputRun {
+        link: "ncm".into(),
+        direction: NetDirection::BoardToHost,
+        streams: 2,
+        omit_ns: 0,
+        intervals: vec![interval.clone()],
+        bytes: 1 << 20,
+        nanos: 1_000_000_000,
+        board_cpu: Default::default(),
+        host_cpu: Default::default(),
+        board_tcp: TcpTotals::of([sample_tcp]),
+        host_tcp: None,
+    });
+    let text = r.to_json();
+    assert!(!text.contains("host_tcp"), "absent figures are not written");
+    let back = RunResults::from_json(&text).unwrap();
+    assert_eq!(back.network.throughput, r.network.throughput);
+    assert_eq!(
+        back.network.throughput[0].sender_tcp(),
+        Some(TcpTotals {
+            retransmits: 4,
+            srtt_us: 2_500,
+            srtt_max_us: 3_100
+        })
+    );
+
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let run = &mut v["network"]["throughput"][0];
+    run.as_object_mut().unwrap().remove("board_tcp");
+    run["intervals"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("board_tcp");
+    let old = RunResults::from_json(&v.to_string()).unwrap();
+    assert_eq!(old.network.throughput[0].board_tcp, None);
+    assert_eq!(old.network.throughput[0].intervals[0].board_tcp, None);
+
+    for (key, absurd) in [
+        ("srtt_us", serde_json::json!(5_000_000_000u64)),
+        ("retransmits", serde_json::json!(-1)),
+    ] {
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        v["network"]["throughput"][0]["intervals"][0]["board_tcp"][key] = absurd;
+        let e = RunResults::from_json(&v.to_string())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&format!(
+                "network.throughput[0].intervals[0].board_tcp.{key}"
+            )),
+            "{e}"
+        );
+    }
+}

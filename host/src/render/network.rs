@@ -381,6 +381,72 @@ pub fn link_table(n: &NetworkResults, health: &[StepHealth], link: &str) -> Grid
     g
 }
 
+/// `values` as `median (min–max)`, each by `fmt`; `—` when empty.
+fn spread(values: &[f64], fmt: impl Fn(f64) -> String) -> String {
+    Summary::of(values).map_or("—".into(), |s| {
+        format!("{} ({}–{})", fmt(s.median), fmt(s.min), fmt(s.max))
+    })
+}
+
+/// Words before [`tcp_info_table`], saying whose kernel the figures are from.
+pub const TCP_INFO_NOTE: &str = "The sender's TCP_INFO (its kernel's figures, as iperf3 \
+     reports them): segments retransmitted after the warm-up; congestion window (all \
+     streams, KiB = 2^10 B) and smoothed RTT (srtt, mean of the streams, µs) at each \
+     interval's end, median (min–max) over the intervals; the largest stream's srtt";
+
+/// The sender's TCP internals of every TCP run over `link` that has them, in
+/// [`link_table`]'s order: retransmits (total after the warm-up), the congestion window
+/// (KiB, all streams) and the smoothed RTT (µs, mean over the streams) at each
+/// interval's end as median (min–max), and the largest srtt of any stream. `None` when
+/// no run has them (a sender without Linux's TCP_INFO, an older document).
+pub fn tcp_info_table(n: &NetworkResults, link: &str) -> Option<Grid> {
+    let mut tcp: Vec<&ThroughputRun> = n
+        .throughput
+        .iter()
+        .filter(|t| t.link == link && t.sender_tcp().is_some())
+        .collect();
+    if tcp.is_empty() {
+        return None;
+    }
+    tcp.sort_by_key(|t| (t.streams, t.direction));
+    let mut g = Grid::new(
+        [
+            "TCP",
+            "direction",
+            "retransmits",
+            "cwnd KiB",
+            "srtt µs",
+            "max srtt µs",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    g.left_columns = 2;
+    for t in tcp {
+        let per: Vec<_> = t
+            .intervals
+            .iter()
+            .filter_map(|i| i.sender_tcp(t.direction))
+            .collect();
+        let cwnd: Vec<f64> = per.iter().map(|s| s.cwnd_bytes as f64 / 1024.0).collect();
+        let srtt: Vec<f64> = per.iter().map(|s| f64::from(s.srtt_us)).collect();
+        let total = t.sender_tcp().unwrap_or_default();
+        g.push(vec![
+            format!(
+                "{} stream{}",
+                t.streams,
+                if t.streams == 1 { "" } else { "s" }
+            ),
+            net_direction_label(t.direction).into(),
+            total.retransmits.to_string(),
+            spread(&cwnd, |x| format!("{x:.0}")),
+            spread(&srtt, |x| format!("{x:.0}")),
+            total.srtt_max_us.to_string(),
+        ]);
+    }
+    Some(g)
+}
+
 /// TCP round trips over `link`: min, median, p99 and max per run, µs
 /// ([`HEALTH_MARK`](super::HEALTH_MARK) on the median where the board's health was flagged).
 pub fn latency_table(n: &NetworkResults, health: &[StepHealth], link: &str) -> Grid {
@@ -487,6 +553,10 @@ pub fn network_blocks(n: &NetworkResults, health: &[StepHealth], emulated: bool)
         }
         if runs {
             out.push(Block::Grid(link_table(n, health, &link)));
+            if let Some(g) = tcp_info_table(n, &link) {
+                out.push(Block::Text(format!("{TCP_INFO_NOTE}:")));
+                out.push(Block::Grid(g));
+            }
         } else {
             out.push(Block::Text("no throughput test ran over this link".into()));
         }

@@ -23,6 +23,8 @@ pub fn in_own_section(m: Metric) -> bool {
             | Metric::Tcp
             | Metric::TcpBoardCpuSystem
             | Metric::TcpBoardCpuSoftirq
+            | Metric::TcpRetransmits
+            | Metric::TcpSrtt
             | Metric::RoundTrip
             | Metric::Http
             | Metric::Udp

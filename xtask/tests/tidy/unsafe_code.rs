@@ -12,6 +12,7 @@ pub const UNSAFE_FILES: &[&str] = &[
     "firmware/src/sys.rs",
     "firmware/src/log.rs",
     "crates/dhcp/src/bindtodevice.rs",
+    "crates/tcpinfo/src/sys.rs",
     "crates/memory/src/kernels.rs",
     "crates/memory/src/mhz.rs",
     "crates/memory/src/sys.rs",

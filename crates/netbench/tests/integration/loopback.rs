@@ -131,6 +131,42 @@ fn driver_against_peer_completes_every_test() {
     assert_eq!(r2.latency[0].rtt_ns.len(), 20);
 }
 
+/// Both ends read every stream's TCP_INFO at each boundary (Linux): each interval has
+/// the board's and the host's, with a window and an srtt; the run's retransmits are the
+/// sum of its intervals'.
+#[cfg(target_os = "linux")]
+#[test]
+fn tcp_info_is_read_on_both_ends_every_interval() {
+    let peer = start_peer();
+    let mut t = tests(peer.port());
+    t.streams = vec![2];
+    t.latency_samples = 1;
+    t.http_bytes = 0;
+    let (r, errors) = run_bounded(peer, t, fake_stat("tcpinfo"), Duration::from_secs(120));
+    assert_eq!(errors, Vec::<String>::new());
+    assert_eq!(r.throughput.len(), 2);
+    for run in &r.throughput {
+        assert_eq!(run.intervals.len(), 3);
+        for i in &run.intervals {
+            for side in [i.board_tcp, i.host_tcp] {
+                let s = side.unwrap_or_else(|| panic!("TCP_INFO on both ends: {i:?}"));
+                assert_eq!(s.streams, 2, "{s:?}");
+                assert!(s.cwnd_bytes > 0, "{s:?}");
+                assert!(s.srtt_us > 0 && s.srtt_max_us >= s.srtt_us, "{s:?}");
+            }
+        }
+        let sender = run.sender_tcp().expect("the sender's totals");
+        let summed: u64 = run
+            .intervals
+            .iter()
+            .map(|i| i.sender_tcp(run.direction).unwrap().retransmits)
+            .sum();
+        assert_eq!(sender.retransmits, summed);
+        assert!(sender.srtt_us > 0 && sender.srtt_max_us >= sender.srtt_us);
+        assert!(run.board_tcp.is_some() && run.host_tcp.is_some());
+    }
+}
+
 #[test]
 fn the_observer_brackets_every_test_that_runs() {
     use benchboot_results::counters::NetTest;

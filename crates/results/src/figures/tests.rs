@@ -76,6 +76,8 @@ fn network_figures_with_the_boards_cpu_shares_beside_tcp() {
                 ..CpuTimes::default()
             },
             host_cpu: CpuTimes::default(),
+            board_tcp: None,
+            host_tcp: None,
         }],
         latency: vec![LatencyRun {
             link: "ncm".into(),
@@ -442,9 +444,65 @@ fn metric_names_are_distinct_kebab_words() {
             "tcp",
             "tcp-board-cpu-system",
             "tcp-board-cpu-softirq",
+            "tcp-retransmits",
+            "tcp-srtt",
             "http",
             "storage-latency-p99",
             "random-latency-p99"
         ]
     );
+}
+
+/// The sender's TCP_INFO totals are figures of their own beside the run's Mbit/s (so
+/// `compare` lines them up), the receiver's never; off the console.
+#[test]
+fn the_senders_retransmits_and_srtt_are_figures() {
+    use crate::network::TcpTotals;
+    let totals = |retransmits, srtt_us| {
+        Some(TcpTotals {
+            retransmits,
+            srtt_us,
+            srtt_max_us: srtt_us * 2,
+        })
+    };
+    let run = |direction| ThroughputRun {
+        link: "ncm".into(),
+        direction,
+        streams: 1,
+        omit_ns: 0,
+        intervals: vec![],
+        bytes: 1,
+        nanos: 1,
+        board_cpu: CpuTimes::default(),
+        host_cpu: CpuTimes::default(),
+        board_tcp: totals(7, 2500),
+        host_tcp: totals(1, 90),
+    };
+    let got: Vec<_> = tcp_sender(&run(NetDirection::BoardToHost))
+        .iter()
+        .map(|f| (f.metric, f.id.clone(), f.value, f.units.clone()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                Metric::TcpRetransmits,
+                "network.ncm.tcp.board-to-host.s1.retransmits".to_string(),
+                7.0,
+                "segments".to_string()
+            ),
+            (
+                Metric::TcpSrtt,
+                "network.ncm.tcp.board-to-host.s1.srtt".to_string(),
+                2500.0,
+                "us".to_string()
+            ),
+        ]
+    );
+    let up = tcp_sender(&run(NetDirection::HostToBoard));
+    assert_eq!(up.iter().map(|f| f.value).collect::<Vec<_>>(), [1.0, 90.0]);
+    let mut none = run(NetDirection::HostToBoard);
+    none.host_tcp = None;
+    assert!(tcp_sender(&none).is_empty());
+    assert!(!Metric::TcpRetransmits.on_console() && Metric::TcpSrtt.compared());
 }

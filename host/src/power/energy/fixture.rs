@@ -141,6 +141,8 @@ pub fn results() -> RunResults {
         nanos: ns(15.0),
         board_cpu: Default::default(),
         host_cpu: Default::default(),
+        board_tcp: None,
+        host_tcp: None,
     });
     for (phase, b, e) in [("radios-off", 10.0, 30.0), ("link usb0", 31.0, 41.0)] {
         r.energy.idle.push(IdleMark {

@@ -45,6 +45,8 @@ fn interval(start_s: u64, bytes: u64) -> NetInterval {
         bytes,
         board_cpu: CpuTimes::default(),
         host_cpu: CpuTimes::default(),
+        board_tcp: None,
+        host_tcp: None,
     }
 }
 
@@ -59,6 +61,8 @@ fn tcp(link: &str, direction: NetDirection, streams: u32, bytes: u64, nanos: u64
         nanos,
         board_cpu: CpuTimes::default(),
         host_cpu: CpuTimes::default(),
+        board_tcp: None,
+        host_tcp: None,
     }
 }
 
@@ -608,4 +612,63 @@ fn udp_loss_is_the_consoles_everywhere_even_when_nothing_was_seen() {
         benchboot_results::mb_per_s(125_000_000, 1_000_000_000),
         125.0
     );
+}
+
+/// The sender's TCP_INFO per TCP run, like iperf3's sender lines: the board's for
+/// board → host, the host's for host → board; a run without it has no row, and a link
+/// where none has it no table.
+#[test]
+fn tcp_info_table_shows_the_senders_retransmits_cwnd_and_srtt() {
+    use benchboot_results::network::{TcpSample, TcpTotals};
+    let s = |retransmits: u64, cwnd_kib: u64, srtt_us: u32| TcpSample {
+        retransmits,
+        cwnd_bytes: cwnd_kib * 1024,
+        srtt_us,
+        srtt_max_us: srtt_us + 500,
+        rttvar_us: 100,
+        streams: 1,
+    };
+    let mut up = tcp("ncm", NetDirection::BoardToHost, 1, 1 << 20, 10_000_000_000);
+    up.intervals = vec![interval(0, 1), interval(5, 1), interval(10, 1)];
+    for (i, x) in up
+        .intervals
+        .iter_mut()
+        .zip([s(3, 64, 2000), s(0, 128, 4000), s(1, 96, 3000)])
+    {
+        i.board_tcp = Some(x);
+        // The receiver's figures are not the ones shown.
+        i.host_tcp = Some(s(99, 1, 1));
+    }
+    up.board_tcp = TcpTotals::of(up.intervals.iter().filter_map(|i| i.board_tcp));
+    up.host_tcp = Some(TcpTotals {
+        retransmits: 99,
+        srtt_us: 1,
+        srtt_max_us: 1,
+    });
+    let down = tcp("ncm", NetDirection::HostToBoard, 1, 1 << 20, 10_000_000_000);
+    let n = NetworkResults {
+        throughput: vec![down.clone(), up],
+        ..NetworkResults::default()
+    };
+    let g = tcp_info_table(&n, "ncm").unwrap();
+    assert_eq!(
+        row_of(&g, "1 stream", "board → host"),
+        [
+            "1 stream",
+            "board → host",
+            "4",
+            "96 (64–128)",
+            "3000 (2000–4000)",
+            "4500"
+        ]
+    );
+    assert_eq!(g.rows.len(), 1, "the run without figures has no row");
+    let text = network_report(&n, false);
+    assert!(text.contains(TCP_INFO_NOTE), "{text}");
+    let none = NetworkResults {
+        throughput: vec![down],
+        ..NetworkResults::default()
+    };
+    assert!(tcp_info_table(&none, "ncm").is_none());
+    assert!(!network_report(&none, false).contains("TCP_INFO"));
 }

@@ -37,6 +37,8 @@ fn tcp(link: &str, direction: NetDirection, streams: u32, mib_per_s: &[f64]) -> 
             bytes: (m * MIB as f64) as u64,
             board_cpu: CpuTimes::default(),
             host_cpu: CpuTimes::default(),
+            board_tcp: None,
+            host_tcp: None,
         })
         .collect();
     ThroughputRun {
@@ -49,6 +51,8 @@ fn tcp(link: &str, direction: NetDirection, streams: u32, mib_per_s: &[f64]) -> 
         intervals,
         board_cpu: CpuTimes::default(),
         host_cpu: CpuTimes::default(),
+        board_tcp: None,
+        host_tcp: None,
     }
 }
 
