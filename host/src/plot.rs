@@ -495,6 +495,25 @@ pub fn report_figures(r: &RunResults) -> Vec<PlotFigure> {
     let stem = file_stem(&r.run_id);
     let pre = emulated_prefix(r.emulated);
     let mut out = Vec::new();
+    out.extend(storage_figures(r, &stem, pre));
+    out.extend(latency::latency_figures(r));
+    out.extend(latency::timeline_figures(r));
+    out.extend(crate::whole_card::report_figure(r));
+    // Every link with a TCP run, once each (gadget functions and wired links alike),
+    // in the report's order.
+    let links: Vec<String> = network_links(&r.network)
+        .into_iter()
+        .filter(|l| r.network.throughput.iter().any(|t| &t.link == l))
+        .collect();
+    out.extend(links.iter().map(|link| link_figure(r, link, &stem, pre)));
+    out.extend(memory::memory_figure(r));
+    out.extend(health::health_figure(r, None));
+    out
+}
+
+/// One throughput-by-block-size figure per mode and direction the run measured.
+fn storage_figures(r: &RunResults, stem: &str, pre: &str) -> Vec<PlotFigure> {
+    let mut out = Vec::new();
     for &mode in &r.plan.storage.modes {
         for dir_ in [Direction::Write, Direction::Read] {
             let chart = storage_chart(r, mode, dir_);
@@ -521,106 +540,96 @@ pub fn report_figures(r: &RunResults) -> Vec<PlotFigure> {
             });
         }
     }
-    out.extend(latency::latency_figures(r));
-    out.extend(latency::timeline_figures(r));
-    out.extend(crate::whole_card::report_figure(r));
-    // Every link with a TCP run, once each (gadget functions and wired links alike),
-    // in the report's order.
-    let links: Vec<String> = network_links(&r.network)
-        .into_iter()
-        .filter(|l| r.network.throughput.iter().any(|t| &t.link == l))
-        .collect();
-    for link in &links {
-        let link = link.as_str();
-        let runs: Vec<_> = r
-            .network
-            .throughput
-            .iter()
-            .filter(|t| t.link == link)
-            .collect();
-        let name = |t: &benchboot_results::network::ThroughputRun| {
-            format!(
-                "{}, {} stream(s)",
-                net_direction_label(t.direction),
-                t.streams
-            )
-        };
-        let time = |ns: u64| ns as f64 / 1e9;
-        let throughput = Chart {
-            title: format!("TCP throughput per interval, link {link}"),
-            x_desc: "seconds after the warm-up".into(),
-            y_desc: "Mbit/s (10^6 bit/s)".into(),
-            x_axis: XAxis::Linear,
-            y_max: None,
-            legend_right: false,
-            bands: Vec::new(),
-            series: runs
-                .iter()
-                .map(|t| Series {
-                    label: name(t),
-                    points: t
-                        .intervals
-                        .iter()
-                        .zip(interval_mbits(t))
-                        .map(|(i, v)| Point::single(time(i.end_ns), v))
-                        .collect(),
-                })
-                .collect(),
-        };
-        let mut cpu = Vec::new();
-        for t in &runs {
-            for (what, pick) in [
-                (
-                    "softirq",
-                    (|s: &benchboot_results::network::CpuShare| s.softirq) as fn(&_) -> f64,
-                ),
-                ("system", |s| s.system),
-            ] {
-                cpu.push(Series {
-                    label: format!("{what}: {}", name(t)),
-                    points: t
-                        .intervals
-                        .iter()
-                        .filter_map(|i| {
-                            let s = i.board_cpu.share()?;
-                            Some(Point::single(time(i.end_ns), pick(&s)))
-                        })
-                        .collect(),
-                });
-            }
-        }
-        let cpu = Chart {
-            title: format!("board CPU per interval (system-wide /proc/stat), link {link}"),
-            x_desc: "seconds after the warm-up".into(),
-            y_desc: "% of all CPU time".into(),
-            x_axis: XAxis::Linear,
-            y_max: Some(100.0),
-            legend_right: true,
-            bands: Vec::new(),
-            series: cpu,
-        };
-        let title = format!(
-            "{pre}{}: network link {link} ({}){}",
-            r.board,
-            link_description(&r.network, link),
-            if r.emulated {
-                " (QEMU's virtual network)"
-            } else {
-                ""
-            }
-        );
-        out.push(PlotFigure {
-            stem: format!("{stem}-net-{}", file_stem(link)),
-            title,
-            panels: vec![throughput, cpu],
-            columns: 1,
-            section: FigureSection::Network,
-            log_y_toggle: false,
-        });
-    }
-    out.extend(memory::memory_figure(r));
-    out.extend(health::health_figure(r, None));
     out
+}
+
+/// One link's figure: TCP throughput per interval of each run, and the board's CPU.
+fn link_figure(r: &RunResults, link: &str, stem: &str, pre: &str) -> PlotFigure {
+    let runs: Vec<_> = r
+        .network
+        .throughput
+        .iter()
+        .filter(|t| t.link == link)
+        .collect();
+    let name = |t: &benchboot_results::network::ThroughputRun| {
+        format!(
+            "{}, {} stream(s)",
+            net_direction_label(t.direction),
+            t.streams
+        )
+    };
+    let time = |ns: u64| ns as f64 / 1e9;
+    let throughput = Chart {
+        title: format!("TCP throughput per interval, link {link}"),
+        x_desc: "seconds after the warm-up".into(),
+        y_desc: "Mbit/s (10^6 bit/s)".into(),
+        x_axis: XAxis::Linear,
+        y_max: None,
+        legend_right: false,
+        bands: Vec::new(),
+        series: runs
+            .iter()
+            .map(|t| Series {
+                label: name(t),
+                points: t
+                    .intervals
+                    .iter()
+                    .zip(interval_mbits(t))
+                    .map(|(i, v)| Point::single(time(i.end_ns), v))
+                    .collect(),
+            })
+            .collect(),
+    };
+    let mut cpu = Vec::new();
+    for t in &runs {
+        for (what, pick) in [
+            (
+                "softirq",
+                (|s: &benchboot_results::network::CpuShare| s.softirq) as fn(&_) -> f64,
+            ),
+            ("system", |s| s.system),
+        ] {
+            cpu.push(Series {
+                label: format!("{what}: {}", name(t)),
+                points: t
+                    .intervals
+                    .iter()
+                    .filter_map(|i| {
+                        let s = i.board_cpu.share()?;
+                        Some(Point::single(time(i.end_ns), pick(&s)))
+                    })
+                    .collect(),
+            });
+        }
+    }
+    let cpu = Chart {
+        title: format!("board CPU per interval (system-wide /proc/stat), link {link}"),
+        x_desc: "seconds after the warm-up".into(),
+        y_desc: "% of all CPU time".into(),
+        x_axis: XAxis::Linear,
+        y_max: Some(100.0),
+        legend_right: true,
+        bands: Vec::new(),
+        series: cpu,
+    };
+    let title = format!(
+        "{pre}{}: network link {link} ({}){}",
+        r.board,
+        link_description(&r.network, link),
+        if r.emulated {
+            " (QEMU's virtual network)"
+        } else {
+            ""
+        }
+    );
+    PlotFigure {
+        stem: format!("{stem}-net-{}", file_stem(link)),
+        title,
+        panels: vec![throughput, cpu],
+        columns: 1,
+        section: FigureSection::Network,
+        log_y_toggle: false,
+    }
 }
 
 #[cfg(test)]

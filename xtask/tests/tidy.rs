@@ -74,7 +74,6 @@ const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[
     ("host/src/context/grid.rs", "context_grid", 120),
     ("host/src/devices/windows.rs", "scan", 154),
     ("host/src/plot.rs", "draw_chart", 165),
-    ("host/src/plot.rs", "report_figures", 129),
 ];
 
 /// The members with more than one integration-test binary, and why.

@@ -191,7 +191,9 @@ impl Latency {
     /// The `q`-quantile (0 < `q` ≤ 1, e.g. 0.99), ns, by fio's method
     /// (`calc_clat_percentiles`): the first bucket where the running count reaches
     /// ⌈q · count⌉, given as that bucket's value ([`bucket_value`]: its middle, as fio
-    /// prints it). `q` ≥ 1 gives the exact maximum; `q` ≤ 0 the first bucket's value.
+    /// prints it), held within the exact `min_ns..=max_ns` (a bucket's middle can lie
+    /// past the slowest call; fio prints it even so). `q` ≥ 1 gives the exact maximum;
+    /// `q` ≤ 0 the first bucket's value.
     pub fn percentile(&self, q: f64) -> u64 {
         if q >= 1.0 {
             return self.max_ns;
@@ -202,7 +204,7 @@ impl Latency {
         for &(idx, c) in &self.buckets {
             seen += c;
             if seen >= rank {
-                return bucket_value(idx as usize);
+                return bucket_value(idx as usize).min(self.max_ns).max(self.min_ns);
             }
         }
         self.buckets

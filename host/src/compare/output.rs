@@ -356,6 +356,33 @@ pub fn document(c: &Comparison) -> Doc {
     }
     d.push(Block::Grid(g));
     let base = &c.entries[0].letter;
+    d.push(Block::Text(legend(c, base)));
+    let mut alone = Vec::new();
+    for (title, g) in grids(c) {
+        match g {
+            Some(g) => {
+                d.push(Block::Heading(title));
+                d.push(Block::Grid(g));
+            }
+            None => alone.push(title),
+        }
+    }
+    d.extend(c.not_compared.iter().map(|l| Block::Text(l.clone())));
+    if !alone.is_empty() {
+        d.push(Block::Heading(
+            "Measured by one entry only (nothing to compare; see benchboot report)".into(),
+        ));
+        d.push(Block::List(alone));
+    }
+    if let Some(e) = &c.energy {
+        d.extend(super::energy::blocks(e, base));
+    }
+    d
+}
+
+/// The legend under the entries: how to read the ratios, the spread test, and the notes
+/// that only some comparisons need (memory cells, p99 latency, references).
+fn legend(c: &Comparison, base: &str) -> String {
     let mut legend = format!(
         "{base}÷X = median of {base} ÷ median of X (a range when X gives only min and max). \
          Cells: median (min–max) of the repetitions."
@@ -404,28 +431,7 @@ pub fn document(c: &Comparison) -> Doc {
              compared with mode sync); provenance: benchboot compare --list-references.",
         );
     }
-    d.push(Block::Text(legend));
-    let mut alone = Vec::new();
-    for (title, g) in grids(c) {
-        match g {
-            Some(g) => {
-                d.push(Block::Heading(title));
-                d.push(Block::Grid(g));
-            }
-            None => alone.push(title),
-        }
-    }
-    d.extend(c.not_compared.iter().map(|l| Block::Text(l.clone())));
-    if !alone.is_empty() {
-        d.push(Block::Heading(
-            "Measured by one entry only (nothing to compare; see benchboot report)".into(),
-        ));
-        d.push(Block::List(alone));
-    }
-    if let Some(e) = &c.energy {
-        d.extend(super::energy::blocks(e, base));
-    }
-    d
+    legend
 }
 
 /// One tidy CSV row: one entry's figure in one cell, against the first run.

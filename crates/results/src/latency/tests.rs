@@ -61,6 +61,19 @@ fn known() -> LatencyHistogram {
     h
 }
 
+/// A bucket's middle is an estimate; the exact min and max bound every percentile.
+#[test]
+fn a_percentile_never_lies_outside_the_calls_seen() {
+    let mut h = LatencyHistogram::new();
+    for _ in 0..10 {
+        h.record(1_000_000);
+    }
+    let l = h.to_latency(10).unwrap();
+    // Bucket 954 spans 999,424..=1,007,615 (middle 1,003,520): every call was 1 ms.
+    assert_eq!(l.percentiles().p50_ns, 1_000_000);
+    assert_eq!(l.percentiles().p999_ns, 1_000_000);
+}
+
 #[test]
 fn percentiles_follow_fios_rank_rule() {
     let l = known().to_latency(16_000).unwrap();
@@ -73,7 +86,8 @@ fn percentiles_follow_fios_rank_rule() {
             p90_ns: 1_003_520,
             // rank ⌈0.99 · 1000⌉ = 990: the last 1 ms call.
             p99_ns: 1_003_520,
-            p999_ns: 50_069_504,
+            // The 50 ms bucket's middle (50,069,504) is past the slowest call: held at it.
+            p999_ns: 50_000_000,
             max_ns: 50_000_000,
         }
     );
