@@ -48,11 +48,11 @@ fn parts_stay_under_their_phase_and_the_block_shows_both() {
     assert_eq!(
         rep.render(),
         "time: where the rpi-zero-w run's wall time went\n\
-         time:   image         90.0 s   30 %\n\
-         time:     firmware    82.0 s\n\
-         time:     packages     0.5 s\n\
-         time:   QEMU         210.0 s   70 %\n\
-         time:   total        300.0 s  (5 min 00 s)"
+         time:   image          90.0 s   30 %\n\
+         time:     firmware     82.0 s\n\
+         time:     packages      0.5 s\n\
+         time:   QEMU          210.0 s   70 %\n\
+         time:   total         300.0 s  (5 min 00 s)"
     );
 }
 
