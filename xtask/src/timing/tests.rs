@@ -1,3 +1,6 @@
+//! The phase recorder's tests: consecutive phases and their total, parts, the block as
+//! printed, timing.json written whole, the caps, `/proc/<pid>/stat` fields, the plan's areas.
+
 use super::*;
 
 fn at(t0: Instant, ms: u64) -> Instant {
