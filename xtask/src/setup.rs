@@ -4,7 +4,8 @@
 //! - `cargo xtask setup` (the main job, `cargo xtask qemu --board rpi-zero-w`, and
 //!   `cargo xtask image`): [`MAIN_APT`] (QEMU's `raspi0` machine, the init's gate under
 //!   qemu-user, mke2fs, fdtput, readelf), PyPI's `ziglang` (the init's C compiler,
-//!   musl and linker) and rustup's `rust-src` (`-Zbuild-std`).
+//!   musl and linker) and rustup's `rust-src` (`-Zbuild-std`); then [`prebuild`]: the
+//!   main job's host tool, kernel packages and init, so the main job starts from its image.
 //! - `cargo xtask setup --tests` (what `.ci/run` calls): that, plus [`TESTS_APT`] (the
 //!   tests' checkers, chromium for the browser tests, LAVA's python, wine and MinGW for
 //!   the Windows build, Debian's cross compilers, the benches' reference tools); QEMU 10
