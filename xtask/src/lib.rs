@@ -44,6 +44,7 @@ pub mod qemu;
 pub mod radio;
 pub mod reproducible;
 pub mod setup;
+pub mod timing;
 pub mod toolchain;
 pub mod vcio;
 

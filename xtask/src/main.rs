@@ -57,10 +57,12 @@ fn run(verb: Verb) -> Result<()> {
             card_plan,
             meter,
         } => {
-            let mut opts = xtask::qemu::Options::new(std::time::Duration::from_secs(timeout));
+            let board = xtask::load_board(&board)?;
+            let timeout = std::time::Duration::from_secs(timeout);
+            let mut opts = xtask::qemu::Options::main_job(&board, timeout);
             opts.card_plan = card_plan;
             opts.meter = meter.is_some();
-            xtask::qemu::run_with(&xtask::load_board(&board)?, &opts).map(drop)
+            xtask::qemu::run_with(&board, &opts).map(drop)
         }
         Verb::Bench { what } => match what {
             Bench::Storage { path, runs } => xtask::bench::storage(path, runs.runs),

@@ -21,6 +21,7 @@ use anyhow::{bail, Context, Result};
 use benchboot_board::{Board, Qemu, QemuNetwork};
 
 use crate::image;
+use crate::timing::{self, Recorder};
 use benchboot_plan::QEMU_RESULTS_FORWARD;
 
 mod args;
@@ -70,6 +71,9 @@ pub struct Run {
     /// What the emulated meter recorded ([`Options::meter`]), its trace saved beside the
     /// results as `<board>-qemu.power.json`.
     pub meter: Option<(meter::Recorded, PathBuf)>,
+    /// Wall time per phase, as printed at the end and saved as
+    /// `target/qemu/<board>/timing.json` ([`timing_path`]).
+    pub timing: timing::Report,
 }
 
 /// Kills QEMU when dropped, whatever happened.
@@ -167,15 +171,22 @@ struct Launched {
     meter: Option<meter::EmulatedMeter>,
     built: image::Built,
     qemu_card: Option<image::Built>,
+    /// When PID 1's start line came.
+    start_at: Option<Instant>,
+    /// The first energy mark (`mark begin <step>`) of each area of PID 1's plan, as it
+    /// came; at most [`timing::MAX_PHASES`].
+    areas: Vec<(String, Instant)>,
     /// The wired tests' peer on this machine, ended with QEMU.
     _peer: Option<Guard>,
 }
 
 /// Builds the image (cached when nothing changed), prepares the card QEMU writes to and
 /// starts QEMU with its console on a pipe.
-fn launch(board: &Board, opts: &Options) -> Result<Launched> {
+fn launch(board: &Board, opts: &Options, rec: &mut Recorder) -> Result<Launched> {
     let q = qemu_of(board, opts)?;
     let built = image::run(board)?;
+    rec.phase("image: init cross-build, kernel packages, card");
+    rec.parts(built.phases.clone());
     let work = work_dir(board);
     std::fs::create_dir_all(&work)?;
     let (boot_args, qemu_card, plan) = boot_args(board, q, opts, &built, &work)?;
@@ -199,6 +210,7 @@ fn launch(board: &Board, opts: &Options) -> Result<Launched> {
     eprintln!("qemu: {} {}", q.system, args.join(" "));
     eprintln!("qemu: EMULATED run: throughput figures from QEMU say nothing about the hardware");
     let started = Instant::now();
+    rec.phase_at("QEMU's card copy and start", started);
     let child = Command::new(&q.system)
         .args(&args)
         .stdin(Stdio::null())
@@ -233,6 +245,8 @@ fn launch(board: &Board, opts: &Options) -> Result<Launched> {
         meter,
         built,
         qemu_card,
+        start_at: None,
+        areas: Vec::new(),
         _peer: stand_ins.peer,
     })
 }
@@ -245,6 +259,7 @@ impl Launched {
         boot_to_init: Duration,
         boot_to_ready: Duration,
         fetched: bool,
+        timing: timing::Report,
     ) -> Run {
         let meter = self.meter.map(|m| m.finish_beside(&results));
         Run {
@@ -258,6 +273,7 @@ impl Launched {
             boot_to_ready,
             fetched,
             meter,
+            timing,
         }
     }
 
@@ -303,6 +319,25 @@ impl Launched {
         }
     }
 
+    /// Notes when the first energy mark of a new area of the plan came (`mark begin
+    /// storage.ext2.sync.bs512`: area `storage`).
+    fn note_area(&mut self, line: &str) {
+        let Some(benchboot_energy::marks::Mark::Step {
+            edge: benchboot_energy::marks::Edge::Begin,
+            step,
+            ..
+        }) = benchboot_energy::marks::parse(line)
+        else {
+            return;
+        };
+        let area = step.split('.').next().unwrap_or_default();
+        if self.areas.last().map(|a| a.0.as_str()) != Some(area)
+            && self.areas.len() < timing::MAX_PHASES
+        {
+            self.areas.push((area.to_owned(), Instant::now()));
+        }
+    }
+
     /// Reads console lines until one contains `marker`; returns when it came (from QEMU
     /// start). Notes the start line's time in `start` on the way.
     fn wait_for(
@@ -317,7 +352,9 @@ impl Launched {
                 Ok(line) => {
                     if line.contains(START_MARKER) {
                         *start = Some(self.started.elapsed());
+                        self.start_at = Some(Instant::now());
                     }
+                    self.note_area(&line);
                     if line.contains(marker) {
                         return Ok(self.started.elapsed());
                     }
@@ -348,13 +385,19 @@ impl Launched {
 
 /// Boots the board ([`Options`]) until its ready line, then fetches the results over
 /// QEMU's forwarded port with `benchboot fetch` (or, with no emulated NIC, stops QEMU
-/// and reads them from the card's results partition).
+/// and reads them from the card's results partition). Ends with the wall time of each
+/// phase ([`timing`]), printed last and saved as [`timing_path`].
 pub fn run_with(board: &Board, opts: &Options) -> Result<Run> {
+    let mut rec = Recorder::default();
+    if let Some(secs) = timing::cargo_lead() {
+        rec.before_start("cargo run: xtask compiled (if changed) and started", secs);
+    }
     let q = board.qemu.as_ref();
     let networked = !matches!(q.map(|q| q.network), Some(QemuNetwork::None) | None);
     // The host tool fetches over the network, or prints the tables of the card's copy.
     let host = build_host_tool(false)?;
-    let mut l = launch(board, opts)?;
+    rec.phase("host tool: cargo build -p benchboot");
+    let mut l = launch(board, opts, &mut rec)?;
     let results = crate::target_dir()
         .join("results")
         .join(format!("{}-qemu.json", board.name));
@@ -364,70 +407,42 @@ pub fn run_with(board: &Board, opts: &Options) -> Result<Run> {
         // serves its results once the plan is done: fetch until it answers.
         let boot_to_ready = l.fetch_when_served(&host, &results, deadline)?;
         l.guard.stop();
+        rec.phase("QEMU: boot, plan and fetch (no console: no marks)");
         eprintln!(
             "qemu: results served {:.1} s after QEMU (boot + plan; no console)",
             boot_to_ready.as_secs_f64()
         );
-        return Ok(l.into_run(results, boot_to_ready, boot_to_ready, false));
+        let timing = finish_timing(board, &rec)?;
+        return Ok(l.into_run(results, boot_to_ready, boot_to_ready, false, timing));
     }
     let mut start = None;
     let boot_to_ready = l.wait_for(READY_MARKER, deadline, &mut start)?;
+    let ready_at = l.started + boot_to_ready;
     let boot_to_init = start.unwrap_or(boot_to_ready);
+    let start_at = l.start_at.unwrap_or(ready_at);
+    rec.phase_at("QEMU: boot to PID 1 (loader, kernel, initramfs)", start_at);
+    rec.phase_at("PID 1's plan (start line to ready line)", ready_at);
+    rec.parts(timing::plan_parts(start_at, &l.areas, ready_at));
     eprintln!(
         "qemu: PID 1 started {:.1} s after QEMU; ready {:.1} s after QEMU (boot + plan)",
         boot_to_init.as_secs_f64(),
         boot_to_ready.as_secs_f64()
     );
     if networked {
-        let mut fetch = Command::new(&host);
-        // An emulated ARM1176 sends ~1 MB through QEMU's usb-net slowly, more so on
-        // a loaded host (fetch's 30 s default timed out once beside 3 other QEMUs).
-        // Always by address: `fetch` never guesses a loopback port (another local user
-        // could answer there).
-        fetch.args(["fetch", "--timeout", "180"]);
-        fetch.args(["--addr", &format!("127.0.0.1:{}", l.port)]);
-        let status = fetch
-            .arg("--out")
-            .arg(&results)
-            .status()
-            .with_context(|| format!("running {}", host.display()))?;
-        l.guard.stop();
-        if !status.success() {
-            bail!(
-                "benchboot fetch failed ({status}); console in {}",
-                l.console_log.display()
-            );
-        }
+        fetch_results(&mut l, &host, &results)?;
+        rec.phase("results: benchboot fetch over QEMU's user network, and its report");
     } else {
-        // No network: PID 1 wrote the results to the card (its journal, then the results
-        // partition's results.json) before its ready line. Stop QEMU, read them with the
-        // card reader `benchboot collect --from-card` uses, check the document, and
-        // print its tables with `benchboot show`.
-        l.guard.stop();
-        let got = benchboot_card::read_results(&l.sd)
-            .with_context(|| format!("console in {}", l.console_log.display()))?;
-        benchboot_results::RunResults::from_json(&got.text)
-            .with_context(|| format!("{}; console in {}", got.source, l.console_log.display()))?;
-        crate::write_atomically(&results, got.text.as_bytes())?;
-        eprintln!(
-            "qemu: results from {} saved to {}",
-            got.source,
-            results.display()
-        );
-        for n in &got.notes {
-            eprintln!("qemu: card: {n}");
-        }
-        let status = Command::new(&host)
-            .arg("show")
-            .arg(&results)
-            .status()
-            .with_context(|| format!("running {}", host.display()))?;
-        if !status.success() {
-            bail!("benchboot show {} failed ({status})", results.display());
-        }
+        card_results(&mut l, &host, &results)?;
+        rec.phase("results: read from the card, and benchboot show's report");
     }
     let (tally, log) = (std::sync::Arc::clone(&l.tally), l.console_log.clone());
-    let run = l.into_run(results, boot_to_init, boot_to_ready, networked);
+    let mut run = l.into_run(
+        results,
+        boot_to_init,
+        boot_to_ready,
+        networked,
+        rec.report(""),
+    );
     if let Some((_, trace)) = &run.meter {
         // The energy per step, EMULATED: `benchboot power show` aligns and integrates.
         let status = Command::new(&host)
@@ -439,9 +454,82 @@ pub fn run_with(board: &Board, opts: &Options) -> Result<Run> {
         if !status.success() {
             eprintln!("qemu: the emulated trace gave no energy figures ({status}): see above");
         }
+        rec.phase("energy: benchboot power show");
     }
     eprintln!("{}", console::closing_line(&tally, &log));
+    run.timing = finish_timing(board, &rec)?;
     Ok(run)
+}
+
+/// `target/qemu/<board>/timing.json`: the last run's wall time per phase
+/// ([`timing::Report`]).
+pub fn timing_path(board: &Board) -> PathBuf {
+    work_dir(board).join("timing.json")
+}
+
+/// Prints the recorder's block (the run's last lines) and saves it as [`timing_path`].
+fn finish_timing(board: &Board, rec: &Recorder) -> Result<timing::Report> {
+    let report = rec.report(&board.name);
+    eprintln!("{}", report.render());
+    let path = timing_path(board);
+    report.write(&path)?;
+    eprintln!("time: saved {}", path.display());
+    Ok(report)
+}
+
+/// Runs `benchboot fetch` against the board's forwarded port (it prints the report and
+/// saves the document as `results`), then stops QEMU.
+fn fetch_results(l: &mut Launched, host: &Path, results: &Path) -> Result<()> {
+    let mut fetch = Command::new(host);
+    // An emulated ARM1176 sends ~1 MB through QEMU's usb-net slowly, more so on
+    // a loaded host (fetch's 30 s default timed out once beside 3 other QEMUs).
+    // Always by address: `fetch` never guesses a loopback port (another local user
+    // could answer there).
+    fetch.args(["fetch", "--timeout", "180"]);
+    fetch.args(["--addr", &format!("127.0.0.1:{}", l.port)]);
+    let status = fetch
+        .arg("--out")
+        .arg(results)
+        .status()
+        .with_context(|| format!("running {}", host.display()))?;
+    l.guard.stop();
+    if !status.success() {
+        bail!(
+            "benchboot fetch failed ({status}); console in {}",
+            l.console_log.display()
+        );
+    }
+    Ok(())
+}
+
+/// No network: PID 1 wrote the results to the card (its journal, then the results
+/// partition's results.json) before its ready line. Stops QEMU, reads them with the
+/// card reader `benchboot collect --from-card` uses, checks the document, and prints
+/// its tables with `benchboot show`.
+fn card_results(l: &mut Launched, host: &Path, results: &Path) -> Result<()> {
+    l.guard.stop();
+    let got = benchboot_card::read_results(&l.sd)
+        .with_context(|| format!("console in {}", l.console_log.display()))?;
+    benchboot_results::RunResults::from_json(&got.text)
+        .with_context(|| format!("{}; console in {}", got.source, l.console_log.display()))?;
+    crate::write_atomically(results, got.text.as_bytes())?;
+    eprintln!(
+        "qemu: results from {} saved to {}",
+        got.source,
+        results.display()
+    );
+    for n in &got.notes {
+        eprintln!("qemu: card: {n}");
+    }
+    let status = Command::new(host)
+        .arg("show")
+        .arg(results)
+        .status()
+        .with_context(|| format!("running {}", host.display()))?;
+    if !status.success() {
+        bail!("benchboot show {} failed ({status})", results.display());
+    }
+    Ok(())
 }
 
 /// What a boot that QEMU ended by itself left (a guest reset or power-off, which
@@ -464,7 +552,7 @@ pub struct Exited {
 /// # Errors
 /// QEMU still running at `opts.timeout` (it is killed), or could not be started.
 pub fn until_exit(board: &Board, opts: &Options) -> Result<Exited> {
-    let mut l = launch(board, opts)?;
+    let mut l = launch(board, opts, &mut Recorder::default())?;
     let deadline = l.started + opts.timeout;
     let mut boot_to_init = None;
     let status = loop {
@@ -514,7 +602,7 @@ pub struct Cut {
 /// as on a board whose supply is pulled. QEMU writes the card through to the host file
 /// (raw format, no QEMU cache of its own), so what the guest wrote is in the file.
 pub fn cut(board: &Board, opts: &Options, after: Duration) -> Result<Cut> {
-    let mut l = launch(board, opts)?;
+    let mut l = launch(board, opts, &mut Recorder::default())?;
     let mut start = None;
     let boot_to_init = l.wait_for(START_MARKER, l.started + opts.timeout, &mut start)?;
     let until = Instant::now() + after;

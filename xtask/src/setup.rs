@@ -4,7 +4,8 @@
 //! - `cargo xtask setup` (the main job, `cargo xtask qemu --board rpi-zero-w`, and
 //!   `cargo xtask image`): [`MAIN_APT`] (QEMU's `raspi0` machine, the init's gate under
 //!   qemu-user, mke2fs, fdtput, readelf), PyPI's `ziglang` (the init's C compiler,
-//!   musl and linker) and rustup's `rust-src` (`-Zbuild-std`).
+//!   musl and linker) and rustup's `rust-src` (`-Zbuild-std`); then [`prebuild`]: the
+//!   main job's host tool, kernel packages and init, so the main job starts from its image.
 //! - `cargo xtask setup --tests` (what `.ci/run` calls): that, plus [`TESTS_APT`] (the
 //!   tests' checkers, chromium for the browser tests, LAVA's python, wine and MinGW for
 //!   the Windows build, Debian's cross compilers, the benches' reference tools); QEMU 10
@@ -276,7 +277,50 @@ pub fn run(dry_run: bool, tests: bool) -> Result<()> {
             }
         }
     }
+    prebuild(dry_run)?;
     eprintln!("setup: done in {:.0} s", t0.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// The board of the main job (`cargo xtask qemu --board rpi-zero-w`), whose build
+/// [`prebuild`] does ahead.
+pub const MAIN_JOB_BOARD: &str = "rpi-zero-w";
+
+/// Builds what the main job would otherwise build first, so that it starts from its
+/// image: the host tool (`cargo build -p benchboot`, the debug build `cargo xtask qemu`
+/// runs), the pinned kernel and loader packages (downloaded once into the cache, then
+/// unpacked), and [`MAIN_JOB_BOARD`]'s init, whose std is built from source
+/// (`-Zbuild-std`: rustup serves no std for `arm-unknown-linux-musleabihf` here,
+/// toolchain.md) with every dependency: 156 s of the main job on a fresh machine
+/// before. After an edit the main job rebuilds only what changed.
+///
+/// # Errors
+/// A build or download that fails, with its cause.
+pub fn prebuild(dry_run: bool) -> Result<()> {
+    let steps = [
+        "cargo build -p benchboot (the host tool)",
+        "the pinned kernel and loader packages",
+        "cargo xtask firmware --board rpi-zero-w (std from source, the init)",
+    ];
+    for s in steps {
+        eprintln!("setup: for the main job: {s}");
+    }
+    if dry_run {
+        return Ok(());
+    }
+    let board = crate::load_board(MAIN_JOB_BOARD)?;
+    let t = std::time::Instant::now();
+    crate::qemu::build_host_tool(false)?;
+    let lock = crate::packages::Lock::load_repo()?;
+    crate::packages::unpacked(&lock, &board.kernel.package)?;
+    if let Some(l) = &board.loader {
+        crate::packages::unpacked(&lock, &l.package)?;
+    }
+    crate::firmware::build(&crate::firmware::CpuTarget::of_board(&board))?;
+    eprintln!(
+        "setup: the main job's host tool, packages and init built in {:.0} s",
+        t.elapsed().as_secs_f64()
+    );
     Ok(())
 }
 

@@ -337,16 +337,24 @@ pub fn all(
 /// Name of the short QEMU plan ([`qemu_short`]).
 pub const QEMU_SHORT: &str = "qemu-short";
 
-/// The QEMU plan over 4 block sizes (512 B, 4 KiB, 64 KiB, 1 MiB) instead of 18, every
-/// other step as the QEMU plan has it (targets, modes, device reads, random I/O,
-/// verification, memory, links): the QEMU tiers boot it, so each board's kernel, drivers,
-/// memory kernels and links are checked in less than half the time, while the raspi0
-/// smoke test and qemu-virt-arm64 run the whole `qemu` plan.
+/// The QEMU plan over 5 block sizes ([`QEMU_SHORT_BLOCK_SIZES`]: 256 B, 512 B, 4 KiB,
+/// 64 KiB, 1 MiB) instead of 18, every other step as the QEMU plan has it (targets,
+/// modes, device reads, random I/O, verification, memory, links). The 18 sizes walk one
+/// loop with one parameter; these 5 walk each of its paths: below the 512 B logical
+/// block (O_DIRECT impossible: the cell runs sync and says so), at it, the 4 KiB page,
+/// and large blocks. The QEMU tiers and the main job (`cargo xtask qemu`) boot it, so
+/// each board's kernel, drivers, memory kernels and links are checked in a fraction of
+/// the time, while the raspi0 smoke test and qemu-virt-arm64 run the whole `qemu` plan.
 pub fn qemu_short(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
     let mut p = qemu(board, layout, modules);
-    p.storage.block_sizes = SHORT_BLOCK_SIZES.to_vec();
+    p.storage.block_sizes = QEMU_SHORT_BLOCK_SIZES.to_vec();
     p
 }
+
+/// The block sizes of [`qemu_short`], bytes: 256 B is below every card's 512 B logical
+/// block size (`/sys/block/<dev>/queue/logical_block_size`), so its direct-mode cell takes
+/// the sync fallback; then one size per regime as [`SHORT_BLOCK_SIZES`].
+pub const QEMU_SHORT_BLOCK_SIZES: [u64; 5] = [256, 512, 4096, 64 * 1024, MIB];
 
 /// Name of the plan a LAVA `qemu` job boots ([`qemu_lava`]).
 pub const QEMU_LAVA: &str = "qemu-lava";

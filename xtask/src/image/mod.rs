@@ -41,6 +41,9 @@ use benchboot_image::plans::PlanText;
 pub struct Built {
     pub image: PathBuf,
     pub manifest: PathBuf,
+    /// Wall time of each build phase (firmware, packages, modules+initramfs, driver
+    /// chains, render, manifest, boot check), seconds.
+    pub phases: Vec<crate::timing::Phase>,
 }
 
 /// Where `image` writes for `board`.
@@ -69,7 +72,7 @@ pub fn run_to(board: &Board, image: &Path) -> Result<Built> {
 /// The plan file's error (file, line, key), before anything is built.
 pub fn run_with(board: &Board, image: &Path, plan: &PlanText) -> Result<Built> {
     let t0 = Instant::now();
-    let mut phase = Phases::default();
+    let mut phase = crate::timing::Recorder::default();
     // A bad plan file is refused before minutes of building.
     benchboot_image::plans::hardware(
         board,
@@ -78,7 +81,7 @@ pub fn run_with(board: &Board, image: &Path, plan: &PlanText) -> Result<Built> {
         plan,
     )?;
     let init = firmware::build(&CpuTarget::of_board(board))?;
-    phase.mark("firmware");
+    phase.phase("firmware");
     let lock = Lock::load_repo()?;
     let (kernel_root, kernel_pkg) = packages::unpacked(&lock, &board.kernel.package)?;
     let mut pinned = vec![kernel_pkg];
@@ -92,7 +95,7 @@ pub fn run_with(board: &Board, image: &Path, plan: &PlanText) -> Result<Built> {
     };
     let radio = crate::radio::files(board, &lock)?;
     pinned.extend(crate::radio::pinned(&radio, &lock)?);
-    phase.mark("packages");
+    phase.phase("packages");
     let layout = layout::plan(&layout::Spec::default())?;
     let contents = contents::gather(
         board,
@@ -103,7 +106,7 @@ pub fn run_with(board: &Board, image: &Path, plan: &PlanText) -> Result<Built> {
         plan,
         radio,
     )?;
-    phase.mark("modules+initramfs");
+    phase.phase("modules+initramfs");
     let firmware: Vec<String> = contents.radio.iter().map(|f| f.path.clone()).collect();
     if let Some(report) = crate::drivers::check_board(board, &kernel_root, &firmware)? {
         anyhow::ensure!(
@@ -120,7 +123,7 @@ pub fn run_with(board: &Board, image: &Path, plan: &PlanText) -> Result<Built> {
             report.links.len()
         );
     }
-    phase.mark("driver chains");
+    phase.phase("driver chains");
     let dir = image.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let tmp = tempfile::Builder::new()
@@ -136,7 +139,7 @@ pub fn run_with(board: &Board, image: &Path, plan: &PlanText) -> Result<Built> {
     tmp.as_file().sync_all()?;
     tmp.persist(image)
         .with_context(|| format!("renaming into {}", image.display()))?;
-    phase.mark("render");
+    phase.phase("render");
     let elf = std::fs::read(firmware::unstripped(&init))?;
     let elf_path = image.with_extension("init.elf");
     crate::write_atomically(&elf_path, &elf)?;
@@ -157,7 +160,7 @@ pub fn run_with(board: &Board, image: &Path, plan: &PlanText) -> Result<Built> {
         &manifest_path,
         serde_json::to_string_pretty(&manifest)?.as_bytes(),
     )?;
-    phase.mark("manifest");
+    phase.phase("manifest");
     if board
         .loader
         .as_ref()
@@ -165,7 +168,7 @@ pub fn run_with(board: &Board, image: &Path, plan: &PlanText) -> Result<Built> {
     {
         let report = crate::bootcheck::check_card(board, image, &layout)?;
         eprintln!("image: {}", report.summary());
-        phase.mark("boot check");
+        phase.phase("boot check");
     }
     eprintln!(
         "image: wrote {} ({} MiB) and {} in {:.1} s ({})",
@@ -178,35 +181,6 @@ pub fn run_with(board: &Board, image: &Path, plan: &PlanText) -> Result<Built> {
     Ok(Built {
         image: image.to_owned(),
         manifest: manifest_path,
+        phases: phase.into_parts(),
     })
-}
-
-/// Wall time per build phase, for the closing line.
-struct Phases {
-    last: Instant,
-    done: Vec<(&'static str, f64)>,
-}
-
-impl Default for Phases {
-    fn default() -> Self {
-        Phases {
-            last: Instant::now(),
-            done: Vec::new(),
-        }
-    }
-}
-
-impl Phases {
-    fn mark(&mut self, name: &'static str) {
-        self.done.push((name, self.last.elapsed().as_secs_f64()));
-        self.last = Instant::now();
-    }
-    fn summary(&self) -> String {
-        let parts: Vec<String> = self
-            .done
-            .iter()
-            .map(|(n, s)| format!("{n} {s:.1} s"))
-            .collect();
-        parts.join(", ")
-    }
 }

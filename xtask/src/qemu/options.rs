@@ -58,4 +58,20 @@ impl Options {
             meter: false,
         }
     }
+
+    /// The main job's options (`cargo xtask qemu --board NAME`): the short QEMU plan
+    /// ([`benchboot_image::plans::qemu_short`]: every cell kind, 5 block sizes instead
+    /// of 18) where QEMU boots the kernel itself; `qemu.boot = "card"` boards keep the
+    /// `qemu` plan their card's extlinux.conf names.
+    pub fn main_job(board: &benchboot_board::Board, timeout: Duration) -> Options {
+        let mut o = Options::new(timeout);
+        if board
+            .qemu
+            .as_ref()
+            .is_none_or(|q| q.boot == benchboot_board::QemuBoot::Kernel)
+        {
+            o.plan = benchboot_image::plans::QEMU_SHORT.into();
+        }
+        o
+    }
 }

@@ -49,3 +49,15 @@ fn card_stand_in_takes_the_qemu_loader_dtb_fixups_and_command_line() {
     none.qemu = None;
     assert!(card_stand_in(&none).is_err());
 }
+
+#[test]
+fn the_main_job_boots_the_short_plan_where_qemu_boots_the_kernel() {
+    let t = Duration::from_secs(1);
+    let zero = crate::load_board("rpi-zero-w").unwrap();
+    assert_eq!(Options::main_job(&zero, t).plan, "qemu-short");
+    // The card's extlinux.conf names the `qemu` plan: a card boot keeps it.
+    let bpi = crate::load_board("bananapi-m1").unwrap();
+    assert_eq!(Options::main_job(&bpi, t).plan, "qemu");
+    // Every other caller keeps the whole QEMU plan.
+    assert_eq!(Options::new(t).plan, "qemu");
+}

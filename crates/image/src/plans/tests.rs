@@ -48,6 +48,41 @@ fn qemu_plan_targets_every_test_partition() {
     assert!(h.storage.byte_cap < ext2.size_bytes());
 }
 
+/// The main job (`cargo xtask qemu --board rpi-zero-w`) boots the short QEMU plan: it
+/// must keep every kind of cell the whole QEMU plan has, each path of the sweep's loop
+/// included (a size below the 512 B logical block, where O_DIRECT falls back to sync;
+/// sub-page, page and large direct sizes).
+#[test]
+fn the_main_jobs_short_plan_keeps_every_cell_kind() {
+    let board = load_board("rpi-zero-w").unwrap();
+    let layout = plan(&Spec::default()).unwrap();
+    let whole = qemu(&board, &layout, vec![]);
+    let short = qemu_short(&board, &layout, vec![]);
+    short.validate().unwrap();
+    let s = &short.storage;
+    assert_eq!(s.targets, whole.storage.targets, "every filesystem and raw");
+    assert_eq!(s.modes, [Mode::Sync, Mode::Direct]);
+    assert!(s.device_reads.is_some() && s.random.is_some() && s.verify);
+    assert_eq!(short.memory, whole.memory);
+    assert_eq!(short.network, whole.network);
+    let logical = 512;
+    assert!(
+        s.block_sizes.iter().any(|b| *b < logical),
+        "the sync fallback"
+    );
+    assert!(s.block_sizes.contains(&logical));
+    assert!(s.block_sizes.contains(&4096));
+    assert!(s.block_sizes.iter().any(|b| *b >= MIB));
+    // Every size is one the whole plan runs, in the whole plan's order.
+    let mut sorted = s.block_sizes.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, s.block_sizes);
+    assert!(s
+        .block_sizes
+        .iter()
+        .all(|b| whole.storage.block_sizes.contains(b)));
+}
+
 #[test]
 fn every_plan_of_an_image_is_valid_and_the_test_plans_are_emulated() {
     let layout = plan(&Spec::default()).unwrap();
@@ -121,7 +156,7 @@ fn every_plan_of_an_image_is_valid_and_the_test_plans_are_emulated() {
     }
     assert!(get("qemu").memory.is_some());
     let short = get(QEMU_SHORT);
-    assert_eq!(short.storage.block_sizes, [512, 4096, 64 * 1024, MIB]);
+    assert_eq!(short.storage.block_sizes, [256, 512, 4096, 64 * 1024, MIB]);
     let mut whole = get("qemu").clone();
     whole.storage.block_sizes = short.storage.block_sizes.clone();
     assert_eq!(
