@@ -99,9 +99,39 @@ pub struct PlotFigure {
     pub panels: Vec<Chart>,
     pub columns: usize,
     pub section: FigureSection,
-    /// Throughput against block size spans three or four decades (8 B calls against 4 MiB
-    /// blocks): the HTML page offers a log10 y axis beside the linear one.
-    pub log_y_toggle: bool,
+    /// The y axes' scale ([`YScale`]).
+    pub y_scale: YScale,
+}
+
+/// How a figure's y axes are drawn, in its PNG and SVG files and on the HTML page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum YScale {
+    /// Linear everywhere.
+    Linear,
+    /// Linear in the files; the HTML page adds the same on a log10 axis behind a
+    /// checkbox (two SVGs). Throughput against block size spans three or four decades
+    /// (8 B calls against 4 MiB blocks), yet its linear form is the one read first.
+    LinearOrLog,
+    /// log10 everywhere (one SVG on the page): latency per call spans decades (a 256 B
+    /// call in µs, a 1 MiB one in ms), so on a linear axis all but the largest blocks sit
+    /// on zero.
+    Log,
+}
+
+impl YScale {
+    /// Whether the PNG and SVG files draw the y axes on log10.
+    pub fn files_log(self) -> bool {
+        self == YScale::Log
+    }
+
+    /// The SVGs the HTML page inlines for the figure: 2 for [`YScale::LinearOrLog`].
+    pub fn page_svgs(self) -> usize {
+        if self == YScale::LinearOrLog {
+            2
+        } else {
+            1
+        }
+    }
 }
 
 /// `rpi-zero-w-0123` → safe as a file name, through the one gate for outside names

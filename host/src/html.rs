@@ -20,7 +20,7 @@ use std::fmt::Write as _;
 use anyhow::Result;
 use benchboot_results::text::{escape, escape_lines};
 
-use crate::chart::PlotFigure;
+use crate::chart::{PlotFigure, YScale};
 use crate::doc::facts::{Facts, EMULATED_MARK};
 use crate::doc::{Block, Doc, Grid, Tone};
 use crate::plot::svg_untitled;
@@ -164,7 +164,7 @@ fn lines(s: &str) -> String {
 
 /// The page of `doc`: its title from the first [`Block::Title`], a contents line of its
 /// headings (under a [`Block::Facts`] right after the title), every block, the plots inline (each [`PlotFigure`] as SVG; with
-/// `log_y_toggle` a second SVG on a log10 y axis behind a checkbox).
+/// [`YScale::LinearOrLog`] a second SVG on a log10 y axis behind a checkbox).
 ///
 /// # Errors
 /// When a plot cannot be drawn ([`svg_string`]).
@@ -372,8 +372,8 @@ pub fn title_with_badge(title: &str) -> String {
 }
 
 /// One plot as `<figure>`, titled once: its caption (EMULATED first, as a badge) above
-/// the SVG, which is drawn without a title of its own ([`svg_untitled`]), with linear y
-/// axes and, for a figure with `log_y_toggle`, the same on a log10 y axis, shown by a
+/// the SVG, which is drawn without a title of its own ([`svg_untitled`]), its y axes as
+/// [`YScale`] says: linear, log10, or linear with the same on a log10 axis shown by a
 /// checkbox (CSS, no script). The SVG keeps its own width and scrolls sideways on a
 /// narrow screen, so its text is never drawn smaller than [`crate::plot::SMALL_FONT`]
 /// gives (about 11 px).
@@ -391,7 +391,7 @@ fn figure(f: &PlotFigure, n: usize) -> Result<String> {
         "<figure class=\"fig\" id=\"f{n}\">\n<figcaption id=\"f{n}-title\">{}</figcaption>\n",
         title_with_badge(&f.title)
     );
-    if f.log_y_toggle {
+    if f.y_scale == YScale::LinearOrLog {
         let _ = writeln!(
             out,
             "<input type=\"checkbox\" class=\"logy\" id=\"f{n}-log\"><label for=\"f{n}-log\">log y axis (the small block sizes)</label>"
@@ -399,7 +399,8 @@ fn figure(f: &PlotFigure, n: usize) -> Result<String> {
         let _ = writeln!(out, "<div class=\"plot lin\">{}</div>", svg(false)?);
         let _ = writeln!(out, "<div class=\"plot log\">{}</div>", svg(true)?);
     } else {
-        let _ = writeln!(out, "<div class=\"plot\">{}</div>", svg(false)?);
+        let log_y = f.y_scale == YScale::Log;
+        let _ = writeln!(out, "<div class=\"plot\">{}</div>", svg(log_y)?);
     }
     out.push_str("</figure>\n");
     Ok(out)

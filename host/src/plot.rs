@@ -33,7 +33,7 @@ pub mod latency;
 pub mod memory;
 pub mod power;
 
-use crate::chart::{Band, Chart, FigureSection, PlotFigure, Point, Series, XAxis};
+use crate::chart::{Band, Chart, FigureSection, PlotFigure, Point, Series, XAxis, YScale};
 
 /// The most points a series is drawn with a dot on each.
 const DOTS_UP_TO: usize = 200;
@@ -362,8 +362,8 @@ fn titled_size(f: &PlotFigure) -> (u32, u32) {
     size(f.panels.len(), f.columns, lines)
 }
 
-/// Draws each figure into `<dir>/<stem>.png` and `.svg` (linear y axes); returns the
-/// paths, two per figure.
+/// Draws each figure into `<dir>/<stem>.png` and `.svg` (y axes as its
+/// [`YScale::files_log`] says); returns the paths, two per figure.
 ///
 /// # Errors
 /// When `dir` is a file, or the folder cannot be created or a file written.
@@ -386,13 +386,13 @@ pub fn write_figures(dir: &Path, figures: &[PlotFigure]) -> Result<Vec<PathBuf>>
             Some(&f.title),
             &f.panels,
             f.columns,
-            false,
+            f.y_scale.files_log(),
         )
         .map_err(|e| anyhow!("{e}"))
         .with_context(|| format!("drawing {}", png.display()))?;
         out.push(png);
         let svg = dir.join(format!("{}.svg", f.stem));
-        let text = svg_string(f, false)?;
+        let text = svg_string(f, f.y_scale.files_log())?;
         std::fs::write(&svg, text).with_context(|| format!("writing {}", svg.display()))?;
         out.push(svg);
     }
@@ -536,7 +536,7 @@ fn storage_figures(r: &RunResults, stem: &str, pre: &str) -> Vec<PlotFigure> {
                 panels: vec![chart],
                 columns: 1,
                 section: FigureSection::Storage,
-                log_y_toggle: true,
+                y_scale: YScale::LinearOrLog,
             });
         }
     }
@@ -628,7 +628,7 @@ fn link_figure(r: &RunResults, link: &str, stem: &str, pre: &str) -> PlotFigure 
         panels: vec![throughput, cpu],
         columns: 1,
         section: FigureSection::Network,
-        log_y_toggle: false,
+        y_scale: YScale::Linear,
     }
 }
 
@@ -663,7 +663,7 @@ mod tests {
             panels: vec![c.clone()],
             columns: 1,
             section: FigureSection::Memory,
-            log_y_toggle: true,
+            y_scale: YScale::LinearOrLog,
         };
         for log_y in [false, true] {
             assert!(svg_string(&figure(&c), log_y).unwrap().contains("<svg"));

@@ -8,7 +8,7 @@ use benchboot_probe::full::{FullReport, Interval};
 use benchboot_results::text::escape;
 use benchboot_results::RunResults;
 
-use crate::chart::{Chart, FigureSection, PlotFigure, Point, Series, XAxis};
+use crate::chart::{Chart, FigureSection, PlotFigure, Point, Series, XAxis, YScale};
 use crate::doc::Block;
 
 /// The whole-card pass as `benchboot probe --full` prints it, one line per fact: the
@@ -174,7 +174,7 @@ pub fn profile_figure(f: &FullReport) -> PlotFigure {
         }],
         columns: 1,
         section: FigureSection::Storage,
-        log_y_toggle: false,
+        y_scale: YScale::Linear,
     }
 }
 
@@ -259,7 +259,7 @@ pub fn compare_figure(passes: &[(String, FullReport)], emulated: bool) -> Option
         panels: vec![panel("write", false), panel("read back", true)],
         columns: 2,
         section: FigureSection::Storage,
-        log_y_toggle: false,
+        y_scale: YScale::Linear,
     })
 }
 

@@ -74,6 +74,15 @@ pub fn assert_storage_complete(r: &RunResults) {
                     let fell_back = mode == Mode::Direct && bs < LOGICAL_BLOCK;
                     assert_eq!(m.mode, if fell_back { Mode::Sync } else { mode }, "{m:?}");
                     assert_eq!(m.note.is_some(), fell_back, "{m:?}");
+                    // From 64 KiB every call is timed (`calls_per_clock_check`); below,
+                    // one in a group, so a short capped cell may have none timed.
+                    if bs >= 65_536 {
+                        let l = m.latency.as_ref().unwrap_or_else(|| panic!("{m:?}"));
+                        assert_eq!(l.count, l.calls, "{m:?}");
+                    }
+                    if let Some(l) = &m.latency {
+                        assert_latency(l);
+                    }
                 }
             }
         }
@@ -132,6 +141,12 @@ pub fn assert_device_steps(r: &RunResults, disk: &str) {
         "{:?}",
         r.random
     );
+    // Random I/O times every op.
+    for x in &r.random {
+        let l = x.latency.as_ref().unwrap_or_else(|| panic!("{x:?}"));
+        assert_eq!((l.count, l.calls), (x.ios, x.ios), "{x:?}");
+        assert_latency(l);
+    }
     assert_eq!(r.verify.len(), r.plan.storage.targets.len());
     assert!(r
         .verify
@@ -147,6 +162,22 @@ pub fn assert_device_steps(r: &RunResults, disk: &str) {
         (1 << 30, LOGICAL_BLOCK)
     );
     assert_card_registers(id);
+}
+
+/// A latency distribution as PID 1 recorded it: its buckets add up to its count, and
+/// p50 ≤ p99 ≤ max within the exact min and max.
+///
+/// # Panics
+/// On the first inconsistency.
+pub fn assert_latency(l: &benchboot_results::latency::Latency) {
+    assert!(l.count >= 1 && l.count <= l.calls, "{l:?}");
+    assert_eq!(l.buckets.iter().map(|b| b.1).sum::<u64>(), l.count, "{l:?}");
+    assert!(l.min_ns <= l.max_ns, "{l:?}");
+    let (p50, p99) = (l.percentile(0.5), l.percentile(0.99));
+    assert!(
+        l.min_ns <= p50 && p50 <= p99 && p99 <= l.max_ns,
+        "p50 {p50} p99 {p99}: {l:?}"
+    );
 }
 
 /// An SD disk carries the card's registers as QEMU's SD model (hw/sd/sd.c) sets them:

@@ -344,7 +344,8 @@ pub const QEMU_SHORT: &str = "qemu-short";
 /// block (O_DIRECT impossible: the cell runs sync and says so), at it, the 4 KiB page,
 /// and large blocks. The QEMU tiers and the main job (`cargo xtask qemu`) boot it, so
 /// each board's kernel, drivers, memory kernels and links are checked in a fraction of
-/// the time, while the raspi0 smoke test and qemu-virt-arm64 run the whole `qemu` plan.
+/// the time (the raspi0 smoke test boots it too, as the main job), while qemu-virt-arm64
+/// runs the whole `qemu` plan.
 pub fn qemu_short(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
     let mut p = qemu(board, layout, modules);
     p.storage.block_sizes = QEMU_SHORT_BLOCK_SIZES.to_vec();

@@ -8,7 +8,7 @@ use benchboot_results::figures::Metric;
 use serde::{Deserialize, Serialize};
 
 use super::{Comparison, Key, Row, Section, SpreadVerdict, Stat, ALPHA};
-use crate::chart::{Chart, FigureSection, PlotFigure, Point, Series, XAxis};
+use crate::chart::{Chart, FigureSection, PlotFigure, Point, Series, XAxis, YScale};
 use crate::doc::{Block, Doc, Grid, Tone};
 use crate::plot;
 use crate::reference;
@@ -673,7 +673,7 @@ pub fn compare_figures(c: &Comparison) -> Vec<PlotFigure> {
             panels,
             columns: 2,
             section: FigureSection::Storage,
-            log_y_toggle: true,
+            y_scale: YScale::LinearOrLog,
         });
     }
     out.extend(crate::whole_card::compare_figure(

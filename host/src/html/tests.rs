@@ -1,7 +1,7 @@
 //! The page's shape and its escaping, over hand-built documents.
 
 use super::*;
-use crate::chart::{Chart, FigureSection, Point, Series, XAxis};
+use crate::chart::{Chart, FigureSection, Point, Series, XAxis, YScale};
 
 fn chart() -> Chart {
     Chart {
@@ -23,14 +23,14 @@ fn chart() -> Chart {
     }
 }
 
-fn figure(log_y_toggle: bool) -> PlotFigure {
+fn figure(y_scale: YScale) -> PlotFigure {
     PlotFigure {
         stem: "run-storage-sync-write".into(),
         title: "board: write throughput".into(),
         panels: vec![chart()],
         columns: 1,
         section: FigureSection::Storage,
-        log_y_toggle,
+        y_scale,
     }
 }
 
@@ -112,18 +112,22 @@ fn the_page_holds_every_block_in_order() {
 }
 
 /// A throughput figure comes as two inline SVGs (linear and log10 y) behind a CSS
-/// checkbox; any other figure as one. No external reference: the only `http` is SVG's
-/// namespace.
+/// checkbox; any other figure as one, a latency figure on log10 only. No external
+/// reference: the only `http` is SVG's namespace.
 #[test]
 fn figures_are_inline_svg_with_the_log_toggle_where_asked() {
     let doc = Doc {
         blocks: vec![
-            Block::Figure(Box::new(figure(true))),
-            Block::Figure(Box::new(figure(false))),
+            Block::Figure(Box::new(figure(YScale::LinearOrLog))),
+            Block::Figure(Box::new(figure(YScale::Linear))),
+            Block::Figure(Box::new(figure(YScale::Log))),
         ],
     };
     let html = page(&doc).unwrap();
-    assert_eq!(html.matches("<svg ").count(), 3);
+    assert_eq!(html.matches("<svg ").count(), 4);
+    // The toggle's log SVG and the log-only figure; the linear one has none.
+    assert_eq!(html.matches("(log10 scale)").count(), 2);
+    assert!(html.contains("<div class=\"plot\"><svg role=\"img\" aria-labelledby=\"f3-title\""));
     assert_eq!(
         html.matches("<input type=\"checkbox\" class=\"logy\"")
             .count(),
@@ -131,8 +135,8 @@ fn figures_are_inline_svg_with_the_log_toggle_where_asked() {
     );
     assert!(html.contains("<figcaption id=\"f1-title\">board: write throughput</figcaption>"));
     assert!(html.contains("<div class=\"plot log\"><svg role=\"img\" aria-labelledby=\"f1-title\""));
-    // Titled once: the caption above the plot, not again inside the SVG (two figures).
-    assert_eq!(html.matches("board: write throughput").count(), 2);
+    // Titled once: the caption above the plot, not again inside the SVG (three figures).
+    assert_eq!(html.matches("board: write throughput").count(), 3);
     assert!(html.contains("MiB/s (2^20 B/s) (log10 scale)"));
     let without_ns = html.replace("http://www.w3.org/2000/svg", "");
     assert!(!without_ns.contains("http:") && !without_ns.contains("https:"));
@@ -158,7 +162,7 @@ fn the_log_axis_takes_log10_and_drops_zeros() {
 #[test]
 fn hostile_labels_inside_a_figure_stay_text() {
     let evil = "<script>alert(1)</script>\u{1b}[31m";
-    let mut f = figure(true);
+    let mut f = figure(YScale::LinearOrLog);
     f.title = evil.into();
     f.panels[0].title = evil.into();
     f.panels[0].series[0].label = evil.into();
@@ -205,7 +209,7 @@ fn stacked_tables_label_their_cells_and_emulated_is_a_badge() {
     );
     g.stacked = false;
     assert!(!table(&g, "t1").contains("data-label"));
-    let mut f = figure(false);
+    let mut f = figure(YScale::Linear);
     f.title = format!("{}b<a>: latency", crate::chart::emulated_prefix(true));
     let html = page(&Doc {
         blocks: vec![Block::Figure(Box::new(f))],

@@ -9,7 +9,7 @@ use benchboot_results::{Condition, RunResults};
 
 use super::power::{points, step_bands};
 use crate::chart::{emulated_prefix, file_stem, Chart, FigureSection, PlotFigure, Point};
-use crate::chart::{Series, XAxis};
+use crate::chart::{Series, XAxis, YScale};
 use crate::context::condition_label;
 use crate::power::energy::Energy;
 use crate::render::health::{has_values, snapshots, Snapshot};
@@ -97,7 +97,7 @@ pub fn health_figure(r: &RunResults, energy: Option<&Energy>) -> Option<PlotFigu
         panels,
         columns: 1,
         section: FigureSection::Health,
-        log_y_toggle: false,
+        y_scale: YScale::Linear,
     })
 }
 

@@ -9,8 +9,8 @@ use benchboot_plan::Mode;
 use benchboot_results::latency::interval_rates;
 use benchboot_results::{Direction, RunResults, StorageMeasurement};
 
-use crate::chart::XAxis;
 use crate::chart::{emulated_prefix, file_stem, Chart, FigureSection, PlotFigure, Point, Series};
+use crate::chart::{XAxis, YScale};
 use crate::plot::direction_title;
 use crate::render::latency::cell_latency;
 use crate::render::target_labels;
@@ -95,7 +95,7 @@ pub fn latency_figures(r: &RunResults) -> Vec<PlotFigure> {
             columns: panels.len().min(2),
             panels,
             section: FigureSection::Storage,
-            log_y_toggle: true,
+            y_scale: YScale::Log,
         });
     }
     out
@@ -166,7 +166,7 @@ pub fn timeline_figures(r: &RunResults) -> Vec<PlotFigure> {
             columns: 1,
             panels,
             section: FigureSection::Storage,
-            log_y_toggle: false,
+            y_scale: YScale::Linear,
         });
     }
     out
@@ -212,9 +212,12 @@ mod tests {
                 ("max", vec![(12.0, 50_000.0), (16.0, 8_000.0)]),
             ]
         );
-        assert!(crate::plot::svg_string(&figs[0], true)
-            .unwrap()
-            .contains("µs per call"));
+        // Latency spans decades: log10 in the files and on the page, never linear.
+        assert_eq!(figs[0].y_scale, YScale::Log);
+        let dir = tempfile::tempdir().unwrap();
+        let files = crate::plot::write_figures(dir.path(), &figs[..1]).unwrap();
+        let svg = std::fs::read_to_string(&files[1]).unwrap();
+        assert!(svg.contains("µs per call (log10 scale)"), "{svg}");
     }
 
     /// A 3 s pass with 12 points gets a timeline; a 1 s pass and one without points do

@@ -5,7 +5,7 @@
 use benchboot_results::memory::LatencyTable;
 use benchboot_results::RunResults;
 
-use super::{file_stem, Chart, FigureSection, PlotFigure, Point, Series, XAxis};
+use super::{file_stem, Chart, FigureSection, PlotFigure, Point, Series, XAxis, YScale};
 use crate::render::memory::{pages_label, repeat_extra_ns};
 
 /// The chart of one latency table: x = log2(block bytes), y = ns over L1.
@@ -66,7 +66,7 @@ pub fn memory_figure(r: &RunResults) -> Option<PlotFigure> {
         panels: m.latency.iter().map(latency_chart).collect(),
         columns: 1,
         section: FigureSection::Memory,
-        log_y_toggle: false,
+        y_scale: YScale::Linear,
     })
 }
 

@@ -7,7 +7,7 @@ use benchboot_energy::{windows, Trace, WindowKind};
 use benchboot_results::RunResults;
 
 use crate::chart::{emulated_prefix, file_stem, Band, Chart, FigureSection, PlotFigure, Point};
-use crate::chart::{Series, XAxis};
+use crate::chart::{Series, XAxis, YScale};
 use crate::power::energy::Energy;
 
 /// The most points the trace is drawn with.
@@ -81,7 +81,7 @@ pub fn figure(
         }],
         columns: 1,
         section: FigureSection::Energy,
-        log_y_toggle: false,
+        y_scale: YScale::Linear,
     }
 }
 

@@ -65,7 +65,7 @@ fn data(name: &str) -> PathBuf {
 fn expected(doc: &Doc) -> (usize, usize) {
     doc.blocks.iter().fold((0, 0), |(t, s), b| match b {
         Block::Grid(_) => (t + 1, s),
-        Block::Figure(f) => (t, s + 1 + usize::from(f.log_y_toggle)),
+        Block::Figure(f) => (t, s + f.y_scale.page_svgs()),
         _ => (t, s),
     })
 }

@@ -1,7 +1,7 @@
 //! QEMU tiers beyond the Pi Zero W smoke test: each board's real image (kernel, DTB and
 //! initramfs taken from its card, DTB fix-ups in a QEMU-only copy) boots in the QEMU
 //! machine closest to it, PID 1 runs the short QEMU plan (`qemu-short`: the QEMU plan
-//! over 5 block sizes; the raspi0 smoke test runs all 18) on the emulated card and serves
+//! over 5 block sizes, as the main job; qemu_virt runs all 18) on the emulated card and serves
 //! the results over QEMU's usb-net / virtio-net, `benchboot fetch` gets them.
 //!
 //! | test | board | machine | kernel | console |

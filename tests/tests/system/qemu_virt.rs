@@ -139,6 +139,12 @@ fn virt_gadget_links_dhcp_and_network_tests() {
         (cpu.arch.as_str(), cpu.model.as_str()),
         ("aarch64", "Cortex-A53")
     );
+    // The whole QEMU plan's sweep (the main job and the raspi0 smoke test boot 5 of its
+    // block sizes): every cell of 18 sizes x 5 targets x 2 modes x 2 directions, O_DIRECT
+    // below 512 B run as sync, with its latency distribution.
+    assert_eq!(r.plan.storage.block_sizes.len(), 18);
+    assert_eq!(r.plan.storage.targets.len(), 5);
+    checks::assert_storage_complete(&r);
     // The virtio disk has no SD registers; the card check ran over its free space.
     for d in &r.devices {
         checks::assert_card_registers(d);
