@@ -292,6 +292,21 @@ fn resolve(
     })
 }
 
+/// The sweep's caps for one cell: the plan's, or its long cell's
+/// ([`benchboot_plan::StoragePlan::cell_caps`]).
+fn cell_caps(
+    sp: &benchboot_plan::StoragePlan,
+    target: &str,
+    mode: benchboot_plan::Mode,
+    bs: u64,
+) -> Caps {
+    let (bytes, ms) = sp.cell_caps(target, mode, bs);
+    Caps {
+        bytes,
+        time_ns: ms.saturating_mul(1_000_000),
+    }
+}
+
 pub fn run_storage(
     plan: &Plan,
     results: &mut RunResults,
@@ -347,13 +362,10 @@ pub fn run_storage(
             }
         }
     }
-    let caps = Caps {
-        bytes: sp.byte_cap,
-        time_ns: sp.time_cap_ms * 1_000_000,
-    };
     for place in &places {
         for &mode in &sp.modes {
             for &bs in &sp.block_sizes {
+                let caps = cell_caps(sp, &place.target.label, mode, bs);
                 let cell = figures::storage_cell(&place.target.label, mode.name(), bs);
                 let scope = HealthScope::Storage {
                     target: place.target.label.clone(),

@@ -22,6 +22,7 @@ pub fn no_storage() -> StoragePlan {
         random: None,
         verify: false,
         governor: None,
+        long_cell: None,
     }
 }
 

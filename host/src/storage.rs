@@ -173,6 +173,7 @@ pub fn plan(run: &HostRun) -> Plan {
             }),
             verify: run.verify,
             governor: None,
+            long_cell: None,
         },
         None,
     )

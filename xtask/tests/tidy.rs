@@ -70,7 +70,7 @@ const LONG_FILES: &[(&str, usize)] = &[("crates/wifi/src/netlink.rs", 861)];
 /// split them and lower (or remove) their entries; the test fails on an entry higher
 /// than its function.
 const LONG_FUNCTIONS: &[(&str, &str, usize)] = &[
-    ("firmware/src/steps.rs", "run_storage", 177),
+    ("firmware/src/steps.rs", "run_storage", 174),
     ("host/src/context/grid.rs", "context_grid", 120),
     ("host/src/devices/windows.rs", "scan", 154),
     ("host/src/plot.rs", "draw_chart", 165),

@@ -150,7 +150,16 @@ fn storage_step(s: &StoragePlan) -> Option<StepEstimate> {
             fmt_bytes(s.byte_cap),
             fmt_millis(s.time_cap_ms),
         ),
-        at_most_ms: product(&[cells, 2, s.time_cap_ms]),
+        // The long cell's write and read run under its own time cap instead.
+        at_most_ms: product(&[cells, 2, s.time_cap_ms]).saturating_add(
+            s.long_cell.as_ref().map_or(0, |c| {
+                product(&[
+                    2,
+                    u64::from(s.repetitions),
+                    c.time_cap_ms.saturating_sub(s.time_cap_ms),
+                ])
+            }),
+        ),
         unbounded: Some("the fsync(2) that ends each write region".into()),
     })
 }

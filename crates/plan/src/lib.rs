@@ -230,6 +230,48 @@ pub struct StoragePlan {
     pub verify: bool,
     /// cpufreq governor to set before measuring (e.g. `performance`), where cpufreq exists.
     pub governor: Option<String>,
+    /// One cell of the sweep run under its own caps ([`LongCell`]); `None`: every cell
+    /// under `byte_cap` / `time_cap_ms`. Set only by built-in plans (no plan-file key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub long_cell: Option<LongCell>,
+}
+
+/// A cell of the sweep (target × mode × block size, write then read) run long enough to
+/// show its throughput over time: the QEMU plan's caps (250 ms) are far below the
+/// report's 2 s timeline threshold, so this one cell proves the timeline in QEMU.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LongCell {
+    /// A [`StorageTarget::label`] of the plan.
+    pub target: String,
+    /// One of the plan's modes.
+    pub mode: Mode,
+    /// One of the plan's block sizes, bytes.
+    pub block_size: u64,
+    /// Stop after this many bytes (write; the read reads what was written)...
+    pub byte_cap: u64,
+    /// ...or this many milliseconds, whichever comes first.
+    pub time_cap_ms: u64,
+}
+
+impl StoragePlan {
+    /// The caps of one cell, (bytes, ms): the [`LongCell`]'s where it names this cell,
+    /// else the plan's `byte_cap` and `time_cap_ms`.
+    pub fn cell_caps(&self, target: &str, mode: Mode, block_size: u64) -> (u64, u64) {
+        match &self.long_cell {
+            Some(c) if c.target == target && c.mode == mode && c.block_size == block_size => {
+                (c.byte_cap, c.time_cap_ms)
+            }
+            _ => (self.byte_cap, self.time_cap_ms),
+        }
+    }
+
+    /// Whether the long cell names a target, mode and block size of this plan (a plan
+    /// file that drops one of them drops the long cell: [`crate::resolve`]).
+    pub fn long_cell_fits(&self, c: &LongCell) -> bool {
+        self.targets.iter().any(|t| t.label == c.target)
+            && self.modes.contains(&c.mode)
+            && self.block_sizes.contains(&c.block_size)
+    }
 }
 
 /// How the sweep moves bytes; recorded with every measurement.
@@ -557,6 +599,7 @@ impl Plan {
                 }),
                 verify: true,
                 governor: Some("performance".into()),
+                long_cell: None,
             },
             network: NetworkPlan {
                 interface: "usb0".into(),

@@ -75,6 +75,61 @@ fn zero_repetitions_refused() {
     );
 }
 
+/// The long cell runs under its own caps, only where it names a cell of the sweep; the
+/// estimate adds its longer write and read; a cell the sweep lacks, or zero caps, are
+/// refused naming the field.
+#[test]
+fn the_long_cell_has_its_own_caps_and_must_be_a_cell_of_the_sweep() {
+    let mut plan = Plan::example();
+    let label = plan.storage.targets[0].label.clone();
+    let bs = plan.storage.block_sizes[0];
+    let before = crate::estimate::total_ms(&crate::estimate::estimate(&plan));
+    let (caps, reps) = (
+        (plan.storage.byte_cap, plan.storage.time_cap_ms),
+        u64::from(plan.storage.repetitions),
+    );
+    let cell = LongCell {
+        target: label.clone(),
+        mode: Mode::Direct,
+        block_size: bs,
+        byte_cap: 1 << 30,
+        time_cap_ms: caps.1 + 10_000,
+    };
+    assert!(plan.storage.modes.contains(&Mode::Direct));
+    plan.storage.long_cell = Some(cell.clone());
+    plan.validate().unwrap();
+    assert_eq!(
+        plan.storage.cell_caps(&label, Mode::Direct, bs),
+        (1 << 30, caps.1 + 10_000)
+    );
+    assert_eq!(plan.storage.cell_caps(&label, Mode::Sync, bs), caps);
+    assert_eq!(plan.storage.cell_caps("other", Mode::Direct, bs), caps);
+    let after = crate::estimate::total_ms(&crate::estimate::estimate(&plan));
+    assert_eq!(after - before, 2 * reps * 10_000);
+    // JSON keeps it; a plan without one writes no key.
+    let back = Plan::from_json(&serde_json::to_string(&plan).unwrap()).unwrap();
+    assert_eq!(back.storage.long_cell, Some(cell.clone()));
+    assert!(!serde_json::to_string(&Plan::example())
+        .unwrap()
+        .contains("long_cell"));
+
+    plan.storage.long_cell = Some(LongCell {
+        block_size: 3,
+        ..cell.clone()
+    });
+    let err = plan.validate().unwrap_err().to_string();
+    assert!(
+        err.contains("storage.long_cell") && err.contains("3 B is no cell of the sweep"),
+        "{err}"
+    );
+    plan.storage.long_cell = Some(LongCell {
+        time_cap_ms: 0,
+        ..cell
+    });
+    let err = plan.validate().unwrap_err().to_string();
+    assert!(err.contains("must be above 0"), "{err}");
+}
+
 #[test]
 fn only_an_emulated_plan_may_go_without_a_results_link() {
     let mut plan = Plan::example();

@@ -102,6 +102,25 @@ fn check_sweep(s: &StoragePlan) -> Result<(), PlanError> {
     if s.repetitions == 0 {
         return Err(invalid("storage.repetitions", "must be at least 1"));
     }
+    if let Some(c) = &s.long_cell {
+        if !s.long_cell_fits(c) {
+            return Err(PlanError::Invalid {
+                field: "storage.long_cell".into(),
+                message: format!(
+                    "{} {} {} B is no cell of the sweep: name one of its targets, modes and block sizes",
+                    c.target,
+                    c.mode.name(),
+                    c.block_size
+                ),
+            });
+        }
+        if c.byte_cap == 0 || c.time_cap_ms == 0 {
+            return Err(invalid(
+                "storage.long_cell",
+                "its byte_cap and time_cap_ms must be above 0",
+            ));
+        }
+    }
     check_target_labels_differ(s)?;
     if s.modes.is_empty() {
         return Err(invalid(

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use benchboot_results::counters::NetDirection;
-use benchboot_results::{RunResults, Severity};
+use benchboot_results::{Direction, RunResults, Severity};
 use benchboot_tests::checks;
 
 #[test]
@@ -145,6 +145,33 @@ fn virt_gadget_links_dhcp_and_network_tests() {
     assert_eq!(r.plan.storage.block_sizes.len(), 18);
     assert_eq!(r.plan.storage.targets.len(), 5);
     checks::assert_storage_complete(&r);
+    // The plan's one long cell (ext4, O_DIRECT, 4 KiB, up to 3 s): its write lasts long
+    // enough for throughput over time, which the report draws as a timeline figure.
+    let long = r.plan.storage.long_cell.as_ref().expect("the long cell");
+    let w = r
+        .storage
+        .iter()
+        .find(|m| {
+            m.target == long.target
+                && m.requested_mode == long.mode
+                && m.block_size == long.block_size
+                && m.direction == Direction::Write
+        })
+        .expect("the long cell's write");
+    assert!(benchboot::plot::latency::has_timeline(w), "{w:?}");
+    let rates = benchboot_results::latency::interval_rates(&w.timeline);
+    assert!(rates.len() >= 4, "{rates:?}");
+    assert_eq!(
+        rates.iter().map(|i| i.bytes).sum::<u64>(),
+        w.bytes,
+        "{rates:?}"
+    );
+    let figures = benchboot::plot::report_figures(&r);
+    assert!(
+        figures.iter().any(|f| f.stem.ends_with("-timeline-ext4")),
+        "{:?}",
+        figures.iter().map(|f| &f.stem).collect::<Vec<_>>()
+    );
     // The virtio disk has no SD registers; the card check ran over its free space.
     for d in &r.devices {
         checks::assert_card_registers(d);

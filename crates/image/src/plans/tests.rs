@@ -157,12 +157,39 @@ fn every_plan_of_an_image_is_valid_and_the_test_plans_are_emulated() {
     assert!(get("qemu").memory.is_some());
     let short = get(QEMU_SHORT);
     assert_eq!(short.storage.block_sizes, [256, 512, 4096, 64 * 1024, MIB]);
+    // The whole QEMU plan on a virtio disk has one long cell (a storage timeline in
+    // QEMU's report); no plan built on it has.
+    let long = get("qemu")
+        .storage
+        .long_cell
+        .clone()
+        .expect("the long cell");
+    assert_eq!(
+        (long.target.as_str(), long.mode, long.block_size),
+        ("ext4", Mode::Direct, 4096)
+    );
+    assert_eq!(
+        get("qemu").storage.cell_caps("ext4", Mode::Direct, 4096),
+        (32 * MIB, 3_000)
+    );
+    assert_eq!(
+        get("qemu").storage.cell_caps("ext4", Mode::Sync, 4096),
+        (256 * 1024, 250)
+    );
+    for (name, p) in all.iter().filter(|(n, _)| *n != "qemu") {
+        assert_eq!(p.storage.long_cell, None, "{name}");
+    }
     let mut whole = get("qemu").clone();
     whole.storage.block_sizes = short.storage.block_sizes.clone();
+    whole.storage.long_cell = None;
     assert_eq!(
         short, &whole,
-        "the short plan differs in its block sizes only"
+        "the short plan differs in its block sizes (and the long cell) only"
     );
+    // An SD machine (~2 MB/s emulated) gets none.
+    let zero = load_board("rpi-zero-w").unwrap();
+    let zero_qemu = with_long_cell(&zero, qemu(&zero, &layout, vec![]));
+    assert_eq!(zero_qemu.storage.long_cell, None);
 }
 
 #[test]

@@ -23,6 +23,9 @@ pub(super) fn storage(
         Vec::new()
     };
     apply_settings(st, s, enabled);
+    // A built-in plan's long cell stays only while the file keeps its target, mode and
+    // block size (it has no key of its own).
+    st.long_cell = st.long_cell.take().filter(|c| st.long_cell_fits(c));
     let reads = s.device_reads.clone().unwrap_or_default();
     st.device_reads = if enabled && reads.enabled.unwrap_or(true) {
         Some(device_reads(

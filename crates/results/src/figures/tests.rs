@@ -234,24 +234,44 @@ fn every_kind_of_figure_of_the_fixture() {
             MemoryBandwidth,
             MemoryLatency,
             Storage,
+            StorageLatencyP99,
             DeviceRead,
             Random,
+            RandomLatencyP99,
             Verify,
             CardCheck,
             Command,
             Tcp,
             TcpBoardCpuSystem,
             TcpBoardCpuSoftirq,
+            TcpRetransmits,
+            TcpSrtt,
             Tcp,
             TcpBoardCpuSystem,
             TcpBoardCpuSoftirq,
+            TcpRetransmits,
+            TcpSrtt,
             Tcp,
             TcpBoardCpuSystem,
             TcpBoardCpuSoftirq,
+            TcpRetransmits,
+            TcpSrtt,
             Tcp,
             TcpBoardCpuSystem,
             TcpBoardCpuSoftirq,
+            // The wired run with no intervals has no TCP_INFO: no figure.
             Tcp,
+            TcpRetransmits,
+            TcpSrtt,
+            Tcp,
+            TcpRetransmits,
+            TcpSrtt,
+            Tcp,
+            TcpRetransmits,
+            TcpSrtt,
+            Tcp,
+            TcpRetransmits,
+            TcpSrtt,
             RoundTrip,
             Http,
             Udp,
@@ -312,6 +332,27 @@ fn every_kind_of_figure_of_the_fixture() {
         (cmd.value, cmd.units.as_str(), cmd.context.mode.as_str()),
         (1234.5, "iterations/s", "score")
     );
+    // Schema 1.14's distributions (tests/data/add_distributions.py): ecm board → host
+    // over 2 intervals, the board sending: retransmits 1 + 2, srtt (2000 + 2500) / 2 µs;
+    // host → board, the host sending: 0 + 1, (2250 + 2750) / 2.
+    let tcp = |id: &str| (find(id).value, find(id).units.clone());
+    assert_eq!(
+        tcp("network.ecm.tcp.board-to-host.s1.retransmits"),
+        (3.0, "segments".into())
+    );
+    assert_eq!(
+        tcp("network.ecm.tcp.board-to-host.s1.srtt"),
+        (2250.0, "us".into())
+    );
+    assert_eq!(tcp("network.ecm.tcp.host-to-board.s1.retransmits").0, 1.0);
+    assert_eq!(tcp("network.ecm.tcp.host-to-board.s1.srtt").0, 2500.0);
+    // Random read QD1, 1600 I/Os in 1 s: 1584 at 562.5 µs, 16 at 6.25 ms; p99's rank
+    // ⌈0.99 × 1600⌉ = 1584 is the last fast one: its bucket's middle (561,152 ns) held
+    // up to the exact minimum.
+    let p99 = find("random.ext4.read.qd1.p99");
+    assert_eq!((p99.value, p99.units.as_str()), (562.5, "us"));
+    let mid = crate::latency::bucket_value(crate::latency::bucket_of(562_500));
+    assert_eq!(mid, 561_152);
     let clk = find("clock.before-memory.measured");
     assert_eq!((clk.value, clk.units.as_str()), (700.0, "MHz"));
 }
