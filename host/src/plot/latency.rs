@@ -6,7 +6,7 @@
 //! timelines get neither figure.
 
 use benchboot_plan::Mode;
-use benchboot_results::latency::interval_rates;
+use benchboot_results::latency::{interval_rates, IntervalRate};
 use benchboot_results::{Direction, RunResults, StorageMeasurement};
 
 use crate::chart::{emulated_prefix, file_stem, Chart, FigureSection, PlotFigure, Point, Series};
@@ -107,11 +107,29 @@ pub fn has_timeline(m: &StorageMeasurement) -> bool {
     m.nanos >= TIMELINE_MIN_NS && m.timeline.len() >= TIMELINE_MIN_POINTS
 }
 
-/// The series of one pass: MiB/s over each interval at the interval's end, s.
+/// The series of one pass: MiB/s over each interval at the interval's end, s. The last
+/// point is the pass's end, after the write's closing fsync(2): an interval shorter than
+/// half the one before it (the flush alone, a few ms with no call in it) joins that one,
+/// or the plot would show a fall to 0 MiB/s that no block saw.
 pub fn timeline_series(m: &StorageMeasurement) -> Series {
+    let mut rates = interval_rates(&m.timeline);
+    if let [.., a, b] = rates.as_slice() {
+        if (b.end_ns - b.start_ns) * 2 < a.end_ns - a.start_ns {
+            let (start_ns, end_ns, bytes) = (a.start_ns, b.end_ns, a.bytes + b.bytes);
+            rates.pop();
+            if let Some(last) = rates.last_mut() {
+                *last = IntervalRate {
+                    start_ns,
+                    end_ns,
+                    bytes,
+                    mib_per_s: benchboot_results::mib_per_s(bytes, end_ns - start_ns),
+                };
+            }
+        }
+    }
     Series {
         label: format!("{}, r{}", block_size_label(m.block_size), m.repetition),
-        points: interval_rates(&m.timeline)
+        points: rates
             .iter()
             .map(|i| Point::single(i.end_ns as f64 / 1e9, i.mib_per_s))
             .collect(),
@@ -176,6 +194,7 @@ pub fn timeline_figures(r: &RunResults) -> Vec<PlotFigure> {
 mod tests {
     use super::*;
     use crate::render::latency::tests::latency_run;
+    use benchboot_results::latency::TimelinePoint;
 
     /// The made-up run's ext4 cells (4 KiB: p50 1 ms, p99 50 ms; 64 KiB: 2 ms, 8 ms):
     /// one figure for ext4, its write panel with p50/p99/max in µs at log2 of the block
@@ -236,5 +255,18 @@ mod tests {
         assert_eq!((s.points[0].x, s.points[0].y), (0.25, 16.0));
         // The fall halfway: 4 MiB/s over the last six intervals.
         assert_eq!((s.points[11].x, s.points[11].y), (3.0, 4.0));
+        // The pass's end 20 ms after the last boundary, after the flush, with no call in
+        // it: no fall to 0 MiB/s, the flush joins the last interval (4 MiB in 270 ms).
+        let mut m = r.storage[2].clone();
+        let last = *m.timeline.last().unwrap();
+        m.timeline.push(TimelinePoint {
+            end_ns: last.end_ns + 20_000_000,
+            bytes: last.bytes,
+        });
+        let s = timeline_series(&m);
+        assert_eq!(s.points.len(), 12);
+        let p = s.points[11];
+        assert_eq!(p.x, 3.02);
+        assert!((p.y - 1.0 / 0.27).abs() < 1e-9, "{p:?}");
     }
 }
