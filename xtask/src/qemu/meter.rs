@@ -20,7 +20,7 @@
 //! own clock: a reading the host's scheduler delayed came 1 ms after the one before it
 //! with 15 ms of CPU time in it, a 37 W "sample" that the integration, weighting each
 //! sample by the period, counted ten times over (one step 0.26 J above the model in a
-//! CI run, 2026-12-07).
+//! local run of `qemu_virt`, 2026-12-07).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
