@@ -9,7 +9,7 @@
 //!
 //! Each guard, when dropped, writes one line to the process's stderr past libtest's
 //! capture: `qemu slot: <test> held 312.4 s (waited 0.0 s)`, so a CI log shows where the
-//! system tests' wall time went (`.ci/run`'s budget, README "Tests").
+//! system tests' wall time went (`.ci/run`'s budget; README "Setup").
 
 use std::io::Write;
 use std::sync::{Condvar, Mutex, PoisonError};

@@ -314,9 +314,10 @@ pub fn qemu(board: &Board, layout: &Layout, modules: Vec<String>) -> Plan {
 /// 4 KiB, up to 3 s or 32 MiB, so a QEMU report draws a storage timeline (the report
 /// draws one for a pass of 2 s or more; the other cells stop at 250 ms). 4 KiB direct
 /// writes moved 4.5 MiB/s there under TCG (a 256 KiB cell, 2026-12-07), so the write
-/// runs its 3 s (12 timeline points) well within ext4's 96 MiB partition, and the read
-/// of what it wrote takes up to about as long. SD machines move ~2 MB/s: left out there, as are the plans
-/// built on `qemu` (the short plan, the card, fault and power-cut plans).
+/// runs its 3 s (a timeline point every 250 ms) well within ext4's 96 MiB partition,
+/// and the read of what it wrote takes up to about as long. SD machines move ~2 MB/s:
+/// left out there, as are the plans built on `qemu` (the short plan, the card, fault
+/// and power-cut plans).
 pub fn with_long_cell(board: &Board, mut p: Plan) -> Plan {
     let virtio = board
         .qemu

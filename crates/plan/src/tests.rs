@@ -130,6 +130,38 @@ fn the_long_cell_has_its_own_caps_and_must_be_a_cell_of_the_sweep() {
     assert!(err.contains("must be above 0"), "{err}");
 }
 
+/// A base plan's long cell (a built-in QEMU plan's) stays while the file keeps its
+/// target, mode and block size, and goes, without an error, when the file drops one.
+#[test]
+fn a_file_keeps_the_long_cell_only_while_the_cell_exists() {
+    let mut b = Plan::example();
+    b.emulated = false;
+    b.network.tests = Some(NetTests::hardware());
+    b.storage.targets.retain(|t| t.label == "ext4");
+    let cell = LongCell {
+        target: "ext4".into(),
+        mode: Mode::Direct,
+        block_size: 4096,
+        byte_cap: 32 * MIB,
+        time_cap_ms: 3_000,
+    };
+    b.storage.long_cell = Some(cell.clone());
+    let file = |sizes: &str| {
+        format!("extends = \"quick\"\n[storage]\ncard = [\"ext4\"]\nblock-sizes = [{sizes}]\n")
+    };
+    let p = crate::resolve(
+        "my.toml",
+        &file("\"4 KiB\", \"1 MiB\""),
+        &b,
+        &ImageFacts::example(),
+    )
+    .unwrap();
+    assert_eq!(p.storage.long_cell, Some(cell));
+    let p = crate::resolve("my.toml", &file("\"1 MiB\""), &b, &ImageFacts::example()).unwrap();
+    assert_eq!(p.storage.long_cell, None);
+    p.validate().unwrap();
+}
+
 #[test]
 fn only_an_emulated_plan_may_go_without_a_results_link() {
     let mut plan = Plan::example();

@@ -98,30 +98,6 @@ fn quick_is_short() {
     assert!(bound < 15 * 60_000, "quick's bound is {bound} ms");
 }
 
-/// A base plan's long cell (a built-in QEMU plan's) stays while the file keeps its
-/// target, mode and block size, and goes, without an error, when the file drops one.
-#[test]
-fn a_file_keeps_the_long_cell_only_while_the_cell_exists() {
-    let mut b = base();
-    b.storage.targets.retain(|t| t.label == "ext4");
-    let cell = crate::LongCell {
-        target: "ext4".into(),
-        mode: Mode::Direct,
-        block_size: 4096,
-        byte_cap: 32 * MIB,
-        time_cap_ms: 3_000,
-    };
-    b.storage.long_cell = Some(cell.clone());
-    let file = |sizes: &str| {
-        format!("extends = \"quick\"\n[storage]\ncard = [\"ext4\"]\nblock-sizes = [{sizes}]\n")
-    };
-    let p = resolve("my.toml", &file("\"4 KiB\", \"1 MiB\""), &b, &image()).unwrap();
-    assert_eq!(p.storage.long_cell, Some(cell));
-    let p = resolve("my.toml", &file("\"1 MiB\""), &b, &image()).unwrap();
-    assert_eq!(p.storage.long_cell, None);
-    p.validate().unwrap();
-}
-
 #[test]
 fn a_user_file_overrides_its_preset() {
     let p = run(concat!(
